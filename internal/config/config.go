@@ -1,0 +1,406 @@
+// Package config holds siemctl's typed configuration: one YAML file, overridden
+// by SIEMCTL_<SECTION>_<KEY> environment variables and by flags, on top of the
+// defaults of a profile ("siem" follows the operations spec, "wazuh" the real
+// Wazuh 4.x layout). It is the only importer of viper.
+//
+// The keys are a stable contract (see DESIGN.md "Configuration").
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+)
+
+// DefaultPath is where siemctl looks for its config when --config is not given.
+const DefaultPath = "/etc/siemctl/siemctl.yaml"
+
+// Config is the whole configuration.
+type Config struct {
+	Profile    string     `mapstructure:"profile"`
+	StateDir   string     `mapstructure:"state_dir"`
+	BackupDir  string     `mapstructure:"backup_dir"`
+	Systemd    Systemd    `mapstructure:"systemd"`
+	Packages   Packages   `mapstructure:"packages"`
+	Indexer    Indexer    `mapstructure:"indexer"`
+	Manager    Manager    `mapstructure:"manager"`
+	Dashboard  Dashboard  `mapstructure:"dashboard"`
+	Shipper    Shipper    `mapstructure:"shipper"`
+	Thresholds Thresholds `mapstructure:"thresholds"`
+
+	// Source is the file the config was read from ("" when none existed).
+	Source string `mapstructure:"-"`
+}
+
+// Systemd says how to reach the service manager.
+type Systemd struct {
+	Address string `mapstructure:"address"` // empty: the system manager
+}
+
+// Packages selects the package manager.
+type Packages struct {
+	Manager string `mapstructure:"manager"` // auto | apt | yum
+}
+
+// Indexer is the OpenSearch-based indexer.
+type Indexer struct {
+	URL               string `mapstructure:"url"`
+	Username          string `mapstructure:"username"`
+	Secret            `mapstructure:",squash"`
+	CAFile            string   `mapstructure:"ca_file"`
+	Insecure          bool     `mapstructure:"insecure"`
+	Unit              string   `mapstructure:"unit"`
+	Package           string   `mapstructure:"package"`
+	ConfigDir         string   `mapstructure:"config_dir"`
+	DataDir           string   `mapstructure:"data_dir"`
+	SecurityInit      []string `mapstructure:"security_init"`
+	HashTool          []string `mapstructure:"hash_tool"`
+	AlertsIndexPrefix string   `mapstructure:"alerts_index_prefix"`
+}
+
+// Manager is the manager: REST API, unit, install dir and tools.
+type Manager struct {
+	APIURL         string `mapstructure:"api_url"`
+	Username       string `mapstructure:"username"`
+	Secret         `mapstructure:",squash"`
+	CAFile         string `mapstructure:"ca_file"`
+	Insecure       bool   `mapstructure:"insecure"`
+	InstallDir     string `mapstructure:"install_dir"`
+	ControlTool    string `mapstructure:"control_tool"` // basename under install_dir/bin
+	Unit           string `mapstructure:"unit"`
+	Package        string `mapstructure:"package"`
+	Syslog         string `mapstructure:"syslog"`
+	AgentPort      int    `mapstructure:"agent_port"`
+	EnrollmentPort int    `mapstructure:"enrollment_port"`
+}
+
+// Dashboard is the web UI.
+type Dashboard struct {
+	URL      string `mapstructure:"url"`
+	CAFile   string `mapstructure:"ca_file"`
+	Insecure bool   `mapstructure:"insecure"`
+	Unit     string `mapstructure:"unit"`
+	Package  string `mapstructure:"package"`
+}
+
+// Shipper is the Filebeat-like forwarder.
+type Shipper struct {
+	Binary         string `mapstructure:"binary"`
+	Unit           string `mapstructure:"unit"`
+	Package        string `mapstructure:"package"`
+	ConfigDir      string `mapstructure:"config_dir"`
+	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
+	TemplateName   string `mapstructure:"template_name"`
+	Pipeline       string `mapstructure:"pipeline"`
+}
+
+// Thresholds are the disk limits of the spec.
+type Thresholds struct {
+	DiskWarnPercent       int `mapstructure:"disk_warn_percent"`
+	DiskNogoPercent       int `mapstructure:"disk_nogo_percent"`
+	UpgradeMinFreePercent int `mapstructure:"upgrade_min_free_percent"`
+}
+
+// Component names, in start order.
+var Components = []string{"indexer", "manager", "dashboard", "shipper"}
+
+// Units returns the component → unit map.
+func (c *Config) Units() map[string]string {
+	return map[string]string{
+		"indexer": c.Indexer.Unit, "manager": c.Manager.Unit,
+		"dashboard": c.Dashboard.Unit, "shipper": c.Shipper.Unit,
+	}
+}
+
+// PackageNames returns the component → package map.
+func (c *Config) PackageNames() map[string]string {
+	return map[string]string{
+		"indexer": c.Indexer.Package, "manager": c.Manager.Package,
+		"dashboard": c.Dashboard.Package, "shipper": c.Shipper.Package,
+	}
+}
+
+// Error is a configuration problem tied to one key.
+type Error struct {
+	Key string // dotted key, e.g. "indexer.url"
+	Msg string // what is wrong and how to fix it
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return "config: " + e.Msg
+	}
+	return fmt.Sprintf("config: %s: %s", e.Key, e.Msg)
+}
+
+// ErrInvalid is matched by every configuration error (errors.Is).
+var ErrInvalid = errors.New("invalid configuration")
+
+// Is makes every *Error match ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
+
+// LoadOptions controls Load.
+type LoadOptions struct {
+	Path         string         // --config; "" means DefaultPath (missing is fine then)
+	Profile      string         // --profile; overrides file and env
+	Env          []string       // environment (os.Environ()); SIEMCTL_* are applied
+	Overrides    map[string]any // dotted key → value, from flags
+	ExplicitPath bool           // the path was given by the user: a missing file is an error
+	LookupEnv    func(string) (string, bool)
+}
+
+// Load reads, merges and validates the configuration.
+func Load(opts LoadOptions) (*Config, error) {
+	env := envMap(opts.Env)
+	path := opts.Path
+	if path == "" {
+		if p, ok := env["SIEMCTL_CONFIG"]; ok && p != "" {
+			path, opts.ExplicitPath = p, true
+		} else {
+			path = DefaultPath
+		}
+	}
+
+	file := map[string]any{}
+	source := ""
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		v := viper.New()
+		v.SetConfigType("yaml")
+		if err := v.ReadConfig(strings.NewReader(string(data))); err != nil {
+			return nil, &Error{Msg: fmt.Sprintf("%s is not valid YAML: %v", path, err)}
+		}
+		file = v.AllSettings()
+		source = path
+	case errors.Is(err, os.ErrNotExist) && !opts.ExplicitPath:
+		// no file: defaults and environment only
+	default:
+		return nil, &Error{Msg: fmt.Sprintf("read %s: %v (pass --config FILE or set SIEMCTL_CONFIG)", path, unwrapPathErr(err))}
+	}
+
+	profile := "siem"
+	if p, ok := file["profile"].(string); ok && p != "" {
+		profile = p
+	}
+	if p := env["SIEMCTL_PROFILE"]; p != "" {
+		profile = p
+	}
+	if opts.Profile != "" {
+		profile = opts.Profile
+	}
+	defaults, ok := Profiles[profile]
+	if !ok {
+		return nil, &Error{Key: "profile", Msg: fmt.Sprintf("unknown profile %q (use one of: %s)", profile, strings.Join(ProfileNames(), ", "))}
+	}
+
+	if err := checkUnknownKeys(file, defaults); err != nil {
+		return nil, err
+	}
+
+	v := viper.New()
+	for k, val := range flatten("", defaults) {
+		v.SetDefault(k, val)
+	}
+	if err := v.MergeConfigMap(file); err != nil {
+		return nil, &Error{Msg: err.Error()}
+	}
+	// Environment: SIEMCTL_<SECTION>_<KEY>, e.g. SIEMCTL_INDEXER_URL.
+	for _, k := range v.AllKeys() {
+		name := "SIEMCTL_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))
+		if val, ok := env[name]; ok {
+			v.Set(k, envValue(k, val, defaults))
+		}
+	}
+	v.Set("profile", profile)
+	for k, val := range opts.Overrides {
+		v.Set(k, val)
+	}
+
+	var cfg Config
+	dc := func(c *mapstructure.DecoderConfig) {
+		c.ErrorUnused = true
+		c.WeaklyTypedInput = true
+		c.DecodeHook = mapstructure.StringToSliceHookFunc(",")
+	}
+	if err := v.Unmarshal(&cfg, dc); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("%v (check the value types in %s)", err, orDefault(source, "the environment"))}
+	}
+	cfg.Source = source
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Validate checks values that would only fail later, far from their cause.
+func (c *Config) Validate() error {
+	var errs []error
+	checkURL := func(key, raw string, schemes ...string) {
+		if raw == "" {
+			errs = append(errs, &Error{Key: key, Msg: "is empty; set it to the component's URL"})
+			return
+		}
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
+			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%q is not a valid %s URL (e.g. %s://127.0.0.1:PORT)", raw, strings.Join(schemes, "/"), schemes[0])})
+			return
+		}
+		if u.User != nil {
+			errs = append(errs, &Error{Key: key, Msg: "must not contain credentials; use the password_file key"})
+		}
+	}
+	checkURL("indexer.url", c.Indexer.URL, "https", "http")
+	checkURL("manager.api_url", c.Manager.APIURL, "https", "http")
+	checkURL("dashboard.url", c.Dashboard.URL, "https", "http")
+	if c.Manager.Syslog != "" {
+		checkURL("manager.syslog", c.Manager.Syslog, "udp", "tcp")
+	}
+	if !contains([]string{"auto", "apt", "yum"}, c.Packages.Manager) {
+		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
+	}
+	if c.Systemd.Address != "" && !strings.HasPrefix(c.Systemd.Address, "unix:") {
+		errs = append(errs, &Error{Key: "systemd.address", Msg: fmt.Sprintf("%q must be empty (the system manager) or a D-Bus address like unix:path=/run/systemd/private", c.Systemd.Address)})
+	}
+	t := c.Thresholds
+	for key, p := range map[string]int{"thresholds.disk_warn_percent": t.DiskWarnPercent, "thresholds.disk_nogo_percent": t.DiskNogoPercent, "thresholds.upgrade_min_free_percent": t.UpgradeMinFreePercent} {
+		if p < 0 || p > 100 {
+			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%d is not a percentage between 0 and 100", p)})
+		}
+	}
+	if t.DiskWarnPercent > t.DiskNogoPercent {
+		errs = append(errs, &Error{Key: "thresholds.disk_warn_percent", Msg: fmt.Sprintf("%d is above disk_nogo_percent %d; the warning must come first", t.DiskWarnPercent, t.DiskNogoPercent)})
+	}
+	for key, p := range map[string]int{"manager.agent_port": c.Manager.AgentPort, "manager.enrollment_port": c.Manager.EnrollmentPort} {
+		if p <= 0 || p > 65535 {
+			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%d is not a TCP port", p)})
+		}
+	}
+	for key, s := range map[string]Secret{"indexer": c.Indexer.Secret, "manager": c.Manager.Secret} {
+		if err := s.validate(key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.StateDir == "" {
+		errs = append(errs, &Error{Key: "state_dir", Msg: "is empty; siemctl keeps journals, snapshots and its lock there"})
+	}
+	if c.Shipper.TemplateSource != "" && !strings.Contains(c.Shipper.TemplateSource, "{version}") {
+		errs = append(errs, &Error{Key: "shipper.template_source", Msg: "must contain {version} so the template for the exact target version is fetched"})
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+// checkUnknownKeys reports keys in the file that no profile knows (typos).
+func checkUnknownKeys(file, defaults map[string]any) error {
+	known := flatten("", defaults)
+	var errs []error
+	for k := range flatten("", file) {
+		if _, ok := known[k]; ok {
+			continue
+		}
+		// a section given as a scalar or a key inside an unknown section
+		errs = append(errs, &Error{Key: k, Msg: "unknown key" + suggest(k, known)})
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+func suggest(k string, known map[string]any) string {
+	best, bestD := "", 4
+	for cand := range known {
+		if d := levenshtein(k, cand); d < bestD {
+			best, bestD = cand, d
+		}
+	}
+	if best == "" {
+		return "; see the configuration reference (siemctl help config)"
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+func flatten(prefix string, m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+			for kk, vv := range flatten(key, sub) {
+				out[kk] = vv
+			}
+			continue
+		}
+		out[key] = v
+	}
+	return out
+}
+
+func envValue(key, val string, defaults map[string]any) any {
+	def := flatten("", defaults)[key]
+	if _, isList := def.([]string); isList {
+		return strings.Fields(val)
+	}
+	return val
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func unwrapPathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
