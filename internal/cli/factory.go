@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// GlobalOptions are the persistent flags every command shares.
+type GlobalOptions struct {
+	ConfigPath string
+	Profile    string
+	Output     string
+	Timeout    time.Duration
+	NoColor    bool
+	LogLevel   string
+	LogFormat  string
+	Yes        bool
+}
+
+// Factory hands commands their dependencies, lazily. Commands never build
+// clients themselves; tests replace these funcs.
+type Factory struct {
+	IO     *output.IOStreams
+	Logger *slog.Logger
+	Now    func() time.Time
+	Env    []string
+	Global *GlobalOptions
+
+	Config func() (*config.Config, error)
+	// Clients returns the clients built from the config (lazily, once).
+	Clients func(ctx context.Context) (*Clients, error)
+}
+
+// NewFactory returns the production factory.
+func NewFactory(io *output.IOStreams, env []string) *Factory {
+	f := &Factory{IO: io, Now: time.Now, Env: env, Global: &GlobalOptions{Output: "table", Timeout: 10 * time.Second, LogLevel: "warn", LogFormat: "text"}}
+	f.Logger = slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var (
+		once sync.Once
+		cfg  *config.Config
+		err  error
+	)
+	f.Config = func() (*config.Config, error) {
+		once.Do(func() {
+			cfg, err = config.Load(config.LoadOptions{
+				Path:         f.Global.ConfigPath,
+				ExplicitPath: f.Global.ConfigPath != "",
+				Profile:      f.Global.Profile,
+				Env:          env,
+				LookupEnv:    os.LookupEnv,
+			})
+		})
+		return cfg, err
+	}
+	f.Clients = lazyClients(f)
+	return f
+}
+
+// configureLogger applies --log-level/--log-format.
+func (f *Factory) configureLogger() error {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(f.Global.LogLevel)); err != nil {
+		return FlagErrorf("--log-level %q: use debug, info, warn or error", f.Global.LogLevel)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch f.Global.LogFormat {
+	case "text":
+		f.Logger = slog.New(slog.NewTextHandler(f.IO.ErrOut, opts))
+	case "json":
+		f.Logger = slog.New(slog.NewJSONHandler(f.IO.ErrOut, opts))
+	default:
+		return FlagErrorf("--log-format %q: use text or json", f.Global.LogFormat)
+	}
+	return nil
+}

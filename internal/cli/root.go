@@ -1,0 +1,140 @@
+// Package cli is siemctl's command-line shell: the root command, the
+// Factory that hands commands their dependencies, and the one place that maps
+// errors to exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// Stdio is the process's standard streams and environment, handed to Main.
+type Stdio struct {
+	IO  *output.IOStreams
+	Env []string
+}
+
+// Registrar adds the command groups to the root. cmd/siemctl passes the
+// real one; keeping it a parameter avoids an import cycle between cli and the
+// command packages.
+type Registrar func(root *cobra.Command, f *Factory)
+
+// Main runs siemctl and returns the exit code.
+func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) int {
+	f := NewFactory(stdio.IO, stdio.Env)
+	root := NewCmdRoot(f)
+	if register != nil {
+		register(root, f)
+	}
+	root.SetArgs(args)
+	root.SetIn(stdio.IO.In)
+	root.SetOut(stdio.IO.Out)
+	root.SetErr(stdio.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCode(err)
+	if code == ExitFailure && isCobraUsageError(err) {
+		code = ExitUsage
+	}
+	var ee *ExitError
+	if errors.Is(err, ErrSilent) || (errors.As(err, &ee) && ee.Reason == "") {
+		return code
+	}
+	printError(stdio.IO, f.Global.Output == "json", err, code)
+	var fe *FlagError
+	if errors.As(err, &fe) || isCobraUsageError(err) {
+		fmt.Fprintln(stdio.IO.ErrOut, "Run 'siemctl --help' or 'siemctl <command> --help' for usage.")
+	}
+	return code
+}
+
+func printError(io *output.IOStreams, asJSON bool, err error, code int) {
+	if asJSON {
+		_ = output.JSON(io.ErrOut, map[string]any{"error": err.Error(), "exit_code": code})
+		return
+	}
+	p := io.ErrColors()
+	fmt.Fprintf(io.ErrOut, "%s %s\n", p.Red("error:"), err)
+	if h := hint(err); h != "" {
+		fmt.Fprintf(io.ErrOut, "%s %s\n", p.Bold("hint:"), h)
+	}
+}
+
+func isCobraUsageError(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewCmdRoot builds the root command with the global flags.
+func NewCmdRoot(f *Factory) *cobra.Command {
+	g := f.Global
+	root := &cobra.Command{
+		Use:   "siemctl",
+		Short: "Check, upgrade and roll back a single-host SIEM stack",
+		Long: `siemctl checks, upgrades and rolls back a single-host SIEM stack: an OpenSearch-based
+indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all systemd units.
+
+  siemctl health                      is the SIEM working, and if not, what do I do
+  siemctl upgrade plan --to 4.10.0    versions, go/no-go gates and every step
+  siemctl upgrade apply --to 4.10.0   the ordered runbook with gates, journal and rollback
+  siemctl snapshot capture            the stack's state as JSON, for cron and change tickets`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       buildinfo.Get().Version,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if g.NoColor {
+				f.IO.DisableColor()
+			}
+			if g.Timeout <= 0 {
+				return FlagErrorf("--timeout must be positive, e.g. 10s")
+			}
+			return f.configureLogger()
+		},
+	}
+	root.SetVersionTemplate("siemctl {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.ConfigPath, "config", "", "config file (default $SIEMCTL_CONFIG or /etc/siemctl/siemctl.yaml)")
+	pf.StringVar(&g.Profile, "profile", "", "defaults profile: siem or wazuh (default from the config file, else siem)")
+	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json (health also: nagios, prometheus)")
+	pf.DurationVar(&g.Timeout, "timeout", g.Timeout, "deadline for network calls of a read-only command (e.g. 3s, 1m)")
+	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR)")
+	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	pf.StringVar(&g.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.BoolVarP(&g.Yes, "yes", "y", false, "assume yes for confirmations (required without a terminal)")
+
+	root.AddCommand(newCmdVersion(f))
+	root.AddCommand(newCmdCompletion())
+	root.AddCommand(newCmdDocs(root))
+	root.AddCommand(newHelpTopic("exit-codes", "Exit codes of siemctl", exitCodesHelp))
+	root.AddCommand(newHelpTopic("config", "Configuration keys, defaults and precedence", configHelp))
+	return root
+}
+
+// CheckOutput rejects an -o value the command does not support.
+func CheckOutput(f *Factory, allowed ...string) error {
+	for _, a := range allowed {
+		if f.Global.Output == a {
+			return nil
+		}
+	}
+	return FlagErrorf("-o %s is not supported here; use one of: %s", f.Global.Output, strings.Join(allowed, ", "))
+}
+
+// Out returns the data stream.
+func (f *Factory) Out() io.Writer { return f.IO.Out }

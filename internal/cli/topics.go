@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+const exitCodesHelp = `siemctl exit codes
+
+  0    ok
+  1    unexpected error (or health: at least one WARN)
+  2    usage or configuration error (or health: at least one CRIT)
+  3    no-go: a gate or check failed and nothing was changed (health: UNKNOWN)
+  4    authentication or permission (bad password, secret unreadable)
+  5    unreachable (connection refused, timeout, TLS verification, not ready)
+  6    locked: another siemctl run holds the host lock
+  10   failed and rolled back cleanly
+  11   failed and the rollback failed too: manual action needed
+  130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed
+
+siemctl health uses the Nagios convention instead: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.
+With -o json the final error is printed on stderr as {"error": "...", "exit_code": N}.
+`
+
+const configHelp = `siemctl configuration
+
+One YAML file (--config, $SIEMCTL_CONFIG, default /etc/siemctl/siemctl.yaml), overridden
+by SIEMCTL_<SECTION>_<KEY> environment variables (e.g. SIEMCTL_INDEXER_URL) and flags.
+A profile (siem or wazuh) sets every default. Unknown keys are errors.
+
+  profile: siem                        # siem (operations spec names) | wazuh (real Wazuh 4.x layout)
+  state_dir: /var/lib/siemctl          # journals, snapshots, the host lock
+  backup_dir: /var/backups/siemctl
+  systemd:
+    address: ""                        # empty: the system manager; or unix:path=/…/systemd/private
+  packages:
+    manager: auto                      # auto | apt | yum; APT_CONFIG/DPKG_ROOT are honoured
+  indexer:
+    url: https://127.0.0.1:9200
+    username: admin
+    password_file: /etc/siemctl/secrets/indexer   # or password_env: NAME, or password_command: [argv]
+    ca_file: /etc/siem-indexer/certs/root-ca.pem
+    insecure: false                    # explicit opt-out of TLS verification, shown in every report
+    unit: siem-indexer.service
+    package: siem-indexer
+    config_dir: /etc/siem-indexer
+    data_dir: /var/lib/siem-indexer
+    security_init: [/usr/share/siem-indexer/bin/indexer-security-init.sh]
+    hash_tool: [/usr/share/siem-indexer/plugins/opensearch-security/tools/hash.sh]
+    alerts_index_prefix: siem-alerts-4.x-
+  manager:
+    api_url: https://127.0.0.1:55000
+    username: siem
+    password_file: /etc/siemctl/secrets/manager
+    ca_file: ""
+    insecure: false
+    install_dir: /var/siem
+    control_tool: siem-control         # wazuh-control in the wazuh profile
+    unit: siem-manager.service
+    package: siem-manager
+    syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event
+    agent_port: 1514
+    enrollment_port: 1515
+  dashboard:
+    url: https://127.0.0.1:5601
+    ca_file: ""
+    insecure: false
+    unit: siem-dashboard.service
+    package: siem-dashboard
+  shipper:
+    binary: /usr/bin/shipper
+    unit: shipper.service
+    package: shipper
+    config_dir: /etc/shipper
+    template_source: ""                # URL or file pattern with {version}
+    template_name: siem
+    pipeline: filebeat-7.10.2-siem-alerts-pipeline
+  thresholds:
+    disk_warn_percent: 85
+    disk_nogo_percent: 90
+    upgrade_min_free_percent: 20
+
+Secrets are read at use, never logged, never put in snapshots, journals or child argv.
+A password file readable by group or others is a health warning.
+`
+
+func newHelpTopic(name, short, body string) *cobra.Command {
+	return &cobra.Command{
+		Use:   name,
+		Short: short,
+		Long:  body,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write([]byte(body))
+			return err
+		},
+		Annotations: map[string]string{"help-topic": "true"},
+	}
+}

@@ -1,0 +1,12 @@
+// Package register adds every command group to the root command.
+package register
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+)
+
+// All registers the command groups.
+func All(root *cobra.Command, f *cli.Factory) {
+}
