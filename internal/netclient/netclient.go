@@ -155,7 +155,8 @@ func kindOf(err error) error {
 	)
 	switch {
 	case errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalid),
-		errors.As(err, &certVerify), errors.As(err, &recordErr):
+		errors.As(err, &certVerify), errors.As(err, &recordErr),
+		strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return ErrTLS
 	case errors.Is(err, context.DeadlineExceeded):
 		return ErrTimeout
@@ -171,7 +172,8 @@ func kindOf(err error) error {
 	if errors.As(err, &dnsErr) || errors.As(err, &opErr) {
 		return ErrUnreachable
 	}
-	if strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "x509:") {
+	if msg := err.Error(); strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:") ||
+		strings.Contains(msg, "HTTP response to HTTPS client") {
 		return ErrTLS
 	}
 	return ErrUnreachable

@@ -1,0 +1,101 @@
+package netclient
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func writeCA(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(p, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestClassify(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer plain.Close()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedURL := "https://" + closed.Addr().String()
+	closed.Close()
+	hang, _ := net.Listen("tcp", "127.0.0.1:0") // accepts (kernel backlog), never answers
+	defer hang.Close()
+
+	ca := writeCA(t, tlsSrv)
+	tests := []struct {
+		name string
+		opts TLSOptions
+		url  string
+		want error
+	}{
+		{"verified", TLSOptions{CAFile: ca}, tlsSrv.URL, nil},
+		{"unknown authority", TLSOptions{}, tlsSrv.URL, ErrTLS},
+		{"insecure opt-out", TLSOptions{Insecure: true}, tlsSrv.URL, nil},
+		{"https to plain http", TLSOptions{CAFile: ca}, strings.Replace(plain.URL, "http://", "https://", 1), ErrTLS},
+		{"refused", TLSOptions{CAFile: ca}, closedURL, ErrUnreachable},
+		{"blackhole", TLSOptions{CAFile: ca}, "https://" + hang.Addr().String(), ErrTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewHTTPClient(tt.opts, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tt.url, nil)
+			resp, err := c.Do(req)
+			if resp != nil {
+				resp.Body.Close()
+			}
+			err = Classify("GET /", tt.url, err)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("unexpected %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("got %v, want kind %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactAndError(t *testing.T) {
+	if got := Redact("https://admin:s3cret@127.0.0.1:9200/x"); strings.Contains(got, "s3cret") {
+		t.Fatalf("Redact kept the password: %s", got)
+	}
+	e := &Error{Op: "GET /_cluster/health", URL: "https://127.0.0.1:9200", Status: 429, Kind: ErrRateLimited, Code: 6001, Detail: "Maximum number of requests per minute reached"}
+	want := "GET /_cluster/health https://127.0.0.1:9200: rate limited (HTTP 429, code 6001): Maximum number of requests per minute reached"
+	if e.Error() != want {
+		t.Fatalf("got %q\nwant %q", e.Error(), want)
+	}
+	if !errors.Is(e, ErrRateLimited) {
+		t.Fatal("kind not matchable")
+	}
+	if _, err := TLSConfig(TLSOptions{CAFile: "/nonexistent"}); err == nil {
+		t.Fatal("missing CA file must fail")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	os.WriteFile(bad, []byte("not pem"), 0o600)
+	if _, err := TLSConfig(TLSOptions{CAFile: bad}); err == nil || !strings.Contains(err.Error(), "no PEM") {
+		t.Fatalf("bad CA file: %v", err)
+	}
+	_ = tls.VersionTLS12
+}
