@@ -1,0 +1,162 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// RenderDiffText writes a report as a header line and a table (severity,
+// category, key, change), most severe first. No colour: that is the CLI's job.
+func RenderDiffText(w io.Writer, r Report) error {
+	c := r.Counts()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s → %s: %d critical, %d warning, %d info\n",
+		refText(r.From), refText(r.To), c["critical"], c["warning"], c["info"])
+	if len(r.Changes) == 0 {
+		fmt.Fprintln(tw, "no changes")
+		return tw.Flush()
+	}
+	fmt.Fprintln(tw, "SEVERITY\tCATEGORY\tKEY\tCHANGE")
+	for _, ch := range r.Changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ch.Severity, ch.Category, oneLine(ch.Key), oneLine(ch.Message))
+	}
+	return tw.Flush()
+}
+
+func refText(r Ref) string {
+	s := r.ID
+	if r.Label != "" {
+		s += " (" + r.Label + ")"
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
+}
+
+// DiffJSON is the JSON form of a report.
+type DiffJSON struct {
+	From     Ref            `json:"from"`
+	To       Ref            `json:"to"`
+	Critical bool           `json:"critical"`
+	Worst    Severity       `json:"worst"`
+	Counts   map[string]int `json:"counts"`
+	Changes  []Change       `json:"changes"`
+}
+
+// RenderDiffJSON writes a report as indented JSON ([] never null).
+func RenderDiffJSON(w io.Writer, r Report) error {
+	ch := r.Changes
+	if ch == nil {
+		ch = []Change{}
+	}
+	return writeJSON(w, DiffJSON{From: r.From, To: r.To, Critical: r.Critical(), Worst: r.Worst(), Counts: r.Counts(), Changes: ch})
+}
+
+// RenderListText writes one line per snapshot, oldest first.
+func RenderListText(w io.Writer, entries []Entry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTAKEN AT\tLABEL\tSTATUS\tUP\tCLUSTER\tINDICES\tDOCS\tAGENTS")
+	for _, e := range entries {
+		s := e.Summary
+		up := fmt.Sprintf("%d/%d", s.ComponentsUp, s.ComponentsTotal)
+		if len(s.Down) > 0 {
+			up += " (down: " + strings.Join(s.Down, ",") + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", e.ID, e.TakenAt, orDash(oneLine(e.Label)),
+			s.Status, up, orDash(s.ClusterStatus), s.Indices, s.Docs, s.Agents)
+	}
+	return tw.Flush()
+}
+
+// RenderListJSON writes the entries as a JSON array ([] when empty).
+func RenderListJSON(w io.Writer, entries []Entry) error {
+	if entries == nil {
+		entries = []Entry{}
+	}
+	return writeJSON(w, entries)
+}
+
+// RenderDocumentText writes a human summary of one snapshot (`show`); the
+// full document is RenderDocumentJSON.
+func RenderDocumentText(w io.Writer, d *Document) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "snapshot\t%s\n", d.ID)
+	fmt.Fprintf(tw, "label\t%s\n", orDash(d.Label))
+	fmt.Fprintf(tw, "taken at\t%s\n", d.TakenAt)
+	fmt.Fprintf(tw, "host\t%s\n", orDash(d.Host))
+	fmt.Fprintf(tw, "siemctl\t%s\n", orDash(d.SiemctlVersion))
+	fmt.Fprintf(tw, "health\t%s\n", d.Summary.Status)
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "COMPONENT\tUNIT\tSTATE\tPACKAGE\tAPI\tREACHABLE")
+	for _, name := range sortedKeys(d.Components) {
+		c := d.Components[name]
+		state := orDash(c.Unit.ActiveState)
+		if c.Unit.SubState != "" {
+			state += "/" + c.Unit.SubState
+		}
+		reach := "yes"
+		if !c.Reachable {
+			reach = "no: " + oneLine(c.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, orDash(c.Unit.Name), state, orDash(c.PackageVersion), orDash(c.APIVersion), reach)
+	}
+	fmt.Fprintln(tw)
+	ix := d.Indexer
+	if ix.Reachable {
+		fmt.Fprintf(tw, "cluster\t%s %s, %d node(s), %d active / %d unassigned shards\n", orDash(ix.ClusterName), orDash(ix.Status), ix.NumberOfNodes, ix.ActiveShards, ix.UnassignedShards)
+		fmt.Fprintf(tw, "allocation\t%s\n", orQuote(ix.Settings["cluster.routing.allocation.enable"]))
+		fmt.Fprintf(tw, "indices\t%d, %d docs, %s\n", d.Summary.Indices, d.Summary.Docs, bytesHuman(d.Summary.StoreBytes))
+		fmt.Fprintf(tw, "templates\t%d (alerts: %s)\n", len(ix.Templates), orDash(strings.Join(ix.AlertsTemplates, ",")))
+		fmt.Fprintf(tw, "pipelines\t%d\n", len(ix.Pipelines))
+		for _, dk := range ix.Disk {
+			fmt.Fprintf(tw, "disk %s\t%s of %s\n", dk.Node, pct(dk.Percent), bytesHuman(dk.TotalBytes))
+		}
+	} else {
+		fmt.Fprintf(tw, "indexer\t%s\n", oneLine(ix.Error))
+	}
+	m := d.Manager
+	if m.Reachable {
+		fmt.Fprintf(tw, "manager\t%s, %d daemon(s), API users: %s\n", orDash(m.Version), len(m.Daemons), orDash(strings.Join(m.APIUsers, ",")))
+		parts := make([]string, 0, len(m.Agents.ByStatus))
+		for _, st := range sortedKeys(m.Agents.ByStatus) {
+			parts = append(parts, fmt.Sprintf("%s %d", st, m.Agents.ByStatus[st]))
+		}
+		fmt.Fprintf(tw, "agents\t%d (%s)\n", m.Agents.Total, orDash(strings.Join(parts, ", ")))
+	} else {
+		fmt.Fprintf(tw, "manager\t%s\n", oneLine(m.Error))
+	}
+	if d.Alerts.Reachable {
+		fmt.Fprintf(tw, "alerts\t%d in the last 5 min, newest %s\n", d.Alerts.Last5m, orDash(d.Alerts.Newest))
+	} else {
+		fmt.Fprintf(tw, "alerts\t%s\n", oneLine(d.Alerts.Error))
+	}
+	for _, e := range d.Errors {
+		fmt.Fprintf(tw, "error %s\t%s\n", e.Part, oneLine(e.Error))
+	}
+	return tw.Flush()
+}
+
+// RenderDocumentJSON writes the whole document as indented JSON.
+func RenderDocumentJSON(w io.Writer, d *Document) error {
+	d.normalize()
+	b, err := Marshal(d)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	return nil
+}
