@@ -1,0 +1,301 @@
+package manager
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultOutputLimit caps what is kept of a tool's stdout and of its stderr.
+const DefaultOutputLimit = 1 << 20
+
+// Runner runs a program and returns its output. err is non-nil only when the
+// program could not run to completion (not found, cancelled); a non-zero
+// exit is exitCode with err nil.
+type Runner func(ctx context.Context, name string, args ...string) (stdout, stderr []byte, exitCode int, err error)
+
+// ExecRunner runs programs with os/exec: no shell, no stdin, the context
+// kills the whole process group, and stdout and stderr are each capped at
+// limit bytes (<= 0: DefaultOutputLimit). Never pass secrets as args.
+func ExecRunner(limit int) Runner {
+	if limit <= 0 {
+		limit = DefaultOutputLimit
+	}
+	return func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		stdout := &capBuffer{limit: limit}
+		stderr := &capBuffer{limit: limit}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error {
+			// the process group we created, by its id
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		cmd.WaitDelay = 2 * time.Second
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(name), ctx.Err())
+		}
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return stdout.Bytes(), stderr.Bytes(), exitErr.ExitCode(), nil
+		}
+		if err != nil {
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(name), err)
+		}
+		return stdout.Bytes(), stderr.Bytes(), 0, nil
+	}
+}
+
+// capBuffer keeps the first limit bytes and discards the rest (the child
+// never blocks on a full pipe).
+type capBuffer struct {
+	bytes.Buffer
+	limit     int
+	truncated bool
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		if len(p) > room {
+			b.Buffer.Write(p[:room])
+			b.truncated = true
+		} else {
+			b.Buffer.Write(p)
+		}
+	} else if len(p) > 0 {
+		b.truncated = true
+	}
+	return len(p), nil
+}
+
+// Tools runs the manager's command-line tools under InstallDir/bin.
+type Tools struct {
+	InstallDir  string // /var/ossec, /var/siem
+	ControlName string // "siem-control" (profile siem) or "wazuh-control"; default wazuh-control
+	Runner      Runner // default ExecRunner(0)
+}
+
+// ToolError is a tool that failed: its exit code and what it said.
+type ToolError struct {
+	Tool     string   // basename
+	Args     []string // never secrets
+	ExitCode int
+	Lines    []string // "** …" lines, or the tail of the output
+	kind     error
+}
+
+func (e *ToolError) Error() string {
+	msg := strings.Join(e.Lines, "; ")
+	if msg == "" {
+		msg = "no output"
+	}
+	return fmt.Sprintf("%s %s: exit %d: %s", e.Tool, strings.Join(e.Args, " "), e.ExitCode, msg)
+}
+
+// Unwrap exposes a sentinel (ErrAgentNotFound, ErrUnsupported) when the
+// output says so.
+func (e *ToolError) Unwrap() error { return e.kind }
+
+func (t Tools) path(name string) string { return filepath.Join(t.InstallDir, "bin", name) }
+
+func (t Tools) run(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+	r := t.Runner
+	if r == nil {
+		r = ExecRunner(0)
+	}
+	if t.InstallDir == "" {
+		return nil, nil, -1, errors.New("manager tools: no install_dir configured")
+	}
+	return r(ctx, t.path(name), args...)
+}
+
+func (t Tools) control() string {
+	if t.ControlName != "" {
+		return t.ControlName
+	}
+	return "wazuh-control"
+}
+
+func tail(stdout, stderr []byte, n int) []string {
+	all := append(lines(stdout), lines(stderr)...)
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all
+}
+
+// ControlInfo runs `<control> info`.
+func (t Tools) ControlInfo(ctx context.Context) (ControlInfo, error) {
+	out, errOut, code, err := t.run(ctx, t.control(), "info")
+	if err != nil {
+		return ControlInfo{}, err
+	}
+	info, ok := ParseControlInfo(out)
+	if !ok {
+		return ControlInfo{}, &ToolError{Tool: t.control(), Args: []string{"info"}, ExitCode: code, Lines: tail(out, errOut, 3),
+			kind: errors.New("no <PRODUCT>_VERSION line")}
+	}
+	return info, nil
+}
+
+// ControlStatus runs `<control> status` and parses the daemon lines; its
+// exit code is ignored (1 whenever an optional daemon is stopped).
+func (t Tools) ControlStatus(ctx context.Context) (ControlStatus, error) {
+	out, errOut, code, err := t.run(ctx, t.control(), "status")
+	if err != nil {
+		return ControlStatus{}, err
+	}
+	st := ParseControlStatus(out)
+	if len(st.Daemons) == 0 {
+		return st, &ToolError{Tool: t.control(), Args: []string{"status"}, ExitCode: code, Lines: tail(out, errOut, 3),
+			kind: errors.New("no daemon lines")}
+	}
+	return st, nil
+}
+
+// CheckResult is the outcome of a configuration check.
+type CheckResult struct {
+	OK       bool      `json:"ok"`
+	Problems []LogLine `json:"problems"`
+}
+
+// ControlCheck runs `<control> check` (the spec's config syntax check). A
+// control tool without `check` (real wazuh-control prints its usage) is
+// ErrUnsupported: use Client.ValidateConfig instead.
+func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
+	out, errOut, code, err := t.run(ctx, t.control(), "check")
+	if err != nil {
+		return CheckResult{}, err
+	}
+	problems := ParseCheck(append(append([]byte{}, out...), append([]byte("\n"), errOut...)...))
+	if len(problems) > 0 {
+		return CheckResult{OK: false, Problems: problems}, nil
+	}
+	if code == 0 {
+		return CheckResult{OK: true, Problems: []LogLine{}}, nil
+	}
+	if bytes.Contains(out, []byte("Usage:")) || bytes.Contains(errOut, []byte("Usage:")) {
+		return CheckResult{}, &ToolError{Tool: t.control(), Args: []string{"check"}, ExitCode: code,
+			Lines: []string{"the control tool has no check command"}, kind: ErrUnsupported}
+	}
+	msg := tail(out, errOut, 3)
+	if len(msg) == 0 {
+		msg = []string{fmt.Sprintf("exit status %d without output", code)}
+	}
+	lines := make([]LogLine, 0, len(msg))
+	for _, m := range msg {
+		lines = append(lines, LogLine{Tag: t.control(), Level: "ERROR", Message: m})
+	}
+	return CheckResult{OK: false, Problems: lines}, nil
+}
+
+// AgentListFilter selects agent_control's list.
+type AgentListFilter int
+
+// The list variants.
+const (
+	ListAll          AgentListFilter = iota // -l
+	ListActive                              // -lc
+	ListDisconnected                        // -ln
+)
+
+func (f AgentListFilter) flag() string {
+	switch f {
+	case ListActive:
+		return "-lc"
+	case ListDisconnected:
+		return "-ln"
+	default:
+		return "-l"
+	}
+}
+
+// AgentList runs `agent_control -l|-lc|-ln`.
+func (t Tools) AgentList(ctx context.Context, f AgentListFilter) ([]ToolAgent, error) {
+	out, errOut, code, err := t.run(ctx, "agent_control", f.flag())
+	if err != nil {
+		return nil, err
+	}
+	agents, toolErrs := ParseAgentList(out)
+	toolErrs = append(toolErrs, toolErrorLines(errOut)...)
+	if code != 0 || len(toolErrs) > 0 {
+		if len(toolErrs) == 0 {
+			toolErrs = tail(out, errOut, 3)
+		}
+		return agents, &ToolError{Tool: "agent_control", Args: []string{f.flag()}, ExitCode: code, Lines: toolErrs}
+	}
+	return agents, nil
+}
+
+// AgentInfo runs `agent_control -i ID`.
+func (t Tools) AgentInfo(ctx context.Context, id string) (ToolAgentInfo, error) {
+	if err := ValidateAgentID(id); err != nil {
+		return ToolAgentInfo{}, err
+	}
+	args := []string{"-i", id}
+	out, errOut, code, err := t.run(ctx, "agent_control", args...)
+	if err != nil {
+		return ToolAgentInfo{}, err
+	}
+	info, ok, toolErrs := ParseAgentInfo(out)
+	toolErrs = append(toolErrs, toolErrorLines(errOut)...)
+	if ok && len(toolErrs) == 0 {
+		return info, nil
+	}
+	return ToolAgentInfo{}, toolFailure("agent_control", args, code, toolErrs, out, errOut)
+}
+
+// toolFailure builds a ToolError, recognising "not found" outputs.
+func toolFailure(tool string, args []string, code int, toolErrs []string, out, errOut []byte) error {
+	e := &ToolError{Tool: tool, Args: args, ExitCode: code, Lines: toolErrs}
+	if len(e.Lines) == 0 {
+		e.Lines = tail(out, errOut, 3)
+	}
+	for _, l := range e.Lines {
+		if strings.HasPrefix(l, "** Invalid agent id") || strings.Contains(l, "ID is not present") {
+			e.kind = ErrAgentNotFound
+		}
+	}
+	return e
+}
+
+// RestartAgent runs `agent_control -R -u ID` (never for 000).
+func (t Tools) RestartAgent(ctx context.Context, id string) error {
+	if err := validateActionIDs("restart", []string{id}); err != nil {
+		return err
+	}
+	args := []string{"-R", "-u", id}
+	out, errOut, code, err := t.run(ctx, "agent_control", args...)
+	if err != nil {
+		return err
+	}
+	toolErrs := append(toolErrorLines(out), toolErrorLines(errOut)...)
+	if code == 0 && len(toolErrs) == 0 && bytes.Contains(out, []byte("Restarting agent: "+id)) {
+		return nil
+	}
+	return toolFailure("agent_control", args, code, toolErrs, out, errOut)
+}
+
+// RemoveAgent runs `manage_agents -r ID` (never for 000).
+func (t Tools) RemoveAgent(ctx context.Context, id string) error {
+	if err := validateActionIDs("remove", []string{id}); err != nil {
+		return err
+	}
+	args := []string{"-r", id}
+	out, errOut, code, err := t.run(ctx, "manage_agents", args...)
+	if err != nil {
+		return err
+	}
+	toolErrs := append(toolErrorLines(out), toolErrorLines(errOut)...)
+	if code == 0 && len(toolErrs) == 0 && bytes.Contains(out, []byte("Agent '"+id+"' removed")) {
+		return nil
+	}
+	return toolFailure("manage_agents", args, code, toolErrs, out, errOut)
+}
