@@ -1,0 +1,120 @@
+package lab
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestGenerateCerts(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	c, err := GenerateCerts(CertOptions{Now: now, Bits: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(c.CA.Cert)
+	tests := []struct {
+		name    string
+		pair    CertPair
+		dn      string
+		usage   x509.ExtKeyUsage
+		host    string // verified as server name when non-empty
+		wantDNS []string
+	}{
+		{"node", c.Node, NodeDN, x509.ExtKeyUsageServerAuth, "127.0.0.1", []string{"localhost", "node-1"}},
+		{"node as client (transport)", c.Node, NodeDN, x509.ExtKeyUsageClientAuth, "", nil},
+		{"admin", c.Admin, AdminDN, x509.ExtKeyUsageClientAuth, "", nil},
+		{"dashboard", c.Dashboard, "CN=dashboard,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageServerAuth, "localhost", nil},
+		{"manager API", c.API, "CN=siem-manager,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageServerAuth, "127.0.0.1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.pair.Cert.Subject.String(); got != tt.dn {
+				t.Errorf("DN = %q, want %q", got, tt.dn)
+			}
+			_, err := tt.pair.Cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: tt.host, KeyUsages: []x509.ExtKeyUsage{tt.usage}, CurrentTime: now})
+			if err != nil {
+				t.Errorf("verify: %v", err)
+			}
+			if tt.wantDNS != nil && len(tt.pair.Cert.DNSNames) != len(tt.wantDNS) {
+				t.Errorf("DNS names = %v, want %v", tt.pair.Cert.DNSNames, tt.wantDNS)
+			}
+			block, _ := pem.Decode(tt.pair.KeyPEM)
+			if block == nil || block.Type != "PRIVATE KEY" {
+				t.Fatalf("key is not PKCS#8 PEM: %q", block)
+			}
+			if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err != nil {
+				t.Errorf("parse PKCS#8: %v", err)
+			}
+			if _, err := tls.X509KeyPair(tt.pair.CertPEM, tt.pair.KeyPEM); err != nil {
+				t.Errorf("key does not match certificate: %v", err)
+			}
+		})
+	}
+	if !c.CA.Cert.IsCA || c.Node.Cert.IsCA {
+		t.Error("CA flags wrong")
+	}
+	if got := c.Node.Cert.NotAfter.Sub(now); got < 3649*24*time.Hour {
+		t.Errorf("validity %v, want 3650 days", got)
+	}
+	if !c.Node.Cert.IPAddresses[0].Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Errorf("node IPs = %v", c.Node.Cert.IPAddresses)
+	}
+	// An expired check: the certificate must not verify after its validity.
+	if _, err := c.Node.Cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now.Add(3651 * 24 * time.Hour)}); err == nil {
+		t.Error("verify after expiry succeeded")
+	}
+
+	dir := t.TempDir()
+	if err := c.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{"root-ca.pem": 0o644, "indexer-key.pem": 0o600, "admin-key.pem": 0o600, "admin.pem": 0o644, "api-key.pem": 0o600} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != mode {
+			t.Errorf("%s mode %v, want %v", name, fi.Mode().Perm(), mode)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "root-ca-key.pem")); err == nil {
+		t.Error("CA key written")
+	}
+}
+
+func TestGeneratePassword(t *testing.T) {
+	seen := map[string]bool{}
+	for range 20 {
+		p, err := GeneratePassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) != 24 || seen[p] {
+			t.Fatalf("password %q: bad length or repeated", p)
+		}
+		seen[p] = true
+		var up, low, dig, sym bool
+		for _, r := range p {
+			switch {
+			case r >= 'A' && r <= 'Z':
+				up = true
+			case r >= 'a' && r <= 'z':
+				low = true
+			case r >= '0' && r <= '9':
+				dig = true
+			default:
+				sym = true
+			}
+		}
+		if !up || !low || !dig || !sym {
+			t.Fatalf("password lacks a character class")
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// indexerClient talks to the lab's OpenSearch over HTTPS with basic auth (TLS verified with the lab CA).
+type indexerClient struct {
+	base     string
+	user     string
+	password string
+	hc       *http.Client
+}
+
+func tlsClient(caFile string, timeout time.Duration) (*http.Client, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("read CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("no certificate in %s", caFile)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, DisableKeepAlives: true}
+	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
+}
+
+func (l *Lab) indexer() (*indexerClient, error) {
+	pw, err := l.readSecret(secretIndexer)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := tlsClient(filepath.Join(l.st.Dir, "certs", "root-ca.pem"), 90*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &indexerClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.st.Ports.Indexer), user: "admin", password: pw, hc: hc}, nil
+}
+
+// do sends a request; body may be nil, []byte or a value to encode as JSON. It returns the status
+// and body; only transport failures are errors.
+func (c *indexerClient) do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode %s %s: %w", method, path, err)
+		}
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.SetBasicAuth(c.user, c.password)
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	return resp.StatusCode, data, nil
+}
+
+// ok is do with a 2xx requirement.
+func (c *indexerClient) ok(ctx context.Context, method, path string, body any) ([]byte, error) {
+	code, data, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	if code/100 != 2 {
+		return data, fmt.Errorf("%s %s: HTTP %d: %s", method, path, code, tail(string(data), 300))
+	}
+	return data, nil
+}
+
+// ClusterHealth is the part of _cluster/health the lab reports.
+type ClusterHealth struct {
+	Status              string `json:"status"`
+	NumberOfNodes       int    `json:"number_of_nodes"`
+	ActiveShards        int    `json:"active_shards"`
+	UnassignedShards    int    `json:"unassigned_shards"`
+	InitializingShards  int    `json:"initializing_shards"`
+	RelocatingShards    int    `json:"relocating_shards"`
+	ActivePrimaryShards int    `json:"active_primary_shards"`
+}
+
+func (c *indexerClient) health(ctx context.Context, query string) (ClusterHealth, error) {
+	var h ClusterHealth
+	code, data, err := c.do(ctx, http.MethodGet, "/_cluster/health"+query, nil)
+	if err != nil {
+		return h, err
+	}
+	if code != http.StatusOK && code != http.StatusRequestTimeout {
+		return h, fmt.Errorf("cluster health: HTTP %d: %s", code, tail(string(data), 200))
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, fmt.Errorf("cluster health: %w", err)
+	}
+	return h, nil
+}
+
+// poll calls f every interval until it returns done or an error, or ctx ends.
+func poll(ctx context.Context, interval time.Duration, f func() (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		done, err := f()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,116 @@
+//go:build e2e
+
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func checkIndexerAndFaults(ctx context.Context, t *testing.T, l *Lab) {
+	t.Helper()
+	c, err := l.indexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Authenticated over verified TLS; the compatibility override reports 7.10.2.
+	code, body, err := c.do(ctx, http.MethodGet, "/", nil)
+	if err != nil || code != 200 {
+		t.Fatalf("GET / = %d %s %v", code, body, err)
+	}
+	var root struct {
+		Version struct{ Number string } `json:"version"`
+	}
+	if err := json.Unmarshal(body, &root); err != nil || root.Version.Number != "7.10.2" {
+		t.Errorf("GET / version = %q (%v), want 7.10.2 (compatibility override)", root.Version.Number, err)
+	}
+	// Wrong password: 401.
+	bad := *c
+	bad.password = "wrong-password"
+	if code, _, err := bad.do(ctx, http.MethodGet, "/", nil); err != nil || code != 401 {
+		t.Errorf("wrong password: %d %v, want 401", code, err)
+	}
+	// The real OpenSearch version behind it.
+	body, err = c.ok(ctx, http.MethodGet, "/_nodes/_local", nil)
+	if err != nil || !strings.Contains(string(body), `"version":"2.11.1"`) {
+		t.Errorf("_nodes: %v %.300s", err, body)
+	}
+
+	if err := l.Fault(ctx, "cluster-red"); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.health(ctx, ""); h.Status != "red" {
+		t.Fatalf("after cluster-red fault: %+v", h)
+	}
+	if err := l.Heal(ctx, "cluster-red"); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.health(ctx, ""); h.Status == "red" {
+		t.Fatalf("after heal: %+v", h)
+	}
+
+	if err := l.Fault(ctx, "allocation-primaries"); err != nil {
+		t.Fatal(err)
+	}
+	body, err = c.ok(ctx, http.MethodGet, "/_cluster/settings", nil)
+	if err != nil || !strings.Contains(string(body), `"enable":"primaries"`) {
+		t.Fatalf("settings after fault: %s %v", body, err)
+	}
+	if st, err := Open(l.Dir()); err != nil || len(st.st.Faults) != 1 {
+		t.Errorf("lab.json faults = %v %v", st, err)
+	}
+	if err := l.Heal(ctx, "allocation-primaries"); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = c.ok(ctx, http.MethodGet, "/_cluster/settings", nil)
+	if strings.Contains(string(body), "primaries") {
+		t.Fatalf("settings after heal: %s", body)
+	}
+	st, err := l.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("status:\n%s", st)
+	if st.Versions["siem-indexer"] != "4.9.0-1" || st.Cluster == nil || len(st.Faults) != 0 {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func assertDown(ctx context.Context, t *testing.T, l *Lab) {
+	t.Helper()
+	sd := l.systemd()
+	pids := sd.Procs()
+	if len(pids) == 0 {
+		t.Fatal("no processes in the lab cgroups before down")
+	}
+	if err := l.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range append(pids, l.st.SystemdPID) {
+		if data, err := os.ReadFile("/proc/" + itoa(pid) + "/stat"); err == nil && !isZombie(data) {
+			t.Errorf("pid %d still alive after down", pid)
+		}
+	}
+	for _, d := range sd.CgroupDirs() {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("cgroup %s left after down", d)
+		}
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), l.Dir()) {
+		t.Errorf("mount under %s left after down", l.Dir())
+	}
+	if _, err := os.Stat(l.Dir() + "/lab.json"); err == nil {
+		t.Error("lab.json left after down")
+	}
+	if err := DownDir(ctx, l.Dir()); err != nil {
+		t.Errorf("second down: %v", err)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

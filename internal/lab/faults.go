@@ -1,0 +1,270 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// FaultKind describes one fault the lab can inject.
+type FaultKind struct {
+	Name        string
+	Description string
+	Emulators   bool // needs the emulators
+}
+
+// FaultKinds lists the faults (unit-stopped takes ":<unit>").
+func FaultKinds() []FaultKind {
+	return []FaultKind{
+		{"unit-stopped:<unit>", "stop a unit (siem-indexer, siem-manager, siem-dashboard or shipper); heal starts it", false},
+		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
+		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, siem-control check reports it); heal restores it", true},
+		{"allocation-primaries", "persistent cluster.routing.allocation.enable=primaries left on (real OpenSearch setting); heal resets it", false},
+		{"watermark-override", "transient disk watermarks 95%/98% left on (real OpenSearch settings); heal resets them", false},
+		{"cluster-red", "index siem-lab-red whose primary requires a missing node (cluster red); heal deletes it", false},
+		{"agents-disconnected", "all agents report disconnected (emulator fault)", true},
+		{"agent-newer", "one agent reports a version newer than the manager (emulator fault)", true},
+		{"api-slow", "every manager API call is delayed 3s (emulator fault)", true},
+		{"api-ratelimit", "every manager API call answers 429 / code 6001 (emulator fault)", true},
+		{"shipper-stalled", "the shipper runs but ships nothing (emulator fault)", true},
+		{"default-password", "manager API user back to siem/siem on the server and in DIR/secrets/manager; heal restores the generated one", true},
+	}
+}
+
+// ErrUnknownFault is returned for a fault kind the lab does not know.
+var ErrUnknownFault = errors.New("unknown fault kind")
+
+const redIndex = "siem-lab-red"
+
+func (l *Lab) faultKind(kind string) (FaultKind, string, error) {
+	name, arg, _ := strings.Cut(kind, ":")
+	for _, k := range FaultKinds() {
+		base, _, hasArg := strings.Cut(k.Name, ":")
+		if base != name || hasArg != (arg != "") {
+			continue
+		}
+		if k.Emulators && l.emu == nil {
+			return k, "", fmt.Errorf("fault %s needs the emulators", kind)
+		}
+		if hasArg {
+			unit := arg
+			if !strings.HasSuffix(unit, ".service") {
+				unit += ".service"
+			}
+			if !slices.Contains(l.st.Units, unit) {
+				return k, "", fmt.Errorf("fault %s: unit %s is not one of %s", kind, unit, strings.Join(l.st.Units, ", "))
+			}
+			arg = unit
+		}
+		return k, arg, nil
+	}
+	return FaultKind{}, "", fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
+}
+
+// Fault injects a fault into the running lab and records it in lab.json.
+func (l *Lab) Fault(ctx context.Context, kind string) error {
+	k, arg, err := l.faultKind(kind)
+	if err != nil {
+		return err
+	}
+	base, _, _ := strings.Cut(k.Name, ":")
+	if err := l.fault(ctx, base, arg, true); err != nil {
+		return fmt.Errorf("fault %s: %w", kind, err)
+	}
+	if !slices.Contains(l.st.Faults, kind) {
+		l.st.Faults = append(l.st.Faults, kind)
+	}
+	return writeState(l.st)
+}
+
+// Heal removes a fault and waits until the affected component is healthy again.
+func (l *Lab) Heal(ctx context.Context, kind string) error {
+	k, arg, err := l.faultKind(kind)
+	if err != nil {
+		return err
+	}
+	base, _, _ := strings.Cut(k.Name, ":")
+	if err := l.fault(ctx, base, arg, false); err != nil {
+		return fmt.Errorf("heal %s: %w", kind, err)
+	}
+	l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
+	return writeState(l.st)
+}
+
+func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
+	switch kind {
+	case "unit-stopped":
+		if on {
+			return l.stopUnit(ctx, arg)
+		}
+		return l.startAndWait(ctx, arg)
+	case "process-killed":
+		if on {
+			return l.killManager(ctx)
+		}
+		return l.startAndWait(ctx, "siem-manager.service")
+	case "manager-config-broken":
+		return l.managerConfig(ctx, on)
+	case "allocation-primaries":
+		var v any
+		if on {
+			v = "primaries"
+		}
+		return l.clusterSettings(ctx, "persistent", map[string]any{"cluster.routing.allocation.enable": v})
+	case "watermark-override":
+		s := map[string]any{"cluster.routing.allocation.disk.watermark.low": nil, "cluster.routing.allocation.disk.watermark.high": nil}
+		if on {
+			s = map[string]any{"cluster.routing.allocation.disk.watermark.low": "95%", "cluster.routing.allocation.disk.watermark.high": "98%"}
+		}
+		return l.clusterSettings(ctx, "transient", s)
+	case "cluster-red":
+		return l.clusterRed(ctx, on)
+	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "shipper-stalled":
+		return l.emu.SetFault(l.st.Root, kind, on)
+	case "default-password":
+		return l.defaultPassword(ctx, on)
+	}
+	return fmt.Errorf("%w %q", ErrUnknownFault, kind)
+}
+
+// startAndWait starts a unit and waits for its component to answer.
+func (l *Lab) startAndWait(ctx context.Context, unit string) error {
+	switch unit {
+	case "siem-indexer.service":
+		return l.startIndexer(ctx)
+	case "siem-manager.service":
+		return l.startManager(ctx)
+	case "siem-dashboard.service":
+		return l.startDashboard(ctx)
+	default:
+		return l.startUnit(ctx, unit)
+	}
+}
+
+func (l *Lab) killManager(ctx context.Context) error {
+	var st UnitState
+	if err := l.withUnits(ctx, func(c unitConn) error {
+		var err error
+		st, err = UnitStatus(ctx, c, "siem-manager.service")
+		return err
+	}); err != nil {
+		return err
+	}
+	if st.MainPID == 0 {
+		return fmt.Errorf("siem-manager.service has no main PID (%s/%s)", st.ActiveState, st.SubState)
+	}
+	if !l.systemd().pidInLab(st.MainPID) {
+		return fmt.Errorf("main PID %d is not in the lab's cgroup", st.MainPID)
+	}
+	if err := syscall.Kill(st.MainPID, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill %d: %w", st.MainPID, err)
+	}
+	return nil
+}
+
+func (l *Lab) managerConfig(ctx context.Context, broken bool) error {
+	conf := filepath.Join(l.managerDir(), "etc/ossec.conf")
+	saved := filepath.Join(l.st.Dir, "faults", "ossec.conf.orig")
+	if broken {
+		orig, err := os.ReadFile(conf)
+		if err != nil {
+			return fmt.Errorf("read ossec.conf: %w", err)
+		}
+		if _, err := os.Stat(saved); err != nil {
+			if err := writeFile(saved, orig, 0o640); err != nil {
+				return err
+			}
+		}
+		// An unclosed element near the end: a syntax error every XML parser reports.
+		i := bytes.LastIndex(orig, []byte("</ossec_config>"))
+		if i < 0 {
+			i = len(orig)
+		}
+		bad := append(append([]byte{}, orig[:i]...), []byte("  <global>\n    <jsonout_output>yes\n  <!-- broken by siemlab fault manager-config-broken -->\n</ossec_config>\n")...)
+		if err := writeFile(conf, bad, 0o640); err != nil {
+			return err
+		}
+		_ = l.stopUnit(ctx, "siem-manager.service")
+		_ = l.startUnit(ctx, "siem-manager.service") // fails or exits at once: that is the fault
+		return nil
+	}
+	orig, err := os.ReadFile(saved)
+	if err != nil {
+		return fmt.Errorf("no saved ossec.conf to restore: %w", err)
+	}
+	if err := writeFile(conf, orig, 0o640); err != nil {
+		return err
+	}
+	if err := os.Remove(saved); err != nil {
+		return fmt.Errorf("remove saved ossec.conf: %w", err)
+	}
+	return l.startManager(ctx)
+}
+
+func (l *Lab) clusterSettings(ctx context.Context, scope string, s map[string]any) error {
+	c, err := l.indexer()
+	if err != nil {
+		return err
+	}
+	_, err = c.ok(ctx, http.MethodPut, "/_cluster/settings", map[string]any{scope: s})
+	return err
+}
+
+func (l *Lab) clusterRed(ctx context.Context, on bool) error {
+	c, err := l.indexer()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	if on {
+		body := map[string]any{"settings": map[string]any{"index.number_of_shards": 1, "index.number_of_replicas": 0,
+			"index.routing.allocation.require._name": "siem-lab-missing-node"}}
+		code, data, err := c.do(ctx, http.MethodPut, "/"+redIndex+"?wait_for_active_shards=0", body)
+		if err != nil {
+			return err
+		}
+		if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
+			return fmt.Errorf("create %s: HTTP %d: %s", redIndex, code, tail(string(data), 300))
+		}
+		return poll(ctx, l.poll, func() (bool, error) {
+			h, err := c.health(ctx, "")
+			return err == nil && h.Status == "red", nil
+		})
+	}
+	code, data, err := c.do(ctx, http.MethodDelete, "/"+redIndex, nil)
+	if err != nil {
+		return err
+	}
+	if code/100 != 2 && code != http.StatusNotFound {
+		return fmt.Errorf("delete %s: HTTP %d: %s", redIndex, code, tail(string(data), 300))
+	}
+	return l.waitClusterUsable(ctx)
+}
+
+func (l *Lab) defaultPassword(ctx context.Context, on bool) error {
+	pw := "siem"
+	if !on {
+		var err error
+		if pw, err = l.readSecret(secretManagerLab); err != nil {
+			return err
+		}
+	}
+	if err := l.stopUnit(ctx, "siem-manager.service"); err != nil {
+		return err
+	}
+	if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem", pw); err != nil {
+		return fmt.Errorf("set manager API password: %w", err)
+	}
+	if err := l.writeSecret(secretManager, pw); err != nil {
+		return err
+	}
+	return l.startManager(ctx)
+}

@@ -1,0 +1,196 @@
+// Package lab brings up a real single-host SIEM stack for siemctl's end-to-end tests and demo.
+//
+// A lab lives in one directory DIR:
+//
+//	DIR/root          isolated dpkg/apt root (DPKG_ROOT); every component's files are under it
+//	DIR/repo          flat apt repository with siem-indexer, siem-manager, siem-dashboard and shipper
+//	                  in versions 4.9.0-1 and 4.10.0-1 (dpkg-scanpackages --multiversion)
+//	DIR/dist          hard-link farms of the prepared OpenSearch homes (2.11.1, 2.19.3) that the
+//	                  siem-indexer packages' home links into (lib, modules, plugins, bin/*)
+//	DIR/certs         the lab PKI (root CA, node, admin, dashboard, manager API; PKCS#8 keys)
+//	DIR/secrets       indexer and manager passwords (0600), as siemctl reads them
+//	DIR/rt            XDG_RUNTIME_DIR of the private systemd (rt/systemd/private is its D-Bus socket)
+//	DIR/tpl/<v>/      the alerts template of each manager version
+//	DIR/siemctl.yaml  siemctl config for this lab;  DIR/env  shell exports (SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT)
+//	DIR/lab.json      lab state (systemd PID, cgroup id, ports, versions, active faults), no secrets
+//
+// The indexer is a real OpenSearch node with the security plugin (HTTPS, basic auth, initialised with
+// the plugin's securityadmin through indexer-security-init.sh), running as uid 65534 under a private
+// `systemd --user` manager that has its own mount namespace and its own cgroups lab-<id> (id derived
+// from DIR). The manager, dashboard and shipper are the emulators of internal/emu, reached through the
+// Emulators interface (cmd/siemlab adapts internal/emu to it; with nil Emulators the lab runs the
+// indexer only).
+//
+// Go API for tests in other packages:
+//
+//	l, err := lab.Up(ctx, lab.Options{Dir: dir, Version: "4.9.0", PortOffset: 100, Logger: log, Emulators: emus})
+//	defer l.Down(ctx)
+//	cmd.Env = append(os.Environ(), l.Env()...)   // SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT
+//	l.Fault(ctx, "cluster-red"); l.Heal(ctx, "cluster-red")
+//	st, _ := l.Status(ctx)
+//	l2, _ := lab.Open(dir)                         // from another process
+package lab
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Component units in start order.
+var startOrder = []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"}
+
+// Packages in start order.
+var packageNames = []string{"siem-indexer", "siem-manager", "siem-dashboard", "shipper"}
+
+// EmuPackageSpec is the emulator package spec (the shape of emu.PackageSpec).
+type EmuPackageSpec struct {
+	Component string // manager | dashboard | shipper
+	Version   string // upstream version
+	Root      string
+	Binary    string
+	Ports     Ports
+}
+
+// Emulators is what the lab needs from internal/emu (adapted in cmd/siemlab).
+type Emulators interface {
+	PackageFiles(spec EmuPackageSpec) ([]File, error)
+	SetAPIUserPassword(installDir, user, password string) error
+	Template(version string) []byte
+	SetFault(root, kind string, on bool) error
+}
+
+// Options controls Up.
+type Options struct {
+	Dir        string // lab directory (created; made absolute)
+	Version    string // package version to install, default 4.9.0
+	PortOffset int
+	Logger     *slog.Logger
+	Progress   io.Writer // phase lines with timings (nil: discard)
+	Emulators  Emulators // nil: indexer only
+	Binary     string    // multi-call binary shipped in the emulator packages (default: os.Executable)
+	CacheDir   string    // default $HOME/.cache/siemlab
+	Now        func() time.Time
+	Poll       time.Duration // readiness poll interval, default 250ms
+	// StartTimeout bounds each component's readiness wait (default 180s: a cold JVM on 2 busy cores).
+	StartTimeout time.Duration
+}
+
+// Lab is a running lab.
+type Lab struct {
+	st     *State
+	log    *slog.Logger
+	prog   io.Writer
+	emu    Emulators
+	poll   time.Duration
+	tmo    time.Duration
+	Timing map[string]time.Duration // per phase, filled by Up
+}
+
+// ErrAlreadyUp means DIR already holds a running lab.
+var ErrAlreadyUp = errors.New("a lab is already up in this directory")
+
+// Dir returns the lab directory.
+func (l *Lab) Dir() string { return l.st.Dir }
+
+// Root returns the dpkg root.
+func (l *Lab) Root() string { return l.st.Root }
+
+// Ports returns the lab's ports.
+func (l *Lab) Ports() Ports { return l.st.Ports }
+
+// State returns a copy of the lab state.
+func (l *Lab) State() State { return *l.st }
+
+// ConfigPath is DIR/siemctl.yaml.
+func (l *Lab) ConfigPath() string { return filepath.Join(l.st.Dir, "siemctl.yaml") }
+
+// SystemdAddress is the D-Bus address of the lab's systemd.
+func (l *Lab) SystemdAddress() string { return l.systemd().Address() }
+
+// Env returns the environment a siemctl run against this lab needs.
+func (l *Lab) Env() []string {
+	a := l.apt()
+	return append([]string{"SIEMCTL_CONFIG=" + l.ConfigPath(), "SIEMLAB_DIR=" + l.st.Dir}, a.Env()...)
+}
+
+func (l *Lab) apt() *AptRoot {
+	return &AptRoot{Root: l.st.Root, Repo: filepath.Join(l.st.Dir, "repo")}
+}
+
+func (l *Lab) systemd() *Systemd {
+	return &Systemd{Dir: l.st.Dir, ID: l.st.ID, PID: l.st.SystemdPID}
+}
+
+// Open returns the lab recorded in dir/lab.json. Fault, heal and status need emulators for the
+// emulator-backed faults; pass them with OpenWith.
+func Open(dir string) (*Lab, error) { return OpenWith(dir, nil, nil) }
+
+// OpenWith is Open with a logger and the emulators.
+func OpenWith(dir string, logger *slog.Logger, emus Emulators) (*Lab, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lab dir: %w", err)
+	}
+	st, err := readState(abs)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Lab{st: st, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}, nil
+}
+
+// secret file names under DIR/secrets.
+const (
+	secretIndexer      = "indexer"
+	secretManager      = "manager"
+	secretManagerLab   = ".manager-generated" // the generated manager password, kept for heal
+	secretManagerWUI   = "manager-wui"
+	secretKibanaserver = "kibanaserver"
+)
+
+func (l *Lab) secretPath(name string) string { return filepath.Join(l.st.Dir, "secrets", name) }
+
+func (l *Lab) readSecret(name string) (string, error) {
+	data, err := os.ReadFile(l.secretPath(name))
+	if err != nil {
+		return "", fmt.Errorf("read secret %s: %w", name, err)
+	}
+	return strings.TrimRight(string(data), "\r\n"), nil
+}
+
+func (l *Lab) writeSecret(name, value string) error {
+	if err := os.MkdirAll(filepath.Join(l.st.Dir, "secrets"), 0o700); err != nil {
+		return fmt.Errorf("secrets dir: %w", err)
+	}
+	return writeFile(l.secretPath(name), []byte(value+"\n"), 0o600)
+}
+
+// GeneratePassword returns a random password with upper, lower, digit and symbol (the manager API's
+// password policy), safe in YAML, JSON and shell files.
+func GeneratePassword() (string, error) {
+	const (
+		upper   = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+		lower   = "abcdefghijkmnopqrstuvwxyz"
+		digits  = "23456789"
+		symbols = ".-_+"
+		all     = upper + lower + digits
+	)
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate password: %w", err)
+	}
+	out := []byte{upper[int(b[0])%len(upper)], lower[int(b[1])%len(lower)], digits[int(b[2])%len(digits)], symbols[int(b[3])%len(symbols)]}
+	for _, c := range b[4:] {
+		out = append(out, all[int(c)%len(all)])
+	}
+	return string(out), nil
+}

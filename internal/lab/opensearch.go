@@ -1,0 +1,473 @@
+package lab
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/gofrs/flock"
+)
+
+// OpenSearch versions carried by the siem-indexer packages.
+var indexerOpenSearch = map[string]string{"4.9.0": "2.11.1", "4.10.0": "2.19.3"}
+
+// Versions are the package versions the lab builds (upstream; the Debian version is +"-1").
+var Versions = []string{"4.9.0", "4.10.0"}
+
+// OpenSearchVersion returns the OpenSearch version of a siem-indexer package version.
+func OpenSearchVersion(v string) (string, error) {
+	os, ok := indexerOpenSearch[v]
+	if !ok {
+		return "", fmt.Errorf("no OpenSearch for siem-indexer %s (known: %s)", v, strings.Join(Versions, ", "))
+	}
+	return os, nil
+}
+
+// IndexerUID is the unprivileged user OpenSearch runs as (OpenSearch refuses to run as root).
+const IndexerUID = 65534
+
+// JavaHome is the JDK the no-JDK OpenSearch distribution runs on.
+const JavaHome = "/usr/lib/jvm/java-17-openjdk-amd64"
+
+// Cache is ~/.cache/siemlab: the Maven repository with the OpenSearch and security plugin zips,
+// and one prepared OpenSearch home (extracted, security plugin installed) per version.
+type Cache struct {
+	Dir    string // e.g. $HOME/.cache/siemlab
+	Logger *slog.Logger
+}
+
+func (c *Cache) m2() string { return filepath.Join(c.Dir, "m2") }
+
+func (c *Cache) zips(osv string) (dist, plugin string) {
+	dist = filepath.Join(c.m2(), "org/opensearch/distribution/integ-test-zip/opensearch", osv, "opensearch-"+osv+".zip")
+	plugin = filepath.Join(c.m2(), "org/opensearch/plugin/opensearch-security", osv+".0", "opensearch-security-"+osv+".0.zip")
+	return dist, plugin
+}
+
+// Home returns the prepared OpenSearch home of a version (it may not exist yet).
+func (c *Cache) Home(osv string) string { return filepath.Join(c.Dir, "opensearch", osv) }
+
+// Prepare makes sure the OpenSearch home for osv exists: it downloads the zips through Maven when
+// missing, extracts the distribution, installs the security plugin, and renames the result into
+// place (atomic; concurrent labs serialise on a lock file). It reports whether work was done.
+func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
+	home := c.Home(osv)
+	if _, err := os.Stat(filepath.Join(home, ".siemlab-ready")); err == nil {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+		return false, fmt.Errorf("opensearch cache: %w", err)
+	}
+	lock := flock.New(filepath.Join(filepath.Dir(home), ".lock"))
+	if _, err := lock.TryLockContext(ctx, 200e6); err != nil {
+		return false, fmt.Errorf("opensearch cache lock: %w", err)
+	}
+	defer lock.Unlock()
+	if _, err := os.Stat(filepath.Join(home, ".siemlab-ready")); err == nil {
+		return false, nil
+	}
+	dist, plugin := c.zips(osv)
+	for _, a := range []struct{ file, artifact string }{
+		{dist, "org.opensearch.distribution.integ-test-zip:opensearch:" + osv + ":zip"},
+		{plugin, "org.opensearch.plugin:opensearch-security:" + osv + ".0:zip"},
+	} {
+		if _, err := os.Stat(a.file); err == nil {
+			continue
+		}
+		c.Logger.Info("downloading through Maven", "artifact", a.artifact)
+		if _, err := run(ctx, os.Environ(), "", "mvn", "-q", "-Dmaven.repo.local="+c.m2(), "dependency:get", "-Dartifact="+a.artifact, "-Dtransitive=false"); err != nil {
+			return false, fmt.Errorf("download %s: %w", a.artifact, err)
+		}
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(home), ".prepare-"+osv+"-")
+	if err != nil {
+		return false, fmt.Errorf("opensearch cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := unzip(dist, tmp); err != nil {
+		return false, err
+	}
+	extracted := filepath.Join(tmp, "opensearch-"+osv)
+	env := append(os.Environ(), "OPENSEARCH_JAVA_HOME="+JavaHome, "OPENSEARCH_PATH_CONF="+filepath.Join(extracted, "config"))
+	if _, err := run(ctx, env, extracted, filepath.Join(extracted, "bin/opensearch-plugin"), "install", "--batch", "file://"+plugin); err != nil {
+		return false, fmt.Errorf("install security plugin %s: %w", osv, err)
+	}
+	for _, f := range []string{"plugins/opensearch-security/tools/securityadmin.sh", "plugins/opensearch-security/tools/hash.sh"} {
+		if err := os.Chmod(filepath.Join(extracted, f), 0o755); err != nil {
+			return false, fmt.Errorf("opensearch cache: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(extracted, ".siemlab-ready"), []byte(osv+"\n"), 0o644); err != nil {
+		return false, fmt.Errorf("opensearch cache: %w", err)
+	}
+	if err := os.Rename(extracted, home); err != nil {
+		return false, fmt.Errorf("opensearch cache: %w", err)
+	}
+	return true, nil
+}
+
+func unzip(file, dst string) error {
+	r, err := zip.OpenReader(file)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	defer r.Close()
+	for _, f := range r.File {
+		name := filepath.Clean(f.Name)
+		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
+			return fmt.Errorf("unzip %s: bad entry %q", file, f.Name)
+		}
+		p := filepath.Join(dst, name)
+		if f.FileInfo().IsDir() {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return fmt.Errorf("unzip: %w", err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("unzip: %w", err)
+		}
+		mode := f.Mode().Perm() | 0o444
+		if err := extractFile(f, p, mode); err != nil {
+			return fmt.Errorf("unzip %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+func extractFile(f *zip.File, p string, mode fs.FileMode) error {
+	rc, err := f.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, rc); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// LinkTree makes dst a copy of src made of hard links (a "farm": no extra disk, but reachable
+// through dst's parents, which the unprivileged indexer user can traverse while ~ often is 0700).
+// Files are copied when hard links are impossible (another filesystem). An existing dst is kept.
+func LinkTree(src, dst string) error {
+	if _, err := os.Stat(filepath.Join(dst, ".siemlab-ready")); err == nil {
+		return nil
+	}
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("link tree: %w", err)
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(tmp, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case info.Mode()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, target)
+		default:
+			if err := os.Link(p, target); err != nil {
+				if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+					return err
+				}
+				return copyFile(p, target, info.Mode().Perm())
+			}
+			return nil
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("link %s to %s: %w", src, dst, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("link tree: %w", err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// IndexerSpec describes one siem-indexer package.
+type IndexerSpec struct {
+	Version     string // upstream, e.g. 4.9.0
+	Root        string // DPKG_ROOT
+	Dist        string // the OpenSearch home farm this version's home links into
+	HTTPPort    int
+	TransPort   int
+	ClusterName string
+}
+
+// Indexer paths under the root.
+const (
+	indexerHome   = "usr/share/siem-indexer"
+	indexerConf   = "etc/siem-indexer"
+	indexerData   = "var/lib/siem-indexer"
+	indexerLogs   = "var/log/siem-indexer"
+	indexerTmp    = "var/tmp/siem-indexer"
+	indexerUnit   = "siem-indexer.service"
+	securityInit  = indexerHome + "/bin/indexer-security-init.sh"
+	indexerHashSh = indexerHome + "/plugins/opensearch-security/tools/hash.sh"
+)
+
+// IndexerPackage returns the siem-indexer package: home (symlinks into the OpenSearch farm: lib,
+// modules, plugins and the bin scripts, plus the security-init wrapper), config files (conffiles),
+// the unit, and a postinst that creates data/log dirs owned by the indexer user.
+func IndexerPackage(spec IndexerSpec) (Package, error) {
+	var files []File
+	add := func(f File) { files = append(files, f) }
+	for _, d := range []string{"lib", "modules", "plugins"} {
+		add(File{Path: indexerHome + "/" + d, Link: filepath.Join(spec.Dist, d)})
+	}
+	bins, err := os.ReadDir(filepath.Join(spec.Dist, "bin"))
+	if err != nil {
+		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+	}
+	for _, b := range bins {
+		if strings.HasSuffix(b.Name(), ".bat") || strings.HasSuffix(b.Name(), ".exe") {
+			continue
+		}
+		add(File{Path: indexerHome + "/bin/" + b.Name(), Link: filepath.Join(spec.Dist, "bin", b.Name())})
+	}
+	add(File{Path: indexerHome + "/VERSION", Data: []byte(spec.Version + "\n")})
+	add(File{Path: securityInit, Mode: 0o755, Data: []byte(securityInitScript(spec.Root))})
+
+	confDir := filepath.Join(spec.Root, indexerConf)
+	add(File{Path: indexerConf + "/opensearch.yml", Conffile: true, Data: []byte(opensearchYML(spec))})
+	jvm, err := os.ReadFile(filepath.Join(spec.Dist, "config/jvm.options"))
+	if err != nil {
+		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+	}
+	add(File{Path: indexerConf + "/jvm.options", Conffile: true, Data: JVMOptions(jvm, filepath.Join(spec.Root, indexerLogs), filepath.Join(spec.Root, indexerData))})
+	log4j, err := os.ReadFile(filepath.Join(spec.Dist, "config/log4j2.properties"))
+	if err != nil {
+		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+	}
+	add(File{Path: indexerConf + "/log4j2.properties", Conffile: true, Data: log4j})
+	secDir := filepath.Join(spec.Dist, "config/opensearch-security")
+	sec, err := os.ReadDir(secDir)
+	if err != nil {
+		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+	}
+	for _, e := range sec {
+		if !strings.HasSuffix(e.Name(), ".yml") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(secDir, e.Name()))
+		if err != nil {
+			return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+		}
+		add(File{Path: indexerConf + "/opensearch-security/" + e.Name(), Conffile: true, Data: data})
+	}
+	add(File{Path: "usr/lib/systemd/system/" + indexerUnit, Data: []byte(indexerUnitFile(spec))})
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	_ = confDir
+	owned := []string{indexerData, indexerLogs, indexerTmp, indexerConf}
+	var post strings.Builder
+	for _, d := range owned {
+		fmt.Fprintf(&post, "mkdir -p \"$DPKG_ROOT/%s\"\n", d)
+	}
+	fmt.Fprintf(&post, "mkdir -p \"$DPKG_ROOT/%s/jvm.options.d\" \"$DPKG_ROOT/%s/certs\"\n", indexerConf, indexerConf)
+	for _, d := range owned {
+		fmt.Fprintf(&post, "chown -R %d:%d \"$DPKG_ROOT/%s\"\n", IndexerUID, IndexerUID, d)
+	}
+	return Package{
+		Name:        "siem-indexer",
+		Version:     spec.Version + "-1",
+		Description: "SIEM indexer (OpenSearch " + filepath.Base(spec.Dist) + " with the security plugin)",
+		Files:       files,
+		Postinst:    post.String(),
+	}, nil
+}
+
+var (
+	reXms      = regexp.MustCompile(`(?m)^-Xms\S+$`)
+	reXmx      = regexp.MustCompile(`(?m)^-Xmx\S+$`)
+	reLogs     = regexp.MustCompile(`(file=|Xloggc:|ErrorFile=)logs/`)
+	reHeapDump = regexp.MustCompile(`HeapDumpPath=data`)
+)
+
+// JVMOptions rewrites the distribution's jvm.options: 512m heap and absolute log/dump paths.
+func JVMOptions(orig []byte, logDir, dataDir string) []byte {
+	s := reXms.ReplaceAllString(string(orig), "-Xms512m")
+	s = reXmx.ReplaceAllString(s, "-Xmx512m")
+	s = reLogs.ReplaceAllString(s, "${1}"+logDir+"/")
+	s = reHeapDump.ReplaceAllString(s, "HeapDumpPath="+dataDir)
+	return []byte(s)
+}
+
+func opensearchYML(spec IndexerSpec) string {
+	conf := filepath.Join(spec.Root, indexerConf)
+	certs := filepath.Join(conf, "certs")
+	name := spec.ClusterName
+	if name == "" {
+		name = "siem-cluster"
+	}
+	return fmt.Sprintf(`# siem-indexer %[1]s (siemlab)
+cluster.name: %[2]s
+node.name: node-1
+network.host: 127.0.0.1
+http.port: %[3]d
+transport.port: %[4]d
+discovery.type: single-node
+path.data: %[5]s
+path.logs: %[6]s
+bootstrap.memory_lock: false
+
+# like every Wazuh 4.x indexer: GET / reports 7.10.2 for Filebeat-oss
+compatibility.override_main_response_version: true
+
+plugins.security.ssl.http.enabled: true
+plugins.security.ssl.http.pemcert_filepath: %[7]s/indexer.pem
+plugins.security.ssl.http.pemkey_filepath: %[7]s/indexer-key.pem
+plugins.security.ssl.http.pemtrustedcas_filepath: %[7]s/root-ca.pem
+plugins.security.ssl.transport.pemcert_filepath: %[7]s/indexer.pem
+plugins.security.ssl.transport.pemkey_filepath: %[7]s/indexer-key.pem
+plugins.security.ssl.transport.pemtrustedcas_filepath: %[7]s/root-ca.pem
+plugins.security.ssl.transport.enforce_hostname_verification: false
+plugins.security.ssl.transport.resolve_hostname: false
+plugins.security.authcz.admin_dn:
+  - "%[8]s"
+plugins.security.nodes_dn:
+  - "%[9]s"
+plugins.security.check_snapshot_restore_write_privileges: true
+plugins.security.enable_snapshot_restore_privilege: true
+plugins.security.restapi.roles_enabled: ["all_access", "security_rest_api_access"]
+plugins.security.allow_default_init_securityindex: false
+plugins.security.system_indices.enabled: true
+plugins.security.system_indices.indices: [".opendistro-alerting-config", ".opendistro-alerting-alert*", ".opendistro-anomaly-results*", ".opendistro-anomaly-detector*", ".opendistro-anomaly-checkpoints", ".opendistro-anomaly-detection-state", ".opendistro-reports-*", ".opendistro-notifications-*", ".opendistro-notebooks", ".opensearch-observability", ".opendistro-asynchronous-search-response*", ".replication-metadata-store"]
+`, spec.Version, name, spec.HTTPPort, spec.TransPort, filepath.Join(spec.Root, indexerData), filepath.Join(spec.Root, indexerLogs), certs, AdminDN, NodeDN)
+}
+
+func indexerUnitFile(spec IndexerSpec) string {
+	r := spec.Root
+	log := filepath.Join(r, indexerLogs, "siem-indexer.out")
+	return fmt.Sprintf(`[Unit]
+Description=SIEM indexer %[1]s (OpenSearch)
+Documentation=https://opensearch.org/docs/
+
+[Service]
+Type=simple
+Environment=OPENSEARCH_HOME=%[2]s
+Environment=OPENSEARCH_PATH_CONF=%[3]s
+Environment=OPENSEARCH_JAVA_HOME=%[4]s
+Environment=OPENSEARCH_TMPDIR=%[5]s
+WorkingDirectory=%[2]s
+# OpenSearch refuses to run as root: drop to an unprivileged uid.
+ExecStart=/usr/bin/setpriv --reuid=%[6]d --regid=%[6]d --clear-groups -- %[2]s/bin/opensearch
+StandardOutput=append:%[7]s
+StandardError=append:%[7]s
+LimitNOFILE=65535
+TimeoutStopSec=2
+SuccessExitStatus=143
+KillSignal=SIGTERM
+SendSIGKILL=yes
+
+[Install]
+WantedBy=default.target
+`, spec.Version, filepath.Join(r, indexerHome), filepath.Join(r, indexerConf), JavaHome, filepath.Join(r, indexerTmp), IndexerUID, log)
+}
+
+// securityInitScript is the Wazuh-like indexer-security-init.sh: it reads opensearch.yml for host,
+// port and CA, expects admin.pem/admin-key.pem next to the CA, and runs the plugin's securityadmin.
+func securityInitScript(root string) string {
+	return `#!/bin/bash
+# indexer-security-init.sh (siemlab): initialise the OpenSearch security plugin, like Wazuh's script.
+# Usage: indexer-security-init.sh [-ho|--host HOST] [-p|--port PORT] [--options "SECURITYADMIN OPTIONS"] [-backup DIR]
+set -euo pipefail
+HOME_DIR="` + filepath.Join(root, indexerHome) + `"
+CONF_DIR="` + filepath.Join(root, indexerConf) + `"
+OPTIONS="-icl -nhnv"
+HOST=""
+PORT=""
+usage() {
+  echo "Usage: $0 [-ho|--host HOST] [-p|--port PORT] [--options \"OPTIONS\"] [-backup DIR]"
+  echo "  --options replaces the default securityadmin options (-icl -nhnv)"
+}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -ho|--host) HOST=$2; shift 2 ;;
+    -p|--port) PORT=$2; shift 2 ;;
+    --options) OPTIONS=$2; shift 2 ;;
+    -backup|--backup) OPTIONS="-backup $2 -icl -nhnv"; mkdir -p "$2"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "Unknown option: $1" >&2; usage >&2; exit 1 ;;
+  esac
+done
+yml() { grep -E "^[[:space:]]*$1:" "$CONF_DIR/opensearch.yml" | head -n1 | sed -E 's/^[^:]+:[[:space:]]*//; s/["'"'"']//g; s/[[:space:]]+$//'; }
+[ -n "$HOST" ] || HOST=$(yml network.host)
+[ -n "$HOST" ] || HOST=127.0.0.1
+[ "$HOST" = "0.0.0.0" ] && HOST=127.0.0.1
+[ -n "$PORT" ] || PORT=$(yml http.port)
+[ -n "$PORT" ] || PORT=9200
+CACERT=$(yml plugins.security.ssl.http.pemtrustedcas_filepath)
+case "$CACERT" in /*) ;; *) CACERT="$CONF_DIR/$CACERT" ;; esac
+CERTDIR=$(dirname "$CACERT")
+export OPENSEARCH_PATH_CONF="$CONF_DIR" OPENSEARCH_JAVA_HOME="${OPENSEARCH_JAVA_HOME:-` + JavaHome + `}"
+# shellcheck disable=SC2086
+exec bash "$HOME_DIR/plugins/opensearch-security/tools/securityadmin.sh" -cd "$CONF_DIR/opensearch-security" \
+  -cacert "$CACERT" -cert "$CERTDIR/admin.pem" -key "$CERTDIR/admin-key.pem" -h "$HOST" -p "$PORT" $OPTIONS
+`
+}
+
+// InternalUsersYML returns internal_users.yml with the given bcrypt hashes (admin, kibanaserver).
+func InternalUsersYML(adminHash, kibanaHash string) []byte {
+	return []byte(fmt.Sprintf(`---
+# generated by siemlab
+_meta:
+  type: "internalusers"
+  config_version: 2
+
+admin:
+  hash: "%s"
+  reserved: true
+  backend_roles:
+  - "admin"
+  description: "Admin user"
+
+kibanaserver:
+  hash: "%s"
+  reserved: true
+  description: "Dashboard service user"
+`, adminHash, kibanaHash))
+}

@@ -1,0 +1,76 @@
+package lab
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Ports are the lab's listening ports (defaults plus the port offset).
+type Ports struct {
+	Indexer    int `json:"indexer"`
+	Transport  int `json:"transport"`
+	API        int `json:"api"`
+	Agent      int `json:"agent"`
+	Enrollment int `json:"enrollment"`
+	Syslog     int `json:"syslog"`
+	Dashboard  int `json:"dashboard"`
+}
+
+// PortsFor returns the default ports shifted by offset.
+func PortsFor(offset int) Ports {
+	return Ports{Indexer: 9200 + offset, Transport: 9300 + offset, API: 55000 + offset, Agent: 1514 + offset,
+		Enrollment: 1515 + offset, Syslog: 5514 + offset, Dashboard: 5601 + offset}
+}
+
+// State is DIR/lab.json: everything down, status, fault and heal need from a new process.
+// It holds no secrets.
+type State struct {
+	ID         string            `json:"id"`
+	Dir        string            `json:"dir"`
+	Root       string            `json:"root"`
+	SystemdPID int               `json:"systemd_pid"`
+	Cgroups    []string          `json:"cgroups"`
+	Ports      Ports             `json:"ports"`
+	Version    string            `json:"version"`
+	Versions   map[string]string `json:"versions"` // package → Debian version installed by up
+	Units      []string          `json:"units"`    // in start order
+	Emulators  bool              `json:"emulators"`
+	Faults     []string          `json:"faults"` // active faults
+	StartedAt  time.Time         `json:"started_at"`
+}
+
+const stateFile = "lab.json"
+
+// ErrNoLab means DIR holds no running lab.
+var ErrNoLab = errors.New("no lab in this directory")
+
+func readState(dir string) (*State, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNoLab)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read lab state: %w", err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	if st.Faults == nil {
+		st.Faults = []string{}
+	}
+	return &st, nil
+}
+
+func writeState(st *State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode lab state: %w", err)
+	}
+	return writeFile(filepath.Join(st.Dir, stateFile), append(data, '\n'), 0o644)
+}

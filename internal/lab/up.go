@@ -1,0 +1,686 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Up builds, installs, configures and starts a lab in opts.Dir and waits until it is healthy. On
+// failure it stops whatever it started (the files under DIR stay for inspection).
+func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("lab: no directory")
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("lab dir: %w", err)
+	}
+	if opts.Version == "" {
+		opts.Version = Versions[0]
+	}
+	if !slices.Contains(Versions, opts.Version) {
+		return nil, fmt.Errorf("lab: unknown version %q (known: %s)", opts.Version, strings.Join(Versions, ", "))
+	}
+	if opts.PortOffset < 0 || opts.PortOffset > 5000 {
+		return nil, fmt.Errorf("lab: port offset %d out of range 0..5000", opts.PortOffset)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Poll == 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 180 * time.Second
+	}
+	if opts.CacheDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("lab cache: %w", err)
+		}
+		opts.CacheDir = filepath.Join(home, ".cache", "siemlab")
+	}
+	if opts.Emulators != nil && opts.Binary == "" {
+		if opts.Binary, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("lab: own executable: %w", err)
+		}
+	}
+	if st, err := readState(dir); err == nil {
+		probe := &Systemd{Dir: dir, ID: st.ID}
+		if st.SystemdPID > 0 && probe.pidInLab(st.SystemdPID) {
+			return nil, fmt.Errorf("%s: %w (siemlab down --dir %s)", dir, ErrAlreadyUp, dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lab dir: %w", err)
+	}
+	if err := checkTraversable(dir); err != nil {
+		return nil, err
+	}
+	if err := checkTools(); err != nil {
+		return nil, err
+	}
+	l := &Lab{
+		st: &State{ID: LabID(dir), Dir: dir, Root: filepath.Join(dir, "root"), Ports: PortsFor(opts.PortOffset), Version: opts.Version,
+			Versions: map[string]string{}, Emulators: opts.Emulators != nil, Faults: []string{}, StartedAt: opts.Now().UTC()},
+		log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
+		Timing: map[string]time.Duration{},
+	}
+	for _, u := range startOrder {
+		if u == "siem-indexer.service" || l.st.Emulators {
+			l.st.Units = append(l.st.Units, u)
+		}
+	}
+	for _, h := range defaultCgroupHierarchies {
+		l.st.Cgroups = append(l.st.Cgroups, filepath.Join(h, "lab-"+l.st.ID))
+	}
+	began := time.Now()
+	fmt.Fprintf(l.prog, "siemlab up: %s (version %s, port offset %d, cgroup lab-%s)\n", dir, opts.Version, opts.PortOffset, l.st.ID)
+	started := false
+	defer func() {
+		if err != nil && started {
+			fmt.Fprintf(l.prog, "up failed, stopping the lab (files stay in %s)\n", dir)
+			_ = l.Down(context.WithoutCancel(ctx))
+		}
+	}()
+	phases := []struct {
+		name string
+		f    func(context.Context) error
+	}{
+		{"opensearch-cache", func(ctx context.Context) error { return l.prepareOpenSearch(ctx, opts) }},
+		{"certs", l.writeCerts},
+		{"packages", func(ctx context.Context) error { return l.buildPackages(ctx, opts) }},
+		{"install", l.install},
+		{"configure", l.configure},
+		{"systemd", func(ctx context.Context) error { started = true; return l.startSystemd(ctx) }},
+		{"indexer", l.startIndexer},
+		{"manager", l.startManager},
+		{"dashboard", l.startDashboard},
+		{"shipper", l.startShipper},
+	}
+	for _, p := range phases {
+		t0 := time.Now()
+		if err := p.f(ctx); err != nil {
+			return nil, fmt.Errorf("up: %s: %w", p.name, err)
+		}
+		d := time.Since(t0)
+		l.Timing[p.name] = d
+		fmt.Fprintf(l.prog, "  %-17s %6.1fs\n", p.name, d.Seconds())
+	}
+	l.Timing["total"] = time.Since(began)
+	rss := l.MemoryRSS()
+	fmt.Fprintf(l.prog, "lab up in %.1fs; memory (RSS in lab cgroups) %d MiB\n", l.Timing["total"].Seconds(), rss>>20)
+	fmt.Fprintf(l.prog, "  . %s/env   # SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT\n", dir)
+	return l, nil
+}
+
+func checkTools() error {
+	var missing []string
+	for _, t := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get", "dpkg-query", "unshare", "setpriv", "gzip"} {
+		if _, err := lookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(JavaHome, "bin/java")); err != nil {
+		missing = append(missing, JavaHome+"/bin/java")
+	}
+	if _, err := os.Stat("/lib/systemd/systemd"); err != nil {
+		missing = append(missing, "/lib/systemd/systemd")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("lab: missing tools: %s (scripts/install-deps.sh installs them)", strings.Join(missing, ", "))
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("lab: must run as root (cgroups, mount namespace, unprivileged indexer user)")
+	}
+	return nil
+}
+
+// checkTraversable fails when the indexer's unprivileged user cannot reach dir (a 0700 parent).
+func checkTraversable(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("lab dir: %w", err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("lab dir: %s is not traversable by others (mode %v); OpenSearch runs as uid %d and must reach %s", d, fi.Mode().Perm(), IndexerUID, dir)
+		}
+		if d == "/" || d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+func (l *Lab) prepareOpenSearch(ctx context.Context, opts Options) error {
+	c := &Cache{Dir: opts.CacheDir, Logger: l.log}
+	for _, v := range Versions {
+		osv, _ := OpenSearchVersion(v)
+		t0 := time.Now()
+		did, err := c.Prepare(ctx, osv)
+		if err != nil {
+			return err
+		}
+		if did {
+			fmt.Fprintf(l.prog, "    prepared OpenSearch %s in %s (%.1fs, cold)\n", osv, c.Home(osv), time.Since(t0).Seconds())
+		}
+		if err := LinkTree(c.Home(osv), l.distDir(osv)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Lab) distDir(osv string) string { return filepath.Join(l.st.Dir, "dist", "opensearch-"+osv) }
+
+func (l *Lab) writeCerts(context.Context) error {
+	certs, err := GenerateCerts(CertOptions{})
+	if err != nil {
+		return err
+	}
+	return certs.WriteDir(filepath.Join(l.st.Dir, "certs"))
+}
+
+func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
+	repo := filepath.Join(l.st.Dir, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return fmt.Errorf("repo: %w", err)
+	}
+	for _, v := range Versions {
+		osv, _ := OpenSearchVersion(v)
+		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport})
+		if err != nil {
+			return err
+		}
+		if _, err := BuildDeb(ctx, repo, p); err != nil {
+			return err
+		}
+		if l.emu == nil {
+			continue
+		}
+		for _, comp := range []struct{ component, pkg string }{{"manager", "siem-manager"}, {"dashboard", "siem-dashboard"}, {"shipper", "shipper"}} {
+			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary, Ports: l.st.Ports})
+			if err != nil {
+				return fmt.Errorf("%s %s files: %w", comp.pkg, v, err)
+			}
+			if _, err := BuildDeb(ctx, repo, Package{Name: comp.pkg, Version: v + "-1", Files: files,
+				Description: "SIEM " + comp.component + " " + v + " (siemlab emulator)"}); err != nil {
+				return err
+			}
+		}
+	}
+	return ScanRepo(ctx, repo)
+}
+
+func (l *Lab) install(ctx context.Context) error {
+	a := l.apt()
+	if err := a.Init(); err != nil {
+		return err
+	}
+	if err := a.Update(ctx); err != nil {
+		return err
+	}
+	var pkgs []string
+	for _, p := range packageNames {
+		if p == "siem-indexer" || l.emu != nil {
+			pkgs = append(pkgs, p+"="+l.st.Version+"-1")
+		}
+	}
+	if err := a.Install(ctx, pkgs...); err != nil {
+		return err
+	}
+	for _, p := range packageNames {
+		v, err := a.InstalledVersion(ctx, p)
+		if err != nil {
+			return err
+		}
+		if v != "" {
+			l.st.Versions[p] = v
+		}
+	}
+	return nil
+}
+
+// paths of the emulators' runtime files (lab contract).
+func (l *Lab) managerDir() string { return filepath.Join(l.st.Root, "var/siem") }
+
+func (l *Lab) configure(ctx context.Context) error {
+	r := l.st.Root
+	certs := filepath.Join(l.st.Dir, "certs")
+	read := func(n string) ([]byte, error) { return os.ReadFile(filepath.Join(certs, n)) }
+	copyCert := func(src, dst string, mode os.FileMode, uid int) error {
+		data, err := read(src)
+		if err != nil {
+			return fmt.Errorf("read cert: %w", err)
+		}
+		if err := writeFile(dst, data, mode); err != nil {
+			return err
+		}
+		if uid >= 0 {
+			if err := os.Chown(dst, uid, uid); err != nil {
+				return fmt.Errorf("chown %s: %w", dst, err)
+			}
+		}
+		return nil
+	}
+	// Secrets.
+	pw := map[string]string{}
+	for _, n := range []string{secretIndexer, secretManager, secretManagerWUI, secretKibanaserver} {
+		p, err := GeneratePassword()
+		if err != nil {
+			return err
+		}
+		pw[n] = p
+		if err := l.writeSecret(n, p); err != nil {
+			return err
+		}
+	}
+	if err := l.writeSecret(secretManagerLab, pw[secretManager]); err != nil {
+		return err
+	}
+	// Indexer: certs (the node key readable by the indexer user only) and internal users.
+	ic := filepath.Join(r, indexerConf, "certs")
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		uid  int
+	}{{"root-ca.pem", 0o644, IndexerUID}, {"indexer.pem", 0o644, IndexerUID}, {"indexer-key.pem", 0o600, IndexerUID}, {"admin.pem", 0o644, -1}, {"admin-key.pem", 0o600, -1}} {
+		if err := copyCert(c.name, filepath.Join(ic, c.name), c.mode, c.uid); err != nil {
+			return err
+		}
+	}
+	adminHash, err := bcrypt.GenerateFromPassword([]byte(pw[secretIndexer]), 12)
+	if err != nil {
+		return fmt.Errorf("hash admin password: %w", err)
+	}
+	kibanaHash, err := bcrypt.GenerateFromPassword([]byte(pw[secretKibanaserver]), 12)
+	if err != nil {
+		return fmt.Errorf("hash kibanaserver password: %w", err)
+	}
+	iu := filepath.Join(r, indexerConf, "opensearch-security", "internal_users.yml")
+	if err := writeFile(iu, InternalUsersYML(string(adminHash), string(kibanaHash)), 0o640); err != nil {
+		return err
+	}
+	if err := os.Chown(iu, IndexerUID, IndexerUID); err != nil {
+		return fmt.Errorf("chown %s: %w", iu, err)
+	}
+	// Templates of both versions for siemctl's shipper.template_source.
+	if l.emu != nil {
+		for _, v := range Versions {
+			if err := writeFile(filepath.Join(l.st.Dir, "tpl", v, "siem-template.json"), l.emu.Template(v), 0o644); err != nil {
+				return err
+			}
+		}
+		// Manager: API users and the API certificate (signed by the lab CA, so siemctl verifies TLS).
+		if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem", pw[secretManager]); err != nil {
+			return fmt.Errorf("set manager API password: %w", err)
+		}
+		if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem-wui", pw[secretManagerWUI]); err != nil {
+			return fmt.Errorf("set manager API password: %w", err)
+		}
+		ssl := filepath.Join(l.managerDir(), "api/configuration/ssl")
+		if err := copyCert("api.pem", filepath.Join(ssl, "server.crt"), 0o644, -1); err != nil {
+			return err
+		}
+		if err := copyCert("api-key.pem", filepath.Join(ssl, "server.key"), 0o600, -1); err != nil {
+			return err
+		}
+		// Dashboard certs.
+		dc := filepath.Join(r, "etc/siem-dashboard/certs")
+		for _, c := range [][2]string{{"dashboard.pem", "dashboard.pem"}, {"dashboard-key.pem", "dashboard-key.pem"}, {"root-ca.pem", "root-ca.pem"}} {
+			mode := os.FileMode(0o644)
+			if strings.Contains(c[0], "key") {
+				mode = 0o600
+			}
+			if err := copyCert(c[0], filepath.Join(dc, c[1]), mode, -1); err != nil {
+				return err
+			}
+		}
+		// Shipper: CA, keystore, template.
+		if err := copyCert("root-ca.pem", filepath.Join(r, "etc/shipper/certs/root-ca.pem"), 0o644, -1); err != nil {
+			return err
+		}
+		ks, err := json.Marshal(map[string]string{"password": pw[secretIndexer]})
+		if err != nil {
+			return fmt.Errorf("shipper keystore: %w", err)
+		}
+		if err := writeFile(filepath.Join(r, "var/lib/shipper/shipper.keystore"), ks, 0o600); err != nil {
+			return err
+		}
+		tpl := filepath.Join(r, "etc/shipper/siem-template.json")
+		if _, err := os.Stat(tpl); err != nil {
+			if err := writeFile(tpl, l.emu.Template(l.st.Version), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.writeConfig(); err != nil {
+		return err
+	}
+	return writeState(l.st)
+}
+
+func (l *Lab) startSystemd(ctx context.Context) error {
+	sysDir := filepath.Join(l.st.Root, "etc/systemd/system")
+	if err := os.MkdirAll(sysDir, 0o755); err != nil {
+		return fmt.Errorf("unit dir: %w", err)
+	}
+	sd, err := StartSystemd(ctx, SystemdOptions{
+		Dir: l.st.Dir, ID: l.st.ID, SystemDir: sysDir,
+		UnitPath: []string{sysDir, filepath.Join(l.st.Root, "usr/lib/systemd/system")},
+		Env:      []string{"DPKG_ROOT=" + l.st.Root},
+	})
+	if err != nil {
+		return err
+	}
+	l.st.SystemdPID = sd.PID
+	return writeState(l.st)
+}
+
+func (l *Lab) withUnits(ctx context.Context, f func(conn unitConn) error) error {
+	conn, err := l.systemd().Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return f(conn)
+}
+
+func (l *Lab) startUnit(ctx context.Context, unit string) error {
+	return l.withUnits(ctx, func(c unitConn) error { return StartUnit(ctx, c, unit) })
+}
+
+func (l *Lab) stopUnit(ctx context.Context, unit string) error {
+	return l.withUnits(ctx, func(c unitConn) error { return StopUnit(ctx, c, unit) })
+}
+
+func (l *Lab) startIndexer(ctx context.Context) error {
+	if err := l.startUnit(ctx, "siem-indexer.service"); err != nil {
+		return err
+	}
+	if err := l.waitIndexerSecure(ctx); err != nil {
+		return err
+	}
+	return l.waitClusterUsable(ctx)
+}
+
+// waitIndexerSecure waits for the HTTPS port, runs the security init when the node answers 503
+// ("Security not initialized"), and waits for an authenticated 200 on GET /.
+func (l *Lab) waitIndexerSecure(ctx context.Context) error {
+	c, err := l.indexer()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	initDone := false
+	var last string
+	err = poll(ctx, l.poll, func() (bool, error) {
+		if err := l.unitAlive(ctx, "siem-indexer.service"); err != nil {
+			return false, err
+		}
+		code, body, err := c.do(ctx, http.MethodGet, "/", nil)
+		switch {
+		case err != nil:
+			last = err.Error()
+			return false, nil
+		case code == http.StatusOK:
+			return true, nil
+		case code == http.StatusServiceUnavailable && !initDone:
+			out, err := l.securityInit(ctx)
+			if err != nil {
+				last = err.Error()
+				l.log.Debug("security init not yet", "err", err)
+				return false, nil
+			}
+			l.log.Debug("security init", "output", tail(out, 400))
+			initDone = true
+			return false, nil
+		default:
+			last = fmt.Sprintf("HTTP %d %s", code, tail(string(body), 120))
+			return false, nil
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("indexer not ready (last: %s; see %s): %w", last, filepath.Join(l.st.Root, indexerLogs), err)
+	}
+	return nil
+}
+
+// securityInit runs ROOT/usr/share/siem-indexer/bin/indexer-security-init.sh with extra args.
+func (l *Lab) securityInit(ctx context.Context, args ...string) (string, error) {
+	out, err := run(ctx, append(os.Environ(), "DPKG_ROOT="+l.st.Root), "", filepath.Join(l.st.Root, securityInit), args...)
+	if err != nil {
+		return string(out), fmt.Errorf("security init: %w", err)
+	}
+	return string(out), nil
+}
+
+func (l *Lab) waitClusterUsable(ctx context.Context) error {
+	c, err := l.indexer()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	return poll(ctx, l.poll, func() (bool, error) {
+		h, err := c.health(ctx, "?wait_for_status=yellow&timeout=10s")
+		if err != nil {
+			return false, nil
+		}
+		return h.Status == "green" || h.Status == "yellow", nil
+	})
+}
+
+// unitAlive fails when a unit has failed or stopped (no point waiting for its port).
+func (l *Lab) unitAlive(ctx context.Context, unit string) error {
+	var st UnitState
+	err := l.withUnits(ctx, func(c unitConn) error {
+		var err error
+		st, err = UnitStatus(ctx, c, unit)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if st.ActiveState == "failed" || st.ActiveState == "inactive" {
+		return fmt.Errorf("unit %s is %s/%s", unit, st.ActiveState, st.SubState)
+	}
+	return nil
+}
+
+func (l *Lab) startManager(ctx context.Context) error {
+	if l.emu == nil {
+		return nil
+	}
+	if err := l.startUnit(ctx, "siem-manager.service"); err != nil {
+		return err
+	}
+	return l.waitManagerAPI(ctx)
+}
+
+func (l *Lab) waitManagerAPI(ctx context.Context) error {
+	pw, err := l.readSecret(secretManager)
+	if err != nil {
+		return err
+	}
+	hc, err := tlsClient(filepath.Join(l.st.Dir, "certs", "root-ca.pem"), 10*time.Second)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	var last string
+	err = poll(ctx, l.poll, func() (bool, error) {
+		if err := l.unitAlive(ctx, "siem-manager.service"); err != nil {
+			return false, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("https://127.0.0.1:%d/security/user/authenticate", l.st.Ports.API), nil)
+		if err != nil {
+			return false, err
+		}
+		req.SetBasicAuth("siem", pw)
+		resp, err := hc.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		resp.Body.Close()
+		last = resp.Status
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("manager API not ready (last: %s): %w", last, err)
+	}
+	return nil
+}
+
+func (l *Lab) startDashboard(ctx context.Context) error {
+	if l.emu == nil {
+		return nil
+	}
+	if err := l.startUnit(ctx, "siem-dashboard.service"); err != nil {
+		return err
+	}
+	hc, err := tlsClient(filepath.Join(l.st.Dir, "certs", "root-ca.pem"), 10*time.Second)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	var last string
+	err = poll(ctx, l.poll, func() (bool, error) {
+		if err := l.unitAlive(ctx, "siem-dashboard.service"); err != nil {
+			return false, err
+		}
+		for _, scheme := range []string{"https", "http"} {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://127.0.0.1:%d/", scheme, l.st.Ports.Dashboard), nil)
+			if err != nil {
+				return false, err
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				last = err.Error()
+				continue
+			}
+			resp.Body.Close()
+			last = resp.Status
+			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusFound {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("dashboard not ready (last: %s): %w", last, err)
+	}
+	return nil
+}
+
+func (l *Lab) startShipper(ctx context.Context) error {
+	if l.emu == nil {
+		return nil
+	}
+	for _, args := range [][]string{{"setup", "--pipelines"}, {"setup", "--index-management", "-E", "output.logstash.enabled=false"}} {
+		if out, err := l.shipper(ctx, args...); err != nil {
+			return fmt.Errorf("shipper %s: %w", strings.Join(args, " "), err)
+		} else {
+			l.log.Debug("shipper", "args", args, "output", tail(out, 300))
+		}
+	}
+	return l.startUnit(ctx, "shipper.service")
+}
+
+func (l *Lab) shipper(ctx context.Context, args ...string) (string, error) {
+	full := append([]string{"--path.config", filepath.Join(l.st.Root, "etc/shipper")}, args...)
+	out, err := run(ctx, append(os.Environ(), "DPKG_ROOT="+l.st.Root), "", filepath.Join(l.st.Root, "usr/bin/shipper"), full...)
+	return string(out), err
+}
+
+// Down stops every process of the lab (private systemd and everything in its cgroups), removes its
+// cgroups (its mounts live in the manager's mount namespace and vanish with it) and lab.json. It is
+// idempotent; files under DIR stay.
+func (l *Lab) Down(ctx context.Context) error {
+	sd := l.systemd()
+	if err := sd.Stop(ctx); err != nil {
+		return fmt.Errorf("down: %w", err)
+	}
+	if err := os.Remove(filepath.Join(l.st.Dir, stateFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("down: %w", err)
+	}
+	_ = os.Remove(filepath.Join(l.st.Dir, "rt", "systemd", "private"))
+	return nil
+}
+
+// DownDir is Down for a directory; it is a no-op when no lab state exists, but still sweeps the
+// cgroups derived from the directory.
+func DownDir(ctx context.Context, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("lab dir: %w", err)
+	}
+	l, err := Open(abs)
+	if errors.Is(err, ErrNoLab) {
+		sd := &Systemd{Dir: abs, ID: LabID(abs)}
+		return sd.Stop(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return l.Down(ctx)
+}
+
+// MemoryRSS is the sum of VmRSS of the processes in the lab's cgroups, in bytes.
+func (l *Lab) MemoryRSS() int64 {
+	var sum int64
+	for _, pid := range l.systemd().Procs() {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				var kb int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+					sum += kb << 10
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func lookPath(name string) (string, error) {
+	for _, d := range strings.Split("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:"+os.Getenv("PATH"), ":") {
+		if d == "" {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, syscall.ENOENT)
+}
