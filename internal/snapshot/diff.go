@@ -213,7 +213,7 @@ func (df *differ) components(a, b *Document) {
 			continue
 		}
 		if ca.Reachable && !cb.Reachable {
-			df.add(Critical, CatComponent, name, "reachable", "unreachable", "%s became unreachable: %s", name, cb.Error)
+			df.add(Critical, CatComponent, name, "reachable", "unreachable", "%s became unreachable: %s", name, strings.TrimPrefix(cb.Error, "unreachable: "))
 		} else if !ca.Reachable && cb.Reachable {
 			df.add(Info, CatComponent, name, "unreachable", "reachable", "%s is reachable again", name)
 		}
@@ -317,9 +317,16 @@ func (df *differ) indexer(a, b *Document) {
 		df.indices(ia.Indices, ib.Indices)
 	}
 	if !failed(ia.Errors, ib.Errors, "templates", df, "templates") {
+		// Losing an alerts template is critical when nothing replaces it
+		// (or it is named in the options).
 		alerts := map[string]bool{}
-		for _, n := range append(append(append([]string{}, ia.AlertsTemplates...), ib.AlertsTemplates...), df.opts.AlertsTemplates...) {
+		for _, n := range df.opts.AlertsTemplates {
 			alerts[n] = true
+		}
+		if len(ib.AlertsTemplates) == 0 {
+			for _, n := range ia.AlertsTemplates {
+				alerts[n] = true
+			}
 		}
 		df.hashes(CatTemplate, "template", ia.Templates, ib.Templates, alerts)
 		if len(ia.AlertsTemplates) > 0 && len(ib.AlertsTemplates) == 0 {
