@@ -50,7 +50,7 @@ type sample struct {
 	value  float64
 }
 
-func (p *promWriter) family(name, typ, help string, samples []sample) {
+func (p *promWriter) family(name, help, typ string, samples []sample) {
 	if len(samples) == 0 {
 		return
 	}
@@ -74,7 +74,7 @@ func (p *promWriter) family(name, typ, help string, samples []sample) {
 }
 
 func (p *promWriter) gauge(name, help string, v float64) {
-	p.family(name, "gauge", help, []sample{{value: v}})
+	p.family(name, help, "gauge", []sample{{value: v}})
 }
 
 func escapeHelp(s string) string {
