@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,6 +45,28 @@ func TestE2EIndexerOnly(t *testing.T) {
 		}
 	})
 	checkIndexerAndFaults(ctx, t, l)
+
+	// A real package upgrade swaps the OpenSearch binary: 2.11.1 -> 2.19.3 on the same data.
+	if err := l.stopUnit(ctx, "siem-indexer.service"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apt().Install(ctx, "siem-indexer=4.10.0-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.startIndexer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err := l.indexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := c.ok(ctx, "GET", "/_nodes/_local", nil)
+	if err != nil || !strings.Contains(string(body), `"version":"2.19.3"`) {
+		t.Errorf("after upgrade _nodes: %v %.300s", err, body)
+	}
+	if v, _ := l.apt().InstalledVersion(ctx, "siem-indexer"); v != "4.10.0-1" {
+		t.Errorf("installed %q after upgrade", v)
+	}
 	assertDown(ctx, t, l)
 	downed = true
 }

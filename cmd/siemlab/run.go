@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/siemctl/siemctl/internal/emu"
+	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/internal/lab/labcli"
+)
+
+// emuPrograms are the emulator programs of the lab contract.
+var emuPrograms = []string{"siem-managerd", "siem-control", "agent_control", "manage_agents", "siem-dashboard", "shipper"}
+
+// run dispatches on argv[0]: an emulator name runs emu.Main, anything else the siemlab CLI.
+func run(ctx context.Context, argv []string) int {
+	name := filepath.Base(argv[0])
+	if slices.Contains(emuPrograms, name) {
+		return emu.Main(ctx, name, argv[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
+	return labcli.Main(ctx, argv[1:], os.Stdin, os.Stdout, os.Stderr, labcli.Deps{Emulators: emulators{}, EmuMain: emu.Main})
+}
+
+// emulators adapts internal/emu to lab.Emulators.
+type emulators struct{}
+
+func (emulators) PackageFiles(s lab.EmuPackageSpec) ([]lab.File, error) {
+	files, err := emu.PackageFiles(emu.PackageSpec{Component: s.Component, Version: s.Version, Root: s.Root, Binary: s.Binary,
+		Ports: emu.Ports{API: s.Ports.API, Agent: s.Ports.Agent, Enrollment: s.Ports.Enrollment, Syslog: s.Ports.Syslog,
+			Dashboard: s.Ports.Dashboard, Indexer: s.Ports.Indexer}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]lab.File, 0, len(files))
+	for _, f := range files {
+		out = append(out, lab.File{Path: f.Path, Mode: f.Mode, Data: f.Data, Link: f.Link, Conffile: f.Conffile})
+	}
+	return out, nil
+}
+
+func (emulators) SetAPIUserPassword(installDir, user, password string) error {
+	return emu.SetAPIUserPassword(installDir, user, password)
+}
+
+func (emulators) Template(version string) []byte { return emu.Template(version) }
+
+func (emulators) SetFault(root, kind string, on bool) error { return emu.SetFault(root, kind, on) }

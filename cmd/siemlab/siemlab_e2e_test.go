@@ -1,0 +1,197 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/lab"
+)
+
+// TestMain lets the test binary double as the multi-call binary the emulator packages ship.
+func TestMain(m *testing.M) {
+	name := filepath.Base(os.Args[0])
+	for _, p := range emuPrograms {
+		if name == p {
+			os.Exit(run(context.Background(), os.Args))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func labDir(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(base, "lab")
+}
+
+// TestE2EFullLab runs a full up with the emulators, checks the real OpenSearch over TLS with auth,
+// the manager API and the dashboard, cluster-red and allocation-primaries faults through the real
+// API, the CLI's status, then down, and asserts that no process, cgroup or mount remains.
+func TestE2EFullLab(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	dir := labDir(t)
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l, err := lab.Up(ctx, lab.Options{Dir: dir, PortOffset: 800, Logger: log, Progress: os.Stderr, Emulators: emulators{}, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	downed := false
+	t.Cleanup(func() {
+		if !downed {
+			_ = l.Down(context.Background())
+		}
+	})
+	p := l.Ports()
+	hc := client(t, filepath.Join(dir, "certs", "root-ca.pem"))
+	pw := secret(t, dir, "indexer")
+	get := func(url, user, pass string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	idx := fmt.Sprintf("https://127.0.0.1:%d", p.Indexer)
+	if code, body := get(idx+"/", "admin", pw); code != 200 || !strings.Contains(body, "7.10.2") {
+		t.Fatalf("indexer GET / = %d %s", code, body)
+	}
+	if code, _ := get(idx+"/", "admin", "admin"); code != 401 {
+		t.Errorf("indexer with default password = %d, want 401", code)
+	}
+	if code, body := get(idx+"/_cluster/health", "admin", pw); code != 200 || strings.Contains(body, `"red"`) {
+		t.Fatalf("health = %d %s", code, body)
+	}
+	if code, _ := get(fmt.Sprintf("https://127.0.0.1:%d/", p.Dashboard), "", ""); code != 302 && code != 200 {
+		t.Errorf("dashboard GET / = %d", code)
+	}
+	// The siemctl config the lab wrote points at the same things.
+	cfg, err := os.ReadFile(l.ConfigPath())
+	if err != nil || !strings.Contains(string(cfg), fmt.Sprintf("https://127.0.0.1:%d", p.API)) {
+		t.Errorf("siemctl.yaml: %v\n%s", err, cfg)
+	}
+
+	for _, tc := range []struct{ kind, check, want string }{
+		{"cluster-red", "/_cluster/health", `"status":"red"`},
+		{"allocation-primaries", "/_cluster/settings", `"enable":"primaries"`},
+		{"watermark-override", "/_cluster/settings", `"low":"95%"`},
+	} {
+		if err := l.Fault(ctx, tc.kind); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := get(idx+tc.check, "admin", pw); !strings.Contains(body, tc.want) {
+			t.Errorf("after fault %s: %s lacks %s", tc.kind, body, tc.want)
+		}
+		if err := l.Heal(ctx, tc.kind); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := get(idx+tc.check, "admin", pw); strings.Contains(body, tc.want) {
+			t.Errorf("after heal %s: %s still has %s", tc.kind, body, tc.want)
+		}
+	}
+	for _, kind := range []string{"unit-stopped:shipper", "process-killed", "default-password", "manager-config-broken"} {
+		if err := l.Fault(ctx, kind); err != nil {
+			t.Errorf("fault %s: %v", kind, err)
+			continue
+		}
+		if err := l.Heal(ctx, kind); err != nil {
+			t.Errorf("heal %s: %v", kind, err)
+		}
+	}
+
+	st, err := l.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("status:\n%s", st)
+	for _, u := range st.Units {
+		if u.ActiveState != "active" {
+			t.Errorf("unit %s %s after heals", u.Name, u.ActiveState)
+		}
+	}
+	for _, port := range st.Ports {
+		if !port.Listening {
+			t.Errorf("port %s/%d not listening", port.Name, port.Port)
+		}
+	}
+	if st.Versions["siem-manager"] != "4.9.0-1" || st.Versions["siem-indexer"] != "4.9.0-1" {
+		t.Errorf("versions = %v", st.Versions)
+	}
+	t.Logf("memory: %d MiB in %d processes", st.MemoryRSS>>20, st.Processes)
+
+	// down leaves nothing behind.
+	cgroups := l.State().Cgroups
+	t0 := time.Now()
+	if err := lab.DownDir(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	downed = true
+	t.Logf("down took %v", time.Since(t0))
+	for _, cg := range cgroups {
+		if _, err := os.Stat(cg); err == nil {
+			t.Errorf("cgroup %s left", cg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "lab.json")); err == nil {
+		t.Error("lab.json left")
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(mounts), dir) {
+		t.Error("mount left")
+	}
+	if err := lab.DownDir(ctx, dir); err != nil {
+		t.Errorf("second down: %v", err)
+	}
+}
+
+func client(t *testing.T, ca string) *http.Client {
+	t.Helper()
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func secret(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "secrets", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}

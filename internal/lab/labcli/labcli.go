@@ -1,0 +1,195 @@
+// Package labcli is the siemlab command line: up, down, status, fault, heal (and the hidden emu
+// dispatcher). cmd/siemlab wires the emulators into it.
+package labcli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/lab"
+)
+
+// Deps are what the CLI needs from outside the lab package.
+type Deps struct {
+	Emulators lab.Emulators // nil: indexer-only labs
+	// EmuMain runs an emulator program (siemlab emu NAME args...); nil disables the sub-command.
+	EmuMain func(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+// Main runs siemlab with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, deps Deps) int {
+	root := NewRoot(stdin, stdout, stderr, deps)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		fmt.Fprintln(stderr, "siemlab:", err)
+		if errors.Is(err, lab.ErrUnknownFault) || errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// NewRoot builds the command tree.
+func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Command {
+	var logLevel string
+	root := &cobra.Command{
+		Use:           "siemlab",
+		Short:         "A real single-host SIEM stack (OpenSearch, private systemd, apt/dpkg) for siemctl's tests and demo",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "warn", "log level (debug, info, warn, error)")
+	logger := func() *slog.Logger {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+			lvl = slog.LevelWarn
+		}
+		return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	}
+	open := func(dir string) (*lab.Lab, error) {
+		if dir == "" {
+			return nil, fmt.Errorf("%w: --dir is required", errUsage)
+		}
+		return lab.OpenWith(dir, logger(), deps.Emulators)
+	}
+
+	var dir, version string
+	var offset int
+	up := &cobra.Command{
+		Use:   "up --dir DIR [--version 4.9.0] [--port-offset N]",
+		Short: "Build the packages, install them in DIR/root, start the stack and wait until it is healthy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("%w: --dir is required", errUsage)
+			}
+			l, err := lab.Up(cmd.Context(), lab.Options{Dir: dir, Version: version, PortOffset: offset, Logger: logger(), Progress: stderr, Emulators: deps.Emulators})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, l.ConfigPath())
+			return nil
+		},
+	}
+	up.Flags().StringVar(&dir, "dir", "", "lab directory")
+	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install")
+	up.Flags().IntVar(&offset, "port-offset", 0, "added to every default port")
+
+	down := &cobra.Command{
+		Use:   "down --dir DIR",
+		Short: "Stop every lab process, remove its cgroups (idempotent; files under DIR stay)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("%w: --dir is required", errUsage)
+			}
+			t0 := time.Now()
+			if err := lab.DownDir(cmd.Context(), dir); err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "siemlab down: %s (%.2fs)\n", dir, time.Since(t0).Seconds())
+			return nil
+		},
+	}
+	down.Flags().StringVar(&dir, "dir", "", "lab directory")
+
+	var asJSON bool
+	status := &cobra.Command{
+		Use:   "status --dir DIR [--json]",
+		Short: "Units, PIDs, ports, installed versions, cluster health, memory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := open(dir)
+			if err != nil {
+				return err
+			}
+			st, err := l.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			_, err = io.WriteString(stdout, st.String())
+			return err
+		},
+	}
+	status.Flags().StringVar(&dir, "dir", "", "lab directory")
+	status.Flags().BoolVar(&asJSON, "json", false, "JSON output")
+
+	var list bool
+	faultCmd := func(name, short string, heal bool) *cobra.Command {
+		c := &cobra.Command{
+			Use:   name + " --dir DIR KIND | --list",
+			Short: short,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if list {
+					for _, k := range lab.FaultKinds() {
+						fmt.Fprintf(stdout, "%-24s %s\n", k.Name, k.Description)
+					}
+					return nil
+				}
+				if len(args) != 1 {
+					return fmt.Errorf("%w: exactly one fault KIND (siemlab %s --list)", errUsage, name)
+				}
+				l, err := open(dir)
+				if err != nil {
+					return err
+				}
+				t0 := time.Now()
+				if heal {
+					err = l.Heal(cmd.Context(), args[0])
+				} else {
+					err = l.Fault(cmd.Context(), args[0])
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "siemlab %s %s: done (%.1fs)\n", name, args[0], time.Since(t0).Seconds())
+				return nil
+			},
+		}
+		c.Flags().StringVar(&dir, "dir", "", "lab directory")
+		c.Flags().BoolVar(&list, "list", false, "list the fault kinds")
+		return c
+	}
+	root.AddCommand(up, down, status, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
+	if deps.EmuMain != nil {
+		root.AddCommand(&cobra.Command{
+			Use:                "emu NAME [ARGS...]",
+			Short:              "Run an emulator program (as if called by its name)",
+			Hidden:             true,
+			DisableFlagParsing: true,
+			Args:               cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if code := deps.EmuMain(cmd.Context(), args[0], args[1:], stdin, stdout, stderr); code != 0 {
+					return &exitError{code: code}
+				}
+				return nil
+			},
+		})
+	}
+	return root
+}
