@@ -40,7 +40,23 @@ func Load(fsys fs.FS, name string) (*Runbook, error) {
 
 // Parse decodes a runbook strictly (unknown fields are errors) and checks
 // its structure. The error, if any, is Problems listing everything found.
-func Parse(data []byte, source string) (rb *Runbook, err error) {
+func Parse(data []byte, source string) (*Runbook, error) {
+	rb, probs := Decode(data, source)
+	if rb != nil {
+		probs = append(probs, Check(rb)...)
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	return rb, nil
+}
+
+// Decode is the YAML half of Parse: it decodes strictly and returns the
+// YAML-level problems (syntax, unknown fields, bad durations) without the
+// structural Check, so a caller (engine planning) can report those together
+// with its own findings. The runbook is nil only when the text is not usable
+// YAML at all.
+func Decode(data []byte, source string) (rb *Runbook, probs Problems) {
 	if source == "" {
 		source = "runbook"
 	}
@@ -51,11 +67,10 @@ func Parse(data []byte, source string) (rb *Runbook, err error) {
 	// in it must become an ordinary error, never a crash mid-upgrade.
 	defer func() {
 		if r := recover(); r != nil {
-			rb, err = nil, Problems{{Source: source, Msg: fmt.Sprintf("unparsable YAML: %v", r)}}
+			rb, probs = nil, Problems{{Source: source, Msg: fmt.Sprintf("unparsable YAML: %v", r)}}
 		}
 	}()
 
-	var probs Problems
 	var out Runbook
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -69,7 +84,7 @@ func Parse(data []byte, source string) (rb *Runbook, err error) {
 				probs = append(probs, yamlProblem(source, e))
 			}
 		default:
-			return nil, Problems{yamlProblem(source, strings.TrimPrefix(derr.Error(), "yaml: "))}
+			return nil, Problems{yamlProblem(source, derr.Error())}
 		}
 	}
 	var extra yaml.Node
@@ -81,11 +96,7 @@ func Parse(data []byte, source string) (rb *Runbook, err error) {
 	out.Raw = append([]byte(nil), data...)
 	out.Hash = Hash(data)
 	setLines(&out, data)
-	probs = append(probs, Check(&out)...)
-	if err := probs.Err(); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return &out, probs
 }
 
 func yamlProblem(source, msg string) Problem {

@@ -1,0 +1,275 @@
+// Package engine runs runbooks: it plans before any side effect, takes the
+// host lock, journals every transition to an append-only, fsync'd JSONL file,
+// polls gates, rolls back through undos, runs finally-steps, and resumes an
+// interrupted run. It knows no vendor API: step kinds are Go values registered
+// by name (internal/steps), and everything they need from the outside world
+// reaches them through Env.Deps, which the caller supplies.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Kind is a step kind: Go code registered under a dotted name (units.stop).
+type Kind interface {
+	// Name is the dotted name runbooks use in `kind:`.
+	Name() string
+	// Decode turns a step's `with:` into typed parameters, strictly: unknown
+	// keys and wrong types are errors (see DecodeStrict). Validate is called
+	// by the planner afterwards.
+	Decode(with map[string]any) (Params, error)
+	// Run performs the step. A gate that is not satisfied yet returns
+	// Pending(...) and is polled until its timeout; a definitive no-go
+	// returns NoGo(...). Outcome is journaled.
+	Run(ctx context.Context, env Env, p Params) (Outcome, error)
+}
+
+// Params are a step's decoded parameters.
+type Params interface {
+	// Describe lists every command and API call the step would make, for
+	// plans and --dry-run ("POST /_flush", "apt-get install siem-indexer=<target>").
+	Describe() []string
+	// Validate checks the parameters' values.
+	Validate() error
+}
+
+// Verifier is implemented by kinds that can tell whether an interrupted
+// attempt already took effect; on resume the interrupted step is verified
+// first and only re-run when Verify says it is not done.
+type Verifier interface {
+	Verify(ctx context.Context, env Env, p Params) (done bool, err error)
+}
+
+// Skipper is implemented by kinds with a run-time condition (kubeadm RunIf):
+// skip must come with a reason, which is journaled and shown.
+type Skipper interface {
+	Skip(ctx context.Context, env Env, p Params) (reason string, skip bool, err error)
+}
+
+// ReadOnlyKind is implemented by kinds that change nothing (gates, snapshot
+// capture). A failure before any changing step completed is a clean no-go
+// (exit 3), and read-only steps are interrupted at once on cancel; changing
+// steps in flight are allowed to finish (bounded by their timeout), which is
+// the engine's safe point. Kinds that do not implement it count as changing.
+type ReadOnlyKind interface {
+	ReadOnly() bool
+}
+
+// Outcome is what a step reports; it is journaled as JSON.
+type Outcome struct {
+	Message string         `json:"message,omitempty"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+// Env is what a step kind gets from the engine.
+type Env interface {
+	// RunID is the run's id; StepID the running step's (or undo's) id.
+	RunID() string
+	StepID() string
+	// Get decodes the run value key into v (a pointer) and reports whether it
+	// was set. Set records a JSON-able value in the journal at once, so a
+	// resumed run and a later rollback see it (e.g. previous_versions).
+	// Values under secret-looking keys are redacted: never store secrets.
+	Get(key string, v any) (bool, error)
+	Set(key string, v any) error
+	// Waiting reports what the step is waiting for, shown as progress.
+	Waiting(format string, args ...any)
+	// Logger is the run's logger.
+	Logger() *slog.Logger
+	// Deps is the caller's dependencies (clients, config) as given in
+	// Runner.Deps; the kinds' package asserts its own type.
+	Deps() any
+}
+
+// PendingError means "not yet": a gate's condition is not met, poll again.
+type PendingError struct{ Reason string }
+
+func (e *PendingError) Error() string { return "not yet: " + e.Reason }
+
+// Pending returns a *PendingError.
+func Pending(format string, args ...any) error {
+	return &PendingError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// NoGoError is a gate's definitive no-go (e.g. the cluster is red).
+type NoGoError struct{ Reason string }
+
+func (e *NoGoError) Error() string { return "no-go: " + e.Reason }
+
+// NoGo returns a *NoGoError.
+func NoGo(format string, args ...any) error {
+	return &NoGoError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Registry holds the step kinds by name.
+type Registry struct {
+	kinds map[string]Kind
+}
+
+// NewRegistry returns a registry holding kinds; duplicate or badly named
+// kinds are an error.
+func NewRegistry(kinds ...Kind) (*Registry, error) {
+	r := &Registry{kinds: map[string]Kind{}}
+	var errs []error
+	for _, k := range kinds {
+		errs = append(errs, r.Register(k))
+	}
+	return r, errors.Join(errs...)
+}
+
+var kindNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
+
+// Register adds a kind.
+func (r *Registry) Register(k Kind) error {
+	if r.kinds == nil {
+		r.kinds = map[string]Kind{}
+	}
+	name := k.Name()
+	if !kindNameRE.MatchString(name) {
+		return fmt.Errorf("register kind %q: name must be dotted lowercase", name)
+	}
+	if _, dup := r.kinds[name]; dup {
+		return fmt.Errorf("register kind %q: already registered", name)
+	}
+	r.kinds[name] = k
+	return nil
+}
+
+// Lookup returns the kind registered as name.
+func (r *Registry) Lookup(name string) (Kind, bool) {
+	k, ok := r.kinds[name]
+	return k, ok
+}
+
+// Names lists the registered kinds, sorted.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.kinds))
+	for n := range r.kinds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func readOnly(k Kind) bool {
+	ro, ok := k.(ReadOnlyKind)
+	return ok && ro.ReadOnly()
+}
+
+var (
+	yamlLineRE  = regexp.MustCompile(`line \d+: `)
+	notFoundRE  = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	unmarshalRE = regexp.MustCompile(`cannot unmarshal !!(\w+) ` + "`" + `([^` + "`" + `]*)` + "`" + ` into (\S+)`)
+)
+
+// DecodeStrict decodes a step's `with:` map into dst (a pointer to a struct
+// with yaml tags): unknown keys and wrong types are errors, all listed.
+// time.Duration fields accept "90s".
+func DecodeStrict(with map[string]any, dst any) error {
+	if with == nil {
+		with = map[string]any{}
+	}
+	b, err := yaml.Marshal(with)
+	if err != nil {
+		return fmt.Errorf("parameters: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(dst); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return fmt.Errorf("parameters: %w", err)
+		}
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			m = yamlLineRE.ReplaceAllString(m, "")
+			m = notFoundRE.ReplaceAllString(m, "unknown parameter $1")
+			m = unmarshalRE.ReplaceAllString(m, "$2 is not a valid $3")
+			msgs[i] = m
+		}
+		return fmt.Errorf("parameters: %s", strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// Spec defines a kind from typed parameters; Define turns it into a Kind.
+// P is usually a pointer to a struct with yaml tags.
+type Spec[P Params] struct {
+	Name string
+	// ReadOnly marks kinds that change nothing (gates).
+	ReadOnly bool
+	// New returns an empty P to decode into; defaults apply from it.
+	New func() P
+	Run func(ctx context.Context, env Env, p P) (Outcome, error)
+	// Verify and Skip are optional.
+	Verify func(ctx context.Context, env Env, p P) (bool, error)
+	Skip   func(ctx context.Context, env Env, p P) (string, bool, error)
+}
+
+// ErrCannotVerify is returned by Verify of a kind that has no verification;
+// the engine re-runs such a step on resume.
+var ErrCannotVerify = errors.New("step kind cannot verify an interrupted attempt")
+
+// Define builds a Kind from a Spec.
+func Define[P Params](s Spec[P]) Kind { return &defined[P]{s: s} }
+
+type defined[P Params] struct{ s Spec[P] }
+
+func (d *defined[P]) Name() string   { return d.s.Name }
+func (d *defined[P]) ReadOnly() bool { return d.s.ReadOnly }
+
+func (d *defined[P]) Decode(with map[string]any) (Params, error) {
+	p := d.s.New()
+	if err := DecodeStrict(with, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (d *defined[P]) params(p Params) (P, error) {
+	tp, ok := p.(P)
+	if !ok {
+		var zero P
+		return zero, fmt.Errorf("kind %s: params of type %T", d.s.Name, p)
+	}
+	return tp, nil
+}
+
+func (d *defined[P]) Run(ctx context.Context, env Env, p Params) (Outcome, error) {
+	tp, err := d.params(p)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return d.s.Run(ctx, env, tp)
+}
+
+func (d *defined[P]) Verify(ctx context.Context, env Env, p Params) (bool, error) {
+	if d.s.Verify == nil {
+		return false, ErrCannotVerify
+	}
+	tp, err := d.params(p)
+	if err != nil {
+		return false, err
+	}
+	return d.s.Verify(ctx, env, tp)
+}
+
+func (d *defined[P]) Skip(ctx context.Context, env Env, p Params) (string, bool, error) {
+	if d.s.Skip == nil {
+		return "", false, nil
+	}
+	tp, err := d.params(p)
+	if err != nil {
+		return "", false, err
+	}
+	return d.s.Skip(ctx, env, tp)
+}

@@ -1,0 +1,218 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/runbook"
+)
+
+// Selection narrows a runbook: Only keeps the named steps and subtrees
+// (a parent id selects its children), Skip drops them; Skip wins.
+// Always-steps are kept by Only (they are the run's finally) but dropped by Skip.
+type Selection struct {
+	Only []string `json:"only,omitempty"`
+	Skip []string `json:"skip,omitempty"`
+}
+
+// Plan is a validated runbook ready to run: every step with its kind and
+// decoded parameters, in order.
+type Plan struct {
+	Runbook   *runbook.Runbook
+	Selection Selection
+	Steps     []*PlannedStep
+}
+
+// PlannedStep is one step of a plan.
+type PlannedStep struct {
+	runbook.Step
+	// N is the 1-based position among the selected steps (0 when not selected).
+	N int
+	// Selected is false when --only/--skip dropped it; Reason then says why.
+	Selected bool
+	Reason   string
+
+	Kind     Kind
+	Params   Params
+	Describe []string
+	ReadOnly bool
+	Undo     *PlannedUndo
+}
+
+// PlannedUndo is a step's decoded undo.
+type PlannedUndo struct {
+	Kind     Kind
+	Params   Params
+	Describe []string
+	Timeout  time.Duration
+}
+
+// Selected returns the selected steps in order.
+func (p *Plan) Selected() []*PlannedStep {
+	var out []*PlannedStep
+	for _, s := range p.Steps {
+		if s.Selected {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Total is the number of selected steps (the m of "step n/m").
+func (p *Plan) Total() int { return len(p.Selected()) }
+
+// Step returns the planned step with id.
+func (p *Plan) Step(id string) (*PlannedStep, bool) {
+	for _, s := range p.Steps {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// PlanError lists every problem that stops a plan.
+type PlanError struct{ Problems runbook.Problems }
+
+func (e *PlanError) Error() string { return "invalid plan: " + e.Problems.Error() }
+
+// Unwrap exposes the problems.
+func (e *PlanError) Unwrap() error { return e.Problems }
+
+// ExitCode: a broken runbook or selection is a usage error (2).
+func (e *PlanError) ExitCode() int { return 2 }
+
+// LoadPlan reads the runbook name from fsys and plans it.
+func LoadPlan(fsys fs.FS, name string, reg *Registry, sel Selection) (*Plan, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open runbook: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, runbook.MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read runbook %s: %w", name, err)
+	}
+	return ParsePlan(data, name, reg, sel)
+}
+
+// ParsePlan parses runbook text and plans it, reporting YAML, structure,
+// kind, parameter and selection problems together.
+func ParsePlan(data []byte, source string, reg *Registry, sel Selection) (*Plan, error) {
+	rb, probs := runbook.Decode(data, source)
+	if rb == nil {
+		return nil, &PlanError{Problems: probs}
+	}
+	p, perr := planRunbook(rb, reg, sel)
+	probs = append(probs, perr...)
+	if err := probs.Err(); err != nil {
+		return nil, &PlanError{Problems: probs}
+	}
+	return p, nil
+}
+
+// PlanRunbook checks a parsed runbook against the registry and selection,
+// decoding every step's (and undo's) parameters. Nothing is run. All
+// problems are reported at once in a *PlanError.
+func PlanRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, error) {
+	p, probs := planRunbook(rb, reg, sel)
+	if err := probs.Err(); err != nil {
+		return nil, &PlanError{Problems: probs}
+	}
+	return p, nil
+}
+
+func planRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, runbook.Problems) {
+	probs := runbook.Check(rb)
+	add := func(s *runbook.Step, format string, args ...any) {
+		p := runbook.Problem{Source: rb.Source, Msg: fmt.Sprintf(format, args...)}
+		if s != nil {
+			p.Line, p.Step = s.Line, s.ID
+		}
+		probs = append(probs, p)
+	}
+	if reg == nil {
+		reg = &Registry{}
+	}
+	plan := &Plan{Runbook: rb, Selection: sel}
+	for i := range rb.Steps {
+		s := rb.Steps[i]
+		ps := &PlannedStep{Step: s}
+		plan.Steps = append(plan.Steps, ps)
+		k, ok := reg.Lookup(s.Kind)
+		if !ok {
+			if s.Kind != "" {
+				add(&s, "unknown kind %s", s.Kind)
+			}
+		} else {
+			ps.Kind, ps.ReadOnly = k, readOnly(k)
+			ps.Params, ps.Describe = decode(k, s.With, func(err error) { add(&s, "%s: %v", s.Kind, err) })
+		}
+		if s.Undo != nil {
+			uk, ok := reg.Lookup(s.Undo.Kind)
+			if !ok {
+				if s.Undo.Kind != "" {
+					add(&s, "undo: unknown kind %s", s.Undo.Kind)
+				}
+				continue
+			}
+			u := &PlannedUndo{Kind: uk, Timeout: s.Undo.Timeout.D()}
+			u.Params, u.Describe = decode(uk, s.Undo.With, func(err error) { add(&s, "undo %s: %v", s.Undo.Kind, err) })
+			ps.Undo = u
+		}
+	}
+
+	// Selection.
+	for _, id := range append(slices.Clone(sel.Only), sel.Skip...) {
+		if !slices.ContainsFunc(rb.Steps, func(s runbook.Step) bool { return s.Covers(id) }) {
+			add(nil, "no step matches %q (see the plan for step ids)", id)
+		}
+	}
+	covered := func(s runbook.Step, ids []string) bool {
+		return slices.ContainsFunc(ids, s.Covers)
+	}
+	n := 0
+	for _, ps := range plan.Steps {
+		switch {
+		case covered(ps.Step, sel.Skip):
+			ps.Reason = "skipped by selection"
+		case len(sel.Only) > 0 && !ps.Always && !covered(ps.Step, sel.Only):
+			ps.Reason = "not in the selection"
+		default:
+			ps.Selected = true
+			n++
+			ps.N = n
+		}
+	}
+	for _, ps := range plan.Steps {
+		if !ps.Selected {
+			continue
+		}
+		for _, need := range ps.Needs {
+			if dep, ok := plan.Step(need); ok && !dep.Selected {
+				add(&ps.Step, "needs %s, which the selection leaves out (%s)", need, dep.Reason)
+			}
+		}
+	}
+	return plan, probs
+}
+
+func decode(k Kind, with map[string]any, fail func(error)) (Params, []string) {
+	p, err := k.Decode(with)
+	if err != nil {
+		fail(err)
+		return nil, nil
+	}
+	if p == nil {
+		fail(fmt.Errorf("kind decoded no parameters"))
+		return nil, nil
+	}
+	if err := p.Validate(); err != nil {
+		fail(err)
+		return nil, nil
+	}
+	return p, p.Describe()
+}
