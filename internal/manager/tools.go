@@ -55,25 +55,29 @@ func ExecRunner(limit int) Runner {
 
 // capBuffer keeps the first limit bytes and discards the rest (the child
 // never blocks on a full pipe).
+// It deliberately does not embed bytes.Buffer: io.Copy would use its
+// ReadFrom and bypass the cap.
 type capBuffer struct {
-	bytes.Buffer
+	buf       bytes.Buffer
 	limit     int
 	truncated bool
 }
 
 func (b *capBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.Len(); room > 0 {
+	if room := b.limit - b.buf.Len(); room > 0 {
 		if len(p) > room {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 			b.truncated = true
 		} else {
-			b.Buffer.Write(p)
+			b.buf.Write(p)
 		}
 	} else if len(p) > 0 {
 		b.truncated = true
 	}
 	return len(p), nil
 }
+
+func (b *capBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // Tools runs the manager's command-line tools under InstallDir/bin.
 type Tools struct {

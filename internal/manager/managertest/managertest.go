@@ -87,10 +87,10 @@ type Server struct {
 	RejectTokens  atomic.Int32 // 401 "Invalid token" on bearer requests
 	BadConfigNext atomic.Bool  // validation fails with 1908 once
 
-	Logins   atomic.Int32 // successful logins
-	Requests atomic.Int32 // every request, login included
-	// LoginMethods records the method of every login attempt.
+	Logins       atomic.Int32 // successful logins
+	Requests     atomic.Int32 // every request, login included
 	loginMethods []string
+	seen         []string
 }
 
 // New starts a fake manager and closes it when the test ends.
@@ -257,8 +257,30 @@ var messages = map[int]string{
 	5000: "The user could not be created",
 }
 
+// Seen returns "METHOD /path?query" of every request so far, in order.
+func (s *Server) Seen() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.seen...)
+}
+
+// SeenPath returns the raw queries of the requests to "METHOD /path".
+func (s *Server) SeenPath(methodPath string) []string {
+	var out []string
+	for _, x := range s.Seen() {
+		mp, q, _ := strings.Cut(x, "?")
+		if mp == methodPath {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.Requests.Add(1)
+	s.mu.Lock()
+	s.seen = append(s.seen, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+	s.mu.Unlock()
 	if s.RateLimit.Load() > 0 && s.RateLimit.Add(-1) >= 0 {
 		if ra := s.RetryAfter.Load(); ra > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(ra)))
