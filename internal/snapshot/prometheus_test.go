@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/golden"
@@ -387,6 +388,10 @@ func TestIndexPrefix(t *testing.T) {
 }
 
 func TestWritePrometheusAtomic(t *testing.T) {
+	// The unit runs with UMask=0027: the file must still be world-readable
+	// for node_exporter.
+	old := syscall.Umask(0o027)
+	t.Cleanup(func() { syscall.Umask(old) })
 	dir := filepath.Join(t.TempDir(), "textfile_collector")
 	path := filepath.Join(dir, "siemctl.prom")
 	d := mustCapture(t, healthySource(), fixedOpts())

@@ -100,7 +100,7 @@ func (s *Store) Save(d *Document) (string, error) {
 // writeAtomic writes data to dst through a temporary file in dst's directory.
 func writeAtomic(dst string, data []byte, perm os.FileMode, beforeRename func(string)) error {
 	dir := filepath.Dir(dst)
-	pf, err := renameio.NewPendingFile(dst, renameio.WithTempDir(dir), renameio.WithPermissions(perm))
+	pf, err := renameio.NewPendingFile(dst, renameio.WithTempDir(dir), renameio.WithStaticPermissions(perm))
 	if err != nil {
 		return err
 	}

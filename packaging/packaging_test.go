@@ -1,0 +1,208 @@
+package packaging
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const defaultBin = "/usr/local/bin/siemctl"
+
+// stubBin writes an executable that stands in for siemctl.
+func stubBin(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "bin", "siemctl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUnitsVerify(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed")
+	}
+	dir := t.TempDir()
+	bin := stubBin(t, dir)
+	var paths []string
+	for _, u := range Units() {
+		b, err := Files.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// verify checks that ExecStart exists: point it at the stub.
+		b = bytes.ReplaceAll(b, []byte(defaultBin), []byte(bin))
+		p := filepath.Join(dir, u)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	cmd := exec.Command(analyze, append([]string{"verify", "--man=no"}, paths...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// verify also warns without failing: none of that for our units.
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.Contains(line, "siemctl-snapshot") {
+			t.Errorf("systemd-analyze: %s", line)
+		}
+	}
+}
+
+func TestUnitContents(t *testing.T) {
+	svc, _ := Files.ReadFile("siemctl-snapshot.service")
+	timer, _ := Files.ReadFile("siemctl-snapshot.timer")
+	for _, want := range []string{
+		"Type=oneshot",
+		"ExecStart=" + defaultBin + " snapshot capture --label timer --keep-days 30 --prometheus-file /var/lib/node_exporter/textfile_collector/siemctl.prom",
+		"ProtectSystem=strict", "NoNewPrivileges=yes", "PrivateTmp=yes",
+		"ReadWritePaths=/var/lib/siemctl -/var/backups/siemctl -/var/lib/node_exporter/textfile_collector",
+	} {
+		if !bytes.Contains(svc, []byte(want+"\n")) {
+			t.Errorf("service lacks %q", want)
+		}
+	}
+	for _, want := range []string{"OnCalendar=hourly", "Persistent=true", "RandomizedDelaySec=", "WantedBy=timers.target"} {
+		if !bytes.Contains(timer, []byte(want)) {
+			t.Errorf("timer lacks %q", want)
+		}
+	}
+	if bytes.Contains(svc, []byte("password")) || bytes.Contains(svc, []byte("--token")) {
+		t.Error("service passes a secret on the command line")
+	}
+}
+
+// fakeSystemctl puts a systemctl on PATH that records its arguments.
+func fakeSystemctl(t *testing.T, dir string) (pathEnv, logFile string) {
+	t.Helper()
+	bindir := filepath.Join(dir, "fakebin")
+	if err := os.MkdirAll(bindir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logFile = filepath.Join(dir, "systemctl.log")
+	script := "#!/bin/sh\necho \"$*\" >> '" + logFile + "'\n"
+	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bindir + string(os.PathListSeparator) + os.Getenv("PATH"), logFile
+}
+
+func runInstall(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
+	script, err := filepath.Abs("install.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func readLog(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestInstallScript(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	t.Run("live install into a unit dir", func(t *testing.T) {
+		dir := t.TempDir()
+		path, log := fakeSystemctl(t, dir)
+		unitDir := filepath.Join(dir, "etc", "systemd", "system")
+		bin := stubBin(t, dir)
+		out, err := runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--bin", bin)
+		if err != nil {
+			t.Fatalf("install.sh: %v\n%s", err, out)
+		}
+		svc, err := os.ReadFile(filepath.Join(unitDir, "siemctl-snapshot.service"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svc, []byte("ExecStart="+bin+" snapshot capture")) || bytes.Contains(svc, []byte(defaultBin)) {
+			t.Errorf("ExecStart not rewritten to %s:\n%s", bin, svc)
+		}
+		if info, _ := os.Stat(filepath.Join(unitDir, "siemctl-snapshot.timer")); info == nil || info.Mode().Perm() != 0o644 {
+			t.Errorf("timer not installed 0644: %v", info)
+		}
+		if got := readLog(t, log); got != "daemon-reload\nenable --now siemctl-snapshot.timer\n" {
+			t.Errorf("systemctl calls:\n%s", got)
+		}
+		ents, _ := os.ReadDir(unitDir)
+		if len(ents) != 2 {
+			t.Errorf("unit dir holds %v", ents)
+		}
+
+		out, err = runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--uninstall")
+		if err != nil {
+			t.Fatalf("uninstall: %v\n%s", err, out)
+		}
+		if ents, _ := os.ReadDir(unitDir); len(ents) != 0 {
+			t.Errorf("uninstall left %v", ents)
+		}
+		if !strings.Contains(readLog(t, log), "disable --now siemctl-snapshot.timer\n") {
+			t.Errorf("uninstall did not disable the timer:\n%s", readLog(t, log))
+		}
+	})
+	t.Run("DESTDIR stages files and leaves systemd alone", func(t *testing.T) {
+		dir := t.TempDir()
+		path, log := fakeSystemctl(t, dir)
+		dest := filepath.Join(dir, "stage")
+		out, err := runInstall(t, []string{"PATH=" + path, "DESTDIR=" + dest})
+		if err != nil {
+			t.Fatalf("install.sh: %v\n%s", err, out)
+		}
+		for _, u := range Units() {
+			want, _ := Files.ReadFile(u)
+			got, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system", u))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s staged incorrectly: %v", u, err)
+			}
+		}
+		if got := readLog(t, log); got != "" {
+			t.Errorf("systemctl called with DESTDIR: %s", got)
+		}
+	})
+	t.Run("dry run changes nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		path, log := fakeSystemctl(t, dir)
+		unitDir := filepath.Join(dir, "units")
+		out, err := runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--dry-run")
+		if err != nil {
+			t.Fatalf("install.sh --dry-run: %v\n%s", err, out)
+		}
+		for _, want := range []string{"+ install -d -m 0755 " + unitDir, "+ systemctl daemon-reload", "+ systemctl enable --now siemctl-snapshot.timer"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("dry run output lacks %q:\n%s", want, out)
+			}
+		}
+		if _, err := os.Stat(unitDir); !os.IsNotExist(err) {
+			t.Errorf("dry run created %s", unitDir)
+		}
+		if got := readLog(t, log); got != "" {
+			t.Errorf("dry run called systemctl: %s", got)
+		}
+	})
+	t.Run("bad arguments", func(t *testing.T) {
+		for _, args := range [][]string{{"--bin", "relative/siemctl"}, {"--bin", "/usr/bin/x;rm"}, {"--frobnicate"}, {"--bin"}} {
+			if out, err := runInstall(t, []string{"DESTDIR=" + t.TempDir()}, args...); err == nil {
+				t.Errorf("%v accepted:\n%s", args, out)
+			}
+		}
+	})
+}
