@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -207,6 +208,16 @@ func TestCaptureNeverHoldsSecrets(t *testing.T) {
 			t.Errorf("snapshot contains secret form %q", f)
 		}
 	}
+	// Every other output made from the document is clean too.
+	var prom, diffText, diffJSON, show bytes.Buffer
+	if err := RenderPrometheus(&prom, d); err != nil {
+		t.Fatal(err)
+	}
+	rep := Diff(mustCapture(t, healthySource(), fixedOpts()), d, DiffOptions{})
+	_ = RenderDiffText(&diffText, rep)
+	_ = RenderDiffJSON(&diffJSON, rep)
+	_ = RenderDocumentText(&show, d)
+	out += prom.String() + diffText.String() + diffJSON.String() + show.String()
 	if !strings.Contains(out, Redacted) {
 		t.Error("nothing was redacted: the test did not exercise the scrubber")
 	}
