@@ -1,0 +1,232 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
+)
+
+// DefaultTimeField is the alerts time field usable in ranges ("now-5m TO now").
+const DefaultTimeField = "timestamp"
+
+// MaxSearchSize caps SearchRequest.Size (index.max_result_window default).
+const MaxSearchSize = 10000
+
+// SortField orders hits; Order is "asc" or "desc".
+type SortField struct {
+	Field string
+	Order string
+}
+
+// SearchRequest is a bounded, query_string search. Query travels in the JSON
+// body (never in the URL). Zero Since/Until leave that side open.
+type SearchRequest struct {
+	Index       string // index name or pattern, e.g. siem-alerts-4.x-*
+	Query       string // query_string syntax; "" matches all
+	Since       time.Time
+	Until       time.Time
+	TimeField   string      // default DefaultTimeField
+	Size        int         // default 10, at most MaxSearchSize
+	Sort        []SortField // default: TimeField desc
+	SearchAfter []any       // the Sort of the last hit of the previous page
+	Source      []string    // fields to return; nil: the whole _source
+}
+
+// SearchResult is the useful part of a search answer.
+type SearchResult struct {
+	Total         int64  `json:"total"`
+	TotalRelation string `json:"total_relation"` // eq | gte
+	Hits          []Hit  `json:"hits"`
+}
+
+// Hit is one document.
+type Hit struct {
+	Index  string          `json:"index"`
+	ID     string          `json:"id"`
+	Sort   []any           `json:"sort,omitempty"`
+	Source json.RawMessage `json:"source,omitempty"`
+}
+
+// query builds the bool filter shared by search and count.
+func buildQuery(q string, timeField string, since, until time.Time) map[string]any {
+	var filters []any
+	if strings.TrimSpace(q) != "" {
+		filters = append(filters, map[string]any{"query_string": map[string]any{"query": q}})
+	}
+	if !since.IsZero() || !until.IsZero() {
+		rng := map[string]any{"format": "epoch_millis"}
+		if !since.IsZero() {
+			rng["gte"] = since.UnixMilli()
+		}
+		if !until.IsZero() {
+			rng["lte"] = until.UnixMilli()
+		}
+		filters = append(filters, map[string]any{"range": map[string]any{timeField: rng}})
+	}
+	if len(filters) == 0 {
+		return map[string]any{"match_all": map[string]any{}}
+	}
+	return map[string]any{"bool": map[string]any{"filter": filters}}
+}
+
+func validIndexExpr(op, expr string) error {
+	if strings.TrimSpace(expr) == "" || strings.ContainsAny(expr, " /?#") {
+		return &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("invalid index expression %q", expr)}
+	}
+	return nil
+}
+
+// searchQuery: a pattern that matches nothing is an empty answer, not an error.
+func searchQuery() url.Values {
+	return url.Values{"ignore_unavailable": {"true"}, "allow_no_indices": {"true"}}
+}
+
+// Search runs POST <index>/_search with track_total_hits.
+func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, error) {
+	path := "/" + escapePath(sr.Index) + "/_search"
+	if err := validIndexExpr("POST "+path, sr.Index); err != nil {
+		return SearchResult{}, err
+	}
+	tf := sr.TimeField
+	if tf == "" {
+		tf = DefaultTimeField
+	}
+	size := sr.Size
+	switch {
+	case size <= 0:
+		size = 10
+	case size > MaxSearchSize:
+		size = MaxSearchSize
+	}
+	sorts := sr.Sort
+	if len(sorts) == 0 {
+		sorts = []SortField{{Field: tf, Order: "desc"}}
+	}
+	var sortBody []any
+	for _, s := range sorts {
+		order := strings.ToLower(s.Order)
+		if order != "asc" {
+			order = "desc"
+		}
+		sortBody = append(sortBody, map[string]any{s.Field: map[string]any{"order": order, "unmapped_type": "date"}})
+	}
+	body := map[string]any{
+		"size":             size,
+		"query":            buildQuery(sr.Query, tf, sr.Since, sr.Until),
+		"sort":             sortBody,
+		"track_total_hits": true,
+	}
+	if len(sr.SearchAfter) > 0 {
+		body["search_after"] = sr.SearchAfter
+	}
+	if sr.Source != nil {
+		body["_source"] = sr.Source
+	}
+	b, err := marshal("POST "+path, body)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	var raw struct {
+		Hits *struct {
+			Total struct {
+				Value    int64  `json:"value"`
+				Relation string `json:"relation"`
+			} `json:"total"`
+			Hits []struct {
+				Index  string          `json:"_index"`
+				ID     string          `json:"_id"`
+				Sort   []any           `json:"sort"`
+				Source json.RawMessage `json:"_source"`
+			} `json:"hits"`
+		} `json:"hits"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return SearchResult{}, err
+	}
+	if raw.Hits == nil {
+		return SearchResult{}, c.badResponse(r, nil, "no hits")
+	}
+	out := SearchResult{Total: raw.Hits.Total.Value, TotalRelation: raw.Hits.Total.Relation, Hits: make([]Hit, 0, len(raw.Hits.Hits))}
+	for _, h := range raw.Hits.Hits {
+		out.Hits = append(out.Hits, Hit{Index: h.Index, ID: h.ID, Sort: h.Sort, Source: h.Source})
+	}
+	return out, nil
+}
+
+// Count runs POST <index>/_count for query_string q (""=all) with
+// DefaultTimeField >= since (zero since: no time bound).
+func (c *Client) Count(ctx context.Context, index, q string, since time.Time) (int64, error) {
+	path := "/" + escapePath(index) + "/_count"
+	if err := validIndexExpr("POST "+path, index); err != nil {
+		return 0, err
+	}
+	b, err := marshal("POST "+path, map[string]any{"query": buildQuery(q, DefaultTimeField, since, time.Time{})})
+	if err != nil {
+		return 0, err
+	}
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
+	if err != nil {
+		return 0, err
+	}
+	var raw struct {
+		Count *int64 `json:"count"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return 0, err
+	}
+	if raw.Count == nil {
+		return 0, c.badResponse(r, nil, "no count")
+	}
+	return *raw.Count, nil
+}
+
+// Newest returns the greatest value of date field in the indices matching
+// pattern (found=false when there is no document with that field).
+func (c *Client) Newest(ctx context.Context, pattern, field string) (time.Time, bool, error) {
+	path := "/" + escapePath(pattern) + "/_search"
+	if err := validIndexExpr("POST "+path, pattern); err != nil {
+		return time.Time{}, false, err
+	}
+	if field == "" {
+		field = DefaultTimeField
+	}
+	b, err := marshal("POST "+path, map[string]any{
+		"size": 0, "track_total_hits": false,
+		"aggs": map[string]any{"newest": map[string]any{"max": map[string]any{"field": field}}},
+	})
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	var raw struct {
+		Aggregations *struct {
+			Newest struct {
+				Value *float64 `json:"value"`
+			} `json:"newest"`
+		} `json:"aggregations"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return time.Time{}, false, err
+	}
+	if raw.Aggregations == nil {
+		// No index matched: OpenSearch omits aggregations for an empty target.
+		return time.Time{}, false, nil
+	}
+	if raw.Aggregations.Newest.Value == nil {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(int64(*raw.Aggregations.Newest.Value)).UTC(), true, nil
+}
