@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,22 +120,56 @@ func TestCaptureRecordsDownComponents(t *testing.T) {
 	}
 }
 
+// deadlineCtx is a context whose deadline passes when the test says so.
+type deadlineCtx struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *deadlineCtx) Done() <-chan struct{} { return c.done }
+
+func (c *deadlineCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestCaptureDeadline(t *testing.T) {
 	src := healthySource()
 	src.blockManager = true
 	src.hangAlerts = make(chan struct{})
 	t.Cleanup(func() { close(src.hangAlerts) }) // let the hung goroutine end
-	opts := fixedOpts()
-	opts.Timeout = 20 * time.Millisecond
-	d := mustCapture(t, src, opts)
+	ctx := &deadlineCtx{Context: context.Background(), done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(5) // the five parts that answer
+	src.answered = wg.Done
+	go func() { wg.Wait(); close(ctx.done) }() // the deadline passes once they have
+	d, err := Capture(ctx, src, fixedOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if d.Manager.Reachable || !strings.Contains(d.Manager.Error, "deadline") {
 		t.Errorf("manager = %+v, want unreachable by deadline", d.Manager)
 	}
 	if d.Alerts.Reachable || !strings.Contains(d.Alerts.Error, "no answer before the deadline") {
 		t.Errorf("alerts = %+v, want no answer before the deadline", d.Alerts)
 	}
-	if !d.Indexer.Reachable || !d.Components["indexer"].Reachable {
-		t.Errorf("indexer answered in time but is recorded down: %+v", d.Indexer.Error)
+	if !d.Indexer.Reachable || !d.Components["indexer"].Reachable || len(d.Health) == 0 {
+		t.Errorf("parts that answered before the deadline are recorded down: %+v", d.Errors)
+	}
+}
+
+func TestCaptureTimeoutOption(t *testing.T) {
+	src := healthySource()
+	src.blockManager = true
+	opts := fixedOpts()
+	opts.Timeout = time.Millisecond
+	d := mustCapture(t, src, opts)
+	if d.Manager.Reachable || !strings.Contains(d.Manager.Error, "deadline") {
+		t.Errorf("manager = %+v, want unreachable by the capture timeout", d.Manager)
 	}
 }
 

@@ -32,17 +32,30 @@ type fakeSource struct {
 	hangAlerts chan struct{}
 	// panicHealth makes Health panic.
 	panicHealth bool
+	// answered, when set, is called after each non-blocking part answers.
+	answered func()
+}
+
+func (f *fakeSource) done() {
+	if f.answered != nil {
+		f.answered()
+	}
 }
 
 func (f *fakeSource) Units(context.Context) (map[string]UnitState, error) {
+	defer f.done()
 	return f.units, f.unitsErr
 }
 
 func (f *fakeSource) PackageVersions(context.Context) (map[string]string, error) {
+	defer f.done()
 	return f.pkgs, f.pkgsErr
 }
 
-func (f *fakeSource) IndexerState(context.Context) (*IndexerState, error) { return f.ix, f.ixErr }
+func (f *fakeSource) IndexerState(context.Context) (*IndexerState, error) {
+	defer f.done()
+	return f.ix, f.ixErr
+}
 
 func (f *fakeSource) ManagerState(ctx context.Context) (*ManagerState, error) {
 	if f.blockManager {
@@ -53,6 +66,7 @@ func (f *fakeSource) ManagerState(ctx context.Context) (*ManagerState, error) {
 }
 
 func (f *fakeSource) DashboardState(context.Context) (*DashboardState, error) {
+	defer f.done()
 	return f.dash, f.dashErr
 }
 
@@ -64,6 +78,7 @@ func (f *fakeSource) AlertStats(context.Context) (*AlertStats, error) {
 }
 
 func (f *fakeSource) Health(context.Context) ([]HealthResult, error) {
+	defer f.done()
 	if f.panicHealth {
 		var m map[string]int
 		m["boom"]++ // nil map write: a Source bug Capture must survive
