@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func checkIndexerAndFaults(ctx context.Context, t *testing.T, l *Lab) {
@@ -88,9 +89,12 @@ func assertDown(ctx context.Context, t *testing.T, l *Lab) {
 	if len(pids) == 0 {
 		t.Fatal("no processes in the lab cgroups before down")
 	}
+	t.Logf("before down: %d processes, %d MiB RSS", len(pids), l.MemoryRSS()>>20)
+	t0 := time.Now()
 	if err := l.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("down took %v", time.Since(t0))
 	for _, pid := range append(pids, l.st.SystemdPID) {
 		if data, err := os.ReadFile("/proc/" + itoa(pid) + "/stat"); err == nil && !isZombie(data) {
 			t.Errorf("pid %d still alive after down", pid)

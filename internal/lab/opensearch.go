@@ -98,7 +98,7 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 		return false, err
 	}
 	extracted := filepath.Join(tmp, "opensearch-"+osv)
-	env := append(os.Environ(), "OPENSEARCH_JAVA_HOME="+JavaHome, "OPENSEARCH_PATH_CONF="+filepath.Join(extracted, "config"))
+	env := append(os.Environ(), "OPENSEARCH_JAVA_HOME="+JavaHome, "OPENSEARCH_PATH_CONF="+filepath.Join(extracted, "config"), "OPENSEARCH_TMPDIR="+tmp)
 	if _, err := run(ctx, env, extracted, filepath.Join(extracted, "bin/opensearch-plugin"), "install", "--batch", "file://"+plugin); err != nil {
 		return false, fmt.Errorf("install security plugin %s: %w", osv, err)
 	}
