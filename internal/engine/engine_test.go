@@ -381,7 +381,7 @@ func TestAbortAndRollbackOfStoppedRun(t *testing.T) {
 		{"abort runs finally only", func(r *Runner, id string) (*RunInfo, error) { return r.Abort(context.Background(), id) },
 			[]string{"run final/check"}, StatusAborted, 0},
 		{"rollback undoes completed steps in reverse", func(r *Runner, id string) (*RunInfo, error) { return r.Rollback(context.Background(), id) },
-			[]string{"undo c/four", "undo a/two", "undo a/one", "run final/check"}, StatusRolledBack, 10},
+			[]string{"undo c/four", "undo a/two", "undo a/one", "run final/check"}, StatusRolledBack, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -602,5 +602,61 @@ func TestResolveRun(t *testing.T) {
 	}
 	if _, err := ResolveRun(dir, "latest"); !errors.Is(err, ErrUnknownRun) {
 		t.Errorf("dangling latest: %v", err)
+	}
+}
+
+func TestRollbackRetryAndCrash(t *testing.T) {
+	f := newFixture(t)
+	f.rec.on("run b/gate", nogo("red"))
+	f.rec.on("undo a/two", fails("cannot"), nil)
+	ri, err := f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{})
+	if exitCode(err) != 11 || ri.Status != StatusRollbackFailed || ri.Phase != EvRollback {
+		t.Fatalf("first: %v %s %q", err, ri.Status, ri.Phase)
+	}
+	if s, _ := ri.Step("a/two"); s.Status != StepUndoFailed || s.UndoErr != "cannot" {
+		t.Errorf("a/two %+v", s)
+	}
+	if _, err := f.r.Resume(context.Background(), ri.ID); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("resume of a rollback: %v", err)
+	}
+	f.rec.calls = nil
+	ri, err = f.r.Rollback(context.Background(), ri.ID)
+	if err != nil || ri.Status != StatusRolledBack {
+		t.Fatalf("retry: %v %s", err, ri.Status)
+	}
+	if got, want := f.rec.got(), []string{"undo a/two", "run final/check"}; !slices.Equal(got, want) {
+		t.Errorf("retry calls %q, want %q", got, want)
+	}
+
+	// A crash in the middle of an on_fail rollback: only Rollback finishes it.
+	f = newFixture(t)
+	f.rec.on("run b/gate", nogo("red"))
+	ri, _ = f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{})
+	path := filepath.Join(f.dir, "runs", ri.ID, "journal.jsonl")
+	raw, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(raw), "\n")
+	cut := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"type":"undo-start"`) && strings.Contains(l, `"step":"a/one"`)
+	})
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:cut+1], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := Status(f.dir, ri.ID)
+	if st.Status != StatusInterrupted || st.Phase != EvRollback || st.Resumable() {
+		t.Fatalf("crashed rollback: %s %q resumable=%v", st.Status, st.Phase, st.Resumable())
+	}
+	if _, err := f.r.Resume(context.Background(), ri.ID); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("resume of a crashed rollback: %v", err)
+	}
+	if _, err := f.r.Abort(context.Background(), ri.ID); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("abort of a crashed rollback: %v", err)
+	}
+	f.rec.calls = nil
+	ri, err = f.r.Rollback(context.Background(), ri.ID)
+	if err != nil || ri.Status != StatusRolledBack {
+		t.Fatalf("finish rollback: %v %s", err, ri.Status)
+	}
+	if got, want := f.rec.got(), []string{"undo a/one", "run final/check"}; !slices.Equal(got, want) {
+		t.Errorf("calls %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 )
@@ -17,15 +18,19 @@ type execution struct {
 	plan   *Plan
 	j      *journal
 	status string // as loaded (reopen) or "" for a new run
+	phase  string // abort or rollback once begun (reopen)
 
 	mu    sync.Mutex
 	state map[string]string // step id → Step* status
 	data  map[string]json.RawMessage
 }
 
-func (x *execution) resumable() bool {
+// stopped: interrupted or failed, not ended.
+func (x *execution) stopped() bool {
 	return x.status == StatusInterrupted || x.status == StatusFailed
 }
+
+func (x *execution) resumable() bool { return x.phase == "" && x.stopped() }
 
 // interruption marks an attempt stopped by the caller's cancellation.
 type interruption struct{ err error }
@@ -216,12 +221,21 @@ func (x *execution) changed() bool {
 // finally-steps. It is not interruptible: each undo is bounded by its timeout.
 func (x *execution) rollback(ctx context.Context, failedStep string, cause error) error {
 	ctx = context.WithoutCancel(ctx)
+	// Mark the phase first: a crash from here on is finished by Rollback, never by Resume.
+	ev := Event{Type: EvRollback, Step: failedStep, Command: x.r.Command, PID: os.Getpid()}
+	if cause != nil {
+		ev.Error = cause.Error()
+	}
+	if err := x.j.append(ev); err != nil {
+		return err
+	}
 	steps, _ := x.split()
 	var undone []string
 	var failures []StepErr
 	for i := len(steps) - 1; i >= 0; i-- {
 		ps := steps[i]
-		if ps.Undo == nil || x.get(ps.ID) != StepOK {
+		// completed steps, and undos that failed in an earlier attempt
+		if st := x.get(ps.ID); ps.Undo == nil || st != StepOK && st != StepUndoFailed {
 			continue
 		}
 		base := Progress{Step: ps.ID, Kind: ps.Undo.Kind.Name(), N: ps.N, M: x.plan.Total()}

@@ -225,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*RunInfo
 // completed steps are not run again.
 func (r *Runner) Resume(ctx context.Context, runID string) (*RunInfo, error) {
 	if r.DryRun {
-		return r.dryRunStopped(runID, false)
+		return r.dryRunStopped(runID, dryResume)
 	}
 	x, l, err := r.reopen(ctx, runID)
 	if err != nil {
@@ -245,13 +245,16 @@ func (r *Runner) Resume(ctx context.Context, runID string) (*RunInfo, error) {
 // Abort ends an interrupted or failed run without undoing it: the run is
 // marked aborted and its finally-steps run (the "no trace left" guarantee).
 func (r *Runner) Abort(ctx context.Context, runID string) (*RunInfo, error) {
+	if r.DryRun {
+		return r.dryRunStopped(runID, dryAbort)
+	}
 	x, l, err := r.reopen(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Release()
 	defer x.j.close()
-	if !x.resumable() && x.status != StatusRollbackFailed {
+	if !(x.stopped() && x.phase != EvRollback || x.status == StatusRollbackFailed) {
 		return nil, fmt.Errorf("abort %s: status %s: %w", x.id, x.status, ErrNotResumable)
 	}
 	if err := x.j.append(Event{Type: EvAbort, Command: r.Command, PID: os.Getpid()}); err != nil {
@@ -271,7 +274,7 @@ func (r *Runner) Abort(ctx context.Context, runID string) (*RunInfo, error) {
 // another try): completed steps' undos in reverse order, then finally-steps.
 func (r *Runner) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
 	if r.DryRun {
-		return r.dryRunStopped(runID, true)
+		return r.dryRunStopped(runID, dryRollback)
 	}
 	x, l, err := r.reopen(ctx, runID)
 	if err != nil {
@@ -279,13 +282,15 @@ func (r *Runner) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
 	}
 	defer l.Release()
 	defer x.j.close()
-	if !x.resumable() && x.status != StatusRollbackFailed {
+	if !(x.stopped() && x.phase != EvAbort || x.status == StatusRollbackFailed) {
 		return nil, fmt.Errorf("rollback %s: status %s: %w", x.id, x.status, ErrNotResumable)
 	}
-	if err := x.j.append(Event{Type: EvRollback, Command: r.Command, PID: os.Getpid()}); err != nil {
-		return nil, err
+	err = x.rollback(ctx, "", nil)
+	var rb *RolledBackError
+	if errors.As(err, &rb) {
+		err = nil // an explicit rollback that succeeded is a success
 	}
-	return x.finish(x.rollback(ctx, "", nil))
+	return x.finish(err)
 }
 
 // reopen takes the lock and rebuilds a stopped run from its directory.
@@ -342,7 +347,7 @@ func (r *Runner) load(id string, write bool) (*execution, error) {
 	if err != nil {
 		return fail(fmt.Errorf("run %s: re-plan: %w", id, err))
 	}
-	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, data: info.Data, status: info.Status}
+	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, data: info.Data, status: info.Status, phase: info.Phase}
 	if x.status == StatusRunning {
 		// We hold the lock, so nobody runs it: it crashed.
 		x.status = StatusInterrupted
@@ -364,9 +369,18 @@ func (r *Runner) dryRun(plan *Plan, steps []*PlannedStep) *RunInfo {
 	return ri
 }
 
-// dryRunStopped describes what Resume (remaining steps) or Rollback (undos
-// in reverse) would do for a stopped run, without lock or journal writes.
-func (r *Runner) dryRunStopped(runID string, undo bool) (*RunInfo, error) {
+type dryMode int
+
+const (
+	dryResume dryMode = iota
+	dryRollback
+	dryAbort
+)
+
+// dryRunStopped describes what Resume (remaining steps), Rollback (undos in
+// reverse, then finally-steps) or Abort (finally-steps) would do for a
+// stopped run, without lock or journal writes.
+func (r *Runner) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) {
 	id, err := ResolveRun(r.StateDir, runID)
 	if err != nil {
 		return nil, err
@@ -375,24 +389,21 @@ func (r *Runner) dryRunStopped(runID string, undo bool) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	sel := x.plan.Selected()
 	var steps []*PlannedStep
-	if undo {
-		sel := x.plan.Selected()
+	if mode == dryRollback {
 		for i := len(sel) - 1; i >= 0; i-- {
-			if s := sel[i]; s.Undo != nil && x.state[s.ID] == StepOK {
+			if s := sel[i]; s.Undo != nil && (x.state[s.ID] == StepOK || x.state[s.ID] == StepUndoFailed) {
 				steps = append(steps, &PlannedStep{Step: runbook.Step{ID: s.ID, Kind: s.Undo.Kind.Name()}, N: s.N, Describe: s.Undo.Describe})
 			}
 		}
-		for _, s := range sel {
-			if s.Always {
-				steps = append(steps, s)
-			}
-		}
-	} else {
-		for _, s := range x.plan.Selected() {
-			if st := x.state[s.ID]; st != StepOK && st != StepSkipped {
-				steps = append(steps, s)
-			}
+	}
+	for _, s := range sel {
+		st := x.state[s.ID]
+		switch {
+		case mode == dryResume && st != StepOK && st != StepSkipped,
+			mode != dryResume && s.Always:
+			steps = append(steps, s)
 		}
 	}
 	ri := r.dryRun(x.plan, steps)

@@ -53,6 +53,9 @@ type RunInfo struct {
 	Holder *lock.Holder `json:"holder,omitempty"`
 	// Error is the error that stopped or ended the run, if any.
 	Error string `json:"error,omitempty"`
+	// Phase is "abort" or "rollback" once one of them began; such a run can
+	// only be finished by repeating it, not resumed.
+	Phase string `json:"phase,omitempty"`
 }
 
 // StepInfo is one step's state in a run.
@@ -74,7 +77,7 @@ type StepInfo struct {
 
 // Resumable reports whether Resume can continue the run.
 func (ri *RunInfo) Resumable() bool {
-	return ri.Status == StatusInterrupted || ri.Status == StatusFailed
+	return ri.Phase == "" && (ri.Status == StatusInterrupted || ri.Status == StatusFailed)
 }
 
 // Terminal reports whether the run has ended for good.
@@ -165,8 +168,10 @@ func reduce(id string, evs []Event) (*RunInfo, error) {
 				}
 			}
 			ri.Status = StatusRunning
-		case EvRunResume, EvAbort, EvRollback:
+		case EvRunResume:
 			ri.Status, ri.Error = StatusRunning, ""
+		case EvAbort, EvRollback:
+			ri.Status, ri.Error, ri.Phase = StatusRunning, "", e.Type
 		case EvRunStop, EvRunEnd:
 			ri.Status, ri.Error = e.Status, e.Error
 			if e.Type == EvRunEnd {
