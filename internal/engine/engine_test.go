@@ -225,6 +225,18 @@ func TestRunJournalAndProgress(t *testing.T) {
 	if strings.TrimSpace(string(latest)) != ri.ID {
 		t.Errorf("latest = %q", latest)
 	}
+	// the pointer is replaced by rename: no temp files are left behind
+	ents, _ := os.ReadDir(filepath.Join(f.dir, "runs"))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{ri.ID, "latest"}) {
+		t.Errorf("runs dir holds %q", names)
+	}
+	if fi, err := os.Stat(filepath.Join(f.dir, "runs", ri.ID, "journal.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("journal mode: %v %v", fi, err)
+	}
 }
 
 func TestDryRun(t *testing.T) {
