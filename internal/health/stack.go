@@ -1,4 +1,109 @@
 package health
 
-// Stack is filled in by the caller with the stack's clients.
-type Stack struct{}
+import (
+	"context"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// Stack is what the checks talk to. The CLI fills it with the real clients;
+// tests fill it with fakes. A nil client with its *Err set means the client
+// could not even be built (e.g. the password file is missing): every check
+// that needs it reports that error.
+type Stack struct {
+	Config *config.Config
+
+	Indexer    IndexerAPI
+	IndexerErr error
+	Manager    ManagerAPI
+	ManagerErr error
+	Tools      ManagerTools
+	Units      func(ctx context.Context) (UnitsAPI, error)
+	Packages   func(ctx context.Context, names ...string) (map[string]string, error)
+	Ports      func(ctx context.Context) (map[int]bool, error) // listening TCP ports
+	Dashboard  func(ctx context.Context) (DashboardAnswer, error)
+	Certs      func(ctx context.Context) ([]CertInfo, error)
+	Shipper    ShipperAPI
+	Probe      func(ctx context.Context) (ProbeReport, error)
+	// DefaultCredentials reports which components accept a default password
+	// (a cheap login attempt with the well-known defaults).
+	DefaultCredentials func(ctx context.Context) ([]string, error)
+}
+
+// IndexerAPI is the part of *indexer.Client the checks use.
+type IndexerAPI interface {
+	Info(ctx context.Context) (indexer.Info, error)
+	NodesVersions(ctx context.Context) ([]indexer.NodeVersion, error)
+	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
+	Settings(ctx context.Context, includeDefaults bool) (indexer.Settings, error)
+	CatShards(ctx context.Context) ([]indexer.Shard, error)
+	CatAllocation(ctx context.Context) ([]indexer.Allocation, error)
+	AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error)
+	IndexBlocks(ctx context.Context, pattern string) ([]indexer.IndexBlock, error)
+	LegacyTemplate(ctx context.Context, name string) (indexer.Template, error)
+	SimulateIndex(ctx context.Context, indexName string) (indexer.Simulation, error)
+	Pipeline(ctx context.Context, id string) (indexer.Pipeline, error)
+	Count(ctx context.Context, index, q string, since time.Time) (int64, error)
+	Newest(ctx context.Context, pattern, field string) (time.Time, bool, error)
+}
+
+// ManagerAPI is the part of *manager.Client the checks use.
+type ManagerAPI interface {
+	Info(ctx context.Context) (manager.APIInfo, error)
+	ManagerStatus(ctx context.Context) (manager.DaemonStates, error)
+	ValidateConfig(ctx context.Context) (manager.ConfigValidation, error)
+	AgentsSummary(ctx context.Context) (manager.AgentsSummary, error)
+	ListAgents(ctx context.Context, q manager.AgentQuery) ([]manager.Agent, error)
+}
+
+// ManagerTools is the part of manager.Tools the checks use.
+type ManagerTools interface {
+	ControlCheck(ctx context.Context) (manager.CheckResult, error)
+}
+
+// UnitsAPI is the part of *units.Manager the checks use.
+type UnitsAPI interface {
+	Status(ctx context.Context, names ...string) ([]units.UnitStatus, error)
+}
+
+// ShipperAPI runs the shipper's self-tests.
+type ShipperAPI interface {
+	TestConfig(ctx context.Context) (ok bool, message string, err error)
+	TestOutput(ctx context.Context) (ok bool, lines []string, err error)
+}
+
+// DashboardAnswer is the dashboard's answer to GET /.
+type DashboardAnswer struct {
+	Status   int
+	Location string
+	Version  string // from /api/status when available
+}
+
+// CertInfo is one certificate siemctl looked at.
+type CertInfo struct {
+	Component string
+	Source    string // URL or file
+	Subject   string
+	NotAfter  time.Time
+	Err       error // could not be read at all
+}
+
+// ProbeReport is the data-flow probe's outcome.
+type ProbeReport struct {
+	OK       bool
+	Nonce    string
+	Hops     []ProbeHop
+	BrokenAt string // the hop that did not complete
+}
+
+// ProbeHop is one hop of the probe with its latency from the send.
+type ProbeHop struct {
+	Name    string
+	OK      bool
+	Latency time.Duration
+	Detail  string
+}

@@ -1,0 +1,1072 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// Catalogue returns every check in display order.
+func Catalogue() []Check {
+	return []Check{
+		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits},
+		{ID: "ports", Component: "host", Title: "the stack's ports are listening", Run: checkPorts},
+		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI},
+		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth},
+		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: checkAllocation},
+		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards},
+		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk},
+		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates},
+		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI},
+		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig},
+		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions},
+		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents},
+		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: checkAlertsFlow},
+		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard},
+		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
+		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
+		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verified", Run: checkSecrets},
+		{ID: "alerts.probe", Component: "alerts", Title: "end-to-end data-flow probe", Deep: true, Run: checkProbe},
+	}
+}
+
+// ---- helpers ---------------------------------------------------------------
+
+func crit(summary, fix string, evidence ...string) Result {
+	return Result{Status: Crit, Summary: summary, Fix: fix, Evidence: evidence}
+}
+func warn(summary, fix string, evidence ...string) Result {
+	return Result{Status: Warn, Summary: summary, Fix: fix, Evidence: evidence}
+}
+func ok(summary string, evidence ...string) Result {
+	return Result{Status: OK, Summary: summary, Evidence: evidence}
+}
+func unknown(summary, fix string, evidence ...string) Result {
+	return Result{Status: Unknown, Summary: summary, Fix: fix, Evidence: evidence}
+}
+
+// errSummary turns a client error into a short phrase: "unreachable: …".
+func errSummary(err error) string {
+	var ne *netclient.Error
+	if errors.As(err, &ne) {
+		s := ne.Kind.Error()
+		if ne.Status != 0 {
+			s += fmt.Sprintf(" (HTTP %d)", ne.Status)
+		}
+		switch {
+		case ne.Detail != "":
+			s += ": " + ne.Detail
+		case ne.Err != nil:
+			s += ": " + lastPart(ne.Err.Error())
+		}
+		return s
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer before the deadline"
+	}
+	return err.Error()
+}
+
+// lastPart keeps the most specific part of a chained error message.
+func lastPart(s string) string {
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		return s[i+2:]
+	}
+	return s
+}
+
+// fixFor proposes the fix for a client error against a component.
+func fixFor(err error, component, caKey, userKey string) string {
+	switch {
+	case errors.Is(err, indexer.ErrSecurityNotInitialized):
+		return "initialise the security plugin: siemctl security indexer apply"
+	case errors.Is(err, netclient.ErrTLS):
+		return fmt.Sprintf("set %s to the CA that signed the %s certificate", caKey, component)
+	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):
+		return fmt.Sprintf("check %s and its password source in the siemctl config", userKey)
+	case errors.Is(err, netclient.ErrRateLimited):
+		return "the manager API allows 300 requests/min for everybody: find the client hammering it (logs/api.log), then retry"
+	case errors.Is(err, netclient.ErrUnreachable), errors.Is(err, netclient.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("siemctl services start %s (then siemctl services status %s)", component, component)
+	case errors.Is(err, netclient.ErrNotReady):
+		return fmt.Sprintf("wait a minute; if it persists: siemctl services restart %s", component)
+	}
+	return fmt.Sprintf("siemctl services status %s", component)
+}
+
+// indexerOr runs fn with the indexer client, or reports why there is none.
+func indexerDown(ctx context.Context, e *Env) (IndexerAPI, *Result) {
+	if e.Stack.Indexer == nil {
+		r := unknown("not checked: no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config")
+		return nil, &r
+	}
+	if _, err := indexerInfo(ctx, e); err != nil {
+		r := unknown("not checked: indexer "+errSummary(err), "see indexer.api")
+		return nil, &r
+	}
+	return e.Stack.Indexer, nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "not configured"
+	}
+	return err.Error()
+}
+
+func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
+	return Shared(ctx, e, "indexer.info", func(ctx context.Context) (indexer.Info, error) {
+		return e.Stack.Indexer.Info(ctx)
+	})
+}
+
+func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {
+	return Shared(ctx, e, "indexer.health", func(ctx context.Context) (indexer.Health, error) {
+		return e.Stack.Indexer.Health(ctx, indexer.HealthRequest{})
+	})
+}
+
+func indexerSettings(ctx context.Context, e *Env) (indexer.Settings, error) {
+	return Shared(ctx, e, "indexer.settings", func(ctx context.Context) (indexer.Settings, error) {
+		return e.Stack.Indexer.Settings(ctx, true)
+	})
+}
+
+func indexerShards(ctx context.Context, e *Env) ([]indexer.Shard, error) {
+	return Shared(ctx, e, "indexer.shards", func(ctx context.Context) ([]indexer.Shard, error) {
+		return e.Stack.Indexer.CatShards(ctx)
+	})
+}
+
+func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
+	return Shared(ctx, e, "manager.info", func(ctx context.Context) (manager.APIInfo, error) {
+		return e.Stack.Manager.Info(ctx)
+	})
+}
+
+func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
+	return Shared(ctx, e, "packages", func(ctx context.Context) (map[string]string, error) {
+		if e.Stack.Packages == nil {
+			return nil, errors.New("no package manager configured")
+		}
+		c := e.Stack.Config
+		return e.Stack.Packages(ctx, c.Indexer.Package, c.Manager.Package, c.Dashboard.Package, c.Shipper.Package)
+	})
+}
+
+func componentOfUnit(e *Env, unit string) string {
+	for comp, u := range e.Stack.Config.Units() {
+		if units.Normalize(u) == units.Normalize(unit) {
+			return comp
+		}
+	}
+	return unit
+}
+
+// ---- host ------------------------------------------------------------------
+
+func checkUnits(ctx context.Context, e *Env) Result {
+	if e.Stack.Units == nil {
+		return unknown("not checked: no systemd connection configured", "set systemd.address or run on the SIEM host")
+	}
+	um, err := e.Stack.Units(ctx)
+	if err != nil {
+		return unknown("cannot reach systemd: "+errSummary(err), "run siemctl on the SIEM host as root, or set systemd.address")
+	}
+	c := e.Stack.Config
+	names := []string{c.Indexer.Unit, c.Manager.Unit, c.Dashboard.Unit, c.Shipper.Unit}
+	sts, err := um.Status(ctx, names...)
+	if err != nil {
+		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
+	}
+	var bad, evidence []string
+	var fix []string
+	active := 0
+	for _, st := range sts {
+		line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
+		if !st.ActiveSince.IsZero() && st.IsActive() {
+			line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
+		}
+		if st.NRestarts > 0 {
+			line += fmt.Sprintf(", %d restarts", st.NRestarts)
+		}
+		if st.MainPID > 0 {
+			line += fmt.Sprintf(", pid %d", st.MainPID)
+		}
+		if st.IsActive() {
+			active++
+			evidence = append(evidence, line)
+			continue
+		}
+		comp := componentOfUnit(e, st.Name)
+		switch {
+		case !st.Found():
+			line += " (unit not found: is the package installed?)"
+			fix = append(fix, fmt.Sprintf("install the %s package", comp))
+		case st.IsFailed():
+			if f := st.Failure(); f != "" {
+				line += " (" + f + ")"
+			}
+			fix = append(fix, "siemctl services restart "+comp)
+		default:
+			fix = append(fix, "siemctl services start "+comp)
+		}
+		bad = append(bad, st.Name)
+		evidence = append(evidence, line)
+		if lines, err := units.LastLogLines(ctx, st, 3); err == nil {
+			for _, l := range lines {
+				evidence = append(evidence, "  "+st.Name+" log: "+l)
+			}
+		}
+	}
+	r := ok(fmt.Sprintf("%d/%d units active", active, len(sts)), evidence...)
+	r.Metrics = map[string]float64{"active": float64(active), "total": float64(len(sts))}
+	if len(bad) > 0 {
+		r.Status = Crit
+		r.Summary = fmt.Sprintf("%d/%d units active; not active: %s", active, len(sts), strings.Join(bad, ", "))
+		r.Fix = strings.Join(dedupe(fix), "; ")
+	}
+	return r
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// expectedPorts returns port → owner for the ports that must listen here.
+func expectedPorts(e *Env) (map[int]string, []string) {
+	c := e.Stack.Config
+	ports := map[int]string{c.Manager.AgentPort: "manager agents", c.Manager.EnrollmentPort: "manager enrollment"}
+	var remote []string
+	for owner, raw := range map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue
+		}
+		if !isLocalHost(u.Hostname()) {
+			remote = append(remote, fmt.Sprintf("%s at %s is not on this host: not checked", owner, u.Host))
+			continue
+		}
+		p, _ := strconv.Atoi(u.Port())
+		if p == 0 {
+			p = map[string]int{"https": 443, "http": 80}[u.Scheme]
+		}
+		ports[p] = owner
+	}
+	sort.Strings(remote)
+	return ports, remote
+}
+
+func isLocalHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+func checkPorts(ctx context.Context, e *Env) Result {
+	if e.Stack.Ports == nil {
+		return unknown("not checked: no port probe", "")
+	}
+	listening, err := e.Stack.Ports(ctx)
+	if err != nil {
+		return unknown("cannot list listening ports: "+err.Error(), "ss -ltn")
+	}
+	want, remote := expectedPorts(e)
+	ports := make([]int, 0, len(want))
+	for p := range want {
+		ports = append(ports, p)
+	}
+	sort.Ints(ports)
+	var missing, evidence, fix []string
+	for _, p := range ports {
+		if listening[p] {
+			evidence = append(evidence, fmt.Sprintf("%d (%s) listening", p, want[p]))
+			continue
+		}
+		missing = append(missing, fmt.Sprintf("%d (%s)", p, want[p]))
+		evidence = append(evidence, fmt.Sprintf("%d (%s) NOT listening", p, want[p]))
+		comp := strings.Fields(want[p])[0]
+		fix = append(fix, "siemctl services restart "+comp)
+	}
+	evidence = append(evidence, remote...)
+	if len(missing) > 0 {
+		return crit("not listening: "+strings.Join(missing, ", "), strings.Join(dedupe(fix), "; "), evidence...)
+	}
+	list := make([]string, len(ports))
+	for i, p := range ports {
+		list[i] = strconv.Itoa(p)
+	}
+	return ok("listening: "+strings.Join(list, " "), evidence...)
+}
+
+// ---- indexer ---------------------------------------------------------------
+
+func checkIndexerAPI(ctx context.Context, e *Env) Result {
+	c := e.Stack.Config
+	if e.Stack.Indexer == nil {
+		return crit("no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config (siemctl help config)")
+	}
+	if c.Indexer.Insecure {
+		e.Note("TLS verification is disabled for the indexer (indexer.insecure: true)")
+	}
+	info, err := indexerInfo(ctx, e)
+	if err != nil {
+		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
+		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			r.Summary = "security plugin not initialised (HTTP 503 \"OpenSearch Security not initialized.\")"
+		}
+		return r
+	}
+	version := info.Version
+	evidence := []string{fmt.Sprintf("GET / answered: node %s, cluster %s, version.number %s", info.Name, info.ClusterName, info.Version)}
+	if nv, err := e.Stack.Indexer.NodesVersions(ctx); err == nil && len(nv) > 0 {
+		version = nv[0].Version
+		if info.CompatOverride() {
+			evidence = append(evidence, fmt.Sprintf("real OpenSearch version %s (GET / reports %s: compatibility override)", version, info.Version))
+		}
+	}
+	tlsWord := "TLS verified"
+	if strings.HasPrefix(c.Indexer.URL, "http://") {
+		tlsWord = "plain HTTP"
+	} else if c.Indexer.Insecure {
+		tlsWord = "TLS NOT verified"
+	}
+	return ok(fmt.Sprintf("OpenSearch %s on %s, %s, authenticated as %s", version, info.Name, tlsWord, c.Indexer.Username), evidence...)
+}
+
+func checkIndexerHealth(ctx context.Context, e *Env) Result {
+	ix, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	h, err := indexerHealth(ctx, e)
+	if err != nil {
+		return crit("cannot read cluster health: "+errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"))
+	}
+	metrics := map[string]float64{"unassigned_shards": float64(h.UnassignedShards), "active_shards": float64(h.ActiveShards), "nodes": float64(h.NumberOfNodes)}
+	base := fmt.Sprintf("%s, %d node(s), %d active shards, %d unassigned", h.Status, h.NumberOfNodes, h.ActiveShards, h.UnassignedShards)
+	switch h.Status {
+	case "green":
+		r := ok(base)
+		r.Metrics = metrics
+		return r
+	case "yellow", "red":
+		evidence := explainUnassigned(ctx, e, ix)
+		var r Result
+		switch {
+		case h.Status == "red":
+			r = crit(base+": at least one primary shard is unassigned, data is unavailable", "siemctl indexer shards --unassigned (explains why); abort any upgrade and roll back", evidence...)
+		case h.NumberOfNodes <= 1:
+			r = ok(base+" (single node: unassigned replicas are expected; see indexer.shards)", evidence...)
+		default:
+			r = warn(base+": replicas unassigned on a multi-node cluster", "siemctl indexer shards --unassigned", evidence...)
+		}
+		r.Metrics = metrics
+		return r
+	}
+	return unknown("unexpected cluster status "+strconv.Quote(h.Status), "curl the indexer's _cluster/health")
+}
+
+// explainUnassigned lists unassigned shards with reasons and the allocation
+// explanation of the first one.
+func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) []string {
+	var ev []string
+	shards, err := indexerShards(ctx, e)
+	if err != nil {
+		return []string{"cannot list shards: " + errSummary(err)}
+	}
+	n := 0
+	var first *indexer.Shard
+	for i, s := range shards {
+		if s.State != "UNASSIGNED" {
+			continue
+		}
+		if first == nil || (s.PriRep == "p" && first.PriRep != "p") {
+			first = &shards[i]
+		}
+		if n < 5 {
+			kind := "replica"
+			if s.PriRep == "p" {
+				kind = "PRIMARY"
+			}
+			ev = append(ev, fmt.Sprintf("unassigned %s %s[%d]: %s", kind, s.Index, s.Shard, orDash(s.UnassignedReason)))
+		}
+		n++
+	}
+	if n > 5 {
+		ev = append(ev, fmt.Sprintf("… and %d more unassigned shards", n-5))
+	}
+	if first != nil {
+		x, err := Shared(ctx, e, "indexer.explain", func(ctx context.Context) (indexer.Explanation, error) {
+			return ix.AllocationExplain(ctx, indexer.ExplainRequest{Index: first.Index, Shard: first.Shard, Primary: first.PriRep == "p"})
+		})
+		if err == nil {
+			line := fmt.Sprintf("explain %s[%d]: %s", x.Index, x.Shard, orDash(x.AllocateExplanation))
+			ev = append(ev, line)
+			for _, d := range x.Blocking() {
+				ev = append(ev, fmt.Sprintf("  decider %s on %s: %s", d.Decider, d.Node, d.Explanation))
+			}
+		}
+	}
+	return ev
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func checkAllocation(ctx context.Context, e *Env) Result {
+	_, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	s, err := indexerSettings(ctx, e)
+	if err != nil {
+		return crit("cannot read cluster settings: "+errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"))
+	}
+	var problems, evidence, fixes []string
+	en := s.AllocationEnable()
+	evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, orDash(en.Value), orDash(string(en.Source))))
+	if en.Value != "" && en.Value != "all" {
+		problems = append(problems, fmt.Sprintf("allocation.enable is %s (%s): replicas and new shards are not allocated; left over from an upgrade?", en.Value, en.Source))
+		fixes = append(fixes, "siemctl indexer allocation all")
+	}
+	for _, ov := range s.Overrides("cluster.routing.allocation.disk.") {
+		if ov.Source == indexer.SourceTransient || ov.Source == indexer.SourcePersistent {
+			evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", ov.Key, ov.Value, ov.Source))
+			if strings.Contains(ov.Key, "watermark") {
+				problems = append(problems, fmt.Sprintf("watermark override %s=%s (%s)", ov.Key, ov.Value, ov.Source))
+				fixes = append(fixes, "siemctl indexer watermark --clear")
+			}
+		}
+	}
+	if ar := s.ArchivedKeys(); len(ar) > 0 {
+		problems = append(problems, fmt.Sprintf("%d archived (unknown) settings: %s", len(ar), strings.Join(ar, ", ")))
+		fixes = append(fixes, `remove them: PUT _cluster/settings {"persistent":{"archived.*":null}}`)
+	}
+	if len(problems) > 0 {
+		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+	}
+	return ok("allocation enabled for all shards, no temporary overrides", evidence...)
+}
+
+func checkShards(ctx context.Context, e *Env) Result {
+	ix, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	h, err := indexerHealth(ctx, e)
+	if err != nil {
+		return crit("cannot read cluster health: "+errSummary(err), "see indexer.health")
+	}
+	s, err := indexerSettings(ctx, e)
+	if err != nil {
+		return crit("cannot read cluster settings: "+errSummary(err), "see indexer.allocation")
+	}
+	perNode, _ := s.MaxShardsPerNode()
+	if perNode <= 0 {
+		perNode = 1000
+	}
+	dataNodes := max(h.NumberOfDataNodes, 1)
+	limit := perNode * dataNodes
+	open := h.ActiveShards + h.UnassignedShards
+	pct := 100 * float64(open) / float64(limit)
+	metrics := map[string]float64{"shards": float64(open), "limit": float64(limit), "unassigned": float64(h.UnassignedShards)}
+	evidence := []string{fmt.Sprintf("%d shards of a limit of %d (cluster.max_shards_per_node %d × %d data node(s)): %.0f%%", open, limit, perNode, dataNodes, pct)}
+	var r Result
+	switch {
+	case pct >= 100:
+		r = crit(fmt.Sprintf("shard limit reached (%d/%d): new daily alert indices cannot be created, alerts are lost", open, limit),
+			"delete old alert indices (siemctl alerts cleanup --older-than 90d) or raise cluster.max_shards_per_node", evidence...)
+	case pct >= 90:
+		r = warn(fmt.Sprintf("%d/%d shards (%.0f%% of the limit): new indices will soon fail", open, limit, pct),
+			"siemctl alerts cleanup --older-than 90d", evidence...)
+	case h.UnassignedShards > 0:
+		ev := append(evidence, explainUnassigned(ctx, e, ix)...)
+		fix := "siemctl indexer shards --unassigned"
+		if en := s.AllocationEnable(); en.Value == "primaries" || en.Value == "new_primaries" || en.Value == "none" {
+			fix = "siemctl indexer allocation all"
+		} else if h.NumberOfNodes <= 1 {
+			fix = `a single node cannot hold replicas: set "index.number_of_replicas": 0 on the indices listed (PUT <index>/_settings)`
+		}
+		r = warn(fmt.Sprintf("%d unassigned shard(s)", h.UnassignedShards), fix, ev...)
+	default:
+		r = ok(fmt.Sprintf("all %d shards assigned; %.0f%% of the shard limit", h.ActiveShards, pct), evidence...)
+	}
+	r.Metrics = metrics
+	return r
+}
+
+func checkDisk(ctx context.Context, e *Env) Result {
+	ix, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	t := e.Stack.Config.Thresholds
+	alloc, err := ix.CatAllocation(ctx)
+	if err != nil {
+		return crit("cannot read disk allocation: "+errSummary(err), "see indexer.api")
+	}
+	worst := 0
+	var evidence []string
+	for _, a := range alloc {
+		if a.Node == "UNASSIGNED" || a.DiskTotal == 0 {
+			continue
+		}
+		evidence = append(evidence, fmt.Sprintf("%s: %d%% used (%s of %s), %d shards", a.Node, a.DiskPercent, humanBytes(a.DiskUsed), humanBytes(a.DiskTotal), a.Shards))
+		worst = max(worst, a.DiskPercent)
+	}
+	blocks, err := ix.IndexBlocks(ctx, "*")
+	if err != nil {
+		evidence = append(evidence, "cannot read index blocks: "+errSummary(err))
+	}
+	var blocked []string
+	for _, b := range blocks {
+		blocked = append(blocked, fmt.Sprintf("%s (%s)", b.Index, strings.Join(b.Blocks, ",")))
+	}
+	metrics := map[string]float64{"used_percent": float64(worst), "blocked_indices": float64(len(blocked))}
+	var r Result
+	switch {
+	case len(blocked) > 0:
+		ev := append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
+		r = crit(fmt.Sprintf("%d index(es) blocked read-only (flood stage?): writes and alerts are refused", len(blocked)),
+			`free disk space, then clear the block: PUT */_settings {"index.blocks.read_only_allow_delete": null}`, ev...)
+	case worst > t.DiskNogoPercent:
+		r = crit(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskNogoPercent), "free disk: siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
+	case worst > t.DiskWarnPercent:
+		r = warn(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskWarnPercent), "siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
+	default:
+		r = ok(fmt.Sprintf("disk %d%% used, no read-only blocks", worst), evidence...)
+	}
+	r.Metrics = metrics
+	return r
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string{}, s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
+}
+
+func humanBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%dB", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// TodayIndex is the alerts index the shipper writes to today.
+func TodayIndex(prefix string, now time.Time) string {
+	return prefix + now.UTC().Format("2006.01.02")
+}
+
+func checkTemplates(ctx context.Context, e *Env) Result {
+	ix, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	c := e.Stack.Config
+	name := c.Shipper.TemplateName
+	today := TodayIndex(c.Indexer.AlertsIndexPrefix, e.now())
+	fixTemplate := "siemctl can reload it: " + c.Shipper.Binary + " setup --index-management -E output.logstash.enabled=false"
+	var problems, evidence, fixes []string
+	tpl, err := ix.LegacyTemplate(ctx, name)
+	switch {
+	case err != nil:
+		return crit("cannot read templates: "+errSummary(err), "see indexer.api")
+	case !tpl.Found:
+		problems = append(problems, fmt.Sprintf("alerts template %q is missing: new daily indices get wrong mappings", name))
+		fixes = append(fixes, fixTemplate)
+	default:
+		evidence = append(evidence, fmt.Sprintf("template %s: patterns %s, order %d, mappings %s", name, strings.Join(tpl.IndexPatterns, ","), tpl.Order, short(tpl.MappingsHash)))
+	}
+	if tpl.Found {
+		sim, err := ix.SimulateIndex(ctx, today)
+		if err != nil {
+			evidence = append(evidence, "cannot simulate "+today+": "+errSummary(err))
+		} else {
+			evidence = append(evidence, fmt.Sprintf("for %s: applied %s", today, strings.Join(sim.Applied, ", ")))
+			if sh := sim.ShadowedBy(name); len(sh) > 0 {
+				problems = append(problems, fmt.Sprintf("template %q is shadowed for %s by %s", name, today, strings.Join(sh, ", ")))
+				fixes = append(fixes, "delete or narrow the shadowing template(s) ("+strings.Join(sh, ", ")+"), then roll over to a new index")
+			}
+		}
+	}
+	pipe, err := ix.Pipeline(ctx, c.Shipper.Pipeline)
+	switch {
+	case err != nil:
+		evidence = append(evidence, "cannot read pipeline: "+errSummary(err))
+	case !pipe.Found:
+		problems = append(problems, fmt.Sprintf("ingest pipeline %q is missing: the shipper's events are rejected", c.Shipper.Pipeline))
+		fixes = append(fixes, c.Shipper.Binary+" setup --pipelines")
+	default:
+		evidence = append(evidence, fmt.Sprintf("pipeline %s present (%s)", pipe.ID, short(pipe.Hash)))
+	}
+	if len(problems) > 0 {
+		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+	}
+	return ok(fmt.Sprintf("template %s wins for %s; pipeline present", name, today), evidence...)
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// ---- manager ---------------------------------------------------------------
+
+func managerDown(ctx context.Context, e *Env) *Result {
+	if e.Stack.Manager == nil {
+		r := unknown("not checked: no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config")
+		return &r
+	}
+	if _, err := managerInfo(ctx, e); err != nil {
+		r := unknown("not checked: manager API "+errSummary(err), "see manager.api")
+		return &r
+	}
+	return nil
+}
+
+func checkManagerAPI(ctx context.Context, e *Env) Result {
+	c := e.Stack.Config
+	if e.Stack.Manager == nil {
+		return crit("no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config (siemctl help config)")
+	}
+	if c.Manager.Insecure {
+		e.Note("TLS verification is disabled for the manager API (manager.insecure: true)")
+	}
+	info, err := managerInfo(ctx, e)
+	if err != nil {
+		r := crit(errSummary(err), fixFor(err, "manager", "manager.ca_file", "manager.username"), c.Manager.APIURL)
+		if manager.HasCode(err, 1017) || errors.Is(err, netclient.ErrNotReady) {
+			r.Summary = "daemons not ready (1017): " + errSummary(err)
+		}
+		return r
+	}
+	evidence := []string{fmt.Sprintf("%s %s (revision %d) on %s", info.Title, info.APIVersion, info.Revision, info.Hostname)}
+	st, err := e.Stack.Manager.ManagerStatus(ctx)
+	if err != nil {
+		return warn(fmt.Sprintf("API %s answers, but daemon states unreadable: %s", info.APIVersion, errSummary(err)), "siemctl services status manager", evidence...)
+	}
+	if nr := st.NotReady(); len(nr) > 0 {
+		return crit("daemons not ready: "+strings.Join(nr, ", "), "wait a minute after a restart; if it persists: siemctl services restart manager", evidence...)
+	}
+	return ok(fmt.Sprintf("API %s, login as %s, daemons ready", info.APIVersion, c.Manager.Username), evidence...)
+}
+
+func checkManagerConfig(ctx context.Context, e *Env) Result {
+	c := e.Stack.Config
+	conf := c.Manager.InstallDir + "/etc/ossec.conf"
+	fix := "fix " + conf + " at the reported element, then: siemctl services restart manager"
+	if e.Stack.Manager != nil {
+		if _, err := managerInfo(ctx, e); err == nil {
+			v, err := e.Stack.Manager.ValidateConfig(ctx)
+			if err == nil {
+				if v.OK {
+					return ok("configuration valid (API validation)")
+				}
+				return crit("configuration invalid: "+firstOr(v.Errors, "see the manager log"), fix, v.Errors...)
+			}
+		}
+	}
+	if e.Stack.Tools == nil {
+		return unknown("not checked: manager API down and no control tool", "see manager.api")
+	}
+	res, err := e.Stack.Tools.ControlCheck(ctx)
+	if err != nil {
+		return unknown("cannot run the control tool's check: "+err.Error(), "run "+c.Manager.InstallDir+"/bin/"+c.Manager.ControlTool+" check by hand")
+	}
+	if res.OK {
+		return ok("configuration valid (" + c.Manager.ControlTool + " check)")
+	}
+	var ev []string
+	for _, p := range res.Problems {
+		ev = append(ev, p.String())
+	}
+	return crit("configuration invalid: "+firstOr(ev, "see the control tool"), fix, ev...)
+}
+
+func firstOr(s []string, d string) string {
+	if len(s) == 0 {
+		return d
+	}
+	return s[0]
+}
+
+func checkAgents(ctx context.Context, e *Env) Result {
+	if down := managerDown(ctx, e); down != nil {
+		return *down
+	}
+	sum, err := e.Stack.Manager.AgentsSummary(ctx)
+	if err != nil {
+		return crit("cannot read agent summary: "+errSummary(err), "see manager.api")
+	}
+	cn := sum.Connection
+	summary := fmt.Sprintf("%d agents: %d active, %d disconnected, %d never connected, %d pending", cn.Total, cn.Active, cn.Disconnected, cn.NeverConnected, cn.Pending)
+	metrics := map[string]float64{"active": float64(cn.Active), "disconnected": float64(cn.Disconnected), "never_connected": float64(cn.NeverConnected), "pending": float64(cn.Pending), "total": float64(cn.Total)}
+	info, _ := managerInfo(ctx, e)
+	mv, _ := manager.ParseVersion(info.APIVersion)
+	var newer []string
+	agents, err := e.Stack.Manager.ListAgents(ctx, manager.AgentQuery{Select: []string{"id", "name", "version", "status"}, Limit: 10000})
+	if err != nil {
+		return warn(summary+"; cannot list agent versions: "+errSummary(err), "siemctl agents outdated")
+	}
+	for _, a := range agents {
+		if a.IsManager() || mv.IsZero() {
+			continue
+		}
+		if av, err := a.ParsedVersion(); err == nil && mv.Less(av) {
+			newer = append(newer, fmt.Sprintf("%s (%s, %s)", a.ID, a.Name, av))
+		}
+	}
+	var problems, fixes []string
+	if len(newer) > 0 {
+		problems = append(problems, fmt.Sprintf("%d agent(s) newer than the manager %s: %s", len(newer), mv, strings.Join(firstN(newer, 5), ", ")))
+		fixes = append(fixes, "upgrade the manager first, or reinstall those agents at "+mv.String()+" (siemctl agents outdated)")
+	}
+	connected := cn.Active + cn.Disconnected
+	if cn.Disconnected > 0 && cn.Disconnected*10 > connected {
+		problems = append(problems, fmt.Sprintf("%d of %d enrolled agents disconnected", cn.Disconnected, connected))
+		fixes = append(fixes, "siemctl agents list --status disconnected")
+	}
+	r := ok(summary)
+	if len(problems) > 0 {
+		r = warn(summary+"; "+strings.Join(problems, "; "), strings.Join(fixes, "; "))
+	}
+	r.Metrics = metrics
+	return r
+}
+
+// ---- stack -----------------------------------------------------------------
+
+func checkVersions(ctx context.Context, e *Env) Result {
+	c := e.Stack.Config
+	pv, err := packageVersions(ctx, e)
+	if err != nil {
+		return unknown("cannot read installed package versions: "+err.Error(), "dpkg-query -W "+c.Indexer.Package+" "+c.Manager.Package+" "+c.Dashboard.Package)
+	}
+	upstream := func(v string) string {
+		if i := strings.LastIndex(v, "-"); i > 0 {
+			return v[:i]
+		}
+		return v
+	}
+	core := []struct{ comp, pkg string }{{"indexer", c.Indexer.Package}, {"manager", c.Manager.Package}, {"dashboard", c.Dashboard.Package}}
+	var evidence, missing []string
+	set := map[string][]string{}
+	for _, x := range core {
+		v := pv[x.pkg]
+		if v == "" {
+			missing = append(missing, x.pkg)
+			evidence = append(evidence, x.pkg+": not installed")
+			continue
+		}
+		evidence = append(evidence, fmt.Sprintf("%s: %s", x.pkg, v))
+		set[upstream(v)] = append(set[upstream(v)], x.pkg)
+	}
+	if v := pv[c.Shipper.Package]; v != "" {
+		evidence = append(evidence, fmt.Sprintf("%s: %s (may differ)", c.Shipper.Package, v))
+	}
+	if len(missing) > 0 {
+		return crit("not installed: "+strings.Join(missing, ", "), "install the missing package(s) at the version of the others", evidence...)
+	}
+	if len(set) > 1 {
+		var parts []string
+		for _, v := range sortedKeys(set) {
+			parts = append(parts, v+": "+strings.Join(set[v], ","))
+		}
+		return crit("component versions differ ("+strings.Join(parts, "; ")+"); indexer, manager and dashboard must be identical",
+			"finish the upgrade: siemctl upgrade resume (or siemctl upgrade plan --to <version>)", evidence...)
+	}
+	var version string
+	for v := range set {
+		version = v
+	}
+	// Cross-check the APIs: the manager API must report the package version.
+	var problems []string
+	if e.Stack.Manager != nil {
+		if info, err := managerInfo(ctx, e); err == nil {
+			evidence = append(evidence, "manager API reports "+info.APIVersion)
+			if info.APIVersion != version {
+				problems = append(problems, fmt.Sprintf("manager API reports %s but the package is %s (not restarted after the upgrade?)", info.APIVersion, version))
+			}
+		}
+	}
+	if e.Stack.Dashboard != nil {
+		if d, err := Shared(ctx, e, "dashboard.get", e.Stack.Dashboard); err == nil && d.Version != "" {
+			evidence = append(evidence, "dashboard reports "+d.Version)
+			if d.Version != version {
+				problems = append(problems, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", d.Version, version))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return crit(strings.Join(problems, "; "), "siemctl services restart manager dashboard", evidence...)
+	}
+	return ok("indexer, manager and dashboard at "+version, evidence...)
+}
+
+// ---- alerts ----------------------------------------------------------------
+
+func checkAlertsFlow(ctx context.Context, e *Env) Result {
+	ix, down := indexerDown(ctx, e)
+	if down != nil {
+		return *down
+	}
+	c := e.Stack.Config
+	pattern := c.Indexer.AlertsIndexPrefix + "*"
+	now := e.now()
+	n, err := ix.Count(ctx, pattern, "", now.Add(-5*time.Minute))
+	if err != nil {
+		return crit("cannot count alerts: "+errSummary(err), "see indexer.api")
+	}
+	newest, found, err := ix.Newest(ctx, pattern, "timestamp")
+	evidence := []string{fmt.Sprintf("%d alerts in %s since %s", n, pattern, now.Add(-5*time.Minute).UTC().Format(time.RFC3339))}
+	age := ""
+	if err == nil && found {
+		age = now.Sub(newest).Round(time.Second).String()
+		evidence = append(evidence, "newest alert at "+newest.UTC().Format(time.RFC3339)+" ("+age+" ago)")
+	}
+	r := ok(fmt.Sprintf("%d alerts in the last 5 minutes, newest %s ago", n, orDash(age)), evidence...)
+	r.Metrics = map[string]float64{"alerts_5m": float64(n)}
+	if found {
+		r.Metrics["newest_age_seconds"] = now.Sub(newest).Seconds()
+	}
+	if n == 0 {
+		s := "no alerts indexed in the last 5 minutes"
+		if found {
+			s += ", newest " + age + " ago"
+		} else {
+			s += ", and none at all"
+		}
+		r.Status, r.Summary = Warn, s
+		r.Fix = "siemctl alerts probe (names the hop that broke: manager, shipper or indexer)"
+	}
+	return r
+}
+
+func checkProbe(ctx context.Context, e *Env) Result {
+	if e.Stack.Probe == nil {
+		return unknown("not checked: no probe configured", "set manager.syslog")
+	}
+	rep, err := e.Stack.Probe(ctx)
+	if err != nil {
+		return crit("probe failed: "+errSummary(err), "siemctl alerts probe")
+	}
+	var ev []string
+	for _, h := range rep.Hops {
+		mark := "ok"
+		if !h.OK {
+			mark = "FAILED"
+		}
+		line := fmt.Sprintf("%s: %s after %s", h.Name, mark, h.Latency.Round(time.Millisecond))
+		if h.Detail != "" {
+			line += " (" + h.Detail + ")"
+		}
+		ev = append(ev, line)
+	}
+	if !rep.OK {
+		return crit("probe event did not arrive: broken at "+rep.BrokenAt, probeFix(rep.BrokenAt), ev...)
+	}
+	var total time.Duration
+	if len(rep.Hops) > 0 {
+		total = rep.Hops[len(rep.Hops)-1].Latency
+	}
+	r := ok(fmt.Sprintf("probe %s searchable after %s", rep.Nonce, total.Round(time.Millisecond)), ev...)
+	r.Metrics = map[string]float64{"latency_seconds": total.Seconds()}
+	return r
+}
+
+func probeFix(hop string) string {
+	switch hop {
+	case "manager":
+		return "the manager did not alert on the probe: check manager.syslog and the manager's remote/syslog config; siemctl services status manager"
+	case "shipper":
+		return "the alert is in the alerts file but not indexed: siemctl services restart shipper; check its log for 'Cannot index event'"
+	case "indexer":
+		return "indexed but not searchable: check indexer.templates and indexer.disk"
+	}
+	return "siemctl alerts probe"
+}
+
+// ---- dashboard, shipper ----------------------------------------------------
+
+func checkDashboard(ctx context.Context, e *Env) Result {
+	if e.Stack.Dashboard == nil {
+		return unknown("not checked", "")
+	}
+	if e.Stack.Config.Dashboard.Insecure {
+		e.Note("TLS verification is disabled for the dashboard (dashboard.insecure: true)")
+	}
+	d, err := Shared(ctx, e, "dashboard.get", e.Stack.Dashboard)
+	if err != nil {
+		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)
+	}
+	switch d.Status {
+	case 200:
+		return ok("GET / answered 200")
+	case 302:
+		return ok("GET / answered 302 to " + d.Location)
+	}
+	return crit(fmt.Sprintf("GET / answered %d (want 200 or 302)", d.Status), "siemctl services restart dashboard; check its log")
+}
+
+func checkShipper(ctx context.Context, e *Env) Result {
+	if e.Stack.Shipper == nil {
+		return unknown("not checked", "")
+	}
+	bin := e.Stack.Config.Shipper.Binary
+	okc, msg, err := e.Stack.Shipper.TestConfig(ctx)
+	if err != nil {
+		return crit("cannot run "+bin+" test config: "+err.Error(), "is the shipper installed? siemctl services status shipper")
+	}
+	if !okc {
+		return crit("config invalid: "+msg, "fix "+e.Stack.Config.Shipper.ConfigDir+" (run "+bin+" test config)", msg)
+	}
+	if !deepFrom(ctx) {
+		return ok("test config: " + msg + " (test output with --deep)")
+	}
+	oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
+	if err != nil {
+		return crit("cannot run "+bin+" test output: "+err.Error(), "siemctl services status shipper")
+	}
+	if !oko {
+		return crit("test output failed: "+lastFailure(lines), "check the indexer (indexer.api) and the shipper's output section; run "+bin+" test output", lines...)
+	}
+	return ok("test config OK, test output OK", lines...)
+}
+
+func lastFailure(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "ERROR") {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return "see the transcript"
+}
+
+type deepKey struct{}
+
+// WithDeep marks the context of a --deep run.
+func WithDeep(ctx context.Context) context.Context { return context.WithValue(ctx, deepKey{}, true) }
+
+func deepFrom(ctx context.Context) bool { v, _ := ctx.Value(deepKey{}).(bool); return v }
+
+// ---- certs, secrets ----------------------------------------------------------
+
+func checkCerts(ctx context.Context, e *Env) Result {
+	if e.Stack.Certs == nil {
+		return unknown("not checked", "")
+	}
+	certs, err := e.Stack.Certs(ctx)
+	if err != nil {
+		return unknown("cannot read certificates: "+err.Error(), "")
+	}
+	now := e.now()
+	var expired, soon, evidence []string
+	minDays := -1.0
+	for _, c := range certs {
+		if c.Err != nil {
+			evidence = append(evidence, fmt.Sprintf("%s %s: %s", c.Component, c.Source, errSummary(c.Err)))
+			continue
+		}
+		days := c.NotAfter.Sub(now).Hours() / 24
+		if minDays < 0 || days < minDays {
+			minDays = days
+		}
+		line := fmt.Sprintf("%s %s: %s expires %s (%d days)", c.Component, c.Source, c.Subject, c.NotAfter.UTC().Format("2006-01-02"), int(days))
+		evidence = append(evidence, line)
+		switch {
+		case days < 0:
+			expired = append(expired, c.Component+" "+c.Source)
+		case days < 30:
+			soon = append(soon, fmt.Sprintf("%s %s (%d days)", c.Component, c.Source, int(days)))
+		}
+	}
+	r := ok(fmt.Sprintf("%d certificate(s), next expiry in %d days", len(certs), int(minDays)), evidence...)
+	if minDays >= 0 {
+		r.Metrics = map[string]float64{"min_days_left": minDays}
+	}
+	switch {
+	case len(expired) > 0:
+		r.Status, r.Summary = Crit, "expired: "+strings.Join(expired, ", ")
+		r.Fix = "renew the certificates (wazuh-certs-tool / your PKI) and restart the component"
+	case len(soon) > 0:
+		r.Status, r.Summary = Warn, "expiring within 30 days: "+strings.Join(soon, ", ")
+		r.Fix = "renew the certificates before they expire"
+	case len(certs) == 0:
+		r.Summary = "no TLS endpoint or certificate file to check"
+	}
+	return r
+}
+
+func checkSecrets(ctx context.Context, e *Env) Result {
+	c := e.Stack.Config
+	var problems, fixes, evidence []string
+	for name, sec := range map[string]config.Secret{"indexer": c.Indexer.Secret, "manager": c.Manager.Secret} {
+		mode, loose, found := sec.FileMode()
+		if !found {
+			continue
+		}
+		evidence = append(evidence, fmt.Sprintf("%s password file %s mode %#o", name, sec.PasswordFile, mode))
+		if loose {
+			problems = append(problems, fmt.Sprintf("%s.password_file %s is readable by group/others (%#o)", name, sec.PasswordFile, mode))
+			fixes = append(fixes, "chmod 600 "+sec.PasswordFile)
+		}
+	}
+	for key, insecure := range map[string]bool{"indexer.insecure": c.Indexer.Insecure, "manager.insecure": c.Manager.Insecure, "dashboard.insecure": c.Dashboard.Insecure} {
+		if insecure {
+			problems = append(problems, key+": true (TLS not verified)")
+			fixes = append(fixes, "set "+strings.TrimSuffix(key, ".insecure")+".ca_file and remove "+key)
+		}
+	}
+	if e.Stack.DefaultCredentials != nil {
+		defs, err := e.Stack.DefaultCredentials(ctx)
+		if err != nil {
+			evidence = append(evidence, "default-credential probe: "+err.Error())
+		}
+		for _, d := range defs {
+			problems = append(problems, "default credentials accepted: "+d)
+			fixes = append(fixes, "change the default password ("+strings.Fields(d)[0]+")")
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) > 0 {
+		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+	}
+	return ok("no default credentials, secret files private, TLS verified", evidence...)
+}

@@ -1,0 +1,357 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+var _ = iter.Seq[int](nil)
+
+var testNow = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+// fakeIndexer is a healthy single node unless a test changes a field.
+type fakeIndexer struct {
+	infoErr  error
+	health   indexer.Health
+	settings indexer.Settings
+	shards   []indexer.Shard
+	alloc    []indexer.Allocation
+	blocks   []indexer.IndexBlock
+	tpl      indexer.Template
+	sim      indexer.Simulation
+	pipe     indexer.Pipeline
+	count    int64
+	newest   time.Time
+	explain  indexer.Explanation
+}
+
+func healthyIndexer() *fakeIndexer {
+	return &fakeIndexer{
+		health:   indexer.Health{Status: "green", NumberOfNodes: 1, NumberOfDataNodes: 1, ActiveShards: 12},
+		settings: indexer.Settings{Persistent: map[string]string{}, Transient: map[string]string{}, Defaults: map[string]string{"cluster.max_shards_per_node": "1000", "cluster.routing.allocation.enable": "all"}},
+		alloc:    []indexer.Allocation{{Node: "node-1", Shards: 12, DiskPercent: 40, DiskUsed: 40 << 30, DiskTotal: 100 << 30}},
+		tpl:      indexer.Template{Name: "siem", Found: true, IndexPatterns: []string{"siem-alerts-4.x-*"}},
+		sim:      indexer.Simulation{Index: "siem-alerts-4.x-2026.11.21", Applied: []string{"siem"}, Winner: "siem", Legacy: []indexer.LegacyMatch{{Name: "siem"}}},
+		pipe:     indexer.Pipeline{ID: "filebeat-7.10.2-siem-alerts-pipeline", Found: true, Hash: "abc"},
+		count:    42,
+		newest:   testNow.Add(-20 * time.Second),
+	}
+}
+
+func (f *fakeIndexer) Info(ctx context.Context) (indexer.Info, error) {
+	return indexer.Info{Name: "node-1", ClusterName: "siem", Version: "7.10.2"}, f.infoErr
+}
+func (f *fakeIndexer) NodesVersions(ctx context.Context) ([]indexer.NodeVersion, error) {
+	return []indexer.NodeVersion{{Name: "node-1", Version: "2.11.1"}}, nil
+}
+func (f *fakeIndexer) Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error) {
+	return f.health, nil
+}
+func (f *fakeIndexer) Settings(ctx context.Context, d bool) (indexer.Settings, error) {
+	return f.settings, nil
+}
+func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) { return f.shards, nil }
+func (f *fakeIndexer) CatAllocation(ctx context.Context) ([]indexer.Allocation, error) {
+	return f.alloc, nil
+}
+func (f *fakeIndexer) AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error) {
+	return f.explain, nil
+}
+func (f *fakeIndexer) IndexBlocks(ctx context.Context, p string) ([]indexer.IndexBlock, error) {
+	return f.blocks, nil
+}
+func (f *fakeIndexer) LegacyTemplate(ctx context.Context, n string) (indexer.Template, error) {
+	return f.tpl, nil
+}
+func (f *fakeIndexer) SimulateIndex(ctx context.Context, n string) (indexer.Simulation, error) {
+	return f.sim, nil
+}
+func (f *fakeIndexer) Pipeline(ctx context.Context, id string) (indexer.Pipeline, error) {
+	return f.pipe, nil
+}
+func (f *fakeIndexer) Count(ctx context.Context, i, q string, since time.Time) (int64, error) {
+	return f.count, nil
+}
+func (f *fakeIndexer) Newest(ctx context.Context, p, field string) (time.Time, bool, error) {
+	return f.newest, !f.newest.IsZero(), nil
+}
+
+type fakeManager struct {
+	infoErr error
+	version string
+	daemons manager.DaemonStates
+	valid   manager.ConfigValidation
+	summary manager.AgentsSummary
+	agents  []manager.Agent
+}
+
+func healthyManager() *fakeManager {
+	m := &fakeManager{version: "4.9.0", valid: manager.ConfigValidation{OK: true},
+		daemons: manager.DaemonStates{"wazuh-modulesd": "running", "wazuh-analysisd": "running", "wazuh-execd": "running", "wazuh-db": "running", "wazuh-remoted": "running"}}
+	m.summary.Connection.Active, m.summary.Connection.Total = 3, 3
+	m.agents = []manager.Agent{{ID: "000", Version: "Wazuh v4.9.0"}, {ID: "001", Name: "web-01", Version: "Wazuh v4.8.2"}}
+	return m
+}
+
+func (m *fakeManager) Info(ctx context.Context) (manager.APIInfo, error) {
+	return manager.APIInfo{Title: "Wazuh API REST", APIVersion: m.version, Hostname: "siem01"}, m.infoErr
+}
+func (m *fakeManager) ManagerStatus(ctx context.Context) (manager.DaemonStates, error) {
+	return m.daemons, nil
+}
+func (m *fakeManager) ValidateConfig(ctx context.Context) (manager.ConfigValidation, error) {
+	return m.valid, nil
+}
+func (m *fakeManager) AgentsSummary(ctx context.Context) (manager.AgentsSummary, error) {
+	return m.summary, nil
+}
+func (m *fakeManager) ListAgents(ctx context.Context, q manager.AgentQuery) ([]manager.Agent, error) {
+	return m.agents, nil
+}
+
+type fakeUnits struct{ states map[string]string }
+
+func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitStatus, error) {
+	var out []units.UnitStatus
+	for _, n := range names {
+		st := u.states[n]
+		if st == "" {
+			st = "active"
+		}
+		us := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: st, SubState: map[string]string{"active": "running", "failed": "failed", "inactive": "dead"}[st]}
+		if st == "failed" {
+			us.Result, us.ExecMainCode, us.ExecMainStatus = "exit-code", 1, 1
+		}
+		out = append(out, us)
+	}
+	return out, nil
+}
+
+type fakeShipper struct{ outputOK bool }
+
+func (s fakeShipper) TestConfig(ctx context.Context) (bool, string, error) {
+	return true, "Config OK", nil
+}
+func (s fakeShipper) TestOutput(ctx context.Context) (bool, []string, error) {
+	if s.outputOK {
+		return true, []string{"talk to server... OK"}, nil
+	}
+	return false, []string{"dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused"}, nil
+}
+
+func testConfig(t *testing.T) *config.Config {
+	t.Helper()
+	c, err := config.Load(config.LoadOptions{Path: t.TempDir() + "/none.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+type world struct {
+	ix    *fakeIndexer
+	mgr   *fakeManager
+	units fakeUnits
+	pkgs  map[string]string
+	ports map[int]bool
+	dash  DashboardAnswer
+	certs []CertInfo
+	ship  fakeShipper
+	probe ProbeReport
+	defs  []string
+}
+
+func healthyWorld() *world {
+	return &world{
+		ix: healthyIndexer(), mgr: healthyManager(), units: fakeUnits{states: map[string]string{}},
+		pkgs:  map[string]string{"siem-indexer": "4.9.0-1", "siem-manager": "4.9.0-1", "siem-dashboard": "4.9.0-1", "shipper": "4.9.0-1"},
+		ports: map[int]bool{1514: true, 1515: true, 55000: true, 9200: true, 5601: true},
+		dash:  DashboardAnswer{Status: 302, Location: "/app/login?nextUrl=%2F", Version: "4.9.0"},
+		certs: []CertInfo{{Component: "indexer", Source: "https://127.0.0.1:9200", Subject: "CN=node-1", NotAfter: testNow.AddDate(1, 0, 0)}},
+		ship:  fakeShipper{outputOK: true},
+		probe: ProbeReport{OK: true, Nonce: "abc", Hops: []ProbeHop{{Name: "manager", OK: true, Latency: time.Second}, {Name: "indexer", OK: true, Latency: 3 * time.Second}}},
+	}
+}
+
+func (w *world) env(t *testing.T) *Env {
+	c := testConfig(t)
+	return &Env{Now: func() time.Time { return testNow }, Stack: Stack{
+		Config: c, Indexer: w.ix, Manager: w.mgr,
+		Units:    func(ctx context.Context) (UnitsAPI, error) { return w.units, nil },
+		Packages: func(ctx context.Context, n ...string) (map[string]string, error) { return w.pkgs, nil },
+		Ports:    func(ctx context.Context) (map[int]bool, error) { return w.ports, nil },
+		Dashboard: func(ctx context.Context) (DashboardAnswer, error) {
+			return w.dash, nil
+		},
+		Certs:              func(ctx context.Context) ([]CertInfo, error) { return w.certs, nil },
+		Shipper:            w.ship,
+		Probe:              func(ctx context.Context) (ProbeReport, error) { return w.probe, nil },
+		DefaultCredentials: func(ctx context.Context) ([]string, error) { return w.defs, nil },
+	}}
+}
+
+func runAll(t *testing.T, w *world, deep bool) map[string]Result {
+	t.Helper()
+	e := w.env(t)
+	checks, err := Select(Catalogue(), Selection{Deep: deep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if deep {
+		ctx = WithDeep(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rep := Run(ctx, e, checks)
+	out := map[string]Result{}
+	for _, r := range rep.Results {
+		out[r.ID] = r
+	}
+	return out
+}
+
+func TestHealthyStackAllOK(t *testing.T) {
+	res := runAll(t, healthyWorld(), true)
+	if len(res) != len(Catalogue()) {
+		t.Fatalf("got %d results, want %d", len(res), len(Catalogue()))
+	}
+	for id, r := range res {
+		if r.Status != OK {
+			t.Errorf("%s: %s %s (fix %q) evidence %v", id, r.Status, r.Summary, r.Fix, r.Evidence)
+		}
+	}
+}
+
+func TestFaultsTurnTheRightCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		breakIt func(w *world)
+		check   string
+		want    Status
+		text    string // in summary
+		fix     string // in fix
+	}{
+		{"unit failed", func(w *world) { w.units.states["siem-manager.service"] = "failed" }, "units", Crit, "siem-manager.service", "siemctl services restart manager"},
+		{"unit stopped", func(w *world) { w.units.states["shipper.service"] = "inactive" }, "units", Crit, "shipper.service", "siemctl services start shipper"},
+		{"port closed", func(w *world) { delete(w.ports, 55000) }, "ports", Crit, "55000 (manager API)", "restart manager"},
+		{"indexer refused", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable, Err: errors.New("connect: connection refused")}
+		}, "indexer.api", Crit, "unreachable", "siemctl services start indexer"},
+		{"security not initialised", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
+		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply"},
+		{"indexer TLS", func(w *world) { w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTLS} }, "indexer.api", Crit, "TLS", "indexer.ca_file"},
+		{"red cluster", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "red", 1
+			w.ix.shards = []indexer.Shard{{Index: "broken", Shard: 0, PriRep: "p", State: "UNASSIGNED", UnassignedReason: "INDEX_CREATED"}}
+			w.ix.explain = indexer.Explanation{Index: "broken", AllocateExplanation: "cannot allocate because allocation is not permitted to any of the nodes"}
+		}, "indexer.health", Crit, "primary shard is unassigned", "indexer shards --unassigned"},
+		{"allocation primaries", func(w *world) { w.ix.settings.Persistent["cluster.routing.allocation.enable"] = "primaries" }, "indexer.allocation", Warn, "primaries", "siemctl indexer allocation all"},
+		{"watermark override", func(w *world) {
+			w.ix.settings.Transient["cluster.routing.allocation.disk.watermark.high"] = "95%"
+		}, "indexer.allocation", Warn, "watermark", "siemctl indexer watermark --clear"},
+		{"unassigned replicas single node", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: ".opendistro-job-scheduler-lock", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "REPLICA_ADDED"}}
+		}, "indexer.shards", Warn, "1 unassigned", "number_of_replicas"},
+		{"shard limit", func(w *world) { w.ix.health.ActiveShards = 995 }, "indexer.shards", Warn, "995/1000", "cleanup"},
+		{"disk above nogo", func(w *world) { w.ix.alloc[0].DiskPercent = 93 }, "indexer.disk", Crit, "93%", "cleanup"},
+		{"disk above warn", func(w *world) { w.ix.alloc[0].DiskPercent = 87 }, "indexer.disk", Warn, "87%", "cleanup"},
+		{"read-only block", func(w *world) {
+			w.ix.blocks = []indexer.IndexBlock{{Index: "siem-alerts-4.x-2026.11.21", Blocks: []string{"read_only_allow_delete"}}}
+		}, "indexer.disk", Crit, "read-only", "read_only_allow_delete"},
+		{"template missing", func(w *world) { w.ix.tpl.Found = false }, "indexer.templates", Warn, "missing", "setup --index-management"},
+		{"template shadowed", func(w *world) {
+			w.ix.sim = indexer.Simulation{Composable: "other", Winner: "other", Applied: []string{"other"}, Legacy: []indexer.LegacyMatch{{Name: "siem"}}}
+		}, "indexer.templates", Warn, "shadowed", "shadowing"},
+		{"pipeline missing", func(w *world) { w.ix.pipe.Found = false }, "indexer.templates", Warn, "pipeline", "setup --pipelines"},
+		{"manager unauthorized", func(w *world) {
+			w.mgr.infoErr = &netclient.Error{Op: "POST /security/user/authenticate", Status: 401, Kind: netclient.ErrUnauthorized, Detail: "Invalid credentials"}
+		}, "manager.api", Crit, "Invalid credentials", "manager.username"},
+		{"manager rate limited", func(w *world) {
+			w.mgr.infoErr = &netclient.Error{Op: "GET /", Status: 429, Code: 6001, Kind: netclient.ErrRateLimited}
+		}, "manager.api", Crit, "rate limited", "300 requests/min"},
+		{"daemons not ready", func(w *world) { w.mgr.daemons["wazuh-analysisd"] = "restarting" }, "manager.api", Crit, "wazuh-analysisd (restarting)", "restart manager"},
+		{"config invalid", func(w *world) {
+			w.mgr.valid = manager.ConfigValidation{Errors: []string{"(1230): Invalid element in the configuration: 'log_alert_lvl'."}}
+		}, "manager.config", Crit, "log_alert_lvl", "ossec.conf"},
+		{"versions differ", func(w *world) { w.pkgs["siem-indexer"] = "4.10.0-1" }, "versions", Crit, "differ", "upgrade"},
+		{"manager api stale", func(w *world) { w.mgr.version = "4.8.0" }, "versions", Crit, "manager API reports 4.8.0", "restart manager"},
+		{"agent newer", func(w *world) {
+			w.mgr.agents = append(w.mgr.agents, manager.Agent{ID: "004", Name: "new", Version: "Wazuh v4.10.0"})
+		}, "agents", Warn, "newer than the manager", "agents outdated"},
+		{"agents disconnected", func(w *world) {
+			w.mgr.summary.Connection.Active, w.mgr.summary.Connection.Disconnected = 0, 3
+		}, "agents", Warn, "disconnected", "--status disconnected"},
+		{"no alerts", func(w *world) { w.ix.count = 0; w.ix.newest = testNow.Add(-2 * time.Hour) }, "alerts.flow", Warn, "no alerts", "alerts probe"},
+		{"dashboard 503", func(w *world) { w.dash.Status = 503 }, "dashboard", Crit, "503", "restart dashboard"},
+		{"shipper output", func(w *world) { w.ship.outputOK = false }, "shipper", Crit, "connection refused", "test output"},
+		{"cert expiring", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, 10) }, "certs", Warn, "within 30 days", "renew"},
+		{"cert expired", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, -1) }, "certs", Crit, "expired", "renew"},
+		{"default credentials", func(w *world) { w.defs = []string{"manager API siem/siem"} }, "secrets", Warn, "default credentials", "change the default password"},
+		{"probe broken", func(w *world) {
+			w.probe = ProbeReport{BrokenAt: "shipper", Hops: []ProbeHop{{Name: "manager", OK: true}, {Name: "shipper", Detail: "not indexed after 30s"}}}
+		}, "alerts.probe", Crit, "shipper", "restart shipper"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := healthyWorld()
+			tt.breakIt(w)
+			res := runAll(t, w, true)
+			r := res[tt.check]
+			if r.Status != tt.want {
+				t.Fatalf("%s = %s (%s), want %s", tt.check, r.Status, r.Summary, tt.want)
+			}
+			all := r.Summary + " " + strings.Join(r.Evidence, " ")
+			if !strings.Contains(all, tt.text) {
+				t.Errorf("summary/evidence %q lacks %q", all, tt.text)
+			}
+			if !strings.Contains(r.Fix, tt.fix) {
+				t.Errorf("fix %q lacks %q", r.Fix, tt.fix)
+			}
+		})
+	}
+}
+
+func TestIndexerDownMakesDependentsNotOK(t *testing.T) {
+	w := healthyWorld()
+	w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTimeout}
+	w.mgr.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}
+	res := runAll(t, w, false)
+	for _, id := range []string{"indexer.api", "indexer.health", "indexer.allocation", "indexer.shards", "indexer.disk", "indexer.templates", "alerts.flow", "manager.api", "agents"} {
+		if res[id].Status == OK {
+			t.Errorf("%s is OK with the component down: %s", id, res[id].Summary)
+		}
+	}
+	fmt.Sprint()
+}
+
+func TestSingleNodeYellowIsExplained(t *testing.T) {
+	w := healthyWorld()
+	w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+	w.ix.shards = []indexer.Shard{{Index: ".opendistro-job-scheduler-lock", Shard: 0, PriRep: "r", State: "UNASSIGNED", UnassignedReason: "REPLICA_ADDED"}}
+	w.ix.explain = indexer.Explanation{Index: ".opendistro-job-scheduler-lock", AllocateExplanation: "cannot allocate because allocation is not permitted to any of the nodes",
+		Deciders: []indexer.Decider{{Node: "node-1", Decider: "same_shard", Decision: "NO", Explanation: "a copy of this shard is already allocated to this node"}}}
+	r := runAll(t, w, false)["indexer.health"]
+	ev := strings.Join(r.Evidence, "\n")
+	for _, want := range []string{".opendistro-job-scheduler-lock[0]: REPLICA_ADDED", "not permitted", "same_shard"} {
+		if !strings.Contains(ev, want) {
+			t.Errorf("evidence lacks %q:\n%s", want, ev)
+		}
+	}
+	if r.Status != OK || !strings.Contains(r.Summary, "single node") {
+		t.Errorf("single-node yellow: %s %s", r.Status, r.Summary)
+	}
+}
