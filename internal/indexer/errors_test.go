@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,6 +200,35 @@ func TestNoRetries(t *testing.T) {
 				t.Errorf("got %d requests, want exactly 1 (no retries)", n)
 			}
 		})
+	}
+}
+
+func TestNoRetryOnConnectionReset(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			_ = c.Close() // hang up before answering
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	c := newClient(t, indexer.Options{URL: "http://" + ln.Addr().String()})
+	_, err = c.Info(context.Background())
+	if !errors.Is(err, netclient.ErrUnreachable) {
+		t.Fatalf("got %v, want ErrUnreachable", err)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("%d connections, want 1 (no retries)", n)
 	}
 }
 
