@@ -101,7 +101,7 @@ func ParseControlStatus(out []byte) ControlStatus {
 	var st ControlStatus
 	index := map[string]int{}
 	for _, line := range lines(out) {
-		if name, rest, ok := strings.Cut(line, ": Process "); ok && !strings.Contains(name, " ") {
+		if name, rest, ok := strings.Cut(line, ": Process "); ok && name != "" && !strings.Contains(name, " ") {
 			pidText, _, _ := strings.Cut(rest, " ")
 			pid, err := strconv.Atoi(pidText)
 			if err == nil && strings.Contains(rest, "not used by") {
