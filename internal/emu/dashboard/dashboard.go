@@ -1,0 +1,388 @@
+// Package dashboard emulates an OpenSearch-Dashboards-like web UI: login redirect, login page,
+// /auth/login against the indexer's security plugin, and /api/status with the package version.
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the subset of dashboard.yml (opensearch_dashboards.yml keys) the emulator uses.
+type Config struct {
+	Host         string
+	Port         int
+	SSL          bool
+	Cert, Key    string
+	IndexerHosts []string
+	IndexerCAs   []string
+	VerifyMode   string
+	DefaultRoute string
+}
+
+// LoadConfig reads dashboard.yml (flat dotted keys or nested maps).
+func LoadConfig(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("parse config %s: %w", path, err)
+	}
+	flat := map[string]any{}
+	var walk func(string, any)
+	walk = func(p string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				if p != "" {
+					k = p + "." + k
+				}
+				walk(k, x)
+			}
+			return
+		}
+		flat[p] = v
+	}
+	walk("", raw)
+	str := func(k, def string) string {
+		if v, ok := flat[k]; ok && v != nil {
+			return fmt.Sprint(v)
+		}
+		return def
+	}
+	list := func(k string) []string {
+		switch v := flat[k].(type) {
+		case []any:
+			out := make([]string, 0, len(v))
+			for _, x := range v {
+				out = append(out, fmt.Sprint(x))
+			}
+			return out
+		case string:
+			return []string{v}
+		}
+		return nil
+	}
+	c := &Config{Host: str("server.host", "localhost"), SSL: str("server.ssl.enabled", "false") == "true",
+		Cert: str("server.ssl.certificate", ""), Key: str("server.ssl.key", ""),
+		IndexerHosts: list("opensearch.hosts"), IndexerCAs: list("opensearch.ssl.certificateAuthorities"),
+		VerifyMode: str("opensearch.ssl.verificationMode", "full"), DefaultRoute: str("uiSettings.overrides.defaultRoute", "/app/wz-home")}
+	c.Port, err = strconv.Atoi(str("server.port", "5601"))
+	if err != nil {
+		return nil, fmt.Errorf("server.port: %w", err)
+	}
+	return c, nil
+}
+
+// Server is the dashboard HTTP handler.
+type Server struct {
+	conf     *Config
+	version  string
+	hostname string
+	uuid     string
+	started  time.Time
+	now      func() time.Time
+	log      *slog.Logger
+	client   *http.Client
+
+	mu       sync.Mutex
+	sessions map[string]string
+}
+
+// NewServer builds the handler; version is the package version ("4.9.0").
+func NewServer(conf *Config, version string, log *slog.Logger, now func() time.Time) (*Server, error) {
+	if now == nil {
+		now = time.Now
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(conf.IndexerCAs) > 0 {
+		pool := x509.NewCertPool()
+		for _, ca := range conf.IndexerCAs {
+			b, err := os.ReadFile(ca)
+			if err != nil {
+				return nil, fmt.Errorf("opensearch.ssl.certificateAuthorities: %w", err)
+			}
+			pool.AppendCertsFromPEM(b)
+		}
+		tc.RootCAs = pool
+	}
+	if conf.VerifyMode == "none" {
+		tc.InsecureSkipVerify = true
+	}
+	host, _ := os.Hostname()
+	u := make([]byte, 16)
+	_, _ = rand.Read(u)
+	h := hex.EncodeToString(u)
+	return &Server{conf: conf, version: version, hostname: host, uuid: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
+		started: now(), now: now, log: log, sessions: map[string]string{},
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc, Proxy: nil}}}, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+func boomErr(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"statusCode": code, "error": http.StatusText(code), "message": msg})
+}
+
+const loginPage = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SIEM dashboard</title></head>
+<body><div id="osd-body"><form class="login-wrapper" method="post" action="/auth/login">
+<label>Username<input name="username" autocomplete="username"></label>
+<label>Password<input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Log in</button></form></div></body></html>
+`
+
+func (s *Server) session(r *http.Request) string {
+	c, err := r.Cookie("security_authentication")
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[c.Value]
+}
+
+// ServeHTTP routes the dashboard endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/" && r.Method == http.MethodGet:
+		if s.session(r) != "" {
+			http.Redirect(w, r, s.conf.DefaultRoute, http.StatusFound)
+			return
+		}
+		w.Header().Set("Location", "/app/login?nextUrl=%2F")
+		w.WriteHeader(http.StatusFound)
+	case r.URL.Path == "/app/login" && r.Method == http.MethodGet:
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("osd-name", s.hostname)
+		_, _ = io.WriteString(w, loginPage)
+	case r.URL.Path == "/auth/login" && r.Method == http.MethodPost:
+		s.login(w, r)
+	case r.URL.Path == "/auth/logout" && r.Method == http.MethodPost:
+		if c, err := r.Cookie("security_authentication"); err == nil {
+			s.mu.Lock()
+			delete(s.sessions, c.Value)
+			s.mu.Unlock()
+		}
+		writeJSON(w, 200, map[string]any{})
+	case r.URL.Path == "/api/status" && r.Method == http.MethodGet:
+		s.status(w)
+	case strings.HasPrefix(r.URL.Path, "/app/"):
+		if s.session(r) == "" {
+			w.Header().Set("Location", "/app/login?nextUrl="+strings.ReplaceAll(r.URL.Path, "/", "%2F"))
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, "<!DOCTYPE html><html><body><div id=\"osd-body\">SIEM</div></body></html>\n")
+	default:
+		boomErr(w, 404, "Not Found")
+	}
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("osd-xsrf") == "" && r.Header.Get("kbn-xsrf") == "" {
+		boomErr(w, 400, "Request must contain a osd-xsrf header.")
+		return
+	}
+	var body struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&body); err != nil || body.Username == "" {
+		boomErr(w, 400, "[request body.username]: expected value of type [string] but got [undefined]")
+		return
+	}
+	info, code, err := s.authinfo(r.Context(), body.Username, body.Password)
+	switch {
+	case err != nil:
+		s.log.Error("authentication backend", "err", err)
+		boomErr(w, 500, "An internal server error occurred.")
+		return
+	case code == 401 || code == 403:
+		boomErr(w, 401, "Invalid username or password")
+		return
+	case code != 200:
+		boomErr(w, 500, "An internal server error occurred.")
+		return
+	}
+	tok := make([]byte, 24)
+	_, _ = rand.Read(tok)
+	sid := hex.EncodeToString(tok)
+	s.mu.Lock()
+	s.sessions[sid] = body.Username
+	s.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: "security_authentication", Value: sid, Path: "/", HttpOnly: true, Secure: s.conf.SSL, SameSite: http.SameSiteLaxMode})
+	writeJSON(w, 200, map[string]any{"username": body.Username, "tenants": map[string]bool{"global_tenant": true},
+		"roles": info.Roles, "backendroles": info.BackendRoles, "selectedTenant": ""})
+}
+
+type authInfo struct {
+	Roles        []string `json:"roles"`
+	BackendRoles []string `json:"backend_roles"`
+}
+
+// authinfo asks the indexer's security plugin who the credentials belong to.
+func (s *Server) authinfo(ctx context.Context, user, pw string) (*authInfo, int, error) {
+	if len(s.conf.IndexerHosts) == 0 {
+		return nil, 0, errors.New("opensearch.hosts is not set")
+	}
+	var lastErr error
+	for _, h := range s.conf.IndexerHosts {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(h, "/")+"/_plugins/_security/authinfo", nil)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		req.SetBasicAuth(user, pw)
+		resp, err := s.client.Do(req)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		var info authInfo
+		_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&info)
+		_ = resp.Body.Close()
+		return &info, resp.StatusCode, nil
+	}
+	return nil, 0, lastErr
+}
+
+func (s *Server) status(w http.ResponseWriter) {
+	now := s.now().UTC().Format(time.RFC3339Nano)
+	writeJSON(w, 200, map[string]any{
+		"name": s.hostname, "uuid": s.uuid,
+		"version": map[string]any{"number": s.version, "build_hash": "8f2b4c1e9d7a", "build_number": 1, "build_snapshot": false},
+		"status": map[string]any{
+			"overall": map[string]any{"since": now, "state": "green", "title": "Green", "nickname": "Looking good", "icon": "success", "uiColor": "secondary"},
+			"statuses": []any{
+				map[string]any{"id": "core:opensearch@" + s.version, "message": "OpenSearch is available", "since": now, "state": "green", "icon": "success", "uiColor": "secondary"},
+				map[string]any{"id": "core:savedObjects@" + s.version, "message": "SavedObjects service has completed migrations and is available", "since": now, "state": "green", "icon": "success", "uiColor": "secondary"},
+			},
+		},
+		"metrics": map[string]any{"last_updated": now, "collection_interval_in_millis": 5000,
+			"process": map[string]any{"uptime_in_millis": s.now().Sub(s.started).Milliseconds()}},
+	})
+}
+
+// ReadVersion reads the package's VERSION.json ({"version":"4.9.0","revision":"01"}).
+func ReadVersion(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read version: %w", err)
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.Version == "" {
+		return "", fmt.Errorf("read version %s: malformed", path)
+	}
+	return v.Version, nil
+}
+
+// Main runs `siem-dashboard --config FILE`; exe locates VERSION.json (INSTALL/bin/siem-dashboard →
+// INSTALL/VERSION.json).
+func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("siem-dashboard", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "dashboard.yml")
+	fs.StringVar(cfgPath, "c", "", "dashboard.yml (short)")
+	versionFile := fs.String("version-file", filepath.Join(filepath.Dir(filepath.Dir(exe)), "VERSION.json"), "package VERSION.json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, nil))
+	if *cfgPath == "" {
+		fmt.Fprintln(stderr, "siem-dashboard: --config is required")
+		return 2
+	}
+	conf, err := LoadConfig(*cfgPath)
+	if err != nil {
+		log.Error("FATAL", "err", err)
+		return 1
+	}
+	ver, err := ReadVersion(*versionFile)
+	if err != nil {
+		log.Error("FATAL", "err", err)
+		return 1
+	}
+	srv, err := NewServer(conf, ver, log, nil)
+	if err != nil {
+		log.Error("FATAL", "err", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(conf.Host, strconv.Itoa(conf.Port)))
+	if err != nil {
+		log.Error("FATAL", "err", fmt.Errorf("Port %d is already in use. Another instance of OpenSearch Dashboards may be running: %w", conf.Port, err))
+		return 1
+	}
+	if conf.SSL {
+		cert, err := tls.LoadX509KeyPair(conf.Cert, conf.Key)
+		if err != nil {
+			_ = ln.Close()
+			log.Error("FATAL", "err", fmt.Errorf("server.ssl: %w", err))
+			return 1
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	scheme := "http"
+	if conf.SSL {
+		scheme = "https"
+	}
+	log.Info(fmt.Sprintf("http server running at %s://%s", scheme, ln.Addr()), "tags", []string{"listening", "info"})
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return 0
+	case err := <-errc:
+		log.Error("FATAL", "err", err)
+		return 1
+	}
+}
+
+// DefaultConfig is the packaged dashboard.yml.
+func DefaultConfig(root string, port, indexerPort int) []byte {
+	certs := filepath.Join(root, "etc", "siem-dashboard", "certs")
+	return fmt.Appendf(nil, `server.host: 127.0.0.1
+server.port: %d
+opensearch.hosts: https://127.0.0.1:%d
+opensearch.ssl.verificationMode: certificate
+opensearch.ssl.certificateAuthorities: ["%s"]
+opensearch.username: kibanaserver
+opensearch.requestHeadersAllowlist: ["securitytenant","Authorization"]
+opensearch_security.multitenancy.enabled: false
+opensearch_security.readonly_mode.roles: ["kibana_read_only"]
+server.ssl.enabled: true
+server.ssl.key: "%s"
+server.ssl.certificate: "%s"
+uiSettings.overrides.defaultRoute: /app/wz-home
+`, port, indexerPort, filepath.Join(certs, "root-ca.pem"), filepath.Join(certs, "dashboard-key.pem"), filepath.Join(certs, "dashboard.pem"))
+}

@@ -1,0 +1,282 @@
+// Package emu holds the lab's emulators of the manager, the dashboard and the shipper, and the
+// package contents the lab builds from them (see /work/shared and the lab contract).
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/siemctl/siemctl/internal/emu/dashboard"
+	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/internal/emu/manager"
+	"github.com/siemctl/siemctl/internal/emu/shipper"
+)
+
+// Ports are the lab's listening ports.
+type Ports struct{ API, Agent, Enrollment, Syslog, Dashboard, Indexer int }
+
+// PackageSpec describes one package to build.
+type PackageSpec struct {
+	Component string // "manager" | "dashboard" | "shipper"
+	Version   string // upstream version "4.9.0" or "4.10.0" (Debian version is Version+"-1")
+	Root      string // absolute DPKG_ROOT of the lab
+	Binary    string // absolute path of the multi-call binary to ship (the siemlab executable)
+	Ports     Ports
+}
+
+// File is one file of a package.
+type File struct {
+	Path     string      // relative to Root, no leading slash, e.g. "var/siem/bin/siem-managerd"
+	Mode     fs.FileMode // 0755 for executables
+	Data     []byte      // content (ignored when Link != "")
+	Link     string      // non-empty: a symlink with this target
+	Conffile bool        // listed in DEBIAN/conffiles
+}
+
+// Program names dispatched by Main.
+const (
+	ProgManagerd    = "siem-managerd"
+	ProgControl     = "siem-control"
+	ProgAgentCtl    = "agent_control"
+	ProgManageAgent = "manage_agents"
+	ProgDashboard   = "siem-dashboard"
+	ProgShipper     = "shipper"
+)
+
+// Programs lists every emulator program name.
+func Programs() []string {
+	return []string{ProgManagerd, ProgControl, ProgAgentCtl, ProgManageAgent, ProgDashboard, ProgShipper}
+}
+
+// ErrSpec reports an invalid PackageSpec.
+var ErrSpec = errors.New("invalid package spec")
+
+// PackageFiles returns every file of the component's package.
+func PackageFiles(spec PackageSpec) ([]File, error) {
+	if !filepath.IsAbs(spec.Root) {
+		return nil, fmt.Errorf("%w: root %q is not absolute", ErrSpec, spec.Root)
+	}
+	parts := strings.Split(spec.Version, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("%w: version %q", ErrSpec, spec.Version)
+	}
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err != nil {
+			return nil, fmt.Errorf("%w: version %q", ErrSpec, spec.Version)
+		}
+	}
+	bin, err := os.ReadFile(spec.Binary)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read binary: %w", ErrSpec, err)
+	}
+	p := spec.Ports
+	root := filepath.Clean(spec.Root)
+	abs := func(rel string) string { return filepath.Join(root, rel) }
+	faultsEnv := faults.EnvDir + "=" + faults.DirForRoot(root)
+	switch spec.Component {
+	case "manager":
+		home := "var/siem"
+		if p.API == 0 || p.Agent == 0 || p.Enrollment == 0 || p.Syslog == 0 {
+			return nil, fmt.Errorf("%w: manager needs API, Agent, Enrollment and Syslog ports", ErrSpec)
+		}
+		return []File{
+			{Path: home + "/bin/siem-managerd", Mode: 0o755, Data: bin},
+			{Path: home + "/bin/siem-control", Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/bin/agent_control", Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/bin/manage_agents", Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/VERSION", Mode: 0o644, Data: []byte("v" + spec.Version + "\n")},
+			{Path: home + "/REVISION", Mode: 0o644, Data: []byte(strconv.Itoa(manager.DefaultRevision(spec.Version)) + "\n")},
+			{Path: home + "/etc/ossec.conf", Mode: 0o640, Data: manager.DefaultOssecConf(p.Agent, p.Enrollment, p.Syslog), Conffile: true},
+			{Path: home + "/etc/rules/local_rules.xml", Mode: 0o640, Data: []byte(defaultLocalRules), Conffile: true},
+			{Path: home + "/etc/decoders/local_decoder.xml", Mode: 0o640, Data: []byte(defaultLocalDecoder), Conffile: true},
+			{Path: home + "/api/configuration/api.yaml", Mode: 0o640, Data: manager.DefaultAPIYAML(p.API), Conffile: true},
+			{Path: home + "/logs/alerts/.keep", Mode: 0o644, Data: nil},
+			{Path: "usr/lib/systemd/system/siem-manager.service", Mode: 0o644, Data: unit("SIEM manager (Wazuh-like emulator)", faultsEnv,
+				abs(home+"/bin/siem-managerd")+" --home "+abs(home), abs(home+"/logs/siem-managerd.log"))},
+		}, nil
+	case "dashboard":
+		if p.Dashboard == 0 || p.Indexer == 0 {
+			return nil, fmt.Errorf("%w: dashboard needs Dashboard and Indexer ports", ErrSpec)
+		}
+		return []File{
+			{Path: "usr/share/siem-dashboard/bin/siem-dashboard", Mode: 0o755, Data: bin},
+			{Path: "var/log/siem-dashboard/.keep", Mode: 0o644},
+			{Path: "usr/share/siem-dashboard/VERSION.json", Mode: 0o644, Data: fmt.Appendf(nil, "{\"version\": %q, \"revision\": \"01\"}\n", spec.Version)},
+			{Path: "etc/siem-dashboard/dashboard.yml", Mode: 0o640, Data: dashboard.DefaultConfig(root, p.Dashboard, p.Indexer), Conffile: true},
+			{Path: "usr/lib/systemd/system/siem-dashboard.service", Mode: 0o644, Data: unit("SIEM dashboard", faultsEnv,
+				abs("usr/share/siem-dashboard/bin/siem-dashboard")+" --config "+abs("etc/siem-dashboard/dashboard.yml"), abs("var/log/siem-dashboard/siem-dashboard.log"))},
+		}, nil
+	case "shipper":
+		if p.Indexer == 0 {
+			return nil, fmt.Errorf("%w: shipper needs the Indexer port", ErrSpec)
+		}
+		return []File{
+			{Path: "usr/bin/shipper", Mode: 0o755, Data: bin},
+			{Path: "var/log/shipper/.keep", Mode: 0o644},
+			{Path: "usr/share/shipper/VERSION", Mode: 0o644, Data: []byte(spec.Version + "\n")},
+			{Path: "usr/share/shipper/module/siem/alerts/ingest/pipeline.json", Mode: 0o644, Data: shipper.Pipeline()},
+			{Path: "etc/shipper/shipper.yml", Mode: 0o600, Data: shipperYML(root, p.Indexer), Conffile: true},
+			{Path: "etc/shipper/siem-template.json", Mode: 0o644, Data: Template(spec.Version)},
+			{Path: "usr/lib/systemd/system/shipper.service", Mode: 0o644, Data: unit("Filebeat-like shipper of SIEM alerts", faultsEnv,
+				abs("usr/bin/shipper")+" -e -c "+abs("etc/shipper/shipper.yml")+" --path.home "+abs("usr/share/shipper")+
+					" --path.config "+abs("etc/shipper")+" --path.data "+abs("var/lib/shipper")+" --path.logs "+abs("var/log/shipper"),
+				abs("var/log/shipper/shipper-stderr.log"))},
+		}, nil
+	}
+	return nil, fmt.Errorf("%w: unknown component %q", ErrSpec, spec.Component)
+}
+
+func unit(desc, env, exec, logFile string) []byte {
+	return fmt.Appendf(nil, `[Unit]
+Description=%s
+After=network.target
+
+[Service]
+Type=simple
+Environment=%s
+ExecStart=%s
+StandardOutput=append:%s
+StandardError=append:%s
+TimeoutStopSec=2
+Restart=no
+
+[Install]
+WantedBy=multi-user.target
+`, desc, env, exec, logFile, logFile)
+}
+
+func shipperYML(root string, indexerPort int) []byte {
+	return fmt.Appendf(nil, `# Shipper (Filebeat 7.10.2-like) configuration
+output.elasticsearch:
+  hosts: ["127.0.0.1:%d"]
+  protocol: https
+  username: admin
+  password: ${password}
+  ssl.certificate_authorities: ["%s"]
+setup.template.json.enabled: true
+setup.template.json.path: '%s'
+setup.template.json.name: 'siem'
+setup.ilm.overwrite: true
+setup.ilm.enabled: false
+
+filebeat.modules:
+  - module: siem
+    alerts:
+      enabled: true
+      var.paths: ["%s"]
+    archives:
+      enabled: false
+
+logging.level: info
+logging.to_files: true
+logging.files:
+  path: %s
+  name: shipper
+  keepfiles: 7
+  permissions: 0644
+logging.metrics.enabled: false
+`, indexerPort, filepath.Join(root, "etc/shipper/certs/root-ca.pem"), filepath.Join(root, "etc/shipper/siem-template.json"),
+		filepath.Join(root, "var/siem/logs/alerts/alerts.json"), filepath.Join(root, "var/log/shipper"))
+}
+
+const defaultLocalRules = `<!-- Local rules -->
+
+<!-- Modify it at your will. -->
+<!-- Copyright (C) 2015, Wazuh Inc. -->
+
+<!-- Example -->
+<group name="local,syslog,sshd,">
+
+  <!--
+  Dec 10 01:02:02 host sshd[1234]: Failed none for root from 1.1.1.1 port 1066 ssh2
+  -->
+  <rule id="100001" level="5">
+    <if_sid>5716</if_sid>
+    <srcip>1.1.1.1</srcip>
+    <description>sshd: authentication failed from IP 1.1.1.1.</description>
+    <group>authentication_failed,pci_dss_10.2.4,pci_dss_10.2.5,</group>
+  </rule>
+
+</group>
+`
+
+const defaultLocalDecoder = `<!-- Local Decoders -->
+
+<!-- Modify it at your will. -->
+<!-- Copyright (C) 2015, Wazuh Inc. -->
+
+<!--
+  - Allowed static fields:
+  - location   - where the log came from (only on FTS)
+  - srcuser    - extracts the source username
+  - dstuser    - extracts the destination (target) username
+  - user       - an alias to dstuser (only one of the two can be used)
+  - srcip      - source ip
+  - dstip      - dst ip
+  - srcport    - source port
+  - dstport    - destination port
+  - protocol   - protocol
+  - id         - event id
+  - url        - url of the event
+  - action     - event action (deny, drop, accept, etc)
+  - status     - event status (success, failure, etc)
+  - extra_data - Any extra data
+-->
+
+<decoder name="local_decoder_example">
+    <program_name>local_decoder_example</program_name>
+</decoder>
+`
+
+// SetAPIUserPassword changes a manager API user's password offline (users file under installDir).
+func SetAPIUserPassword(installDir, user, password string) error {
+	return manager.SetAPIUserPassword(manager.Home{Dir: installDir}, user, password)
+}
+
+// SetFault switches a fault on or off under ROOT/var/lib/siem-lab-faults.
+func SetFault(root, kind string, on bool) error {
+	return faults.Set(faults.DirForRoot(root), kind, on)
+}
+
+// Main runs the emulator program name (the basename of argv[0]) and returns its exit code.
+func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	switch name {
+	case ProgManagerd, ProgDashboard, ProgShipper:
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+	}
+	toolEnv := func() manager.ToolEnv {
+		h := manager.ToolHome(exe, os.Getenv("SIEM_HOME"))
+		return manager.ToolEnv{Home: h, FaultsDir: h.FaultsDir(os.Getenv(faults.EnvDir)), Stdout: stdout, Stderr: stderr}
+	}
+	switch name {
+	case ProgManagerd:
+		return manager.DaemonMain(ctx, args, stderr, os.Getenv)
+	case ProgControl:
+		return manager.Control(ctx, toolEnv(), args)
+	case ProgAgentCtl:
+		return manager.AgentControl(ctx, toolEnv(), args)
+	case ProgManageAgent:
+		return manager.ManageAgents(ctx, toolEnv(), args)
+	case ProgDashboard:
+		return dashboard.Main(ctx, args, exe, stdout, stderr)
+	case ProgShipper:
+		return shipper.Main(ctx, args, shipper.Env{Exe: exe, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv})
+	}
+	fmt.Fprintf(stderr, "emu: unknown program %q (known: %s)\n", name, strings.Join(Programs(), ", "))
+	return 127
+}

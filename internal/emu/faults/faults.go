@@ -1,0 +1,79 @@
+// Package faults stores the lab's run-time faults as marker files that the emulators check per request
+// or per loop, so a fault takes effect without restarting anything.
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Fault kinds honoured by the emulators.
+const (
+	APISlow            = "api-slow"
+	APIRateLimit       = "api-ratelimit"
+	AgentsDisconnected = "agents-disconnected"
+	AgentNewer         = "agent-newer"
+	ShipperStalled     = "shipper-stalled"
+)
+
+// Kinds lists every fault kind.
+var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, ShipperStalled}
+
+// Kinds returns every known fault kind.
+func Kinds() []string { return slices.Clone(kinds) }
+
+// EnvDir names the environment variable that overrides the fault directory (set in the lab's units).
+const EnvDir = "SIEM_LAB_FAULTS_DIR"
+
+// DirForRoot is the fault directory of a lab root (ROOT/var/lib/siem-lab-faults).
+func DirForRoot(root string) string { return filepath.Join(root, "var", "lib", "siem-lab-faults") }
+
+// ErrUnknown is returned for a fault kind the emulators do not know.
+var ErrUnknown = errors.New("unknown fault")
+
+// Set switches a fault on (creates its marker file) or off (removes it).
+func Set(dir, kind string, on bool) error {
+	if !slices.Contains(kinds, kind) {
+		return fmt.Errorf("%w %q (known: %v)", ErrUnknown, kind, kinds)
+	}
+	p := filepath.Join(dir, kind)
+	if !on {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("clear fault %s: %w", kind, err)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("set fault %s: %w", kind, err)
+	}
+	if err := os.WriteFile(p, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("set fault %s: %w", kind, err)
+	}
+	return nil
+}
+
+// Checker reports whether faults are active. The zero value (empty Dir) never reports a fault.
+type Checker struct{ Dir string }
+
+// Active reports whether the fault is on.
+func (c Checker) Active(kind string) bool {
+	_, ok := c.Since(kind)
+	return ok
+}
+
+// Since reports whether the fault is on and since when (the marker's modification time).
+func (c Checker) Since(kind string) (time.Time, bool) {
+	if c.Dir == "" {
+		return time.Time{}, false
+	}
+	st, err := os.Stat(filepath.Join(c.Dir, kind))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return st.ModTime(), true
+}

@@ -1,0 +1,197 @@
+package manager
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errQueryFormat and errQueryField map to API errors 1407 and 1408.
+var (
+	errQueryFormat = errors.New("query does not match expected format")
+	errQueryField  = errors.New("field does not exist")
+)
+
+// qNode is a parsed `q` expression: ';' is AND, ',' is OR (AND binds tighter), parentheses group.
+type qNode struct {
+	op       string // "and", "or", "cmp"
+	children []*qNode
+	field    string
+	cmp      string // = != < > ~
+	value    string
+}
+
+// parseQuery parses the Wazuh API query language subset.
+func parseQuery(q string) (*qNode, error) {
+	p := &qParser{s: q}
+	n, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	if p.i != len(p.s) {
+		return nil, fmt.Errorf("%w: unexpected %q", errQueryFormat, p.s[p.i:])
+	}
+	return n, nil
+}
+
+type qParser struct {
+	s string
+	i int
+}
+
+func (p *qParser) or() (*qNode, error) {
+	n, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	out := &qNode{op: "or", children: []*qNode{n}}
+	for p.i < len(p.s) && p.s[p.i] == ',' {
+		p.i++
+		m, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		out.children = append(out.children, m)
+	}
+	if len(out.children) == 1 {
+		return n, nil
+	}
+	return out, nil
+}
+
+func (p *qParser) and() (*qNode, error) {
+	n, err := p.factor()
+	if err != nil {
+		return nil, err
+	}
+	out := &qNode{op: "and", children: []*qNode{n}}
+	for p.i < len(p.s) && p.s[p.i] == ';' {
+		p.i++
+		m, err := p.factor()
+		if err != nil {
+			return nil, err
+		}
+		out.children = append(out.children, m)
+	}
+	if len(out.children) == 1 {
+		return n, nil
+	}
+	return out, nil
+}
+
+func (p *qParser) factor() (*qNode, error) {
+	if p.i < len(p.s) && p.s[p.i] == '(' {
+		p.i++
+		n, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		if p.i >= len(p.s) || p.s[p.i] != ')' {
+			return nil, fmt.Errorf("%w: missing ')'", errQueryFormat)
+		}
+		p.i++
+		return n, nil
+	}
+	start := p.i
+	for p.i < len(p.s) && strings.IndexByte("=!<>~;,()", p.s[p.i]) < 0 {
+		p.i++
+	}
+	field := p.s[start:p.i]
+	if field == "" || p.i >= len(p.s) {
+		return nil, fmt.Errorf("%w: missing operator", errQueryFormat)
+	}
+	var op string
+	switch {
+	case strings.HasPrefix(p.s[p.i:], "!="):
+		op = "!="
+	case strings.IndexByte("=<>~", p.s[p.i]) >= 0:
+		op = p.s[p.i : p.i+1]
+	default:
+		return nil, fmt.Errorf("%w: bad operator", errQueryFormat)
+	}
+	p.i += len(op)
+	vs := p.i
+	for p.i < len(p.s) && strings.IndexByte(";,()", p.s[p.i]) < 0 {
+		p.i++
+	}
+	value := p.s[vs:p.i]
+	if value == "" {
+		return nil, fmt.Errorf("%w: missing value", errQueryFormat)
+	}
+	if !validField(field) {
+		return nil, fmt.Errorf("%w: %s", errQueryField, field)
+	}
+	return &qNode{op: "cmp", field: field, cmp: op, value: value}, nil
+}
+
+func (n *qNode) match(c *viewCtx, a *Agent) bool {
+	switch n.op {
+	case "and":
+		for _, ch := range n.children {
+			if !ch.match(c, a) {
+				return false
+			}
+		}
+		return true
+	case "or":
+		for _, ch := range n.children {
+			if ch.match(c, a) {
+				return true
+			}
+		}
+		return false
+	}
+	v := c.field(a, n.field)
+	want := n.value
+	if n.field == "lastKeepAlive" || n.field == "dateAdd" {
+		// A timeframe compares ages: lastKeepAlive>10m means "older than 10 minutes".
+		if d, err := parseTimeframe(want); err == nil {
+			t := a.DateAdd
+			if n.field == "lastKeepAlive" {
+				t = c.lastKeepAlive(a)
+			}
+			age := c.now.Sub(time.Unix(t, 0))
+			switch n.cmp {
+			case ">":
+				return t != 0 && age > d
+			case "<":
+				return t != 0 && age < d
+			}
+		}
+	}
+	switch n.cmp {
+	case "=":
+		return v == want
+	case "!=":
+		return v != want
+	case "~":
+		return strings.Contains(strings.ToLower(v), strings.ToLower(want))
+	case "<", ">":
+		cmp := compareValues(v, want)
+		if n.cmp == "<" {
+			return cmp < 0
+		}
+		return cmp > 0
+	}
+	return false
+}
+
+func compareValues(a, b string) int {
+	ai, errA := strconv.ParseFloat(a, 64)
+	bi, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		switch {
+		case ai < bi:
+			return -1
+		case ai > bi:
+			return 1
+		}
+		return 0
+	}
+	if strings.HasPrefix(a, "Wazuh v") || strings.HasPrefix(b, "v") {
+		return compareVersions(a, b)
+	}
+	return strings.Compare(a, b)
+}
