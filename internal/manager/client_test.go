@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -229,6 +230,35 @@ func TestInvalidCredentialsNoRetry(t *testing.T) {
 		t.Fatalf("password in error: %q", msg)
 	}
 }
+
+func TestNoSecretsInLogs(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := setup(t, managertest.Config{}, func(o *manager.Options) { o.Logger = logger })
+	e.srv.RejectTokens.Store(1)
+	e.srv.RateLimit.Store(1)
+	if _, err := e.c.Info(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if !strings.Contains(out, "manager login") || !strings.Contains(out, "rate limited") {
+		t.Fatalf("expected login and backoff logs, got:\n%s", out)
+	}
+	if strings.Contains(out, e.srv.Password()) || strings.Contains(out, "eyJ") { // JWTs start with eyJ
+		t.Fatalf("secret in logs:\n%s", out)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestLoginIPBlocked(t *testing.T) {
 	srv := httptest.NewServer(serveFixture(t, http.StatusForbidden, "error_ip_blocked.json"))

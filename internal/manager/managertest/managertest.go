@@ -10,6 +10,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -134,11 +136,12 @@ func New(t testing.TB, cfg Config) *Server {
 	for _, d := range []string{"agentlessd", "csyslogd", "dbd", "integratord", "maild", "reportd", "clusterd"} {
 		s.daemons["wazuh-"+d] = "stopped"
 	}
-	h := http.HandlerFunc(s.serve)
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Server.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake failures are expected in TLS tests
 	if cfg.TLS {
-		s.Server = httptest.NewTLSServer(h)
+		s.Server.StartTLS()
 	} else {
-		s.Server = httptest.NewServer(h)
+		s.Server.Start()
 	}
 	t.Cleanup(s.Close)
 	return s
