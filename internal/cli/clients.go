@@ -2,26 +2,28 @@ package cli
 
 import (
 	"context"
+	"os"
 	"sync"
+
+	"github.com/siemctl/siemctl/internal/stack"
 )
 
-// Clients are the stack's clients built from the config. Fields are filled as
-// the client packages are wired in.
-type Clients struct{}
-
-func lazyClients(f *Factory) func(ctx context.Context) (*Clients, error) {
+// lazyStack opens the stack once per process, on first use.
+func lazyStack(f *Factory) func(ctx context.Context) (*stack.Stack, error) {
 	var (
 		once sync.Once
-		c    *Clients
+		s    *stack.Stack
 		err  error
 	)
-	return func(ctx context.Context) (*Clients, error) {
+	return func(ctx context.Context) (*stack.Stack, error) {
 		once.Do(func() {
-			if _, err = f.Config(); err != nil {
+			cfg, cerr := f.Config()
+			if cerr != nil {
+				err = cerr
 				return
 			}
-			c = &Clients{}
+			s = stack.Open(ctx, cfg, stack.Options{Logger: f.Logger, LookupEnv: os.LookupEnv})
 		})
-		return c, err
+		return s, err
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // GlobalOptions are the persistent flags every command shares.
@@ -33,8 +34,8 @@ type Factory struct {
 	Global *GlobalOptions
 
 	Config func() (*config.Config, error)
-	// Clients returns the clients built from the config (lazily, once).
-	Clients func(ctx context.Context) (*Clients, error)
+	// Stack returns the stack's clients built from the config (lazily, once).
+	Stack func(ctx context.Context) (*stack.Stack, error)
 }
 
 // NewFactory returns the production factory.
@@ -58,7 +59,7 @@ func NewFactory(io *output.IOStreams, env []string) *Factory {
 		})
 		return cfg, err
 	}
-	f.Clients = lazyClients(f)
+	f.Stack = lazyStack(f)
 	return f
 }
 

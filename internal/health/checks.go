@@ -1054,9 +1054,11 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 			fixes = append(fixes, "set "+strings.TrimSuffix(key, ".insecure")+".ca_file and remove "+key)
 		}
 	}
+	probeErr := error(nil)
 	if e.Stack.DefaultCredentials != nil {
 		defs, err := e.Stack.DefaultCredentials(ctx)
 		if err != nil {
+			probeErr = err
 			evidence = append(evidence, "default-credential probe: "+err.Error())
 		}
 		for _, d := range defs {
@@ -1067,6 +1069,9 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 	sort.Strings(problems)
 	if len(problems) > 0 {
 		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+	}
+	if probeErr != nil {
+		return unknown("secret files private, TLS verified; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)
 	}
 	return ok("no default credentials, secret files private, TLS verified", evidence...)
 }

@@ -5,8 +5,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cmd/health"
 )
 
 // All registers the command groups.
 func All(root *cobra.Command, f *cli.Factory) {
+	root.AddCommand(health.NewCmdHealth(f, nil))
 }
