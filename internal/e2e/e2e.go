@@ -1,0 +1,240 @@
+// Package e2e is the harness of siemctl's end-to-end tests: it builds the
+// siemctl and siemlab binaries once per test binary, brings up a real lab
+// (OpenSearch, private systemd, apt/dpkg root, emulators) in a temp dir, runs
+// siemctl against it as a user would, and tears the lab down by PID when the
+// test ends.
+//
+// End-to-end tests live in files with the build tag `e2e`, are named
+// TestE2E…, and are skipped without that tag. They need root. With
+// SIEMCTL_IT_REQUIRED=1 (CI) a missing prerequisite fails instead of skipping.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// Binaries builds siemctl and siemlab once (into a temp dir, or uses
+// $SIEMCTL_E2E_BIN when set) and returns their paths.
+func Binaries(t testing.TB) (siemctl, siemlab string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		if d := os.Getenv("SIEMCTL_E2E_BIN"); d != "" {
+			binDir = d
+			return
+		}
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir, err = os.MkdirTemp("", "siemctl-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		_ = os.Chmod(binDir, 0o755)
+		for _, name := range []string{"siemctl", "siemlab"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(binDir, "siemctl"), filepath.Join(binDir, "siemlab")
+}
+
+func moduleRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the module root")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
+}
+
+// Require skips (or, with SIEMCTL_IT_REQUIRED=1, fails) when the lab cannot
+// run here.
+func Require(t testing.TB) {
+	t.Helper()
+	var missing []string
+	if os.Geteuid() != 0 {
+		missing = append(missing, "root")
+	}
+	for _, bin := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get", "unshare", "setpriv", "java"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			missing = append(missing, bin)
+		}
+	}
+	if _, err := os.Stat("/lib/systemd/systemd"); err != nil {
+		missing = append(missing, "/lib/systemd/systemd")
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "e2e prerequisites missing: " + strings.Join(missing, ", ") + " (run scripts/install-deps.sh as root)"
+	if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// Lab is a running lab for one test.
+type Lab struct {
+	Dir     string
+	Env     []string // SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT, …
+	siemctl string
+	siemlab string
+	t       testing.TB
+}
+
+// Options for Up.
+type Options struct {
+	PortOffset int    // distinct per test package so labs never collide
+	Version    string // default 4.9.0
+}
+
+// Up brings up a lab and registers its teardown.
+func Up(t testing.TB, opts Options) *Lab {
+	t.Helper()
+	Require(t)
+	siemctl, siemlab := Binaries(t)
+	base, err := os.MkdirTemp("", "siemctl-e2e-lab-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(base, 0o755) // the indexer runs unprivileged and must traverse it
+	dir := filepath.Join(base, "lab")
+	l := &Lab{Dir: dir, siemctl: siemctl, siemlab: siemlab, t: t}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, siemlab, "down", "--dir", dir).CombinedOutput()
+		if err != nil {
+			t.Errorf("siemlab down: %v\n%s", err, out)
+		}
+		if !t.Failed() || os.Getenv("SIEMCTL_E2E_KEEP") == "" {
+			os.RemoveAll(base)
+		} else {
+			t.Logf("kept lab files in %s", base)
+		}
+	})
+	args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset)}
+	if opts.Version != "" {
+		args = append(args, "--version", opts.Version)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, siemlab, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("siemlab up: %v\n%s", err, out.String())
+	}
+	t.Logf("lab up in %s (%s)", time.Since(start).Round(time.Millisecond), dir)
+	l.Env = []string{
+		"SIEMCTL_CONFIG=" + filepath.Join(dir, "siemctl.yaml"),
+		"APT_CONFIG=" + filepath.Join(dir, "root", "apt-lab.conf"),
+		"DPKG_ROOT=" + filepath.Join(dir, "root"),
+		"NO_COLOR=1",
+	}
+	return l
+}
+
+// Result of one siemctl run.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+	Took           time.Duration
+}
+
+// Siemctl runs siemctl with the lab's environment.
+func (l *Lab) Siemctl(args ...string) Result {
+	l.t.Helper()
+	return l.run(l.siemctl, nil, args...)
+}
+
+// SiemctlStdin runs siemctl with stdin.
+func (l *Lab) SiemctlStdin(stdin string, args ...string) Result {
+	l.t.Helper()
+	return l.run(l.siemctl, strings.NewReader(stdin), args...)
+}
+
+// Siemlab runs siemlab against this lab's directory, e.g. Siemlab("fault", "cluster-red").
+func (l *Lab) Siemlab(verb string, args ...string) Result {
+	l.t.Helper()
+	return l.run(l.siemlab, nil, append([]string{verb, "--dir", l.Dir}, args...)...)
+}
+
+// MustSiemlab runs siemlab and fails the test on a non-zero exit.
+func (l *Lab) MustSiemlab(verb string, args ...string) Result {
+	l.t.Helper()
+	r := l.Siemlab(verb, args...)
+	if r.Code != 0 {
+		l.t.Fatalf("siemlab %s %v: exit %d\n%s\n%s", verb, args, r.Code, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+func (l *Lab) run(bin string, stdin *strings.Reader, args ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), l.Env...)
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	r := Result{Stdout: o.String(), Stderr: e.String(), Took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.Code = ee.ExitCode()
+	default:
+		l.t.Fatalf("run %s %v: %v", filepath.Base(bin), args, err)
+	}
+	return r
+}
+
+// Eventually retries fn until it returns nil or the timeout passes (for
+// state that converges, e.g. alerts reaching the index).
+func Eventually(t testing.TB, timeout, every time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached after %s: %v", timeout, err)
+		}
+		time.Sleep(every)
+	}
+}
