@@ -793,30 +793,57 @@ func (s *APIServer) handleGetAgents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(sorts) > 0 {
-		keys := make(map[*Agent][]string, len(matched))
-		for _, a := range matched {
-			ks := make([]string, len(sorts))
-			for i, sk := range sorts {
-				ks[i] = c.field(a, sk.field)
-			}
-			keys[a] = ks
+		type skey struct {
+			s   string
+			n   float64
+			num bool
 		}
-		sort.SliceStable(matched, func(i, j int) bool {
-			ki, kj := keys[matched[i]], keys[matched[j]]
+		keys := make([][]skey, len(matched))
+		for i, a := range matched {
+			ks := make([]skey, len(sorts))
+			for j, sk := range sorts {
+				switch sk.field {
+				case "id":
+					ks[j] = skey{n: float64(a.ID), num: true}
+				case "lastKeepAlive":
+					ks[j] = skey{n: float64(c.lastKeepAlive(a)), num: true}
+				case "dateAdd":
+					ks[j] = skey{n: float64(a.DateAdd), num: true}
+				default:
+					ks[j] = skey{s: c.field(a, sk.field)}
+				}
+			}
+			keys[i] = ks
+		}
+		idx := make([]int, len(matched))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(x, y int) bool {
+			ki, kj := keys[idx[x]], keys[idx[y]]
 			for n, sk := range sorts {
-				cmp := compareValues(ki[n], kj[n])
-				if sk.field == "id" {
-					cmp = matched[i].ID - matched[j].ID
+				cmp := 0
+				switch {
+				case ki[n].num && ki[n].n < kj[n].n:
+					cmp = -1
+				case ki[n].num && ki[n].n > kj[n].n:
+					cmp = 1
+				case !ki[n].num && sk.field == "version":
+					cmp = compareVersions(ki[n].s, kj[n].s)
+				case !ki[n].num:
+					cmp = strings.Compare(ki[n].s, kj[n].s)
 				}
 				if cmp != 0 {
-					if sk.desc {
-						return cmp > 0
-					}
-					return cmp < 0
+					return (cmp < 0) != sk.desc
 				}
 			}
 			return false
 		})
+		sorted := make([]*Agent, len(matched))
+		for i, j := range idx {
+			sorted[i] = matched[j]
+		}
+		matched = sorted
 	}
 	total := len(matched)
 	page := matched[min(offset, total):min(offset+limit, total)]
