@@ -624,7 +624,8 @@ func (m *Manager) removeWaiter(unit string, ch chan struct{}) {
 	}
 }
 
-// Wait waits until the unit's ActiveState is one of want, driven by
+// Wait waits until the unit's ActiveState is one of want (include Failed in
+// want to accept a failed unit, e.g. after a stop that timed out), driven by
 // PropertiesChanged signals (with a slow re-read as a safety net). It returns
 // early with a *StateError of kind ErrUnitFailed when the unit enters
 // "failed" and "failed" is not wanted, and with kind ErrWaitTimeout when
@@ -696,7 +697,10 @@ func (m *Manager) StartAndWait(ctx context.Context, unit string, timeout time.Du
 	}
 	if err := m.Start(jctx, unit); err != nil {
 		var je *JobError
-		if errors.As(err, &je) || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		if errors.As(err, &je) {
+			return je.Status, err
+		}
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 			return UnitStatus{Name: unit}, err
 		}
 		st, _ := m.status(context.WithoutCancel(ctx), unit)
@@ -739,6 +743,10 @@ func (m *Manager) RestartAndWait(ctx context.Context, unit string, timeout time.
 		defer cancel()
 	}
 	if err := m.Restart(jctx, unit); err != nil {
+		var je *JobError
+		if errors.As(err, &je) {
+			return je.Status, err
+		}
 		return UnitStatus{Name: unit}, err
 	}
 	st, err := m.Wait(ctx, unit, []string{Active, Reloading}, timeout)
@@ -748,16 +756,28 @@ func (m *Manager) RestartAndWait(ctx context.Context, unit string, timeout time.
 	return m.settle(ctx, unit, st)
 }
 
+// UnitFileChange is one symlink change made by Enable.
+type UnitFileChange struct {
+	Type        string `json:"type"` // symlink | unlink
+	Filename    string `json:"filename"`
+	Destination string `json:"destination"`
+}
+
 // Enable enables unit files persistently (like systemctl enable) and reloads
-// the manager when links changed. It returns the changes made.
-func (m *Manager) Enable(ctx context.Context, units ...string) ([]sddbus.EnableUnitFileChange, error) {
+// the manager when links changed. It returns the changes made (none when
+// the units were already enabled).
+func (m *Manager) Enable(ctx context.Context, units ...string) ([]UnitFileChange, error) {
 	names := make([]string, len(units))
 	for i, u := range units {
 		names[i] = Normalize(u)
 	}
-	_, changes, err := m.conn.EnableUnitFilesContext(ctx, names, false, false)
+	_, raw, err := m.conn.EnableUnitFilesContext(ctx, names, false, false)
 	if err != nil {
 		return nil, m.callError("enable", strings.Join(names, " "), err)
+	}
+	changes := make([]UnitFileChange, len(raw))
+	for i, c := range raw {
+		changes[i] = UnitFileChange{Type: c.Type, Filename: c.Filename, Destination: c.Destination}
 	}
 	if len(changes) > 0 {
 		if err := m.DaemonReload(ctx); err != nil {

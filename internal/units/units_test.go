@@ -258,3 +258,13 @@ func TestErrorsText(t *testing.T) {
 		t.Errorf("StateError: %q", se)
 	}
 }
+
+func TestNewSystemManagerAbsent(t *testing.T) {
+	if _, err := os.Stat("/run/systemd/private"); err == nil {
+		t.Skip("this host runs systemd: the system manager is reachable")
+	}
+	_, err := New(context.Background(), "")
+	if !errors.Is(err, netclient.ErrUnreachable) || !strings.Contains(err.Error(), SystemAddress) {
+		t.Fatalf("New(\"\") without systemd = %v", err)
+	}
+}
