@@ -145,7 +145,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func boomErr(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]any{"statusCode": code, "error": http.StatusText(code), "message": msg})
+	writeJSON(w, code, struct {
+		StatusCode int    `json:"statusCode"`
+		Error      string `json:"error"`
+		Message    string `json:"message"`
+	}{code, http.StatusText(code), msg})
 }
 
 const loginPage = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>SIEM dashboard</title></head>

@@ -1,0 +1,152 @@
+package emu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/internal/emu/manager"
+)
+
+func testSpec(t *testing.T, comp string) PackageSpec {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "siemlab")
+	if err := os.WriteFile(bin, []byte("#!binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return PackageSpec{Component: comp, Version: "4.9.0", Root: "/lab/root", Binary: bin,
+		Ports: Ports{API: 55000, Agent: 1514, Enrollment: 1515, Syslog: 5514, Dashboard: 5601, Indexer: 9200}}
+}
+
+func TestPackageFiles(t *testing.T) {
+	tests := []struct {
+		comp, unit, exec string
+		conffiles        []string
+	}{
+		{"manager", "usr/lib/systemd/system/siem-manager.service", "ExecStart=/lab/root/var/siem/bin/siem-managerd --home /lab/root/var/siem",
+			[]string{"var/siem/etc/ossec.conf", "var/siem/etc/rules/local_rules.xml", "var/siem/etc/decoders/local_decoder.xml", "var/siem/api/configuration/api.yaml"}},
+		{"dashboard", "usr/lib/systemd/system/siem-dashboard.service", "ExecStart=/lab/root/usr/share/siem-dashboard/bin/siem-dashboard --config /lab/root/etc/siem-dashboard/dashboard.yml",
+			[]string{"etc/siem-dashboard/dashboard.yml"}},
+		{"shipper", "usr/lib/systemd/system/shipper.service", "ExecStart=/lab/root/usr/bin/shipper -e -c /lab/root/etc/shipper/shipper.yml",
+			[]string{"etc/shipper/shipper.yml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.comp, func(t *testing.T) {
+			files, err := PackageFiles(testSpec(t, tc.comp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			byPath := map[string]File{}
+			var conf []string
+			for _, f := range files {
+				if strings.HasPrefix(f.Path, "/") {
+					t.Fatalf("absolute path %s", f.Path)
+				}
+				byPath[f.Path] = f
+				if f.Conffile {
+					conf = append(conf, f.Path)
+				}
+			}
+			u, ok := byPath[tc.unit]
+			if !ok {
+				t.Fatalf("no unit %s", tc.unit)
+			}
+			for _, want := range []string{"Type=simple", tc.exec, "StandardOutput=append:/lab/root/", "StandardError=append:/lab/root/",
+				"TimeoutStopSec=2", "Restart=no", "Environment=SIEM_LAB_FAULTS_DIR=/lab/root/var/lib/siem-lab-faults"} {
+				if !bytes.Contains(u.Data, []byte(want)) {
+					t.Errorf("unit lacks %q:\n%s", want, u.Data)
+				}
+			}
+			if strings.Join(conf, ",") != strings.Join(tc.conffiles, ",") {
+				t.Errorf("conffiles %v, want %v", conf, tc.conffiles)
+			}
+		})
+	}
+	files, _ := PackageFiles(testSpec(t, "manager"))
+	for _, f := range files {
+		switch f.Path {
+		case "var/siem/bin/siem-control", "var/siem/bin/agent_control", "var/siem/bin/manage_agents":
+			if f.Link != "siem-managerd" {
+				t.Errorf("%s link %q", f.Path, f.Link)
+			}
+		case "var/siem/bin/siem-managerd":
+			if string(f.Data) != "#!binary" || f.Mode != 0o755 {
+				t.Errorf("binary %q %v", f.Data, f.Mode)
+			}
+		case "var/siem/VERSION":
+			if string(f.Data) != "v4.9.0\n" {
+				t.Errorf("VERSION %q", f.Data)
+			}
+		case "var/siem/etc/ossec.conf":
+			if _, err := manager.ParseConfig(f.Data); err != nil {
+				t.Errorf("packaged ossec.conf invalid: %v", err)
+			}
+		}
+	}
+	bad := testSpec(t, "manager")
+	bad.Root = "relative"
+	if _, err := PackageFiles(bad); err == nil {
+		t.Error("relative root accepted")
+	}
+	bad = testSpec(t, "indexer")
+	if _, err := PackageFiles(bad); err == nil {
+		t.Error("unknown component accepted")
+	}
+}
+
+func TestTemplateVersions(t *testing.T) {
+	var a, b map[string]any
+	if err := json.Unmarshal(Template("4.9.0"), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(Template("4.10.0"), &b); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(Template("4.9.0"), Template("4.10.0")) {
+		t.Fatal("templates of 4.9.0 and 4.10.0 are identical")
+	}
+	s := a["settings"].(map[string]any)
+	if a["order"] != float64(0) || a["index_patterns"].([]any)[0] != "siem-alerts-4.x-*" || s["index.number_of_shards"] != "1" ||
+		s["index.number_of_replicas"] != "0" || s["index.refresh_interval"] != "5s" || a["version"] != b["version"] {
+		t.Fatalf("template 4.9.0: %v", a)
+	}
+	props := a["mappings"].(map[string]any)["properties"].(map[string]any)
+	if props["data"].(map[string]any)["properties"].(map[string]any)["srcip"].(map[string]any)["type"] != "ip" || props["timestamp"].(map[string]any)["type"] != "date" {
+		t.Fatalf("mappings %v", props)
+	}
+}
+
+func TestSetFaultAndMain(t *testing.T) {
+	root := t.TempDir()
+	if err := SetFault(root, faults.APISlow, true); err != nil {
+		t.Fatal(err)
+	}
+	if !(faults.Checker{Dir: faults.DirForRoot(root)}).Active(faults.APISlow) {
+		t.Fatal("fault not active")
+	}
+	if err := SetFault(root, faults.APISlow, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetFault(root, "bogus", true); err == nil {
+		t.Fatal("unknown fault accepted")
+	}
+	var out, errb bytes.Buffer
+	if rc := Main(context.Background(), "nope", nil, nil, &out, &errb); rc != 127 {
+		t.Fatalf("unknown program rc %d", rc)
+	}
+	home := filepath.Join(root, "var", "siem")
+	if err := SetAPIUserPassword(home, "siem", "Gen3rated!pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := manager.NewUserStore(manager.Home{Dir: home}).Authenticate("siem", "Gen3rated!pw"); !ok {
+		t.Fatal("password not set")
+	}
+	if _, ok := manager.NewUserStore(manager.Home{Dir: home}).Authenticate("siem-wui", "siem-wui"); !ok {
+		t.Fatal("default users not created")
+	}
+}
