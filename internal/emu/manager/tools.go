@@ -246,6 +246,10 @@ func (e *ToolEnv) controlStart(ctx context.Context, jsonOut bool) int {
 	if !jsonOut {
 		fmt.Fprintf(e.Stdout, "Starting Wazuh %s...\n", v.Tag)
 	}
+	if err := os.MkdirAll(e.Home.Path("logs"), 0o750); err != nil {
+		fmt.Fprintf(e.Stderr, "siem-control: %v\n", err)
+		return 1
+	}
 	logf, err := os.OpenFile(e.Home.Path("logs", "siem-managerd.out"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o640)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "siem-control: %v\n", err)
