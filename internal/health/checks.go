@@ -23,18 +23,18 @@ func Catalogue() []Check {
 	return []Check{
 		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits},
 		{ID: "ports", Component: "host", Title: "the stack's ports are listening", Run: checkPorts},
-		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI},
-		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth},
-		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: checkAllocation},
-		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards},
-		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk},
-		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates},
-		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI},
-		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig},
-		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions},
-		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents},
-		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: checkAlertsFlow},
-		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard},
+		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI, Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
+		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: checkAllocation, Needs: []string{keyIndexerInfo, keyIndexerSettings}},
+		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
+		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk, Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates, Needs: []string{keyIndexerInfo}},
+		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus}},
+		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
+		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
+		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
+		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: checkAlertsFlow, Needs: []string{keyIndexerInfo}},
+		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
 		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
 		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verified", Run: checkSecrets},
@@ -112,11 +112,25 @@ func indexerDown(ctx context.Context, e *Env) (IndexerAPI, *Result) {
 		r := unknown("not checked: no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config")
 		return nil, &r
 	}
-	if _, err := indexerInfo(ctx, e); err != nil {
-		r := unknown("not checked: indexer "+errSummary(err), "see indexer.api")
-		return nil, &r
-	}
 	return e.Stack.Indexer, nil
+}
+
+// depFailed reports a check that could not read its data because the
+// component failed: UNKNOWN pointing at the component's own check, which
+// carries the CRIT and the fix.
+func depFailed(ctx context.Context, e *Env, what string, err error) Result {
+	component, api := "indexer", "indexer.api"
+	if strings.HasPrefix(what, "manager") {
+		component, api = "manager", "manager.api"
+	}
+	if component == "indexer" {
+		if _, ierr := indexerInfo(ctx, e); ierr != nil {
+			return unknown("not checked: indexer "+errSummary(ierr), "see "+api)
+		}
+	} else if _, merr := managerInfo(ctx, e); merr != nil {
+		return unknown("not checked: manager API "+errSummary(merr), "see "+api)
+	}
+	return crit("cannot read "+what+": "+errSummary(err), fixFor(err, component, component+".ca_file", component+".username"))
 }
 
 func errString(err error) string {
@@ -127,37 +141,43 @@ func errString(err error) string {
 }
 
 func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
-	return Shared(ctx, e, "indexer.info", func(ctx context.Context) (indexer.Info, error) {
+	return Shared(ctx, e, keyIndexerInfo, func(ctx context.Context) (indexer.Info, error) {
 		return e.Stack.Indexer.Info(ctx)
 	})
 }
 
 func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {
-	return Shared(ctx, e, "indexer.health", func(ctx context.Context) (indexer.Health, error) {
+	return Shared(ctx, e, keyIndexerHealth, func(ctx context.Context) (indexer.Health, error) {
 		return e.Stack.Indexer.Health(ctx, indexer.HealthRequest{})
 	})
 }
 
 func indexerSettings(ctx context.Context, e *Env) (indexer.Settings, error) {
-	return Shared(ctx, e, "indexer.settings", func(ctx context.Context) (indexer.Settings, error) {
+	return Shared(ctx, e, keyIndexerSettings, func(ctx context.Context) (indexer.Settings, error) {
 		return e.Stack.Indexer.Settings(ctx, true)
 	})
 }
 
 func indexerShards(ctx context.Context, e *Env) ([]indexer.Shard, error) {
-	return Shared(ctx, e, "indexer.shards", func(ctx context.Context) ([]indexer.Shard, error) {
+	return Shared(ctx, e, keyIndexerShards, func(ctx context.Context) ([]indexer.Shard, error) {
 		return e.Stack.Indexer.CatShards(ctx)
 	})
 }
 
+func managerStatus(ctx context.Context, e *Env) (manager.DaemonStates, error) {
+	return Shared(ctx, e, keyManagerStatus, func(ctx context.Context) (manager.DaemonStates, error) {
+		return e.Stack.Manager.ManagerStatus(ctx)
+	})
+}
+
 func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
-	return Shared(ctx, e, "manager.info", func(ctx context.Context) (manager.APIInfo, error) {
+	return Shared(ctx, e, keyManagerInfo, func(ctx context.Context) (manager.APIInfo, error) {
 		return e.Stack.Manager.Info(ctx)
 	})
 }
 
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
-	return Shared(ctx, e, "packages", func(ctx context.Context) (map[string]string, error) {
+	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
 		if e.Stack.Packages == nil {
 			return nil, errors.New("no package manager configured")
 		}
@@ -363,7 +383,7 @@ func checkIndexerHealth(ctx context.Context, e *Env) Result {
 	}
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
-		return crit("cannot read cluster health: "+errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"))
+		return depFailed(ctx, e, "cluster health", err)
 	}
 	metrics := map[string]float64{"unassigned_shards": float64(h.UnassignedShards), "active_shards": float64(h.ActiveShards), "nodes": float64(h.NumberOfNodes)}
 	base := fmt.Sprintf("%s, %d node(s), %d active shards, %d unassigned", h.Status, h.NumberOfNodes, h.ActiveShards, h.UnassignedShards)
@@ -447,7 +467,7 @@ func checkAllocation(ctx context.Context, e *Env) Result {
 	}
 	s, err := indexerSettings(ctx, e)
 	if err != nil {
-		return crit("cannot read cluster settings: "+errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"))
+		return depFailed(ctx, e, "cluster settings", err)
 	}
 	var problems, evidence, fixes []string
 	en := s.AllocationEnable()
@@ -482,11 +502,11 @@ func checkShards(ctx context.Context, e *Env) Result {
 	}
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
-		return crit("cannot read cluster health: "+errSummary(err), "see indexer.health")
+		return depFailed(ctx, e, "cluster health", err)
 	}
 	s, err := indexerSettings(ctx, e)
 	if err != nil {
-		return crit("cannot read cluster settings: "+errSummary(err), "see indexer.allocation")
+		return depFailed(ctx, e, "cluster settings", err)
 	}
 	perNode, _ := s.MaxShardsPerNode()
 	if perNode <= 0 {
@@ -530,7 +550,7 @@ func checkDisk(ctx context.Context, e *Env) Result {
 	t := e.Stack.Config.Thresholds
 	alloc, err := ix.CatAllocation(ctx)
 	if err != nil {
-		return crit("cannot read disk allocation: "+errSummary(err), "see indexer.api")
+		return depFailed(ctx, e, "disk allocation", err)
 	}
 	worst := 0
 	var evidence []string
@@ -602,10 +622,21 @@ func checkTemplates(ctx context.Context, e *Env) Result {
 	today := TodayIndex(c.Indexer.AlertsIndexPrefix, e.now())
 	fixTemplate := "siemctl can reload it: " + c.Shipper.Binary + " setup --index-management -E output.logstash.enabled=false"
 	var problems, evidence, fixes []string
+	type simT struct {
+		sim indexer.Simulation
+		err error
+	}
+	type pipeT struct {
+		p   indexer.Pipeline
+		err error
+	}
+	simc, pipec := make(chan simT, 1), make(chan pipeT, 1)
+	go func() { s, err := ix.SimulateIndex(ctx, today); simc <- simT{s, err} }()
+	go func() { p, err := ix.Pipeline(ctx, c.Shipper.Pipeline); pipec <- pipeT{p, err} }()
 	tpl, err := ix.LegacyTemplate(ctx, name)
 	switch {
 	case err != nil:
-		return crit("cannot read templates: "+errSummary(err), "see indexer.api")
+		return depFailed(ctx, e, "templates", err)
 	case !tpl.Found:
 		problems = append(problems, fmt.Sprintf("alerts template %q is missing: new daily indices get wrong mappings", name))
 		fixes = append(fixes, fixTemplate)
@@ -613,7 +644,8 @@ func checkTemplates(ctx context.Context, e *Env) Result {
 		evidence = append(evidence, fmt.Sprintf("template %s: patterns %s, order %d, mappings %s", name, strings.Join(tpl.IndexPatterns, ","), tpl.Order, short(tpl.MappingsHash)))
 	}
 	if tpl.Found {
-		sim, err := ix.SimulateIndex(ctx, today)
+		sr := <-simc
+		sim, err := sr.sim, sr.err
 		if err != nil {
 			evidence = append(evidence, "cannot simulate "+today+": "+errSummary(err))
 		} else {
@@ -624,7 +656,8 @@ func checkTemplates(ctx context.Context, e *Env) Result {
 			}
 		}
 	}
-	pipe, err := ix.Pipeline(ctx, c.Shipper.Pipeline)
+	pr := <-pipec
+	pipe, err := pr.p, pr.err
 	switch {
 	case err != nil:
 		evidence = append(evidence, "cannot read pipeline: "+errSummary(err))
@@ -654,10 +687,6 @@ func managerDown(ctx context.Context, e *Env) *Result {
 		r := unknown("not checked: no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config")
 		return &r
 	}
-	if _, err := managerInfo(ctx, e); err != nil {
-		r := unknown("not checked: manager API "+errSummary(err), "see manager.api")
-		return &r
-	}
 	return nil
 }
 
@@ -678,7 +707,7 @@ func checkManagerAPI(ctx context.Context, e *Env) Result {
 		return r
 	}
 	evidence := []string{fmt.Sprintf("%s %s (revision %d) on %s", info.Title, info.APIVersion, info.Revision, info.Hostname)}
-	st, err := e.Stack.Manager.ManagerStatus(ctx)
+	st, err := managerStatus(ctx, e)
 	if err != nil {
 		return warn(fmt.Sprintf("API %s answers, but daemon states unreadable: %s", info.APIVersion, errSummary(err)), "siemctl services status manager", evidence...)
 	}
@@ -693,14 +722,13 @@ func checkManagerConfig(ctx context.Context, e *Env) Result {
 	conf := c.Manager.InstallDir + "/etc/ossec.conf"
 	fix := "fix " + conf + " at the reported element, then: siemctl services restart manager"
 	if e.Stack.Manager != nil {
-		if _, err := managerInfo(ctx, e); err == nil {
-			v, err := e.Stack.Manager.ValidateConfig(ctx)
-			if err == nil {
-				if v.OK {
-					return ok("configuration valid (API validation)")
-				}
-				return crit("configuration invalid: "+firstOr(v.Errors, "see the manager log"), fix, v.Errors...)
+		// Ask directly (no reachability round trip first); on any failure
+		// fall back to the control tool, which works with the API down.
+		if v, err := e.Stack.Manager.ValidateConfig(ctx); err == nil {
+			if v.OK {
+				return ok("configuration valid (API validation)")
 			}
+			return crit("configuration invalid: "+firstOr(v.Errors, "see the manager log"), fix, v.Errors...)
 		}
 	}
 	if e.Stack.Tools == nil {
@@ -733,7 +761,7 @@ func checkAgents(ctx context.Context, e *Env) Result {
 	}
 	sum, err := e.Stack.Manager.AgentsSummary(ctx)
 	if err != nil {
-		return crit("cannot read agent summary: "+errSummary(err), "see manager.api")
+		return depFailed(ctx, e, "manager agent summary", err)
 	}
 	cn := sum.Connection
 	summary := fmt.Sprintf("%d agents: %d active, %d disconnected, %d never connected, %d pending", cn.Total, cn.Active, cn.Disconnected, cn.NeverConnected, cn.Pending)
@@ -827,7 +855,7 @@ func checkVersions(ctx context.Context, e *Env) Result {
 		}
 	}
 	if e.Stack.Dashboard != nil {
-		if d, err := Shared(ctx, e, "dashboard.get", e.Stack.Dashboard); err == nil && d.Version != "" {
+		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil && d.Version != "" {
 			evidence = append(evidence, "dashboard reports "+d.Version)
 			if d.Version != version {
 				problems = append(problems, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", d.Version, version))
@@ -850,11 +878,22 @@ func checkAlertsFlow(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	pattern := c.Indexer.AlertsIndexPrefix + "*"
 	now := e.now()
+	type newestT struct {
+		t     time.Time
+		found bool
+		err   error
+	}
+	nc := make(chan newestT, 1)
+	go func() {
+		t, f, err := ix.Newest(ctx, pattern, "timestamp")
+		nc <- newestT{t, f, err}
+	}()
 	n, err := ix.Count(ctx, pattern, "", now.Add(-5*time.Minute))
 	if err != nil {
-		return crit("cannot count alerts: "+errSummary(err), "see indexer.api")
+		return depFailed(ctx, e, "alert count", err)
 	}
-	newest, found, err := ix.Newest(ctx, pattern, "timestamp")
+	nw := <-nc
+	newest, found, err := nw.t, nw.found, nw.err
 	evidence := []string{fmt.Sprintf("%d alerts in %s since %s", n, pattern, now.Add(-5*time.Minute).UTC().Format(time.RFC3339))}
 	age := ""
 	if err == nil && found {
@@ -932,7 +971,7 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 	if e.Stack.Config.Dashboard.Insecure {
 		e.Note("TLS verification is disabled for the dashboard (dashboard.insecure: true)")
 	}
-	d, err := Shared(ctx, e, "dashboard.get", e.Stack.Dashboard)
+	d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard)
 	if err != nil {
 		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)
 	}

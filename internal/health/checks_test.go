@@ -3,7 +3,6 @@ package health
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"strings"
 	"testing"
@@ -56,14 +55,14 @@ func (f *fakeIndexer) NodesVersions(ctx context.Context) ([]indexer.NodeVersion,
 	return []indexer.NodeVersion{{Name: "node-1", Version: "2.11.1"}}, nil
 }
 func (f *fakeIndexer) Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error) {
-	return f.health, nil
+	return f.health, f.infoErr
 }
 func (f *fakeIndexer) Settings(ctx context.Context, d bool) (indexer.Settings, error) {
-	return f.settings, nil
+	return f.settings, f.infoErr
 }
-func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) { return f.shards, nil }
+func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) { return f.shards, f.infoErr }
 func (f *fakeIndexer) CatAllocation(ctx context.Context) ([]indexer.Allocation, error) {
-	return f.alloc, nil
+	return f.alloc, f.infoErr
 }
 func (f *fakeIndexer) AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error) {
 	return f.explain, nil
@@ -72,7 +71,7 @@ func (f *fakeIndexer) IndexBlocks(ctx context.Context, p string) ([]indexer.Inde
 	return f.blocks, nil
 }
 func (f *fakeIndexer) LegacyTemplate(ctx context.Context, n string) (indexer.Template, error) {
-	return f.tpl, nil
+	return f.tpl, f.infoErr
 }
 func (f *fakeIndexer) SimulateIndex(ctx context.Context, n string) (indexer.Simulation, error) {
 	return f.sim, nil
@@ -81,7 +80,7 @@ func (f *fakeIndexer) Pipeline(ctx context.Context, id string) (indexer.Pipeline
 	return f.pipe, nil
 }
 func (f *fakeIndexer) Count(ctx context.Context, i, q string, since time.Time) (int64, error) {
-	return f.count, nil
+	return f.count, f.infoErr
 }
 func (f *fakeIndexer) Newest(ctx context.Context, p, field string) (time.Time, bool, error) {
 	return f.newest, !f.newest.IsZero(), nil
@@ -114,7 +113,7 @@ func (m *fakeManager) ValidateConfig(ctx context.Context) (manager.ConfigValidat
 	return m.valid, nil
 }
 func (m *fakeManager) AgentsSummary(ctx context.Context) (manager.AgentsSummary, error) {
-	return m.summary, nil
+	return m.summary, m.infoErr
 }
 func (m *fakeManager) ListAgents(ctx context.Context, q manager.AgentQuery) ([]manager.Agent, error) {
 	return m.agents, nil
@@ -335,7 +334,6 @@ func TestIndexerDownMakesDependentsNotOK(t *testing.T) {
 			t.Errorf("%s is OK with the component down: %s", id, res[id].Summary)
 		}
 	}
-	fmt.Sprint()
 }
 
 func TestSingleNodeYellowIsExplained(t *testing.T) {

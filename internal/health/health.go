@@ -65,6 +65,9 @@ type Check struct {
 	Title     string
 	Deep      bool // only with --deep
 	Run       func(ctx context.Context, e *Env) Result
+	// Needs names the shared probes (see prefetchers) the check reads, so
+	// Run can start them all at once instead of one after another.
+	Needs []string
 }
 
 // Report is a whole run.
@@ -168,6 +171,7 @@ func toSet(ids []string) map[string]bool {
 // context's deadline is reported UNKNOWN. Results keep catalogue order.
 func Run(ctx context.Context, e *Env, checks []Check) Report {
 	start := e.now()
+	prefetch(ctx, e, checks)
 	results := make([]Result, len(checks))
 	done := make([]bool, len(checks))
 	var mu sync.Mutex
