@@ -1036,13 +1036,16 @@ func checkCerts(ctx context.Context, e *Env) Result {
 		return unknown("cannot read certificates: "+err.Error(), "")
 	}
 	now := e.now()
-	var expired, soon, evidence []string
+	var expired, soon, evidence, unread []string
 	minDays := -1.0
+	read := 0
 	for _, c := range certs {
 		if c.Err != nil {
+			unread = append(unread, c.Component)
 			evidence = append(evidence, fmt.Sprintf("%s %s: %s", c.Component, c.Source, errSummary(c.Err)))
 			continue
 		}
+		read++
 		days := c.NotAfter.Sub(now).Hours() / 24
 		if minDays < 0 || days < minDays {
 			minDays = days
@@ -1056,7 +1059,7 @@ func checkCerts(ctx context.Context, e *Env) Result {
 			soon = append(soon, fmt.Sprintf("%s %s (%d days)", c.Component, c.Source, int(days)))
 		}
 	}
-	r := ok(fmt.Sprintf("%d certificate(s), next expiry in %d days", len(certs), int(minDays)), evidence...)
+	r := ok(fmt.Sprintf("%d certificate(s), next expiry in %d days", read, int(minDays)), evidence...)
 	if minDays >= 0 {
 		r.Metrics = map[string]float64{"min_days_left": minDays}
 	}
@@ -1067,6 +1070,13 @@ func checkCerts(ctx context.Context, e *Env) Result {
 	case len(soon) > 0:
 		r.Status, r.Summary = Warn, "expiring within 30 days: "+strings.Join(soon, ", ")
 		r.Fix = "renew the certificates before they expire"
+	case len(unread) > 0:
+		r.Status = Unknown
+		r.Summary = "could not read the certificate of " + strings.Join(unread, ", ")
+		if read > 0 {
+			r.Summary += fmt.Sprintf("; %d other(s) fine, next expiry in %d days", read, int(minDays))
+		}
+		r.Fix = "see the component's own check (indexer.api, manager.api, dashboard)"
 	case len(certs) == 0:
 		r.Summary = "no TLS endpoint or certificate file to check"
 	}

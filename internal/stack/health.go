@@ -44,6 +44,8 @@ func (s *Stack) HealthStack() health.Stack {
 			return out, nil
 		},
 		Dashboard:          s.Dashboard,
+		Certs:              s.Certs,
+		Shipper:            shipperCheck{s},
 		DefaultCredentials: s.DefaultCredentials,
 	}
 	// Typed nils must not leak into the interfaces.
