@@ -1,0 +1,135 @@
+//go:build e2e
+
+package health_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/e2e"
+)
+
+type e2eReport struct {
+	Verdict  string `json:"verdict"`
+	ExitCode int    `json:"exit_code"`
+	Checks   []struct {
+		ID       string   `json:"id"`
+		Status   string   `json:"status"`
+		Summary  string   `json:"summary"`
+		Evidence []string `json:"evidence"`
+		Fix      string   `json:"fix"`
+	} `json:"checks"`
+}
+
+func health(t *testing.T, l *e2e.Lab, args ...string) (e2eReport, e2e.Result) {
+	t.Helper()
+	r := l.Siemctl(append([]string{"health", "-o", "json"}, args...)...)
+	var rep e2eReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("health output is not JSON (exit %d): %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	return rep, r
+}
+
+func byID(rep e2eReport) map[string]struct{ Status, Summary, Fix string } {
+	m := map[string]struct{ Status, Summary, Fix string }{}
+	for _, c := range rep.Checks {
+		m[c.ID] = struct{ Status, Summary, Fix string }{c.Status, c.Summary + " | " + strings.Join(c.Evidence, " | "), c.Fix}
+	}
+	return m
+}
+
+func notOK(rep e2eReport) string {
+	var b strings.Builder
+	for _, c := range rep.Checks {
+		if c.Status != "OK" {
+			fmt.Fprintf(&b, "\n  %s %s: %s (fix: %s) %v", c.Status, c.ID, c.Summary, c.Fix, c.Evidence)
+		}
+	}
+	return b.String()
+}
+
+// TestE2EHealthLab: a fresh lab is healthy (also --deep); every fault turns
+// the matching check WARN or CRIT with the right fix, and heal turns it OK.
+func TestE2EHealthLab(t *testing.T) {
+	l := e2e.Up(t, e2e.Options{PortOffset: 100})
+
+	// Alerts flow needs the first background alerts to be indexed.
+	e2e.Eventually(t, 2*time.Minute, 3*time.Second, func() error {
+		rep, r := health(t, l)
+		if r.Code != 0 || rep.Verdict != "OK" {
+			return fmt.Errorf("exit %d verdict %s:%s", r.Code, rep.Verdict, notOK(rep))
+		}
+		return nil
+	})
+	rep, r := health(t, l, "--deep", "--timeout", "90s")
+	if r.Code != 0 {
+		t.Fatalf("health --deep exit %d:%s", r.Code, notOK(rep))
+	}
+	checks := byID(rep)
+	if !strings.Contains(checks["alerts.probe"].Summary, "searchable after") {
+		t.Errorf("probe: %+v", checks["alerts.probe"])
+	}
+	if !strings.Contains(checks["shipper"].Summary, "test output OK") {
+		t.Errorf("shipper --deep: %+v", checks["shipper"])
+	}
+	t.Logf("healthy lab: health took %s", r.Took)
+
+	faults := []struct {
+		fault  string
+		args   []string
+		check  string
+		status string
+		text   string
+		fix    string
+	}{
+		{"allocation-primaries", nil, "indexer.allocation", "WARN", "primaries", "siemctl indexer allocation all"},
+		{"watermark-override", nil, "indexer.allocation", "WARN", "watermark", "siemctl indexer watermark --clear"},
+		{"cluster-red", nil, "indexer.health", "CRIT", "red", "siemctl indexer shards --unassigned"},
+		{"agents-disconnected", nil, "agents", "WARN", "disconnected", "siemctl agents list --status disconnected"},
+		{"agent-newer", nil, "agents", "WARN", "newer than the manager", "agents outdated"},
+		{"default-password", nil, "secrets", "WARN", "default", "change the default password"},
+		{"api-ratelimit", []string{"--timeout", "5s"}, "manager.api", "CRIT", "rate limited", "300 requests/min"},
+		{"api-slow", []string{"--timeout", "2s"}, "manager.api", "CRIT", "", "siemctl services"},
+		{"unit-stopped:siem-dashboard.service", nil, "units", "CRIT", "siem-dashboard.service", "siemctl services start dashboard"},
+		{"process-killed", nil, "units", "CRIT", "siem-manager.service", "siemctl services restart manager"},
+		{"manager-config-broken", nil, "manager.config", "CRIT", "", "ossec.conf"},
+		{"shipper-stalled", []string{"--deep", "--check", "alerts.probe", "--timeout", "90s"}, "alerts.probe", "CRIT", "shipper", "restart shipper"},
+	}
+	for _, f := range faults {
+		t.Run(f.fault, func(t *testing.T) {
+			l.MustSiemlab("fault", f.fault)
+			rep, r := health(t, l, f.args...)
+			got := byID(rep)[f.check]
+			if got.Status != f.status {
+				t.Errorf("%s after %s: %s (%s), want %s", f.check, f.fault, got.Status, got.Summary, f.status)
+			}
+			if !strings.Contains(got.Summary, f.text) || !strings.Contains(got.Fix, f.fix) {
+				t.Errorf("%s: summary %q fix %q, want %q / %q", f.check, got.Summary, got.Fix, f.text, f.fix)
+			}
+			wantCode := map[string]int{"WARN": 1, "CRIT": 2}[f.status]
+			if r.Code < wantCode {
+				t.Errorf("exit %d, want >= %d", r.Code, wantCode)
+			}
+			l.MustSiemlab("heal", f.fault)
+			e2e.Eventually(t, 90*time.Second, 2*time.Second, func() error {
+				rep, _ := health(t, l, f.args...)
+				if st := byID(rep)[f.check]; st.Status != "OK" {
+					return fmt.Errorf("%s still %s after heal: %s", f.check, st.Status, st.Summary)
+				}
+				return nil
+			})
+		})
+	}
+	// After every heal the whole stack is healthy again.
+	e2e.Eventually(t, 2*time.Minute, 3*time.Second, func() error {
+		rep, r := health(t, l)
+		if r.Code != 0 {
+			return fmt.Errorf("exit %d:%s", r.Code, notOK(rep))
+		}
+		return nil
+	})
+}
