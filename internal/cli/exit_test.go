@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+type codeErr struct{ code int }
+
+func (e codeErr) Error() string { return "domain" }
+func (e codeErr) ExitCode() int { return e.code }
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{FlagErrorf("bad flag"), 2},
+		{&config.Error{Key: "indexer.url", Msg: "bad"}, 2},
+		{output.ErrNoTTY, 2},
+		{&ExitError{Code: 3}, 3},
+		{fmt.Errorf("wrapped: %w", codeErr{10}), 10},
+		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnauthorized}, 4},
+		{&config.SecretError{Key: "indexer.password_file", Msg: "missing"}, 4},
+		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}, 5},
+		{&netclient.Error{Op: "GET /", Kind: netclient.ErrTLS}, 5},
+		{fmt.Errorf("x: %w", context.Canceled), 130},
+	}
+	for _, tt := range tests {
+		if got := ExitCode(tt.err); got != tt.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestMainErrorOutput(t *testing.T) {
+	failing := func(err error) Registrar {
+		return func(root *cobra.Command, f *Factory) {
+			root.AddCommand(&cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return err }})
+		}
+	}
+	unreachable := &netclient.Error{Op: "GET /", URL: "https://127.0.0.1:9200", Kind: netclient.ErrUnreachable}
+
+	io, _, _, errOut := output.Test()
+	code := Main(context.Background(), []string{"fail"}, Stdio{IO: io}, failing(unreachable))
+	if code != 5 || !strings.Contains(errOut.String(), "error: GET / https://127.0.0.1:9200: unreachable") || !strings.Contains(errOut.String(), "hint: is the service running?") {
+		t.Errorf("table mode: exit %d, stderr %q", code, errOut.String())
+	}
+
+	io, _, out, errOut := output.Test()
+	code = Main(context.Background(), []string{"fail", "-o", "json"}, Stdio{IO: io}, failing(unreachable))
+	var e struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+	}
+	if err := json.Unmarshal(errOut.Bytes(), &e); err != nil || e.ExitCode != 5 || code != 5 || out.Len() != 0 {
+		t.Errorf("json mode: exit %d, stderr %q, stdout %q (%v)", code, errOut.String(), out.String(), err)
+	}
+
+	io, _, _, errOut = output.Test()
+	if code := Main(context.Background(), []string{"nope"}, Stdio{IO: io}, nil); code != 2 || !strings.Contains(errOut.String(), "unknown command") {
+		t.Errorf("unknown command: exit %d %q", code, errOut.String())
+	}
+	io, _, _, errOut = output.Test()
+	if code := Main(context.Background(), []string{"version", "--log-level", "loud"}, Stdio{IO: io}, nil); code != 2 || !strings.Contains(errOut.String(), "--log-level") {
+		t.Errorf("bad log level: exit %d %q", code, errOut.String())
+	}
+}
+
+func TestConfirm(t *testing.T) {
+	io, in, _, _ := output.Test()
+	if err := io.Confirm("go?", false); !errors.Is(err, output.ErrNoTTY) {
+		t.Errorf("no TTY: %v", err)
+	}
+	if err := io.Confirm("go?", true); err != nil {
+		t.Errorf("--yes: %v", err)
+	}
+	io.SetTTY(true, true, true)
+	in.WriteString("y\n")
+	if err := io.Confirm("go?", false); err != nil {
+		t.Errorf("answered y: %v", err)
+	}
+	in.WriteString("n\n")
+	if err := io.Confirm("go?", false); !errors.Is(err, output.ErrDeclined) {
+		t.Errorf("answered n: %v", err)
+	}
+}
