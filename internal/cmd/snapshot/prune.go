@@ -1,0 +1,99 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/snapshot"
+)
+
+// PruneOptions are the parsed inputs and dependencies of `snapshot prune`.
+type PruneOptions struct {
+	IO       *output.IOStreams
+	Store    func() (*snapshot.Store, error)
+	Now      func() time.Time
+	Output   string
+	Keep     int
+	KeepDays int
+}
+
+// NewCmdPrune builds `snapshot prune`; runF replaces the behaviour in tests.
+func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
+	opts := &PruneOptions{IO: f.IO, Store: storeFunc(f), Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Delete old snapshots by retention rules",
+		Long: `Delete the snapshots that no retention rule keeps: --keep N keeps the newest N,
+--keep-days D keeps those taken in the last D days; a snapshot either rule keeps stays and
+the newest is never deleted. Temporary files older than an hour, left by a capture killed
+while writing, are removed too; corrupt snapshot files are left alone (and listed by
+'snapshot list' warnings).`,
+		Example: `  siemctl snapshot prune --keep 48
+  siemctl snapshot prune --keep 10 --keep-days 30 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Output = f.Global.Output
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if opts.Keep < 0 || opts.KeepDays < 0 {
+				return cli.FlagErrorf("--keep and --keep-days must be positive")
+			}
+			if opts.Keep == 0 && opts.KeepDays == 0 {
+				return cli.FlagErrorf("give a retention rule: --keep N and/or --keep-days D")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPrune(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "keep the newest N snapshots")
+	cmd.Flags().IntVar(&opts.KeepDays, "keep-days", 0, "keep the snapshots of the last D days")
+	return cmd
+}
+
+// pruneResult is the JSON output of prune.
+type pruneResult struct {
+	Removed []snapshot.Entry `json:"removed"`
+	Kept    int              `json:"kept"`
+}
+
+func runPrune(_ context.Context, opts *PruneOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	removed, err := store.Prune(opts.Keep, opts.KeepDays, opts.Now())
+	if err != nil {
+		return err
+	}
+	left, err := store.List()
+	if err != nil {
+		return err
+	}
+	if removed == nil {
+		removed = []snapshot.Entry{}
+	}
+	if opts.Output == "json" {
+		return output.JSON(opts.IO.Out, pruneResult{Removed: removed, Kept: len(left)})
+	}
+	if len(removed) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "nothing to prune: %d snapshot(s) kept\n", len(left))
+		return nil
+	}
+	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "removed", "taken at", "label")
+	for _, e := range removed {
+		t.Row(e.ID, e.TakenAt, dash(e.Label))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "pruned %d snapshot(s), %d kept\n", len(removed), len(left))
+	return nil
+}
