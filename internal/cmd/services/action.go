@@ -1,0 +1,205 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/services"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// ActionOptions are the inputs of `services start|stop|restart`.
+type ActionOptions struct {
+	IO         *output.IOStreams
+	Units      func(ctx context.Context) (services.Units, error)
+	UnitMap    func() (map[string]string, error)
+	LogLines   func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
+	Output     string
+	Yes        bool
+	Action     string // start | stop | restart
+	Components []string
+	// Runner tunes the runner (tests: clock, sleep, process wait).
+	Runner services.Runner
+}
+
+// NewCmdStart builds `services start`.
+func NewCmdStart(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
+	return newActionCmd(f, "start", runF, `Start units in the spec's order: indexer, manager, dashboard, shipper, waiting for
+each to be active (indexer up to 60s, manager 30s, dashboard 60s, shipper 30s) before the next.
+A unit that fails stops the sequence; it is explained with its result and last log lines.`,
+		`  siemctl services start
+  siemctl services start dashboard shipper`)
+}
+
+// NewCmdStop builds `services stop`.
+func NewCmdStop(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
+	return newActionCmd(f, "stop", runF, `Stop units in reverse start order (shipper, dashboard, manager, indexer) and verify
+that each unit's processes are gone. Stopping all units asks for confirmation on a
+terminal; pass --yes in scripts.`,
+		`  siemctl services stop shipper
+  siemctl services stop all --yes`)
+}
+
+// NewCmdRestart builds `services restart`.
+func NewCmdRestart(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
+	return newActionCmd(f, "restart", runF, `Restart units in start order, waiting for each like start does. Restarting all units
+asks for confirmation on a terminal; pass --yes in scripts.`,
+		`  siemctl services restart manager
+  siemctl services restart --yes`)
+}
+
+func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *ActionOptions) error, long, example string) *cobra.Command {
+	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Action: action}
+	return &cobra.Command{
+		Use:               action + " [component...|all]",
+		Short:             strings.ToUpper(action[:1]) + action[1:] + " units in the spec's order with the spec's waits",
+		Long:              long,
+		Example:           example,
+		ValidArgsFunction: completeComponents,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Yes, opts.Components = f.Global.Output, f.Global.Yes, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAction(cmd.Context(), opts)
+		},
+	}
+}
+
+type actionJSON struct {
+	Action   string             `json:"action"`
+	OK       bool               `json:"ok"`
+	Outcomes []services.Outcome `json:"outcomes"`
+}
+
+func runAction(ctx context.Context, opts *ActionOptions) error {
+	um, err := opts.UnitMap()
+	if err != nil {
+		return err
+	}
+	comps, all, err := services.Select(um, opts.Components)
+	if err != nil {
+		return &cli.FlagError{Err: err}
+	}
+	if all && opts.Action != "start" {
+		q := fmt.Sprintf("%s all four units (%s)? The SIEM is unavailable meanwhile.", strings.ToUpper(opts.Action[:1])+opts.Action[1:], strings.Join(services.StartOrder, ", "))
+		if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+			return err
+		}
+	}
+	u, err := opts.Units(ctx)
+	if err != nil {
+		return err
+	}
+	r := opts.Runner
+	r.Units = u
+	if opts.LogLines != nil {
+		r.LogLines = opts.LogLines
+	}
+	if opts.Output != "json" {
+		ep := opts.IO.ErrColors()
+		r.Progress = func(o services.Outcome, done bool) {
+			if !done {
+				limit := services.Waits[o.Component]
+				if d, ok := r.Waits[o.Component]; ok {
+					limit = d
+				}
+				fmt.Fprintf(opts.IO.ErrOut, "%s %s (%s, wait up to %s)…\n", gerund(o.Action), o.Component, o.Unit, limit)
+				return
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "  %s %s %s in %s\n", o.Component, ep.Status(statusWord(o.Result)), o.State, o.Took.Round(time.Millisecond))
+		}
+	}
+	var outs []services.Outcome
+	switch opts.Action {
+	case "start":
+		outs, err = r.Start(ctx, comps)
+	case "stop":
+		outs, err = r.Stop(ctx, comps)
+	case "restart":
+		outs, err = r.Restart(ctx, comps)
+	default:
+		return fmt.Errorf("unknown action %q", opts.Action)
+	}
+	if rerr := renderOutcomes(opts, outs, err == nil); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func gerund(action string) string {
+	switch action {
+	case "stop":
+		return "stopping"
+	case "restart":
+		return "restarting"
+	}
+	return "starting"
+}
+
+func statusWord(result string) string {
+	switch result {
+	case services.ResultDone:
+		return "OK"
+	case services.ResultFailed:
+		return "FAILED"
+	}
+	return "SKIPPED"
+}
+
+func renderOutcomes(opts *ActionOptions, outs []services.Outcome, ok bool) error {
+	if outs == nil {
+		outs = []services.Outcome{}
+	}
+	if opts.Output == "json" {
+		return output.JSON(opts.IO.Out, actionJSON{Action: opts.Action, OK: ok, Outcomes: outs})
+	}
+	p := opts.IO.Colors()
+	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "component", "unit", "action", "result", "state", "took")
+	for _, o := range outs {
+		state := o.State
+		if state == "" {
+			state = "-"
+		}
+		took := "-"
+		if o.Result != services.ResultSkipped {
+			took = o.Took.Round(time.Millisecond).String()
+		}
+		t.Row(o.Component, o.Unit, o.Action, p.Status(statusWord(o.Result)), state, took)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if o.Result != services.ResultFailed {
+			continue
+		}
+		w := opts.IO.ErrOut
+		fmt.Fprintf(w, "\n%s (%s) %s failed: %s\n", o.Component, o.Unit, o.Action, o.Error)
+		if o.Failure != "" {
+			fmt.Fprintf(w, "  systemd result: %s\n", o.Failure)
+		}
+		if len(o.Leftover) > 0 {
+			fmt.Fprintf(w, "  processes still running: %v (inspect them before killing anything)\n", o.Leftover)
+		}
+		if len(o.LogLines) > 0 {
+			fmt.Fprintf(w, "  last log lines:\n")
+			for _, l := range o.LogLines {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+		}
+		if o.Component == "manager" && o.Action != "stop" {
+			fmt.Fprintf(w, "  a configuration error stops the manager from starting: check it with `siemctl health --check manager.config`\n")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+package services
+
+// Exported for the external tests.
+var (
+	RunStatus = runStatus
+	RunAction = runAction
+	RunEnable = runEnable
+)

@@ -1,0 +1,294 @@
+package services_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
+	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/services"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+var now = time.Date(2025, 3, 2, 9, 15, 0, 0, time.UTC)
+
+type fakeUnits struct {
+	calls  []string
+	state  map[string]units.UnitStatus
+	failOn string
+}
+
+func newFake() *fakeUnits {
+	f := &fakeUnits{state: map[string]units.UnitStatus{}}
+	for i, u := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
+		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: uint32(1000 + i),
+			NRestarts: uint32(i), ActiveSince: now.Add(-time.Duration(i+1) * 37 * time.Minute), UnitFileState: "enabled"}
+	}
+	return f
+}
+
+func (f *fakeUnits) Status(_ context.Context, us ...string) ([]units.UnitStatus, error) {
+	f.calls = append(f.calls, "status")
+	var out []units.UnitStatus
+	for _, u := range us {
+		st, ok := f.state[u]
+		if !ok {
+			st = units.UnitStatus{Name: u, LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (f *fakeUnits) act(op, u string) (units.UnitStatus, error) {
+	f.calls = append(f.calls, op+" "+u)
+	if f.failOn == op+" "+u {
+		st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+		f.state[u] = st
+		return st, &units.StateError{Unit: u, Want: []string{"active"}, Status: st, Kind: units.ErrUnitFailed}
+	}
+	st := f.state[u]
+	st.ActiveState, st.SubState = "active", "running"
+	f.state[u] = st
+	return st, nil
+}
+
+func (f *fakeUnits) StartAndWait(_ context.Context, u string, _ time.Duration) (units.UnitStatus, error) {
+	return f.act("start", u)
+}
+func (f *fakeUnits) RestartAndWait(_ context.Context, u string, _ time.Duration) (units.UnitStatus, error) {
+	return f.act("restart", u)
+}
+func (f *fakeUnits) Stop(_ context.Context, u string) error {
+	f.calls = append(f.calls, "stop "+u)
+	f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	return nil
+}
+func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duration) (units.UnitStatus, error) {
+	return f.state[u], nil
+}
+func (f *fakeUnits) Processes(context.Context, string) ([]int, error) { return nil, nil }
+func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
+	f.calls = append(f.calls, "enable "+strings.Join(us, " "))
+	return []units.UnitFileChange{{Type: "symlink", Filename: "/etc/systemd/system/multi-user.target.wants/shipper.service", Destination: "/lib/systemd/system/shipper.service"}}, nil
+}
+
+var unitMap = map[string]string{"indexer": "siem-indexer.service", "manager": "siem-manager.service", "dashboard": "siem-dashboard.service", "shipper": "shipper.service"}
+
+func factory(io *output.IOStreams) *cli.Factory {
+	f := cli.NewFactory(io, nil)
+	f.Now = func() time.Time { return now }
+	return f
+}
+
+func zeroClock() time.Time { return now }
+
+func TestNewCmdActionFlags(t *testing.T) {
+	tests := []struct {
+		args       []string
+		verb       string
+		yes        bool
+		components []string
+	}{
+		{[]string{"stop", "manager", "shipper"}, "stop", false, []string{"manager", "shipper"}},
+		{[]string{"restart", "--yes"}, "restart", true, nil},
+		{[]string{"start", "all", "-o", "json"}, "start", false, []string{"all"}},
+	}
+	for _, tt := range tests {
+		io, _, _, _ := output.Test()
+		f := factory(io)
+		root := cli.NewCmdRoot(f)
+		var got *svccmd.ActionOptions
+		grp := svccmd.NewCmdServices(f)
+		grp.RemoveCommand(grp.Commands()...)
+		capture := func(_ context.Context, o *svccmd.ActionOptions) error { got = o; return nil }
+		grp.AddCommand(svccmd.NewCmdStart(f, capture), svccmd.NewCmdStop(f, capture), svccmd.NewCmdRestart(f, capture))
+		root.AddCommand(grp)
+		root.SetArgs(append([]string{"services"}, tt.args...))
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if got == nil || got.Action != tt.verb || got.Yes != tt.yes || strings.Join(got.Components, ",") != strings.Join(tt.components, ",") {
+			t.Errorf("%v: options %+v", tt.args, got)
+		}
+	}
+}
+
+func runStatus(t *testing.T, fu *fakeUnits, tty bool, outFmt string, comps ...string) (string, string, error) {
+	t.Helper()
+	io, _, out, errOut := output.Test()
+	io.SetTTY(tty, tty, tty)
+	f := factory(io)
+	f.Global.Output = outFmt
+	root := cli.NewCmdRoot(f)
+	cmd := svccmd.NewCmdStatus(f, func(ctx context.Context, o *svccmd.StatusOptions) error {
+		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
+		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
+		return svccmd.RunStatus(ctx, o)
+	})
+	root.AddCommand(cmd)
+	root.SetArgs(append([]string{"status", "-o", outFmt}, comps...))
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tty    bool
+		format string
+	}{{"status_table", false, "table"}, {"status_tty", true, "table"}, {"status_json", false, "json"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := runStatus(t, newFake(), tc.tty, tc.format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Assert(t, tc.name, []byte(out))
+		})
+	}
+	t.Run("inactive unit exits 3", func(t *testing.T) {
+		fu := newFake()
+		fu.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code"}
+		out, _, err := runStatus(t, fu, false, "table")
+		if cli.ExitCode(err) != 3 || !strings.Contains(out, "manager\tsiem-manager.service\tfailed/failed") {
+			t.Errorf("exit %d err %v\n%s", cli.ExitCode(err), err, out)
+		}
+	})
+	t.Run("unknown component is a usage error and nothing is asked", func(t *testing.T) {
+		fu := newFake()
+		_, _, err := runStatus(t, fu, false, "table", "kibana")
+		if cli.ExitCode(err) != 2 || len(fu.calls) != 0 {
+			t.Errorf("exit %d calls %v err %v", cli.ExitCode(err), fu.calls, err)
+		}
+	})
+}
+
+func runAction(t *testing.T, fu *fakeUnits, tty bool, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
+	io.SetTTY(tty, tty, tty)
+	f := factory(io)
+	root := cli.NewCmdRoot(f)
+	prep := func(o *svccmd.ActionOptions) {
+		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
+		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
+		o.LogLines = func(context.Context, units.UnitStatus, int) ([]string, error) {
+			return []string{"siem-analysisd: CRITICAL: (1202): Configuration error at 'etc/ossec.conf'."}, nil
+		}
+		o.Runner.Now = zeroClock
+	}
+	grp := svccmd.NewCmdServices(f)
+	grp.RemoveCommand(grp.Commands()...)
+	for _, mk := range []func(*cli.Factory, func(context.Context, *svccmd.ActionOptions) error) *cobra.Command{svccmd.NewCmdStart, svccmd.NewCmdStop, svccmd.NewCmdRestart} {
+		grp.AddCommand(mk(f, func(ctx context.Context, o *svccmd.ActionOptions) error { prep(o); return svccmd.RunAction(ctx, o) }))
+	}
+	root.AddCommand(grp)
+	root.SetArgs(append([]string{"services"}, args...))
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestRunAction(t *testing.T) {
+	t.Run("start all in order, table and JSON", func(t *testing.T) {
+		fu := newFake()
+		out, errOut, err := runAction(t, fu, false, "", "start")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "status|start siem-indexer.service|start siem-manager.service|start siem-dashboard.service|start shipper.service"
+		if got := strings.Join(fu.calls, "|"); strings.TrimPrefix(got, "status|") != strings.TrimPrefix(want, "status|") {
+			t.Errorf("calls %s", got)
+		}
+		golden.Assert(t, "start_table", []byte(out))
+		if !strings.Contains(errOut, "starting indexer (siem-indexer.service, wait up to 1m0s)") {
+			t.Errorf("no progress on stderr: %s", errOut)
+		}
+		out, _, err = runAction(t, newFake(), false, "", "start", "-o", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Assert(t, "start_json", []byte(out))
+	})
+	t.Run("failed unit explained, rest skipped, exit 1", func(t *testing.T) {
+		fu := newFake()
+		fu.failOn = "restart siem-manager.service"
+		out, errOut, err := runAction(t, fu, false, "", "restart", "manager", "dashboard")
+		var ae *services.ActionError
+		if !errors.As(err, &ae) || cli.ExitCode(err) != 1 {
+			t.Fatalf("err %v (exit %d)", err, cli.ExitCode(err))
+		}
+		golden.Assert(t, "restart_failed_table", []byte(out))
+		for _, w := range []string{"systemd result: exit-code (exit status 1)", "last log lines:", "(1202): Configuration error"} {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("stderr lacks %q:\n%s", w, errOut)
+			}
+		}
+	})
+	t.Run("stop all needs confirmation", func(t *testing.T) {
+		tests := []struct {
+			name  string
+			tty   bool
+			stdin string
+			args  []string
+			code  int
+			calls int
+		}{
+			{"no tty no yes", false, "", []string{"stop"}, 2, 0},
+			{"tty declined", true, "n\n", []string{"stop", "all"}, 1, 0},
+			{"tty accepted", true, "y\n", []string{"stop", "all"}, 0, 4},
+			{"--yes", false, "", []string{"stop", "--yes"}, 0, 4},
+			{"restart all no tty", false, "", []string{"restart"}, 2, 0},
+			{"one unit needs none", false, "", []string{"stop", "shipper"}, 0, 1},
+		}
+		for _, tt := range tests {
+			fu := newFake()
+			_, errOut, err := runAction(t, fu, tt.tty, tt.stdin, tt.args...)
+			n := 0
+			for _, c := range fu.calls {
+				if strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "restart ") {
+					n++
+				}
+			}
+			if cli.ExitCode(err) != tt.code || n != tt.calls {
+				t.Errorf("%s: exit %d (%v) calls %v; want %d, %d calls\n%s", tt.name, cli.ExitCode(err), err, fu.calls, tt.code, tt.calls, errOut)
+			}
+		}
+		fu := newFake()
+		_, _, _ = runAction(t, fu, false, "", "stop", "--yes")
+		if strings.Join(fu.calls, "|") != "stop shipper.service|stop siem-dashboard.service|stop siem-manager.service|stop siem-indexer.service" {
+			t.Errorf("stop order %v", fu.calls)
+		}
+	})
+	t.Run("bad component: usage error, nothing sent", func(t *testing.T) {
+		fu := newFake()
+		_, _, err := runAction(t, fu, false, "", "start", "indexer", "elastic")
+		if cli.ExitCode(err) != 2 || len(fu.calls) != 0 || !strings.Contains(err.Error(), `unknown component "elastic"`) {
+			t.Errorf("exit %d err %v calls %v", cli.ExitCode(err), err, fu.calls)
+		}
+	})
+}
+
+func TestRunEnable(t *testing.T) {
+	fu := newFake()
+	io, _, out, _ := output.Test()
+	f := factory(io)
+	err := svccmd.RunEnable(context.Background(), &svccmd.EnableOptions{IO: io, Output: "table", Components: []string{"shipper"},
+		Units:   func(context.Context) (services.Units, error) { return fu, nil },
+		UnitMap: func() (map[string]string, error) { return unitMap, nil }})
+	_ = f
+	if err != nil || fu.calls[0] != "enable shipper.service" {
+		t.Fatalf("%v %v", err, fu.calls)
+	}
+	golden.Assert(t, "enable_table", out.Bytes())
+}
+
+var _ = bytes.NewBuffer

@@ -1,0 +1,145 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/services"
+)
+
+// StatusOptions are the inputs of `services status`.
+type StatusOptions struct {
+	IO         *output.IOStreams
+	Units      func(ctx context.Context) (services.Units, error)
+	UnitMap    func() (map[string]string, error)
+	Now        func() time.Time
+	Output     string
+	Timeout    time.Duration
+	Components []string
+}
+
+// NewCmdStatus builds `services status`.
+func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Now: f.Now}
+	return &cobra.Command{
+		Use:   "status [component...|all]",
+		Short: "Show the units' state, since when, main PID and restart count",
+		Long: `Show each unit's active/sub state, when it entered it, its main PID and how often systemd
+restarted it. Exit code 3 when a unit is not active (like a failed health check).`,
+		Example: `  siemctl services status
+  siemctl services status manager -o json`,
+		ValidArgsFunction: completeComponents,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Timeout, opts.Components = f.Global.Output, f.Global.Timeout, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runStatus(cmd.Context(), opts)
+		},
+	}
+}
+
+type statusJSON struct {
+	Component   string     `json:"component"`
+	Unit        string     `json:"unit"`
+	LoadState   string     `json:"load_state"`
+	ActiveState string     `json:"active_state"`
+	SubState    string     `json:"sub_state"`
+	Since       *time.Time `json:"since"`
+	MainPID     uint32     `json:"main_pid"`
+	Restarts    uint32     `json:"restarts"`
+	Result      string     `json:"result,omitempty"`
+	Enabled     string     `json:"unit_file_state"`
+}
+
+func runStatus(ctx context.Context, opts *StatusOptions) error {
+	um, err := opts.UnitMap()
+	if err != nil {
+		return err
+	}
+	comps, _, err := services.Select(um, opts.Components)
+	if err != nil {
+		return &cli.FlagError{Err: err}
+	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	u, err := opts.Units(ctx)
+	if err != nil {
+		return err
+	}
+	r := &services.Runner{Units: u}
+	sts, err := r.Status(ctx, comps)
+	if err != nil {
+		return err
+	}
+	inactive := 0
+	for _, s := range sts {
+		if !s.Active {
+			inactive++
+		}
+	}
+	if opts.Output == "json" {
+		out := make([]statusJSON, 0, len(sts))
+		for _, s := range sts {
+			j := statusJSON{Component: s.Component, Unit: s.Unit, LoadState: s.Status.LoadState, ActiveState: s.Status.ActiveState,
+				SubState: s.Status.SubState, MainPID: s.Status.MainPID, Restarts: s.Status.NRestarts, Result: s.Status.Result, Enabled: s.Status.UnitFileState}
+			if !s.Status.ActiveSince.IsZero() && s.Active {
+				t := s.Status.ActiveSince.UTC()
+				j.Since = &t
+			} else if !s.Status.StateChangedAt.IsZero() {
+				t := s.Status.StateChangedAt.UTC()
+				j.Since = &t
+			}
+			out = append(out, j)
+		}
+		if err := output.JSON(opts.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		tty := opts.IO.IsStdoutTTY()
+		p := opts.IO.Colors()
+		t := output.NewTable(opts.IO.Out, tty, "component", "unit", "state", "since", "pid", "restarts")
+		now := opts.Now()
+		for _, s := range sts {
+			state := s.Status.ActiveState + "/" + s.Status.SubState
+			if !s.Found {
+				state = "not-found"
+			}
+			switch {
+			case s.Active:
+				state = p.Green(state)
+			case s.Status.IsFailed() || !s.Found:
+				state = p.Red(state)
+			default:
+				state = p.Yellow(state)
+			}
+			when := s.Status.StateChangedAt
+			if s.Active && !s.Status.ActiveSince.IsZero() {
+				when = s.Status.ActiveSince
+			}
+			pid := "-"
+			if s.Status.MainPID != 0 {
+				pid = fmt.Sprint(s.Status.MainPID)
+			}
+			t.Row(s.Component, s.Unit, state, since(when, now, tty), pid, fmt.Sprint(s.Status.NRestarts))
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if inactive > 0 {
+		return &cli.ExitError{Code: cli.ExitNoGo, Reason: fmt.Sprintf("%d of %d units not active; start them with `siemctl services start`", inactive, len(sts))}
+	}
+	return nil
+}

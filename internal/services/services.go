@@ -1,0 +1,423 @@
+// Package services starts, stops, restarts and enables the stack's systemd
+// units in the order and with the waits of the operations spec: start
+// indexer, manager, dashboard, shipper (waiting up to 60 s, 30 s, 60 s and
+// 30 s), stop in reverse, restart-all in start order. A stop is verified by
+// the unit's control group being empty (the manager forks many daemons), a
+// failure is explained with systemd's Result and the unit's last log lines.
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// StartOrder is the spec's start order; stop uses its reverse.
+var StartOrder = []string{"indexer", "manager", "dashboard", "shipper"}
+
+// Waits are the spec's start wait limits per component.
+var Waits = map[string]time.Duration{
+	"indexer":   60 * time.Second,
+	"manager":   30 * time.Second,
+	"dashboard": 60 * time.Second,
+	"shipper":   30 * time.Second,
+}
+
+// Defaults of a Runner.
+const (
+	DefaultProcessWait = 10 * time.Second
+	DefaultProcessPoll = 200 * time.Millisecond
+	DefaultLogLines    = 10
+)
+
+// ErrUnknownComponent is a component name that is not one of StartOrder.
+var ErrUnknownComponent = errors.New("unknown component")
+
+// Component is a stack component and its unit.
+type Component struct {
+	Name string        `json:"component"`
+	Unit string        `json:"unit"`
+	Wait time.Duration `json:"-"`
+}
+
+// Select resolves component names ("all" or none: every component) against
+// the component → unit map, returning them in start order without
+// duplicates. all reports whether every component was selected.
+func Select(unitMap map[string]string, names []string) (comps []Component, all bool, err error) {
+	want := map[string]bool{}
+	if len(names) == 0 {
+		names = []string{"all"}
+	}
+	var bad []string
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		switch {
+		case n == "all":
+			for _, c := range StartOrder {
+				want[c] = true
+			}
+		case slices.Contains(StartOrder, n):
+			want[n] = true
+		default:
+			bad = append(bad, fmt.Sprintf("%q", n))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, false, fmt.Errorf("%w %s: use %s or all", ErrUnknownComponent, strings.Join(bad, ", "), strings.Join(StartOrder, ", "))
+	}
+	for _, n := range StartOrder {
+		if !want[n] {
+			continue
+		}
+		u := unitMap[n]
+		if u == "" {
+			return nil, false, fmt.Errorf("component %s has no unit configured (%s.unit)", n, n)
+		}
+		comps = append(comps, Component{Name: n, Unit: units.Normalize(u), Wait: Waits[n]})
+	}
+	return comps, len(comps) == len(StartOrder), nil
+}
+
+// Units is what the runner needs from systemd (*units.Manager).
+type Units interface {
+	Status(ctx context.Context, units ...string) ([]units.UnitStatus, error)
+	StartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error)
+	RestartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error)
+	Stop(ctx context.Context, unit string) error
+	Wait(ctx context.Context, unit string, want []string, timeout time.Duration) (units.UnitStatus, error)
+	Processes(ctx context.Context, unit string) ([]int, error)
+	Enable(ctx context.Context, units ...string) ([]units.UnitFileChange, error)
+}
+
+// Results of one action on one component.
+const (
+	ResultDone    = "done"
+	ResultFailed  = "failed"
+	ResultSkipped = "skipped" // an earlier component failed
+)
+
+// Outcome is what happened to one component.
+type Outcome struct {
+	Component string        `json:"component"`
+	Unit      string        `json:"unit"`
+	Action    string        `json:"action"` // start | stop | restart
+	Result    string        `json:"result"` // done | failed | skipped
+	State     string        `json:"state"`  // active/running, inactive/dead, …
+	MainPID   uint32        `json:"main_pid"`
+	Took      time.Duration `json:"-"`
+	TookMS    int64         `json:"took_ms"`
+	// Failure is systemd's Result and exit status ("exit-code (exit status 1)").
+	Failure string `json:"failure,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// LogLines are the unit's last log lines when it failed.
+	LogLines []string `json:"log_lines,omitempty"`
+	// Leftover are PIDs still in the unit's control group after a stop.
+	Leftover []int `json:"leftover_pids,omitempty"`
+}
+
+// ActionError is an action that failed on one component; the rest of the
+// sequence was skipped.
+type ActionError struct {
+	Action    string
+	Component string
+	Unit      string
+	Err       error
+}
+
+func (e *ActionError) Error() string {
+	return fmt.Sprintf("%s %s (%s): %v", e.Action, e.Component, e.Unit, e.Err)
+}
+
+func (e *ActionError) Unwrap() error { return e.Err }
+
+// ErrProcessesLeft: a stopped unit still has processes in its control group.
+var ErrProcessesLeft = errors.New("processes still running after stop")
+
+// Runner runs ordered actions.
+type Runner struct {
+	Units Units
+	// LogLines returns a unit's last log lines (default units.LastLogLines).
+	LogLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
+	// Progress, when set, is called before each component's action
+	// ("starting indexer (wait up to 60s)") and with its outcome.
+	Progress func(o Outcome, finished bool)
+	// ProcessWait bounds the wait for a stopped unit's processes to go
+	// (default 10 s); ProcessPoll is the pause between looks (default 200 ms).
+	ProcessWait time.Duration
+	ProcessPoll time.Duration
+	// Sleep waits d or until ctx ends (tests replace it).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock for Took (default time.Now).
+	Now func() time.Time
+	// Waits overrides the spec's wait limits (tests); missing keys use Waits.
+	Waits map[string]time.Duration
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) wait(c Component) time.Duration {
+	if d, ok := r.Waits[c.Name]; ok {
+		return d
+	}
+	if c.Wait > 0 {
+		return c.Wait
+	}
+	return Waits[c.Name]
+}
+
+func stateOf(st units.UnitStatus) string {
+	if st.ActiveState == "" {
+		return ""
+	}
+	return st.ActiveState + "/" + st.SubState
+}
+
+// Start starts comps in start order, each waited for up to its limit.
+func (r *Runner) Start(ctx context.Context, comps []Component) ([]Outcome, error) {
+	return r.sequence(ctx, "start", inStartOrder(comps), r.startOne)
+}
+
+// Restart restarts comps in start order (the spec's restart-all).
+func (r *Runner) Restart(ctx context.Context, comps []Component) ([]Outcome, error) {
+	return r.sequence(ctx, "restart", inStartOrder(comps), r.restartOne)
+}
+
+// Stop stops comps in reverse start order and verifies each unit's
+// processes are gone.
+func (r *Runner) Stop(ctx context.Context, comps []Component) ([]Outcome, error) {
+	ordered := inStartOrder(comps)
+	slices.Reverse(ordered)
+	return r.sequence(ctx, "stop", ordered, r.stopOne)
+}
+
+func inStartOrder(comps []Component) []Component {
+	out := slices.Clone(comps)
+	slices.SortStableFunc(out, func(a, b Component) int {
+		return slices.Index(StartOrder, a.Name) - slices.Index(StartOrder, b.Name)
+	})
+	return out
+}
+
+type stepFunc func(ctx context.Context, c Component, o *Outcome) error
+
+func (r *Runner) sequence(ctx context.Context, action string, comps []Component, step stepFunc) ([]Outcome, error) {
+	out := make([]Outcome, 0, len(comps))
+	var failed error
+	for _, c := range comps {
+		o := Outcome{Component: c.Name, Unit: c.Unit, Action: action}
+		if failed != nil {
+			o.Result = ResultSkipped
+			out = append(out, o)
+			continue
+		}
+		if r.Progress != nil {
+			r.Progress(o, false)
+		}
+		start := r.now()
+		err := step(ctx, c, &o)
+		o.Took = r.now().Sub(start)
+		o.TookMS = o.Took.Milliseconds()
+		if err != nil {
+			o.Result = ResultFailed
+			o.Error = err.Error()
+			failed = &ActionError{Action: action, Component: c.Name, Unit: c.Unit, Err: err}
+			if ctx.Err() == nil {
+				r.explain(ctx, &o)
+			}
+		} else {
+			o.Result = ResultDone
+		}
+		if r.Progress != nil {
+			r.Progress(o, true)
+		}
+		out = append(out, o)
+	}
+	return out, failed
+}
+
+// explain adds the unit's Result and last log lines to a failed outcome.
+func (r *Runner) explain(ctx context.Context, o *Outcome) {
+	sts, err := r.Units.Status(ctx, o.Unit)
+	if err != nil || len(sts) == 0 {
+		return
+	}
+	st := sts[0]
+	o.State = stateOf(st)
+	if o.Failure == "" && (st.IsFailed() || (st.Result != "" && st.Result != "success")) {
+		o.Failure = st.Failure()
+	}
+	logf := r.LogLines
+	if logf == nil {
+		logf = units.LastLogLines
+	}
+	if lines, err := logf(ctx, st, DefaultLogLines); err == nil {
+		o.LogLines = lines
+	} else {
+		o.LogLines = []string{"(log unavailable: " + err.Error() + ")"}
+	}
+}
+
+func (r *Runner) startOne(ctx context.Context, c Component, o *Outcome) error {
+	st, err := r.Units.StartAndWait(ctx, c.Unit, r.wait(c))
+	o.State, o.MainPID = stateOf(st), st.MainPID
+	if err != nil {
+		if st.IsFailed() {
+			o.Failure = st.Failure()
+		}
+		return waitErr(err, r.wait(c))
+	}
+	return nil
+}
+
+func (r *Runner) restartOne(ctx context.Context, c Component, o *Outcome) error {
+	st, err := r.Units.RestartAndWait(ctx, c.Unit, r.wait(c))
+	o.State, o.MainPID = stateOf(st), st.MainPID
+	if err != nil {
+		if st.IsFailed() {
+			o.Failure = st.Failure()
+		}
+		return waitErr(err, r.wait(c))
+	}
+	return nil
+}
+
+func waitErr(err error, limit time.Duration) error {
+	if errors.Is(err, units.ErrWaitTimeout) {
+		return fmt.Errorf("not active within the spec's %s: %w", limit, err)
+	}
+	return err
+}
+
+func (r *Runner) stopOne(ctx context.Context, c Component, o *Outcome) error {
+	jctx, cancel := context.WithTimeout(ctx, r.wait(c))
+	defer cancel()
+	if err := r.Units.Stop(jctx, c.Unit); err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("stop job did not finish within %s: %w", r.wait(c), err)
+		}
+		return err
+	}
+	st, err := r.Units.Wait(ctx, c.Unit, []string{units.Inactive, units.Failed}, r.wait(c))
+	o.State = stateOf(st)
+	if err != nil {
+		return err
+	}
+	pids, err := r.processesGone(ctx, c.Unit)
+	o.Leftover = pids
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+// processesGone waits up to ProcessWait for the unit's control group to be
+// empty and returns what is left.
+func (r *Runner) processesGone(ctx context.Context, unit string) ([]int, error) {
+	limit := r.ProcessWait
+	if limit <= 0 {
+		limit = DefaultProcessWait
+	}
+	poll := r.ProcessPoll
+	if poll <= 0 {
+		poll = DefaultProcessPoll
+	}
+	var waited time.Duration
+	for {
+		pids, err := r.Units.Processes(ctx, unit)
+		if err != nil {
+			return nil, fmt.Errorf("verify processes of %s: %w", unit, err)
+		}
+		if len(pids) == 0 {
+			return nil, nil
+		}
+		if waited >= limit {
+			return pids, fmt.Errorf("%w: %d left in %s after %s (pids %s)", ErrProcessesLeft, len(pids), unit, limit, joinInts(pids, 10))
+		}
+		if err := r.sleep(ctx, poll); err != nil {
+			return pids, err
+		}
+		waited += poll
+	}
+}
+
+func joinInts(v []int, max int) string {
+	parts := make([]string, 0, len(v))
+	for i, n := range v {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("… %d more", len(v)-max))
+			break
+		}
+		parts = append(parts, fmt.Sprint(n))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Status is one component's unit state.
+type Status struct {
+	Component string           `json:"component"`
+	Unit      string           `json:"unit"`
+	Status    units.UnitStatus `json:"-"`
+	Found     bool             `json:"found"`
+	Active    bool             `json:"active"`
+}
+
+// Status reads the state of comps' units, in start order.
+func (r *Runner) Status(ctx context.Context, comps []Component) ([]Status, error) {
+	comps = inStartOrder(comps)
+	names := make([]string, len(comps))
+	for i, c := range comps {
+		names[i] = c.Unit
+	}
+	sts, err := r.Units.Status(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("unit status: %w", err)
+	}
+	if len(sts) != len(comps) {
+		return nil, fmt.Errorf("unit status: asked for %d units, got %d", len(comps), len(sts))
+	}
+	out := make([]Status, len(comps))
+	for i, c := range comps {
+		out[i] = Status{Component: c.Name, Unit: c.Unit, Status: sts[i], Found: sts[i].Found(), Active: sts[i].IsActive()}
+	}
+	return out, nil
+}
+
+// Enable enables comps' unit files; it returns the symlinks created.
+func (r *Runner) Enable(ctx context.Context, comps []Component) ([]units.UnitFileChange, error) {
+	names := make([]string, len(comps))
+	for i, c := range inStartOrder(comps) {
+		names[i] = c.Unit
+	}
+	ch, err := r.Units.Enable(ctx, names...)
+	if err != nil {
+		return nil, fmt.Errorf("enable %s: %w", strings.Join(names, " "), err)
+	}
+	if ch == nil {
+		ch = []units.UnitFileChange{}
+	}
+	return ch, nil
+}

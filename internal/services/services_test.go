@@ -1,0 +1,257 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// fakeUnits records calls and answers from per-unit scripts.
+type fakeUnits struct {
+	mu       sync.Mutex
+	calls    []string
+	state    map[string]units.UnitStatus
+	failOn   map[string]string // "start siem-manager.service" -> failure result
+	procs    map[string][][]int
+	timeouts map[string]time.Duration
+}
+
+func newFake() *fakeUnits {
+	f := &fakeUnits{state: map[string]units.UnitStatus{}, failOn: map[string]string{}, procs: map[string][][]int{}, timeouts: map[string]time.Duration{}}
+	for _, u := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
+		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	}
+	return f
+}
+
+func (f *fakeUnits) rec(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
+
+func (f *fakeUnits) Status(_ context.Context, us ...string) ([]units.UnitStatus, error) {
+	out := []units.UnitStatus{}
+	for _, u := range us {
+		out = append(out, f.state[u])
+	}
+	return out, nil
+}
+
+func (f *fakeUnits) act(op, u string, timeout time.Duration) (units.UnitStatus, error) {
+	f.rec(op + " " + u)
+	f.timeouts[op+" "+u] = timeout
+	if res, ok := f.failOn[op+" "+u]; ok {
+		st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: res, ExecMainCode: 1, ExecMainStatus: 1}
+		f.state[u] = st
+		return st, &units.StateError{Unit: u, Want: []string{"active"}, Status: st, Kind: units.ErrUnitFailed}
+	}
+	st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
+	f.state[u] = st
+	return st, nil
+}
+
+func (f *fakeUnits) StartAndWait(_ context.Context, u string, t time.Duration) (units.UnitStatus, error) {
+	return f.act("start", u, t)
+}
+
+func (f *fakeUnits) RestartAndWait(_ context.Context, u string, t time.Duration) (units.UnitStatus, error) {
+	return f.act("restart", u, t)
+}
+
+func (f *fakeUnits) Stop(_ context.Context, u string) error {
+	f.rec("stop " + u)
+	f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	return nil
+}
+
+func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duration) (units.UnitStatus, error) {
+	return f.state[u], nil
+}
+
+func (f *fakeUnits) Processes(_ context.Context, u string) ([]int, error) {
+	f.rec("procs " + u)
+	seq := f.procs[u]
+	if len(seq) == 0 {
+		return nil, nil
+	}
+	p := seq[0]
+	if len(seq) > 1 {
+		f.procs[u] = seq[1:]
+	}
+	return p, nil
+}
+
+func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
+	f.rec("enable " + strings.Join(us, " "))
+	return nil, nil
+}
+
+var unitMap = map[string]string{"indexer": "siem-indexer.service", "manager": "siem-manager", "dashboard": "siem-dashboard.service", "shipper": "shipper.service"}
+
+func TestSelect(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    string
+		all     bool
+		wantErr string
+	}{
+		{nil, "indexer manager dashboard shipper", true, ""},
+		{[]string{"all"}, "indexer manager dashboard shipper", true, ""},
+		{[]string{"shipper", "indexer", "shipper"}, "indexer shipper", false, ""},
+		{[]string{"Manager"}, "manager", false, ""},
+		{[]string{"indexer", "kibana"}, "", false, `unknown component "kibana"`},
+	}
+	for _, tt := range tests {
+		comps, all, err := Select(unitMap, tt.args)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrUnknownComponent) {
+				t.Errorf("%v: err %v, want %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		var names []string
+		for _, c := range comps {
+			names = append(names, c.Name)
+		}
+		if strings.Join(names, " ") != tt.want || all != tt.all || err != nil {
+			t.Errorf("%v: got %v all=%v err=%v", tt.args, names, all, err)
+		}
+	}
+	comps, _, _ := Select(unitMap, []string{"manager"})
+	if comps[0].Unit != "siem-manager.service" || comps[0].Wait != 30*time.Second {
+		t.Errorf("manager component %+v", comps[0])
+	}
+}
+
+func noSleep(context.Context, time.Duration) error { return nil }
+
+func TestOrderAndWaits(t *testing.T) {
+	all, _, _ := Select(unitMap, nil)
+	tests := []struct {
+		name  string
+		run   func(r *Runner) ([]Outcome, error)
+		calls []string
+	}{
+		{"start", func(r *Runner) ([]Outcome, error) { return r.Start(context.Background(), all) },
+			[]string{"start siem-indexer.service", "start siem-manager.service", "start siem-dashboard.service", "start shipper.service"}},
+		{"stop", func(r *Runner) ([]Outcome, error) { return r.Stop(context.Background(), all) },
+			[]string{"stop shipper.service", "procs shipper.service", "stop siem-dashboard.service", "procs siem-dashboard.service",
+				"stop siem-manager.service", "procs siem-manager.service", "stop siem-indexer.service", "procs siem-indexer.service"}},
+		{"restart", func(r *Runner) ([]Outcome, error) { return r.Restart(context.Background(), all) },
+			[]string{"restart siem-indexer.service", "restart siem-manager.service", "restart siem-dashboard.service", "restart shipper.service"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			r := &Runner{Units: f, Sleep: noSleep}
+			outs, err := tt.run(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(f.calls, "|") != strings.Join(tt.calls, "|") {
+				t.Errorf("calls\n got %v\nwant %v", f.calls, tt.calls)
+			}
+			for _, o := range outs {
+				if o.Result != ResultDone {
+					t.Errorf("%s: %s", o.Component, o.Result)
+				}
+			}
+			if tt.name != "stop" {
+				want := map[string]time.Duration{"siem-indexer.service": 60 * time.Second, "siem-manager.service": 30 * time.Second,
+					"siem-dashboard.service": 60 * time.Second, "shipper.service": 30 * time.Second}
+				for u, d := range want {
+					if got := f.timeouts[tt.name+" "+u]; got != d {
+						t.Errorf("%s %s waited %s, want %s", tt.name, u, got, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStartFailureExplainedAndRestSkipped(t *testing.T) {
+	f := newFake()
+	f.failOn["start siem-manager.service"] = "exit-code"
+	all, _, _ := Select(unitMap, nil)
+	var progress []string
+	r := &Runner{Units: f, Sleep: noSleep,
+		LogLines: func(_ context.Context, st units.UnitStatus, n int) ([]string, error) {
+			if st.Name != "siem-manager.service" || n != DefaultLogLines {
+				t.Errorf("log lines for %s n=%d", st.Name, n)
+			}
+			return []string{"siem-analysisd: CRITICAL: (1202): Configuration error at 'etc/ossec.conf'."}, nil
+		},
+		Progress: func(o Outcome, done bool) { progress = append(progress, o.Component+":"+o.Result) },
+	}
+	outs, err := r.Start(context.Background(), all)
+	var ae *ActionError
+	if !errors.As(err, &ae) || ae.Component != "manager" || !errors.Is(err, units.ErrUnitFailed) {
+		t.Fatalf("err %v", err)
+	}
+	got := []string{}
+	for _, o := range outs {
+		got = append(got, o.Component+"="+o.Result)
+	}
+	if strings.Join(got, " ") != "indexer=done manager=failed dashboard=skipped shipper=skipped" {
+		t.Errorf("outcomes %v", got)
+	}
+	m := outs[1]
+	if m.Failure != "exit-code (exit status 1)" || len(m.LogLines) != 1 || !strings.Contains(m.LogLines[0], "1202") {
+		t.Errorf("manager outcome not explained: %+v", m)
+	}
+	if strings.Join(f.calls, "|") != "start siem-indexer.service|start siem-manager.service" {
+		t.Errorf("calls after failure: %v", f.calls)
+	}
+	if strings.Join(progress, " ") != "indexer: indexer:done manager: manager:failed" {
+		t.Errorf("progress %v", progress)
+	}
+}
+
+func TestStopVerifiesProcessesGone(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"manager"})
+	tests := []struct {
+		name    string
+		procs   [][]int
+		wantErr bool
+		sleeps  int
+	}{
+		{"gone at once", nil, false, 0},
+		{"gone after two polls", [][]int{{101, 102}, {102}, {}}, false, 2},
+		{"left behind", [][]int{{101, 102}}, true, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			f.procs["siem-manager.service"] = tt.procs
+			sleeps := 0
+			r := &Runner{Units: f, ProcessWait: 5 * time.Millisecond, ProcessPoll: time.Millisecond,
+				Sleep: func(context.Context, time.Duration) error { sleeps++; return nil }}
+			outs, err := r.Stop(context.Background(), comps)
+			if (err != nil) != tt.wantErr || sleeps != tt.sleeps {
+				t.Fatalf("err %v sleeps %d", err, sleeps)
+			}
+			if tt.wantErr {
+				if !errors.Is(err, ErrProcessesLeft) || !strings.Contains(err.Error(), "pids 101 102") || len(outs[0].Leftover) != 2 {
+					t.Errorf("err %v outcome %+v", err, outs[0])
+				}
+			}
+		})
+	}
+}
+
+func TestStatusAndEnable(t *testing.T) {
+	f := newFake()
+	f.state["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
+	comps, _, _ := Select(unitMap, []string{"shipper", "indexer"})
+	r := &Runner{Units: f}
+	sts, err := r.Status(context.Background(), comps)
+	if err != nil || len(sts) != 2 || sts[0].Component != "indexer" || !sts[0].Active || sts[1].Active {
+		t.Fatalf("%+v %v", sts, err)
+	}
+	ch, err := r.Enable(context.Background(), comps)
+	if err != nil || ch == nil || f.calls[0] != "enable siem-indexer.service shipper.service" {
+		t.Errorf("enable: %v %v %v", ch, err, f.calls)
+	}
+}
