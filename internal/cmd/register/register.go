@@ -7,10 +7,12 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cmd/health"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
+	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 )
 
 // All registers the command groups.
 func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(health.NewCmdHealth(f, nil))
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
+	root.AddCommand(servicescmd.NewCmdServices(f))
 }
