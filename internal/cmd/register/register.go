@@ -6,8 +6,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cmd/health"
-	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
+	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
 )
 
 // All registers the command groups.
