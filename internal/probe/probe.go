@@ -1,0 +1,409 @@
+// Package probe is the end-to-end data-flow probe: it sends one syslog line
+// with a unique nonce to the manager, shaped so the stock ruleset alerts on
+// it (sshd "Failed password for invalid user …", rule 5710 level 5), then
+// watches the manager's alerts file (hop "manager") and polls the indexer
+// (hop "indexer") for the nonce, and reports per-hop latency from the send
+// and the component that broke: manager, shipper or indexer.
+package probe
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+)
+
+// Hop and component names.
+const (
+	HopManager = "manager" // the event is in the manager's alerts file
+	HopIndexer = "indexer" // the alert is searchable in the indexer
+
+	BrokenManager = "manager"
+	BrokenShipper = "shipper"
+	BrokenIndexer = "indexer"
+	// BrokenManagerOrShipper: the alerts file could not be watched here, so
+	// the two cannot be told apart.
+	BrokenManagerOrShipper = "manager or shipper"
+)
+
+// Hop states.
+const (
+	StateOK      = "ok"
+	StateFailed  = "failed"
+	StateSkipped = "skipped" // not observable from here (e.g. alerts file unreadable)
+)
+
+// UserPrefix starts the invalid user name that carries the nonce.
+const UserPrefix = "siemctl-probe-"
+
+// Searcher is the part of the indexer client the probe uses.
+type Searcher interface {
+	Search(ctx context.Context, sr indexer.SearchRequest) (indexer.SearchResult, error)
+}
+
+// Options configure Run. Zero values get defaults.
+type Options struct {
+	Syslog       string // udp://host:port or tcp://host:port
+	AlertsFile   string // manager's alerts.json; "" or unreadable: hop skipped
+	IndexPattern string // e.g. siem-alerts-4.x-*
+	Searcher     Searcher
+
+	Timeout  time.Duration // overall wait for the event (default 60s; the ctx deadline also bounds it)
+	Interval time.Duration // poll interval (default 500ms)
+
+	Now      func() time.Time                                 // default time.Now
+	Wait     func(ctx context.Context, d time.Duration) error // default: a timer; tests advance a fake clock
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	Rand     io.Reader // nonce, source address and port; default crypto/rand
+	Hostname string    // syslog HOSTNAME; default os.Hostname
+}
+
+// Hop is one observed stage with its latency from the send.
+type Hop struct {
+	Name    string        `json:"name"`
+	State   string        `json:"state"`
+	Latency time.Duration `json:"latency_ns"`
+	Detail  string        `json:"detail,omitempty"`
+}
+
+// Report is the probe's outcome.
+type Report struct {
+	OK       bool      `json:"ok"`
+	Nonce    string    `json:"nonce"`
+	Line     string    `json:"line"` // the syslog message sent
+	SentAt   time.Time `json:"sent_at"`
+	Hops     []Hop     `json:"hops"`
+	BrokenAt string    `json:"broken_at,omitempty"`
+	Detail   string    `json:"detail,omitempty"` // why it broke
+	RuleID   string    `json:"rule_id,omitempty"`
+	Level    int       `json:"rule_level,omitempty"`
+	Index    string    `json:"index,omitempty"` // where the alert was found
+}
+
+// Message is the sshd line the probe sends (without the syslog header).
+func Message(nonce string, host byte, port int) string {
+	return fmt.Sprintf("Failed password for invalid user %s%s from 192.0.2.%d port %d ssh2", UserPrefix, nonce, host, port)
+}
+
+// Frame builds the RFC 3164 datagram: <38> is auth.info, the facility and
+// severity sshd logs failed logins with; the tag is sshd.
+func Frame(ts time.Time, hostname, msg string) string {
+	if hostname == "" || strings.ContainsAny(hostname, " \t") {
+		hostname = "localhost"
+	}
+	return "<38>" + ts.Format(time.Stamp) + " " + hostname + " sshd: " + msg
+}
+
+func (o *Options) defaults() error {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.Interval <= 0 {
+		o.Interval = 500 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Wait == nil {
+		o.Wait = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
+	if o.Dial == nil {
+		var d net.Dialer
+		o.Dial = d.DialContext
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Reader
+	}
+	if o.Hostname == "" {
+		o.Hostname, _ = os.Hostname()
+	}
+	if o.Searcher == nil {
+		return errors.New("probe: no indexer client")
+	}
+	if o.IndexPattern == "" {
+		return errors.New("probe: no alerts index pattern")
+	}
+	return nil
+}
+
+// ParseSyslog validates a manager.syslog address and returns network and host:port.
+func ParseSyslog(s string) (network, addr string, err error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", fmt.Errorf("manager.syslog %q: %w", s, err)
+	}
+	if u.Scheme != "udp" && u.Scheme != "tcp" {
+		return "", "", fmt.Errorf("manager.syslog %q: scheme must be udp:// or tcp://", s)
+	}
+	if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
+		return "", "", fmt.Errorf("manager.syslog %q: want udp://host:port or tcp://host:port", s)
+	}
+	if u.Path != "" && u.Path != "/" {
+		return "", "", fmt.Errorf("manager.syslog %q: unexpected path %q", s, u.Path)
+	}
+	return u.Scheme, u.Host, nil
+}
+
+// Run sends the probe event and follows it. The error is reserved for
+// problems of the probe itself (bad configuration, cancellation); a broken
+// data flow is a Report with OK false.
+func Run(ctx context.Context, o Options) (Report, error) {
+	if err := o.defaults(); err != nil {
+		return Report{}, err
+	}
+	network, addr, err := ParseSyslog(o.Syslog)
+	if err != nil {
+		return Report{}, err
+	}
+	var rnd [9]byte
+	if _, err := io.ReadFull(o.Rand, rnd[:]); err != nil {
+		return Report{}, fmt.Errorf("probe: nonce: %w", err)
+	}
+	nonce := hex.EncodeToString(rnd[:6])
+	host := 1 + rnd[6]%254
+	port := 1024 + int(binary.BigEndian.Uint16(rnd[7:9]))%(65536-1024)
+	rep := Report{Nonce: nonce, Line: Message(nonce, host, port), Hops: []Hop{}}
+	marker := UserPrefix + nonce
+
+	// Hop 1 starts at the file's current end, before the send.
+	w := newWatcher(o.AlertsFile)
+
+	start := o.Now()
+	rep.SentAt = start.UTC()
+	if err := send(ctx, o.Dial, network, addr, Frame(start, o.Hostname, rep.Line)); err != nil {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		rep.BrokenAt, rep.Detail = BrokenManager, err.Error()
+		rep.Hops = append(rep.Hops, Hop{Name: HopManager, State: StateFailed, Detail: err.Error()},
+			Hop{Name: HopIndexer, State: StateFailed, Detail: "not attempted"})
+		return rep, nil
+	}
+
+	deadline := start.Add(o.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		// Leave a moment to report before the caller's deadline.
+		deadline = d.Add(-min(o.Interval, time.Until(d)/10))
+	}
+	mgr := Hop{Name: HopManager}
+	if w.err != nil {
+		mgr.State, mgr.Detail = StateSkipped, "alerts file not watched: "+w.err.Error()
+	}
+	idx := Hop{Name: HopIndexer}
+	var lastErr error
+	searched := false
+	query := fmt.Sprintf(`data.srcuser:"%s" OR full_log:"%s"`, marker, marker)
+	for {
+		now := o.Now()
+		if mgr.State == "" {
+			if line, err := w.find(marker); err != nil {
+				mgr.State, mgr.Detail = StateSkipped, "alerts file not readable: "+err.Error()
+			} else if line != nil {
+				mgr.State, mgr.Latency = StateOK, now.Sub(start)
+				rep.RuleID, rep.Level = ruleOf(line)
+				if rep.RuleID != "" {
+					mgr.Detail = fmt.Sprintf("rule %s level %d", rep.RuleID, rep.Level)
+				}
+			}
+		}
+		res, err := o.Searcher.Search(ctx, indexer.SearchRequest{Index: o.IndexPattern, Query: query, Size: 1,
+			Source: []string{"rule.id", "rule.level"}})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return rep, ctx.Err()
+		case err != nil:
+			lastErr = err
+		default:
+			lastErr, searched = nil, true
+			if len(res.Hits) > 0 {
+				idx.State, idx.Latency = StateOK, o.Now().Sub(start)
+				rep.Index = res.Hits[0].Index
+				if id, lvl := ruleOf(res.Hits[0].Source); id != "" && rep.RuleID == "" {
+					rep.RuleID, rep.Level = id, lvl
+				}
+				idx.Detail = "in " + rep.Index
+			}
+		}
+		if idx.State == StateOK {
+			if mgr.State == "" {
+				// Indexed but not seen in the file: rotated or truncated meanwhile.
+				if line, _ := w.find(marker); line != nil {
+					mgr.State, mgr.Latency = StateOK, idx.Latency
+				} else {
+					mgr.State, mgr.Detail = StateSkipped, "not seen in the alerts file (rotated?)"
+				}
+			}
+			break
+		}
+		if !o.Now().Before(deadline) {
+			break
+		}
+		if err := o.Wait(ctx, o.Interval); err != nil {
+			return rep, err
+		}
+	}
+	waited := o.Now().Sub(start)
+	if idx.State != StateOK {
+		idx.State, idx.Latency = StateFailed, waited
+		if mgr.State == "" {
+			mgr.State, mgr.Latency = StateFailed, waited
+			mgr.Detail = "no alert with " + marker + " in " + o.AlertsFile
+		}
+		switch {
+		case mgr.State == StateFailed:
+			rep.BrokenAt = BrokenManager
+			rep.Detail = fmt.Sprintf("the manager wrote no alert for the probe within %s (is it listening on %s and does it accept syslog from here?)", round(waited), o.Syslog)
+			idx.Detail = "not attempted: no alert to ship"
+		case lastErr != nil:
+			rep.BrokenAt = BrokenIndexer
+			rep.Detail = "the indexer did not answer the search: " + lastErr.Error()
+			idx.Detail = rep.Detail
+			if !searched {
+				idx.Detail = "never answered: " + lastErr.Error()
+			}
+		case mgr.State == StateSkipped:
+			rep.BrokenAt = BrokenManagerOrShipper
+			rep.Detail = fmt.Sprintf("not searchable after %s, and the alerts file could not be watched to tell the manager from the shipper", round(waited))
+			idx.Detail = "not found in " + o.IndexPattern
+		default:
+			rep.BrokenAt = BrokenShipper
+			rep.Detail = fmt.Sprintf("the alert is in the manager's alerts file but not searchable in %s after %s: the shipper did not index it", o.IndexPattern, round(waited))
+			idx.Detail = "not found in " + o.IndexPattern
+		}
+	}
+	rep.Hops = append(rep.Hops, mgr, idx)
+	rep.OK = idx.State == StateOK
+	return rep, nil
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// send writes one frame: a datagram over UDP, a newline-terminated line
+// (RFC 6587 non-transparent framing) over TCP.
+func send(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), network, addr, frame string) error {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := dial(dctx, network, addr)
+	if err != nil {
+		return fmt.Errorf("send the probe to %s://%s: %w", network, addr, err)
+	}
+	defer c.Close()
+	if d, ok := dctx.Deadline(); ok {
+		_ = c.SetWriteDeadline(d)
+	}
+	if network == "tcp" {
+		frame += "\n"
+	}
+	if _, err := io.WriteString(c, frame); err != nil {
+		return fmt.Errorf("send the probe to %s://%s: %w", network, addr, err)
+	}
+	return nil
+}
+
+// ruleOf extracts rule.id and rule.level from an alert document.
+func ruleOf(doc []byte) (string, int) {
+	var a struct {
+		Rule struct {
+			ID    json.RawMessage `json:"id"`
+			Level int             `json:"level"`
+		} `json:"rule"`
+	}
+	if json.Unmarshal(doc, &a) != nil {
+		return "", 0
+	}
+	var id string
+	if json.Unmarshal(a.Rule.ID, &id) != nil {
+		id = strings.Trim(string(a.Rule.ID), `"`)
+	}
+	return id, a.Rule.Level
+}
+
+// watcher follows an alerts file from its end at creation.
+type watcher struct {
+	path    string
+	off     int64
+	err     error  // not watchable
+	partial []byte // an incomplete last line
+}
+
+func newWatcher(path string) *watcher {
+	w := &watcher{path: path}
+	if path == "" {
+		w.err = errors.New("no alerts file configured")
+		return w
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		w.err = err
+		return w
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		w.err = err
+		return w
+	}
+	w.off = fi.Size()
+	return w
+}
+
+// find reads what was appended since the last call and returns the first
+// complete line containing marker. A file that shrank (rotated or
+// truncated) is read from its start.
+func (w *watcher) find(marker string) ([]byte, error) {
+	f, err := os.Open(w.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() < w.off {
+		w.off, w.partial = 0, nil
+	}
+	if fi.Size() == w.off {
+		return nil, nil
+	}
+	buf := make([]byte, fi.Size()-w.off)
+	n, err := f.ReadAt(buf, w.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	w.off += int64(n)
+	data := append(w.partial, buf[:n]...)
+	last := bytes.LastIndexByte(data, '\n')
+	if last < 0 {
+		w.partial = data
+		return nil, nil
+	}
+	w.partial = append([]byte(nil), data[last+1:]...)
+	for _, line := range bytes.Split(data[:last], []byte{'\n'}) {
+		if bytes.Contains(line, []byte(marker)) {
+			return line, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,278 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/netclient"
+)
+
+// clock is a fake clock advanced by Wait.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Wait(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+// fakeConn records writes and lets a test react to each frame (the
+// manager writing its alert).
+type fakeConn struct {
+	net.Conn
+	onWrite func(frame string)
+}
+
+func (c *fakeConn) Write(b []byte) (int, error) {
+	c.onWrite(string(b))
+	return len(b), nil
+}
+func (c *fakeConn) Close() error                     { return nil }
+func (c *fakeConn) SetWriteDeadline(time.Time) error { return nil }
+
+// searcher answers from a script: calls before foundAt return no hit.
+type searcher struct {
+	calls   int
+	foundAt int // 0: never
+	err     error
+	queries []string
+	index   string
+}
+
+func (s *searcher) Search(_ context.Context, sr indexer.SearchRequest) (indexer.SearchResult, error) {
+	s.calls++
+	s.queries = append(s.queries, sr.Query)
+	s.index = sr.Index
+	if s.err != nil {
+		return indexer.SearchResult{}, s.err
+	}
+	if s.foundAt > 0 && s.calls >= s.foundAt {
+		return indexer.SearchResult{Total: 1, Hits: []indexer.Hit{{Index: "siem-alerts-4.x-2025.03.10", ID: "x",
+			Source: json.RawMessage(`{"rule":{"id":"5710","level":5}}`)}}}, nil
+	}
+	return indexer.SearchResult{Hits: []indexer.Hit{}}, nil
+}
+
+var userRe = regexp.MustCompile(`invalid user (siemctl-probe-[0-9a-f]{12}) from 192\.0\.2\.(\d+) port (\d+) ssh2$`)
+
+type scenario struct {
+	name       string
+	fileMode   string // "ok" (manager writes the alert), "silent", "missing"
+	search     *searcher
+	sendErr    error
+	wantOK     bool
+	wantBroken string
+	wantHops   []string // name=state@latency
+}
+
+func TestRun(t *testing.T) {
+	tests := []scenario{
+		{name: "flows", fileMode: "ok", search: &searcher{foundAt: 3}, wantOK: true,
+			wantHops: []string{"manager=ok@0s", "indexer=ok@1s"}},
+		{name: "shipper stalled", fileMode: "ok", search: &searcher{}, wantBroken: BrokenShipper,
+			wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}},
+		{name: "manager silent", fileMode: "silent", search: &searcher{}, wantBroken: BrokenManager,
+			wantHops: []string{"manager=failed@10s", "indexer=failed@10s"}},
+		{name: "indexer down", fileMode: "ok", search: &searcher{err: &netclient.Error{Kind: netclient.ErrUnreachable, Detail: "connection refused"}},
+			wantBroken: BrokenIndexer, wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}},
+		{name: "no alerts file here, flows", fileMode: "missing", search: &searcher{foundAt: 1}, wantOK: true,
+			wantHops: []string{"manager=skipped@0s", "indexer=ok@0s"}},
+		{name: "no alerts file here, lost", fileMode: "missing", search: &searcher{}, wantBroken: BrokenManagerOrShipper,
+			wantHops: []string{"manager=skipped@0s", "indexer=failed@10s"}},
+		{name: "send fails", fileMode: "ok", search: &searcher{}, sendErr: errors.New("connection refused"), wantBroken: BrokenManager,
+			wantHops: []string{"manager=failed@0s", "indexer=failed@0s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			alerts := filepath.Join(dir, "alerts.json")
+			if tt.fileMode != "missing" {
+				// An older alert that mentions another probe must not count.
+				if err := os.WriteFile(alerts, []byte(`{"rule":{"id":"5710"},"full_log":"siemctl-probe-000000000000"}`+"\n"), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk := &clock{t: time.Date(2025, 3, 10, 9, 31, 7, 0, time.UTC)}
+			var frames []string
+			dial := func(_ context.Context, network, addr string) (net.Conn, error) {
+				if tt.sendErr != nil {
+					return nil, tt.sendErr
+				}
+				if network != "udp" || addr != "127.0.0.1:514" {
+					t.Errorf("dial %s %s", network, addr)
+				}
+				return &fakeConn{onWrite: func(frame string) {
+					frames = append(frames, frame)
+					m := userRe.FindStringSubmatch(frame)
+					if m == nil || tt.fileMode != "ok" {
+						return
+					}
+					f, _ := os.OpenFile(alerts, os.O_APPEND|os.O_WRONLY, 0)
+					defer f.Close()
+					// Written in two pieces: a half line must not be read as a line.
+					line := fmt.Sprintf(`{"timestamp":"2025-03-10T09:31:07.412+0000","rule":{"level":5,"id":"5710"},"data":{"srcuser":%q}}`, m[1])
+					f.WriteString(line[:20])
+					f.WriteString(line[20:] + "\n")
+				}}, nil
+			}
+			rep, err := Run(context.Background(), Options{
+				Syslog: "udp://127.0.0.1:514", AlertsFile: alerts, IndexPattern: "siem-alerts-4.x-*", Searcher: tt.search,
+				Timeout: 10 * time.Second, Interval: 500 * time.Millisecond, Now: clk.Now, Wait: clk.Wait, Dial: dial,
+				Rand: bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 9, 0x10, 0x00}), Hostname: "siem01",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK != tt.wantOK || rep.BrokenAt != tt.wantBroken {
+				t.Errorf("ok=%v broken=%q (%s), want %v %q", rep.OK, rep.BrokenAt, rep.Detail, tt.wantOK, tt.wantBroken)
+			}
+			var hops []string
+			for _, h := range rep.Hops {
+				hops = append(hops, fmt.Sprintf("%s=%s@%s", h.Name, h.State, h.Latency))
+			}
+			if strings.Join(hops, " ") != strings.Join(tt.wantHops, " ") {
+				t.Errorf("hops %v, want %v", hops, tt.wantHops)
+			}
+			if rep.Nonce != "deadbeef0102" {
+				t.Errorf("nonce %q", rep.Nonce)
+			}
+			if tt.sendErr == nil {
+				want := "<38>Mar 10 09:31:07 siem01 sshd: Failed password for invalid user siemctl-probe-deadbeef0102 from 192.0.2.10 port 5120 ssh2"
+				if len(frames) != 1 || frames[0] != want {
+					t.Errorf("frames %q, want %q", frames, want)
+				}
+				if q := tt.search.queries[0]; q != `data.srcuser:"siemctl-probe-deadbeef0102" OR full_log:"siemctl-probe-deadbeef0102"` || tt.search.index != "siem-alerts-4.x-*" {
+					t.Errorf("query %q on %q", q, tt.search.index)
+				}
+			}
+			if tt.wantOK && (rep.RuleID != "5710" || rep.Level != 5) {
+				t.Errorf("rule %q level %d", rep.RuleID, rep.Level)
+			}
+			if !tt.wantOK && rep.Detail == "" {
+				t.Error("a broken flow without a detail")
+			}
+		})
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	clk := &clock{t: time.Unix(0, 0)}
+	s := &searcher{}
+	_, err := Run(ctx, Options{Syslog: "udp://127.0.0.1:514", IndexPattern: "x-*", Searcher: s, Now: clk.Now,
+		Wait: func(ctx context.Context, d time.Duration) error { cancel(); return clk.Wait(ctx, d) },
+		Dial: func(context.Context, string, string) (net.Conn, error) {
+			return &fakeConn{onWrite: func(string) {}}, nil
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("%v, want context.Canceled", err)
+	}
+}
+
+func TestParseSyslog(t *testing.T) {
+	tests := []struct {
+		in, network, addr, err string
+	}{
+		{"udp://127.0.0.1:514", "udp", "127.0.0.1:514", ""},
+		{"tcp://[::1]:1514", "tcp", "[::1]:1514", ""},
+		{"http://127.0.0.1:514", "", "", "scheme must be"},
+		{"udp://127.0.0.1", "", "", "want udp://host:port"},
+		{"udp://127.0.0.1:514/x", "", "", "unexpected path"},
+		{"::", "", "", "manager.syslog"},
+	}
+	for _, tt := range tests {
+		n, a, err := ParseSyslog(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || n != tt.network || a != tt.addr {
+			t.Errorf("%s: %s %s %v", tt.in, n, a, err)
+		}
+	}
+}
+
+// TestSendFraming sends real datagrams and TCP lines on loopback.
+func TestSendFraming(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	var d net.Dialer
+	if err := send(context.Background(), d.DialContext, "udp", pc.LocalAddr().String(), "<38>frame"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, _, err := pc.ReadFrom(buf)
+	if err != nil || string(buf[:n]) != "<38>frame" {
+		t.Errorf("udp got %q %v", buf[:n], err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 512)
+		var all []byte
+		for {
+			n, err := c.Read(b)
+			all = append(all, b[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		got <- string(all)
+	}()
+	if err := send(context.Background(), d.DialContext, "tcp", ln.Addr().String(), "<38>frame"); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "<38>frame\n" {
+		t.Errorf("tcp got %q", s)
+	}
+}
+
+func TestWatcherRotation(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "alerts.json")
+	os.WriteFile(p, []byte("old line with MARK\n"), 0o600)
+	w := newWatcher(p)
+	if l, err := w.find("MARK"); l != nil || err != nil {
+		t.Fatalf("an old line was found: %q %v", l, err)
+	}
+	os.WriteFile(p, []byte("new\nMARK here\n"), 0o600) // truncated and rewritten, shorter
+	if l, err := w.find("MARK"); string(l) != "MARK here" || err != nil {
+		t.Errorf("after truncation: %q %v", l, err)
+	}
+}
