@@ -1,0 +1,77 @@
+package snapshot
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/stack"
+)
+
+const killEnv = "SIEMCTL_SNAPSHOT_KILL_CONFIG"
+
+// hangingSource is the real Source whose health part announces itself and
+// hangs (the process is killed there).
+type hangingSource struct{ snapshot.Source }
+
+func (h hangingSource) Health(ctx context.Context) ([]snapshot.HealthResult, error) {
+	fmt.Println("READY")
+	os.Stdout.Sync() //nolint:errcheck
+	time.Sleep(time.Hour)
+	return nil, ctx.Err()
+}
+
+// TestHelperKilledCapture is not a test: run as a subprocess by
+// killCaptureHelper, it captures with a Source that hangs until killed.
+func TestHelperKilledCapture(t *testing.T) {
+	cfg := os.Getenv(killEnv)
+	if cfg == "" {
+		t.Skip("helper process only")
+	}
+	fs := &fakeStack{Config: cfg}
+	f, _, _ := testFactory(t, fs)
+	opts := captureOpts(f, "doomed", &seqRand{n: 200})
+	opts.Source = func(st *stack.Stack) snapshot.Source { return hangingSource{goldenSource(st)} }
+	opts.Timeout = time.Hour
+	_ = runCapture(context.Background(), opts)
+	t.Fatal("capture completed although it should have been killed")
+}
+
+// killCaptureHelper runs a capture of fs in a child process and SIGKILLs it
+// in the middle.
+func killCaptureHelper(t *testing.T, fs *fakeStack) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledCapture$", "-test.count=1")
+	cmd.Env = append(os.Environ(), killEnv+"="+fs.Config)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "READY" {
+		t.Fatalf("helper did not reach the capture: %q %v", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("helper ended with %v, want killed by SIGKILL", cmd.ProcessState)
+	}
+}
