@@ -1,0 +1,131 @@
+// Package agents is `siemctl agents`: list (streamed, paginated, with the
+// agent control tool as fallback), show, restart, remove and outdated.
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/fleet"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// NewCmdAgents builds the `agents` group.
+func NewCmdAgents(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "List, inspect, restart and remove the manager's agents",
+		Long: `Work with the agents registered on the manager, through its REST API.
+
+Agent ids are three digits (001); 000 is the manager itself and is refused for restart
+and remove. Ids are checked before anything is sent.`,
+		Example: `  siemctl agents list --status disconnected --older-than 7d
+  siemctl agents show 001
+  siemctl agents restart 001 002
+  siemctl agents remove 003 --yes
+  siemctl agents outdated`,
+	}
+	cmd.AddCommand(NewCmdList(f, nil))
+	cmd.AddCommand(NewCmdShow(f, nil))
+	cmd.AddCommand(NewCmdRestart(f, nil))
+	cmd.AddCommand(NewCmdRemove(f, nil))
+	cmd.AddCommand(NewCmdOutdated(f, nil))
+	return cmd
+}
+
+// Clients are the dependencies the agent commands share.
+type Clients struct {
+	API   func(ctx context.Context) (fleet.API, error)
+	Tools func(ctx context.Context) (fleet.Tools, error)
+}
+
+func clientsFrom(f *cli.Factory) Clients {
+	return Clients{
+		API: func(ctx context.Context) (fleet.API, error) {
+			st, err := f.Stack(ctx)
+			if err != nil {
+				return nil, err
+			}
+			c, err := st.NeedManager()
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		Tools: func(ctx context.Context) (fleet.Tools, error) {
+			st, err := f.Stack(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return st.Tools, nil
+		},
+	}
+}
+
+// usage turns invalid input into a usage error (exit 2).
+func usage(err error) error {
+	if errors.Is(err, fleet.ErrInvalidInput) {
+		return &cli.FlagError{Err: err}
+	}
+	return err
+}
+
+// idleDeadline cancels ctx when touch is not called for d: a listing of
+// 100,000 agents may take longer than --timeout, but no page may.
+func idleDeadline(ctx context.Context, d time.Duration) (context.Context, func(), func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if d <= 0 {
+		return ctx, func() {}, func() { cancel(nil) }
+	}
+	t := time.AfterFunc(d, func() {
+		cancel(fmt.Errorf("no answer from the manager for %s (--timeout): %w", d, context.DeadlineExceeded))
+	})
+	return ctx, func() { t.Reset(d) }, func() { t.Stop(); cancel(nil) }
+}
+
+// cause returns the idle-deadline reason instead of a bare "context canceled".
+func cause(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return fmt.Errorf("%w (%v)", c, err)
+		}
+	}
+	return err
+}
+
+func timeStr(t time.Time, tty bool) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if t.Year() >= 9999 {
+		return "never (manager)"
+	}
+	if tty {
+		return t.UTC().Format("2006-01-02 15:04:05")
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func statusColor(p *output.Palette, s string) string {
+	switch s {
+	case "active":
+		return p.Green(s)
+	case "disconnected":
+		return p.Red(s)
+	case "never_connected", "pending":
+		return p.Yellow(s)
+	}
+	return s
+}

@@ -1,0 +1,368 @@
+package agents_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
+	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// fixture agents: 001 active 4.9.0, 002 disconnected 4.8.2, 003 never
+// connected, 004 active 4.10.0 (newer than the 4.9.0 manager).
+func fixtureAgents() []managertest.Agent {
+	return []managertest.Agent{
+		{ID: "001", Name: "web-01", IP: "10.0.4.21", RegisterIP: "any", Status: "active", Version: "Wazuh v4.9.0", Manager: "siem01", NodeName: "node01",
+			DateAdd: "2025-01-11T12:30:05Z", LastKeepAlive: "2025-03-02T09:14:00Z", Group: []string{"default"}, OS: managertest.OS{Name: "Debian GNU/Linux", Platform: "debian", Version: "12"}},
+		{ID: "002", Name: "db-01", IP: "10.0.4.22", RegisterIP: "any", Status: "disconnected", Version: "Wazuh v4.8.2", Manager: "siem01", NodeName: "node01",
+			DateAdd: "2025-01-11T12:31:00Z", LastKeepAlive: "2025-02-20T22:41:17Z", Group: []string{"default", "db"}, OS: managertest.OS{Name: "Ubuntu", Platform: "ubuntu", Version: "22.04"}},
+		{ID: "003", Name: "new-01", RegisterIP: "any", Status: "never_connected", Manager: "siem01", NodeName: "node01", DateAdd: "2025-03-01T08:00:00Z"},
+		{ID: "004", Name: "edge-01", IP: "10.0.9.1", RegisterIP: "any", Status: "active", Version: "Wazuh v4.10.0", Manager: "siem01", NodeName: "node01",
+			DateAdd: "2025-02-01T00:00:00Z", LastKeepAlive: "2025-03-02T09:14:30Z", OS: managertest.OS{Name: "Rocky Linux", Platform: "rocky", Version: "9.3"}},
+	}
+}
+
+const agentControl = `#!/bin/sh
+case "$1" in
+-l|-lc)
+cat <<'X'
+
+Wazuh agent_control. List of available agents:
+   ID: 000, Name: siem01 (server), IP: 127.0.0.1, Active/Local
+   ID: 001, Name: web-01, IP: any, Active
+   ID: 002, Name: db-01, IP: any, Disconnected
+
+List of agentless devices:
+
+X
+;;
+-i)
+cat <<'X'
+
+Wazuh agent_control. Agent information:
+   Agent ID:   001
+   Agent Name: web-01
+   IP address: any
+   Status:     Active
+
+   Operating system:    Linux |web-01 |5.15.0
+   Client version:      Wazuh v4.9.0
+   Last keep alive:     1740906944
+X
+;;
+esac
+`
+
+// env is a config pointing at a manager API URL and a tools dir.
+type env struct {
+	cfg     string
+	toolLog string
+}
+
+func newEnv(t *testing.T, apiURL, password string) env {
+	t.Helper()
+	d := t.TempDir()
+	pw := filepath.Join(d, "pw")
+	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(d, "siem", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toolLog := filepath.Join(d, "tool.log")
+	script := strings.Replace(agentControl, "#!/bin/sh\n", "#!/bin/sh\necho \"$@\" >> "+toolLog+"\n", 1)
+	if err := os.WriteFile(filepath.Join(bin, "agent_control"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "state_dir: " + d + "/state\n" +
+		"indexer: {url: \"http://127.0.0.1:9\", password_file: " + pw + "}\n" +
+		"manager: {api_url: \"" + apiURL + "\", username: wazuh, password_file: " + pw + ", install_dir: " + d + "/siem}\n"
+	p := filepath.Join(d, "siemctl.yaml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return env{cfg: p, toolLog: toolLog}
+}
+
+func (e env) toolCalls() string {
+	b, _ := os.ReadFile(e.toolLog)
+	return strings.TrimSpace(string(b))
+}
+
+type result struct {
+	out, errOut string
+	code        int
+}
+
+func run(t *testing.T, e env, tty bool, stdin string, args ...string) result {
+	t.Helper()
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
+	io.SetTTY(tty, tty, tty)
+	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(agentscmd.NewCmdAgents(f)) }
+	code := cli.Main(context.Background(), append([]string{"agents", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
+	return result{out.String(), errOut.String(), code}
+}
+
+func closedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Addr().String()
+	l.Close()
+	return "http://" + a
+}
+
+func TestList(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	tests := []struct {
+		name string
+		tty  bool
+		args []string
+	}{
+		{"list_table", false, []string{"list"}},
+		{"list_tty", true, []string{"list"}},
+		{"list_json", false, []string{"list", "-o", "json"}},
+		{"list_active_json", false, []string{"list", "--status", "active", "-o", "json"}},
+		{"list_empty_json", false, []string{"list", "--status", "pending", "-o", "json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, e, tt.tty, "", tt.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.errOut)
+			}
+			golden.Assert(t, tt.name, []byte(r.out))
+			if strings.HasSuffix(tt.name, "json") {
+				var v []map[string]any
+				if err := json.Unmarshal([]byte(r.out), &v); err != nil {
+					t.Fatalf("not a JSON array: %v", err)
+				}
+			}
+		})
+	}
+	t.Run("pagination and query", func(t *testing.T) {
+		before := len(srv.SeenPath("GET /agents"))
+		r := run(t, e, false, "", "list", "--page-size", "2", "--status", "active,disconnected", "--older-than", "1h", "-o", "json")
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.errOut)
+		}
+		qs := srv.SeenPath("GET /agents")[before:]
+		// 000, 001, 002, 004 match: two pages of two.
+		if len(qs) != 2 || !strings.Contains(qs[0], "limit=2") || !strings.Contains(qs[1], "offset=2") ||
+			!strings.Contains(qs[0], "status=active%2Cdisconnected") || !strings.Contains(qs[0], "older_than=1h") {
+			t.Errorf("queries %v", qs)
+		}
+		var v []map[string]any
+		_ = json.Unmarshal([]byte(r.out), &v)
+		if len(v) != 4 {
+			t.Errorf("%d agents", len(v))
+		}
+	})
+}
+
+func TestListBadInputSendsNothing(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"list", "--status", "online"}, `status "online"`},
+		{[]string{"list", "--older-than", "7 days"}, `--older-than "7 days"`},
+		{[]string{"list", "--older-than", "1w"}, `--older-than "1w"`},
+		{[]string{"list", "--older-than", "-5m"}, `--older-than "-5m"`},
+		{[]string{"list", "--page-size", "0"}, "--page-size 0"},
+		{[]string{"list", "-o", "yaml"}, "-o yaml is not supported"},
+		{[]string{"show", "1"}, `invalid agent id "1"`},
+		{[]string{"show", "0001"}, `invalid agent id "0001"`},
+		{[]string{"show", "abc"}, `invalid agent id "abc"`},
+		{[]string{"restart", "000"}, "cannot restart agent 000, it is the manager itself"},
+		{[]string{"restart", "001", "1", "abc"}, `invalid agent id "1"`},
+		{[]string{"restart"}, "give at least one agent id, or --all"},
+		{[]string{"restart", "001", "--all"}, "not both"},
+		{[]string{"remove", "000", "--yes"}, "cannot remove agent 000"},
+		{[]string{"remove", "0001", "--yes"}, `invalid agent id "0001"`},
+		{[]string{"outdated", "--than", "4.10"}, `version "4.10"`},
+		{[]string{"outdated", "--than", "latest"}, `version "latest"`},
+		{[]string{"outdated", "--than", "Wazuh v4.9.0"}, `version "Wazuh v4.9.0"`},
+	}
+	for _, tt := range tests {
+		r := run(t, e, false, "", tt.args...)
+		if r.code != 2 || !strings.Contains(r.errOut, tt.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, r.code, r.errOut, tt.msg)
+		}
+	}
+	if n := srv.Requests.Load(); n != 0 {
+		t.Errorf("%d requests were sent for bad input: %v", n, srv.Seen())
+	}
+	if c := e.toolCalls(); c != "" {
+		t.Errorf("tools ran: %s", c)
+	}
+}
+
+func TestListFallbackToAgentControl(t *testing.T) {
+	e := newEnv(t, closedURL(t), "Secr3t.Pass")
+	r := run(t, e, false, "", "list", "--status", "active")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	if !strings.Contains(r.errOut, "warning: the manager API is down") || !strings.Contains(r.errOut, "listed with agent_control") {
+		t.Errorf("stderr does not say so: %s", r.errOut)
+	}
+	if e.toolCalls() != "-lc" {
+		t.Errorf("tool calls %q", e.toolCalls())
+	}
+	golden.Assert(t, "list_fallback_table", []byte(r.out))
+
+	r = run(t, e, false, "", "show", "001", "-o", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"source": "agent_control"`) || !strings.Contains(r.errOut, "shown with agent_control") {
+		t.Errorf("show fallback: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	}
+	r = run(t, e, false, "", "list", "--older-than", "7d")
+	if r.code != 5 || !strings.Contains(r.errOut, "agent_control cannot filter by --older-than") {
+		t.Errorf("older-than without API: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestListAuthFailureDoesNotFallBack(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{})
+	e := newEnv(t, srv.URL, "Wrong.Pass1")
+	r := run(t, e, false, "", "list")
+	if r.code != 4 || e.toolCalls() != "" || strings.Contains(r.out+r.errOut, "Wrong.Pass1") {
+		t.Errorf("exit %d tools %q\n%s", r.code, e.toolCalls(), r.errOut)
+	}
+}
+
+func TestShow(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	for _, tc := range []struct{ name, format, id string }{{"show_table", "table", "002"}, {"show_json", "json", "001"}, {"show_manager_table", "table", "000"}} {
+		r := run(t, e, false, "", "show", tc.id, "-o", tc.format)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d %s", tc.name, r.code, r.errOut)
+		}
+		golden.Assert(t, tc.name, []byte(r.out))
+	}
+	r := run(t, e, false, "", "show", "099")
+	if r.code != 1 || !strings.Contains(r.errOut, "Agent does not exist") || !strings.Contains(r.errOut, "not registered") {
+		t.Errorf("unknown agent: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestRestart(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	r := run(t, e, false, "", "restart", "001", "004")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "restart_ok_table", []byte(r.out))
+	if q := srv.SeenPath("PUT /agents/restart"); len(q) != 1 || q[0] != "agents_list=001%2C004" {
+		t.Errorf("queries %v", q)
+	}
+
+	// partial: 002 disconnected (1707), 099 unknown (1701)
+	r = run(t, e, false, "", "restart", "001", "002", "099")
+	if r.code != 1 || !strings.Contains(r.errOut, "restart failed for 2 of 3 agents") {
+		t.Errorf("partial: exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "restart_partial_table", []byte(r.out))
+	r = run(t, e, false, "", "restart", "001", "002", "099", "-o", "json")
+	if r.code != 1 {
+		t.Errorf("partial json: exit %d", r.code)
+	}
+	golden.Assert(t, "restart_partial_json", []byte(r.out))
+
+	// --all: confirmation
+	before := len(srv.SeenPath("PUT /agents/restart"))
+	if r := run(t, e, false, "", "restart", "--all"); r.code != 2 || !strings.Contains(r.errOut, "--yes") {
+		t.Errorf("--all without tty: exit %d %s", r.code, r.errOut)
+	}
+	if r := run(t, e, true, "no\n", "restart", "--all"); r.code != 1 {
+		t.Errorf("--all declined: exit %d", r.code)
+	}
+	if n := len(srv.SeenPath("PUT /agents/restart")); n != before {
+		t.Errorf("restart sent without confirmation")
+	}
+	r = run(t, e, true, "y\n", "restart", "--all")
+	if r.code != 0 || !strings.Contains(r.out, "001") || !strings.Contains(r.out, "004") {
+		t.Errorf("--all: exit %d\n%s%s", r.code, r.out, r.errOut)
+	}
+	if q := srv.SeenPath("PUT /agents/restart"); len(q) != before+1 || q[before] != "" {
+		t.Errorf("restart all query %v", q[before:])
+	}
+}
+
+func TestRemove(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	if r := run(t, e, false, "", "remove", "001"); r.code != 2 {
+		t.Errorf("no --yes without tty: exit %d", r.code)
+	}
+	if r := run(t, e, true, "n\n", "remove", "001"); r.code != 1 || !strings.Contains(r.errOut, "Remove agent(s) 001") {
+		t.Errorf("declined: exit %d %s", r.code, r.errOut)
+	}
+	if n := srv.Requests.Load(); n != 0 {
+		t.Fatalf("requests before confirmation: %v", srv.Seen())
+	}
+	// 001 is active: the API's default older_than=7d would refuse it (1731).
+	r := run(t, e, false, "", "remove", "001", "099", "--yes")
+	if r.code != 1 {
+		t.Errorf("partial remove: exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "remove_partial_table", []byte(r.out))
+	q := srv.SeenPath("DELETE /agents")
+	if len(q) != 1 || !strings.Contains(q[0], "status=all") || !strings.Contains(q[0], "older_than=0s") || !strings.Contains(q[0], "agents_list=001%2C099") {
+		t.Errorf("delete query %v", q)
+	}
+	r = run(t, e, true, "y\n", "remove", "002", "-o", "json")
+	if r.code != 0 {
+		t.Errorf("remove: exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "remove_json", []byte(r.out))
+}
+
+func TestOutdated(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	e := newEnv(t, srv.URL, srv.Password())
+	r := run(t, e, false, "", "outdated")
+	if r.code != 0 || !strings.Contains(r.errOut, "1 of 3 agents newer than the manager (4.9.0); 1 without a known version") {
+		t.Errorf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "outdated_table", []byte(r.out))
+	r = run(t, e, false, "", "outdated", "--than", "v4.10.0", "-o", "json")
+	if r.code != 0 {
+		t.Errorf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "outdated_than_json", []byte(r.out))
+}
+
+// TestListIdleTimeout: --timeout bounds each page, and the error says so.
+func TestListIdleTimeout(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	srv.Handle("GET /agents", func(w http.ResponseWriter, r *http.Request) { <-block })
+	e := newEnv(t, srv.URL, srv.Password())
+	r := run(t, e, false, "", "list", "--timeout", "200ms")
+	if r.code == 0 || !strings.Contains(r.errOut, "200ms") {
+		t.Errorf("exit %d %s", r.code, r.errOut)
+	}
+	_ = fmt.Sprint()
+}

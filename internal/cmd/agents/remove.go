@@ -1,0 +1,69 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/fleet"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// RemoveOptions are the inputs of `agents remove`.
+type RemoveOptions struct {
+	IO      *output.IOStreams
+	Clients Clients
+	Output  string
+	Yes     bool
+	IDs     []string
+}
+
+// NewCmdRemove builds `agents remove ID...`.
+func NewCmdRemove(f *cli.Factory, runF func(context.Context, *RemoveOptions) error) *cobra.Command {
+	opts := &RemoveOptions{IO: f.IO, Clients: clientsFrom(f)}
+	return &cobra.Command{
+		Use:   "remove ID...",
+		Short: "Remove agents (asks for confirmation; --yes in scripts)",
+		Long: `Remove agents from the manager whatever their status and age (the API is called with
+status=all and older_than=0s; its default of 7d would refuse recently seen agents). The agents
+must re-enrol to come back. One line per agent; exit 1 if any could not be removed.`,
+		Example: `  siemctl agents remove 003
+  siemctl agents remove 003 004 --yes -o json`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Yes, opts.IDs = f.Global.Output, f.Global.Yes, args
+			if err := fleet.ValidateIDs(args, "remove"); err != nil {
+				return usage(err)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRemove(cmd.Context(), opts)
+		},
+	}
+}
+
+func runRemove(ctx context.Context, opts *RemoveOptions) error {
+	if err := fleet.ValidateIDs(opts.IDs, "remove"); err != nil {
+		return usage(err)
+	}
+	q := fmt.Sprintf("Remove agent(s) %s from the manager? They must re-enrol to come back.", strings.Join(opts.IDs, ", "))
+	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+		return err
+	}
+	api, err := opts.Clients.API(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := fleet.Remove(ctx, api, opts.IDs)
+	if err != nil {
+		return usage(err)
+	}
+	return renderOutcomes(opts.IO, opts.Output, res, "removed")
+}
