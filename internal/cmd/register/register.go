@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
 	"github.com/siemctl/siemctl/internal/cmd/health"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
@@ -13,6 +14,7 @@ import (
 // All registers the command groups.
 func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(health.NewCmdHealth(f, nil))
+	root.AddCommand(agentscmd.NewCmdAgents(f))
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
 	root.AddCommand(servicescmd.NewCmdServices(f))
 }
