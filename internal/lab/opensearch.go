@@ -2,6 +2,7 @@ package lab
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -39,14 +41,31 @@ const IndexerUID = 65534
 // JavaHome is the JDK the no-JDK OpenSearch distribution runs on.
 const JavaHome = "/usr/lib/jvm/java-17-openjdk-amd64"
 
-// Cache is ~/.cache/siemlab: the Maven repository with the OpenSearch and security plugin zips,
-// and one prepared OpenSearch home (extracted, security plugin installed) per version.
+// Cache is ~/.cache/siemlab: the Maven repository (m2) with the OpenSearch and security plugin
+// zips and the modules' jars, and one prepared OpenSearch home per version: the integ-test
+// distribution extracted, the security plugin installed and the Modules added.
 type Cache struct {
-	Dir    string // e.g. $HOME/.cache/siemlab
-	Logger *slog.Logger
+	Dir      string // e.g. $HOME/.cache/siemlab
+	Logger   *slog.Logger
+	Progress io.Writer // per-step lines with timings while preparing (nil: none)
+	Modules  []Module  // modules to add (nil: Modules)
 }
 
 func (c *Cache) m2() string { return filepath.Join(c.Dir, "m2") }
+
+func (c *Cache) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c.Logger
+}
+
+func (c *Cache) modules() []Module {
+	if c.Modules == nil {
+		return Modules
+	}
+	return c.Modules
+}
 
 func (c *Cache) zips(osv string) (dist, plugin string) {
 	dist = filepath.Join(c.m2(), "org/opensearch/distribution/integ-test-zip/opensearch", osv, "opensearch-"+osv+".zip")
@@ -57,12 +76,18 @@ func (c *Cache) zips(osv string) (dist, plugin string) {
 // Home returns the prepared OpenSearch home of a version (it may not exist yet).
 func (c *Cache) Home(osv string) string { return filepath.Join(c.Dir, "opensearch", osv) }
 
-// Prepare makes sure the OpenSearch home for osv exists: it downloads the zips through Maven when
-// missing, extracts the distribution, installs the security plugin, and renames the result into
-// place (atomic; concurrent labs serialise on a lock file). It reports whether work was done.
+// Ready tells whether the home of osv is prepared as this code prepares it (layout version and
+// module list in its ready marker, every module in place); the reason says why not.
+func (c *Cache) Ready(osv string) (bool, string) { return homeReady(c.Home(osv), osv, c.modules()) }
+
+// Prepare makes sure the OpenSearch home for osv exists and is current: it downloads the zips and
+// module jars through Maven when missing, extracts the distribution, installs the security plugin,
+// assembles the modules, writes the ready marker and puts the result in place atomically (a home
+// left by older code, whose marker differs, is rebuilt and exchanged; concurrent labs serialise on
+// a lock file). It reports whether work was done.
 func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 	home := c.Home(osv)
-	if _, err := os.Stat(filepath.Join(home, ".siemlab-ready")); err == nil {
+	if ok, _ := c.Ready(osv); ok {
 		return false, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
@@ -73,9 +98,11 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 		return false, fmt.Errorf("opensearch cache lock: %w", err)
 	}
 	defer lock.Unlock()
-	if _, err := os.Stat(filepath.Join(home, ".siemlab-ready")); err == nil {
+	ok, why := c.Ready(osv)
+	if ok {
 		return false, nil
 	}
+	c.logger().Info("preparing OpenSearch home", "version", osv, "home", home, "reason", why)
 	dist, plugin := c.zips(osv)
 	for _, a := range []struct{ file, artifact string }{
 		{dist, "org.opensearch.distribution.integ-test-zip:opensearch:" + osv + ":zip"},
@@ -84,7 +111,7 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 		if _, err := os.Stat(a.file); err == nil {
 			continue
 		}
-		c.Logger.Info("downloading through Maven", "artifact", a.artifact)
+		c.logger().Info("downloading through Maven", "artifact", a.artifact)
 		if _, err := run(ctx, os.Environ(), "", "mvn", "-q", "-Dmaven.repo.local="+c.m2(), "dependency:get", "-Dartifact="+a.artifact, "-Dtransitive=false"); err != nil {
 			return false, fmt.Errorf("download %s: %w", a.artifact, err)
 		}
@@ -94,6 +121,7 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 		return false, fmt.Errorf("opensearch cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	t0 := time.Now()
 	if err := unzip(dist, tmp); err != nil {
 		return false, err
 	}
@@ -107,10 +135,20 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 			return false, fmt.Errorf("opensearch cache: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(extracted, ".siemlab-ready"), []byte(osv+"\n"), 0o644); err != nil {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "    distribution and security plugin for OpenSearch %s (%.1fs)\n", osv, time.Since(t0).Seconds())
+	}
+	work := filepath.Join(tmp, "maven")
+	if err := os.MkdirAll(work, 0o755); err != nil {
 		return false, fmt.Errorf("opensearch cache: %w", err)
 	}
-	if err := os.Rename(extracted, home); err != nil {
+	if err := c.addModules(ctx, extracted, osv, work, c.modules()); err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(filepath.Join(extracted, readyMarker), markerFor(osv, c.modules()), 0o644); err != nil {
+		return false, fmt.Errorf("opensearch cache: %w", err)
+	}
+	if err := replaceDir(extracted, home); err != nil {
 		return false, fmt.Errorf("opensearch cache: %w", err)
 	}
 	return true, nil
@@ -164,16 +202,22 @@ func extractFile(f *zip.File, p string, mode fs.FileMode) error {
 
 // LinkTree makes dst a copy of src made of hard links (a "farm": no extra disk, but reachable
 // through dst's parents, which the unprivileged indexer user can traverse while ~ often is 0700).
-// Files are copied when hard links are impossible (another filesystem). An existing dst is kept.
+// Files are copied when hard links are impossible (another filesystem). An existing dst is kept
+// when its ready marker equals src's; otherwise (a farm of an older home) it is rebuilt and
+// exchanged atomically.
 func LinkTree(src, dst string) error {
-	if _, err := os.Stat(filepath.Join(dst, ".siemlab-ready")); err == nil {
+	want, err := os.ReadFile(filepath.Join(src, readyMarker))
+	if err != nil {
+		return fmt.Errorf("link tree: %s is not a prepared home: %w", src, err)
+	}
+	if have, err := os.ReadFile(filepath.Join(dst, readyMarker)); err == nil && bytes.Equal(have, want) {
 		return nil
 	}
 	tmp := dst + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return fmt.Errorf("link tree: %w", err)
 	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -205,7 +249,7 @@ func LinkTree(src, dst string) error {
 	if err != nil {
 		return fmt.Errorf("link %s to %s: %w", src, dst, err)
 	}
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := replaceDir(tmp, dst); err != nil {
 		return fmt.Errorf("link tree: %w", err)
 	}
 	return nil

@@ -175,7 +175,7 @@ func checkTraversable(dir string) error {
 }
 
 func (l *Lab) prepareOpenSearch(ctx context.Context, opts Options) error {
-	c := &Cache{Dir: opts.CacheDir, Logger: l.log}
+	c := &Cache{Dir: opts.CacheDir, Logger: l.log, Progress: l.prog}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
 		t0 := time.Now()
