@@ -6,7 +6,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
+	alertscmd "github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/cmd/health"
+	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
 )
@@ -14,6 +16,8 @@ import (
 // All registers the command groups.
 func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(health.NewCmdHealth(f, nil))
+	root.AddCommand(alertscmd.NewCmdAlerts(f))
+	root.AddCommand(rulescmd.NewCmdRules(f))
 	root.AddCommand(agentscmd.NewCmdAgents(f))
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
 	root.AddCommand(servicescmd.NewCmdServices(f))
