@@ -43,6 +43,8 @@ type fakeStack struct {
 	Dir       string
 	Config    string // path of siemctl.yaml
 	StateDir  string
+	// managerPW overrides the manager API password (default managerSecret).
+	managerPW string
 }
 
 type fakeOpts struct {
@@ -65,7 +67,7 @@ func indexerRoutes(indices []byte) map[string]indexertest.Route {
 	return routes
 }
 
-func newFakeStack(t *testing.T, o fakeOpts) *fakeStack {
+func newFakeStack(t testing.TB, o fakeOpts) *fakeStack {
 	t.Helper()
 	ix := indexertest.NewServer(t, indexerRoutes(o.indices))
 	mgr := managertest.New(t, managertest.Config{Username: "siem", Password: managerSecret, Version: "4.9.0",
@@ -86,11 +88,15 @@ func newFakeStack(t *testing.T, o fakeOpts) *fakeStack {
 }
 
 // writeFakeConfig writes the secrets and siemctl.yaml for the given URLs.
-func writeFakeConfig(t *testing.T, ixURL, mgrURL, dashURL string, fs *fakeStack) *fakeStack {
+func writeFakeConfig(t testing.TB, ixURL, mgrURL, dashURL string, fs *fakeStack) *fakeStack {
 	t.Helper()
 	d := t.TempDir()
 	fs.Dir, fs.StateDir = d, filepath.Join(d, "state")
-	for name, pw := range map[string]string{"indexer": indexertest.Password, "manager": managerSecret} {
+	mpw := managerSecret
+	if fs.managerPW != "" {
+		mpw = fs.managerPW
+	}
+	for name, pw := range map[string]string{"indexer": indexertest.Password, "manager": mpw} {
 		if err := os.WriteFile(filepath.Join(d, name+".pw"), []byte(pw+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +118,7 @@ func writeFakeConfig(t *testing.T, ixURL, mgrURL, dashURL string, fs *fakeStack)
 func (fs *fakeStack) secrets() []string { return []string{indexertest.Password, managerSecret} }
 
 // closedURL is an http URL nobody listens on.
-func closedURL(t *testing.T) string {
+func closedURL(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -129,7 +135,7 @@ var goldenChecks = []string{"indexer.api", "indexer.health", "indexer.allocation
 
 // testFactory is a Factory reading fs's config with a fixed clock; the
 // stack has no package manager (the host's dpkg must not leak in).
-func testFactory(t *testing.T, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
+func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	io, _, out, errOut := output.Test()
 	f := cli.NewFactory(io, []string{})
@@ -179,7 +185,7 @@ func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
 
 // normalize replaces what differs between runs (ports, temp dirs, host
 // name) in a stored document.
-func normalize(t *testing.T, b []byte, fs *fakeStack) []byte {
+func normalize(t testing.TB, b []byte, fs *fakeStack) []byte {
 	t.Helper()
 	host, _ := os.Hostname()
 	r := []string{fs.Dir, "DIR"}
@@ -192,7 +198,7 @@ func normalize(t *testing.T, b []byte, fs *fakeStack) []byte {
 	return []byte(strings.NewReplacer(r...).Replace(string(b)))
 }
 
-func readDoc(t *testing.T, path string) (*snapshot.Document, []byte) {
+func readDoc(t testing.TB, path string) (*snapshot.Document, []byte) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -205,7 +211,7 @@ func readDoc(t *testing.T, path string) (*snapshot.Document, []byte) {
 	return d, b
 }
 
-func decodeCapture(t *testing.T, out []byte) captureResult {
+func decodeCapture(t testing.TB, out []byte) captureResult {
 	t.Helper()
 	var res captureResult
 	if err := json.Unmarshal(out, &res); err != nil {
@@ -214,7 +220,7 @@ func decodeCapture(t *testing.T, out []byte) captureResult {
 	return res
 }
 
-func mustNot(t *testing.T, where string, b []byte, secrets []string) {
+func mustNot(t testing.TB, where string, b []byte, secrets []string) {
 	t.Helper()
 	for _, s := range secrets {
 		if bytes.Contains(b, []byte(s)) {
@@ -223,7 +229,7 @@ func mustNot(t *testing.T, where string, b []byte, secrets []string) {
 	}
 }
 
-func mustConfig(t *testing.T, fs *fakeStack) *config.Config {
+func mustConfig(t testing.TB, fs *fakeStack) *config.Config {
 	t.Helper()
 	f, _, _ := testFactory(t, fs)
 	cfg, err := f.Config()
