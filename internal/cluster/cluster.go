@@ -1,0 +1,330 @@
+// Package cluster holds the indexer maintenance operations of the
+// operations spec: shard allocation (show with its source, set to
+// primaries/all, verified acknowledged and read back), shards with the
+// allocation explanation of each unassigned one, flush plus synced flush
+// (partial failure tolerated and reported), and the disk-watermark recovery
+// override (transient 95%/95%/98%) and its removal.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+)
+
+// API is what the operations need from the indexer (*indexer.Client).
+type API interface {
+	Settings(ctx context.Context, includeDefaults bool) (indexer.Settings, error)
+	PutSettings(ctx context.Context, u indexer.SettingsUpdate) (bool, error)
+	CatShards(ctx context.Context) ([]indexer.Shard, error)
+	AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error)
+	Flush(ctx context.Context) (indexer.ShardsSummary, error)
+	SyncedFlush(ctx context.Context) (indexer.ShardsSummary, bool, error)
+}
+
+// ErrNotApplied: the node acknowledged a change but reading the settings
+// back shows another effective value.
+var ErrNotApplied = errors.New("setting not in effect after the change")
+
+// ErrInvalidValue: an allocation value other than primaries or all.
+var ErrInvalidValue = errors.New("invalid value")
+
+// AllocationState is cluster.routing.allocation.enable in force and where
+// it is set.
+type AllocationState struct {
+	Key        string `json:"key"`
+	Value      string `json:"value"`
+	Source     string `json:"source"`     // transient | persistent | default
+	Persistent string `json:"persistent"` // "" when unset
+	Transient  string `json:"transient"`  // "" when unset
+}
+
+func allocationOf(s indexer.Settings) AllocationState {
+	eff := s.AllocationEnable()
+	return AllocationState{Key: indexer.KeyAllocationEnable, Value: eff.Value, Source: string(eff.Source),
+		Persistent: s.Persistent[indexer.KeyAllocationEnable], Transient: s.Transient[indexer.KeyAllocationEnable]}
+}
+
+// Allocation reads the allocation setting.
+func Allocation(ctx context.Context, api API) (AllocationState, error) {
+	s, err := api.Settings(ctx, false)
+	if err != nil {
+		return AllocationState{}, fmt.Errorf("read cluster settings: %w", err)
+	}
+	return allocationOf(s), nil
+}
+
+// Change is a setting change with the state before and after.
+type Change[T any] struct {
+	Before       T    `json:"before"`
+	After        T    `json:"after"`
+	Acknowledged bool `json:"acknowledged"`
+	Changed      bool `json:"changed"`
+}
+
+// SetAllocation sets allocation persistently to value (primaries or all),
+// removing a transient value that would override it, verifies the node
+// acknowledged the change and reads it back.
+func SetAllocation(ctx context.Context, api API, value string) (Change[AllocationState], error) {
+	if value != "primaries" && value != "all" {
+		return Change[AllocationState]{}, fmt.Errorf("%w: allocation %q: use primaries or all", ErrInvalidValue, value)
+	}
+	var ch Change[AllocationState]
+	before, err := Allocation(ctx, api)
+	if err != nil {
+		return ch, err
+	}
+	ch.Before = before
+	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: value}}
+	if before.Transient != "" {
+		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
+	}
+	ack, err := api.PutSettings(ctx, u)
+	ch.Acknowledged = ack
+	if err != nil {
+		return ch, fmt.Errorf("set %s=%s: %w", indexer.KeyAllocationEnable, value, err)
+	}
+	after, err := Allocation(ctx, api)
+	if err != nil {
+		return ch, fmt.Errorf("read back %s: %w", indexer.KeyAllocationEnable, err)
+	}
+	ch.After = after
+	ch.Changed = before.Value != after.Value || before.Source != after.Source
+	if after.Value != value {
+		return ch, fmt.Errorf("%w: %s is %s (%s), want %s", ErrNotApplied, indexer.KeyAllocationEnable, after.Value, after.Source, value)
+	}
+	return ch, nil
+}
+
+// ShardRow is a shard, with the allocation explanation when unassigned.
+type ShardRow struct {
+	indexer.Shard
+	Explanation *indexer.Explanation `json:"explanation,omitempty"`
+	ExplainErr  string               `json:"explain_error,omitempty"`
+}
+
+// ShardsReport lists shards and says why unassigned ones are.
+type ShardsReport struct {
+	Shards      []ShardRow      `json:"shards"`
+	States      map[string]int  `json:"states"`
+	Unassigned  int             `json:"unassigned"`
+	Unexplained int             `json:"unexplained"` // beyond the explain limit
+	Allocation  AllocationState `json:"allocation"`
+	Hints       []string        `json:"hints"`
+}
+
+// DefaultExplainLimit bounds the allocation-explain calls of one report.
+const DefaultExplainLimit = 50
+
+// Shards lists shards (only unassigned ones when unassignedOnly) and
+// explains up to explainLimit unassigned shards.
+func Shards(ctx context.Context, api API, unassignedOnly bool, explainLimit int) (ShardsReport, error) {
+	rep := ShardsReport{Shards: []ShardRow{}, States: map[string]int{}, Hints: []string{}}
+	shards, err := api.CatShards(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("list shards: %w", err)
+	}
+	sort.SliceStable(shards, func(i, j int) bool {
+		a, b := shards[i], shards[j]
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		if a.Shard != b.Shard {
+			return a.Shard < b.Shard
+		}
+		return a.PriRep < b.PriRep
+	})
+	if explainLimit <= 0 {
+		explainLimit = DefaultExplainLimit
+	}
+	explained := 0
+	reasons := map[string]bool{}
+	for _, s := range shards {
+		rep.States[s.State]++
+		un := s.State == "UNASSIGNED"
+		if un {
+			rep.Unassigned++
+		}
+		if unassignedOnly && !un {
+			continue
+		}
+		row := ShardRow{Shard: s}
+		if un {
+			if explained < explainLimit {
+				explained++
+				e, err := api.AllocationExplain(ctx, indexer.ExplainRequest{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p"})
+				if err != nil {
+					row.ExplainErr = err.Error()
+				} else {
+					row.Explanation = &e
+					for _, d := range e.Blocking() {
+						reasons[d.Decider] = true
+					}
+				}
+			} else {
+				rep.Unexplained++
+			}
+		}
+		rep.Shards = append(rep.Shards, row)
+	}
+	if rep.Unassigned > 0 {
+		if alloc, err := Allocation(ctx, api); err == nil {
+			rep.Allocation = alloc
+			if alloc.Value != "all" {
+				rep.Hints = append(rep.Hints, fmt.Sprintf("allocation is left at %s (%s): set it back with `siemctl indexer allocation all`", alloc.Value, alloc.Source))
+			}
+		}
+		if reasons["same_shard"] {
+			rep.Hints = append(rep.Hints, "a replica cannot sit on the node holding its primary: on a single node set the index's number_of_replicas to 0 (yellow is acceptable on one node)")
+		}
+		if reasons["disk_threshold"] {
+			rep.Hints = append(rep.Hints, "the disk watermark blocks allocation: free disk space, or temporarily `siemctl indexer watermark --recover`")
+		}
+		if reasons["max_retry"] {
+			rep.Hints = append(rep.Hints, "allocation gave up after repeated failures: fix the cause, then POST _cluster/reroute?retry_failed=true")
+		}
+	}
+	return rep, nil
+}
+
+// FlushReport is the outcome of flush and synced flush.
+type FlushReport struct {
+	Flush             indexer.ShardsSummary  `json:"flush"`
+	Synced            *indexer.ShardsSummary `json:"synced_flush"`
+	SyncedPartial     bool                   `json:"synced_partial"`
+	SyncedUnsupported bool                   `json:"synced_unsupported"`
+}
+
+// Flush runs POST _flush, then POST _flush/synced. A synced flush that
+// partially fails (409) is tolerated and reported; one the node does not
+// know is reported as unsupported (the flush already did the work).
+func Flush(ctx context.Context, api API) (FlushReport, error) {
+	var rep FlushReport
+	s, err := api.Flush(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("flush: %w", err)
+	}
+	rep.Flush = s
+	ss, partial, err := api.SyncedFlush(ctx)
+	switch {
+	case errors.Is(err, indexer.ErrSyncedFlushUnsupported):
+		rep.SyncedUnsupported = true
+	case err != nil:
+		return rep, fmt.Errorf("synced flush: %w", err)
+	default:
+		rep.Synced, rep.SyncedPartial = &ss, partial
+	}
+	return rep, nil
+}
+
+// The recovery override of the spec: transient watermarks 95%/95%/98%.
+const (
+	RecoverLow   = "95%"
+	RecoverHigh  = "95%"
+	RecoverFlood = "98%"
+)
+
+// WatermarkPrefix is the prefix of the disk watermark settings.
+const WatermarkPrefix = "cluster.routing.allocation.disk.watermark."
+
+// WatermarkState is the watermarks in force and the overrides set.
+type WatermarkState struct {
+	Watermarks indexer.Watermarks `json:"watermarks"`
+	Overrides  []indexer.Setting  `json:"overrides"`
+}
+
+// TransientOverrides returns the transient watermark settings.
+func (w WatermarkState) TransientOverrides() []indexer.Setting {
+	out := []indexer.Setting{}
+	for _, s := range w.Overrides {
+		if s.Source == indexer.SourceTransient {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Watermarks reads the disk watermarks.
+func Watermarks(ctx context.Context, api API) (WatermarkState, error) {
+	s, err := api.Settings(ctx, false)
+	if err != nil {
+		return WatermarkState{}, fmt.Errorf("read cluster settings: %w", err)
+	}
+	return WatermarkState{Watermarks: s.Watermarks(), Overrides: s.Overrides(WatermarkPrefix)}, nil
+}
+
+// RecoverWatermarks sets the spec's temporary transient override (low and
+// high 95%, flood stage 98%) and verifies it is in force.
+func RecoverWatermarks(ctx context.Context, api API) (Change[WatermarkState], error) {
+	want := map[string]string{indexer.KeyWatermarkLow: RecoverLow, indexer.KeyWatermarkHigh: RecoverHigh, indexer.KeyWatermarkFlood: RecoverFlood}
+	u := indexer.SettingsUpdate{Transient: map[string]any{}}
+	for k, v := range want {
+		u.Transient[k] = v
+	}
+	return changeWatermarks(ctx, api, u, func(after WatermarkState) error {
+		got := map[string]indexer.Setting{indexer.KeyWatermarkLow: after.Watermarks.Low, indexer.KeyWatermarkHigh: after.Watermarks.High, indexer.KeyWatermarkFlood: after.Watermarks.FloodStage}
+		var bad []string
+		for k, v := range want {
+			if got[k].Value != v || got[k].Source != indexer.SourceTransient {
+				bad = append(bad, fmt.Sprintf("%s is %s (%s)", k, got[k].Value, got[k].Source))
+			}
+		}
+		if len(bad) > 0 {
+			sort.Strings(bad)
+			return fmt.Errorf("%w: %s", ErrNotApplied, strings.Join(bad, ", "))
+		}
+		return nil
+	})
+}
+
+// ClearWatermarks removes every transient watermark override (persistent
+// ones, set on purpose, stay) and verifies none is left.
+func ClearWatermarks(ctx context.Context, api API) (Change[WatermarkState], error) {
+	before, err := Watermarks(ctx, api)
+	if err != nil {
+		return Change[WatermarkState]{}, err
+	}
+	tr := before.TransientOverrides()
+	if len(tr) == 0 {
+		return Change[WatermarkState]{Before: before, After: before, Acknowledged: true}, nil
+	}
+	u := indexer.SettingsUpdate{Transient: map[string]any{}}
+	for _, s := range tr {
+		u.Transient[s.Key] = nil
+	}
+	return changeWatermarks(ctx, api, u, func(after WatermarkState) error {
+		if left := after.TransientOverrides(); len(left) > 0 {
+			keys := make([]string, 0, len(left))
+			for _, s := range left {
+				keys = append(keys, s.Key)
+			}
+			return fmt.Errorf("%w: transient %s still set", ErrNotApplied, strings.Join(keys, ", "))
+		}
+		return nil
+	})
+}
+
+func changeWatermarks(ctx context.Context, api API, u indexer.SettingsUpdate, verify func(WatermarkState) error) (Change[WatermarkState], error) {
+	var ch Change[WatermarkState]
+	before, err := Watermarks(ctx, api)
+	if err != nil {
+		return ch, err
+	}
+	ch.Before = before
+	ack, err := api.PutSettings(ctx, u)
+	ch.Acknowledged = ack
+	if err != nil {
+		return ch, fmt.Errorf("update watermarks: %w", err)
+	}
+	after, err := Watermarks(ctx, api)
+	if err != nil {
+		return ch, fmt.Errorf("read back watermarks: %w", err)
+	}
+	ch.After = after
+	ch.Changed = fmt.Sprint(before) != fmt.Sprint(after)
+	return ch, verify(after)
+}

@@ -1,0 +1,110 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cluster"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// AllocationOptions are the inputs of `indexer allocation`.
+type AllocationOptions struct {
+	IO      *output.IOStreams
+	API     func(ctx context.Context) (cluster.API, error)
+	Output  string
+	Timeout time.Duration
+	Set     string // "" (show), primaries, all
+}
+
+// NewCmdAllocation builds `indexer allocation [show|primaries|all]`.
+func NewCmdAllocation(f *cli.Factory, runF func(context.Context, *AllocationOptions) error) *cobra.Command {
+	opts := &AllocationOptions{IO: f.IO, API: apiFrom(f)}
+	return &cobra.Command{
+		Use:   "allocation [show|primaries|all]",
+		Short: "Show or set cluster.routing.allocation.enable",
+		Long: `show (the default) prints the effective value of cluster.routing.allocation.enable and
+where it comes from (transient, persistent or the default "all").
+
+primaries and all set it persistently (a transient value that would override it is removed),
+verify the node acknowledged the change and read it back. The upgrade sets primaries before
+stopping the indexer; "all" afterwards: unassigned shards with allocation left at primaries
+mean "set it back to all".`,
+		Example: `  siemctl indexer allocation
+  siemctl indexer allocation primaries
+  siemctl indexer allocation all -o json`,
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: []string{"show", "primaries", "all"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Timeout, opts.Set = f.Global.Output, f.Global.Timeout, ""
+			if len(args) == 1 {
+				switch args[0] {
+				case "show":
+				case "primaries", "all":
+					opts.Set = args[0]
+				default:
+					return cli.FlagErrorf("allocation %q: use show, primaries or all", args[0])
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAllocation(cmd.Context(), opts)
+		},
+	}
+}
+
+func runAllocation(ctx context.Context, opts *AllocationOptions) error {
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	api, err := opts.API(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Set == "" {
+		st, err := cluster.Allocation(ctx, api)
+		if err != nil {
+			return err
+		}
+		if opts.Output == "json" {
+			return output.JSON(opts.IO.Out, st)
+		}
+		p := opts.IO.Colors()
+		v := st.Value
+		if v == "all" {
+			v = p.Green(v)
+		} else {
+			v = p.Yellow(v)
+		}
+		if err := output.KV(opts.IO.Out,
+			[2]string{st.Key, v + " (" + st.Source + ")"},
+			[2]string{"persistent", orUnset(st.Persistent)},
+			[2]string{"transient", orUnset(st.Transient)}); err != nil {
+			return err
+		}
+		if st.Value != "all" {
+			fmt.Fprintln(opts.IO.ErrOut, "replicas (or all shards) are not being allocated; after maintenance: siemctl indexer allocation all")
+		}
+		return nil
+	}
+	ch, err := cluster.SetAllocation(ctx, api, opts.Set)
+	if opts.Output == "json" {
+		if jerr := output.JSON(opts.IO.Out, ch); jerr != nil {
+			return jerr
+		}
+	} else if ch.After.Key != "" {
+		t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "setting", "before", "after")
+		t.Row(ch.After.Key, ch.Before.Value+" ("+ch.Before.Source+")", ch.After.Value+" ("+ch.After.Source+")")
+		if rerr := t.Render(); rerr != nil {
+			return rerr
+		}
+	}
+	return err
+}

@@ -1,0 +1,9 @@
+package indexer
+
+// Exported for the external tests.
+var (
+	RunAllocation = runAllocation
+	RunShards     = runShards
+	RunFlush      = runFlush
+	RunWatermark  = runWatermark
+)

@@ -1,0 +1,97 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cluster"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// FlushOptions are the inputs of `indexer flush`.
+type FlushOptions struct {
+	IO      *output.IOStreams
+	API     func(ctx context.Context) (cluster.API, error)
+	Output  string
+	Timeout time.Duration
+}
+
+// NewCmdFlush builds `indexer flush`.
+func NewCmdFlush(f *cli.Factory, runF func(context.Context, *FlushOptions) error) *cobra.Command {
+	opts := &FlushOptions{IO: f.IO, API: apiFrom(f)}
+	return &cobra.Command{
+		Use:   "flush",
+		Short: "Flush, then synced flush (partial failure tolerated and reported)",
+		Long: `POST _flush, then POST _flush/synced, as the upgrade does before stopping the indexer.
+A synced flush that fails on some shards (409) is acceptable and reported; on OpenSearch 2.x it
+is a deprecated alias of a normal flush. Exit 1 only when the flush itself fails.`,
+		Example: `  siemctl indexer flush
+  siemctl indexer flush -o json --timeout 2m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runFlush(cmd.Context(), opts)
+		},
+	}
+}
+
+func runFlush(ctx context.Context, opts *FlushOptions) error {
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	api, err := opts.API(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := cluster.Flush(ctx, api)
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		return output.JSON(opts.IO.Out, rep)
+	}
+	p := opts.IO.Colors()
+	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "operation", "result", "shards", "successful", "failed")
+	row := func(op string, s indexer.ShardsSummary, partial bool) {
+		res := p.Green("OK")
+		if partial || s.Failed > 0 {
+			res = p.Yellow("PARTIAL")
+		}
+		t.Row(op, res, fmt.Sprint(s.Total), fmt.Sprint(s.Successful), fmt.Sprint(s.Failed))
+	}
+	row("flush", rep.Flush, false)
+	switch {
+	case rep.SyncedUnsupported:
+		t.Row("synced flush", p.Gray("UNSUPPORTED"), "-", "-", "-")
+	case rep.Synced != nil:
+		row("synced flush", *rep.Synced, rep.SyncedPartial)
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, f := range rep.Flush.Failures {
+		fmt.Fprintf(opts.IO.ErrOut, "flush failed on %s\n", f)
+	}
+	if rep.Synced != nil {
+		for _, f := range rep.Synced.Failures {
+			fmt.Fprintf(opts.IO.ErrOut, "synced flush failed on %s\n", f)
+		}
+		if rep.SyncedPartial {
+			fmt.Fprintln(opts.IO.ErrOut, "synced flush partially failed: acceptable (shards with ongoing indexing are not sync-flushed; the normal flush covered them)")
+		}
+	}
+	if rep.SyncedUnsupported {
+		fmt.Fprintln(opts.IO.ErrOut, "this node has no synced flush; the normal flush did the work")
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package indexer is `siemctl indexer`: shard allocation, shards with the
+// reasons they are unassigned, flush + synced flush, and the disk-watermark
+// recovery override.
+package indexer
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cluster"
+)
+
+// NewCmdIndexer builds the `indexer` group.
+func NewCmdIndexer(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "indexer",
+		Short: "Indexer maintenance: allocation, shards, flush, disk watermarks",
+		Example: `  siemctl indexer allocation
+  siemctl indexer allocation all
+  siemctl indexer shards --unassigned
+  siemctl indexer flush
+  siemctl indexer watermark --recover`,
+	}
+	cmd.AddCommand(NewCmdAllocation(f, nil))
+	cmd.AddCommand(NewCmdShards(f, nil))
+	cmd.AddCommand(NewCmdFlush(f, nil))
+	cmd.AddCommand(NewCmdWatermark(f, nil))
+	return cmd
+}
+
+func apiFrom(f *cli.Factory) func(ctx context.Context) (cluster.API, error) {
+	return func(ctx context.Context) (cluster.API, error) {
+		st, err := f.Stack(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c, err := st.NeedIndexer()
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}

@@ -1,0 +1,289 @@
+package indexer_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
+	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// settingsState is a stateful _cluster/settings (flat keys, null deletes).
+type settingsState struct {
+	mu         sync.Mutex
+	persistent map[string]any
+	transient  map[string]any
+	noAck      bool
+	ignore     bool // acknowledge but do not apply
+	puts       []string
+}
+
+func (s *settingsState) routes(srv *indexertest.Server) {
+	srv.Set("GET /_cluster/settings", indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"persistent": s.persistent, "transient": s.transient})
+	}})
+	srv.Set("PUT /_cluster/settings", indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+		// indexertest has read the body already: take it from the record.
+		last, _ := srv.Last("PUT /_cluster/settings")
+		b := last.Body
+		var body struct{ Persistent, Transient map[string]any }
+		_ = json.Unmarshal(b, &body)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.puts = append(s.puts, string(b))
+		if !s.ignore {
+			for k, v := range body.Persistent {
+				if v == nil {
+					delete(s.persistent, k)
+				} else {
+					s.persistent[k] = v
+				}
+			}
+			for k, v := range body.Transient {
+				if v == nil {
+					delete(s.transient, k)
+				} else {
+					s.transient[k] = v
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"acknowledged": !s.noAck, "persistent": body.Persistent, "transient": body.Transient})
+	}})
+}
+
+func newState(srv *indexertest.Server) *settingsState {
+	s := &settingsState{persistent: map[string]any{}, transient: map[string]any{}}
+	s.routes(srv)
+	return s
+}
+
+func writeConfig(t *testing.T, url string) string {
+	t.Helper()
+	d := t.TempDir()
+	pw := filepath.Join(d, "pw")
+	if err := os.WriteFile(pw, []byte(indexertest.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "state_dir: " + d + "/state\n" +
+		"indexer: {url: \"" + url + "\", username: " + indexertest.Username + ", password_file: " + pw + ", ca_file: \"\"}\n" +
+		"manager: {api_url: \"http://127.0.0.1:9\", password_file: " + pw + "}\n"
+	p := filepath.Join(d, "siemctl.yaml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type result struct {
+	out, errOut string
+	code        int
+}
+
+func run(t *testing.T, cfg string, tty bool, args ...string) result {
+	t.Helper()
+	io, _, out, errOut := output.Test()
+	io.SetTTY(tty, tty, tty)
+	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(indexercmd.NewCmdIndexer(f)) }
+	code := cli.Main(context.Background(), append([]string{"indexer", "--config", cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
+	if strings.Contains(out.String()+errOut.String(), indexertest.Password) {
+		t.Errorf("the password reached the output")
+	}
+	return result{out.String(), errOut.String(), code}
+}
+
+func TestAllocation(t *testing.T) {
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	st := newState(srv)
+	cfg := writeConfig(t, srv.URL)
+
+	r := run(t, cfg, false, "allocation")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "allocation_show_default", []byte(r.out))
+
+	r = run(t, cfg, false, "allocation", "primaries", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "allocation_primaries_json", []byte(r.out))
+	if st.persistent["cluster.routing.allocation.enable"] != "primaries" {
+		t.Errorf("not set: %v", st.persistent)
+	}
+
+	// A transient "none" would win over the persistent value: it is removed.
+	st.transient["cluster.routing.allocation.enable"] = "none"
+	r = run(t, cfg, false, "allocation", "show")
+	golden.Assert(t, "allocation_show_transient", []byte(r.out))
+	r = run(t, cfg, false, "allocation", "all")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "allocation_all_table", []byte(r.out))
+	if _, ok := st.transient["cluster.routing.allocation.enable"]; ok || st.persistent["cluster.routing.allocation.enable"] != "all" {
+		t.Errorf("transient %v persistent %v", st.transient, st.persistent)
+	}
+
+	// acknowledged=false and a change that does not stick are failures.
+	st.noAck = true
+	if r := run(t, cfg, false, "allocation", "primaries"); r.code != 1 || !strings.Contains(r.errOut, "acknowledged=false") {
+		t.Errorf("noack: exit %d %s", r.code, r.errOut)
+	}
+	st.noAck, st.ignore = false, true
+	if r := run(t, cfg, false, "allocation", "all"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
+		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
+	}
+
+	n := len(st.puts)
+	if r := run(t, cfg, false, "allocation", "none"); r.code != 2 || !strings.Contains(r.errOut, `allocation "none": use show, primaries or all`) {
+		t.Errorf("bad value: exit %d %s", r.code, r.errOut)
+	}
+	if len(st.puts) != n {
+		t.Error("a bad value was sent")
+	}
+}
+
+func TestShards(t *testing.T) {
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	st := newState(srv)
+	st.persistent["cluster.routing.allocation.enable"] = "primaries"
+	srv.Set("GET /_cat/shards", indexertest.Route{File: "cat-shards.json"})
+	// The explanation of the fixture, for the shard asked about.
+	srv.Set("GET /_cluster/allocation/explain", indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+		last, _ := srv.Last("GET /_cluster/allocation/explain")
+		var ask, e map[string]any
+		_ = json.Unmarshal(last.Body, &ask)
+		_ = json.Unmarshal(indexertest.Fixture(t, "explain-primaries.json"), &e)
+		for _, k := range []string{"index", "shard", "primary"} {
+			e[k] = ask[k]
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(e)
+	}})
+	cfg := writeConfig(t, srv.URL)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"shards_table", []string{"shards"}},
+		{"shards_unassigned_table", []string{"shards", "--unassigned"}},
+		{"shards_unassigned_json", []string{"shards", "--unassigned", "-o", "json"}},
+	} {
+		r := run(t, cfg, false, tc.args...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d %s", tc.name, r.code, r.errOut)
+		}
+		golden.Assert(t, tc.name, []byte(r.out))
+		if strings.Contains(tc.name, "unassigned_table") && !strings.Contains(r.errOut, "fix: allocation is left at primaries (persistent): set it back with `siemctl indexer allocation all`") {
+			t.Errorf("no fix hint: %s", r.errOut)
+		}
+	}
+	// one explain call per unassigned shard, for that shard
+	var bodies []string
+	for _, rq := range srv.Requests() {
+		if rq.Path == "/_cluster/allocation/explain" {
+			bodies = append(bodies, string(rq.Body))
+		}
+	}
+	if len(bodies) != 9 || !strings.Contains(bodies[0], `"index":".opendistro-job-scheduler-lock"`) || !strings.Contains(bodies[0], `"primary":false`) {
+		t.Errorf("explain bodies %v", bodies)
+	}
+	r := run(t, cfg, false, "shards", "--unassigned", "--explain-limit", "1")
+	if !strings.Contains(r.errOut, "2 more unassigned shards not explained") {
+		t.Errorf("limit: %s", r.errOut)
+	}
+}
+
+func TestFlush(t *testing.T) {
+	tests := []struct {
+		name   string
+		synced indexertest.Route
+		code   int
+		errMsg string
+	}{
+		{"flush_ok", indexertest.Route{File: "flush.json"}, 0, ""},
+		{"flush_synced_partial", indexertest.Route{Status: 409, File: "flush-synced-409.json"}, 0, "synced flush partially failed: acceptable"},
+		{"flush_synced_unsupported", indexertest.Route{Status: 400, File: "no-handler-400.json"}, 0, "no synced flush"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := indexertest.NewServer(t, indexertest.Healthy())
+			srv.Set("POST /_flush/synced", tt.synced)
+			cfg := writeConfig(t, srv.URL)
+			r := run(t, cfg, false, "flush")
+			if r.code != tt.code || !strings.Contains(r.errOut, tt.errMsg) {
+				t.Errorf("exit %d %s", r.code, r.errOut)
+			}
+			golden.Assert(t, tt.name, []byte(r.out))
+		})
+	}
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	srv.Set("POST /_flush", indexertest.Route{Status: 403, File: "forbidden-403.json"})
+	r := run(t, writeConfig(t, srv.URL), false, "flush", "-o", "json")
+	if r.code != 4 {
+		t.Errorf("forbidden flush: exit %d %s", r.code, r.errOut)
+	}
+	if _, ok := srv.Last("POST /_flush/synced"); ok {
+		t.Error("synced flush after a failed flush")
+	}
+}
+
+func TestWatermark(t *testing.T) {
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	st := newState(srv)
+	st.persistent["cluster.routing.allocation.disk.watermark.low"] = "80%"
+	cfg := writeConfig(t, srv.URL)
+
+	r := run(t, cfg, false, "watermark")
+	golden.Assert(t, "watermark_show", []byte(r.out))
+	r = run(t, cfg, false, "watermark", "--recover")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "watermark_recover_table", []byte(r.out))
+	want := map[string]any{"cluster.routing.allocation.disk.watermark.low": "95%", "cluster.routing.allocation.disk.watermark.high": "95%", "cluster.routing.allocation.disk.watermark.flood_stage": "98%"}
+	for k, v := range want {
+		if st.transient[k] != v {
+			t.Errorf("%s = %v", k, st.transient[k])
+		}
+	}
+	r = run(t, cfg, true, "watermark")
+	if !strings.Contains(r.errOut, "3 transient watermark override(s) set") {
+		t.Errorf("no reminder: %s", r.errOut)
+	}
+	r = run(t, cfg, false, "watermark", "--clear", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "watermark_clear_json", []byte(r.out))
+	if len(st.transient) != 0 || st.persistent["cluster.routing.allocation.disk.watermark.low"] != "80%" {
+		t.Errorf("after clear: transient %v persistent %v", st.transient, st.persistent)
+	}
+	n := len(st.puts)
+	r = run(t, cfg, false, "watermark", "--clear")
+	if r.code != 0 || len(st.puts) != n || !strings.Contains(r.errOut, "no transient watermark override was set") {
+		t.Errorf("clear of nothing: exit %d puts %d %s", r.code, len(st.puts)-n, r.errOut)
+	}
+	if r := run(t, cfg, false, "watermark", "--clear", "--recover"); r.code != 2 || len(st.puts) != n {
+		t.Errorf("both flags: exit %d", r.code)
+	}
+	st.ignore = true
+	if r := run(t, cfg, false, "watermark", "--recover"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
+		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
+	}
+}
