@@ -8,6 +8,7 @@ import (
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
 	alertscmd "github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/cmd/health"
+	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
@@ -19,6 +20,7 @@ func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(alertscmd.NewCmdAlerts(f))
 	root.AddCommand(rulescmd.NewCmdRules(f))
 	root.AddCommand(agentscmd.NewCmdAgents(f))
+	root.AddCommand(indexercmd.NewCmdIndexer(f))
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
 	root.AddCommand(servicescmd.NewCmdServices(f))
 }
