@@ -54,7 +54,7 @@ Exit codes: 0 the event arrived, 3 a hop broke (named), 2 bad configuration.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runProbe(cmd.Context(), opts)
+			return RunProbe(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Wait, "wait", 60*time.Second, "how long to wait for the event to become searchable")
@@ -82,7 +82,8 @@ type probeJSON struct {
 	Detail   string    `json:"detail,omitempty"`
 }
 
-func runProbe(ctx context.Context, opts *ProbeOptions) error {
+// RunProbe runs the data-flow probe and renders its report.
+func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 	st, err := opts.Stack(ctx)
 	if err != nil {
 		return err

@@ -124,13 +124,16 @@ func renderAlerts(io *output.IOStreams, alerts []Alert, header bool) error {
 	p := io.Colors()
 	for _, a := range alerts {
 		lvl := strconv.Itoa(a.RuleLevel)
+		if a.RuleID == "" && a.RuleLevel == 0 {
+			lvl = "-"
+		}
 		switch {
 		case a.RuleLevel >= 12:
 			lvl = p.Red(lvl)
 		case a.RuleLevel >= 7:
 			lvl = p.Yellow(lvl)
 		}
-		t.Row(timeCell(a.Time), orDash(a.RuleID), lvl, agentCell(a), orDash(a.Description))
+		t.Row(timePtrCell(a.Time), orDash(a.RuleID), lvl, agentCell(a), orDash(a.Description))
 	}
 	return t.Render()
 }

@@ -70,7 +70,7 @@ still printed once.`,
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runTail(cmd.Context(), opts)
+			return RunTail(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Query, "query", "q", "", "query_string query; empty: every alert")
@@ -92,7 +92,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func runTail(ctx context.Context, opts *TailOptions) error {
+// RunTail prints the recent alerts and follows new ones until ctx ends.
+func RunTail(ctx context.Context, opts *TailOptions) error {
 	st, err := opts.Stack(ctx)
 	if err != nil {
 		return err
@@ -178,8 +179,10 @@ type Follower struct {
 	Overlap time.Duration
 	Page    int // default 500
 
-	newest  int64            // ms of the newest timestamp returned
-	started bool             // newest is valid
+	newest  int64 // ms of the newest timestamp returned
+	started bool  // newest is valid
+	floorMS int64 // history ends here: [floorMS, floorID] and older are never new
+	floorID string
 	seen    map[string]int64 // index/_id → timestamp ms, inside the overlap window
 }
 
@@ -211,6 +214,7 @@ func sortMillis(h indexer.Hit) (int64, bool) {
 func (f *Follower) Start(ctx context.Context, n int, now time.Time) ([]indexer.Hit, error) {
 	f.seen = map[string]int64{}
 	f.newest, f.started = now.UnixMilli(), true
+	f.floorMS, f.floorID = f.newest, ""
 	if n == 0 {
 		return nil, nil
 	}
@@ -223,6 +227,8 @@ func (f *Follower) Start(ctx context.Context, n int, now time.Time) ([]indexer.H
 	slices.Reverse(hits)
 	if len(hits) > 0 {
 		f.newest = 0
+		f.floorMS, _ = sortMillis(hits[0])
+		f.floorID = hits[0].ID
 	}
 	for _, h := range hits {
 		ms, _ := sortMillis(h)
@@ -251,6 +257,9 @@ func (f *Follower) Poll(ctx context.Context) ([]indexer.Hit, error) {
 			ms, ok := sortMillis(h)
 			if _, dup := f.seen[key(h)]; dup {
 				continue
+			}
+			if ok && (ms < f.floorMS || ms == f.floorMS && h.ID <= f.floorID) {
+				continue // before what tail started from: history, not new
 			}
 			f.seen[key(h)] = ms
 			if ok && ms > f.newest {

@@ -51,15 +51,15 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // Alert is the row shown for one alert document.
 type Alert struct {
-	Time        time.Time `json:"time"`
-	Index       string    `json:"index"`
-	DocID       string    `json:"doc_id"`
-	RuleID      string    `json:"rule_id"`
-	RuleLevel   int       `json:"rule_level"`
-	Description string    `json:"description"`
-	AgentID     string    `json:"agent_id"`
-	AgentName   string    `json:"agent_name"`
-	FullLog     string    `json:"full_log,omitempty"`
+	Time        *time.Time `json:"time"` // null when the document has no parsable timestamp
+	Index       string     `json:"index"`
+	DocID       string     `json:"doc_id"`
+	RuleID      string     `json:"rule_id"`
+	RuleLevel   int        `json:"rule_level"`
+	Description string     `json:"description"`
+	AgentID     string     `json:"agent_id"`
+	AgentName   string     `json:"agent_name"`
+	FullLog     string     `json:"full_log,omitempty"`
 }
 
 var timeLayouts = []string{"2006-01-02T15:04:05.000-0700", "2006-01-02T15:04:05-0700", time.RFC3339Nano}
@@ -92,7 +92,8 @@ func alertOf(h indexer.Hit) Alert {
 	for _, ts := range []string{src.Timestamp, src.At} {
 		for _, l := range timeLayouts {
 			if t, err := time.Parse(l, ts); err == nil {
-				a.Time = t.UTC()
+				t = t.UTC()
+				a.Time = &t
 				return a
 			}
 		}
@@ -117,6 +118,13 @@ func timeCell(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+func timePtrCell(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return timeCell(*t)
 }
 
 func orDash(s string) string {
