@@ -46,6 +46,7 @@ func (s *Stack) HealthStack() health.Stack {
 		Dashboard:          s.Dashboard,
 		Certs:              s.Certs,
 		Shipper:            shipperCheck{s},
+		Probe:              s.Probe,
 		DefaultCredentials: s.DefaultCredentials,
 	}
 	// Typed nils must not leak into the interfaces.
