@@ -1,0 +1,10 @@
+package security
+
+// Exported for the external tests.
+var (
+	RunUsersList = runUsersList
+	RunUsersAdd  = runUsersAdd
+	RunHash      = runHash
+	RunBackup    = runBackup
+	RunApply     = runApply
+)

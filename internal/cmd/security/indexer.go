@@ -1,0 +1,177 @@
+package security
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/secadmin"
+)
+
+// ToolOptions are the inputs shared by the indexer tool commands.
+type ToolOptions struct {
+	IO     *output.IOStreams
+	Tools  func() (hash, initTool []string, err error)
+	Runner secadmin.Runner
+	Output string
+	Yes    bool
+}
+
+// HashOptions are the inputs of `security indexer hash`.
+type HashOptions struct {
+	ToolOptions
+	PasswordFile string
+}
+
+// NewCmdHash builds `security indexer hash`.
+func NewCmdHash(f *cli.Factory, runF func(context.Context, *HashOptions) error) *cobra.Command {
+	opts := &HashOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	cmd := &cobra.Command{
+		Use:   "hash [--password-file F]",
+		Short: "Hash a password for the indexer's internal_users.yml",
+		Long: `Run the security plugin's hash tool (indexer.hash_tool) on a password read from stdin or
+--password-file, and print the hash. The password reaches the tool through its environment
+(hash.sh -env NAME), never its command line: the OpenSearch hash tool does not read stdin
+(without -p or -env it wants a console).`,
+		Example: `  printf '%s' "$NEW_PW" | siemctl security indexer hash
+  siemctl security indexer hash --password-file /root/kibanaserver.pw`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output = f.Global.Output
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runHash(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "read the password from this file instead of stdin")
+	return cmd
+}
+
+func runHash(ctx context.Context, opts *HashOptions) error {
+	pw, err := ReadPassword(PasswordSource{File: opts.PasswordFile, Stdin: opts.IO.In, CanPrompt: opts.IO.CanPrompt(), Warn: opts.IO.ErrOut})
+	if err != nil {
+		return err
+	}
+	hashTool, _, err := opts.Tools()
+	if err != nil {
+		return err
+	}
+	h, err := secadmin.Hash(ctx, opts.Runner, hashTool, pw)
+	if err != nil {
+		return fmt.Errorf("hash: %w", err)
+	}
+	if opts.Output == "json" {
+		return output.JSON(opts.IO.Out, map[string]string{"hash": h})
+	}
+	_, err = fmt.Fprintln(opts.IO.Out, h)
+	return err
+}
+
+// BackupOptions are the inputs of `security indexer backup`.
+type BackupOptions struct {
+	ToolOptions
+	Dir string
+}
+
+// NewCmdBackup builds `security indexer backup DIR`.
+func NewCmdBackup(f *cli.Factory, runF func(context.Context, *BackupOptions) error) *cobra.Command {
+	opts := &BackupOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	return &cobra.Command{
+		Use:   "backup DIR",
+		Short: "Back up the indexer security configuration into DIR",
+		Long: `Run the security init tool (indexer.security_init) with the upgrade guide's options
+--options "-backup DIR -icl -nhnv": the security plugin writes config, roles, role mappings,
+internal users, action groups, tenants, … as YAML files into DIR (created 0700).`,
+		Example: `  siemctl security indexer backup /var/backups/siemctl/security-$(date +%F)`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Dir = f.Global.Output, args[0]
+			if !strings.HasPrefix(opts.Dir, "/") || strings.ContainsAny(opts.Dir, " \t\n\"'$`\\") {
+				return cli.FlagErrorf("backup directory %q: use an absolute path without spaces or quotes", opts.Dir)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runBackup(cmd.Context(), opts)
+		},
+	}
+}
+
+func runBackup(ctx context.Context, opts *BackupOptions) error {
+	_, initTool, err := opts.Tools()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "running %s\n", strings.Join(append(initTool, secadmin.BackupOptions(opts.Dir)...), " "))
+	res, err := secadmin.Backup(ctx, opts.Runner, initTool, opts.Dir)
+	if err != nil {
+		_ = renderInit(opts.IO, "table", res)
+		return fmt.Errorf("security backup: %w", err)
+	}
+	if opts.Output == "json" {
+		return renderInit(opts.IO, "json", res)
+	}
+	fmt.Fprintf(opts.IO.Out, "backed up %s into %s (%d files)\n", strings.Join(res.Stored, ", "), res.Dir, len(res.Files))
+	return nil
+}
+
+// ApplyOptions are the inputs of `security indexer apply`.
+type ApplyOptions struct {
+	ToolOptions
+}
+
+// NewCmdApply builds `security indexer apply`.
+func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	return &cobra.Command{
+		Use:   "apply",
+		Short: "Apply the security configuration files to the indexer (security init)",
+		Long: `Run the security init tool (indexer.security_init) with its default options: the YAML files
+of the indexer's security configuration directory replace the users, roles and mappings in the
+cluster (as after an upgrade). Asks for confirmation on a terminal; --yes in scripts.`,
+		Example: `  siemctl security indexer apply
+  siemctl security indexer apply --yes -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			opts.Output, opts.Yes = f.Global.Output, f.Global.Yes
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runApply(cmd.Context(), opts)
+		},
+	}
+}
+
+func runApply(ctx context.Context, opts *ApplyOptions) error {
+	_, initTool, err := opts.Tools()
+	if err != nil {
+		return err
+	}
+	if err := opts.IO.Confirm("Replace the indexer's security configuration (users, roles, mappings) with the files on disk?", opts.Yes); err != nil {
+		return err
+	}
+	res, err := secadmin.Apply(ctx, opts.Runner, initTool)
+	if err != nil {
+		_ = renderInit(opts.IO, "table", res)
+		return fmt.Errorf("security apply: %w", err)
+	}
+	if opts.Output == "json" {
+		return renderInit(opts.IO, "json", res)
+	}
+	fmt.Fprintln(opts.IO.Out, "security configuration applied: Done with success")
+	return nil
+}

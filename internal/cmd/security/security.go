@@ -1,0 +1,139 @@
+// Package security is `siemctl security`: the manager API's users, indexer
+// password hashes, and backup/apply of the indexer security configuration.
+package security
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/secadmin"
+)
+
+// NewCmdSecurity builds the `security` group.
+func NewCmdSecurity(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "security",
+		Short: "Manager API users, indexer password hashes, indexer security configuration",
+		Long: `Credentials and security configuration of the stack. Passwords are read from a file or
+from stdin, never from a flag, and never reach a child process's command line or any output.`,
+		Example: `  siemctl security api-users list
+  siemctl security api-users add ops-bot --password-file /root/ops-bot.pw
+  printf '%s' "$PW" | siemctl security indexer hash
+  siemctl security indexer backup /var/backups/siemctl/security
+  siemctl security indexer apply --yes`,
+	}
+	users := &cobra.Command{
+		Use:     "api-users",
+		Short:   "List and create manager API users",
+		Example: "  siemctl security api-users list -o json",
+	}
+	users.AddCommand(NewCmdUsersList(f, nil))
+	users.AddCommand(NewCmdUsersAdd(f, nil))
+	idx := &cobra.Command{
+		Use:     "indexer",
+		Short:   "Indexer password hashes and security configuration backup/apply",
+		Example: "  siemctl security indexer backup /var/backups/siemctl/security",
+	}
+	idx.AddCommand(NewCmdHash(f, nil))
+	idx.AddCommand(NewCmdBackup(f, nil))
+	idx.AddCommand(NewCmdApply(f, nil))
+	cmd.AddCommand(users, idx)
+	return cmd
+}
+
+// maxPassword bounds what is read as a password.
+const maxPassword = 4096
+
+// PasswordSource says where a password comes from.
+type PasswordSource struct {
+	File  string // path, or "" for stdin
+	Stdin io.Reader
+	// CanPrompt: stdin is a terminal (then stdin is refused: the password
+	// would echo).
+	CanPrompt bool
+	Warn      io.Writer
+}
+
+// ReadPassword reads one password: the whole file or stdin, without one
+// trailing line break. The password is never part of an error.
+func ReadPassword(src PasswordSource) (string, error) {
+	var b []byte
+	var err error
+	if src.File != "" {
+		if st, serr := os.Stat(src.File); serr == nil && st.Mode().Perm()&0o077 != 0 && src.Warn != nil {
+			fmt.Fprintf(src.Warn, "warning: %s is readable by group or others (mode %04o); chmod 600 it\n", src.File, st.Mode().Perm())
+		}
+		f, oerr := os.Open(src.File)
+		if oerr != nil {
+			return "", fmt.Errorf("password file: %w", oerr)
+		}
+		defer f.Close()
+		b, err = io.ReadAll(io.LimitReader(f, maxPassword+1))
+	} else {
+		if src.CanPrompt {
+			return "", cli.FlagErrorf("stdin is a terminal: pipe the password in (printf '%%s' \"$PW\" | siemctl …) or use --password-file")
+		}
+		if src.Stdin == nil {
+			return "", errors.New("no stdin")
+		}
+		b, err = io.ReadAll(io.LimitReader(src.Stdin, maxPassword+1))
+	}
+	if err != nil {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	if len(b) > maxPassword {
+		return "", fmt.Errorf("password longer than %d bytes", maxPassword)
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(b) == 0 {
+		return "", errors.New("empty password")
+	}
+	return string(b), nil
+}
+
+// toolsFrom returns the configured hash and security init argv.
+func toolsFrom(f *cli.Factory) func() (hash, initTool []string, err error) {
+	return func() ([]string, []string, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, nil, err
+		}
+		return cfg.Indexer.HashTool, cfg.Indexer.SecurityInit, nil
+	}
+}
+
+func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, error) {
+	return func(ctx context.Context) (secadmin.UsersAPI, error) {
+		st, err := f.Stack(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c, err := st.NeedManager()
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func renderInit(ios *output.IOStreams, format string, res secadmin.InitResult) error {
+	if res.Output == nil {
+		res.Output = []string{}
+	}
+	if format == "json" {
+		return output.JSON(ios.Out, res)
+	}
+	for _, l := range res.Output {
+		fmt.Fprintf(ios.ErrOut, "  | %s\n", l)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package security_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	securitycmd "github.com/siemctl/siemctl/internal/cmd/security"
+	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+const newPassword = "N3w-Str0ng.Pass"
+
+// fake hash.sh: refuses -p, reads the password from the -env variable like
+// the OpenSearch Hasher, logs its argv.
+const hashScript = `#!/bin/sh
+echo "$@" >> "$(dirname "$0")/argv.log"
+echo "**************************************************************************" >&2
+echo "** This tool will be deprecated in the next major release of OpenSearch **" >&2
+if [ "$1" != "-env" ]; then echo "Parsing failed.  Reason: Cannot allocate a console" >&2; exit 255; fi
+eval "pw=\$$2"
+printf '$2y$12$%s\n' "$(printf '%s' "$pw" | sha256sum | cut -c1-53)"
+`
+
+// fake indexer-security-init.sh: -backup writes files and SUCC lines.
+const initScript = `#!/bin/bash
+echo "$@" >> "$(dirname "$0")/argv.log"
+echo "Security Admin v7"
+echo "Will connect to 127.0.0.1:9200 ... done"
+if [ "$1" = "--options" ]; then
+  set -- $2
+  [ "$1" = "-backup" ] || exit 1
+  for t in config roles rolesmapping internalusers; do
+    echo "Will retrieve '/$t' into $2/$t.yml"; echo "x: 1" > "$2/$t.yml"
+    echo "   SUCC: Configuration for '$t' stored in $2/$t.yml"
+  done
+  exit 0
+fi
+if [ -e "$(dirname "$0")/fail" ]; then echo "ERR: An unexpected ConnectException occured: Connection refused"; exit 255; fi
+echo "Will update '/config' with /etc/siem-indexer/opensearch-security/config.yml"
+echo "   SUCC: Configuration for 'config' created or updated"
+echo "Done with success"
+`
+
+type env struct {
+	cfg, dir string
+}
+
+func newEnv(t *testing.T, apiURL, user, password string) env {
+	t.Helper()
+	d := t.TempDir()
+	pw := filepath.Join(d, "pw")
+	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"hash.sh": hashScript, "init.sh": initScript} {
+		if err := os.WriteFile(filepath.Join(d, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := "state_dir: " + d + "/state\n" +
+		"indexer: {url: \"http://127.0.0.1:9\", password_file: " + pw + ", hash_tool: [" + d + "/hash.sh], security_init: [" + d + "/init.sh]}\n" +
+		"manager: {api_url: \"" + apiURL + "\", username: " + user + ", password_file: " + pw + "}\n"
+	p := filepath.Join(d, "siemctl.yaml")
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return env{cfg: p, dir: d}
+}
+
+func (e env) argv() string {
+	b, _ := os.ReadFile(filepath.Join(e.dir, "argv.log"))
+	return string(b)
+}
+
+type result struct {
+	out, errOut string
+	code        int
+}
+
+func run(t *testing.T, e env, tty bool, stdin string, args ...string) result {
+	t.Helper()
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
+	io.SetTTY(tty, tty, tty)
+	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(securitycmd.NewCmdSecurity(f)) }
+	code := cli.Main(context.Background(), append([]string{"security", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
+	all := out.String() + errOut.String() + e.argv()
+	for _, s := range []string{newPassword, "Secr3t.Pass"} {
+		if strings.Contains(all, s) {
+			t.Errorf("a password reached the output or a child's argv")
+		}
+	}
+	return result{out.String(), errOut.String(), code}
+}
+
+func TestUsersList(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{})
+	e := newEnv(t, srv.URL, srv.Username(), srv.Password())
+	for _, tc := range []struct{ name, format string }{{"users_table", "table"}, {"users_json", "json"}} {
+		r := run(t, e, false, "", "api-users", "list", "-o", tc.format)
+		if r.code != 0 {
+			t.Fatalf("exit %d %s", r.code, r.errOut)
+		}
+		golden.Assert(t, tc.name, []byte(r.out))
+	}
+}
+
+func TestUsersAdd(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{})
+	e := newEnv(t, srv.URL, srv.Username(), srv.Password())
+	pwFile := filepath.Join(e.dir, "new.pw")
+	if err := os.WriteFile(pwFile, []byte(newPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	weak := filepath.Join(e.dir, "weak.pw")
+	_ = os.WriteFile(weak, []byte("alllowercase1!\n"), 0o600)
+
+	bad := []struct {
+		name  string
+		stdin string
+		tty   bool
+		args  []string
+		msg   string
+	}{
+		{"no source", "", false, []string{"api-users", "add", "ops-bot"}, "exactly one of --password-file and --password-stdin"},
+		{"both sources", "", false, []string{"api-users", "add", "ops-bot", "--password-stdin", "--password-file", pwFile}, "exactly one"},
+		{"short name", "", false, []string{"api-users", "add", "ops", "--password-stdin"}, "4 to 64 characters"},
+		{"short password", "Ab1!", false, []string{"api-users", "add", "ops-bot", "--password-stdin"}, "8 to 64 characters long (got 4)"},
+		{"no upper", "", false, []string{"api-users", "add", "ops-bot", "--password-file", weak}, "needs an upper case letter"},
+		{"no symbol", "Abcdefg12", false, []string{"api-users", "add", "ops-bot", "--password-stdin"}, "needs a symbol"},
+		{"stdin is a terminal", "", true, []string{"api-users", "add", "ops-bot", "--password-stdin"}, "stdin is a terminal"},
+	}
+	for _, tt := range bad {
+		r := run(t, e, tt.tty, tt.stdin, tt.args...)
+		if r.code != 2 || !strings.Contains(r.errOut, tt.msg) {
+			t.Errorf("%s: exit %d %q, want 2 %q", tt.name, r.code, r.errOut, tt.msg)
+		}
+	}
+	if n := srv.Requests.Load(); n != 0 {
+		t.Fatalf("requests sent for bad input: %v", srv.Seen())
+	}
+
+	r := run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.errOut)
+	}
+	golden.Assert(t, "users_add_json", []byte(r.out))
+	r = run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile)
+	if r.code != 1 || !strings.Contains(r.errOut, `API user already exists: "ops-bot"`) {
+		t.Errorf("duplicate: exit %d %s", r.code, r.errOut)
+	}
+	if n := len(srv.SeenPath("POST /security/users")); n != 1 {
+		t.Errorf("%d POSTs", n)
+	}
+	_ = os.Chmod(pwFile, 0o644)
+	r = run(t, e, false, "", "api-users", "add", "ops-bot2", "--password-file", pwFile)
+	if r.code != 0 || !strings.Contains(r.errOut, "readable by group or others") || !strings.Contains(r.out, "created API user ops-bot2") {
+		t.Errorf("loose file: exit %d %s %s", r.code, r.out, r.errOut)
+	}
+
+	// A non-administrative configured user is refused before the POST.
+	srv2 := managertest.New(t, managertest.Config{Username: "ops-bot2", Password: newPassword})
+	srv2.Handle("GET /security/users", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":{"affected_items":[{"id":1,"username":"wazuh","allow_run_as":true,"roles":[1]},{"id":100,"username":"ops-bot2","allow_run_as":false,"roles":[3]}],"total_affected_items":2,"total_failed_items":0,"failed_items":[]},"message":"All specified users were returned","error":0}`))
+	})
+	e2 := newEnv(t, srv2.URL, "ops-bot2", newPassword)
+	r = run(t, e2, false, "Another-P4ss!", "api-users", "add", "ops-bot3", "--password-stdin")
+	if r.code != 4 || !strings.Contains(r.errOut, "not an administrator") || len(srv2.SeenPath("POST /security/users")) != 0 {
+		t.Errorf("non-admin: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestIndexerHash(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
+	r := run(t, e, false, newPassword+"\n", "indexer", "hash")
+	if r.code != 0 || !strings.HasPrefix(r.out, "$2y$12$") {
+		t.Fatalf("exit %d %q %s", r.code, r.out, r.errOut)
+	}
+	first := r.out
+	pwFile := filepath.Join(e.dir, "p")
+	_ = os.WriteFile(pwFile, []byte(newPassword), 0o600)
+	r = run(t, e, false, "", "indexer", "hash", "--password-file", pwFile, "-o", "json")
+	if r.code != 0 || !strings.Contains(r.out, `"hash": "`+strings.TrimSpace(first)+`"`) {
+		t.Errorf("same password, other source: %s vs %s", r.out, first)
+	}
+	if !strings.Contains(e.argv(), "-env SIEMCTL_HASH_PASSWORD") {
+		t.Errorf("argv %q", e.argv())
+	}
+	if r := run(t, e, false, "", "indexer", "hash"); r.code == 0 || !strings.Contains(r.errOut, "empty password") {
+		t.Errorf("empty: exit %d %s", r.code, r.errOut)
+	}
+}
+
+func TestIndexerBackupApply(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
+	dir := filepath.Join(e.dir, "backup")
+	r := run(t, e, false, "", "indexer", "backup", dir)
+	if r.code != 0 || !strings.Contains(r.out, "backed up config, roles, rolesmapping, internalusers into "+dir+" (4 files)") {
+		t.Fatalf("exit %d %s %s", r.code, r.out, r.errOut)
+	}
+	if got := strings.TrimSpace(e.argv()); got != "--options -backup "+dir+" -icl -nhnv" {
+		t.Errorf("argv %q", got)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("backup dir %v %v", st, err)
+	}
+	for _, d := range []string{"relative/dir", "/tmp/with space"} {
+		if r := run(t, e, false, "", "indexer", "backup", d); r.code != 2 {
+			t.Errorf("%q: exit %d", d, r.code)
+		}
+	}
+	_ = os.Remove(filepath.Join(e.dir, "argv.log"))
+	if r := run(t, e, false, "", "indexer", "apply"); r.code != 2 || e.argv() != "" {
+		t.Errorf("apply without --yes: exit %d argv %q", r.code, e.argv())
+	}
+	r = run(t, e, true, "y\n", "indexer", "apply")
+	if r.code != 0 || !strings.Contains(r.out, "Done with success") || strings.TrimSpace(e.argv()) != "" {
+		t.Errorf("apply: exit %d %s argv %q", r.code, r.errOut, e.argv())
+	}
+	_ = os.WriteFile(filepath.Join(e.dir, "fail"), nil, 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes")
+	if r.code != 1 || !strings.Contains(r.errOut, "Connection refused") {
+		t.Errorf("failing apply: exit %d %s", r.code, r.errOut)
+	}
+}

@@ -1,0 +1,340 @@
+// Package secadmin administers the stack's credentials: the manager API's
+// users (listed for snapshots too; created after the password passed the
+// API's policy locally), indexer password hashes (the security plugin's
+// hash tool, password passed through the environment, never argv), and the
+// indexer security configuration (the security init tool: backup with
+// `-backup DIR -icl -nhnv`, apply with its defaults).
+package secadmin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/manager"
+)
+
+// AdminRoleID is the manager API's administrator role.
+const AdminRoleID = 1
+
+// Errors.
+var (
+	// ErrNotAdmin: the configured API user is not an administrator.
+	ErrNotAdmin = errors.New("the configured API user is not an administrator")
+	// ErrUserExists: an API user with that name exists.
+	ErrUserExists = errors.New("API user already exists")
+	// ErrNoTool: the tool is not configured.
+	ErrNoTool = errors.New("tool not configured")
+)
+
+// UsersAPI is what the user operations need (*manager.Client).
+type UsersAPI interface {
+	Users(ctx context.Context) ([]manager.User, error)
+	CreateUser(ctx context.Context, name, password string) (manager.User, error)
+}
+
+// APIUser is an API user as siemctl reports (and snapshots) it.
+type APIUser struct {
+	ID         int    `json:"id"`
+	Username   string `json:"username"`
+	Roles      []int  `json:"roles"`
+	Admin      bool   `json:"admin"`
+	AllowRunAs bool   `json:"allow_run_as"`
+}
+
+// ListAPIUsers returns the manager API's users, sorted by id. Snapshots can
+// call it: it carries no secret.
+func ListAPIUsers(ctx context.Context, api UsersAPI) ([]APIUser, error) {
+	us, err := api.Users(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list API users: %w", err)
+	}
+	out := make([]APIUser, 0, len(us))
+	for _, u := range us {
+		roles := u.Roles
+		if roles == nil {
+			roles = []int{}
+		}
+		out = append(out, APIUser{ID: u.ID, Username: u.Username, Roles: roles, Admin: slices.Contains(roles, AdminRoleID), AllowRunAs: u.AllowRunAs})
+	}
+	slices.SortFunc(out, func(a, b APIUser) int { return a.ID - b.ID })
+	return out, nil
+}
+
+// ValidateNewUser applies the API's rules to a new user locally: name 4–64
+// characters, password 8–64 characters with upper, lower, digit and symbol.
+func ValidateNewUser(name, password string) error {
+	if err := manager.ValidateUsername(name); err != nil {
+		return err
+	}
+	if err := manager.ValidatePassword(password); err != nil {
+		return fmt.Errorf("password for %q: %w", name, err)
+	}
+	return nil
+}
+
+// AddAPIUser creates an API user. The name and password are checked
+// locally first; then the configured user (self) must be an administrator
+// and the name must be free; only then is the password sent.
+func AddAPIUser(ctx context.Context, api UsersAPI, self, name, password string) (APIUser, error) {
+	if err := ValidateNewUser(name, password); err != nil {
+		return APIUser{}, err
+	}
+	users, err := ListAPIUsers(ctx, api)
+	if err != nil {
+		return APIUser{}, err
+	}
+	for _, u := range users {
+		if u.Username == self && !u.Admin {
+			return APIUser{}, fmt.Errorf("%w: %q has roles %v; creating API users needs the administrator role (%d): set manager.username to an administrative user", ErrNotAdmin, self, u.Roles, AdminRoleID)
+		}
+		if u.Username == name {
+			return APIUser{}, fmt.Errorf("%w: %q (id %d)", ErrUserExists, name, u.ID)
+		}
+	}
+	u, err := api.CreateUser(ctx, name, password)
+	if err != nil {
+		return APIUser{}, err
+	}
+	roles := u.Roles
+	if roles == nil {
+		roles = []int{}
+	}
+	return APIUser{ID: u.ID, Username: u.Username, Roles: roles, Admin: slices.Contains(roles, AdminRoleID), AllowRunAs: u.AllowRunAs}, nil
+}
+
+// Runner runs argv with extra environment and stdin. err is non-nil only
+// when the program could not run to completion; a non-zero exit is code.
+type Runner func(ctx context.Context, argv, env []string, stdin []byte) (stdout, stderr []byte, code int, err error)
+
+// OutputLimit caps what is kept of a tool's stdout and of its stderr.
+const OutputLimit = 1 << 20
+
+// ExecRunner runs programs without a shell in their own process group
+// (killed as a group when ctx ends), with the parent's environment plus env.
+func ExecRunner() Runner {
+	return func(ctx context.Context, argv, env []string, stdin []byte) ([]byte, []byte, int, error) {
+		if len(argv) == 0 {
+			return nil, nil, -1, ErrNoTool
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), env...)
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
+		stdout, stderr := &capped{limit: OutputLimit}, &capped{limit: OutputLimit}
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		err := cmd.Run()
+		if ctx.Err() != nil {
+			return stdout.buf.Bytes(), stderr.buf.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(argv[0]), ctx.Err())
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return stdout.buf.Bytes(), stderr.buf.Bytes(), ee.ExitCode(), nil
+		}
+		if err != nil {
+			return stdout.buf.Bytes(), stderr.buf.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(argv[0]), err)
+		}
+		return stdout.buf.Bytes(), stderr.buf.Bytes(), 0, nil
+	}
+}
+
+type capped struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// ToolError is a tool that failed, with the tail of its output.
+type ToolError struct {
+	Tool     string
+	ExitCode int
+	Lines    []string
+}
+
+func (e *ToolError) Error() string {
+	msg := strings.Join(e.Lines, " | ")
+	if msg == "" {
+		msg = "no output"
+	}
+	return fmt.Sprintf("%s: exit %d: %s", e.Tool, e.ExitCode, msg)
+}
+
+func outputLines(b ...[]byte) []string {
+	var out []string
+	for _, x := range b {
+		for _, l := range strings.Split(string(x), "\n") {
+			if l = strings.TrimRight(l, "\r "); strings.TrimSpace(l) != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func tail(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// HashEnv is the environment variable the hash tool reads the password
+// from (`hash.sh -env NAME`). The OpenSearch Hasher does not read stdin: without
+// -p and -env it needs a console ("Cannot allocate a console", exit 255).
+const HashEnv = "SIEMCTL_HASH_PASSWORD"
+
+// Hash returns the hash of password from the security plugin's hash tool
+// (argv from indexer.hash_tool). The password travels in the tool's
+// environment, never on its command line.
+func Hash(ctx context.Context, run Runner, tool []string, password string) (string, error) {
+	if len(tool) == 0 || tool[0] == "" {
+		return "", fmt.Errorf("%w: set indexer.hash_tool to the security plugin's hash.sh", ErrNoTool)
+	}
+	if password == "" {
+		return "", errors.New("empty password")
+	}
+	if strings.ContainsAny(password, "\n\r\x00") {
+		return "", errors.New("the password contains a line break or NUL")
+	}
+	argv := append(slices.Clone(tool), "-env", HashEnv)
+	env := []string{HashEnv + "=" + password}
+	if os.Getenv("JAVA_HOME") == "" && os.Getenv("OPENSEARCH_JAVA_HOME") == "" {
+		if jh := bundledJava(tool[0]); jh != "" {
+			env = append(env, "OPENSEARCH_JAVA_HOME="+jh)
+		}
+	}
+	stdout, stderr, code, err := run(ctx, argv, env, nil)
+	if err != nil {
+		return "", err
+	}
+	lines := outputLines(stdout)
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "$") && !strings.Contains(l, " ") && len(l) > 20 {
+			if code != 0 {
+				break
+			}
+			return l, nil
+		}
+	}
+	msg := tail(outputLines(stdout, stderr), 3)
+	return "", &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: redact(msg, password)}
+}
+
+// bundledJava finds the indexer's bundled JDK (<home>/jdk) from the
+// hash tool's path <home>/plugins/opensearch-security/tools/hash.sh.
+func bundledJava(tool string) string {
+	home := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(tool))))
+	jdk := filepath.Join(home, "jdk")
+	if st, err := os.Stat(filepath.Join(jdk, "bin", "java")); err == nil && !st.IsDir() {
+		return jdk
+	}
+	return ""
+}
+
+func redact(lines []string, secret string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = strings.ReplaceAll(l, secret, "[redacted]")
+	}
+	return out
+}
+
+// BackupOptions are the security init options of the backup: the
+// upgrade guide's `--options "-backup DIR -icl -nhnv"`.
+func BackupOptions(dir string) []string {
+	return []string{"--options", "-backup " + dir + " -icl -nhnv"}
+}
+
+// InitResult is a run of the security init tool.
+type InitResult struct {
+	Argv   []string `json:"argv"`
+	Dir    string   `json:"dir,omitempty"`
+	Stored []string `json:"stored"` // backup: configuration types written
+	Files  []string `json:"files"`  // backup: files found in Dir afterwards
+	Output []string `json:"output"` // the tool's last lines
+}
+
+// Backup downloads the indexer's security configuration into dir (created
+// 0700 if needed; must be absolute and contain no space, because the init
+// tool passes the options through a shell word split).
+func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitResult, error) {
+	if len(tool) == 0 || tool[0] == "" {
+		return InitResult{}, fmt.Errorf("%w: set indexer.security_init", ErrNoTool)
+	}
+	if !filepath.IsAbs(dir) || strings.ContainsAny(dir, " \t\n\"'$`\\") {
+		return InitResult{}, fmt.Errorf("backup directory %q: use an absolute path without spaces or quotes", dir)
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return InitResult{}, fmt.Errorf("backup directory: %w", err)
+	}
+	res := InitResult{Argv: append(slices.Clone(tool), BackupOptions(dir)...), Dir: dir, Stored: []string{}, Files: []string{}}
+	stdout, stderr, code, err := run(ctx, res.Argv, nil, nil)
+	if err != nil {
+		return res, err
+	}
+	lines := outputLines(stdout, stderr)
+	res.Output = tail(lines, 15)
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "SUCC: Configuration for '"); ok {
+			if typ, _, ok := strings.Cut(rest, "'"); ok {
+				res.Stored = append(res.Stored, typ)
+			}
+		}
+	}
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if !e.IsDir() {
+				res.Files = append(res.Files, e.Name())
+			}
+		}
+	}
+	if code != 0 || len(res.Stored) == 0 {
+		return res, &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: tail(lines, 5)}
+	}
+	return res, nil
+}
+
+// Apply uploads the security configuration from the indexer's config
+// directory (the init tool with its default options).
+func Apply(ctx context.Context, run Runner, tool []string) (InitResult, error) {
+	if len(tool) == 0 || tool[0] == "" {
+		return InitResult{}, fmt.Errorf("%w: set indexer.security_init", ErrNoTool)
+	}
+	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}}
+	stdout, stderr, code, err := run(ctx, res.Argv, nil, nil)
+	if err != nil {
+		return res, err
+	}
+	lines := outputLines(stdout, stderr)
+	res.Output = tail(lines, 15)
+	done := false
+	for _, l := range lines {
+		if strings.Contains(l, "Done with success") {
+			done = true
+		}
+	}
+	if code != 0 || !done {
+		return res, &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: tail(lines, 5)}
+	}
+	return res, nil
+}
