@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cmd/health"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
+	securitycmd "github.com/siemctl/siemctl/internal/cmd/security"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
 )
@@ -23,4 +24,5 @@ func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(indexercmd.NewCmdIndexer(f))
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
 	root.AddCommand(servicescmd.NewCmdServices(f))
+	root.AddCommand(securitycmd.NewCmdSecurity(f))
 }
