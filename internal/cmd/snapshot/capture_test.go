@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/packaging"
 )
 
 // runRoot runs args under a root with the snapshot group and returns the exit code.
@@ -315,5 +316,32 @@ func checkFlagErr(t *testing.T, err error, want string) {
 	}
 	if err == nil || !strings.Contains(err.Error(), want) || cli.ExitCode(err) != cli.ExitUsage {
 		t.Fatalf("error %v (exit %d), want usage error containing %q", err, cli.ExitCode(err), want)
+	}
+}
+
+// The command line of the shipped systemd service parses, with the options
+// the timer relies on.
+func TestPackagedServiceCommandLine(t *testing.T) {
+	unit, err := packaging.Files.ReadFile("siemctl-snapshot.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(unit), "\n") {
+		if rest, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			line = rest
+		}
+	}
+	args := strings.Fields(line)
+	if len(args) < 3 || args[1] != "snapshot" || args[2] != "capture" {
+		t.Fatalf("ExecStart=%s", line)
+	}
+	var got *CaptureOptions
+	f, _, _ := testFactory(t, &fakeStack{})
+	if err := runCmd(f, NewCmdCapture(f, func(_ context.Context, o *CaptureOptions) error { got = o; return nil }), args[3:]); err != nil {
+		t.Fatalf("ExecStart=%s: %v", line, err)
+	}
+	if got.Label != "timer" || got.KeepDays <= 0 || !strings.HasSuffix(got.PrometheusFile, ".prom") || got.Timeout != DefaultCaptureTimeout {
+		t.Errorf("service options %+v", got)
 	}
 }
