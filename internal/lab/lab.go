@@ -14,6 +14,11 @@
 //	DIR/siemctl.yaml  siemctl config for this lab;  DIR/env  shell exports (SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT)
 //	DIR/lab.json      lab state (systemd PID, cgroup id, ports, versions, active faults), no secrets
 //
+// The prepared homes live in ~/.cache/siemlab/opensearch/<v> (Cache.Prepare): the integ-test
+// distribution (transport-netty4 only) with the security plugin, plus the ingest-common and
+// lang-mustache modules assembled from Maven Central (Modules), so ingest pipelines work. A ready
+// marker records the cache layout and module list; homes and farms made by older code are rebuilt.
+//
 // The indexer is a real OpenSearch node with the security plugin (HTTPS, basic auth, initialised with
 // the plugin's securityadmin through indexer-security-init.sh), running as uid 65534 under a private
 // `systemd --user` manager that has its own mount namespace and its own cgroups lab-<id> (id derived

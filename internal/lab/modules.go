@@ -158,8 +158,14 @@ func distJavaVersion(home string) string {
 	return "11"
 }
 
+// artifactInRepo is where the module's jar sits in the cache's Maven repository.
+func (c *Cache) artifactInRepo(m Module, osv string) string {
+	return filepath.Join(c.m2(), filepath.FromSlash(strings.ReplaceAll(m.GroupID, ".", "/")), m.ArtifactID, osv, m.ArtifactID+"-"+osv+".jar")
+}
+
 // mavenCopyDependencies copies the module's artifact and its runtime dependencies into dst through
-// the cache's Maven repository: offline first (a warm cache needs no network), online otherwise.
+// the cache's Maven repository: offline when the artifact is already there (a warm cache needs no
+// network), online when it is not or the offline run fails (a dependency missing).
 func (c *Cache) mavenCopyDependencies(ctx context.Context, m Module, osv, work, dst string) error {
 	pom := filepath.Join(work, "pom-"+m.Name+".xml")
 	if err := os.WriteFile(pom, pomFor(m, osv), 0o644); err != nil {
@@ -167,8 +173,10 @@ func (c *Cache) mavenCopyDependencies(ctx context.Context, m Module, osv, work, 
 	}
 	args := []string{"-B", "-q", "-f", pom, "-Dmaven.repo.local=" + c.m2(), "dependency:copy-dependencies",
 		"-DoutputDirectory=" + dst, "-DincludeScope=runtime"}
-	if _, err := run(ctx, os.Environ(), work, "mvn", append([]string{"-o"}, args...)...); err == nil {
-		return nil
+	if _, err := os.Stat(c.artifactInRepo(m, osv)); err == nil {
+		if _, err := run(ctx, os.Environ(), work, "mvn", append([]string{"-o"}, args...)...); err == nil {
+			return nil
+		}
 	}
 	if err := os.RemoveAll(dst); err != nil {
 		return fmt.Errorf("module %s: %w", m.Name, err)

@@ -275,16 +275,18 @@ func TestAssembleModule(t *testing.T) {
 	classEntry := "org/opensearch/ingest/common/IngestCommonPlugin.class"
 	tests := []struct {
 		name        string
+		inRepo      bool // the artifact is in the cache's Maven repository already
 		failOffline bool
 		mainEntry   string
 		policy      string
 		wantErr     string
-		wantCalls   int
+		wantCalls   []string // "offline" or "online", in order
 	}{
-		{"warm cache: offline", false, classEntry, "", "", 1},
-		{"cold cache: online after offline fails", true, classEntry, "", "", 2},
-		{"with policy", false, classEntry, "grant {};\n", "", 1},
-		{"wrong artifact", false, "org/other/Plugin.class", "", "has no class", 1},
+		{"warm cache: offline only", true, false, classEntry, "", "", []string{"offline"}},
+		{"cold cache: straight online", false, true, classEntry, "", "", []string{"online"}},
+		{"dependency missing: online after offline fails", true, true, classEntry, "", "", []string{"offline", "online"}},
+		{"with policy", true, false, classEntry, "grant {};\n", "", []string{"offline"}},
+		{"wrong artifact", true, false, "org/other/Plugin.class", "", "has no class", []string{"offline"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,10 +302,21 @@ func TestAssembleModule(t *testing.T) {
 			m := testModule
 			m.Policy = tt.policy
 			c := &Cache{Dir: t.TempDir()}
+			if tt.inRepo {
+				writeTestFile(t, c.artifactInRepo(m, "2.11.1"), []byte("jar"))
+			}
 			n, err := c.assembleModule(context.Background(), home, "2.11.1", t.TempDir(), m)
 			calls, _ := os.ReadFile(logFile)
-			if got := strings.Count(string(calls), "\n"); got != tt.wantCalls {
-				t.Errorf("mvn ran %d times, want %d:\n%s", got, tt.wantCalls, calls)
+			var modes []string
+			for _, line := range strings.Split(strings.TrimSpace(string(calls)), "\n") {
+				if strings.HasPrefix(line, "-o ") {
+					modes = append(modes, "offline")
+				} else {
+					modes = append(modes, "online")
+				}
+			}
+			if strings.Join(modes, ",") != strings.Join(tt.wantCalls, ",") {
+				t.Errorf("mvn runs %v, want %v:\n%s", modes, tt.wantCalls, calls)
 			}
 			if !strings.Contains(string(calls), "-Dmaven.repo.local="+filepath.Join(c.Dir, "m2")) {
 				t.Errorf("mvn not pointed at the cache's repository: %s", calls)
