@@ -1,0 +1,227 @@
+// Package rollback is `siemctl rollback`: put the versions recorded by the
+// last upgrade run back, with the indexer data copy and the configs.
+package rollback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cmd/upgrade"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// Options are the inputs of `siemctl rollback`.
+type Options struct {
+	upgrade.Common
+	Run       string
+	DryRun    bool
+	RetryLock time.Duration
+}
+
+// NewCmdRollback builds `siemctl rollback`.
+func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{Common: upgrade.Common{IO: f.IO, Deps: upgrade.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
+	cmd := &cobra.Command{
+		Use:   "rollback",
+		Short: "Put the previous version back, with its data",
+		Long: `Roll the stack back to the exact package versions the last upgrade run recorded
+before it installed anything.
+
+- A finished upgrade (succeeded or aborted) is rolled back with runbooks/rollback.yaml:
+  stop in reverse order, downgrade dashboard, shipper, manager and indexer, restore the
+  indexer data copy and the configs, re-apply the indexer security config, start in
+  start order, validate, snapshot and diff against the pre-upgrade snapshot.
+- A stopped upgrade (interrupted or failed) is rolled back through its own undos, in
+  reverse order, then its finally-steps.
+- An interrupted rollback run is resumed.
+
+Documents indexed after the data copy was taken are not in the restored indexer data.
+
+Exit codes: 0 rolled back, 2 usage, 6 locked, 11 rollback failed (manual action;
+'siemctl rollback' again continues), 130 interrupted.`,
+		Example: `  siemctl rollback --dry-run
+  siemctl rollback --yes
+  siemctl rollback --run 20250301T100000Z-a1b2c3 --yes -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Output, opts.Yes = f.Global.Output, f.Global.Yes
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if opts.RetryLock < 0 {
+				return cli.FlagErrorf("--retry-lock must not be negative")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRollback(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the rollback would make; change nothing")
+	cmd.Flags().DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
+	return cmd
+}
+
+// ErrNothingToRollBack means no upgrade run can be rolled back.
+var ErrNothingToRollBack = errors.New("nothing to roll back")
+
+// failedError marks a rollback that stopped: exit 11.
+type failedError struct{ err error }
+
+func (e *failedError) Error() string { return e.err.Error() }
+func (e *failedError) Unwrap() error { return e.err }
+func (e *failedError) ExitCode() int { return cli.ExitRollbackFailed }
+
+// findRuns returns the run to act on: the newest rollback run if it is
+// stopped, else the named or newest upgrade run.
+func findRuns(stateDir, want string) (upgradeRun, pendingRollback *engine.RunInfo, err error) {
+	if want != "" {
+		ri, err := engine.Status(stateDir, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ri.Runbook.Name == "rollback" {
+			return nil, ri, nil
+		}
+		return ri, nil, nil
+	}
+	ids, err := engine.Runs(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		ri, err := engine.Status(stateDir, ids[i])
+		if err != nil {
+			continue
+		}
+		switch ri.Runbook.Name {
+		case "rollback":
+			if pendingRollback == nil && i == len(ids)-1 && (ri.Resumable() || ri.Status == engine.StatusRunning) {
+				return nil, ri, nil
+			}
+		case "upgrade":
+			if ri.Status == engine.StatusNoGo || ri.Status == engine.StatusDryRun {
+				continue
+			}
+			return ri, nil, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: no upgrade run in %s", ErrNothingToRollBack, stateDir)
+}
+
+func runRollback(ctx context.Context, opts *Options) error {
+	deps, err := opts.Deps(ctx)
+	if err != nil {
+		return err
+	}
+	stateDir := deps.Config.StateDir
+	up, pending, err := findRuns(stateDir, opts.Run)
+	if err != nil {
+		return err
+	}
+	if pending != nil {
+		return resumeRollback(ctx, opts, deps, pending)
+	}
+	reg, rd, err := upgrade.RunRegistry(deps, up)
+	if err != nil {
+		return err
+	}
+	switch {
+	case up.Status == engine.StatusRolledBack:
+		return fmt.Errorf("%w: run %s was already rolled back", ErrNothingToRollBack, up.ID)
+	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
+		// A stopped upgrade: its own undos know exactly what it changed.
+		r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback --run "+up.ID, opts.DryRun)
+		if !opts.DryRun {
+			if err := opts.IO.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status), opts.Yes); err != nil {
+				return err
+			}
+		}
+		ri, err := r.Rollback(ctx, up.ID)
+		if opts.DryRun {
+			return err
+		}
+		return upgrade.Finish(opts.Common, stateDir, ri, rollbackErr(err))
+	}
+	seed, err := steps.RollbackSeed(rd)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", up.ID, err)
+	}
+	rreg, err := steps.NewRegistry(&steps.Planning{Config: deps.Config, Target: rd.Targets, Previous: rd.Previous})
+	if err != nil {
+		return err
+	}
+	raw, err := runbooks.FS.ReadFile(runbooks.Rollback)
+	if err != nil {
+		return err
+	}
+	plan, err := engine.ParsePlan(raw, runbooks.Rollback, rreg, engine.Selection{})
+	if err != nil {
+		return err
+	}
+	r := upgrade.Runner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback --run "+up.ID, opts.DryRun)
+	if opts.DryRun {
+		fmt.Fprintf(opts.IO.Out, "rollback of run %s (dry run): back to %s\n", up.ID, versions(rd.Previous))
+		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
+		return err
+	}
+	q := fmt.Sprintf("Roll back run %s to %s, restoring the indexer data copied at the upgrade (later documents are lost)?", up.ID, versions(rd.Previous))
+	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "rollback of run %s to %s; %d steps\n", up.ID, versions(rd.Previous), plan.Total())
+	ri, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
+	return upgrade.Finish(opts.Common, stateDir, ri, rollbackErr(err))
+}
+
+func resumeRollback(ctx context.Context, opts *Options, deps *steps.Deps, ri *engine.RunInfo) error {
+	reg, _, err := upgrade.RunRegistry(deps, ri)
+	if err != nil {
+		return err
+	}
+	r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
+	if !opts.DryRun {
+		if err := opts.IO.Confirm(fmt.Sprintf("Continue the stopped rollback run %s?", ri.ID), opts.Yes); err != nil {
+			return err
+		}
+	}
+	out, err := r.Resume(ctx, ri.ID)
+	if opts.DryRun {
+		return err
+	}
+	return upgrade.Finish(opts.Common, deps.Config.StateDir, out, rollbackErr(err))
+}
+
+// rollbackErr: a rollback that stopped on a failure needs manual action (11).
+func rollbackErr(err error) error {
+	var fe *engine.FailedError
+	var fin *engine.FinallyError
+	if errors.As(err, &fe) || errors.As(err, &fin) {
+		return &failedError{err: err}
+	}
+	return err
+}
+
+func versions(m map[string]string) string {
+	s := ""
+	for _, c := range steps.Components {
+		if v := m[c]; v != "" {
+			if s != "" {
+				s += ", "
+			}
+			s += c + " " + v
+		}
+	}
+	if s == "" {
+		return "the recorded versions"
+	}
+	return s
+}

@@ -1,0 +1,163 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// ApplyOptions are the inputs of `upgrade apply`.
+type ApplyOptions struct {
+	Common
+	To          string
+	DryRun      bool
+	Runbook     string
+	Only        []string
+	SkipSteps   []string
+	IgnoreGates []string
+	RetryLock   time.Duration
+}
+
+// NewCmdApply builds `upgrade apply`.
+func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{Common: common(f)}
+	cmd := &cobra.Command{
+		Use:   "apply --to VERSION",
+		Short: "Run the upgrade runbook to an exact version",
+		Long: `Plan the runbook (every step, kind and parameter checked before anything runs), take
+the host lock, ask for confirmation (--yes without a terminal) and run it: progress per
+step on stderr, the final report with the pre/post snapshot diff on stdout.
+
+A gate marked on_fail: rollback that says no-go rolls the stack back to the recorded
+versions with the indexer data copy (exit 10). An interrupted run (Ctrl-C, crash) is
+continued with 'siemctl upgrade resume'.
+
+Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 6 locked, 10 failed and rolled
+back, 11 rollback failed, 130 interrupted.`,
+		Example: `  siemctl upgrade apply --to 4.10.0
+  siemctl upgrade apply --to 4.10.0 --yes -o json
+  siemctl upgrade apply --to 4.10.0 --dry-run
+  siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.fill(f)
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if opts.To == "" {
+				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
+			}
+			if opts.RetryLock < 0 {
+				return cli.FlagErrorf("--retry-lock must not be negative")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runApply(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the run would make; change nothing")
+	fl.StringVar(&opts.Runbook, "runbook", "", "use this runbook file instead of the embedded upgrade.yaml")
+	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids (a parent id selects its children; finally-steps always run)")
+	fl.StringSliceVar(&opts.SkipSteps, "skip-steps", nil, "skip these step ids")
+	fl.StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "skip an ignorable gate (step id or kind: "+strings.Join(steps.Ignorable, ", ")+")")
+	fl.DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
+	return cmd
+}
+
+// prepared is a planned upgrade.
+type prepared struct {
+	deps      *steps.Deps
+	cands     []steps.Candidate
+	seed      map[string]any
+	reg       *engine.Registry
+	plan      *engine.Plan
+	installed map[string]string
+}
+
+// prepare resolves the target versions and plans the runbook (no side effect).
+func prepare(ctx context.Context, c Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
+	deps, err := c.Deps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if deps.Packages == nil {
+		return nil, fmt.Errorf("packages: %w", deps.PackageErr)
+	}
+	cands, err := steps.ResolveTarget(ctx, deps.Packages, deps.Config.PackageNames(), to)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", to, err)
+	}
+	installed := map[string]string{}
+	for _, cd := range cands {
+		installed[cd.Component] = cd.Installed
+	}
+	reg, err := steps.NewRegistry(&steps.Planning{Config: deps.Config, Target: steps.TargetMap(cands), Previous: installed})
+	if err != nil {
+		return nil, err
+	}
+	raw, source, err := loadRunbook(runbookPath, runbooks.Upgrade)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := engine.ParsePlan(raw, source, reg, sel)
+	if err != nil {
+		return nil, err
+	}
+	if len(ignore) > 0 {
+		ids, err := steps.IgnoreGates(plan, ignore)
+		if err != nil {
+			return nil, &cli.FlagError{Err: err}
+		}
+		sel.Skip = append(slices.Clone(sel.Skip), ids...)
+		if plan, err = engine.ParsePlan(raw, source, reg, sel); err != nil {
+			return nil, err
+		}
+	}
+	return &prepared{deps: deps, cands: cands, seed: steps.UpgradeSeed(to, cands), reg: reg, plan: plan, installed: installed}, nil
+}
+
+func summary(p *prepared) string {
+	var parts []string
+	for _, c := range p.cands {
+		if c.Target != "" && c.Target != c.Installed {
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, orDash(c.Installed), c.Target))
+		}
+	}
+	if len(parts) == 0 {
+		return "no package changes"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func runApply(ctx context.Context, opts *ApplyOptions) error {
+	p, err := prepare(ctx, opts.Common, opts.To, opts.Runbook, engine.Selection{Only: opts.Only, Skip: opts.SkipSteps}, opts.IgnoreGates)
+	if err != nil {
+		return err
+	}
+	cmdline := commandLine("upgrade", "apply", "--to", opts.To)
+	r := Runner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
+	if opts.DryRun {
+		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
+		_, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
+		return err
+	}
+	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs. Proceed?", opts.To, summary(p), p.plan.Total())
+	if err := confirm(opts.Common, q); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.plan.Total())
+	ri, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
+	return Finish(opts.Common, p.deps.Config.StateDir, ri, err)
+}

@@ -1,0 +1,264 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// PlanOptions are the inputs of `upgrade plan`.
+type PlanOptions struct {
+	Common
+	To          string
+	Runbook     string
+	IgnoreGates []string
+	Timeout     time.Duration
+}
+
+// NewCmdPlan builds `upgrade plan`.
+func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{Common: common(f)}
+	cmd := &cobra.Command{
+		Use:   "plan --to VERSION",
+		Short: "Show versions, go/no-go gates, every step and the rollback plan",
+		Long: `Show the installed package and API versions, the candidate versions the package manager
+offers, every preflight gate evaluated now (read-only), every step of the runbook with the
+commands and API calls it makes, and the rollback plan. Nothing changes.
+
+Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
+		Example: `  siemctl upgrade plan --to 4.10.0
+  siemctl upgrade plan --to 4.10.0-1 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.fill(f)
+			opts.Timeout = f.Global.Timeout
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if opts.To == "" {
+				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPlan(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	cmd.Flags().StringVar(&opts.Runbook, "runbook", "", "plan this runbook file instead of the embedded upgrade.yaml")
+	cmd.Flags().StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "leave out an ignorable gate (as apply would)")
+	return cmd
+}
+
+// PlanReport is `upgrade plan`'s output.
+type PlanReport struct {
+	Target     string             `json:"target"`
+	Verdict    string             `json:"verdict"` // GO | NO-GO
+	Components []ComponentVersion `json:"components"`
+	Gates      []steps.GateResult `json:"gates"`
+	Steps      []PlanStep         `json:"steps"`
+	Rollback   RollbackPlan       `json:"rollback"`
+}
+
+// ComponentVersion is one component's versions.
+type ComponentVersion struct {
+	steps.Candidate
+	API string `json:"api_version,omitempty"`
+}
+
+// PlanStep is one step of the plan.
+type PlanStep struct {
+	N        int      `json:"n"`
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`
+	OnFail   string   `json:"on_fail"`
+	Always   bool     `json:"always,omitempty"`
+	Selected bool     `json:"selected"`
+	Reason   string   `json:"reason,omitempty"`
+	Describe []string `json:"describe"`
+	Undo     []string `json:"undo,omitempty"`
+}
+
+// RollbackPlan is what a rollback would do.
+type RollbackPlan struct {
+	// Automatic: the undos, in the order they run (reverse), when a step
+	// with on_fail: rollback fails.
+	Automatic []PlanStep `json:"automatic"`
+	// Explicit: `siemctl rollback` after a finished upgrade (rollback.yaml).
+	Explicit []PlanStep `json:"explicit"`
+}
+
+func runPlan(ctx context.Context, opts *PlanOptions) error {
+	p, err := prepare(ctx, opts.Common, opts.To, opts.Runbook, engine.Selection{}, opts.IgnoreGates)
+	if err != nil {
+		return err
+	}
+	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
+	apis := apiVersions(ctx, p.deps, opts.Timeout)
+	for _, c := range p.cands {
+		rep.Components = append(rep.Components, ComponentVersion{Candidate: c, API: apis[c.Component]})
+	}
+	gctx, cancel := context.WithTimeout(ctx, 4*opts.Timeout)
+	defer cancel()
+	rep.Gates = steps.PreflightGates(gctx, p.plan, p.deps, p.seed, opts.Timeout)
+	rep.Verdict = steps.VerdictGo
+	for _, g := range rep.Gates {
+		if g.Verdict != steps.VerdictGo {
+			rep.Verdict = steps.VerdictNoGo
+		}
+	}
+	rep.Steps = planSteps(p.plan)
+	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
+		s := p.plan.Steps[i]
+		if s.Selected && s.Undo != nil {
+			rep.Rollback.Automatic = append(rep.Rollback.Automatic, PlanStep{ID: s.ID, Kind: s.Undo.Kind.Name(), Describe: s.Undo.Describe, Selected: true})
+		}
+	}
+	for _, s := range rep.Steps {
+		if s.Always {
+			rep.Rollback.Automatic = append(rep.Rollback.Automatic, s)
+		}
+	}
+	raw, src, err := loadRunbook("", runbooks.Rollback)
+	if err != nil {
+		return err
+	}
+	rreg, err := steps.NewRegistry(&steps.Planning{Config: p.deps.Config, Target: p.installed, Previous: p.installed})
+	if err != nil {
+		return err
+	}
+	if rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{}); err == nil {
+		rep.Rollback.Explicit = planSteps(rplan)
+	} else {
+		return err
+	}
+	if rep.Gates == nil {
+		rep.Gates = []steps.GateResult{}
+	}
+	if opts.Output == "json" {
+		if err := output.JSON(opts.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if err := renderPlan(opts.IO.Out, opts.IO.IsStdoutTTY(), opts.IO.Colors(), rep); err != nil {
+		return err
+	}
+	if rep.Verdict != steps.VerdictGo {
+		return &cli.ExitError{Code: cli.ExitNoGo}
+	}
+	return nil
+}
+
+func planSteps(plan *engine.Plan) []PlanStep {
+	out := []PlanStep{}
+	for _, s := range plan.Steps {
+		ps := PlanStep{N: s.N, ID: s.ID, Kind: s.Step.Kind, OnFail: s.FailMode(), Always: s.Always, Selected: s.Selected, Reason: s.Reason,
+			Describe: slices.Clone(s.Describe)}
+		if s.Undo != nil {
+			ps.Undo = append([]string{s.Undo.Kind.Name()}, s.Undo.Describe...)
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
+// apiVersions reads what the components report about themselves, best effort.
+func apiVersions(ctx context.Context, d *steps.Deps, timeout time.Duration) map[string]string {
+	out := map[string]string{}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if d.Manager != nil {
+		if info, err := d.Manager.Info(ctx); err == nil {
+			out["manager"] = "API " + info.APIVersion
+		} else {
+			out["manager"] = "unreachable"
+		}
+	}
+	if d.Indexer != nil {
+		if nodes, err := d.Indexer.NodesVersions(ctx); err == nil {
+			var vs []string
+			for _, n := range nodes {
+				vs = append(vs, "OpenSearch "+n.Version)
+			}
+			out["indexer"] = strings.Join(vs, ", ")
+		} else {
+			out["indexer"] = "unreachable"
+		}
+	}
+	return out
+}
+
+func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error {
+	fmt.Fprintf(w, "Upgrade plan to %s: %s\n\n", rep.Target, c.Status(rep.Verdict))
+	t := output.NewTable(w, tty, "COMPONENT", "PACKAGE", "INSTALLED", "TARGET", "AVAILABLE", "REPORTS")
+	for _, cv := range rep.Components {
+		t.Row(cv.Component, cv.Package, orDash(cv.Installed), orDash(cv.Target), strings.Join(cv.Available, " "), orDash(cv.API))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nPreflight gates (evaluated now):")
+	g := output.NewTable(w, tty, "STEP", "KIND", "VERDICT", "DETAIL")
+	for _, gr := range rep.Gates {
+		kind := gr.Kind
+		if gr.Ignorable {
+			kind += " (ignorable)"
+		}
+		g.Row(gr.Step, kind, c.Status(gr.Verdict), gr.Detail)
+	}
+	if err := g.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nSteps:")
+	for _, s := range rep.Steps {
+		flags := "on_fail " + s.OnFail
+		if s.Always {
+			flags = "always (finally)"
+		}
+		if !s.Selected {
+			flags = "not selected: " + s.Reason
+		}
+		fmt.Fprintf(w, "%3s  %s  [%s, %s]\n", numOrDash(s.N), s.ID, s.Kind, flags)
+		for _, d := range s.Describe {
+			fmt.Fprintf(w, "       %s\n", d)
+		}
+		if len(s.Undo) > 0 {
+			fmt.Fprintf(w, "       undo: %s\n", strings.Join(s.Undo, "; "))
+		}
+	}
+	fmt.Fprintln(w, "\nAutomatic rollback (a step with on_fail: rollback fails): undos in this order, then finally-steps:")
+	for _, s := range rep.Rollback.Automatic {
+		fmt.Fprintf(w, "  %s  %s: %s\n", s.ID, s.Kind, strings.Join(s.Describe, "; "))
+	}
+	fmt.Fprintf(w, "\nExplicit rollback after the upgrade (siemctl rollback, rollback.yaml, back to %s):\n", installedLine(rep.Components))
+	for _, s := range rep.Rollback.Explicit {
+		fmt.Fprintf(w, "  %s  %s\n", s.ID, s.Kind)
+	}
+	return nil
+}
+
+func installedLine(cs []ComponentVersion) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.Component+" "+orDash(packages.Upstream(c.Installed)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func numOrDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}

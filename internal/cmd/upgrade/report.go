@@ -1,0 +1,148 @@
+package upgrade
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+// RunReport is a run's report (stdout of apply, resume, abort, rollback and
+// status; -o json prints it as is).
+type RunReport struct {
+	RunID    string             `json:"run_id"`
+	Runbook  string             `json:"runbook"`
+	Parent   string             `json:"parent,omitempty"`
+	Status   string             `json:"status"`
+	Error    string             `json:"error,omitempty"`
+	Started  time.Time          `json:"started"`
+	Ended    time.Time          `json:"ended,omitzero"`
+	Target   string             `json:"target,omitempty"`
+	Previous map[string]string  `json:"previous_versions"`
+	Targets  map[string]string  `json:"target_versions"`
+	Backups  steps.Backups      `json:"backups"`
+	Diff     *steps.DiffSummary `json:"diff,omitempty"`
+	Time     TimeReport         `json:"time"`
+	Steps    []StepReport       `json:"steps"`
+	Holder   string             `json:"held_by,omitempty"`
+}
+
+// TimeReport is the run's wall time and how it splits (seconds).
+type TimeReport struct {
+	Wall       float64            `json:"wall_s"`
+	Components float64            `json:"waiting_on_components_s"`
+	Own        float64            `json:"siemctl_own_work_s"`
+	Overhead   float64            `json:"overhead_s"`
+	ByKind     map[string]float64 `json:"by_kind_s"`
+}
+
+// StepReport is one step of a run.
+type StepReport struct {
+	N        int     `json:"n"`
+	ID       string  `json:"id"`
+	Kind     string  `json:"kind"`
+	Status   string  `json:"status"`
+	Duration float64 `json:"duration_s"`
+	Note     string  `json:"note,omitempty"`
+	Undo     string  `json:"undo,omitempty"`
+}
+
+// NewRunReport builds a report from a run's state and journal.
+func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
+	rd, _ := steps.DecodeRunData(ri.Data)
+	r := RunReport{RunID: ri.ID, Runbook: ri.Runbook.Name, Parent: ri.Parent, Status: ri.Status, Error: ri.Error,
+		Started: ri.Started, Ended: ri.Ended, Target: rd.Target, Previous: rd.Previous, Targets: rd.Targets,
+		Backups: rd.Backups, Diff: rd.Diff, Steps: []StepReport{}}
+	if ri.Holder != nil {
+		r.Holder = ri.Holder.String()
+	}
+	ts := steps.SplitTime(evs)
+	r.Time = TimeReport{Wall: ts.Wall.Seconds(), Components: ts.Components.Seconds(), Own: ts.Own.Seconds(), Overhead: ts.Overhead.Seconds(), ByKind: map[string]float64{}}
+	for k, d := range ts.ByKind {
+		r.Time.ByKind[k] = d.Seconds()
+	}
+	for i, s := range ri.Steps {
+		sr := StepReport{N: i + 1, ID: s.ID, Kind: s.Kind, Status: s.Status, Duration: s.Duration.Seconds(), Undo: s.Undo}
+		switch {
+		case s.Error != "":
+			sr.Note = s.Error
+		case s.Reason != "":
+			sr.Note = s.Reason
+		case s.UndoErr != "":
+			sr.Note = "undo: " + s.UndoErr
+		case s.Outcome != nil:
+			sr.Note = s.Outcome.Message
+		}
+		r.Steps = append(r.Steps, sr)
+	}
+	return r
+}
+
+// Render writes the report as a table (or tab-separated off a TTY).
+func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
+	kv := [][2]string{
+		{"run", r.RunID + " (" + r.Runbook + ")"},
+		{"status", paintStatus(c, r.Status)},
+	}
+	if r.Parent != "" {
+		kv = append(kv, [2]string{"undoes", r.Parent})
+	}
+	if r.Error != "" {
+		kv = append(kv, [2]string{"error", r.Error})
+	}
+	if len(r.Previous) > 0 || len(r.Targets) > 0 {
+		kv = append(kv, [2]string{"versions", versionsLine(r)})
+	}
+	if r.Backups.Dir != "" {
+		kv = append(kv, [2]string{"backups", r.Backups.Dir})
+	}
+	if r.Diff != nil {
+		kv = append(kv, [2]string{"diff", fmt.Sprintf("%s → %s: documents %d → %d; %d critical, %d warning, %d info",
+			r.Diff.From, r.Diff.To, r.Diff.DocsFrom, r.Diff.DocsTo, r.Diff.Counts["critical"], r.Diff.Counts["warning"], r.Diff.Counts["info"])})
+		for _, ch := range r.Diff.Changes {
+			kv = append(kv, [2]string{"  " + ch.Severity.String(), ch.Message})
+		}
+	}
+	kv = append(kv, [2]string{"time", fmt.Sprintf("%.1fs wall: %.1fs waiting on components, %.1fs siemctl's own work, %.1fs engine and pauses",
+		r.Time.Wall, r.Time.Components, r.Time.Own, r.Time.Overhead)})
+	if r.Holder != "" {
+		kv = append(kv, [2]string{"running", r.Holder})
+	}
+	if err := output.KV(w, kv...); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	t := output.NewTable(w, tty, "N", "STEP", "KIND", "STATUS", "TIME", "NOTE")
+	for _, s := range r.Steps {
+		dur := ""
+		if s.Duration > 0 {
+			dur = fmt.Sprintf("%.1fs", s.Duration)
+		}
+		note := s.Note
+		if tty && len(note) > 100 {
+			note = note[:97] + "..."
+		}
+		t.Row(fmt.Sprint(s.N), s.ID, s.Kind, paintStatus(c, s.Status), dur, note)
+	}
+	return t.Render()
+}
+
+func versionsLine(r RunReport) string {
+	var parts []string
+	for _, comp := range steps.Components {
+		from, to := r.Previous[comp], r.Targets[comp]
+		switch {
+		case from != "" && to != "" && from != to:
+			parts = append(parts, fmt.Sprintf("%s %s → %s", comp, from, to))
+		case to != "":
+			parts = append(parts, fmt.Sprintf("%s %s", comp, to))
+		case from != "":
+			parts = append(parts, fmt.Sprintf("%s %s", comp, from))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

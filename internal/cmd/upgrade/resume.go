@@ -1,0 +1,169 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/engine"
+)
+
+// ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.
+type ResumeOptions struct {
+	Common
+	Run       string
+	DryRun    bool
+	RetryLock time.Duration
+}
+
+func newRunCmd(f *cli.Factory, use, short, long, example string, run func(context.Context, *ResumeOptions) error) *cobra.Command {
+	opts := &ResumeOptions{Common: common(f)}
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long, Example: example,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.fill(f)
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Run = args[0]
+			}
+			if opts.RetryLock < 0 {
+				return cli.FlagErrorf("--retry-lock must not be negative")
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would run; change nothing")
+	cmd.Flags().DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
+	return cmd
+}
+
+// NewCmdResume builds `upgrade resume [RUN]`.
+func NewCmdResume(f *cli.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runResume
+	}
+	return newRunCmd(f, "resume [RUN]", "Continue an interrupted or failed upgrade run",
+		`Continue the latest (or the named) run where it stopped: the interrupted step is
+verified first (an install that completed is not repeated), completed steps are not run
+again, then the finally-steps restore "no trace left".
+
+Exit codes as for apply.`,
+		"  siemctl upgrade resume --yes\n  siemctl upgrade resume 20250301T100000Z-a1b2c3 --yes", runF)
+}
+
+// NewCmdAbort builds `upgrade abort [RUN]`.
+func NewCmdAbort(f *cli.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runAbort
+	}
+	return newRunCmd(f, "abort [RUN]", "End a stopped upgrade run without undoing it",
+		`Mark an interrupted or failed run aborted and run its finally-steps (allocation back to
+all, every unit started, no temporary settings left). Installed packages stay as they
+are: use 'siemctl rollback' to go back to the recorded versions.`,
+		"  siemctl upgrade abort --yes", runF)
+}
+
+func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner, *engine.RunInfo, error) {
+	deps, err := opts.Deps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ri, err := engine.Status(deps.Config.StateDir, opts.Run)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, _, err := RunRegistry(deps, ri)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := Runner(opts.Common, deps, reg, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun)
+	return r, ri, nil
+}
+
+func runResume(ctx context.Context, opts *ResumeOptions) error {
+	r, ri, err := reopen(ctx, opts, "resume")
+	if err != nil {
+		return err
+	}
+	if !ri.Resumable() {
+		return fmt.Errorf("run %s is %s: %w", ri.ID, ri.Status, engine.ErrNotResumable)
+	}
+	if !opts.DryRun {
+		if err := confirm(opts.Common, fmt.Sprintf("Resume run %s (%s, stopped: %s)?", ri.ID, ri.Runbook.Name, orDash(ri.Error))); err != nil {
+			return err
+		}
+	}
+	out, err := r.Resume(ctx, ri.ID)
+	if opts.DryRun {
+		return err
+	}
+	return Finish(opts.Common, r.StateDir, out, err)
+}
+
+func runAbort(ctx context.Context, opts *ResumeOptions) error {
+	r, ri, err := reopen(ctx, opts, "abort")
+	if err != nil {
+		return err
+	}
+	if !opts.DryRun {
+		if err := confirm(opts.Common, fmt.Sprintf("Abort run %s (%s)? Installed packages stay as they are.", ri.ID, ri.Status)); err != nil {
+			return err
+		}
+	}
+	out, err := r.Abort(ctx, ri.ID)
+	if opts.DryRun {
+		return err
+	}
+	return Finish(opts.Common, r.StateDir, out, err)
+}
+
+// StatusOptions are the inputs of `upgrade status`.
+type StatusOptions struct {
+	Common
+	Run string
+}
+
+// NewCmdStatus builds `upgrade status [RUN]`.
+func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{Common: common(f)}
+	return &cobra.Command{
+		Use:   "status [RUN]",
+		Short: "Show a run's state from its journal (latest by default)",
+		Long: `Show the latest (or the named) run: status, versions, backups, snapshot diff, every
+step with its duration, and how the time split between waiting on the components and
+siemctl's own work. A run whose process died is reported interrupted.`,
+		Example: "  siemctl upgrade status\n  siemctl upgrade status 20250301T100000Z-a1b2c3 -o json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.fill(f)
+			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				opts.Run = args[0]
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runStatus(cmd.Context(), opts)
+		},
+	}
+}
+
+func runStatus(ctx context.Context, opts *StatusOptions) error {
+	deps, err := opts.Deps(ctx)
+	if err != nil {
+		return err
+	}
+	ri, err := engine.Status(deps.Config.StateDir, opts.Run)
+	if err != nil {
+		return err
+	}
+	return Finish(opts.Common, deps.Config.StateDir, ri, nil)
+}

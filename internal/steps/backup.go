@@ -1,0 +1,798 @@
+package steps
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+)
+
+// Names inside a run's backup directory (backup_dir/<run-id>/).
+const (
+	configsArchive   = "configs.tar.gz"
+	configsManifest  = "configs.manifest.json"
+	securityDir      = "indexer-security"
+	dataDir          = "indexer-data"
+	dataManifestName = "indexer-data.manifest.json"
+)
+
+var configComponents = []string{"indexer", "manager", "dashboard", "shipper", "certs"}
+
+type configsParams struct {
+	pl         *Planning
+	Components []string `yaml:"components"`
+}
+
+func (p *configsParams) comps() []string {
+	if len(p.Components) == 0 {
+		return configComponents
+	}
+	return p.Components
+}
+
+func (p *configsParams) Validate() error {
+	for _, c := range p.Components {
+		if !slices.Contains(configComponents, c) {
+			return fmt.Errorf("component %q: want %s", c, strings.Join(configComponents, ", "))
+		}
+	}
+	return nil
+}
+
+func (p *configsParams) Describe() []string {
+	paths := []string{"<config paths>"}
+	if c := p.pl.cfg(); c != nil {
+		paths = ConfigPaths(c, p.comps())
+	}
+	return []string{"tar -czf <backup_dir>/<run-id>/" + configsArchive + " " + strings.Join(paths, " ") + " (modes and owners kept; missing paths noted)",
+		"sha256 of the archive and of every file → " + sumsName + ", " + configsManifest}
+}
+
+// ConfigPaths are the configuration paths backed up for the components.
+// The dashboard's directory sits next to the indexer's (/etc/<package>).
+func ConfigPaths(c *config.Config, comps []string) []string {
+	var out []string
+	add := func(ps ...string) {
+		for _, p := range ps {
+			if p != "" && !slices.Contains(out, p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+	}
+	for _, comp := range comps {
+		switch comp {
+		case "indexer":
+			add(c.Indexer.ConfigDir)
+		case "dashboard":
+			if c.Indexer.ConfigDir != "" {
+				add(filepath.Join(filepath.Dir(c.Indexer.ConfigDir), c.Dashboard.Package))
+			}
+		case "shipper":
+			add(c.Shipper.ConfigDir)
+		case "manager":
+			add(filepath.Join(c.Manager.InstallDir, "etc"), filepath.Join(c.Manager.InstallDir, "api", "configuration"))
+		case "certs":
+			add(c.Indexer.CAFile, c.Manager.CAFile, c.Dashboard.CAFile)
+		}
+	}
+	return out
+}
+
+func backupKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		engine.Define(engine.Spec[*configsParams]{Name: "backup.configs",
+			New: func() *configsParams { return &configsParams{pl: pl} }, Run: runBackupConfigs,
+			Skip: func(_ context.Context, env engine.Env, _ *configsParams) (string, bool, error) {
+				b, err := backups(env)
+				if err != nil || b.Configs == "" {
+					return "", false, err
+				}
+				if verifySum(filepath.Dir(b.Configs), filepath.Base(b.Configs)) != nil {
+					return "", false, nil
+				}
+				return "archive " + b.Configs + " already written and verified", true, nil
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "restore.configs", Run: runRestoreConfigs,
+			New: simple(pl, func(*Planning) []string {
+				return []string{"verify <backup>/" + configsArchive + " against " + sumsName + "; extract every file to its path (modes, owners; sha256 checked)",
+					"copy the indexer security backup into <indexer config_dir>/opensearch-security"}
+			})}),
+		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
+			New: simple(pl, func(pl *Planning) []string {
+				return []string{strings.Join(securityInit(pl), " ") + ` --options "-backup <backup_dir>/<run-id>/` + securityDir + ` -icl -nhnv"`,
+					"copy the backed-up *.yml into <indexer config_dir>/opensearch-security (what indexer.security_apply uploads)"}
+			}),
+			Verify: func(_ context.Context, env engine.Env, _ *noParams) (bool, error) {
+				b, err := backups(env)
+				if err != nil || b.IndexerSecurity == "" {
+					return false, err
+				}
+				_, err = securityFiles(b.IndexerSecurity)
+				return err == nil, nil
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_data", Run: runBackupData,
+			New: simple(pl, func(pl *Planning) []string {
+				dd := "<indexer data_dir>"
+				if c := pl.cfg(); c != nil {
+					dd = c.Indexer.DataDir
+				}
+				return []string{"check " + pl.unit("indexer") + " is stopped and the backup filesystem has room",
+					"cold copy " + dd + " → <backup_dir>/<run-id>/" + dataDir + " (owners, modes, times kept; sha256 per file)",
+					"verify the copy (files, sizes, modes, owners) against " + dataManifestName}
+			}),
+			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				ok, msg, err := dataBackupOK(ctx, env)
+				if err != nil || !ok {
+					return "", false, err
+				}
+				return msg, true, nil
+			},
+			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+				ok, _, err := dataBackupOK(ctx, env)
+				return ok, err
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_data", Run: runRestoreData,
+			New: simple(pl, func(pl *Planning) []string {
+				dd := "<indexer data_dir>"
+				if c := pl.cfg(); c != nil {
+					dd = c.Indexer.DataDir
+				}
+				return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+					"copy <backup_dir>/<run-id>/" + dataDir + " → " + dd + ".siemctl-restore (sha256 checked against " + dataManifestName + ")",
+					"swap it in for " + dd + " (rename), remove the replaced data"}
+			}),
+			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				ok, err := dataRestored(ctx, env)
+				if err != nil || !ok {
+					return "", false, err
+				}
+				return "the data directory already matches the copy", true, nil
+			},
+			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) { return dataRestored(ctx, env) }}),
+	}
+}
+
+// runDir returns (and creates, 0700) the run's backup directory.
+func runDir(env engine.Env, d *Deps) (string, error) {
+	b, err := backups(env)
+	if err != nil {
+		return "", err
+	}
+	dir := b.Dir
+	if dir == "" {
+		if d.Config == nil || d.Config.BackupDir == "" {
+			return "", errors.New("backup_dir is not configured")
+		}
+		dir = filepath.Join(d.Config.BackupDir, env.RunID())
+		if err := setBackups(env, func(b *Backups) { b.Dir = dir }); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("backup dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", fmt.Errorf("backup dir: %w", err)
+	}
+	return dir, nil
+}
+
+// --- backup.configs / restore.configs ------------------------------------------
+
+func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	dir, err := runDir(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	paths := ConfigPaths(d.Config, p.comps())
+	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, configsManifest), man); err != nil {
+		return engine.Outcome{}, err
+	}
+	msum, err := hashFile(filepath.Join(dir, configsManifest))
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := addSums(dir, map[string]string{configsArchive: sum, configsManifest: msum}); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := verifySum(dir, configsArchive); err != nil {
+		return engine.Outcome{}, err
+	}
+	arch := filepath.Join(dir, configsArchive)
+	if err := setBackups(env, func(b *Backups) { b.Configs, b.ConfigsSHA256 = arch, sum }); err != nil {
+		return engine.Outcome{}, err
+	}
+	msg := fmt.Sprintf("%s: %d files, %s, sha256 %s", arch, man.Files, bytesText(man.Bytes), sum[:12])
+	if len(missing) > 0 {
+		msg += "; not present: " + strings.Join(missing, ", ")
+	}
+	return engine.Outcome{Message: msg, Data: map[string]any{"archive": arch, "sha256": sum, "files": man.Files}}, nil
+}
+
+// writeArchive writes a tar.gz of paths (absolute names without the
+// leading slash) atomically and returns the manifest of its content, the
+// archive's sha256, and the paths that did not exist.
+func writeArchive(ctx context.Context, dst string, paths []string) (treeManifest, string, []string, error) {
+	man := treeManifest{Source: strings.Join(paths, " "), Entries: []treeEntry{}}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".configs-*.tmp")
+	if err != nil {
+		return man, "", nil, err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	gz := gzip.NewWriter(io.MultiWriter(tmp, h))
+	tw := tar.NewWriter(gz)
+	var missing []string
+	seen := map[string]bool{}
+	for _, root := range paths {
+		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, root)
+			continue
+		}
+		err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if seen[p] {
+				if de.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			seen[p] = true
+			fi, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			e, err := entryOf(strings.TrimPrefix(p, "/"), fi)
+			if err != nil {
+				return nil // sockets, fifos: not configuration
+			}
+			if e.Type == "link" {
+				if e.Link, err = os.Readlink(p); err != nil {
+					return err
+				}
+			}
+			hdr, err := tar.FileInfoHeader(fi, e.Link)
+			if err != nil {
+				return err
+			}
+			hdr.Name = e.Path
+			if e.Type == "dir" {
+				hdr.Name += "/"
+			}
+			hdr.Uname, hdr.Gname = "", ""
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if e.Type == "file" {
+				f, err := os.Open(p)
+				if err != nil {
+					return err
+				}
+				fh := sha256.New()
+				n, err := io.Copy(io.MultiWriter(tw, fh), f)
+				f.Close()
+				if err != nil {
+					return err
+				}
+				if n != e.Size {
+					return fmt.Errorf("%s changed while archiving", p)
+				}
+				e.SHA = hex.EncodeToString(fh.Sum(nil))
+				man.Files++
+				man.Bytes += e.Size
+			}
+			man.Entries = append(man.Entries, e)
+			return nil
+		})
+		if err != nil {
+			tmp.Close()
+			return man, "", nil, fmt.Errorf("archive %s: %w", root, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		tmp.Close()
+		return man, "", nil, err
+	}
+	if err := gz.Close(); err != nil {
+		tmp.Close()
+		return man, "", nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return man, "", nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return man, "", nil, err
+	}
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
+		return man, "", nil, err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return man, "", nil, err
+	}
+	return man, hex.EncodeToString(h.Sum(nil)), missing, nil
+}
+
+func runRestoreConfigs(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	b, err := backups(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if b.Configs == "" {
+		return engine.Outcome{}, errors.New("the run recorded no configuration archive (run data backups.configs)")
+	}
+	dir := filepath.Dir(b.Configs)
+	if err := verifySum(dir, filepath.Base(b.Configs)); err != nil {
+		return engine.Outcome{}, err
+	}
+	var man treeManifest
+	if err := readJSONFile(filepath.Join(dir, configsManifest), &man); err != nil {
+		return engine.Outcome{}, err
+	}
+	n, err := extractArchive(ctx, b.Configs, man)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	msg := fmt.Sprintf("restored %d files from %s (sha256 verified)", n, b.Configs)
+	if b.IndexerSecurity != "" {
+		k, err := installSecurity(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		msg += fmt.Sprintf("; %d security files from %s", k, b.IndexerSecurity)
+	}
+	return engine.Outcome{Message: msg}, nil
+}
+
+// extractArchive restores every entry of a configs archive to its absolute
+// path. Files are written next to their destination and renamed over it
+// only after their sha256 matched the manifest.
+func extractArchive(ctx context.Context, archive string, man treeManifest) (int, error) {
+	want := map[string]treeEntry{}
+	for _, e := range man.Entries {
+		want[e.Path] = e
+	}
+	f, err := os.Open(archive)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", archive, err)
+	}
+	tr := tar.NewReader(gz)
+	var dirs []treeEntry
+	n := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("%s: %w", archive, err)
+		}
+		name := strings.TrimSuffix(hdr.Name, "/")
+		if strings.Contains(name, "..") {
+			return n, fmt.Errorf("%s: unsafe entry %q", archive, hdr.Name)
+		}
+		e, ok := want[name]
+		if !ok {
+			return n, fmt.Errorf("%s: entry %s is not in the manifest", archive, name)
+		}
+		dst := "/" + name
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o700); err != nil {
+				return n, err
+			}
+			dirs = append(dirs, e)
+		case tar.TypeSymlink:
+			if cur, err := os.Readlink(dst); err == nil && cur == hdr.Linkname {
+				continue
+			}
+			_ = os.Remove(dst)
+			if err := os.Symlink(hdr.Linkname, dst); err != nil {
+				return n, err
+			}
+			if err := os.Lchown(dst, e.UID, e.GID); err != nil {
+				return n, err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return n, err
+			}
+			tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".siemctl-*")
+			if err != nil {
+				return n, err
+			}
+			h := sha256.New()
+			_, err = io.Copy(io.MultiWriter(tmp, h), tr)
+			if err == nil {
+				err = tmp.Sync()
+			}
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			sum := hex.EncodeToString(h.Sum(nil))
+			if err == nil && sum != e.SHA {
+				err = fmt.Errorf("%s: sha256 %s does not match the manifest (%s)", name, sum, e.SHA)
+			}
+			if err == nil {
+				e.MTime = hdr.ModTime.UnixNano()
+				err = applyMeta(tmp.Name(), e)
+			}
+			if err == nil {
+				err = os.Rename(tmp.Name(), dst)
+			}
+			if err != nil {
+				os.Remove(tmp.Name())
+				return n, fmt.Errorf("restore %s: %w", dst, err)
+			}
+			n++
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := applyMeta("/"+dirs[i].Path, dirs[i]); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// --- backup.indexer_security ----------------------------------------------------
+
+// securityFiles lists the *.yml a securityadmin backup wrote into dir.
+func securityFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".yml") {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	if !slices.Contains(out, "config.yml") || !slices.Contains(out, "internal_users.yml") {
+		return out, fmt.Errorf("%s holds no complete security backup (config.yml and internal_users.yml expected, found %s)", dir, strings.Join(orNone(out), ", "))
+	}
+	return out, nil
+}
+
+func runBackupSecurity(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	dir, err := runDir(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	sec := filepath.Join(dir, securityDir)
+	if strings.ContainsAny(sec, " \t\n'\"") {
+		return engine.Outcome{}, fmt.Errorf("backup path %q contains blanks or quotes; the security init tool splits its options on blanks", sec)
+	}
+	if err := os.MkdirAll(sec, 0o700); err != nil {
+		return engine.Outcome{}, err
+	}
+	env.Waiting("security init -backup (securityadmin)")
+	if _, err := runTool(ctx, d, "--options", "-backup "+sec+" -icl -nhnv"); err != nil {
+		return engine.Outcome{}, fmt.Errorf("security backup: %w", err)
+	}
+	files, err := securityFiles(sec)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	sums := map[string]string{}
+	for _, f := range files {
+		s, err := hashFile(filepath.Join(sec, f))
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		sums[securityDir+"/"+f] = s
+	}
+	if err := addSums(dir, sums); err != nil {
+		return engine.Outcome{}, err
+	}
+	// Like the official procedure: the live security configuration goes
+	// into the config directory, which the no-options init re-applies.
+	n, err := installSecurity(sec, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := setBackups(env, func(b *Backups) { b.IndexerSecurity = sec }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%d security files backed up to %s and installed into the config directory (%d)", len(files), sec, n)}, nil
+}
+
+// installSecurity copies the *.yml of a security backup into the indexer's
+// security config directory, keeping the existing files' owners and modes.
+func installSecurity(from, to string) (int, error) {
+	files, err := securityFiles(from)
+	if err != nil {
+		return 0, err
+	}
+	dirInfo, err := os.Stat(to)
+	if err != nil {
+		return 0, fmt.Errorf("security config dir: %w", err)
+	}
+	duid, dgid := owner(dirInfo)
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(from, f))
+		if err != nil {
+			return 0, err
+		}
+		dst := filepath.Join(to, f)
+		e := treeEntry{Mode: 0o640, UID: duid, GID: dgid}
+		if fi, err := os.Stat(dst); err == nil {
+			e.Mode = modeBits(fi.Mode())
+			e.UID, e.GID = owner(fi)
+		}
+		tmp := dst + ".siemctl-tmp"
+		if err := os.WriteFile(tmp, data, 0o600); err != nil {
+			return 0, err
+		}
+		if err := applyMeta(tmp, e); err != nil {
+			os.Remove(tmp)
+			return 0, err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return 0, err
+		}
+	}
+	return len(files), nil
+}
+
+// --- backup.indexer_data / restore.indexer_data ------------------------------------
+
+// requireStopped fails unless the indexer unit is down with no process.
+func requireStopped(ctx context.Context, d *Deps) error {
+	u, err := d.units(ctx)
+	if err != nil {
+		return err
+	}
+	unit := unitOf(d, "indexer")
+	down, state, err := unitDown(ctx, u, unit)
+	if err != nil {
+		return err
+	}
+	if !down {
+		return fmt.Errorf("%s is %s: the data directory is copied only while the indexer is stopped", unit, state)
+	}
+	return nil
+}
+
+func dataBackupOK(ctx context.Context, env engine.Env) (bool, string, error) {
+	b, err := backups(env)
+	if err != nil || b.IndexerData == "" {
+		return false, "", err
+	}
+	var man treeManifest
+	if err := readJSONFile(filepath.Join(filepath.Dir(b.IndexerData), dataManifestName), &man); err != nil {
+		return false, "", nil
+	}
+	got, err := scanTree(ctx, b.IndexerData, false)
+	if err != nil {
+		return false, "", nil
+	}
+	if compareTrees(man, got) != nil {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes)), nil
+}
+
+func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := requireStopped(ctx, d); err != nil {
+		return engine.Outcome{}, err
+	}
+	dir, err := runDir(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	src := d.Config.Indexer.DataDir
+	size, err := scanTree(ctx, src, false)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Disk != nil {
+		u, err := d.Disk(dir)
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		need := size.Bytes + size.Bytes/10 + 64<<20
+		if int64(u.FreeBytes) < need {
+			return engine.Outcome{}, fmt.Errorf("not enough room for the data copy in %s: %s free, %s needed (%s data + 10%% + 64 MiB); free space or point backup_dir elsewhere",
+				dir, bytesText(int64(u.FreeBytes)), bytesText(need), bytesText(size.Bytes))
+		}
+	}
+	dst := filepath.Join(dir, dataDir)
+	tmp := dst + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return engine.Outcome{}, err
+	}
+	env.Waiting("copying %s (%d files, %s)", src, size.Files, bytesText(size.Bytes))
+	man, err := copyTree(ctx, src, tmp, nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return engine.Outcome{}, err
+	}
+	got, err := scanTree(ctx, tmp, false)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := compareTrees(man, got); err != nil {
+		return engine.Outcome{}, fmt.Errorf("the data copy does not match its source: %w", err)
+	}
+	man.Created = d.now().UTC()
+	if err := writeJSONFile(filepath.Join(dir, dataManifestName), man); err != nil {
+		return engine.Outcome{}, err
+	}
+	msum, err := hashFile(filepath.Join(dir, dataManifestName))
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := addSums(dir, map[string]string{dataManifestName: msum}); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := setBackups(env, func(b *Backups) { b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, bytesText(man.Bytes)),
+		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
+}
+
+func dataManifest(env engine.Env) (Backups, treeManifest, error) {
+	b, err := backups(env)
+	if err != nil {
+		return b, treeManifest{}, err
+	}
+	if b.IndexerData == "" {
+		return b, treeManifest{}, errors.New("the run recorded no indexer data copy (run data backups.indexer_data)")
+	}
+	var man treeManifest
+	dir := filepath.Dir(b.IndexerData)
+	if err := verifySum(dir, dataManifestName); err != nil {
+		return b, man, err
+	}
+	if err := readJSONFile(filepath.Join(dir, dataManifestName), &man); err != nil {
+		return b, man, err
+	}
+	return b, man, nil
+}
+
+func dataRestored(ctx context.Context, env engine.Env) (bool, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return false, err
+	}
+	_, man, err := dataManifest(env)
+	if err != nil {
+		return false, err
+	}
+	got, err := scanTree(ctx, d.Config.Indexer.DataDir, false)
+	if err != nil {
+		return false, nil
+	}
+	return compareTrees(man, got) == nil, nil
+}
+
+func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	b, man, err := dataManifest(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	u, err := d.units(ctx)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	unit := unitOf(d, "indexer")
+	if down, _, err := unitDown(ctx, u, unit); err != nil {
+		return engine.Outcome{}, err
+	} else if !down {
+		env.Waiting("stopping %s before restoring its data", unit)
+		if err := u.Stop(ctx, unit); err != nil {
+			return engine.Outcome{}, fmt.Errorf("stop %s: %w", unit, err)
+		}
+		if err := waitGone(ctx, env, d, u, unit); err != nil {
+			return engine.Outcome{}, err
+		}
+	}
+	if err := requireStopped(ctx, d); err != nil {
+		return engine.Outcome{}, err
+	}
+	target := filepath.Clean(d.Config.Indexer.DataDir)
+	tmp := target + ".siemctl-restore"
+	old := target + ".siemctl-replaced"
+	if err := os.RemoveAll(tmp); err != nil {
+		return engine.Outcome{}, err
+	}
+	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes))
+	got, err := copyTree(ctx, b.IndexerData, tmp, nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return engine.Outcome{}, err
+	}
+	if err := compareTrees(man, got); err != nil {
+		os.RemoveAll(tmp)
+		return engine.Outcome{}, fmt.Errorf("the data copy %s does not match its manifest: %w", b.IndexerData, err)
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return engine.Outcome{}, err
+	}
+	if _, err := os.Lstat(target); err == nil {
+		if err := os.Rename(target, old); err != nil {
+			return engine.Outcome{}, err
+		}
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		return engine.Outcome{}, fmt.Errorf("swap in the restored data: %w (the replaced data is in %s)", err, old)
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, bytesText(man.Bytes))}, nil
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,821 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/packages"
+)
+
+// --- gate.cluster_health ----------------------------------------------------
+
+type healthParams struct {
+	pl                    *Planning
+	Status                string `yaml:"status"`
+	WaitForNoRelocating   bool   `yaml:"wait_for_no_relocating"`
+	WaitForNoInitializing bool   `yaml:"wait_for_no_initializing"`
+}
+
+func (p *healthParams) Describe() []string {
+	q := "wait_for_status=" + p.Status
+	if p.WaitForNoRelocating {
+		q += "&wait_for_no_relocating_shards=true"
+	}
+	if p.WaitForNoInitializing {
+		q += "&wait_for_no_initializing_shards=true"
+	}
+	return []string{"GET /_cluster/health?" + q + "&timeout=<≤30s> (server-side wait; 408 = not yet); red: GET /_cat/shards + GET /_cluster/allocation/explain of an unassigned primary"}
+}
+
+func (p *healthParams) Validate() error {
+	if p.Status != "yellow" && p.Status != "green" {
+		return fmt.Errorf("status %q: want yellow or green", p.Status)
+	}
+	return nil
+}
+
+// serverWait is the longest server-side wait per request.
+const serverWait = 30 * time.Second
+
+func waitBudget(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return serverWait
+	}
+	w := time.Until(dl) - 2*time.Second
+	return min(max(w, time.Second), serverWait)
+}
+
+// notAnswering turns a transport-level failure of a component into "not
+// yet" (it may be starting); other errors stay errors.
+func notAnswering(what string, err error) error {
+	if errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrNotReady) || errors.Is(err, netclient.ErrTimeout) {
+		return engine.Pending("%s not answering: %v", what, err)
+	}
+	return err
+}
+
+func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	// A quick look first: red is judged at once, not after a server-side wait.
+	h, err := ix.Health(ctx, indexer.HealthRequest{})
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	if h.Status == "red" {
+		return engine.Outcome{}, judgeRed(ctx, ix, h)
+	}
+	env.Waiting("cluster %s, waiting server-side for %s", h.Status, p.Status)
+	h, err = ix.Health(ctx, indexer.HealthRequest{WaitForStatus: p.Status, WaitForNoRelocatingShards: p.WaitForNoRelocating,
+		WaitForNoInitializingShards: p.WaitForNoInitializing, Timeout: waitBudget(ctx)})
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	if h.Status == "red" {
+		return engine.Outcome{}, judgeRed(ctx, ix, h)
+	}
+	if h.TimedOut {
+		return engine.Outcome{}, engine.Pending("cluster %s (want %s): %d initializing, %d relocating, %d unassigned shards",
+			h.Status, p.Status, h.InitializingShards, h.RelocatingShards, h.UnassignedShards)
+	}
+	msg := fmt.Sprintf("cluster %s, %d nodes, %d active shards", h.Status, h.NumberOfNodes, h.ActiveShards)
+	if h.Status == "yellow" && h.UnassignedShards > 0 {
+		msg += fmt.Sprintf(", %d unassigned replica shards", h.UnassignedShards)
+		if h.NumberOfDataNodes <= 1 {
+			msg += " (a single node cannot hold replicas)"
+		}
+	}
+	return engine.Outcome{Message: msg, Data: map[string]any{"status": h.Status}}, nil
+}
+
+// judgeRed: a red cluster whose unassigned primaries cannot be allocated is
+// a no-go (with the reason); one still recovering is "not yet".
+func judgeRed(ctx context.Context, ix IndexerAPI, h indexer.Health) error {
+	if h.InitializingShards > 0 || h.DelayedUnassignedShards > 0 {
+		return engine.Pending("cluster red: %d shards initializing, %d delayed", h.InitializingShards, h.DelayedUnassignedShards)
+	}
+	shards, err := ix.CatShards(ctx)
+	if err != nil {
+		return engine.Pending("cluster red (shards not readable: %v)", err)
+	}
+	for _, s := range shards {
+		if s.PriRep != "p" || s.State != "UNASSIGNED" {
+			continue
+		}
+		ex, err := ix.AllocationExplain(ctx, indexer.ExplainRequest{Index: s.Index, Shard: s.Shard, Primary: true})
+		if err != nil {
+			return engine.Pending("cluster red: primary %s[%d] unassigned (%v)", s.Index, s.Shard, err)
+		}
+		switch ex.CanAllocate {
+		case "yes", "throttled", "awaiting_info", "":
+			return engine.Pending("cluster red: primary %s[%d] unassigned, allocation %s", s.Index, s.Shard, orDash(ex.CanAllocate))
+		}
+		why := ex.AllocateExplanation
+		for _, dec := range ex.Blocking() {
+			why += "; " + dec.Decider + ": " + dec.Explanation
+		}
+		return engine.NoGo("cluster red: primary shard %s[%d] cannot be allocated (%s): %s", s.Index, s.Shard, ex.CanAllocate, strings.TrimPrefix(why, "; "))
+	}
+	return engine.Pending("cluster red, %d unassigned shards", h.UnassignedShards)
+}
+
+// --- gate.disk ----------------------------------------------------------------
+
+type diskParams struct {
+	pl             *Planning
+	MinFreePercent *int `yaml:"min_free_percent"`
+	NogoPercent    *int `yaml:"nogo_percent"`
+}
+
+func (p *diskParams) Describe() []string {
+	path := "<indexer data_dir>"
+	if c := p.pl.cfg(); c != nil {
+		path = c.Indexer.DataDir
+	}
+	return []string{fmt.Sprintf("statfs %s: at least %s%% free, no-go above %s%% used", path, p.pct(p.MinFreePercent, "upgrade_min_free_percent"), p.pct(p.NogoPercent, "disk_nogo_percent"))}
+}
+
+func (p *diskParams) pct(v *int, key string) string {
+	if v != nil {
+		return strconv.Itoa(*v)
+	}
+	if c := p.pl.cfg(); c != nil {
+		switch key {
+		case "upgrade_min_free_percent":
+			return strconv.Itoa(c.Thresholds.UpgradeMinFreePercent)
+		case "disk_nogo_percent":
+			return strconv.Itoa(c.Thresholds.DiskNogoPercent)
+		}
+	}
+	return "<thresholds." + key + ">"
+}
+
+func (p *diskParams) Validate() error {
+	for name, v := range map[string]*int{"min_free_percent": p.MinFreePercent, "nogo_percent": p.NogoPercent} {
+		if v != nil && (*v < 0 || *v > 100) {
+			return fmt.Errorf("%s %d is not a percentage", name, *v)
+		}
+	}
+	return nil
+}
+
+func runDisk(_ context.Context, env engine.Env, p *diskParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Disk == nil || d.Config == nil {
+		return engine.Outcome{}, errors.New("disk usage is not available")
+	}
+	minFree, nogo := d.Config.Thresholds.UpgradeMinFreePercent, d.Config.Thresholds.DiskNogoPercent
+	if p.MinFreePercent != nil {
+		minFree = *p.MinFreePercent
+	}
+	if p.NogoPercent != nil {
+		nogo = *p.NogoPercent
+	}
+	path := d.Config.Indexer.DataDir
+	u, err := d.Disk(path)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	free := 100 - u.UsedPercent
+	msg := fmt.Sprintf("%s: %.1f%% used, %.1f%% free (%s of %s)", path, u.UsedPercent, free, bytesText(int64(u.FreeBytes)), bytesText(int64(u.TotalBytes)))
+	switch {
+	case u.UsedPercent > float64(nogo):
+		return engine.Outcome{}, engine.NoGo("%s: above the %d%% no-go limit; free space first (siemctl alerts cleanup --disk-above %d)", msg, nogo, d.Config.Thresholds.DiskWarnPercent)
+	case free < float64(minFree):
+		return engine.Outcome{}, engine.NoGo("%s: an upgrade needs at least %d%% free", msg, minFree)
+	}
+	return engine.Outcome{Message: msg}, nil
+}
+
+// --- gate.versions --------------------------------------------------------------
+
+type versionsParams struct {
+	pl      *Planning
+	Check   string `yaml:"check"`
+	Version string `yaml:"version"`
+}
+
+func (p *versionsParams) which() string {
+	if p.Version == "" {
+		return "target"
+	}
+	return p.Version
+}
+
+func (p *versionsParams) Describe() []string {
+	var lines []string
+	var pkgs []string
+	for _, c := range Components {
+		pkgs = append(pkgs, p.pl.pkg(c)+"="+p.pl.version(p.which(), c))
+	}
+	if p.Check == "candidates" {
+		for _, c := range Components {
+			lines = append(lines, "apt-cache policy "+p.pl.pkg(c))
+		}
+		lines = append(lines, "want installable: "+strings.Join(pkgs, " ")+"; indexer = manager = dashboard; no downgrade, no major jump")
+		return lines
+	}
+	return []string{"dpkg-query -W " + strings.Join(pkgsOnly(p.pl), " ") + " (want " + strings.Join(pkgs, " ") + ")", "manager GET / (api_version), indexer GET /_nodes (OpenSearch version, shown)"}
+}
+
+func pkgsOnly(pl *Planning) []string {
+	var out []string
+	for _, c := range Components {
+		out = append(out, pl.pkg(c))
+	}
+	return out
+}
+
+func (p *versionsParams) Validate() error {
+	if p.Check != "candidates" && p.Check != "installed" {
+		return fmt.Errorf("check %q: want candidates or installed", p.Check)
+	}
+	return validWhich(p.Version)
+}
+
+func runVersions(ctx context.Context, env engine.Env, p *versionsParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	pk, err := d.packages()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	key := KeyTargetVersions
+	if p.which() == "previous" {
+		key = KeyPreviousVersions
+	}
+	want, err := versions(env, key)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if len(want) == 0 {
+		return engine.Outcome{}, fmt.Errorf("the run has no %s (run data %s)", strings.ReplaceAll(key, "_", " "), key)
+	}
+	names := d.Config.PackageNames()
+	pkgs := make([]string, 0, len(Components))
+	for _, c := range Components {
+		pkgs = append(pkgs, names[c])
+	}
+	inst, err := pk.Installed(ctx, pkgs...)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if p.Check == "candidates" {
+		return checkCandidates(ctx, d, pk, names, inst, want, p.which())
+	}
+	return checkInstalled(ctx, d, names, inst, want)
+}
+
+func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, want map[string]string, which string) (engine.Outcome, error) {
+	var problems, notes []string
+	upstreams := map[string]bool{}
+	for _, c := range Components {
+		v := want[c]
+		if v == "" {
+			if slices.Contains(identical, c) {
+				problems = append(problems, fmt.Sprintf("%s: no %s version", c, which))
+			} else {
+				notes = append(notes, c+" stays at "+orDash(inst[names[c]]))
+			}
+			continue
+		}
+		if slices.Contains(identical, c) {
+			upstreams[packages.Upstream(v)] = true
+		}
+		if inst[names[c]] == v {
+			notes = append(notes, fmt.Sprintf("%s already at %s", c, v))
+			continue
+		}
+		pol, err := pk.Candidates(ctx, names[c])
+		switch {
+		case errors.Is(err, packages.ErrUnsupported):
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("%s: %v", c, err))
+			continue
+		case !pol.Has(v):
+			problems = append(problems, fmt.Sprintf("%s %s is not installable (available: %s)", names[c], v, strings.Join(orNone(pol.Available), ", ")))
+			continue
+		}
+		if which == "target" {
+			if _, err := CheckUpgradePath(pk, inst[names[c]], v); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", c, err))
+			}
+		}
+	}
+	if len(upstreams) > 1 {
+		var vs []string
+		for v := range upstreams {
+			vs = append(vs, v)
+		}
+		sort.Strings(vs)
+		problems = append(problems, "indexer, manager and dashboard versions differ: "+strings.Join(vs, ", "))
+	}
+	if which == "target" {
+		same := 0
+		for _, c := range identical {
+			if inst[names[c]] == want[c] {
+				same++
+			}
+		}
+		if same == len(identical) && inst[names["shipper"]] == want["shipper"] || same == len(identical) && want["shipper"] == "" {
+			problems = append(problems, "every component is already at the target version; nothing to upgrade")
+		}
+	}
+	summary := versionLine(names, inst, want)
+	if len(problems) > 0 {
+		return engine.Outcome{}, engine.NoGo("%s; %s", strings.Join(problems, "; "), summary)
+	}
+	msg := summary
+	if len(notes) > 0 {
+		msg += "; " + strings.Join(notes, "; ")
+	}
+	return engine.Outcome{Message: msg}, nil
+}
+
+func versionLine(names, inst, want map[string]string) string {
+	var parts []string
+	for _, c := range Components {
+		if want[c] == "" || want[c] == inst[names[c]] {
+			parts = append(parts, fmt.Sprintf("%s %s", c, orDash(inst[names[c]])))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s", c, orDash(inst[names[c]]), want[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"none"}
+	}
+	return s
+}
+
+func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]string) (engine.Outcome, error) {
+	var problems []string
+	for _, c := range Components {
+		if want[c] != "" && inst[names[c]] != want[c] {
+			problems = append(problems, fmt.Sprintf("%s is %s, want %s", names[c], orDash(inst[names[c]]), want[c]))
+		}
+	}
+	ups := map[string]bool{}
+	for _, c := range identical {
+		ups[packages.Upstream(inst[names[c]])] = true
+	}
+	if len(ups) > 1 {
+		problems = append(problems, "indexer, manager and dashboard are not at the same version")
+	}
+	msg := versionLine(names, inst, map[string]string{})
+	if mgr, err := d.manager(); err == nil {
+		info, err := mgr.Info(ctx)
+		switch {
+		case err != nil:
+			return engine.Outcome{}, notAnswering("manager API", err)
+		case want["manager"] != "" && info.APIVersion != packages.Upstream(want["manager"]):
+			problems = append(problems, fmt.Sprintf("manager API reports %s, want %s", info.APIVersion, packages.Upstream(want["manager"])))
+		default:
+			msg += "; manager API " + info.APIVersion
+		}
+	}
+	if ix, err := d.indexer(); err == nil {
+		if nodes, err := ix.NodesVersions(ctx); err == nil {
+			var vs []string
+			for _, n := range nodes {
+				vs = append(vs, n.Name+" OpenSearch "+n.Version)
+			}
+			msg += "; " + strings.Join(vs, ", ")
+		}
+	}
+	if len(problems) > 0 {
+		return engine.Outcome{}, engine.NoGo("%s (%s)", strings.Join(problems, "; "), msg)
+	}
+	return engine.Outcome{Message: msg}, nil
+}
+
+// --- gate.agents ------------------------------------------------------------------
+
+func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	mgr, err := d.manager()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	var target string
+	if _, err := env.Get(KeyTarget, &target); err != nil {
+		return engine.Outcome{}, err
+	}
+	tv, err := manager.ParseVersion(target)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("target version: %w", err)
+	}
+	agents, err := mgr.ListAgents(ctx, manager.AgentQuery{Select: []string{"id", "version", "name"}})
+	if err != nil {
+		return engine.Outcome{}, notAnswering("manager API", err)
+	}
+	var newer []string
+	for _, a := range agents {
+		if a.Version == "" || a.IsManager() {
+			continue
+		}
+		av, err := a.ParsedVersion()
+		if err != nil {
+			continue
+		}
+		if tv.Less(av) {
+			newer = append(newer, fmt.Sprintf("%s (%s) %s", a.ID, a.Name, a.Version))
+		}
+	}
+	if len(newer) > 0 {
+		shown := newer[:min(5, len(newer))]
+		return engine.Outcome{}, engine.NoGo("%d agents are newer than %s: %s; agents must not be newer than the manager", len(newer), target, strings.Join(shown, ", "))
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%d agents, none newer than %s", max(len(agents)-1, 0), target)}, nil
+}
+
+// --- gate.settings_clean ------------------------------------------------------------
+
+func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	s, err := ix.Settings(ctx, false)
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	if keys := s.ArchivedKeys(); len(keys) > 0 {
+		return engine.Outcome{}, engine.NoGo("archived cluster settings %s: remove them with PUT /_cluster/settings {\"persistent\":{\"archived.*\":null},\"transient\":{\"archived.*\":null}}", strings.Join(keys, ", "))
+	}
+	return engine.Outcome{Message: "no archived.* settings"}, nil
+}
+
+// --- gate.templates -------------------------------------------------------------------
+
+func runTemplates(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	index := d.Config.Indexer.AlertsIndexPrefix + d.now().UTC().Format("2006.01.02")
+	sim, err := ix.SimulateIndex(ctx, index)
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	name := d.Config.Shipper.TemplateName
+	if by := sim.ShadowedBy(name); len(by) > 0 {
+		return engine.Outcome{}, engine.NoGo("template %s is shadowed for %s by %s; delete or re-scope the shadowing template", name, index, strings.Join(by, ", "))
+	}
+	if !slices.Contains(sim.Applied, name) {
+		return engine.Outcome{Message: fmt.Sprintf("template %s does not apply to %s yet (applied: %s); the upgrade loads it", name, index, strings.Join(orNone(sim.Applied), ", "))}, nil
+	}
+	return engine.Outcome{Message: fmt.Sprintf("template %s wins for %s", name, index)}, nil
+}
+
+// --- gate.manager_api --------------------------------------------------------------------
+
+type managerAPIParams struct {
+	pl      *Planning
+	Version string `yaml:"version"`
+}
+
+func (p *managerAPIParams) Describe() []string {
+	l := "manager GET /manager/status (the five basic daemons running; 1017 means wait)"
+	if p.Version != "" {
+		return []string{"manager POST /security/user/authenticate; GET / (api_version = " + packages.Upstream(p.pl.version(p.Version, "manager")) + ")", l}
+	}
+	return []string{"manager POST /security/user/authenticate; GET /", l}
+}
+
+func (p *managerAPIParams) Validate() error { return validWhich(p.Version) }
+
+func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	mgr, err := d.manager()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	info, err := mgr.Info(ctx)
+	if err != nil {
+		if manager.HasCode(err, manager.CodeDaemonsNotReady) {
+			return engine.Outcome{}, engine.Pending("manager daemons not ready (1017)")
+		}
+		return engine.Outcome{}, notAnswering("manager API", err)
+	}
+	st, err := mgr.ManagerStatus(ctx)
+	if err != nil {
+		return engine.Outcome{}, notAnswering("manager API", err)
+	}
+	if nr := st.NotReady(); len(nr) > 0 {
+		return engine.Outcome{}, engine.Pending("manager daemons not ready: %s", strings.Join(nr, ", "))
+	}
+	if p.Version != "" {
+		key := KeyTargetVersions
+		if p.Version == "previous" {
+			key = KeyPreviousVersions
+		}
+		want, err := versions(env, key)
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		if w := packages.Upstream(want["manager"]); w != "" && info.APIVersion != w {
+			return engine.Outcome{}, engine.NoGo("manager API reports version %s, want %s", info.APIVersion, w)
+		}
+	}
+	return engine.Outcome{Message: fmt.Sprintf("manager API %s, daemons ready", info.APIVersion)}, nil
+}
+
+// --- gate.dashboard ------------------------------------------------------------------------
+
+func runDashboard(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Dashboard == nil {
+		return engine.Outcome{}, errors.New("dashboard probe is not configured")
+	}
+	code, err := d.Dashboard(ctx)
+	if err != nil {
+		return engine.Outcome{}, engine.Pending("dashboard not answering: %v", err)
+	}
+	if code != 200 && code != 302 {
+		return engine.Outcome{}, engine.Pending("dashboard GET / answered %d", code)
+	}
+	return engine.Outcome{Message: fmt.Sprintf("dashboard GET / %d", code)}, nil
+}
+
+// --- gate.units_active ---------------------------------------------------------------------
+
+type unitsActiveParams struct {
+	pl         *Planning
+	Components []string `yaml:"components"`
+}
+
+func (p *unitsActiveParams) comps() []string {
+	if len(p.Components) == 0 {
+		return Components
+	}
+	return p.Components
+}
+
+func (p *unitsActiveParams) Describe() []string {
+	var us []string
+	for _, c := range p.comps() {
+		us = append(us, p.pl.unit(c))
+	}
+	return []string{"systemd: ActiveState of " + strings.Join(us, ", ") + " is active"}
+}
+
+func (p *unitsActiveParams) Validate() error {
+	for _, c := range p.Components {
+		if err := validComponent(c, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runUnitsActive(ctx context.Context, env engine.Env, p *unitsActiveParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	bad, err := inactiveUnits(ctx, d, p.comps())
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if len(bad) > 0 {
+		return engine.Outcome{}, engine.Pending("not active: %s", strings.Join(bad, ", "))
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%d units active", len(p.comps()))}, nil
+}
+
+func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, error) {
+	u, err := d.units(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(comps))
+	for _, c := range comps {
+		names = append(names, d.Config.Units()[c])
+	}
+	sts, err := u.Status(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	var bad []string
+	for _, st := range sts {
+		if !st.IsActive() {
+			bad = append(bad, fmt.Sprintf("%s (%s/%s)", st.Name, orDash(st.ActiveState), orDash(st.SubState)))
+		}
+	}
+	return bad, nil
+}
+
+// --- gate.ports ------------------------------------------------------------------------------
+
+func expectedPorts(pl *Planning) map[int]string {
+	out := map[int]string{}
+	c := pl.cfg()
+	if c == nil {
+		return out
+	}
+	for name, raw := range map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL} {
+		if u, err := url.Parse(raw); err == nil {
+			p, err := strconv.Atoi(u.Port())
+			if err != nil {
+				p = map[string]int{"https": 443, "http": 80}[u.Scheme]
+			}
+			if p > 0 {
+				out[p] = name
+			}
+		}
+	}
+	if c.Manager.AgentPort > 0 {
+		out[c.Manager.AgentPort] = "agents"
+	}
+	if c.Manager.EnrollmentPort > 0 {
+		out[c.Manager.EnrollmentPort] = "enrollment"
+	}
+	return out
+}
+
+func portList(m map[int]string) []int {
+	var ps []int
+	for p := range m {
+		ps = append(ps, p)
+	}
+	sort.Ints(ps)
+	return ps
+}
+
+func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Ports == nil {
+		return engine.Outcome{}, errors.New("port listing is not available")
+	}
+	want := expectedPorts(&Planning{Config: d.Config})
+	have, err := d.Ports(ctx)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	var missing []string
+	for _, port := range portList(want) {
+		if !have[port] {
+			missing = append(missing, fmt.Sprintf("%d (%s)", port, want[port]))
+		}
+	}
+	if len(missing) > 0 {
+		return engine.Outcome{}, engine.Pending("not listening: %s", strings.Join(missing, ", "))
+	}
+	var ps []string
+	for _, port := range portList(want) {
+		ps = append(ps, strconv.Itoa(port))
+	}
+	return engine.Outcome{Message: "listening: " + strings.Join(ps, ", ")}, nil
+}
+
+// --- gate.no_trace -----------------------------------------------------------------------------
+
+func runNoTrace(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	var left []string
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	s, err := ix.Settings(ctx, false)
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	if a := s.AllocationEnable(); a.Value != "all" {
+		left = append(left, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, a.Value, a.Source))
+	}
+	for _, o := range s.Overrides("cluster.routing.allocation.disk.") {
+		if o.Source == indexer.SourceTransient {
+			left = append(left, fmt.Sprintf("transient %s=%s", o.Key, o.Value))
+		}
+	}
+	bad, err := inactiveUnits(ctx, d, Components)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	for _, b := range bad {
+		left = append(left, "unit "+b)
+	}
+	if len(bad) == 0 {
+		if sh, err := d.shipper(); err == nil {
+			rep, err := sh.TestOutput(ctx)
+			switch {
+			case err != nil:
+				left = append(left, "shipper test output: "+err.Error())
+			case !rep.OK:
+				left = append(left, "shipper cannot talk to the indexer")
+			}
+		}
+	}
+	if len(left) > 0 {
+		return engine.Outcome{}, engine.Pending("left behind: %s", strings.Join(left, "; "))
+	}
+	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
+}
+
+func gateKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		engine.Define(engine.Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
+			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth}),
+		engine.Define(engine.Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
+			New: func() *diskParams { return &diskParams{pl: pl} }, Run: runDisk}),
+		engine.Define(engine.Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
+			New: func() *versionsParams { return &versionsParams{pl: pl} }, Run: runVersions}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
+			New: simple(pl, func(*Planning) []string {
+				return []string{"manager GET /agents?select=id,version,name (paged): no agent newer than the target"}
+			})}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
+			New: simple(pl, func(*Planning) []string {
+				return []string{"GET /_cluster/settings?flat_settings=true: no archived.* keys"}
+			})}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
+			New: simple(pl, func(pl *Planning) []string {
+				name, prefix := "<shipper.template_name>", "<alerts prefix>"
+				if c := pl.cfg(); c != nil {
+					name, prefix = c.Shipper.TemplateName, c.Indexer.AlertsIndexPrefix
+				}
+				return []string{"POST /_index_template/_simulate_index/" + prefix + "<today>; GET /_index_template, /_template: " + name + " not shadowed"}
+			})}),
+		engine.Define(engine.Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
+			New: func() *managerAPIParams { return &managerAPIParams{pl: pl} }, Run: runManagerAPI}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
+			New: simple(pl, func(pl *Planning) []string {
+				u := "<dashboard.url>"
+				if c := pl.cfg(); c != nil {
+					u = c.Dashboard.URL
+				}
+				return []string{"GET " + strings.TrimRight(u, "/") + "/ answers 200 or 302"}
+			})}),
+		engine.Define(engine.Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
+			New: func() *unitsActiveParams { return &unitsActiveParams{pl: pl} }, Run: runUnitsActive}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
+			New: simple(pl, func(pl *Planning) []string {
+				var ps []string
+				for _, p := range portList(expectedPorts(pl)) {
+					ps = append(ps, strconv.Itoa(p))
+				}
+				if len(ps) == 0 {
+					return []string{"/proc/net/tcp{,6}: the stack's ports listening"}
+				}
+				return []string{"/proc/net/tcp{,6}: listening on " + strings.Join(ps, ", ")}
+			})}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
+			New: simple(pl, describeProbe)}),
+		engine.Define(engine.Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
+			New: simple(pl, func(*Planning) []string {
+				return []string{"GET /_cluster/settings: allocation.enable all, no transient disk watermark override",
+					"systemd: every unit active", "shipper test output: talks to the indexer"}
+			})}),
+	}
+}

@@ -1,0 +1,249 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+)
+
+type allocationParams struct {
+	pl    *Planning
+	Value string `yaml:"value"`
+}
+
+func (p *allocationParams) Describe() []string {
+	return []string{
+		fmt.Sprintf(`PUT /_cluster/settings {"persistent":{"%s":"%s"}} (acknowledged; a transient override is reset)`, indexer.KeyAllocationEnable, p.Value),
+		"GET /_cluster/settings?flat_settings=true (read back: effective value " + p.Value + ")",
+	}
+}
+
+func (p *allocationParams) Validate() error {
+	if p.Value != "primaries" && p.Value != "all" {
+		return fmt.Errorf("value %q: want primaries or all", p.Value)
+	}
+	return nil
+}
+
+func indexerKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		engine.Define(engine.Spec[*allocationParams]{Name: "indexer.allocation",
+			New: func() *allocationParams { return &allocationParams{pl: pl} }, Run: runAllocation,
+			Skip: func(ctx context.Context, env engine.Env, p *allocationParams) (string, bool, error) {
+				done, err := allocationIs(ctx, env, p.Value)
+				if err != nil || !done {
+					return "", false, err
+				}
+				return "allocation already " + p.Value, true, nil
+			},
+			Verify: func(ctx context.Context, env engine.Env, p *allocationParams) (bool, error) {
+				return allocationIs(ctx, env, p.Value)
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "indexer.flush", Run: runFlush,
+			New: simple(pl, func(*Planning) []string { return []string{"POST /_flush"} })}),
+		engine.Define(engine.Spec[*noParams]{Name: "indexer.flush_synced", Run: runSyncedFlush,
+			New: simple(pl, func(*Planning) []string {
+				return []string{"POST /_flush/synced (409 = partial: tolerated; unsupported: POST /_flush)"}
+			})}),
+		engine.Define(engine.Spec[*noParams]{Name: "indexer.security_apply", Run: runSecurityApply,
+			New: simple(pl, func(pl *Planning) []string {
+				return []string{"GET /_cluster/health (the node answers)", strings.Join(securityInit(pl), " ") + " (no options: upload the security config directory)"}
+			})}),
+	}
+}
+
+func securityInit(pl *Planning) []string {
+	if c := pl.cfg(); c != nil && len(c.Indexer.SecurityInit) > 0 {
+		return c.Indexer.SecurityInit
+	}
+	return []string{"<indexer.security_init>"}
+}
+
+// allocationIs reads back cluster.routing.allocation.enable.
+func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return false, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return false, err
+	}
+	s, err := ix.Settings(ctx, false)
+	if err != nil {
+		return false, err
+	}
+	return s.AllocationEnable().Value == want, nil
+}
+
+func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	// Right after a (re)start the node may not answer yet: wait for it.
+	var before indexer.Settings
+	err = wait(ctx, env, d.poll(), "the indexer to answer", func() (bool, error) {
+		var err error
+		before, err = ix.Settings(ctx, false)
+		if err != nil && notAnswering("indexer", err) != err {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: p.Value}}
+	if _, ok := before.Transient[indexer.KeyAllocationEnable]; ok {
+		// A transient value would shadow the persistent one.
+		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
+	}
+	if _, err := ix.PutSettings(ctx, u); err != nil {
+		return engine.Outcome{}, fmt.Errorf("set %s=%s: %w", indexer.KeyAllocationEnable, p.Value, err)
+	}
+	after, err := ix.Settings(ctx, false)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("read back %s: %w", indexer.KeyAllocationEnable, err)
+	}
+	got := after.AllocationEnable()
+	if got.Value != p.Value {
+		return engine.Outcome{}, fmt.Errorf("%s is %s (%s) after setting it to %s", indexer.KeyAllocationEnable, got.Value, got.Source, p.Value)
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, before.AllocationEnable().Value, got.Value)}, nil
+}
+
+func runFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	s, err := ix.Flush(ctx)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if s.Failed > 0 {
+		return engine.Outcome{}, fmt.Errorf("flush: %d of %d shards failed: %s", s.Failed, s.Total, strings.Join(s.Failures, "; "))
+	}
+	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", s.Successful, s.Total)}, nil
+}
+
+func runSyncedFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	s, partial, err := ix.SyncedFlush(ctx)
+	if errors.Is(err, indexer.ErrSyncedFlushUnsupported) {
+		s, err = ix.Flush(ctx)
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		return engine.Outcome{Message: fmt.Sprintf("synced flush not supported; flushed %d/%d shards", s.Successful, s.Total)}, nil
+	}
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if partial {
+		return engine.Outcome{Message: fmt.Sprintf("synced flush partial (tolerated): %d/%d shards, %d failed", s.Successful, s.Total, s.Failed)}, nil
+	}
+	return engine.Outcome{Message: fmt.Sprintf("synced flush %d/%d shards", s.Successful, s.Total)}, nil
+}
+
+// runTool runs the security init tool with args; a non-zero exit is an
+// error quoting the tool's last lines.
+func runTool(ctx context.Context, d *Deps, args ...string) (string, error) {
+	if d.Exec == nil {
+		return "", errors.New("no program runner configured")
+	}
+	argv := d.Config.Indexer.SecurityInit
+	if len(argv) == 0 {
+		return "", errors.New("indexer.security_init is not configured")
+	}
+	argv = append(append([]string{}, argv...), args...)
+	stdout, stderr, code, err := d.Exec.Run(ctx, nil, argv[0], argv[1:]...)
+	out := string(stdout) + string(stderr)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", argv[0], err)
+	}
+	if code != 0 {
+		return out, fmt.Errorf("%s exited %d: %s", strings.Join(argv, " "), code, lastLines(out, 4))
+	}
+	return out, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append([]string{l}, keep...)
+		}
+	}
+	return strings.Join(keep, " | ")
+}
+
+// waitIndexerAnswers waits until the node answers HTTP at all (503
+// "security not initialized" counts: the tool fixes exactly that).
+func waitIndexerAnswers(ctx context.Context, env engine.Env, d *Deps) error {
+	ix, err := d.indexer()
+	if err != nil {
+		return err
+	}
+	return wait(ctx, env, d.poll(), "the indexer to answer HTTP", func() (bool, error) {
+		_, err := ix.Health(ctx, indexer.HealthRequest{})
+		if err == nil || errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			return true, nil
+		}
+		return false, nil
+	})
+}
+
+func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := waitIndexerAnswers(ctx, env, d); err != nil {
+		return engine.Outcome{}, err
+	}
+	var out string
+	var last error
+	attempts := 0
+	err = wait(ctx, env, 2*d.poll(), "the security init tool to succeed", func() (bool, error) {
+		attempts++
+		out, last = runTool(ctx, d)
+		if last != nil {
+			env.Logger().Warn("security init failed, retrying", "attempt", attempts, "err", d.redact(last.Error()))
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		if last != nil {
+			return engine.Outcome{}, fmt.Errorf("after %d attempts: %w", attempts, last)
+		}
+		return engine.Outcome{}, err
+	}
+	msg := "security configuration applied"
+	if strings.Contains(out, "Done with success") {
+		msg += " (Done with success)"
+	}
+	return engine.Outcome{Message: msg, Data: map[string]any{"attempts": attempts}}, nil
+}

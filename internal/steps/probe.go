@@ -1,0 +1,131 @@
+package steps
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/engine"
+)
+
+// probeResend is how long the fallback probe waits for its event before it
+// sends another one (UDP may drop a datagram; the manager may have been
+// restarting).
+const probeResend = 30 * time.Second
+
+// probeState is the fallback probe's run data (not secret: a nonce).
+type probeState struct {
+	Nonce string    `json:"nonce"`
+	Sent  time.Time `json:"sent"`
+	Tries int       `json:"tries"`
+}
+
+func describeProbe(pl *Planning) []string {
+	to, prefix := "<manager.syslog>", "<alerts prefix>"
+	if c := pl.cfg(); c != nil {
+		to, prefix = c.Manager.Syslog, c.Indexer.AlertsIndexPrefix
+	}
+	return []string{
+		"send a syslog line \"sshd[…]: Failed password for invalid user siemctl-probe-<nonce> …\" to " + to,
+		"POST /" + prefix + "*/_count full_log:\"siemctl-probe-<nonce>\" until it is searchable",
+	}
+}
+
+// ProbeLine is the syslog line of the data-flow probe: shaped so that the
+// stock ruleset alerts on it (sshd invalid user, rule 5710).
+func ProbeLine(nonce string, now time.Time, host string) string {
+	return fmt.Sprintf("<38>%s %s sshd[4242]: Failed password for invalid user siemctl-probe-%s from 127.0.0.1 port 4242 ssh2",
+		now.Format(time.Stamp), host, nonce)
+}
+
+// SendSyslog sends one line to a udp:// or tcp:// address.
+func SendSyslog(ctx context.Context, addr, line string) error {
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "udp" && u.Scheme != "tcp") || u.Host == "" {
+		return fmt.Errorf("manager.syslog %q: want udp://host:port or tcp://host:port", addr)
+	}
+	var dl net.Dialer
+	c, err := dl.DialContext(ctx, u.Scheme, u.Host)
+	if err != nil {
+		return fmt.Errorf("syslog %s: %w", addr, err)
+	}
+	defer c.Close()
+	if u.Scheme == "tcp" {
+		line += "\n"
+	}
+	if _, err := c.Write([]byte(line)); err != nil {
+		return fmt.Errorf("syslog %s: %w", addr, err)
+	}
+	return nil
+}
+
+func newNonce() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func runProbe(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Probe != nil {
+		res, err := d.Probe(ctx)
+		if err != nil {
+			return engine.Outcome{}, engine.Pending("probe: %v", err)
+		}
+		if !res.OK {
+			return engine.Outcome{}, engine.Pending("probe %s did not arrive (broken at %s) %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
+		}
+		return engine.Outcome{Message: fmt.Sprintf("probe %s searchable after %s", res.Nonce, res.Latency.Round(time.Millisecond))}, nil
+	}
+	return fallbackProbe(ctx, env, d)
+}
+
+// fallbackProbe sends a tagged event and counts it in the alerts indices;
+// its state survives polls (and resumes) in the run data.
+func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome, error) {
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Config == nil || d.Config.Manager.Syslog == "" {
+		return engine.Outcome{}, errors.New("manager.syslog is not set: the data-flow probe has nowhere to send its event")
+	}
+	key := "probe:" + env.StepID()
+	var st probeState
+	if _, err := env.Get(key, &st); err != nil {
+		return engine.Outcome{}, err
+	}
+	now := d.now()
+	if st.Nonce == "" || now.Sub(st.Sent) >= probeResend {
+		if st.Nonce == "" {
+			if st.Nonce, err = newNonce(); err != nil {
+				return engine.Outcome{}, err
+			}
+		}
+		if err := SendSyslog(ctx, d.Config.Manager.Syslog, ProbeLine(st.Nonce, now, "siemctl")); err != nil {
+			return engine.Outcome{}, engine.Pending("%v", err)
+		}
+		st.Sent, st.Tries = now, st.Tries+1
+		if err := env.Set(key, st); err != nil {
+			return engine.Outcome{}, err
+		}
+	}
+	n, err := ix.Count(ctx, d.Config.Indexer.AlertsIndexPrefix+"*", fmt.Sprintf(`full_log:"siemctl-probe-%s"`, st.Nonce), time.Time{})
+	if err != nil {
+		return engine.Outcome{}, notAnswering("indexer", err)
+	}
+	if n == 0 {
+		return engine.Outcome{}, engine.Pending("probe siemctl-probe-%s not searchable yet (sent %d times)", st.Nonce, st.Tries)
+	}
+	return engine.Outcome{Message: fmt.Sprintf("probe siemctl-probe-%s searchable %s after it was sent", st.Nonce, now.Sub(st.Sent).Round(time.Millisecond))}, nil
+}

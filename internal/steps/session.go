@@ -1,0 +1,260 @@
+package steps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/packages"
+)
+
+// Gate verdicts of a plan.
+const (
+	VerdictGo    = "GO"
+	VerdictNoGo  = "NO-GO"
+	VerdictWait  = "WAIT"
+	VerdictError = "ERROR"
+)
+
+// GateResult is one preflight gate evaluated once, at plan time.
+type GateResult struct {
+	Step    string `json:"step"`
+	Kind    string `json:"kind"`
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail"`
+	// Ignorable gates may be skipped with --ignore-gate.
+	Ignorable bool `json:"ignorable"`
+}
+
+// PreflightGates runs, once each, the read-only gate steps that come before
+// the first step that changes something, with data as the run data. Nothing
+// is journaled and nothing changes.
+func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map[string]any, perGate time.Duration) []GateResult {
+	env := newMemEnv(deps, data)
+	out := []GateResult{}
+	for _, s := range plan.Selected() {
+		if !s.ReadOnly {
+			break
+		}
+		if s.Always || !strings.HasPrefix(s.Step.Kind, "gate.") {
+			continue
+		}
+		env.step = s.ID
+		gctx, cancel := context.WithTimeout(ctx, perGate)
+		o, err := s.Kind.Run(gctx, env, s.Params)
+		cancel()
+		r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
+		var (
+			pe *engine.PendingError
+			ng *engine.NoGoError
+		)
+		switch {
+		case err == nil:
+			r.Verdict, r.Detail = VerdictGo, o.Message
+		case errors.As(err, &ng):
+			r.Verdict, r.Detail = VerdictNoGo, ng.Reason
+		case errors.As(err, &pe):
+			r.Verdict, r.Detail = VerdictWait, pe.Reason
+		default:
+			r.Verdict, r.Detail = VerdictError, err.Error()
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func isIgnorable(kind string) bool {
+	for _, k := range Ignorable {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// IgnoreGates turns --ignore-gate names (step ids or kind names) into step
+// ids to skip. Only ignorable gates may be ignored.
+func IgnoreGates(plan *engine.Plan, names []string) ([]string, error) {
+	var ids []string
+	for _, n := range names {
+		found := false
+		for _, s := range plan.Steps {
+			if s.ID != n && s.Step.Kind != n {
+				continue
+			}
+			found = true
+			if !isIgnorable(s.Step.Kind) {
+				return nil, fmt.Errorf("--ignore-gate %s: %s (%s) cannot be ignored; only %s can", n, s.ID, s.Step.Kind, strings.Join(Ignorable, ", "))
+			}
+			ids = append(ids, s.ID)
+		}
+		if !found {
+			return nil, fmt.Errorf("--ignore-gate %s: no such gate step or kind", n)
+		}
+	}
+	return ids, nil
+}
+
+// memEnv is an engine.Env without a journal (plans).
+type memEnv struct {
+	deps *Deps
+	data map[string]json.RawMessage
+	step string
+}
+
+func newMemEnv(deps *Deps, data map[string]any) *memEnv {
+	e := &memEnv{deps: deps, data: map[string]json.RawMessage{}}
+	for k, v := range data {
+		if b, err := json.Marshal(v); err == nil {
+			e.data[k] = b
+		}
+	}
+	return e
+}
+
+func (e *memEnv) RunID() string  { return "plan" }
+func (e *memEnv) StepID() string { return e.step }
+func (e *memEnv) Deps() any      { return e.deps }
+func (e *memEnv) Get(key string, v any) (bool, error) {
+	raw, ok := e.data[key]
+	if !ok {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
+}
+func (e *memEnv) Set(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err == nil {
+		e.data[key] = b
+	}
+	return err
+}
+func (e *memEnv) Waiting(string, ...any) {}
+func (e *memEnv) Logger() *slog.Logger {
+	if e.deps != nil && e.deps.Logger != nil {
+		return e.deps.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// UpgradeSeed is the initial run data of an upgrade to target.
+func UpgradeSeed(target string, cands []Candidate) map[string]any {
+	tv := TargetMap(cands)
+	expect := map[string]string{}
+	for _, c := range cands {
+		expect[c.Component] = c.Installed
+		if c.Target != "" {
+			expect[c.Component] = c.Target
+		}
+	}
+	return map[string]any{KeyTarget: packages.Upstream(target), KeyTargetVersions: tv, KeyExpectVersions: expect}
+}
+
+// RunData decodes the string maps and backups of a run's data.
+type RunData struct {
+	Target   string
+	Targets  map[string]string
+	Previous map[string]string
+	Backups  Backups
+	Snaps    map[string]string
+	Diff     *DiffSummary
+}
+
+// DecodeRunData reads the keys the kinds and the CLI share.
+func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
+	rd := RunData{Targets: map[string]string{}, Previous: map[string]string{}, Snaps: map[string]string{}}
+	dec := func(key string, v any) error {
+		raw, ok := data[key]
+		if !ok {
+			return nil
+		}
+		if err := json.Unmarshal(raw, v); err != nil {
+			return fmt.Errorf("run data %s: %w", key, err)
+		}
+		return nil
+	}
+	var d DiffSummary
+	errs := []error{dec(KeyTarget, &rd.Target), dec(KeyTargetVersions, &rd.Targets), dec(KeyPreviousVersions, &rd.Previous),
+		dec(KeyBackups, &rd.Backups), dec(KeySnapshots, &rd.Snaps), dec(KeyDiff, &d)}
+	if _, ok := data[KeyDiff]; ok {
+		rd.Diff = &d
+	}
+	return rd, errors.Join(errs...)
+}
+
+// PlanningFor builds the Planning of a recorded run.
+func PlanningFor(cfg *config.Config, rd RunData) *Planning {
+	return &Planning{Config: cfg, Target: rd.Targets, Previous: rd.Previous}
+}
+
+// RollbackSeed is the run data a rollback run of upgrade run rd starts with.
+func RollbackSeed(rd RunData) (map[string]any, error) {
+	if len(rd.Previous) == 0 {
+		return nil, errors.New("the run recorded no previous versions (nothing was installed): nothing to roll back")
+	}
+	seed := map[string]any{
+		KeyPreviousVersions: rd.Previous,
+		KeyTargetVersions:   rd.Targets,
+		KeyExpectVersions:   rd.Previous,
+		KeyBackups:          rd.Backups,
+	}
+	if rd.Target != "" {
+		seed[KeyTarget] = rd.Target
+	}
+	if id := rd.Snaps["pre-upgrade"]; id != "" {
+		seed[KeySnapshots] = map[string]string{"pre-upgrade": id}
+	}
+	return seed, nil
+}
+
+// TimeSplit is how a run's time divides between waiting on the stack's
+// components and siemctl's own work.
+type TimeSplit struct {
+	Wall time.Duration `json:"wall_ns"`
+	// Components: gates, units, packages, security tool, shipper commands,
+	// indexer API calls, snapshot reads.
+	Components time.Duration `json:"components_ns"`
+	// Own: siemctl's own work (backups, data copies, restores, diffs).
+	Own time.Duration `json:"own_ns"`
+	// Overhead: the rest of the wall time (engine, journal fsyncs, start-up,
+	// and time the run was stopped before a resume).
+	Overhead time.Duration            `json:"overhead_ns"`
+	ByKind   map[string]time.Duration `json:"by_kind_ns"`
+}
+
+// ownKinds are the kinds whose time is siemctl's own work.
+var ownKinds = map[string]bool{"backup.configs": true, "backup.indexer_data": true, "restore.configs": true, "restore.indexer_data": true, "snapshot.diff": true}
+
+// SplitTime computes a TimeSplit from a run's journal.
+func SplitTime(evs []engine.Event) TimeSplit {
+	ts := TimeSplit{ByKind: map[string]time.Duration{}}
+	var start, end time.Time
+	for _, e := range evs {
+		switch e.Type {
+		case engine.EvRunStart:
+			start = e.Time
+		case engine.EvStepOK, engine.EvStepFail, engine.EvUndoOK, engine.EvUndoFail:
+			d := e.Duration.D()
+			ts.ByKind[e.Kind] += d
+			if ownKinds[e.Kind] {
+				ts.Own += d
+			} else {
+				ts.Components += d
+			}
+		}
+		if !e.Time.IsZero() {
+			end = e.Time
+		}
+	}
+	if !start.IsZero() && end.After(start) {
+		ts.Wall = end.Sub(start)
+	}
+	ts.Overhead = max(ts.Wall-ts.Components-ts.Own, 0)
+	return ts
+}

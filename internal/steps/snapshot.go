@@ -1,0 +1,195 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/snapshot"
+)
+
+type snapshotParams struct {
+	pl    *Planning
+	Label string `yaml:"label"`
+}
+
+func (p *snapshotParams) Describe() []string {
+	return []string{
+		"GET /_cluster/health, /_cluster/settings, /_template, /_ingest/pipeline, /_cat/indices, /_cat/shards, /_cat/allocation; manager GET /, /manager/info, /manager/status, /agents; dashboard GET /; systemd unit states; installed package versions",
+		"write state_dir/snapshots/<id>.json labelled " + p.Label,
+	}
+}
+
+func (p *snapshotParams) Validate() error {
+	if p.Label == "" {
+		return errors.New("label is required")
+	}
+	return snapshot.ValidateLabel(p.Label)
+}
+
+type diffParams struct {
+	pl      *Planning
+	Against string `yaml:"against"`
+}
+
+func (p *diffParams) Describe() []string {
+	return []string{"compare the run's latest snapshot with the one labelled " + p.Against + " (no index and no documents lost)"}
+}
+
+func (p *diffParams) Validate() error {
+	if p.Against == "" {
+		return errors.New("against is required")
+	}
+	return snapshot.ValidateLabel(p.Against)
+}
+
+func snapshotKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		engine.Define(engine.Spec[*snapshotParams]{
+			Name: "snapshot.capture", ReadOnly: true,
+			New:  func() *snapshotParams { return &snapshotParams{pl: pl} },
+			Run:  runSnapshotCapture,
+			Skip: skipSnapshotCapture,
+		}),
+		engine.Define(engine.Spec[*diffParams]{
+			Name: "snapshot.diff", ReadOnly: true,
+			New: func() *diffParams { return &diffParams{pl: pl} },
+			Run: runSnapshotDiff,
+		}),
+	}
+}
+
+func snapshotsOf(env engine.Env) (map[string]string, error) {
+	m := map[string]string{}
+	_, err := env.Get(KeySnapshots, &m)
+	return m, err
+}
+
+// skipSnapshotCapture: a resumed run keeps the snapshot it already took.
+func skipSnapshotCapture(_ context.Context, env engine.Env, p *snapshotParams) (string, bool, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return "", false, err
+	}
+	m, err := snapshotsOf(env)
+	if err != nil {
+		return "", false, err
+	}
+	id := m[p.Label]
+	if id == "" || d.Snapshots == nil {
+		return "", false, nil
+	}
+	if _, err := d.Snapshots.Resolve(id); err != nil {
+		return "", false, nil
+	}
+	return "snapshot " + id + " (" + p.Label + ") already taken by this run", true, nil
+}
+
+func runSnapshotCapture(ctx context.Context, env engine.Env, p *snapshotParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Snapshot == nil || d.Snapshots == nil {
+		return engine.Outcome{}, errors.New("snapshots are not configured")
+	}
+	env.Waiting("capturing the stack's state")
+	doc, err := d.Snapshot(ctx, p.Label)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("capture: %w", err)
+	}
+	path, err := d.Snapshots.Save(doc)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	m, err := snapshotsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	m[p.Label] = doc.ID
+	if err := env.Set(KeySnapshots, m); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := env.Set(KeyLastSnapshot, doc.ID); err != nil {
+		return engine.Outcome{}, err
+	}
+	s := doc.Summary
+	msg := fmt.Sprintf("snapshot %s: %d indices, %d documents, cluster %s, health %s", doc.ID, s.Indices, s.Docs, orDash(s.ClusterStatus), orDash(s.Status))
+	return engine.Outcome{Message: msg, Data: map[string]any{"id": doc.ID, "path": path, "docs": s.Docs, "indices": s.Indices}}, nil
+}
+
+func runSnapshotDiff(_ context.Context, env engine.Env, p *diffParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Snapshots == nil {
+		return engine.Outcome{}, errors.New("snapshots are not configured")
+	}
+	m, err := snapshotsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	fromRef := m[p.Against]
+	if fromRef == "" {
+		fromRef = "label:" + p.Against
+	}
+	var toRef string
+	if _, err := env.Get(KeyLastSnapshot, &toRef); err != nil {
+		return engine.Outcome{}, err
+	}
+	if toRef == "" {
+		return engine.Outcome{}, errors.New("this run captured no snapshot to compare")
+	}
+	from, err := d.Snapshots.Get(fromRef)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("snapshot %s: %w", fromRef, err)
+	}
+	to, err := d.Snapshots.Get(toRef)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("snapshot %s: %w", toRef, err)
+	}
+	expect, err := versions(env, KeyExpectVersions)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	opts := snapshot.DiffOptions{Expected: map[string]string{}}
+	for comp, v := range expect {
+		opts.Expected[comp] = v
+	}
+	if d.Config != nil {
+		opts.DiskWarnPercent = float64(d.Config.Thresholds.DiskWarnPercent)
+	}
+	rep := snapshot.Diff(from, to, opts)
+	sum := DiffSummary{From: from.ID, To: to.ID, Worst: rep.Worst().String(), Counts: rep.Counts(), Changes: []snapshot.Change{},
+		DocsFrom: from.Summary.Docs, DocsTo: to.Summary.Docs}
+	for _, c := range rep.Changes {
+		if c.Severity >= snapshot.Warning {
+			sum.Changes = append(sum.Changes, c)
+		}
+	}
+	if err := env.Set(KeyDiff, sum); err != nil {
+		return engine.Outcome{}, err
+	}
+	msg := fmt.Sprintf("%s → %s: documents %d → %d; %d critical, %d warning, %d info", from.ID, to.ID, from.Summary.Docs, to.Summary.Docs,
+		sum.Counts["critical"], sum.Counts["warning"], sum.Counts["info"])
+	if rep.Critical() {
+		var crit []string
+		for _, c := range rep.Changes {
+			if c.Severity == snapshot.Critical {
+				crit = append(crit, c.Message)
+			}
+		}
+		return engine.Outcome{}, engine.NoGo("%s; critical: %s", msg, strings.Join(crit, "; "))
+	}
+	return engine.Outcome{Message: msg}, nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,503 @@
+// Package steps holds siemctl's runbook step kinds: Go code registered by
+// name (snapshot.capture, gate.cluster_health, units.stop, packages.install,
+// …) that the engine plans and runs. Each kind decodes its parameters
+// strictly, describes the exact commands and API calls it makes (for plans
+// and --dry-run), and, where it makes sense, verifies an interrupted attempt
+// (resume) or skips a step that is already done, with a reason.
+//
+// Kinds reach the outside world only through Deps (small interfaces the CLI
+// fills with the real clients, tests with fakes), and exchange run data
+// through the engine (Env.Get/Set) under the keys below: the target and the
+// versions found before the upgrade, backups, snapshots. Secrets never reach
+// a child's argv, a journal line or an error: every message a kind returns
+// goes through Deps.Redact.
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/shipper"
+	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// Run data keys shared by the kinds and the CLI.
+const (
+	// KeyTarget is the target upstream version ("4.10.0").
+	KeyTarget = "target"
+	// KeyTargetVersions maps component → exact package version to install.
+	KeyTargetVersions = "target_versions"
+	// KeyPreviousVersions maps component → exact package version found
+	// before the first install (recorded before anything is installed).
+	KeyPreviousVersions = "previous_versions"
+	// KeyExpectVersions maps component → version expected at the end (diff).
+	KeyExpectVersions = "expect_versions"
+	// KeyBackups is a Backups value.
+	KeyBackups = "backups"
+	// KeySnapshots maps a snapshot label → snapshot id captured by the run.
+	KeySnapshots = "snapshots"
+	// KeyLastSnapshot is the id of the newest snapshot the run captured.
+	KeyLastSnapshot = "last_snapshot"
+	// KeyDiff is a DiffSummary of the run's snapshot diff.
+	KeyDiff = "diff"
+)
+
+// Components in start order.
+var Components = []string{"indexer", "manager", "dashboard", "shipper"}
+
+// identical are the components whose versions must be identical.
+var identical = []string{"indexer", "manager", "dashboard"}
+
+// Backups records where a run put its backups (run data "backups").
+type Backups struct {
+	Dir             string `json:"dir"`
+	Configs         string `json:"configs,omitempty"`
+	ConfigsSHA256   string `json:"configs_sha256,omitempty"`
+	IndexerSecurity string `json:"indexer_security,omitempty"`
+	IndexerData     string `json:"indexer_data,omitempty"`
+	IndexerDataSize int64  `json:"indexer_data_bytes,omitempty"`
+	IndexerDataN    int    `json:"indexer_data_files,omitempty"`
+}
+
+// DiffSummary is what snapshot.diff records (run data "diff").
+type DiffSummary struct {
+	From     string            `json:"from"`
+	To       string            `json:"to"`
+	Worst    string            `json:"worst"`
+	Counts   map[string]int    `json:"counts"`
+	Changes  []snapshot.Change `json:"changes"`
+	DocsFrom int64             `json:"docs_from"`
+	DocsTo   int64             `json:"docs_to"`
+}
+
+// IndexerAPI is the part of *indexer.Client the kinds use.
+type IndexerAPI interface {
+	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
+	Settings(ctx context.Context, includeDefaults bool) (indexer.Settings, error)
+	PutSettings(ctx context.Context, u indexer.SettingsUpdate) (bool, error)
+	Flush(ctx context.Context) (indexer.ShardsSummary, error)
+	SyncedFlush(ctx context.Context) (indexer.ShardsSummary, bool, error)
+	CatShards(ctx context.Context) ([]indexer.Shard, error)
+	AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error)
+	SimulateIndex(ctx context.Context, indexName string) (indexer.Simulation, error)
+	PutLegacyTemplate(ctx context.Context, name string, body []byte) error
+	NodesVersions(ctx context.Context) ([]indexer.NodeVersion, error)
+	Count(ctx context.Context, index, q string, since time.Time) (int64, error)
+}
+
+// ManagerAPI is the part of *manager.Client the kinds use.
+type ManagerAPI interface {
+	Info(ctx context.Context) (manager.APIInfo, error)
+	ManagerStatus(ctx context.Context) (manager.DaemonStates, error)
+	ListAgents(ctx context.Context, q manager.AgentQuery) ([]manager.Agent, error)
+}
+
+// UnitsAPI is the part of *units.Manager the kinds use.
+type UnitsAPI interface {
+	Status(ctx context.Context, names ...string) ([]units.UnitStatus, error)
+	StartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error)
+	Stop(ctx context.Context, unit string) error
+	Processes(ctx context.Context, unit string) ([]int, error)
+	DaemonReload(ctx context.Context) error
+	ResetFailed(ctx context.Context, unit string) error
+}
+
+// PackagesAPI is the part of *packages.Manager the kinds use.
+type PackagesAPI interface {
+	Kind() string
+	Installed(ctx context.Context, pkgs ...string) (map[string]string, error)
+	Candidates(ctx context.Context, pkg string) (packages.Policy, error)
+	Install(ctx context.Context, pkgs map[string]string, opts packages.InstallOptions) error
+	InstallCommands(pkgs map[string]string, opts packages.InstallOptions, installed map[string]string) []packages.Command
+	Compare(a, b string) int
+}
+
+// ShipperAPI is the part of *shipper.Shipper the kinds use.
+type ShipperAPI interface {
+	Describe(op shipper.Op) []string
+	SetupPipelines(ctx context.Context) error
+	SetupIndexManagement(ctx context.Context) error
+	TestOutput(ctx context.Context) (shipper.Report, error)
+}
+
+// Runner runs a program (the indexer's security init tool). env holds extra
+// NAME=value pairs; err is only for a program that could not be run.
+type Runner interface {
+	Run(ctx context.Context, env []string, name string, args ...string) (stdout, stderr []byte, exitCode int, err error)
+}
+
+// DiskUsage is the usage of the filesystem holding a path.
+type DiskUsage struct {
+	TotalBytes  uint64
+	FreeBytes   uint64
+	UsedPercent float64
+}
+
+// ProbeResult is a data-flow probe's outcome.
+type ProbeResult struct {
+	OK       bool
+	Nonce    string
+	BrokenAt string // hop that broke when !OK
+	Latency  time.Duration
+	Detail   string
+}
+
+// Deps is everything the kinds need from the outside world (engine
+// Runner.Deps). Nil clients come with their *Err explaining why.
+type Deps struct {
+	Config *config.Config
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	Indexer    IndexerAPI
+	IndexerErr error
+	Manager    ManagerAPI
+	ManagerErr error
+	Units      func(ctx context.Context) (UnitsAPI, error)
+	Packages   PackagesAPI
+	PackageErr error
+	Shipper    ShipperAPI
+	ShipperErr error
+	// Exec runs the security init tool.
+	Exec Runner
+	// Dashboard answers GET / with its HTTP status.
+	Dashboard func(ctx context.Context) (int, error)
+	// Ports lists the listening TCP ports.
+	Ports func(ctx context.Context) (map[int]bool, error)
+	// Disk measures the filesystem holding path.
+	Disk func(path string) (DiskUsage, error)
+	// Snapshot captures the stack's state under label (not saved).
+	Snapshot func(ctx context.Context, label string) (*snapshot.Document, error)
+	// Snapshots stores the captured snapshots.
+	Snapshots *snapshot.Store
+	// Probe runs the end-to-end data-flow probe; nil: the kinds' own
+	// fallback (a tagged syslog event counted in the alerts indices).
+	Probe func(ctx context.Context) (ProbeResult, error)
+	// Fetch reads a URL (shipper template); nil: net/http with TLS defaults.
+	Fetch func(ctx context.Context, url string) ([]byte, error)
+	// Redact removes secrets from a message.
+	Redact func(string) string
+	// Poll is the interval of the kinds' own waits (default 1s).
+	Poll time.Duration
+}
+
+func (d *Deps) poll() time.Duration {
+	if d.Poll <= 0 {
+		return time.Second
+	}
+	return d.Poll
+}
+
+func depsOf(env engine.Env) (*Deps, error) {
+	d, ok := env.Deps().(*Deps)
+	if !ok || d == nil {
+		return nil, fmt.Errorf("steps: runner dependencies of type %T, want *steps.Deps", env.Deps())
+	}
+	return d, nil
+}
+
+func (d *Deps) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
+}
+
+func (d *Deps) redact(s string) string {
+	if d.Redact == nil {
+		return s
+	}
+	return d.Redact(s)
+}
+
+func (d *Deps) indexer() (IndexerAPI, error) {
+	if d.Indexer == nil {
+		return nil, fmt.Errorf("indexer: %w", orNoClient(d.IndexerErr))
+	}
+	return d.Indexer, nil
+}
+
+func (d *Deps) manager() (ManagerAPI, error) {
+	if d.Manager == nil {
+		return nil, fmt.Errorf("manager API: %w", orNoClient(d.ManagerErr))
+	}
+	return d.Manager, nil
+}
+
+func (d *Deps) packages() (PackagesAPI, error) {
+	if d.Packages == nil {
+		return nil, fmt.Errorf("packages: %w", orNoClient(d.PackageErr))
+	}
+	return d.Packages, nil
+}
+
+func (d *Deps) shipper() (ShipperAPI, error) {
+	if d.Shipper == nil {
+		return nil, fmt.Errorf("shipper: %w", orNoClient(d.ShipperErr))
+	}
+	return d.Shipper, nil
+}
+
+func (d *Deps) units(ctx context.Context) (UnitsAPI, error) {
+	if d.Units == nil {
+		return nil, errors.New("systemd: no connection configured")
+	}
+	return d.Units(ctx)
+}
+
+func orNoClient(err error) error {
+	if err == nil {
+		return errors.New("no client configured")
+	}
+	return err
+}
+
+// Planning is what the kinds know at plan time, for their Describe lines:
+// the configuration and the versions involved (component → exact version).
+// Nil maps describe the versions symbolically (<target>).
+type Planning struct {
+	Config   *config.Config
+	Target   map[string]string
+	Previous map[string]string
+}
+
+func (pl *Planning) cfg() *config.Config {
+	if pl == nil || pl.Config == nil {
+		return nil
+	}
+	return pl.Config
+}
+
+// unit returns the component's unit, from the config or a placeholder.
+func (pl *Planning) unit(comp string) string {
+	if c := pl.cfg(); c != nil {
+		if u := c.Units()[comp]; u != "" {
+			return u
+		}
+	}
+	return "<" + comp + " unit>"
+}
+
+func (pl *Planning) pkg(comp string) string {
+	if c := pl.cfg(); c != nil {
+		if p := c.PackageNames()[comp]; p != "" {
+			return p
+		}
+	}
+	return "<" + comp + " package>"
+}
+
+func (pl *Planning) version(which, comp string) string {
+	var m map[string]string
+	if pl != nil {
+		m = pl.Target
+		if which == "previous" {
+			m = pl.Previous
+		}
+	}
+	if v := m[comp]; v != "" {
+		return v
+	}
+	return "<" + which + ">"
+}
+
+// componentsOf expands "all" to every component (start order).
+func componentsOf(c string) []string {
+	if c == "all" {
+		return slices.Clone(Components)
+	}
+	return []string{c}
+}
+
+func validComponent(c string, all bool) error {
+	if slices.Contains(Components, c) || all && c == "all" {
+		return nil
+	}
+	want := strings.Join(Components, ", ")
+	if all {
+		want += " or all"
+	}
+	if c == "" {
+		return fmt.Errorf("component is required (%s)", want)
+	}
+	return fmt.Errorf("component %q: want %s", c, want)
+}
+
+func validWhich(v string) error {
+	switch v {
+	case "", "target", "previous":
+		return nil
+	}
+	return fmt.Errorf("version %q: want target or previous", v)
+}
+
+// versions reads a component → version map from run data.
+func versions(env engine.Env, key string) (map[string]string, error) {
+	m := map[string]string{}
+	if _, err := env.Get(key, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func backups(env engine.Env) (Backups, error) {
+	var b Backups
+	_, err := env.Get(KeyBackups, &b)
+	return b, err
+}
+
+func setBackups(env engine.Env, f func(*Backups)) error {
+	b, err := backups(env)
+	if err != nil {
+		return err
+	}
+	f(&b)
+	return env.Set(KeyBackups, b)
+}
+
+// Kinds returns every step kind, describing itself with pl.
+func Kinds(pl *Planning) []engine.Kind {
+	ks := []engine.Kind{}
+	ks = append(ks, snapshotKinds(pl)...)
+	ks = append(ks, gateKinds(pl)...)
+	ks = append(ks, backupKinds(pl)...)
+	ks = append(ks, unitKinds(pl)...)
+	ks = append(ks, indexerKinds(pl)...)
+	ks = append(ks, packageKinds(pl)...)
+	ks = append(ks, shipperKinds(pl)...)
+	out := make([]engine.Kind, len(ks))
+	for i, k := range ks {
+		out[i] = &redacting{Kind: k}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// NewRegistry registers every kind.
+func NewRegistry(pl *Planning) (*engine.Registry, error) {
+	return engine.NewRegistry(Kinds(pl)...)
+}
+
+// Ignorable lists the gate kinds an operator may skip with --ignore-gate:
+// advisory checks whose failure does not endanger data.
+var Ignorable = []string{"gate.agents", "gate.settings_clean", "gate.templates"}
+
+// redacting wraps a kind so that every error and message it returns has the
+// configured secrets removed before the engine journals it.
+type redacting struct{ engine.Kind }
+
+func (r *redacting) ReadOnly() bool {
+	ro, ok := r.Kind.(engine.ReadOnlyKind)
+	return ok && ro.ReadOnly()
+}
+
+func (r *redacting) Run(ctx context.Context, env engine.Env, p engine.Params) (engine.Outcome, error) {
+	out, err := r.Kind.Run(ctx, env, p)
+	d, derr := depsOf(env)
+	if derr != nil {
+		return out, err
+	}
+	out.Message = d.redact(out.Message)
+	return out, redactErr(d, err)
+}
+
+func (r *redacting) Verify(ctx context.Context, env engine.Env, p engine.Params) (bool, error) {
+	v, ok := r.Kind.(engine.Verifier)
+	if !ok {
+		return false, engine.ErrCannotVerify
+	}
+	done, err := v.Verify(ctx, env, p)
+	if d, derr := depsOf(env); derr == nil && !errors.Is(err, engine.ErrCannotVerify) {
+		err = redactErr(d, err)
+	}
+	return done, err
+}
+
+func (r *redacting) Skip(ctx context.Context, env engine.Env, p engine.Params) (string, bool, error) {
+	s, ok := r.Kind.(engine.Skipper)
+	if !ok {
+		return "", false, nil
+	}
+	reason, skip, err := s.Skip(ctx, env, p)
+	if d, derr := depsOf(env); derr == nil {
+		reason, err = d.redact(reason), redactErr(d, err)
+	}
+	return reason, skip, err
+}
+
+func redactErr(d *Deps, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		pe *engine.PendingError
+		ng *engine.NoGoError
+	)
+	switch {
+	case errors.As(err, &ng):
+		return &engine.NoGoError{Reason: d.redact(ng.Reason)}
+	case errors.As(err, &pe):
+		return &engine.PendingError{Reason: d.redact(pe.Reason)}
+	}
+	msg := d.redact(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// redactedError shows a redacted message but keeps the chain for errors.Is.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// noParams is the parameter type of kinds without parameters.
+type noParams struct {
+	pl       *Planning
+	describe func(pl *Planning) []string
+}
+
+func (p *noParams) Describe() []string { return p.describe(p.pl) }
+func (p *noParams) Validate() error    { return nil }
+
+func simple(pl *Planning, describe func(pl *Planning) []string) func() *noParams {
+	return func() *noParams { return &noParams{pl: pl, describe: describe} }
+}
+
+// wait polls f every interval until it returns true, the context ends, or
+// f fails; env.Waiting reports what it waits for.
+func wait(ctx context.Context, env engine.Env, interval time.Duration, what string, f func() (bool, error)) error {
+	for {
+		done, err := f()
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		env.Waiting("%s", what)
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("still %s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,393 @@
+package steps
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// treeEntry is one file, directory or symlink of a copied tree.
+type treeEntry struct {
+	Path  string `json:"path"` // relative, "." for the root
+	Type  string `json:"type"` // dir | file | link
+	Mode  uint32 `json:"mode"` // permission bits (and setuid/setgid/sticky)
+	UID   int    `json:"uid"`
+	GID   int    `json:"gid"`
+	Size  int64  `json:"size,omitempty"`
+	SHA   string `json:"sha256,omitempty"`
+	Link  string `json:"link,omitempty"`
+	MTime int64  `json:"mtime_ns,omitempty"`
+}
+
+// treeManifest describes a copied tree: what a verification compares.
+type treeManifest struct {
+	Source  string      `json:"source"`
+	Created time.Time   `json:"created"`
+	Files   int         `json:"files"`
+	Bytes   int64       `json:"bytes"`
+	Entries []treeEntry `json:"entries"`
+}
+
+func modeBits(m fs.FileMode) uint32 {
+	b := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		b |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= 0o1000
+	}
+	return b
+}
+
+func owner(fi fs.FileInfo) (int, int) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid)
+	}
+	return -1, -1
+}
+
+func entryOf(rel string, fi fs.FileInfo) (treeEntry, error) {
+	uid, gid := owner(fi)
+	e := treeEntry{Path: rel, Mode: modeBits(fi.Mode()), UID: uid, GID: gid, MTime: fi.ModTime().UnixNano()}
+	switch {
+	case fi.IsDir():
+		e.Type = "dir"
+		e.MTime = 0 // directories change as files are written: not compared
+	case fi.Mode()&fs.ModeSymlink != 0:
+		e.Type = "link"
+	case fi.Mode().IsRegular():
+		e.Type, e.Size = "file", fi.Size()
+	default:
+		return e, fmt.Errorf("%s: unsupported file type %v", rel, fi.Mode().Type())
+	}
+	return e, nil
+}
+
+// scanTree lists root (without hashing unless hash is set).
+func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
+	m := treeManifest{Source: root, Entries: []treeEntry{}}
+	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		e, err := entryOf(rel, fi)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case "link":
+			if e.Link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		case "file":
+			m.Files++
+			m.Bytes += e.Size
+			if hash {
+				if e.SHA, err = hashFile(p); err != nil {
+					return err
+				}
+			}
+		}
+		m.Entries = append(m.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return m, fmt.Errorf("scan %s: %w", root, err)
+	}
+	return m, nil
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyTree copies src to dst (which must not exist), preserving types,
+// modes, owners and file times, hashing every file as it is read. It
+// returns the manifest of src as copied. progress, if set, is called with
+// the bytes copied so far.
+func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (treeManifest, error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return treeManifest{}, fmt.Errorf("copy %s: %s already exists", src, dst)
+	}
+	m := treeManifest{Source: src, Entries: []treeEntry{}}
+	var dirs []treeEntry
+	var done int64
+	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		e, err := entryOf(rel, fi)
+		if err != nil {
+			return err
+		}
+		switch e.Type {
+		case "dir":
+			if err := os.Mkdir(target, 0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, e)
+		case "link":
+			if e.Link, err = os.Readlink(p); err != nil {
+				return err
+			}
+			if err := os.Symlink(e.Link, target); err != nil {
+				return err
+			}
+			if err := os.Lchown(target, e.UID, e.GID); err != nil {
+				return err
+			}
+		case "file":
+			if e.SHA, err = copyFileHashed(p, target, e); err != nil {
+				return err
+			}
+			m.Files++
+			m.Bytes += e.Size
+			done += e.Size
+			if progress != nil {
+				progress(done)
+			}
+		}
+		m.Entries = append(m.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return m, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	// Directories last, deepest first: their modes may forbid writing.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := applyMeta(filepath.Join(dst, dirs[i].Path), dirs[i]); err != nil {
+			return m, fmt.Errorf("copy %s: %w", src, err)
+		}
+	}
+	return m, nil
+}
+
+func copyFileHashed(src, dst string, e treeEntry) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil && n != e.Size {
+		err = fmt.Errorf("%s changed while copying (%d bytes, %d expected)", src, n, e.Size)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := applyMeta(dst, e); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func applyMeta(p string, e treeEntry) error {
+	if e.UID >= 0 {
+		if err := os.Lchown(p, e.UID, e.GID); err != nil {
+			return err
+		}
+	}
+	mode := fs.FileMode(e.Mode & 0o777)
+	if e.Mode&0o4000 != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if e.Mode&0o2000 != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if e.Mode&0o1000 != 0 {
+		mode |= fs.ModeSticky
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		return err
+	}
+	if e.MTime != 0 {
+		t := time.Unix(0, e.MTime)
+		if err := os.Chtimes(p, t, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// compareTrees reports the first differences between want and got:
+// missing or extra entries, types, sizes, modes, owners, link targets, and
+// content hashes when both sides have them.
+func compareTrees(want, got treeManifest) error {
+	g := make(map[string]treeEntry, len(got.Entries))
+	for _, e := range got.Entries {
+		g[e.Path] = e
+	}
+	var diffs []string
+	add := func(format string, args ...any) {
+		if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf(format, args...))
+		}
+	}
+	seen := map[string]bool{}
+	for _, w := range want.Entries {
+		seen[w.Path] = true
+		e, ok := g[w.Path]
+		switch {
+		case !ok:
+			add("%s missing", w.Path)
+		case e.Type != w.Type:
+			add("%s is a %s, want a %s", w.Path, e.Type, w.Type)
+		case e.Type == "file" && e.Size != w.Size:
+			add("%s has %d bytes, want %d", w.Path, e.Size, w.Size)
+		case e.Mode != w.Mode:
+			add("%s mode %o, want %o", w.Path, e.Mode, w.Mode)
+		case e.UID != w.UID || e.GID != w.GID:
+			add("%s owner %d:%d, want %d:%d", w.Path, e.UID, e.GID, w.UID, w.GID)
+		case e.Link != w.Link:
+			add("%s links to %s, want %s", w.Path, e.Link, w.Link)
+		case e.SHA != "" && w.SHA != "" && e.SHA != w.SHA:
+			add("%s content differs (sha256 %s, want %s)", w.Path, e.SHA[:12], w.SHA[:12])
+		}
+	}
+	extra := 0
+	for _, e := range got.Entries {
+		if !seen[e.Path] {
+			extra++
+			add("%s not in the copy's manifest", e.Path)
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d files/%d bytes vs %d files/%d bytes: %s", got.Files, got.Bytes, want.Files, want.Bytes, strings.Join(diffs, "; "))
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	return renameio.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// sumsName is the checksum manifest of a run's backup directory, in
+// sha256sum format ("<hex>  <name>").
+const sumsName = "SHA256SUMS"
+
+// addSums merges name → sha256 into dir/SHA256SUMS (atomically).
+func addSums(dir string, sums map[string]string) error {
+	all, err := readSums(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if all == nil {
+		all = map[string]string{}
+	}
+	for k, v := range sums {
+		all[k] = v
+	}
+	names := make([]string, 0, len(all))
+	for k := range all {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s  %s\n", all[n], n)
+	}
+	return renameio.WriteFile(filepath.Join(dir, sumsName), []byte(b.String()), 0o600)
+}
+
+func readSums(dir string) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, sumsName))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		sum, name, ok := strings.Cut(strings.TrimSpace(line), "  ")
+		if ok {
+			out[name] = sum
+		}
+	}
+	return out, nil
+}
+
+// verifySum checks dir/name against dir/SHA256SUMS.
+func verifySum(dir, name string) error {
+	sums, err := readSums(dir)
+	if err != nil {
+		return fmt.Errorf("checksums of %s: %w", dir, err)
+	}
+	want, ok := sums[name]
+	if !ok {
+		return fmt.Errorf("%s is not in %s", name, filepath.Join(dir, sumsName))
+	}
+	got, err := hashFile(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s: sha256 %s does not match %s (%s): the backup is damaged", filepath.Join(dir, name), got, sumsName, want)
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/packages"
+)
+
+// Candidate is one component's package as the package manager sees it.
+type Candidate struct {
+	Component string   `json:"component"`
+	Package   string   `json:"package"`
+	Installed string   `json:"installed"`
+	Available []string `json:"available"`
+	// Target is the exact version chosen for the wanted one ("" if none).
+	Target string `json:"target"`
+}
+
+// ErrNoCandidate means a component has no installable version matching the
+// wanted one.
+var ErrNoCandidate = errors.New("no installable version")
+
+// ResolveTarget finds, for every component, the exact package version that
+// matches want: want itself when a repository offers it ("4.10.0-1"), else
+// the newest available version whose upstream part is want ("4.10.0" →
+// "4.10.0-2"). Components without a match get Target "". Hosts whose
+// package manager cannot list candidates (yum) need the exact version.
+func ResolveTarget(ctx context.Context, pk PackagesAPI, names map[string]string, want string) ([]Candidate, error) {
+	if want == "" {
+		return nil, errors.New("no target version")
+	}
+	comps := slices.Clone(Components)
+	pkgs := make([]string, 0, len(comps))
+	for _, c := range comps {
+		pkgs = append(pkgs, names[c])
+	}
+	inst, err := pk.Installed(ctx, pkgs...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Candidate, 0, len(comps))
+	for _, c := range comps {
+		cand := Candidate{Component: c, Package: names[c], Installed: inst[names[c]], Available: []string{}}
+		pol, err := pk.Candidates(ctx, names[c])
+		switch {
+		case errors.Is(err, packages.ErrUnsupported):
+			if !strings.Contains(want, "-") {
+				return nil, fmt.Errorf("%s cannot list candidate versions: give the exact package version (e.g. %s-1)", pk.Kind(), want)
+			}
+			cand.Target = want
+		case errors.Is(err, packages.ErrNotFound):
+			// unknown to the package manager: no candidates
+		case err != nil:
+			return nil, err
+		default:
+			cand.Available = append(cand.Available, pol.Available...)
+			cand.Target = pickVersion(pk, pol.Available, want)
+		}
+		out = append(out, cand)
+	}
+	return out, nil
+}
+
+func pickVersion(pk PackagesAPI, avail []string, want string) string {
+	best := ""
+	for _, v := range avail {
+		if v == want {
+			return v
+		}
+		if packages.Upstream(v) == want && (best == "" || pk.Compare(v, best) > 0) {
+			best = v
+		}
+	}
+	return best
+}
+
+// TargetMap returns component → target version of the candidates that have one.
+func TargetMap(cands []Candidate) map[string]string {
+	m := map[string]string{}
+	for _, c := range cands {
+		if c.Target != "" {
+			m[c.Component] = c.Target
+		}
+	}
+	return m
+}
+
+// semver is major.minor.patch of an upstream version.
+type semver [3]int
+
+func parseSemver(v string) (semver, error) {
+	up := packages.Upstream(v)
+	parts := strings.Split(up, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return semver{}, fmt.Errorf("version %q is not major.minor.patch", v)
+	}
+	var s semver
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return semver{}, fmt.Errorf("version %q is not major.minor.patch", v)
+		}
+		s[i] = n
+	}
+	return s, nil
+}
+
+// CheckUpgradePath says whether going from installed to target is allowed:
+// newer, same major. An equal version is reported as equal (not an error).
+func CheckUpgradePath(pk PackagesAPI, installed, target string) (equal bool, err error) {
+	if installed == "" {
+		return false, nil // not installed: an install, not an upgrade
+	}
+	switch c := pk.Compare(target, installed); {
+	case c == 0:
+		return true, nil
+	case c < 0:
+		return false, fmt.Errorf("%s is older than the installed %s: no downgrades (use siemctl rollback)", target, installed)
+	}
+	from, err := parseSemver(installed)
+	if err != nil {
+		return false, err
+	}
+	to, err := parseSemver(target)
+	if err != nil {
+		return false, err
+	}
+	if from[0] != to[0] {
+		return false, fmt.Errorf("%s → %s is a major version jump: not supported in one step", installed, target)
+	}
+	return false, nil
+}
