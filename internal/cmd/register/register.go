@@ -9,10 +9,12 @@ import (
 	alertscmd "github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/cmd/health"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
+	rollbackcmd "github.com/siemctl/siemctl/internal/cmd/rollback"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	securitycmd "github.com/siemctl/siemctl/internal/cmd/security"
 	servicescmd "github.com/siemctl/siemctl/internal/cmd/services"
 	snapshotcmd "github.com/siemctl/siemctl/internal/cmd/snapshot"
+	upgradecmd "github.com/siemctl/siemctl/internal/cmd/upgrade"
 )
 
 // All registers the command groups.
@@ -25,4 +27,6 @@ func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(snapshotcmd.NewCmdSnapshot(f))
 	root.AddCommand(servicescmd.NewCmdServices(f))
 	root.AddCommand(securitycmd.NewCmdSecurity(f))
+	root.AddCommand(upgradecmd.NewCmdUpgrade(f))
+	root.AddCommand(rollbackcmd.NewCmdRollback(f, nil))
 }
