@@ -353,3 +353,11 @@ func TestSingleNodeYellowIsExplained(t *testing.T) {
 		t.Errorf("single-node yellow: %s %s", r.Status, r.Summary)
 	}
 }
+
+func TestAFewDisconnectedAgentsAreNormal(t *testing.T) {
+	w := healthyWorld()
+	w.mgr.summary.Connection.Active, w.mgr.summary.Connection.Disconnected, w.mgr.summary.Connection.NeverConnected = 3, 1, 1
+	if r := runAll(t, w, false)["agents"]; r.Status != OK {
+		t.Errorf("1 of 4 disconnected: %s %s", r.Status, r.Summary)
+	}
+}
