@@ -62,8 +62,8 @@ func shape(d *snapshot.Document) []byte {
 		fmt.Fprintf(&b, "daemon %s %s\n", n, m.Daemons[n])
 	}
 	fmt.Fprintf(&b, "alerts reachable=%v\n", d.Alerts.Reachable)
-	for _, h := range d.Health {
-		fmt.Fprintf(&b, "health %s %s\n", h.ID, h.Status)
+	for _, h := range d.Health { // statuses are asserted in the test
+		fmt.Fprintf(&b, "health %s\n", h.ID)
 	}
 	for _, e := range d.Errors {
 		fmt.Fprintf(&b, "error %s\n", e.Part)
@@ -86,9 +86,11 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestE2ESnapshotLab(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: 400})
 
-	// Alerts reach the index a little after the lab is up.
+	// Alerts reach the index a little after the lab is up. (Not the whole
+	// health in a loop: its default-credentials probe costs two failed
+	// manager logins per run, and 50 block the address.)
 	e2e.Eventually(t, 2*time.Minute, 3*time.Second, func() error {
-		r := l.Siemctl("health", "-o", "json")
+		r := l.Siemctl("health", "--check", "alerts.flow", "--check", "units", "--check", "manager.api", "-o", "json")
 		if r.Code != 0 {
 			return fmt.Errorf("health exit %d: %s", r.Code, r.Stdout)
 		}
@@ -102,8 +104,14 @@ func TestE2ESnapshotLab(t *testing.T) {
 			t.Errorf("component %s: %+v", name, comp)
 		}
 	}
-	if len(d.Errors) != 0 || d.Summary.Status != "OK" {
+	// The lab has a disconnected agent by design: the agents check warns.
+	if len(d.Errors) != 0 || (d.Summary.Status != "OK" && d.Summary.Status != "WARN") {
 		t.Errorf("errors %+v, health %s: %+v", d.Errors, d.Summary.Status, d.Health)
+	}
+	for _, h := range d.Health {
+		if h.Status != "OK" && h.ID != "agents" {
+			t.Errorf("health %s %s: %s", h.ID, h.Status, h.Summary)
+		}
 	}
 	var alertsDocs int64
 	for _, ix := range d.Indexer.Indices {
