@@ -27,7 +27,7 @@ func FaultKinds() []FaultKind {
 		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
 		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, siem-control check reports it); heal restores it", true},
 		{"allocation-primaries", "persistent cluster.routing.allocation.enable=primaries left on (real OpenSearch setting); heal resets it", false},
-		{"watermark-override", "transient disk watermarks 95%/98% left on (real OpenSearch settings); heal resets them", false},
+		{"watermark-override", "transient disk watermarks 95%/95%/98% (low/high/flood stage) left on (real OpenSearch settings); heal resets them", false},
 		{"cluster-red", "index siem-lab-red whose primary requires a missing node (cluster red); heal deletes it", false},
 		{"agents-disconnected", "all agents report disconnected (emulator fault)", true},
 		{"agent-newer", "one agent reports a version newer than the manager (emulator fault)", true},
@@ -119,9 +119,14 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		}
 		return l.clusterSettings(ctx, "persistent", map[string]any{"cluster.routing.allocation.enable": v})
 	case "watermark-override":
-		s := map[string]any{"cluster.routing.allocation.disk.watermark.low": nil, "cluster.routing.allocation.disk.watermark.high": nil}
+		// The spec's temporary recovery override (what `siemctl indexer
+		// watermark --recover` sets): low and high 95%, flood stage 98%.
+		// OpenSearch rejects a high watermark above the flood stage, so all
+		// three are set (and reset) together.
+		const wm = "cluster.routing.allocation.disk.watermark."
+		s := map[string]any{wm + "low": nil, wm + "high": nil, wm + "flood_stage": nil}
 		if on {
-			s = map[string]any{"cluster.routing.allocation.disk.watermark.low": "95%", "cluster.routing.allocation.disk.watermark.high": "98%"}
+			s = map[string]any{wm + "low": "95%", wm + "high": "95%", wm + "flood_stage": "98%"}
 		}
 		return l.clusterSettings(ctx, "transient", s)
 	case "cluster-red":
