@@ -238,3 +238,11 @@ func Eventually(t testing.TB, timeout, every time.Duration, fn func() error) {
 		time.Sleep(every)
 	}
 }
+
+// For returns a view of the lab bound to t, for use inside subtests (a
+// failure must stop the subtest, not its parent).
+func (l *Lab) For(t testing.TB) *Lab {
+	c := *l
+	c.t = t
+	return &c
+}

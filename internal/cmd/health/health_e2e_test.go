@@ -101,6 +101,7 @@ func TestE2EHealthLab(t *testing.T) {
 	}
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {
+			l := l.For(t)
 			l.MustSiemlab("fault", f.fault)
 			rep, r := health(t, l, f.args...)
 			got := byID(rep)[f.check]
