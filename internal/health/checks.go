@@ -960,6 +960,8 @@ func probeFix(hop string) string {
 		return "the alert is in the alerts file but not indexed: siemctl services restart shipper; check its log for 'Cannot index event'"
 	case "indexer":
 		return "indexed but not searchable: check indexer.templates and indexer.disk"
+	case "manager or shipper":
+		return "the alerts file is not readable here, so the lost hop is unknown: siemctl services status manager shipper; run siemctl alerts probe on the manager host"
 	}
 	return "siemctl alerts probe"
 }
