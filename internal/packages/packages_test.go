@@ -237,19 +237,6 @@ func TestCommandString(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
-	b := &tailBuffer{max: 5}
-	b.Write([]byte("abc"))
-	b.Write([]byte("defg"))
-	if string(b.Bytes()) != "cdefg" {
-		t.Fatalf("got %q", b.Bytes())
-	}
-	b.Write([]byte("0123456789"))
-	if string(b.Bytes()) != "56789" {
-		t.Fatalf("got %q", b.Bytes())
-	}
-}
-
 func TestExecRunner(t *testing.T) {
 	out, errb, code, err := ExecRunner{}.Run(context.Background(), []string{"X_TEST=42"}, "/bin/sh", "-c", "echo $X_TEST; echo oops >&2; exit 3")
 	if err != nil || code != 3 || string(out) != "42\n" || string(errb) != "oops\n" {
