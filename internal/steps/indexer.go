@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 type allocationParams struct {
@@ -206,10 +207,27 @@ func waitIndexerAnswers(ctx context.Context, env engine.Env, d *Deps) error {
 	if err != nil {
 		return err
 	}
+	u, err := d.units(ctx)
+	if err != nil {
+		return err
+	}
+	unit := unitOf(d, "indexer")
 	return wait(ctx, env, d.poll(), "the indexer to answer HTTP", func() (bool, error) {
 		_, err := ix.Health(ctx, indexer.HealthRequest{})
 		if err == nil || errors.Is(err, indexer.ErrSecurityNotInitialized) {
 			return true, nil
+		}
+		// Waiting for a node whose unit died is pointless: say why it died.
+		sts, serr := u.Status(ctx, unit)
+		if serr != nil {
+			return false, serr
+		}
+		if st := sts[0]; st.IsFailed() || st.ActiveState == units.Inactive {
+			why := st.Failure()
+			if why == "" {
+				why = st.ActiveState + "/" + st.SubState
+			}
+			return false, fmt.Errorf("%s is not running (%s); its log says why", unit, why)
 		}
 		return false, nil
 	})
