@@ -2,7 +2,13 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/renameio/v2"
 	"net/http"
 	"strings"
 
@@ -73,12 +79,12 @@ func (s *Stack) defaultPasswords() map[string][]string {
 }
 
 // DefaultCredentials reports components that still accept a factory
-// password: the configured one is compared locally, and the indexer's admin
-// and the manager API's default users are tried once each (one failed login
-// per user per run stays far below the manager's 50-attempt block).
+// password. The configured passwords are compared locally on every run; the
+// other default users are tried once each against the indexer and the
+// manager API. Failed logins count towards the manager's per-IP block (50 in
+// 300 s), so the verdict of those remote tries is cached in state_dir for an
+// hour: a monitoring loop must not lock the operators out.
 func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
-	var found []string
-	var unreachable []string
 	resolved := map[string]string{}
 	if pw, err := s.Config.Indexer.Resolve(ctx, "indexer", nil); err == nil {
 		resolved["indexer"] = s.Config.Indexer.Username + ":" + pw
@@ -86,19 +92,76 @@ func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
 	if pw, err := s.Config.Manager.Resolve(ctx, "manager", nil); err == nil {
 		resolved["manager"] = s.Config.Manager.Username + ":" + pw
 	}
+	var local []string
+	remote := map[string][]string{}
 	for comp, pairs := range s.defaultPasswords() {
 		for _, pair := range pairs {
-			user, pw, _ := strings.Cut(pair, ":")
-			if resolved[comp] == pair {
-				found = append(found, comp+" user "+user+" (configured password is the default)")
-				continue
+			user, _, _ := strings.Cut(pair, ":")
+			switch {
+			case resolved[comp] == pair:
+				local = append(local, comp+" user "+user+" (configured password is the default)")
+			case strings.HasPrefix(resolved[comp], user+":"):
+				// the configured user with another password: nothing to try
+			default:
+				remote[comp] = append(remote[comp], pair)
 			}
+		}
+	}
+	cache := filepath.Join(s.Config.StateDir, "cache", "default-credentials.json")
+	key := s.Config.Indexer.URL + " " + s.Config.Manager.APIURL + " " + s.Config.Indexer.Username + " " + s.Config.Manager.Username
+	if found, ok := readCredCache(cache, key, time.Now()); ok {
+		return append(local, found...), nil
+	}
+	found, err := s.tryDefaultCredentials(ctx, remote)
+	if err == nil {
+		writeCredCache(cache, key, found, time.Now())
+	}
+	return append(local, found...), err
+}
+
+type credCache struct {
+	Key       string    `json:"key"`
+	CheckedAt time.Time `json:"checked_at"`
+	Found     []string  `json:"found"`
+}
+
+const credCacheTTL = time.Hour
+
+func readCredCache(path, key string, now time.Time) ([]string, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var c credCache
+	if json.Unmarshal(data, &c) != nil || c.Key != key || now.Sub(c.CheckedAt) > credCacheTTL || now.Before(c.CheckedAt) {
+		return nil, false
+	}
+	return c.Found, true
+}
+
+// writeCredCache is best effort: without a writable state_dir the tries
+// simply run every time.
+func writeCredCache(path, key string, found []string, now time.Time) {
+	data, err := json.Marshal(credCache{Key: key, CheckedAt: now.UTC(), Found: found})
+	if err != nil {
+		return
+	}
+	if os.MkdirAll(filepath.Dir(path), 0o700) == nil {
+		_ = renameio.WriteFile(path, data, 0o600)
+	}
+}
+
+// tryDefaultCredentials logs in once with each default pair.
+func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]string) ([]string, error) {
+	var found, unreachable []string
+	for _, comp := range []string{"indexer", "manager"} {
+		for _, pair := range pairs[comp] {
+			user, pw, _ := strings.Cut(pair, ":")
 			var accepted bool
 			var err error
-			switch comp {
-			case "indexer":
+			if comp == "indexer" {
 				accepted, err = s.tryBasic(ctx, s.Config.Indexer.URL+"/", http.MethodGet, user, pw, s.Config.Indexer.CAFile, s.Config.Indexer.Insecure)
-			case "manager":
+			} else {
 				accepted, err = s.tryBasic(ctx, strings.TrimRight(s.Config.Manager.APIURL, "/")+"/security/user/authenticate", http.MethodPost, user, pw, s.Config.Manager.CAFile, s.Config.Manager.Insecure)
 			}
 			if err != nil {
