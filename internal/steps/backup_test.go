@@ -1,0 +1,263 @@
+package steps_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+func writeFile(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func backupsOf(t *testing.T, e *env) steps.Backups {
+	t.Helper()
+	var b steps.Backups
+	if _, err := e.Get(steps.KeyBackups, &b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConfigsBackupAndRestore(t *testing.T) {
+	root := t.TempDir()
+	ixConf := filepath.Join(root, "etc/siem-indexer")
+	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "cluster.name: a\n", 0o640)
+	writeFile(t, filepath.Join(ixConf, "certs/root-ca.pem"), "CA\n", 0o644)
+	writeFile(t, filepath.Join(ixConf, "opensearch-security/internal_users.yml"), "users: old\n", 0o600)
+	writeFile(t, filepath.Join(root, "etc/siem-dashboard/opensearch_dashboards.yml"), "server.port: 5601\n", 0o644)
+	writeFile(t, filepath.Join(root, "shipper/shipper.yml"), "output: x\n", 0o600)
+	cfg := testConfig(t, fmt.Sprintf("indexer:\n  config_dir: %s\n  ca_file: %s/certs/root-ca.pem\nshipper:\n  config_dir: %s/shipper\nmanager:\n  install_dir: %s/var/siem\n", ixConf, ixConf, root, root))
+	d := depsWith(cfg, nil)
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer", "dashboard", "shipper", "manager", "certs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := backupsOf(t, e)
+	if b.Configs == "" || !strings.Contains(out.Message, "5 files") || !strings.Contains(out.Message, "not present: "+root+"/var/siem/etc") {
+		t.Fatalf("backup: %q %+v", out.Message, b)
+	}
+	if fi, err := os.Stat(filepath.Dir(b.Configs)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("backup dir mode: %v %v", fi.Mode(), err)
+	}
+	sums := readFile(t, filepath.Join(filepath.Dir(b.Configs), "SHA256SUMS"))
+	if !strings.Contains(sums, "  configs.tar.gz") || !strings.Contains(sums, "  configs.manifest.json") {
+		t.Fatalf("SHA256SUMS:\n%s", sums)
+	}
+	// A resumed run does not redo a verified archive.
+	if out, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer"}}); err != nil || !strings.HasPrefix(out.Message, "SKIPPED") {
+		t.Fatalf("second backup: %q %v", out.Message, err)
+	}
+
+	// The upgrade changes files; the restore puts content and modes back.
+	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "cluster.name: changed-by-the-new-package\n", 0o644)
+	if err := os.Remove(filepath.Join(root, "shipper/shipper.yml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, d, e, "restore.configs", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(ixConf, "opensearch.yml")); got != "cluster.name: a\n" {
+		t.Fatalf("restored content %q", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(ixConf, "opensearch.yml")); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("restored mode %v", fi.Mode())
+	}
+	if got := readFile(t, filepath.Join(root, "shipper/shipper.yml")); got != "output: x\n" {
+		t.Fatalf("restored deleted file %q", got)
+	}
+
+	// A damaged archive is refused before anything is written.
+	f, err := os.OpenFile(b.Configs, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("garbage")
+	f.Close()
+	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "keep me\n", 0o640)
+	if _, err := run(t, d, e, "restore.configs", nil); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("damaged archive: %v", err)
+	}
+	if got := readFile(t, filepath.Join(ixConf, "opensearch.yml")); got != "keep me\n" {
+		t.Fatal("a damaged archive changed files")
+	}
+}
+
+func TestIndexerDataBackupAndRestore(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "var/lib/siem-indexer")
+	writeFile(t, filepath.Join(data, "nodes/0/_state/global-1.st"), "state-1", 0o644)
+	writeFile(t, filepath.Join(data, "nodes/0/indices/abc/0/index/_0.cfs"), strings.Repeat("x", 100000), 0o644)
+	if err := os.Symlink("indices", filepath.Join(data, "nodes/0/link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(data, "nodes/0"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	asRoot := os.Geteuid() == 0
+	if asRoot {
+		if err := filepath.Walk(data, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, 65534, 65534)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
+	u := newUnits(true)
+	d := depsWith(cfg, u)
+	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil }
+	e := newEnv(d, nil)
+
+	// Refused while the indexer runs.
+	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "only while the indexer is stopped") {
+		t.Fatalf("running indexer: %v", err)
+	}
+	u.active["siem-indexer.service"] = false
+	// Refused without room.
+	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 20, FreeBytes: 1000}, nil }
+	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "not enough room") {
+		t.Fatalf("no room: %v", err)
+	}
+	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil }
+	out, err := run(t, d, e, "backup.indexer_data", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := backupsOf(t, e)
+	if b.IndexerDataN != 2 || b.IndexerDataSize != 100007 || !strings.Contains(out.Message, "verified") {
+		t.Fatalf("backup %q %+v", out.Message, b)
+	}
+	if asRoot {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(b.IndexerData, "nodes/0/_state/global-1.st"), &st); err != nil || st.Uid != 65534 {
+			t.Fatalf("owner not kept: uid %d %v", st.Uid, err)
+		}
+	}
+	// Resume: the copy is verified, not redone.
+	if out, err := run(t, d, e, "backup.indexer_data", nil); err != nil || !strings.Contains(out.Message, "SKIPPED: copy") {
+		t.Fatalf("second backup: %q %v", out.Message, err)
+	}
+
+	// The new version rewrites the data; restore brings the copy back (and
+	// stops a running indexer first).
+	writeFile(t, filepath.Join(data, "nodes/0/_state/global-2.st"), "state-2 of the new version", 0o644)
+	if err := os.Remove(filepath.Join(data, "nodes/0/_state/global-1.st")); err != nil {
+		t.Fatal(err)
+	}
+	u.active["siem-indexer.service"] = true
+	if _, err := run(t, d, e, "restore.indexer_data", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.opsOf("stop"); len(got) != 1 || got[0] != "stop siem-indexer.service" {
+		t.Fatalf("ops %v", got)
+	}
+	if got := readFile(t, filepath.Join(data, "nodes/0/_state/global-1.st")); got != "state-1" {
+		t.Fatalf("restored %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(data, "nodes/0/_state/global-2.st")); !os.IsNotExist(err) {
+		t.Fatal("the new version's file survived the restore")
+	}
+	if fi, err := os.Stat(filepath.Join(data, "nodes/0")); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Fatalf("dir mode %v %v", fi.Mode(), err)
+	}
+	if l, err := os.Readlink(filepath.Join(data, "nodes/0/link")); err != nil || l != "indices" {
+		t.Fatalf("symlink %q %v", l, err)
+	}
+	for _, leftover := range []string{data + ".siemctl-restore", data + ".siemctl-replaced"} {
+		if _, err := os.Lstat(leftover); !os.IsNotExist(err) {
+			t.Fatalf("left %s behind", leftover)
+		}
+	}
+	if out, err := run(t, d, e, "restore.indexer_data", nil); err != nil || !strings.Contains(out.Message, "SKIPPED: the data directory already matches") {
+		t.Fatalf("second restore: %q %v", out.Message, err)
+	}
+
+	// A copy whose content changed is refused and the data stays.
+	writeFile(t, filepath.Join(b.IndexerData, "nodes/0/indices/abc/0/index/_0.cfs"), strings.Repeat("y", 100000), 0o644)
+	writeFile(t, filepath.Join(data, "nodes/0/_state/global-2.st"), "new", 0o644)
+	if _, err := run(t, d, e, "restore.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "content differs") {
+		t.Fatalf("corrupt copy: %v", err)
+	}
+	if got := readFile(t, filepath.Join(data, "nodes/0/_state/global-2.st")); got != "new" {
+		t.Fatal("a corrupt copy replaced the data")
+	}
+}
+
+// fakeTool writes a securityadmin-like backup into the -backup directory.
+type fakeTool struct{ argv [][]string }
+
+func (f *fakeTool) Run(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
+	f.argv = append(f.argv, append([]string{name}, args...))
+	if len(args) == 2 && args[0] == "--options" {
+		fields := strings.Fields(args[1])
+		if len(fields) == 4 && fields[0] == "-backup" && fields[2] == "-icl" && fields[3] == "-nhnv" {
+			for _, n := range []string{"config.yml", "internal_users.yml", "roles.yml"} {
+				if err := os.WriteFile(filepath.Join(fields[1], n), []byte("live "+n), 0o600); err != nil {
+					return nil, nil, 1, err
+				}
+			}
+			return []byte("SUCC: Configuration for 'config' stored\n"), nil, 0, nil
+		}
+		return nil, []byte("bad options"), 1, nil
+	}
+	return []byte("Done with success\n"), nil, 0, nil
+}
+
+func TestSecurityBackupInstallsLiveConfig(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "etc/siem-indexer")
+	writeFile(t, filepath.Join(conf, "opensearch-security/internal_users.yml"), "package default", 0o640)
+	cfg := testConfig(t, "indexer:\n  config_dir: "+conf+"\n  security_init: [/opt/init.sh]\n")
+	tool := &fakeTool{}
+	d := depsWith(cfg, nil)
+	d.Exec = tool
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "backup.indexer_security", nil); err != nil {
+		t.Fatal(err)
+	}
+	b := backupsOf(t, e)
+	if want := filepath.Join(cfg.BackupDir, e.RunID(), "indexer-security"); b.IndexerSecurity != want {
+		t.Fatalf("backup at %q, want %q", b.IndexerSecurity, want)
+	}
+	if got := tool.argv[0]; got[0] != "/opt/init.sh" || got[2] != "-backup "+b.IndexerSecurity+" -icl -nhnv" {
+		t.Fatalf("argv %q", got)
+	}
+	if got := readFile(t, filepath.Join(conf, "opensearch-security/internal_users.yml")); got != "live internal_users.yml" {
+		t.Fatalf("config dir not updated: %q", got)
+	}
+	if fi, _ := os.Stat(filepath.Join(conf, "opensearch-security/internal_users.yml")); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode of the existing file changed: %v", fi.Mode())
+	}
+	sums := readFile(t, filepath.Join(filepath.Dir(b.IndexerSecurity), "SHA256SUMS"))
+	if !strings.Contains(sums, "indexer-security/internal_users.yml") {
+		t.Fatalf("SHA256SUMS:\n%s", sums)
+	}
+}

@@ -1,0 +1,348 @@
+package steps_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// testConfig loads the siem profile with dirs under a temp dir.
+func testConfig(t *testing.T, extra string) *config.Config {
+	t.Helper()
+	d := t.TempDir()
+	yml := "state_dir: " + d + "/state\nbackup_dir: " + d + "/backups\n" + extra
+	p := filepath.Join(d, "siemctl.yaml")
+	if err := os.WriteFile(p, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: p, ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// env is an engine.Env for calling kinds directly.
+type env struct {
+	mu    sync.Mutex
+	deps  *steps.Deps
+	data  map[string]json.RawMessage
+	step  string
+	waits []string
+}
+
+func newEnv(deps *steps.Deps, seed map[string]any) *env {
+	e := &env{deps: deps, data: map[string]json.RawMessage{}, step: "test/step"}
+	for k, v := range seed {
+		b, _ := json.Marshal(v)
+		e.data[k] = b
+	}
+	return e
+}
+
+func (e *env) RunID() string  { return "20250101T000000Z-abcdef" }
+func (e *env) StepID() string { return e.step }
+func (e *env) Deps() any      { return e.deps }
+func (e *env) Get(key string, v any) (bool, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	raw, ok := e.data[key]
+	if !ok {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
+}
+func (e *env) Set(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.data[key] = b
+	return nil
+}
+func (e *env) Waiting(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.waits = append(e.waits, fmt.Sprintf(format, args...))
+}
+func (e *env) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func (e *env) versions(t *testing.T, key string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	if _, err := e.Get(key, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// kind decodes with through the registry and returns the kind and params.
+func kind(t *testing.T, pl *steps.Planning, name string, with map[string]any) (engine.Kind, engine.Params) {
+	t.Helper()
+	reg, err := steps.NewRegistry(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := reg.Lookup(name)
+	if !ok {
+		t.Fatalf("no kind %s", name)
+	}
+	p, err := k.Decode(with)
+	if err != nil {
+		t.Fatalf("%s: decode %v: %v", name, with, err)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("%s: validate %v: %v", name, with, err)
+	}
+	return k, p
+}
+
+func run(t *testing.T, deps *steps.Deps, e *env, name string, with map[string]any) (engine.Outcome, error) {
+	t.Helper()
+	k, p := kind(t, &steps.Planning{Config: deps.Config}, name, with)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if sk, ok := k.(engine.Skipper); ok {
+		reason, skip, err := sk.Skip(ctx, e, p)
+		if err != nil {
+			return engine.Outcome{}, fmt.Errorf("skip check: %w", err)
+		}
+		if skip {
+			return engine.Outcome{Message: "SKIPPED: " + reason}, nil
+		}
+	}
+	return k.Run(ctx, e, p)
+}
+
+// fakeApt is dpkg-query, apt-cache and apt-get over an in-memory package db.
+type fakeApt struct {
+	mu        sync.Mutex
+	installed map[string]string
+	available map[string][]string // newest first
+	locked    int                 // apt-get answers "could not get lock" this many times
+	calls     []string
+}
+
+func (f *fakeApt) Run(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, strings.Join(append([]string{name}, args...), " "))
+	switch name {
+	case "dpkg-query":
+		var out strings.Builder
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				continue
+			}
+			if v := f.installed[a]; v != "" {
+				fmt.Fprintf(&out, "%s\tinstall ok installed\t%s\n", a, v)
+			}
+		}
+		return []byte(out.String()), nil, 0, nil
+	case "apt-cache":
+		pkg := args[len(args)-1]
+		vs := f.available[pkg]
+		if len(vs) == 0 {
+			return nil, []byte("N: Unable to locate package " + pkg), 0, nil
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "%s:\n  Installed: %s\n  Candidate: %s\n  Version table:\n", pkg, orNone(f.installed[pkg]), vs[0])
+		for _, v := range vs {
+			mark := "    "
+			if v == f.installed[pkg] {
+				mark = " ***"
+			}
+			fmt.Fprintf(&out, "%s %s 500\n        500 file:/repo ./ Packages\n", mark, v)
+			if v == f.installed[pkg] {
+				out.WriteString("        100 /var/lib/dpkg/status\n")
+			}
+		}
+		return []byte(out.String()), nil, 0, nil
+	case "apt-get":
+		if f.locked > 0 {
+			f.locked--
+			return nil, []byte("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)"), 100, nil
+		}
+		allow := slices.Contains(args, "--allow-downgrades")
+		for _, a := range args {
+			pkg, v, ok := strings.Cut(a, "=")
+			if !ok || strings.HasPrefix(a, "-") || strings.Contains(pkg, ":") {
+				continue
+			}
+			if !slices.Contains(f.available[pkg], v) {
+				return nil, []byte("E: Version '" + v + "' for '" + pkg + "' was not found"), 100, nil
+			}
+			if cur := f.installed[pkg]; cur != "" && packages.CompareDeb(v, cur) < 0 && !allow {
+				return nil, []byte("E: Packages were downgraded and -y was used without --allow-downgrades."), 100, nil
+			}
+			f.installed[pkg] = v
+		}
+		return nil, nil, 0, nil
+	}
+	return nil, nil, 127, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func (f *fakeApt) callsOf(prefix string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func newApt(installed string) *fakeApt {
+	f := &fakeApt{installed: map[string]string{}, available: map[string][]string{}}
+	for _, p := range []string{"siem-indexer", "siem-manager", "siem-dashboard", "shipper"} {
+		f.installed[p] = installed
+		f.available[p] = []string{"4.10.0-1", "4.9.0-1"}
+	}
+	return f
+}
+
+func aptManager(t *testing.T, f *fakeApt) *packages.Manager {
+	t.Helper()
+	m, err := packages.New("apt", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// fakeUnits is a service manager: units start and stop at once, unless
+// lingering processes are configured.
+type fakeUnits struct {
+	mu      sync.Mutex
+	active  map[string]bool
+	failed  map[string]bool
+	linger  map[string]int // Processes reports pids this many more times after a stop
+	ops     []string
+	startEr map[string]error
+}
+
+func newUnits(active bool) *fakeUnits {
+	u := &fakeUnits{active: map[string]bool{}, failed: map[string]bool{}, linger: map[string]int{}, startEr: map[string]error{}}
+	for _, n := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
+		u.active[n] = active
+	}
+	return u
+}
+
+func (u *fakeUnits) Status(_ context.Context, names ...string) ([]units.UnitStatus, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []units.UnitStatus
+	for _, n := range names {
+		st := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
+		switch {
+		case u.active[n]:
+			st.ActiveState, st.SubState = units.Active, "running"
+		case u.failed[n]:
+			st.ActiveState, st.SubState, st.Result = units.Failed, "failed", "exit-code"
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (u *fakeUnits) StartAndWait(_ context.Context, unit string, timeout time.Duration) (units.UnitStatus, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ops = append(u.ops, fmt.Sprintf("start %s %s", unit, timeout))
+	if err := u.startEr[unit]; err != nil {
+		return units.UnitStatus{Name: unit, ActiveState: units.Failed}, err
+	}
+	u.active[unit] = true
+	return units.UnitStatus{Name: unit, ActiveState: units.Active}, nil
+}
+
+func (u *fakeUnits) Stop(_ context.Context, unit string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ops = append(u.ops, "stop "+unit)
+	u.active[unit] = false
+	return nil
+}
+
+func (u *fakeUnits) Processes(_ context.Context, unit string) ([]int, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.active[unit] {
+		return []int{100, 101}, nil
+	}
+	if u.linger[unit] > 0 {
+		u.linger[unit]--
+		return []int{4242}, nil
+	}
+	return nil, nil
+}
+
+func (u *fakeUnits) DaemonReload(context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.ops = append(u.ops, "daemon-reload")
+	return nil
+}
+
+func (u *fakeUnits) ResetFailed(_ context.Context, unit string) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.failed[unit] = false
+	return nil
+}
+
+func (u *fakeUnits) opsOf(prefix string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for _, o := range u.ops {
+		if strings.HasPrefix(o, prefix) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func depsWith(cfg *config.Config, u *fakeUnits) *steps.Deps {
+	d := &steps.Deps{Config: cfg, Poll: time.Millisecond, Now: time.Now}
+	if u != nil {
+		d.Units = func(context.Context) (steps.UnitsAPI, error) { return u, nil }
+	}
+	return d
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,544 @@
+package steps_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// TestEmbeddedRunbooksPlanWithRealKinds plans both runbooks against the real
+// kinds: every kind exists, every parameter decodes strictly, every step
+// describes itself.
+func TestEmbeddedRunbooksPlanWithRealKinds(t *testing.T) {
+	cfg := testConfig(t, "")
+	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{runbooks.Upgrade, runbooks.Rollback} {
+		p, err := engine.LoadPlan(runbooks.FS, name, reg, engine.Selection{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, s := range p.Steps {
+			if len(s.Describe) == 0 || s.Describe[0] == "" {
+				t.Errorf("%s %s: no describe lines", name, s.ID)
+			}
+			if strings.HasPrefix(s.Step.Kind, "gate.") && !s.ReadOnly {
+				t.Errorf("%s %s: a gate that is not read-only", name, s.ID)
+			}
+		}
+	}
+}
+
+func TestDecodeStrict(t *testing.T) {
+	cfg := testConfig(t, "")
+	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		kind    string
+		with    map[string]any
+		wantErr string // "" = valid
+	}{
+		{"units.stop", map[string]any{"component": "all"}, ""},
+		{"units.stop", map[string]any{"component": "db"}, `component "db"`},
+		{"units.stop", map[string]any{}, "component is required"},
+		{"units.start", map[string]any{"component": "indexer", "wait": "60s"}, ""},
+		{"units.start", map[string]any{"component": "indexer", "wait": "soon"}, "soon"},
+		{"units.verify_gone", map[string]any{"component": "all"}, `component "all"`},
+		{"units.verify_gone", map[string]any{"component": "manager", "wait": "1s"}, "unknown parameter wait"},
+		{"indexer.allocation", map[string]any{"value": "primaries"}, ""},
+		{"indexer.allocation", map[string]any{"value": "none"}, `value "none"`},
+		{"indexer.allocation", map[string]any{"value": "all", "extra": 1}, "unknown parameter extra"},
+		{"gate.cluster_health", map[string]any{"status": "red"}, `status "red"`},
+		{"gate.cluster_health", map[string]any{"status": "yellow", "wait_for_no_relocating": 3}, "not a valid bool"},
+		{"gate.disk", map[string]any{"min_free_percent": 120}, "not a percentage"},
+		{"gate.versions", map[string]any{"check": "installed", "version": "latest"}, `version "latest"`},
+		{"gate.versions", map[string]any{"check": "maybe"}, `check "maybe"`},
+		{"packages.install", map[string]any{"component": "all"}, `component "all"`},
+		{"shipper.setup", map[string]any{"what": "dashboards"}, `what "dashboards"`},
+		{"snapshot.capture", map[string]any{"label": "bad label"}, "invalid snapshot label"},
+		{"snapshot.diff", map[string]any{}, "against is required"},
+		{"backup.configs", map[string]any{"components": []any{"indexer", "kernel"}}, `component "kernel"`},
+		{"gate.probe", map[string]any{"fast": true}, "unknown parameter fast"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			k, ok := reg.Lookup(tt.kind)
+			if !ok {
+				t.Fatalf("no kind %s", tt.kind)
+			}
+			p, err := k.Decode(tt.with)
+			if err == nil {
+				err = p.Validate()
+			}
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("%v: %v", tt.with, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("%v: error %v, want %q", tt.with, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDescribeNamesExactCommands(t *testing.T) {
+	cfg := testConfig(t, "")
+	pl := &steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1"}}
+	tests := []struct {
+		kind string
+		with map[string]any
+		want []string
+	}{
+		{"packages.install", map[string]any{"component": "indexer"}, []string{"apt-get install -y -q", "siem-indexer=4.10.0-1"}},
+		{"packages.downgrade", map[string]any{"component": "indexer"}, []string{"--allow-downgrades", "siem-indexer=4.9.0-1"}},
+		{"units.stop", map[string]any{"component": "all"}, []string{"systemctl stop shipper.service", "systemctl stop siem-indexer.service"}},
+		{"units.start", map[string]any{"component": "manager", "wait": "30s"}, []string{"systemctl start siem-manager.service; wait ≤30s"}},
+		{"indexer.allocation", map[string]any{"value": "primaries"}, []string{`PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"primaries"}}`}},
+		{"indexer.flush_synced", nil, []string{"POST /_flush/synced"}},
+		{"indexer.security_apply", nil, []string{"/usr/share/siem-indexer/bin/indexer-security-init.sh (no options"}},
+		{"backup.indexer_security", nil, []string{`indexer-security-init.sh --options "-backup <backup_dir>/<run-id>/indexer-security -icl -nhnv"`}},
+		{"gate.manager_api", map[string]any{"version": "target"}, []string{"api_version = 4.10.0"}},
+		{"shipper.setup", map[string]any{"what": "index_management"}, []string{"/usr/bin/shipper --path.config /etc/shipper -e setup --index-management -E output.logstash.enabled=false"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			_, p := kind(t, pl, tt.kind, tt.with)
+			all := strings.Join(p.Describe(), "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("describe lacks %q:\n%s", w, all)
+				}
+			}
+		})
+	}
+	// Stop order is the reverse start order.
+	_, p := kind(t, pl, "units.stop", map[string]any{"component": "all"})
+	d := p.Describe()
+	if !strings.Contains(d[0], "shipper") || !strings.Contains(d[3], "siem-indexer") {
+		t.Errorf("stop order: %v", d)
+	}
+}
+
+func healthRoutes(health indexertest.Route) map[string]indexertest.Route {
+	r := indexertest.Healthy()
+	r["GET /_cluster/health"] = health
+	return r
+}
+
+func indexerDeps(t *testing.T, srv *indexertest.Server) *steps.Deps {
+	t.Helper()
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	d := depsWith(testConfig(t, ""), newUnits(true))
+	d.Indexer = c
+	return d
+}
+
+func TestClusterHealthGate(t *testing.T) {
+	redShards := []byte(`[{"index":"siem-lab-red","shard":"0","prirep":"p","state":"UNASSIGNED","unassigned.reason":"INDEX_CREATED"}]`)
+	tests := []struct {
+		name   string
+		routes map[string]indexertest.Route
+		want   string // ok | pending | nogo
+		text   string
+	}{
+		{"green", healthRoutes(indexertest.Route{File: "health-green.json"}), "ok", "cluster green"},
+		{"yellow single node", healthRoutes(indexertest.Route{File: "health-yellow-single.json"}), "ok", "unassigned replica"},
+		{"server-side wait timed out", healthRoutes(indexertest.Route{Status: http.StatusRequestTimeout, File: "health-timeout-408.json"}), "pending", "want yellow"},
+		{"red, primary cannot be allocated", func() map[string]indexertest.Route {
+			r := healthRoutes(indexertest.Route{File: "health-red.json"})
+			r["GET /_cat/shards"] = indexertest.Route{Body: redShards}
+			r["GET /_cluster/allocation/explain"] = indexertest.Route{Body: []byte(`{"index":"siem-lab-red","shard":0,"primary":true,"current_state":"unassigned","can_allocate":"no","allocate_explanation":"cannot allocate because allocation is not permitted to any of the nodes","node_allocation_decisions":[{"node_name":"node-1","deciders":[{"decider":"filter","decision":"NO","explanation":"node does not match index setting [index.routing.allocation.require] filters [_name:\"missing\"]"}]}]}`)}
+			return r
+		}(), "nogo", "cannot be allocated"},
+		{"red, primary still allocating", func() map[string]indexertest.Route {
+			r := healthRoutes(indexertest.Route{File: "health-red.json"})
+			r["GET /_cat/shards"] = indexertest.Route{Body: redShards}
+			r["GET /_cluster/allocation/explain"] = indexertest.Route{Body: []byte(`{"index":"siem-lab-red","shard":0,"primary":true,"current_state":"unassigned","can_allocate":"throttled"}`)}
+			return r
+		}(), "pending", "throttled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := indexertest.NewServer(t, tt.routes)
+			d := indexerDeps(t, srv)
+			out, err := run(t, d, newEnv(d, nil), "gate.cluster_health", map[string]any{"status": "yellow"})
+			var (
+				pe *engine.PendingError
+				ng *engine.NoGoError
+			)
+			got := "ok"
+			switch {
+			case errors.As(err, &ng):
+				got = "nogo"
+			case errors.As(err, &pe):
+				got = "pending"
+			case err != nil:
+				t.Fatalf("error: %v", err)
+			}
+			text := out.Message
+			if err != nil {
+				text = err.Error()
+			}
+			if got != tt.want || !strings.Contains(text, tt.text) {
+				t.Fatalf("got %s %q, want %s containing %q", got, text, tt.want, tt.text)
+			}
+		})
+	}
+	// A dead indexer is "not yet" (it may be starting), not a failure.
+	srv := indexertest.NewServer(t, nil)
+	d := indexerDeps(t, srv)
+	srv.Close()
+	_, err := run(t, d, newEnv(d, nil), "gate.cluster_health", map[string]any{"status": "yellow"})
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) {
+		t.Fatalf("unreachable indexer: %v, want pending", err)
+	}
+}
+
+func TestAllocationSetsReadsBackAndSkips(t *testing.T) {
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	d := indexerDeps(t, srv)
+	// The node reports what was set last.
+	srv.Set("GET /_cluster/settings", indexertest.Route{File: "settings-primaries.json"})
+	out, err := run(t, d, newEnv(d, nil), "indexer.allocation", map[string]any{"value": "primaries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Message, "SKIPPED: allocation already primaries") {
+		t.Fatalf("already primaries: %q", out.Message)
+	}
+	srv.Set("GET /_cluster/settings", indexertest.Route{File: "settings-empty.json"})
+	_, err = run(t, d, newEnv(d, nil), "indexer.allocation", map[string]any{"value": "primaries"})
+	if err == nil || !strings.Contains(err.Error(), "is all") {
+		t.Fatalf("a change that does not read back must fail, got %v", err)
+	}
+	put, ok := srv.Last("PUT /_cluster/settings")
+	if !ok || !strings.Contains(string(put.Body), `"cluster.routing.allocation.enable":"primaries"`) || !strings.Contains(string(put.Body), `"persistent"`) {
+		t.Fatalf("PUT body %s", put.Body)
+	}
+	srv.Set("PUT /_cluster/settings", indexertest.Route{File: "settings-put-noack.json"})
+	if _, err := run(t, d, newEnv(d, nil), "indexer.allocation", map[string]any{"value": "primaries"}); !errors.Is(err, indexer.ErrNotAcknowledged) {
+		t.Fatalf("unacknowledged: %v", err)
+	}
+}
+
+func TestSyncedFlush(t *testing.T) {
+	tests := []struct {
+		name  string
+		route indexertest.Route
+		want  string
+	}{
+		{"shim", indexertest.Route{File: "flush.json"}, "synced flush"},
+		{"409 partial tolerated", indexertest.Route{Status: http.StatusConflict, File: "flush-synced-409.json"}, "partial (tolerated)"},
+		{"unsupported falls back to flush", indexertest.Route{Status: http.StatusNotFound, File: "no-handler-400.json"}, "not supported; flushed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := indexertest.Healthy()
+			r["POST /_flush/synced"] = tt.route
+			srv := indexertest.NewServer(t, r)
+			d := indexerDeps(t, srv)
+			out, err := run(t, d, newEnv(d, nil), "indexer.flush_synced", nil)
+			if err != nil || !strings.Contains(out.Message, tt.want) {
+				t.Fatalf("%q, %v; want %q", out.Message, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestManagerAPIGate(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Version: "4.10.0"})
+	c, err := manager.New(manager.Options{URL: srv.URL, Username: srv.Username(), Password: srv.Password(), NotReadyWait: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := depsWith(testConfig(t, ""), nil)
+	d.Manager = c
+	e := newEnv(d, map[string]any{steps.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}, steps.KeyPreviousVersions: map[string]string{"manager": "4.9.0-1"}})
+
+	srv.NotReady.Store(1)
+	_, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "target"})
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "1017") {
+		t.Fatalf("1017 must mean wait: %v", err)
+	}
+	srv.SetDaemon("wazuh-analysisd", "restarting")
+	if _, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "target"}); !errors.As(err, &pe) || !strings.Contains(err.Error(), "analysisd (restarting)") {
+		t.Fatalf("a restarting daemon must mean wait: %v", err)
+	}
+	srv.SetDaemon("wazuh-analysisd", "running")
+	if out, err := run(t, d, e, "gate.manager_api", map[string]any{"version": "target"}); err != nil || !strings.Contains(out.Message, "4.10.0") {
+		t.Fatalf("ready: %q %v", out.Message, err)
+	}
+	var ng *engine.NoGoError
+	if _, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "previous"}); !errors.As(err, &ng) {
+		t.Fatalf("version mismatch must be no-go: %v", err)
+	}
+}
+
+func TestVersionsGate(t *testing.T) {
+	tests := []struct {
+		name      string
+		installed string
+		check     string
+		which     string
+		targets   map[string]string
+		avail     []string
+		want      string // ok | nogo
+		text      string
+	}{
+		{"upgrade ok", "4.9.0-1", "candidates", "target", all("4.10.0-1"), nil, "ok", "indexer 4.9.0-1 → 4.10.0-1"},
+		{"not installable", "4.9.0-1", "candidates", "target", all("4.11.0-1"), nil, "nogo", "not installable"},
+		{"downgrade", "4.10.0-1", "candidates", "target", all("4.9.0-1"), nil, "nogo", "no downgrades"},
+		{"major jump", "4.9.0-1", "candidates", "target", all("5.0.0-1"), []string{"5.0.0-1", "4.10.0-1", "4.9.0-1"}, "nogo", "major version jump"},
+		{"already there", "4.10.0-1", "candidates", "target", all("4.10.0-1"), nil, "nogo", "nothing to upgrade"},
+		{"versions differ", "4.9.0-1", "candidates", "target", map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.9.0-1"}, nil, "nogo", "versions differ"},
+		{"installed ok", "4.10.0-1", "installed", "target", all("4.10.0-1"), nil, "ok", "indexer 4.10.0-1"},
+		{"installed wrong", "4.9.0-1", "installed", "target", all("4.10.0-1"), nil, "nogo", "siem-indexer is 4.9.0-1, want 4.10.0-1"},
+		{"rollback installable", "4.10.0-1", "candidates", "previous", all("4.9.0-1"), nil, "ok", "4.10.0-1 → 4.9.0-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			apt := newApt(tt.installed)
+			if tt.avail != nil {
+				for p := range apt.available {
+					apt.available[p] = tt.avail
+				}
+			}
+			d := depsWith(testConfig(t, ""), nil)
+			d.Packages = aptManager(t, apt)
+			key := steps.KeyTargetVersions
+			if tt.which == "previous" {
+				key = steps.KeyPreviousVersions
+			}
+			e := newEnv(d, map[string]any{key: tt.targets})
+			out, err := run(t, d, e, "gate.versions", map[string]any{"check": tt.check, "version": tt.which})
+			var ng *engine.NoGoError
+			got := "ok"
+			text := out.Message
+			switch {
+			case errors.As(err, &ng):
+				got, text = "nogo", err.Error()
+			case err != nil:
+				t.Fatal(err)
+			}
+			if got != tt.want || !strings.Contains(text, tt.text) {
+				t.Fatalf("got %s %q, want %s with %q", got, text, tt.want, tt.text)
+			}
+		})
+	}
+}
+
+func all(v string) map[string]string {
+	return map[string]string{"indexer": v, "manager": v, "dashboard": v, "shipper": v}
+}
+
+func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
+	apt := newApt("4.9.0-1")
+	apt.locked = 2 // a killed run's apt still holds the lock twice
+	d := depsWith(testConfig(t, ""), nil)
+	d.Packages = aptManager(t, apt)
+	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+
+	out, err := run(t, d, e, "packages.install", map[string]any{"component": "indexer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Message, "siem-indexer 4.9.0-1 → 4.10.0-1") {
+		t.Fatalf("outcome %q", out.Message)
+	}
+	prev := e.versions(t, steps.KeyPreviousVersions)
+	if prev["indexer"] != "4.9.0-1" || prev["shipper"] != "4.9.0-1" {
+		t.Fatalf("previous_versions %v", prev)
+	}
+	if n := len(apt.callsOf("apt-get")); n != 3 {
+		t.Fatalf("apt-get ran %d times, want 3 (two locked, then done): %v", n, apt.callsOf("apt-get"))
+	}
+	installs := apt.callsOf("apt-get")
+	if strings.Contains(installs[2], "--allow-downgrades") || !strings.Contains(installs[2], "siem-indexer=4.10.0-1") {
+		t.Fatalf("install argv %q", installs[2])
+	}
+	// The previous versions were read before the first apt-get.
+	firstQuery, firstInstall := -1, -1
+	for i, c := range apt.calls {
+		if firstQuery < 0 && strings.HasPrefix(c, "dpkg-query") {
+			firstQuery = i
+		}
+		if firstInstall < 0 && strings.HasPrefix(c, "apt-get") {
+			firstInstall = i
+		}
+	}
+	if firstQuery > firstInstall {
+		t.Fatal("installed before recording previous versions")
+	}
+
+	// Resumed: a second install keeps the recorded previous versions and skips.
+	out, err = run(t, d, e, "packages.install", map[string]any{"component": "indexer"})
+	if err != nil || !strings.HasPrefix(out.Message, "SKIPPED: siem-indexer already at 4.10.0-1") {
+		t.Fatalf("resume: %q %v", out.Message, err)
+	}
+	if _, err := run(t, d, e, "packages.install", map[string]any{"component": "manager"}); err != nil {
+		t.Fatal(err)
+	}
+	if prev := e.versions(t, steps.KeyPreviousVersions); prev["indexer"] != "4.9.0-1" {
+		t.Fatalf("previous overwritten: %v", prev)
+	}
+
+	// The downgrade goes back to the recorded version with --allow-downgrades.
+	out, err = run(t, d, e, "packages.downgrade", map[string]any{"component": "indexer"})
+	if err != nil || apt.installed["siem-indexer"] != "4.9.0-1" {
+		t.Fatalf("downgrade: %q %v (installed %s)", out.Message, err, apt.installed["siem-indexer"])
+	}
+	if last := apt.callsOf("apt-get"); !strings.Contains(last[len(last)-1], "--allow-downgrades") {
+		t.Fatalf("downgrade argv %q", last[len(last)-1])
+	}
+	// Nothing recorded for a component: skipped with a reason.
+	e2 := newEnv(d, map[string]any{steps.KeyPreviousVersions: map[string]string{"indexer": "4.9.0-1"}})
+	if out, err := run(t, d, e2, "packages.downgrade", map[string]any{"component": "dashboard"}); err != nil || !strings.Contains(out.Message, "no previous version recorded") {
+		t.Fatalf("%q %v", out.Message, err)
+	}
+}
+
+func TestUnitsStopStart(t *testing.T) {
+	u := newUnits(true)
+	u.linger["siem-indexer.service"] = 3
+	d := depsWith(testConfig(t, ""), u)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "units.stop", map[string]any{"component": "all"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"stop shipper.service", "stop siem-dashboard.service", "stop siem-manager.service", "stop siem-indexer.service"}
+	if got := u.opsOf("stop"); !slices.Equal(got, want) {
+		t.Fatalf("stop order %v, want %v", got, want)
+	}
+	if len(e.waits) == 0 || !strings.Contains(strings.Join(e.waits, "|"), "processes of siem-indexer.service to exit") {
+		t.Fatalf("did not wait for the lingering processes: %v", e.waits)
+	}
+	out, err := run(t, d, e, "units.stop", map[string]any{"component": "manager"})
+	if err != nil || !strings.Contains(out.Message, "SKIPPED: already stopped") {
+		t.Fatalf("second stop: %q %v", out.Message, err)
+	}
+	if _, err := run(t, d, e, "units.start", map[string]any{"component": "all"}); err != nil {
+		t.Fatal(err)
+	}
+	wantStart := []string{"start siem-indexer.service 1m0s", "start siem-manager.service 30s", "start siem-dashboard.service 1m0s", "start shipper.service 30s"}
+	if got := u.opsOf("start"); !slices.Equal(got, wantStart) {
+		t.Fatalf("start order/waits %v, want %v", got, wantStart)
+	}
+	u.active["siem-manager.service"] = false
+	u.startEr["siem-manager.service"] = errors.New("unit failed")
+	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start siem-manager.service") {
+		t.Fatalf("failed start: %v", err)
+	}
+	// verify_gone: processes left → not yet.
+	u.linger["siem-manager.service"] = 1
+	var pe *engine.PendingError
+	if _, err := run(t, d, e, "units.verify_gone", map[string]any{"component": "manager"}); !errors.As(err, &pe) {
+		t.Fatalf("lingering processes: %v", err)
+	}
+	if _, err := run(t, d, e, "units.verify_gone", map[string]any{"component": "manager"}); err != nil {
+		t.Fatalf("gone: %v", err)
+	}
+}
+
+func TestNoTraceGate(t *testing.T) {
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	d := indexerDeps(t, srv)
+	srv.Set("GET /_cluster/settings", indexertest.Route{Body: []byte(`{"persistent":{"cluster.routing.allocation.enable":"primaries"},"transient":{"cluster.routing.allocation.disk.watermark.low":"95%"}}`)})
+	_, err := run(t, d, newEnv(d, nil), "gate.no_trace", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "allocation.enable=primaries") || !strings.Contains(err.Error(), "transient cluster.routing.allocation.disk.watermark.low=95%") {
+		t.Fatalf("left-behind settings not reported: %v", err)
+	}
+}
+
+func TestErrorsAreRedacted(t *testing.T) {
+	const secret = "Sup3r-Secret-Pw"
+	d := depsWith(testConfig(t, ""), nil)
+	d.Redact = func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
+	d.PackageErr = errors.New("password_command printed " + secret)
+	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "installed"})
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted]") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestResolveTarget(t *testing.T) {
+	apt := newApt("4.9.0-1")
+	apt.available["siem-dashboard"] = []string{"4.10.0-2", "4.10.0-1", "4.9.0-1"}
+	apt.available["shipper"] = []string{"4.9.0-1"}
+	cands, err := steps.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := steps.TargetMap(cands)
+	want := map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.10.0-2"}
+	if len(got) != len(want) || got["dashboard"] != "4.10.0-2" || got["indexer"] != "4.10.0-1" {
+		t.Fatalf("targets %v (keys %v), want %v", got, sortedKeys(got), want)
+	}
+	if _, ok := got["shipper"]; ok {
+		t.Fatal("a shipper without 4.10.0 got a target")
+	}
+	cands, err = steps.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0-1")
+	if err != nil || steps.TargetMap(cands)["dashboard"] != "4.10.0-1" {
+		t.Fatalf("exact version: %v %v", cands, err)
+	}
+}
+
+func TestShipperTemplate(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"4.9.0", "4.10.0"} {
+		if err := os.MkdirAll(filepath.Join(dir, "tpl", v), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := `{"index_patterns":["siem-alerts-4.x-*"],"order":0,"version":1,"mappings":{"_meta":{"v":"` + v + `"}}}`
+		if err := os.WriteFile(filepath.Join(dir, "tpl", v, "t.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig(t, "shipper:\n  config_dir: "+dir+"\n  template_source: \""+dir+"/tpl/{version}/t.json\"\n")
+	r := indexertest.Healthy()
+	r["PUT /_template/siem"] = indexertest.Route{File: "acknowledged.json"}
+	srv := indexertest.NewServer(t, r)
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := depsWith(cfg, nil)
+	d.Indexer = c
+	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
+	for _, tt := range []struct{ which, want string }{{"target", "4.10.0"}, {"previous", "4.9.0"}} {
+		if _, err := run(t, d, e, "shipper.template", map[string]any{"version": tt.which}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(steps.TemplatePath(dir, "siem"))
+		if err != nil || !strings.Contains(string(got), `"v":"`+tt.want+`"`) {
+			t.Fatalf("%s template file: %s %v", tt.which, got, err)
+		}
+		put, ok := srv.Last("PUT /_template/siem")
+		if !ok || !strings.Contains(string(put.Body), `"v":"`+tt.want+`"`) {
+			t.Fatalf("%s PUT body %s", tt.which, put.Body)
+		}
+	}
+}
