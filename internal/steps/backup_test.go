@@ -133,7 +133,9 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
 	u := newUnits(true)
 	d := depsWith(cfg, u)
-	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil }
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
+	}
 	e := newEnv(d, nil)
 
 	// Refused while the indexer runs.
@@ -142,11 +144,15 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	}
 	u.active["siem-indexer.service"] = false
 	// Refused without room.
-	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 20, FreeBytes: 1000}, nil }
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 20, FreeBytes: 1000}, nil
+	}
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "not enough room") {
 		t.Fatalf("no room: %v", err)
 	}
-	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil }
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
+	}
 	out, err := run(t, d, e, "backup.indexer_data", nil)
 	if err != nil {
 		t.Fatal(err)
