@@ -205,8 +205,8 @@ func newFixture(t *testing.T, installed string) *fixture {
 	}
 	ios, _, out, errOut := output.Test()
 	return &fixture{
-		common:  Common{IO: ios, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond},
-		apt:     apt, srv: srv, runbook: rb, state: cfg.StateDir, out: out, errOut: errOut,
+		common: Common{IO: ios, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond},
+		apt:    apt, srv: srv, runbook: rb, state: cfg.StateDir, out: out, errOut: errOut,
 	}
 }
 
