@@ -1,31 +1,78 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/stack"
 )
 
-// StackVersions is filled by the version command's stack probe (wired by the
-// registrar once the clients exist); nil means siemctl's own build only.
-type StackVersions func(cmd *cobra.Command) (any, [][2]string, error)
-
 func newCmdVersion(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:     "version",
-		Short:   "Show siemctl's build and the stack's component versions",
-		Example: "  siemctl version\n  siemctl version -o json",
+	var short bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Show siemctl's build and the stack's component versions",
+		Long: `Show siemctl's own build, then each component's installed package version and the
+version its running service reports (the indexer's real OpenSearch version, the manager API's
+version, the dashboard's). Unknown parts say why; this command never fails because the stack is down.`,
+		Example: "  siemctl version\n  siemctl version --short\n  siemctl version -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
 			bi := buildinfo.Get()
-			if f.Global.Output == "json" {
-				return output.JSON(f.IO.Out, map[string]any{"siemctl": bi})
+			var comps map[string]stack.ComponentVersion
+			var cfgErr error
+			if !short {
+				ctx, cancel := context.WithTimeout(cmd.Context(), f.Global.Timeout)
+				defer cancel()
+				if st, err := f.Stack(ctx); err != nil {
+					cfgErr = err
+				} else {
+					comps = st.Versions(ctx)
+				}
 			}
-			return output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", bi.Commit}, [2]string{"go", bi.GoVersion})
+			if f.Global.Output == "json" {
+				doc := map[string]any{"siemctl": bi}
+				if comps != nil {
+					doc["stack"] = comps
+				}
+				if cfgErr != nil {
+					doc["stack_error"] = cfgErr.Error()
+				}
+				return output.JSON(f.IO.Out, doc)
+			}
+			if err := output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", bi.Commit}, [2]string{"go", bi.GoVersion}); err != nil {
+				return err
+			}
+			if cfgErr != nil {
+				fmt.Fprintf(f.IO.ErrOut, "stack versions unknown: %v\n", cfgErr)
+				return nil
+			}
+			if comps == nil {
+				return nil
+			}
+			fmt.Fprintln(f.IO.Out)
+			t := output.NewTable(f.IO.Out, f.IO.IsStdoutTTY(), "component", "package", "running", "note")
+			for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
+				v := comps[c]
+				t.Row(c, orDash(v.Package), orDash(v.API), v.Error)
+			}
+			return t.Render()
 		},
 	}
+	cmd.Flags().BoolVar(&short, "short", false, "only siemctl's own build (no stack queries)")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -78,6 +78,21 @@ func TestE2EHealthLab(t *testing.T) {
 	}
 	t.Logf("healthy lab: health took %s", r.Took)
 
+	// siemctl version reports the packages and what the services say.
+	vr := l.Siemctl("version", "-o", "json")
+	var ver struct {
+		Stack map[string]struct{ Package, API string } `json:"stack"`
+	}
+	if err := json.Unmarshal([]byte(vr.Stdout), &ver); err != nil || vr.Code != 0 {
+		t.Fatalf("version: exit %d %v\n%s", vr.Code, err, vr.Stdout)
+	}
+	if v := ver.Stack["manager"]; v.Package != "4.9.0-1" || v.API != "4.9.0" {
+		t.Errorf("manager version %+v", v)
+	}
+	if v := ver.Stack["indexer"]; v.Package != "4.9.0-1" || v.API != "OpenSearch 2.11.1" {
+		t.Errorf("indexer version %+v", v)
+	}
+
 	faults := []struct {
 		fault  string
 		args   []string
