@@ -259,6 +259,22 @@ func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.
 		}
 		return engine.Outcome{}, err
 	}
+	// The tool returns before the node has loaded what it uploaded: wait
+	// until authenticated requests are served.
+	ix, err := d.indexer()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	err = wait(ctx, env, d.poll(), "the indexer to serve authenticated requests", func() (bool, error) {
+		_, err := ix.Health(ctx, indexer.HealthRequest{})
+		if err != nil && notAnswering("indexer", err) != err {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return engine.Outcome{}, err
+	}
 	msg := "security configuration applied"
 	if strings.Contains(out, "Done with success") {
 		msg += " (Done with success)"

@@ -302,6 +302,20 @@ func mustCode(t *testing.T, r e2e.Result, want int, what string) {
 	}
 }
 
+// lines keeps the lines containing any of subs.
+func lines(s string, subs ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if strings.Contains(l, sub) && !strings.Contains(l, "waiting") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
@@ -420,6 +434,7 @@ func TestE2EUpgradeRollback(t *testing.T) {
 		if !strings.Contains(r.Stderr, "indexer/health FAILED") || !strings.Contains(r.Stderr, "cannot be allocated") {
 			t.Errorf("the gate did not say no-go for the red cluster:\n%s", tail(r.Stderr, 4000))
 		}
+		t.Logf("automatic rollback:\n%s", lines(r.Stderr, "indexer/health", "undo ", "run "))
 		st := status(t, l)
 		if st.Status != engine.StatusRolledBack {
 			t.Errorf("run %s, want rolled-back", st.Status)
