@@ -3,12 +3,16 @@ package steps_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -540,5 +544,83 @@ func TestShipperTemplate(t *testing.T) {
 		if !ok || !strings.Contains(string(put.Body), `"v":"`+tt.want+`"`) {
 			t.Fatalf("%s PUT body %s", tt.which, put.Body)
 		}
+	}
+}
+
+func TestFallbackProbe(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	got := make(chan string, 4)
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			got <- string(buf[:n])
+		}
+	}()
+	var mu sync.Mutex
+	count := 0
+	r := indexertest.Healthy()
+	srv := indexertest.NewServer(t, r)
+	srv.Set("POST /siem-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, `{"count":%d}`, count)
+	}})
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := depsWith(testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
+	d.Indexer = c
+	e := newEnv(d, nil)
+	_, err = run(t, d, e, "gate.probe", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) {
+		t.Fatalf("not searchable yet: %v", err)
+	}
+	line := <-got
+	if !strings.Contains(line, "Failed password for invalid user siemctl-probe-") || !strings.HasPrefix(line, "<38>") {
+		t.Fatalf("probe line %q", line)
+	}
+	nonce := line[strings.Index(line, "siemctl-probe-")+len("siemctl-probe-"):]
+	nonce = nonce[:strings.IndexByte(nonce, ' ')]
+	req, _ := srv.Last("POST /siem-alerts-4.x-*/_count")
+	if !strings.Contains(string(req.Body), `full_log:\"siemctl-probe-`+nonce+`\"`) {
+		t.Fatalf("count query %s", req.Body)
+	}
+	mu.Lock()
+	count = 1
+	mu.Unlock()
+	// The next poll does not send again (same nonce, within the resend window).
+	out, err := run(t, d, e, "gate.probe", nil)
+	if err != nil || !strings.Contains(out.Message, nonce) {
+		t.Fatalf("%q %v", out.Message, err)
+	}
+	select {
+	case l := <-got:
+		t.Fatalf("sent again: %q", l)
+	default:
+	}
+}
+
+func TestSplitTime(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	evs := []engine.Event{
+		{Type: engine.EvRunStart, Time: t0},
+		{Type: engine.EvStepOK, Kind: "units.start", Duration: 40000, Time: t0.Add(40 * time.Second)},
+		{Type: engine.EvStepOK, Kind: "backup.indexer_data", Duration: 5000, Time: t0.Add(45 * time.Second)},
+		{Type: engine.EvUndoOK, Kind: "packages.downgrade", Duration: 10000, Time: t0.Add(56 * time.Second)},
+		{Type: engine.EvRunEnd, Time: t0.Add(60 * time.Second)},
+	}
+	ts := steps.SplitTime(evs)
+	if ts.Wall != time.Minute || ts.Components != 50*time.Second || ts.Own != 5*time.Second || ts.Overhead != 5*time.Second {
+		t.Fatalf("%+v", ts)
 	}
 }
