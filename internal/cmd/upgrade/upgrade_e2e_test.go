@@ -37,6 +37,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binaries built for the e2e tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // binaries builds siemctl with the e2e tag (its test hooks: SIEMCTL_TEST_KILL_AT,
 // SIEMCTL_TEST_EXEC_AT) and siemlab, once, and points the harness at them.
 func binaries(t *testing.T) string {
