@@ -60,7 +60,9 @@ func (f *fakeIndexer) Health(ctx context.Context, hr indexer.HealthRequest) (ind
 func (f *fakeIndexer) Settings(ctx context.Context, d bool) (indexer.Settings, error) {
 	return f.settings, f.infoErr
 }
-func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) { return f.shards, f.infoErr }
+func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) {
+	return f.shards, f.infoErr
+}
 func (f *fakeIndexer) CatAllocation(ctx context.Context) ([]indexer.Allocation, error) {
 	return f.alloc, f.infoErr
 }
