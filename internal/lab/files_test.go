@@ -55,7 +55,7 @@ func TestLabIDAndPorts(t *testing.T) {
 		t.Errorf("LabID not stable/distinct: %s %s", a, b)
 	}
 	p := PortsFor(7)
-	if p.Indexer != 9207 || p.Transport != 9307 || p.API != 55007 || p.Agent != 1521 || p.Enrollment != 1522 || p.Syslog != 5521 || p.Dashboard != 5608 {
+	if p.Indexer != 9207 || p.Transport != 19307 || p.API != 55007 || p.Agent != 1521 || p.Enrollment != 1522 || p.Syslog != 5521 || p.Dashboard != 5608 {
 		t.Errorf("PortsFor(7) = %+v", p)
 	}
 }

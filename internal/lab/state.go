@@ -21,9 +21,12 @@ type Ports struct {
 	Dashboard  int `json:"dashboard"`
 }
 
-// PortsFor returns the default ports shifted by offset.
+// PortsFor returns the default ports shifted by offset. The indexer's
+// transport port is out of the 9200+N range (not 9300+N) so that labs whose
+// offsets differ by 100 do not collide: offset N's transport would be offset
+// N+100's HTTP port.
 func PortsFor(offset int) Ports {
-	return Ports{Indexer: 9200 + offset, Transport: 9300 + offset, API: 55000 + offset, Agent: 1514 + offset,
+	return Ports{Indexer: 9200 + offset, Transport: 19300 + offset, API: 55000 + offset, Agent: 1514 + offset,
 		Enrollment: 1515 + offset, Syslog: 5514 + offset, Dashboard: 5601 + offset}
 }
 
