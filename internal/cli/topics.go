@@ -66,6 +66,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     insecure: false
     unit: siem-dashboard.service
     package: siem-dashboard
+    config_dir: /etc/siem-dashboard
   shipper:
     binary: /usr/bin/shipper
     unit: shipper.service

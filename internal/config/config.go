@@ -82,11 +82,12 @@ type Manager struct {
 
 // Dashboard is the web UI.
 type Dashboard struct {
-	URL      string `mapstructure:"url"`
-	CAFile   string `mapstructure:"ca_file"`
-	Insecure bool   `mapstructure:"insecure"`
-	Unit     string `mapstructure:"unit"`
-	Package  string `mapstructure:"package"`
+	URL       string `mapstructure:"url"`
+	CAFile    string `mapstructure:"ca_file"`
+	Insecure  bool   `mapstructure:"insecure"`
+	Unit      string `mapstructure:"unit"`
+	Package   string `mapstructure:"package"`
+	ConfigDir string `mapstructure:"config_dir"` // backed up and restored by the upgrade
 }
 
 // Shipper is the Filebeat-like forwarder.

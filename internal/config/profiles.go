@@ -63,11 +63,12 @@ func profile(n names) map[string]any {
 			"enrollment_port":  1515,
 		},
 		"dashboard": map[string]any{
-			"url":      "https://127.0.0.1:5601",
-			"ca_file":  "",
-			"insecure": false,
-			"unit":     n.dashboard + ".service",
-			"package":  n.dashboard,
+			"url":        "https://127.0.0.1:5601",
+			"ca_file":    "",
+			"insecure":   false,
+			"unit":       n.dashboard + ".service",
+			"package":    n.dashboard,
+			"config_dir": "/etc/" + n.dashboard,
 		},
 		"shipper": map[string]any{
 			"binary":          "/usr/bin/" + n.shipper,

@@ -45,10 +45,11 @@ func (l *Lab) siemctlConfig() map[string]any {
 			"enrollment_port": p.Enrollment,
 		},
 		"dashboard": map[string]any{
-			"url":     fmt.Sprintf("https://127.0.0.1:%d", p.Dashboard),
-			"ca_file": ca,
-			"unit":    "siem-dashboard.service",
-			"package": "siem-dashboard",
+			"url":        fmt.Sprintf("https://127.0.0.1:%d", p.Dashboard),
+			"ca_file":    ca,
+			"unit":       "siem-dashboard.service",
+			"package":    "siem-dashboard",
+			"config_dir": filepath.Join(r, "etc/siem-dashboard"),
 		},
 		"shipper": map[string]any{
 			"binary":          filepath.Join(r, "usr/bin/shipper"),

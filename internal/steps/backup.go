@@ -62,7 +62,6 @@ func (p *configsParams) Describe() []string {
 }
 
 // ConfigPaths are the configuration paths backed up for the components.
-// The dashboard's directory sits next to the indexer's (/etc/<package>).
 func ConfigPaths(c *config.Config, comps []string) []string {
 	var out []string
 	add := func(ps ...string) {
@@ -77,9 +76,7 @@ func ConfigPaths(c *config.Config, comps []string) []string {
 		case "indexer":
 			add(c.Indexer.ConfigDir)
 		case "dashboard":
-			if c.Indexer.ConfigDir != "" {
-				add(filepath.Join(filepath.Dir(c.Indexer.ConfigDir), c.Dashboard.Package))
-			}
+			add(c.Dashboard.ConfigDir)
 		case "shipper":
 			add(c.Shipper.ConfigDir)
 		case "manager":

@@ -51,7 +51,7 @@ func TestConfigsBackupAndRestore(t *testing.T) {
 	writeFile(t, filepath.Join(ixConf, "opensearch-security/internal_users.yml"), "users: old\n", 0o600)
 	writeFile(t, filepath.Join(root, "etc/siem-dashboard/opensearch_dashboards.yml"), "server.port: 5601\n", 0o644)
 	writeFile(t, filepath.Join(root, "shipper/shipper.yml"), "output: x\n", 0o600)
-	cfg := testConfig(t, fmt.Sprintf("indexer:\n  config_dir: %s\n  ca_file: %s/certs/root-ca.pem\nshipper:\n  config_dir: %s/shipper\nmanager:\n  install_dir: %s/var/siem\n", ixConf, ixConf, root, root))
+	cfg := testConfig(t, fmt.Sprintf("indexer:\n  config_dir: %s\n  ca_file: %s/certs/root-ca.pem\ndashboard:\n  config_dir: %s/etc/siem-dashboard\nshipper:\n  config_dir: %s/shipper\nmanager:\n  install_dir: %s/var/siem\n", ixConf, ixConf, root, root, root))
 	d := depsWith(cfg, nil)
 	e := newEnv(d, nil)
 	out, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer", "dashboard", "shipper", "manager", "certs"}})
