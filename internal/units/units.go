@@ -684,6 +684,17 @@ func (m *Manager) Wait(ctx context.Context, unit string, want []string, timeout 
 // fork (Type=simple with a "done" job) is reported as failed, with its
 // Result and exit status.
 func (m *Manager) StartAndWait(ctx context.Context, unit string, timeout time.Duration) (UnitStatus, error) {
+	return m.jobAndWait(ctx, unit, timeout, m.Start)
+}
+
+// RestartAndWait restarts the unit and settles like StartAndWait.
+func (m *Manager) RestartAndWait(ctx context.Context, unit string, timeout time.Duration) (UnitStatus, error) {
+	return m.jobAndWait(ctx, unit, timeout, m.Restart)
+}
+
+// jobAndWait runs a start-like job within timeout, then waits for active and
+// settles.
+func (m *Manager) jobAndWait(ctx context.Context, unit string, timeout time.Duration, job func(context.Context, string) error) (UnitStatus, error) {
 	unit = Normalize(unit)
 	// Subscribe before the job so no transition is missed.
 	if err := m.subscribe(ctx); err != nil {
@@ -695,7 +706,7 @@ func (m *Manager) StartAndWait(ctx context.Context, unit string, timeout time.Du
 		jctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	if err := m.Start(jctx, unit); err != nil {
+	if err := job(jctx, unit); err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
 			return je.Status, err
@@ -728,32 +739,6 @@ func (m *Manager) settle(ctx context.Context, unit string, active UnitStatus) (U
 		return st, err
 	}
 	return st, &StateError{Unit: unit, Want: []string{Active}, Status: st, Kind: ErrUnitFailed}
-}
-
-// RestartAndWait restarts the unit and settles like StartAndWait.
-func (m *Manager) RestartAndWait(ctx context.Context, unit string, timeout time.Duration) (UnitStatus, error) {
-	unit = Normalize(unit)
-	if err := m.subscribe(ctx); err != nil {
-		return UnitStatus{Name: unit}, err
-	}
-	jctx := ctx
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		jctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	if err := m.Restart(jctx, unit); err != nil {
-		var je *JobError
-		if errors.As(err, &je) {
-			return je.Status, err
-		}
-		return UnitStatus{Name: unit}, err
-	}
-	st, err := m.Wait(ctx, unit, []string{Active, Reloading}, timeout)
-	if err != nil {
-		return st, err
-	}
-	return m.settle(ctx, unit, st)
 }
 
 // UnitFileChange is one symlink change made by Enable.
