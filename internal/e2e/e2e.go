@@ -25,45 +25,64 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
+	buildMu  sync.Mutex
+	binDir   string
+	fromEnv  bool
+	binUsers int
 )
 
-// Binaries builds siemctl and siemlab once (into a temp dir, or uses
-// $SIEMCTL_E2E_BIN when set) and returns their paths.
+// Binaries returns the paths of siemctl and siemlab: $SIEMCTL_E2E_BIN when
+// set (make test-e2e points it at bin/), else a build into a temp dir shared
+// by the tests that run at the same time and removed when the last of them
+// ends.
 func Binaries(t testing.TB) (siemctl, siemlab string) {
 	t.Helper()
-	buildOnce.Do(func() {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if binDir == "" {
 		if d := os.Getenv("SIEMCTL_E2E_BIN"); d != "" {
-			binDir = d
-			return
-		}
-		root, err := moduleRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir, err = os.MkdirTemp("", "siemctl-e2e-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		_ = os.Chmod(binDir, 0o755)
-		for _, name := range []string{"siemctl", "siemlab"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", name, err, out)
-				return
+			binDir, fromEnv = d, true
+		} else {
+			d, err := build()
+			if err != nil {
+				t.Fatal(err)
 			}
+			binDir = d
+		}
+	}
+	binUsers++
+	t.Cleanup(func() {
+		buildMu.Lock()
+		defer buildMu.Unlock()
+		binUsers--
+		if binUsers == 0 && !fromEnv {
+			os.RemoveAll(binDir)
+			binDir = ""
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
 	return filepath.Join(binDir, "siemctl"), filepath.Join(binDir, "siemlab")
+}
+
+func build() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "siemctl-e2e-bin-")
+	if err != nil {
+		return "", err
+	}
+	_ = os.Chmod(dir, 0o755)
+	for _, name := range []string{"siemctl", "siemlab"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
+	}
+	return dir, nil
 }
 
 func moduleRoot() (string, error) {
