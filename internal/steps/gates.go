@@ -263,15 +263,13 @@ func runVersions(ctx context.Context, env engine.Env, p *versionsParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	key := KeyTargetVersions
-	if p.which() == "previous" {
-		key = KeyPreviousVersions
-	}
-	want, err := versions(env, key)
+	previous := p.which() == "previous"
+	want, err := recordedVersions(env, previous)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	if len(want) == 0 {
+		key := versionsKey(previous)
 		return engine.Outcome{}, fmt.Errorf("the run has no %s (run data %s)", strings.ReplaceAll(key, "_", " "), key)
 	}
 	names := d.Config.PackageNames()
@@ -546,11 +544,7 @@ func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (en
 		return engine.Outcome{}, engine.Pending("manager daemons not ready: %s", strings.Join(nr, ", "))
 	}
 	if p.Version != "" {
-		key := KeyTargetVersions
-		if p.Version == "previous" {
-			key = KeyPreviousVersions
-		}
-		want, err := versions(env, key)
+		want, err := recordedVersions(env, p.Version == "previous")
 		if err != nil {
 			return engine.Outcome{}, err
 		}

@@ -56,11 +56,7 @@ func packageKinds(pl *Planning) []engine.Kind {
 
 // wanted is the exact version the step installs ("" when there is none).
 func wanted(env engine.Env, p *pkgParams) (string, error) {
-	key := KeyTargetVersions
-	if p.downgrade {
-		key = KeyPreviousVersions
-	}
-	m, err := versions(env, key)
+	m, err := recordedVersions(env, p.downgrade)
 	if err != nil {
 		return "", err
 	}

@@ -157,11 +157,7 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	key := KeyTargetVersions
-	if p.which() == "previous" {
-		key = KeyPreviousVersions
-	}
-	vs, err := versions(env, key)
+	vs, err := recordedVersions(env, p.which() == "previous")
 	if err != nil {
 		return engine.Outcome{}, err
 	}

@@ -344,6 +344,20 @@ func validWhich(v string) error {
 }
 
 // versions reads a component → version map from run data.
+// recordedVersions returns the run's target versions, or with previous the
+// versions recorded before the first install (component → version).
+func recordedVersions(env engine.Env, previous bool) (map[string]string, error) {
+	return versions(env, versionsKey(previous))
+}
+
+// versionsKey is the run-data key of recordedVersions.
+func versionsKey(previous bool) string {
+	if previous {
+		return KeyPreviousVersions
+	}
+	return KeyTargetVersions
+}
+
 func versions(env engine.Env, key string) (map[string]string, error) {
 	m := map[string]string{}
 	if _, err := env.Get(key, &m); err != nil {
