@@ -41,35 +41,20 @@ type qParser struct {
 	i int
 }
 
-func (p *qParser) or() (*qNode, error) {
-	n, err := p.and()
-	if err != nil {
-		return nil, err
-	}
-	out := &qNode{op: "or", children: []*qNode{n}}
-	for p.i < len(p.s) && p.s[p.i] == ',' {
-		p.i++
-		m, err := p.and()
-		if err != nil {
-			return nil, err
-		}
-		out.children = append(out.children, m)
-	}
-	if len(out.children) == 1 {
-		return n, nil
-	}
-	return out, nil
-}
+func (p *qParser) or() (*qNode, error) { return p.list(',', "or", p.and) }
 
-func (p *qParser) and() (*qNode, error) {
-	n, err := p.factor()
+func (p *qParser) and() (*qNode, error) { return p.list(';', "and", p.factor) }
+
+// list parses next (sep next)* into one op node, or the single operand.
+func (p *qParser) list(sep byte, op string, next func() (*qNode, error)) (*qNode, error) {
+	n, err := next()
 	if err != nil {
 		return nil, err
 	}
-	out := &qNode{op: "and", children: []*qNode{n}}
-	for p.i < len(p.s) && p.s[p.i] == ';' {
+	out := &qNode{op: op, children: []*qNode{n}}
+	for p.i < len(p.s) && p.s[p.i] == sep {
 		p.i++
-		m, err := p.factor()
+		m, err := next()
 		if err != nil {
 			return nil, err
 		}
