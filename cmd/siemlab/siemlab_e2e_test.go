@@ -56,7 +56,11 @@ func TestE2EFullLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l, err := lab.Up(ctx, lab.Options{Dir: dir, PortOffset: 800, Logger: log, Progress: os.Stderr, Emulators: emulators{}, Binary: bin})
+	shift, err := lab.PortShift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(ctx, lab.Options{Dir: dir, PortOffset: 800 + shift, Logger: log, Progress: os.Stderr, Emulators: emulators{}, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/lab"
 )
 
 var (
@@ -159,7 +161,11 @@ func Up(t testing.TB, opts Options) *Lab {
 			t.Logf("kept lab files in %s", base)
 		}
 	})
-	args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset)}
+	shift, err := lab.PortShift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset + shift)}
 	if opts.Version != "" {
 		args = append(args, "--version", opts.Version)
 	}

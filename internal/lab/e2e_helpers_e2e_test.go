@@ -118,3 +118,13 @@ func assertDown(ctx context.Context, t *testing.T, l *Lab) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// shifted returns offset moved by $SIEMCTL_E2E_PORT_SHIFT.
+func shifted(t *testing.T, offset int) int {
+	t.Helper()
+	n, err := PortShift()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offset + n
+}

@@ -34,7 +34,7 @@ func TestE2EIndexerOnly(t *testing.T) {
 	defer cancel()
 	dir := labDir(t)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	l, err := Up(ctx, Options{Dir: dir, PortOffset: 700, Logger: log, Progress: os.Stderr})
+	l, err := Up(ctx, Options{Dir: dir, PortOffset: shifted(t, 700), Logger: log, Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestE2EIngestPipeline(t *testing.T) {
 	defer cancel()
 	dir := labDir(t)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l, err := Up(ctx, Options{Dir: dir, PortOffset: 740, Logger: log, Progress: os.Stderr})
+	l, err := Up(ctx, Options{Dir: dir, PortOffset: shifted(t, 740), Logger: log, Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}

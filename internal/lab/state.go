@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -28,6 +29,24 @@ type Ports struct {
 func PortsFor(offset int) Ports {
 	return Ports{Indexer: 9200 + offset, Transport: 19300 + offset, API: 55000 + offset, Agent: 1514 + offset,
 		Enrollment: 1515 + offset, Syslog: 5514 + offset, Dashboard: 5601 + offset}
+}
+
+// PortShiftEnv names the environment variable that moves every test lab's
+// port offset by the same amount, so two checkouts can run the same
+// end-to-end package at once on one machine (0 to 4000, default 0).
+const PortShiftEnv = "SIEMCTL_E2E_PORT_SHIFT"
+
+// PortShift returns $SIEMCTL_E2E_PORT_SHIFT, or an error naming the fix.
+func PortShift() (int, error) {
+	v := os.Getenv(PortShiftEnv)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 4000 {
+		return 0, fmt.Errorf("%s=%q: want a whole number from 0 to 4000", PortShiftEnv, v)
+	}
+	return n, nil
 }
 
 // State is DIR/lab.json: everything down, status, fault and heal need from a new process.
