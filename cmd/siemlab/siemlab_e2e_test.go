@@ -134,6 +134,8 @@ func TestE2EFullLab(t *testing.T) {
 		}
 	}
 
+	checkLoad(ctx, t, l, idx, pw, hc)
+
 	st, err := l.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
