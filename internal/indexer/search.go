@@ -230,3 +230,75 @@ func (c *Client) Newest(ctx context.Context, pattern, field string) (time.Time, 
 	}
 	return time.UnixMilli(int64(*raw.Aggregations.Newest.Value)).UTC(), true, nil
 }
+
+// Bucket is one interval of a histogram: documents with a time in [Start, Start+interval).
+type Bucket struct {
+	Start time.Time `json:"start"`
+	Count int64     `json:"count"`
+}
+
+// MaxBuckets bounds a histogram (the cluster's search.max_buckets default is 65,535).
+const MaxBuckets = 10000
+
+// Histogram counts the documents matching q in [since, until] per fixed interval of the default
+// time field, oldest first, empty intervals included (a gap in the alert flow must show).
+func (c *Client) Histogram(ctx context.Context, index, q string, since, until time.Time, interval time.Duration) ([]Bucket, error) {
+	path := "/" + escapePath(index) + "/_search"
+	op := "POST " + path
+	if err := validIndexExpr(op, index); err != nil {
+		return nil, err
+	}
+	if interval < time.Second || interval%time.Second != 0 {
+		return nil, &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("interval %s: want whole seconds", interval)}
+	}
+	if n := until.Sub(since) / interval; n > MaxBuckets {
+		return nil, &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("%d buckets of %s: at most %d", n, interval, MaxBuckets)}
+	}
+	b, err := marshal(op, map[string]any{
+		"size": 0, "track_total_hits": false,
+		"query": buildQuery(q, DefaultTimeField, since, until),
+		"aggs": map[string]any{"per": map[string]any{"date_histogram": map[string]any{
+			"field":           DefaultTimeField,
+			"fixed_interval":  fmt.Sprintf("%ds", int64(interval/time.Second)),
+			"min_doc_count":   0,
+			"extended_bounds": map[string]any{"min": since.UnixMilli(), "max": until.UnixMilli()},
+			// Buckets start at since, not at the epoch's interval boundaries.
+			"offset": fmt.Sprintf("%dms", since.UnixMilli()%interval.Milliseconds()),
+		}}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, op)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Aggregations *struct {
+			Per struct {
+				Buckets []struct {
+					Key   *int64 `json:"key"`
+					Count int64  `json:"doc_count"`
+				} `json:"buckets"`
+			} `json:"per"`
+		} `json:"aggregations"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return nil, err
+	}
+	out := []Bucket{}
+	if raw.Aggregations == nil {
+		// No index matched the pattern: every interval is empty.
+		for t := since; !t.After(until); t = t.Add(interval) {
+			out = append(out, Bucket{Start: t.UTC()})
+		}
+		return out, nil
+	}
+	for _, bk := range raw.Aggregations.Per.Buckets {
+		if bk.Key == nil {
+			return nil, c.badResponse(r, nil, "histogram bucket without a key")
+		}
+		out = append(out, Bucket{Start: time.UnixMilli(*bk.Key).UTC(), Count: bk.Count})
+	}
+	return out, nil
+}

@@ -25,6 +25,7 @@ type IOStreams struct {
 
 	inTTY, outTTY, errTTY bool
 	noColor               bool
+	width                 int // 0: ask the terminal (TerminalWidth)
 }
 
 // System returns the process's streams. NO_COLOR (any value) disables colour.
