@@ -44,8 +44,11 @@ func BarChart(w io.Writer, bars []Bar, width int, p *Palette) error {
 			cells = 1
 		}
 		bar := strings.Repeat("█", cells/8) + eighths[cells%8]
+		if bar != "" {
+			bar = p.Green(bar)
+		}
 		fmt.Fprintf(&sb, "%s%s  %s%s  %*d\n", b.Label, strings.Repeat(" ", labelW-visibleLen(b.Label)),
-			p.Green(bar), strings.Repeat(" ", room-(cells+7)/8), valueW, b.Value)
+			bar, strings.Repeat(" ", room-(cells+7)/8), valueW, b.Value)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
