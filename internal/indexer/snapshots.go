@@ -1,0 +1,413 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/netclient"
+)
+
+// ErrRepositoryMissing: the snapshot repository is not registered.
+var ErrRepositoryMissing = errors.New("snapshot repository not registered")
+
+// ErrSnapshotMissing: the repository holds no snapshot of that name.
+var ErrSnapshotMissing = errors.New("snapshot not found")
+
+// snapshotName is what siemctl accepts as a repository or snapshot name: OpenSearch's own rules
+// (lowercase, no whitespace, none of \/*?"<>|,#) narrowed to a safe path segment.
+var snapshotName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,199}$`)
+
+func validSnapshotName(op, what, name string) error {
+	if !snapshotName.MatchString(name) {
+		return &netclient.Error{Op: op, Kind: netclient.ErrBadResponse,
+			Detail: fmt.Sprintf("invalid %s name %q (lowercase letters, digits, '.', '_' and '-')", what, name)}
+	}
+	return nil
+}
+
+// PathRepo returns the union of path.repo over the nodes: the directories a file-system snapshot
+// repository may live under (empty when none is configured, the stock case).
+func (c *Client) PathRepo(ctx context.Context) ([]string, error) {
+	const path = "/_nodes/settings"
+	r, err := c.call(ctx, http.MethodGet, request{path: path, query: url.Values{"filter_path": {"nodes.*.settings.path.repo"}}}, path)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Nodes map[string]struct {
+			Settings struct {
+				Path struct {
+					Repo json.RawMessage `json:"repo"`
+				} `json:"path"`
+			} `json:"settings"`
+		} `json:"nodes"`
+	}
+	if len(r.body) > 0 && string(r.body) != "{}" {
+		if err := c.decode(r, &raw); err != nil {
+			return nil, err
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range raw.Nodes {
+		var list []string
+		if len(n.Settings.Path.Repo) == 0 {
+			continue
+		}
+		if err := json.Unmarshal(n.Settings.Path.Repo, &list); err != nil {
+			var one string
+			if err := json.Unmarshal(n.Settings.Path.Repo, &one); err != nil {
+				return nil, c.badResponse(r, err, "path.repo is neither a list nor a string")
+			}
+			list = strings.Split(one, ",")
+		}
+		for _, p := range list {
+			if p = strings.TrimSpace(p); p != "" {
+				seen[p] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Repository is a registered snapshot repository.
+type Repository struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Location string `json:"location"` // fs repositories
+}
+
+// GetRepository returns the repository name; ErrRepositoryMissing when it is not registered.
+func (c *Client) GetRepository(ctx context.Context, name string) (Repository, error) {
+	path := "/_snapshot/" + name
+	if err := validSnapshotName("GET "+path, "repository", name); err != nil {
+		return Repository{}, err
+	}
+	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return Repository{}, err
+	}
+	if r.status == http.StatusNotFound {
+		return Repository{}, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, fmt.Sprintf("repository %q is not registered", name))
+	}
+	var raw map[string]struct {
+		Type     string `json:"type"`
+		Settings struct {
+			Location string `json:"location"`
+		} `json:"settings"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return Repository{}, err
+	}
+	got, ok := raw[name]
+	if !ok {
+		return Repository{}, c.badResponse(r, nil, "the answer does not name repository "+name)
+	}
+	return Repository{Name: name, Type: got.Type, Location: got.Settings.Location}, nil
+}
+
+// PutFSRepository registers (or updates) a file-system repository at location, which must lie under
+// one of the nodes' path.repo directories (the node refuses it otherwise, and says so).
+func (c *Client) PutFSRepository(ctx context.Context, name, location string) error {
+	path := "/_snapshot/" + name
+	if err := validSnapshotName("PUT "+path, "repository", name); err != nil {
+		return err
+	}
+	b, err := marshal("PUT "+path, map[string]any{"type": "fs", "settings": map[string]any{"location": location, "compress": true}})
+	if err != nil {
+		return err
+	}
+	r, err := c.call(ctx, http.MethodPut, request{path: path, body: b}, path)
+	if err != nil && r != nil && strings.Contains(string(r.body), "path.repo") {
+		var ne *netclient.Error
+		if errors.As(err, &ne) {
+			ne.Detail = fmt.Sprintf("%s is not under the node's path.repo (add `path.repo: [%s]` or a parent of it to opensearch.yml and restart the indexer)", location, location)
+		}
+	}
+	return err
+}
+
+// VerifyRepository asks every node to write to and read from the repository; it returns the names
+// of the nodes that could.
+func (c *Client) VerifyRepository(ctx context.Context, name string) ([]string, error) {
+	path := "/_snapshot/" + name + "/_verify"
+	if err := validSnapshotName("POST "+path, "repository", name); err != nil {
+		return nil, err
+	}
+	r, err := c.call(ctx, http.MethodPost, request{path: path}, path)
+	if err != nil {
+		return nil, err
+	}
+	var raw struct {
+		Nodes map[string]struct {
+			Name string `json:"name"`
+		} `json:"nodes"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return nil, err
+	}
+	var nodes []string
+	for _, n := range raw.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	sort.Strings(nodes)
+	if len(nodes) == 0 {
+		return nil, c.badResponse(r, nil, "no node verified the repository")
+	}
+	return nodes, nil
+}
+
+// SnapshotRequest says what CreateSnapshot takes.
+type SnapshotRequest struct {
+	Repository         string
+	Name               string
+	Indices            []string // names or patterns; empty: every index
+	IncludeGlobalState bool     // persistent settings, templates, pipelines
+}
+
+// CreateSnapshot starts a snapshot and returns at once (wait_for_completion=false); follow it with
+// SnapshotStatus and confirm it with GetSnapshot.
+func (c *Client) CreateSnapshot(ctx context.Context, sr SnapshotRequest) error {
+	path := "/_snapshot/" + sr.Repository + "/" + sr.Name
+	op := "PUT " + path
+	if err := validSnapshotName(op, "repository", sr.Repository); err != nil {
+		return err
+	}
+	if err := validSnapshotName(op, "snapshot", sr.Name); err != nil {
+		return err
+	}
+	body := map[string]any{"ignore_unavailable": true, "include_global_state": sr.IncludeGlobalState}
+	if len(sr.Indices) > 0 {
+		body["indices"] = strings.Join(sr.Indices, ",")
+	}
+	b, err := marshal(op, body)
+	if err != nil {
+		return err
+	}
+	_, err = c.call(ctx, http.MethodPut, request{path: path, query: url.Values{"wait_for_completion": {"false"}}, body: b}, path)
+	return err
+}
+
+// SnapshotInfo is a finished (or running) snapshot as the repository lists it.
+type SnapshotInfo struct {
+	Name          string   `json:"name"`
+	UUID          string   `json:"uuid"`
+	Version       string   `json:"version"` // of the node that took it
+	State         string   `json:"state"`   // IN_PROGRESS, SUCCESS, PARTIAL, FAILED, INCOMPATIBLE
+	Indices       []string `json:"indices"`
+	ShardsTotal   int      `json:"shards_total"`
+	ShardsOK      int      `json:"shards_successful"`
+	ShardsFailed  int      `json:"shards_failed"`
+	Failures      []string `json:"failures"`
+	StartMillis   int64    `json:"start_time_in_millis"`
+	DurationMilli int64    `json:"duration_in_millis"`
+}
+
+// Complete reports whether the snapshot holds every shard it was asked for.
+func (s SnapshotInfo) Complete() bool {
+	return s.State == "SUCCESS" && s.ShardsFailed == 0 && s.ShardsOK == s.ShardsTotal
+}
+
+// GetSnapshot returns one snapshot of repo; ErrSnapshotMissing when there is none of that name.
+func (c *Client) GetSnapshot(ctx context.Context, repo, name string) (SnapshotInfo, error) {
+	path := "/_snapshot/" + repo + "/" + name
+	op := "GET " + path
+	if err := validSnapshotName(op, "repository", repo); err != nil {
+		return SnapshotInfo{}, err
+	}
+	if err := validSnapshotName(op, "snapshot", name); err != nil {
+		return SnapshotInfo{}, err
+	}
+	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return SnapshotInfo{}, err
+	}
+	if r.status == http.StatusNotFound {
+		typ, reason := parseError(r.body)
+		if typ == "repository_missing_exception" {
+			return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
+		}
+		return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+	}
+	var raw struct {
+		Snapshots []struct {
+			Snapshot      string   `json:"snapshot"`
+			UUID          string   `json:"uuid"`
+			Version       string   `json:"version"`
+			State         string   `json:"state"`
+			Indices       []string `json:"indices"`
+			StartMillis   int64    `json:"start_time_in_millis"`
+			DurationMilli int64    `json:"duration_in_millis"`
+			Failures      []struct {
+				Index  string `json:"index"`
+				Shard  int    `json:"shard_id"`
+				Reason string `json:"reason"`
+			} `json:"failures"`
+			Shards struct {
+				Total      int `json:"total"`
+				Failed     int `json:"failed"`
+				Successful int `json:"successful"`
+			} `json:"shards"`
+		} `json:"snapshots"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return SnapshotInfo{}, err
+	}
+	for _, s := range raw.Snapshots {
+		if s.Snapshot != name {
+			continue
+		}
+		info := SnapshotInfo{Name: s.Snapshot, UUID: s.UUID, Version: s.Version, State: s.State, Indices: s.Indices,
+			ShardsTotal: s.Shards.Total, ShardsOK: s.Shards.Successful, ShardsFailed: s.Shards.Failed,
+			StartMillis: s.StartMillis, DurationMilli: s.DurationMilli, Failures: []string{}}
+		if info.Indices == nil {
+			info.Indices = []string{}
+		}
+		sort.Strings(info.Indices)
+		for _, f := range s.Failures {
+			info.Failures = append(info.Failures, fmt.Sprintf("%s[%d]: %s", f.Index, f.Shard, f.Reason))
+		}
+		return info, nil
+	}
+	return SnapshotInfo{}, c.badResponse(r, nil, "the answer does not list snapshot "+name)
+}
+
+// SnapshotProgress is a running (or just finished) snapshot's progress from _status: shards by
+// stage and bytes processed of the bytes this snapshot must copy (incremental: only the segments
+// the repository does not hold yet).
+type SnapshotProgress struct {
+	State            string `json:"state"` // STARTED, IN_PROGRESS, SUCCESS, FAILED, ABORTED
+	ShardsDone       int    `json:"shards_done"`
+	ShardsFailed     int    `json:"shards_failed"`
+	ShardsTotal      int    `json:"shards_total"`
+	IncrementalBytes int64  `json:"incremental_bytes"` // to copy in this snapshot
+	ProcessedBytes   int64  `json:"processed_bytes"`   // copied so far
+	TotalBytes       int64  `json:"total_bytes"`       // the indices' whole size (mostly already in the repository)
+	IncrementalFiles int    `json:"incremental_files"`
+	ProcessedFiles   int    `json:"processed_files"`
+}
+
+// Percent is the share of the incremental bytes copied (100 for a snapshot with nothing new).
+func (p SnapshotProgress) Percent() float64 {
+	if p.IncrementalBytes <= 0 {
+		if p.ShardsTotal > 0 {
+			return 100 * float64(p.ShardsDone) / float64(p.ShardsTotal)
+		}
+		return 100
+	}
+	return min(100, 100*float64(p.ProcessedBytes)/float64(p.IncrementalBytes))
+}
+
+// SnapshotStatus returns the progress of snapshot name in repo.
+func (c *Client) SnapshotStatus(ctx context.Context, repo, name string) (SnapshotProgress, error) {
+	path := "/_snapshot/" + repo + "/" + name + "/_status"
+	op := "GET " + path
+	if err := validSnapshotName(op, "repository", repo); err != nil {
+		return SnapshotProgress{}, err
+	}
+	if err := validSnapshotName(op, "snapshot", name); err != nil {
+		return SnapshotProgress{}, err
+	}
+	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return SnapshotProgress{}, err
+	}
+	if r.status == http.StatusNotFound {
+		return SnapshotProgress{}, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+	}
+	type files struct {
+		Count int   `json:"file_count"`
+		Bytes int64 `json:"size_in_bytes"`
+	}
+	var raw struct {
+		Snapshots []struct {
+			Snapshot string `json:"snapshot"`
+			State    string `json:"state"`
+			Shards   struct {
+				Done   int `json:"done"`
+				Failed int `json:"failed"`
+				Total  int `json:"total"`
+			} `json:"shards_stats"`
+			Stats struct {
+				Incremental files `json:"incremental"`
+				Processed   files `json:"processed"`
+				Total       files `json:"total"`
+			} `json:"stats"`
+		} `json:"snapshots"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return SnapshotProgress{}, err
+	}
+	for _, s := range raw.Snapshots {
+		if s.Snapshot != name {
+			continue
+		}
+		return SnapshotProgress{State: s.State, ShardsDone: s.Shards.Done, ShardsFailed: s.Shards.Failed, ShardsTotal: s.Shards.Total,
+			IncrementalBytes: s.Stats.Incremental.Bytes, ProcessedBytes: s.Stats.Processed.Bytes, TotalBytes: s.Stats.Total.Bytes,
+			IncrementalFiles: s.Stats.Incremental.Count, ProcessedFiles: s.Stats.Processed.Count}, nil
+	}
+	return SnapshotProgress{}, c.badResponse(r, nil, "the answer does not list snapshot "+name)
+}
+
+// RestoreRequest says what RestoreSnapshot brings back.
+type RestoreRequest struct {
+	Repository         string
+	Name               string
+	Indices            []string // empty: every index in the snapshot
+	IncludeGlobalState bool
+}
+
+// RestoreSnapshot starts restoring a snapshot and returns at once; the restored indices recover like
+// any other (follow them with cluster health or _recovery). Indices of the same name must not be
+// open: delete or close them first.
+func (c *Client) RestoreSnapshot(ctx context.Context, rr RestoreRequest) error {
+	path := "/_snapshot/" + rr.Repository + "/" + rr.Name + "/_restore"
+	op := "POST " + path
+	if err := validSnapshotName(op, "repository", rr.Repository); err != nil {
+		return err
+	}
+	if err := validSnapshotName(op, "snapshot", rr.Name); err != nil {
+		return err
+	}
+	body := map[string]any{"include_global_state": rr.IncludeGlobalState, "ignore_unavailable": true}
+	if len(rr.Indices) > 0 {
+		body["indices"] = strings.Join(rr.Indices, ",")
+	}
+	b, err := marshal(op, body)
+	if err != nil {
+		return err
+	}
+	_, err = c.call(ctx, http.MethodPost, request{path: path, query: url.Values{"wait_for_completion": {"false"}}, body: b}, path)
+	return err
+}
+
+// DeleteSnapshot removes one snapshot (the segments other snapshots share stay).
+func (c *Client) DeleteSnapshot(ctx context.Context, repo, name string) error {
+	path := "/_snapshot/" + repo + "/" + name
+	op := "DELETE " + path
+	if err := validSnapshotName(op, "repository", repo); err != nil {
+		return err
+	}
+	if err := validSnapshotName(op, "snapshot", name); err != nil {
+		return err
+	}
+	r, err := c.call(ctx, http.MethodDelete, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return err
+	}
+	if r.status == http.StatusNotFound {
+		return c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+	}
+	return nil
+}
