@@ -217,11 +217,16 @@ func readJournal(path string) (evs []Event, good int64, torn bool, err error) {
 
 // ReadJournal returns a run's events; torn reports a cut-off last line.
 func ReadJournal(stateDir, runID string) (evs []Event, torn bool, err error) {
-	evs, _, torn, err = readJournal(filepath.Join(runsDir(stateDir), runID, journalName))
+	evs, _, torn, err = readJournal(JournalPath(stateDir, runID))
 	return evs, torn, err
 }
 
 func runsDir(stateDir string) string { return filepath.Join(stateDir, "runs") }
+
+// JournalPath is the file that holds run runID's journal.
+func JournalPath(stateDir, runID string) string {
+	return filepath.Join(runsDir(stateDir), runID, journalName)
+}
 
 // newRunID is sortable: UTC time, then randomness against collisions.
 func newRunID(now time.Time) string {

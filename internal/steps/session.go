@@ -231,6 +231,9 @@ type TimeSplit struct {
 // ownKinds are the kinds whose time is siemctl's own work.
 var ownKinds = map[string]bool{"backup.configs": true, "backup.indexer_data": true, "restore.configs": true, "restore.indexer_data": true, "snapshot.diff": true}
 
+// OwnWork reports whether a step of kind is siemctl's own work (not waiting on a component).
+func OwnWork(kind string) bool { return ownKinds[kind] }
+
 // SplitTime computes a TimeSplit from a run's journal.
 func SplitTime(evs []engine.Event) TimeSplit {
 	ts := TimeSplit{ByKind: map[string]time.Duration{}}
