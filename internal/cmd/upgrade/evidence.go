@@ -105,10 +105,12 @@ type Evidence struct {
 	backups   []BackupEvidence  // manifest (bundle)
 }
 
-// VersionRow is one component's versions around the run.
+// VersionRow is one component's versions around the run: After is Target when the run succeeded,
+// Before when it was rolled back, and "" while the run has not ended either way.
 type VersionRow struct {
 	Component string `json:"component"`
 	Before    string `json:"before"`
+	Target    string `json:"target"`
 	After     string `json:"after"`
 }
 
@@ -221,7 +223,14 @@ func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 	}
 	for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
 		if rd.Previous[c] != "" || rd.Targets[c] != "" {
-			ev.Versions = append(ev.Versions, VersionRow{c, rd.Previous[c], rd.Targets[c]})
+			row := VersionRow{Component: c, Before: rd.Previous[c], Target: rd.Targets[c]}
+			switch ri.Status {
+			case engine.StatusSucceeded:
+				row.After = row.Target
+			case engine.StatusRolledBack:
+				row.After = row.Before
+			}
+			ev.Versions = append(ev.Versions, row)
 		}
 	}
 	for _, s := range ri.Steps {

@@ -81,8 +81,12 @@ func TestReportHTML(t *testing.T) {
 			if !strings.Contains(page, `id="status">`+ri.Status+`<`) {
 				t.Errorf("page does not show status %s", ri.Status)
 			}
-			if !strings.Contains(page, "<td>indexer</td><td>4.9.0-1</td><td>4.10.0-1</td>") {
-				t.Errorf("versions table missing")
+			after := "4.10.0-1"
+			if rollback {
+				after = "4.9.0-1" // rolled back: the stack is where it was
+			}
+			if !strings.Contains(page, "<td>indexer</td><td>4.9.0-1</td><td>4.10.0-1</td><td>"+after+"</td>") {
+				t.Errorf("versions table missing or wrong (want after %s)", after)
 			}
 			wantVerdict := `<span class="badge go">go</span>`
 			if rollback {

@@ -381,6 +381,7 @@ func TestE2EUpgradeRollback(t *testing.T) {
 			t.Errorf("allocation %s after the upgrade", a)
 		}
 		logTime(t, "upgrade", status(t, l))
+		checkReportInBrowser(t, l)
 	})
 
 	t.Run("rollback", func(t *testing.T) {
