@@ -15,6 +15,8 @@ command -v setpriv >/dev/null || need+=(util-linux)
 command -v openssl >/dev/null || need+=(openssl)
 command -v gcc >/dev/null || need+=(gcc)   # go test -race needs cgo
 [ -x /lib/systemd/systemd ] || need+=(systemd)
+command -v ssh-keygen >/dev/null || need+=(openssh-client)   # upgrade report --sign-key tests
+command -v chromium >/dev/null || need+=(chromium)           # the upgrade report rendered in e2e
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}" >&2
