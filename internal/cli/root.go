@@ -117,6 +117,7 @@ indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all 
 	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	pf.StringVar(&g.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	pf.BoolVarP(&g.Yes, "yes", "y", false, "assume yes for confirmations (required without a terminal)")
+	registerGlobalCompletions(root)
 
 	root.AddCommand(newCmdVersion(f))
 	root.AddCommand(newCmdCompletion())

@@ -25,8 +25,9 @@ type RemoveOptions struct {
 func NewCmdRemove(f *cli.Factory, runF func(context.Context, *RemoveOptions) error) *cobra.Command {
 	opts := &RemoveOptions{IO: f.IO, Clients: clientsFrom(f)}
 	return &cobra.Command{
-		Use:   "remove ID...",
-		Short: "Remove agents (asks for confirmation; --yes in scripts)",
+		ValidArgsFunction: completeAgentIDs(f),
+		Use:               "remove ID...",
+		Short:             "Remove agents (asks for confirmation; --yes in scripts)",
 		Long: `Remove agents from the manager whatever their status and age (the API is called with
 status=all and older_than=0s; its default of 7d would refuse recently seen agents). The agents
 must re-enrol to come back. One line per agent; exit 1 if any could not be removed.`,

@@ -26,8 +26,9 @@ type RestartOptions struct {
 func NewCmdRestart(f *cli.Factory, runF func(context.Context, *RestartOptions) error) *cobra.Command {
 	opts := &RestartOptions{IO: f.IO, Clients: clientsFrom(f)}
 	cmd := &cobra.Command{
-		Use:   "restart ID...|--all",
-		Short: "Restart agents and report the outcome per agent",
+		ValidArgsFunction: completeAgentIDs(f),
+		Use:               "restart ID...|--all",
+		Short:             "Restart agents and report the outcome per agent",
 		Long: `Send a restart to agents and print one line per agent. Failures are explained: 1701 the
 agent does not exist, 1703 agent 000 is the manager, 1707 the agent is not connected, 1750
 active response is disabled on it. If any agent failed, the table is printed and the exit

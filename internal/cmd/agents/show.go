@@ -26,8 +26,9 @@ type ShowOptions struct {
 func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{IO: f.IO, Clients: clientsFrom(f)}
 	return &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one agent (agent_control -i when the API is down)",
+		ValidArgsFunction: completeAgentIDs(f),
+		Use:               "show ID",
+		Short:             "Show one agent (agent_control -i when the API is down)",
 		Example: `  siemctl agents show 001
   siemctl agents show 000 -o json`,
 		Args: cobra.ExactArgs(1),

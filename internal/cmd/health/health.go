@@ -35,8 +35,9 @@ type Options struct {
 func NewCmdHealth(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Stack: f.Stack, Now: f.Now}
 	cmd := &cobra.Command{
-		Use:   "health",
-		Short: "Is the SIEM working, and if not, what do I do",
+		Annotations: map[string]string{cli.OutputsAnnotation: "nagios,prometheus"},
+		Use:         "health",
+		Short:       "Is the SIEM working, and if not, what do I do",
 		Long: `Run every health check concurrently under one deadline (--timeout, default 10s) and
 print one line per check, the verdict, and the command that fixes each problem.
 

@@ -65,6 +65,7 @@ Exit codes: 0 rolled back, 2 usage, 6 locked, 11 rollback failed (manual action;
 		},
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
+	_ = cmd.RegisterFlagCompletionFunc("run", upgrade.CompleteRuns(f))
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the rollback would make; change nothing")
 	cmd.Flags().DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
 	return cmd

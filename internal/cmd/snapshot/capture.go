@@ -43,8 +43,9 @@ type CaptureOptions struct {
 func NewCmdCapture(f *cli.Factory, runF func(context.Context, *CaptureOptions) error) *cobra.Command {
 	opts := &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
 	cmd := &cobra.Command{
-		Use:   "capture",
-		Short: "Capture the stack's state into a new snapshot",
+		Annotations: map[string]string{cli.OutputsAnnotation: "prometheus"},
+		Use:         "capture",
+		Short:       "Capture the stack's state into a new snapshot",
 		Long: `Read every part of the stack concurrently under one deadline and write the snapshot
 atomically (temporary file, fsync, rename) under state_dir/snapshots/.
 

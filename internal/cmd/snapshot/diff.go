@@ -32,8 +32,9 @@ func NewCmdDiff(f *cli.Factory, runF func(context.Context, *DiffOptions) error) 
 	opts := &DiffOptions{IO: f.IO, Config: f.Config}
 	var expect []string
 	cmd := &cobra.Command{
-		Use:   "diff A B",
-		Short: "Compare two snapshots, most severe change first",
+		ValidArgsFunction: completeRefs(f, 2),
+		Use:               "diff A B",
+		Short:             "Compare two snapshots, most severe change first",
 		Long: `Compare snapshot A (before) with snapshot B (after) and list every change ranked by
 severity (critical, warning, info), then category and key.
 

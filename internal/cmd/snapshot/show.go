@@ -22,8 +22,9 @@ type ShowOptions struct {
 func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{IO: f.IO, Store: storeFunc(f)}
 	cmd := &cobra.Command{
-		Use:   "show REF",
-		Short: "Show one snapshot (a summary, or the whole document with -o json)",
+		ValidArgsFunction: completeRefs(f, 1),
+		Use:               "show REF",
+		Short:             "Show one snapshot (a summary, or the whole document with -o json)",
 		Long: `Show a snapshot: REF is its id, a unique id prefix, "latest", "previous" or
 "label:NAME". The table is a summary; -o json prints the whole stored document.`,
 		Example: `  siemctl snapshot show latest

@@ -44,8 +44,9 @@ type ReportOptions struct {
 func NewCmdReport(f *cli.Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{Common: common(f)}
 	cmd := &cobra.Command{
-		Use:   "report [RUN] (--html FILE | --bundle FILE.tar.gz)",
-		Short: "Write a run's report for the change ticket: an offline HTML page and an evidence bundle",
+		ValidArgsFunction: CompleteRuns(f),
+		Use:               "report [RUN] (--html FILE | --bundle FILE.tar.gz)",
+		Short:             "Write a run's report for the change ticket: an offline HTML page and an evidence bundle",
 		Long: `Write the latest (or the named) upgrade or rollback run as evidence for a change ticket.
 
 --html FILE writes one self-contained HTML page (no external resource: it opens offline):

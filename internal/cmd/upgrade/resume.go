@@ -22,7 +22,8 @@ type ResumeOptions struct {
 func newRunCmd(f *cli.Factory, use, short, long, example string, run func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Common: common(f)}
 	cmd := &cobra.Command{
-		Use: use, Short: short, Long: long, Example: example,
+		ValidArgsFunction: CompleteRuns(f),
+		Use:               use, Short: short, Long: long, Example: example,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.fill(f)
@@ -133,8 +134,9 @@ type StatusOptions struct {
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
 	opts := &StatusOptions{Common: common(f)}
 	return &cobra.Command{
-		Use:   "status [RUN]",
-		Short: "Show a run's state from its journal (latest by default)",
+		ValidArgsFunction: CompleteRuns(f),
+		Use:               "status [RUN]",
+		Short:             "Show a run's state from its journal (latest by default)",
 		Long: `Show the latest (or the named) run: status, versions, backups, snapshot diff, every
 step with its duration, and how the time split between waiting on the components and
 siemctl's own work. A run whose process died is reported interrupted.`,
