@@ -36,6 +36,29 @@ type Config struct {
 
 	// Source is the file the config was read from ("" when none existed).
 	Source string `mapstructure:"-"`
+
+	// settings are the effective values by dotted key and origins where each came from
+	// (Effective).
+	settings map[string]any
+	origins  map[string]string
+}
+
+// Setting is one effective configuration value and where it came from.
+type Setting struct {
+	Key    string `json:"key"`
+	Value  any    `json:"value"`
+	Origin string `json:"origin"` // "profile siem", "file /etc/siemctl/siemctl.yaml", "env SIEMCTL_INDEXER_URL", "flag"
+}
+
+// Effective lists every key with its value and origin, sorted by key. Secrets are never values of
+// the configuration (only where to read them: *_file, *_env, *_command), so nothing here is secret.
+func (c *Config) Effective() []Setting {
+	out := make([]Setting, 0, len(c.settings))
+	for k, v := range c.settings {
+		out = append(out, Setting{Key: k, Value: v, Origin: c.origins[k]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
 }
 
 // Systemd says how to reach the service manager.
@@ -206,8 +229,13 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	v := viper.New()
+	origins := map[string]string{}
 	for k, val := range flatten("", defaults) {
 		v.SetDefault(k, val)
+		origins[k] = "profile " + profile
+	}
+	for k := range flatten("", file) {
+		origins[k] = "file " + source
 	}
 	if err := v.MergeConfigMap(file); err != nil {
 		return nil, &Error{Msg: err.Error()}
@@ -217,11 +245,23 @@ func Load(opts LoadOptions) (*Config, error) {
 		name := "SIEMCTL_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))
 		if val, ok := env[name]; ok {
 			v.Set(k, envValue(k, val, defaults))
+			origins[k] = "env " + name
 		}
 	}
 	v.Set("profile", profile)
+	switch {
+	case opts.Profile != "":
+		origins["profile"] = "flag --profile"
+	case env["SIEMCTL_PROFILE"] != "":
+		origins["profile"] = "env SIEMCTL_PROFILE"
+	case file["profile"] != nil:
+		origins["profile"] = "file " + source
+	default:
+		origins["profile"] = "default"
+	}
 	for k, val := range opts.Overrides {
 		v.Set(k, val)
+		origins[k] = "flag"
 	}
 
 	var cfg Config
@@ -234,6 +274,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, &Error{Msg: fmt.Sprintf("%v (check the value types in %s)", err, orDefault(source, "the environment"))}
 	}
 	cfg.Source = source
+	cfg.settings, cfg.origins = flatten("", v.AllSettings()), origins
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,5 +169,48 @@ func TestSecretResolve(t *testing.T) {
 	}
 	if _, isLoose, ok := (Secret{PasswordFile: good}).FileMode(); !ok || isLoose {
 		t.Error("0600 secret file must not be loose")
+	}
+}
+
+func TestEffectiveOrigins(t *testing.T) {
+	d := t.TempDir()
+	path := filepath.Join(d, "siemctl.yaml")
+	if err := os.WriteFile(path, []byte("profile: wazuh\nindexer:\n  url: https://10.0.0.5:9200\nthresholds:\n  disk_warn_percent: 80\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: []string{"SIEMCTL_MANAGER_API_URL=https://mgr:55000", "SIEMCTL_INDEXER_URL=https://10.0.0.6:9200"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range cfg.Effective() {
+		got[s.Key] = s
+	}
+	for key, want := range map[string]Setting{
+		"profile":                      {Value: "wazuh", Origin: "file " + path},
+		"indexer.url":                  {Value: "https://10.0.0.6:9200", Origin: "env SIEMCTL_INDEXER_URL"}, // env beats file
+		"manager.api_url":              {Value: "https://mgr:55000", Origin: "env SIEMCTL_MANAGER_API_URL"},
+		"thresholds.disk_warn_percent": {Value: 80, Origin: "file " + path},
+		"indexer.unit":                 {Value: "wazuh-indexer.service", Origin: "profile wazuh"},
+	} {
+		g, ok := got[key]
+		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(want.Value) || g.Origin != want.Origin {
+			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, want.Value, want.Origin)
+		}
+	}
+	if len(got) < 40 {
+		t.Errorf("only %d keys", len(got))
+	}
+	cfg, err = Load(LoadOptions{Path: path, ExplicitPath: true, Profile: "siem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.Effective() {
+		if s.Key == "profile" && (s.Value != "siem" || s.Origin != "flag --profile") {
+			t.Errorf("profile %v from %s", s.Value, s.Origin)
+		}
+		if s.Key == "indexer.unit" && s.Origin != "profile siem" {
+			t.Errorf("indexer.unit from %s", s.Origin)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
 	alertscmd "github.com/siemctl/siemctl/internal/cmd/alerts"
+	"github.com/siemctl/siemctl/internal/cmd/configcmd"
 	"github.com/siemctl/siemctl/internal/cmd/health"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	rollbackcmd "github.com/siemctl/siemctl/internal/cmd/rollback"
@@ -29,4 +30,5 @@ func All(root *cobra.Command, f *cli.Factory) {
 	root.AddCommand(securitycmd.NewCmdSecurity(f))
 	root.AddCommand(upgradecmd.NewCmdUpgrade(f))
 	root.AddCommand(rollbackcmd.NewCmdRollback(f, nil))
+	root.AddCommand(configcmd.NewCmdConfig(f))
 }
