@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -360,7 +361,8 @@ func attrOr(n *node, name string) string {
 // decoder named like its parent; siblings of one name must each have a
 // <regex> (or plugin) and no <prematch>.
 func (c *checker) addDecoder(file string, line int, def decoderDef) {
-	dn := &decNode{name: def.name, prematch: def.prematchLine != 0, regex: def.regexLine != 0, plugin: def.plugin, child: def.parent != ""}
+	dn := &decNode{name: def.name, prematch: def.prematchLine != 0, regex: def.regexLine != 0, plugin: def.plugin, child: def.parent != "",
+		at: fmt.Sprintf("%s:%d", file, line)}
 	if def.parent == "" {
 		if def.regexOffset&afterRegex != 0 {
 			c.add(file, line, Error, "2120", "decoder %q: offset after_regex without a previous sibling", def.name)
@@ -397,7 +399,7 @@ func (c *checker) addDecoder(file string, line int, def decoderDef) {
 				rmf = true
 			}
 			if dn.prematch {
-				c.add(file, line, Error, "2102", "decoder %q: a sibling decoder of the same name under %q already exists, and siblings may not have <prematch> (is a copied stock file loaded next to the original? exclude it with <decoder_exclude>)", def.name, def.parent)
+				c.add(file, line, Error, "2102", "decoder %q: a decoder of the same name under parent %q is already loaded (%s), and same-named siblings may not have <prematch>: rename this decoder, or exclude the original file with <decoder_exclude> when this is a modified copy", def.name, def.parent, s.at)
 				return
 			}
 			if def.hasFTS {

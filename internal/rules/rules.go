@@ -120,6 +120,7 @@ type decNode struct {
 	name                           string
 	prematch, regex, plugin, child bool
 	children                       []*decNode
+	at                             string // file:line
 }
 
 type ruleInfo struct {
