@@ -21,7 +21,7 @@ const decoderOrderSize = 256
 var pluginDecoders = map[string]bool{"PF_Decoder": true, "SymantecWS_Decoder": true, "SonicWall_Decoder": true,
 	"OSSECAlert_Decoder": true, "JSON_Decoder": true}
 
-// knownOrderFields need no dynamic field name.
+// ftsStatic are the <fts> fields that need no <order> field of that name.
 var ftsStatic = map[string]bool{"dstuser": true, "user": true, "srcuser": true, "srcip": true, "dstip": true, "id": true,
 	"location": true, "data": true, "extra_data": true, "system_name": true, "name": true}
 

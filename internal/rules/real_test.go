@@ -190,3 +190,42 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRealLoadErrors: real load errors on real files are found with file and
+// line: the community form of the Sysmon child rule (id 184667, a stock
+// Sysmon id, so analysisd ignores it: 7612), and the stock ssh decoders
+// copied to etc/decoders without excluding the original (2102).
+func TestRealLoadErrors(t *testing.T) {
+	root := extractRuleset(t)
+	stock := filepath.Join(root, "ruleset")
+	b, err := os.ReadFile(filepath.Join(requireReal(t), "docs-examples", "b7-sysmon-child-rule", "rules", "local_rules.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	etc := t.TempDir()
+	writeFile(t, filepath.Join(etc, "rules", "local_rules.xml"), strings.Replace(string(b), `id="100100"`, `id="184667"`, 1))
+	rep, err := Check(Options{Dir: etc, StockDir: stock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || rep.Problems[0].Code != "7612" || rep.Problems[0].Line != 5 || rep.Errors() != 0 ||
+		!strings.Contains(rep.Problems[0].Message, "by the stock ruleset at "+filepath.Join(stock, "rules", "0330-sysmon_rules.xml")) {
+		t.Errorf("id 184667: %v", rep.Problems)
+	}
+
+	etc = t.TempDir()
+	copyFile(t, filepath.Join(stock, "decoders", "0310-ssh_decoders.xml"), filepath.Join(etc, "decoders", "0310-ssh_decoders.xml"))
+	rep, err = Check(Options{Dir: etc, StockDir: stock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors() == 0 {
+		t.Fatalf("copied stock decoders without decoder_exclude: no error: %v", rep.Problems)
+	}
+	for _, p := range rep.Problems {
+		if p.File != "decoders/0310-ssh_decoders.xml" || p.Line <= 0 || (p.Code != "2102" && p.Code != "2120") {
+			t.Errorf("unexpected finding: %s", p)
+		}
+	}
+	t.Logf("copied 0310-ssh_decoders.xml without decoder_exclude: %d errors (2102)", rep.Errors())
+}

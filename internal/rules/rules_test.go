@@ -223,3 +223,15 @@ func TestCheckAsStockAndExclude(t *testing.T) {
 		t.Errorf("excluded original: %v", rep.Problems)
 	}
 }
+
+// FuzzParseXML: the parser never panics, and an error always has a line.
+func FuzzParseXML(f *testing.F) {
+	for _, s := range []string{"<a x='1'>t</a>", "<!-- c -- d --><b/>", "<var name=\"V\">x</var><a>$V $W</a>", "<a>\\<b></a>", "<?xml version=\"1.0\"?>", "<a><b></a>", "</a>", "<a x=\"1\" x='2'/>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if _, err := parseXML([]byte(in)); err != nil && errLine(err) <= 0 {
+			t.Errorf("error without a line: %v", err)
+		}
+	})
+}
