@@ -32,7 +32,7 @@ func NewCmdCheck(f *cli.Factory, runF func(context.Context, *CheckOptions) error
 	opts := &CheckOptions{IO: f.IO, Stack: f.Stack}
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Validate local rules and decoders, and the manager's configuration",
+		Short: "Check rules and decoders as the manager's analysis daemon loads them",
 		Long: `Check rules and decoders as the manager's analysis daemon (wazuh-analysisd) loads
 them: its own XML dialect (several root elements, no entity decoding, "\<" as text),
 its regex engines (OS_Regex: one level of parentheses, no '|' inside them, only its
