@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -228,4 +229,21 @@ func TestRealLoadErrors(t *testing.T) {
 		}
 	}
 	t.Logf("copied 0310-ssh_decoders.xml without decoder_exclude: %d errors (2102)", rep.Errors())
+}
+
+// BenchmarkCheckRealStock: checking the whole real v4.9.0 ruleset as stock.
+func BenchmarkCheckRealStock(b *testing.B) {
+	if _, err := os.Stat(realDir); err != nil {
+		b.Skipf("real Wazuh material not found at %s", realDir)
+	}
+	dir := b.TempDir()
+	if err := exec.Command("tar", "-xzf", filepath.Join(realDir, "wazuh-v4.9.0", "ruleset.tar.gz"), "-C", dir).Run(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Check(Options{Dir: filepath.Join(dir, "ruleset"), AsStock: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
