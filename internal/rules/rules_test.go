@@ -1,225 +1,237 @@
 package rules
 
 import (
-	"context"
-	"errors"
+	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
-
-	"github.com/siemctl/siemctl/internal/manager"
 )
 
-func write(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-const goodRules = `<?xml version="1.0"?>
-<!-- Local rules -->
-<var name="BAD_WORDS">failure|error</var>
-<group name="local,syslog,sshd,">
-  <rule id="100001" level="5">
-    <if_sid>5716</if_sid>
-    <srcip>1.1.1.1</srcip>
-    <description>sshd: authentication failed from IP 1.1.1.1.</description>
-  </rule>
-  <rule id="100002" level="10">
-    <if_matched_sid>100001</if_matched_sid>
-    <description>repeated</description>
-  </rule>
-</group>
-<group name="web,">
-  <rule id="100010" level="3">
-    <if_sid>100001, 100002</if_sid>
-    <match>a &amp; b</match>
-  </rule>
-</group>
-`
-
-const goodDecoders = `<decoder name="myapp">
-  <program_name>myapp</program_name>
-</decoder>
-<decoder name="myapp-login">
-  <parent>myapp</parent>
-  <regex>user (\S+) from (\S+) port (\d+)</regex>
-  <order>srcuser, srcip, srcport</order>
-</decoder>
-<decoder name="myapp-login">
-  <parent>myapp</parent>
-  <regex type="pcre2">(?:ok|ko) (?&lt;user&gt;[a-z(]+) (?=x)(\d+)</regex>
-  <order>user,id</order>
-</decoder>
-<decoder name="sshd-extra">
-  <parent>sshd</parent>
-  <regex offset="after_parent">^extra (\w+)</regex>
-  <order>extra_data</order>
-</decoder>
-`
-
-func TestCheckGood(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "rules/local_rules.xml", goodRules)
-	write(t, dir, "decoders/local_decoder.xml", goodDecoders)
-	rep, err := Check(Options{Dir: dir, StockDecoders: map[string]bool{"sshd": true}})
+// TestSeededDefects: each directory of testdata/seeded holds small local
+// files of our own with one kind of defect analysisd reports (its want file
+// lists "file:line severity code", code "-" where analysisd has none), checked
+// against a small stand-in stock ruleset (testdata/seeded/_stock). Every
+// defect must be caught with its severity, code and line, and nothing else
+// reported.
+func TestSeededDefects(t *testing.T) {
+	base := filepath.Join("testdata", "seeded")
+	ents, err := os.ReadDir(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Problems) != 0 {
-		t.Errorf("problems in good files: %v", rep.Problems)
-	}
-	if rep.Rules != 3 || rep.Decoders != 4 || len(rep.Files) != 2 {
-		t.Errorf("counts: %+v", rep)
-	}
-}
-
-func TestCheckProblems(t *testing.T) {
-	tests := []struct {
-		name  string
-		files map[string]string
-		want  []string // "file:line: severity: substring"
-	}{
-		{"not well-formed", map[string]string{"rules/a.xml": "<group name=\"x\">\n  <rule id=\"100001\" level=\"3\">\n  </rul>\n</group>\n"},
-			[]string{"rules/a.xml:3: error: not well-formed XML"}},
-		{"unclosed at end", map[string]string{"rules/a.xml": "<group name=\"x\">\n  <rule id=\"100001\" level=\"3\"></rule>\n"},
-			[]string{"rules/a.xml:3: error: not well-formed XML: element <group> closed by the end of the file"}},
-		{"stock id and duplicates", map[string]string{
-			"rules/a.xml": "<group name=\"x\">\n<rule id=\"5710\" level=\"3\"/>\n<rule id=\"100001\" level=\"3\"/>\n</group>\n",
-			"rules/b.xml": "<group name=\"y\">\n\n<rule id=\"100001\" level=\"3\"/>\n<rule id=\"5716\" level=\"5\" overwrite=\"yes\"/>\n</group>\n"},
-			[]string{"rules/a.xml:2: error: rule id 5710 is below 100000", "rules/b.xml:3: error: rule id 100001 is already defined at rules/a.xml:3"}},
-		{"bad ids and levels", map[string]string{"rules/a.xml": "<group name=\"x\">\n<rule id=\"abc\" level=\"3\"/>\n<rule level=\"3\"/>\n<rule id=\"100005\" level=\"17\"/>\n<rule id=\"100006\"/>\n</group>"},
-			[]string{"rules/a.xml:2: error: rule id \"abc\" is not a number", "rules/a.xml:3: error: <rule> without an id",
-				"rules/a.xml:4: error: rule 100005: level \"17\"", "rules/a.xml:5: error: rule 100006 has no level"}},
-		{"missing if_sid targets", map[string]string{"rules/a.xml": "<group name=\"x\">\n<rule id=\"100001\" level=\"3\">\n<if_sid>100099,5716</if_sid>\n</rule>\n<rule id=\"100002\" level=\"3\">\n<if_matched_sid>1x</if_matched_sid>\n</rule>\n</group>"},
-			[]string{"rules/a.xml:3: error: rule 100001: <if_sid> refers to rule 100099", "rules/a.xml:6: error: rule 100002: <if_matched_sid> \"1x\" is not a rule id"}},
-		{"wrong elements", map[string]string{"rules/a.xml": "<rule id=\"100001\" level=\"3\"/>\n<group name=\"x\"><decoder name=\"d\"/></group>"},
-			[]string{"rules/a.xml:1: error: unexpected top-level <rule>", "rules/a.xml:2: error: unexpected <decoder> in <group>"}},
-		{"decoder parent and order", map[string]string{"decoders/d.xml": "<decoder name=\"a\">\n<parent>nosuch</parent>\n<regex>(\\S+) (\\S+) \\(literal\\)</regex>\n<order>one</order>\n</decoder>\n<decoder name=\"b\">\n<regex type=\"pcre2\">[(]x(</regex>\n</decoder>\n<decoder>\n</decoder>"},
-			[]string{"decoders/d.xml:2: error: decoder \"a\": parent \"nosuch\" is not defined", "decoders/d.xml:4: error: decoder \"a\": <order> names 1 fields but the <regex> captures 2 groups",
-				"decoders/d.xml:7: error: decoder \"b\": <regex>: unbalanced '('", "decoders/d.xml:9: error: <decoder> without a name"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for rel, c := range tt.files {
-				write(t, dir, rel, c)
-			}
-			rep, err := Check(Options{Dir: dir, StockDecoders: map[string]bool{"sshd": true}})
+	missed, total := 0, 0
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), "_") {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		want := readWant(t, filepath.Join(dir, "want"))
+		total += len(want)
+		t.Run(e.Name(), func(t *testing.T) {
+			rep, err := Check(Options{Dir: dir, StockDir: filepath.Join(base, "_stock")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
 			for _, p := range rep.Problems {
-				got = append(got, p.String())
+				code := p.Code
+				if code == "" {
+					code = "-"
+				}
+				got = append(got, fmt.Sprintf("%s:%d %s %s", p.File, p.Line, p.Severity, code))
 			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), strings.Join(got, "\n"))
+			sort.Strings(got)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				for _, w := range want {
+					if !contains(got, w) {
+						missed++
+					}
+				}
+				t.Errorf("got:\n%s\nwant:\n%s\nproblems: %v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Problems)
 			}
-			for i, w := range tt.want {
-				if !strings.HasPrefix(got[i], w) {
-					t.Errorf("problem %d: %q, want prefix %q", i, got[i], w)
+			errs := 0
+			for _, w := range want {
+				if strings.Contains(w, " error ") {
+					errs++
 				}
 			}
-			if rep.Errors() == 0 {
-				t.Error("no errors counted")
+			if (rep.Errors() > 0) != (errs > 0) {
+				t.Errorf("errors %d, want %d", rep.Errors(), errs)
 			}
+		})
+	}
+	t.Logf("seeded defects: %d, missed: %d", total, missed)
+}
+
+func readWant(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if l := strings.TrimSpace(s.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParseXMLDialect(t *testing.T) {
+	tests := []struct {
+		name, in string
+		err      string // substring of the error, "" for none
+		line     int
+		check    func(t *testing.T, top []*node)
+	}{
+		{name: "several roots, comments with --, bare &, no entities",
+			in: "<!-- a -- b -->\n<a x='1'>R&amp;D & \\<b></a>\n<c/>\n<d y=\"2\" />",
+			check: func(t *testing.T, top []*node) {
+				if len(top) != 3 || top[0].text != "R&amp;D & \\<b>" || top[1].name != "c" || top[2].line != 4 {
+					t.Errorf("%+v %+v %+v", top[0], top[1], top[2])
+				}
+				if v, _ := top[0].attr("x"); v != "1" {
+					t.Errorf("attr %q", v)
+				}
+			}},
+		{name: "children and lines", in: "<g name=\"x\">\n  <r id=\"1\">\n    <m>t</m>\n  </r>\n</g>\n",
+			check: func(t *testing.T, top []*node) {
+				r := top[0].children[0]
+				if r.line != 2 || r.children[0].text != "t" || r.children[0].line != 3 {
+					t.Errorf("%+v", r)
+				}
+			}},
+		{name: "xml declaration", in: "<?xml version=\"1.0\"?>\n<a/>", err: "Bad attribute closing", line: 1},
+		{name: "mismatched close", in: "<a>\n<b>x</c>\n</a>", err: "Element 'b' not closed", line: 2},
+		{name: "unclosed at end", in: "<a>\n<b>x</b>\n", err: "End of file", line: 3},
+		{name: "close without open", in: "</a>", err: "Element not opened", line: 1},
+		{name: "comment not closed", in: "<a/>\n<!-- x", err: "Comment not closed", line: 2},
+		{name: "attribute without quotes", in: "<a x=1/>", err: "not followed by", line: 1},
+		{name: "duplicate attribute", in: "<a x='1' x='2'/>", err: "already defined", line: 1},
+		{name: "variables", in: "<var name=\"VAR\">v1|v2</var>\n<a k=\"$VAR\">x $var, $(dyn) $</a>",
+			check: func(t *testing.T, top []*node) {
+				if len(top) != 1 || top[0].text != "x v1|v2, $(dyn) $" || top[0].attrs[0].value != "v1|v2" {
+					t.Errorf("%+v", top)
+				}
+			}},
+		{name: "unknown variable", in: "<var name=\"V\">1</var>\n<a>$WW</a>", err: "Unknown variable: WW", line: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top, err := parseXML([]byte(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || errLine(err) != tt.line {
+					t.Fatalf("err %v (line %d), want %q at line %d", err, errLine(err), tt.err, tt.line)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, top)
 		})
 	}
 }
 
-func TestStockDecoders(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, "decoders/d.xml", "<decoder name=\"a\"><parent>sudo</parent></decoder>\n<decoder name=\"b\"><parent>exotic</parent></decoder>")
-	// Built-in list: a known parent passes, an unknown one is only a warning.
-	rep, _ := Check(Options{Dir: dir})
-	if len(rep.Problems) != 1 || rep.Problems[0].Severity != Warning || rep.Errors() != 0 {
-		t.Errorf("built-in stock list: %v", rep.Problems)
+func TestCompileExpr(t *testing.T) {
+	tests := []struct {
+		expr, typ string
+		captures  int
+		known     bool
+		err       bool
+	}{
+		{`(\S+) (\d+)`, expOSRegex, 2, true, false},
+		{`^a (\w+)$|^b (\w+) (\d+)$`, expOSRegex, 2, true, false}, // the widest alternative, not the sum
+		{`\(x\) (\w+) \.\p\t\$\|\<\\`, expOSRegex, 1, true, false},
+		{`(a|b)`, expOSRegex, 0, false, true},
+		{`((a))`, expOSRegex, 0, false, true},
+		{`\bx`, expOSRegex, 0, false, true},
+		{`x\`, expOSRegex, 0, false, true},
+		{`(x`, expOSRegex, 0, false, true},
+		{`x)`, expOSRegex, 0, false, true},
+		{`(?:a|b)(x)(?P<n>y)`, expPCRE2, 2, true, false},
+		{`(?=a)(?!b)(?<=c)(?<!d)(x)`, expPCRE2, 1, true, false},
+		{`(*UTF)\N{U+202E}`, expPCRE2, 0, true, false},
+		{`a*+(?>b)\1`, expPCRE2, 0, true, false},
+		{`(?|(a)|(b))`, expPCRE2, 2, false, false},
+		{`(x`, expPCRE2, 0, false, true},
+		{`[abc`, expPCRE2, 0, false, true},
+		{`(?=x`, expPCRE2, 0, false, true},
+		{`(?&lt;n&gt;x)`, expPCRE2, 0, false, true},
+		{`a|b(c`, expOSMatch, 0, true, false},
 	}
-	// The real stock ruleset: the unknown parent is an error.
-	stock := t.TempDir()
-	write(t, stock, "0310-ssh_decoders.xml", "<decoder name=\"sudo\"><program_name>sudo</program_name></decoder>")
-	rep, _ = Check(Options{Dir: dir, StockDecoderDir: stock})
-	if len(rep.Problems) != 1 || rep.Problems[0].Severity != Error {
-		t.Errorf("stock dir: %v", rep.Problems)
+	for _, tt := range tests {
+		info, err := compileExpr(tt.expr, tt.typ)
+		if (err != nil) != tt.err {
+			t.Errorf("%s (%s): err %v, want error %v", tt.expr, tt.typ, err, tt.err)
+			continue
+		}
+		if err == nil && (info.captures() != tt.captures || info.known != tt.known) {
+			t.Errorf("%s (%s): captures %d known %v, want %d %v", tt.expr, tt.typ, info.captures(), info.known, tt.captures, tt.known)
+		}
 	}
 }
 
-func TestCheckMissingDir(t *testing.T) {
+func TestCheckStockMissing(t *testing.T) {
+	dir := filepath.Join("testdata", "seeded", "clean-dialect")
+	rep, err := Check(Options{Dir: dir, StockDir: filepath.Join(t.TempDir(), "nope")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the stock ruleset the stock references cannot be verified:
+	// one warning says so, and no false error.
+	if rep.Errors() != 0 || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0].Message, "stock ruleset not found") {
+		t.Errorf("%v", rep.Problems)
+	}
 	if _, err := Check(Options{Dir: filepath.Join(t.TempDir(), "nope")}); err == nil {
 		t.Error("missing dir: want an error")
 	}
 }
 
-func TestCaptureGroups(t *testing.T) {
-	tests := []struct {
-		expr, typ string
-		want      int
-		err       bool
-	}{
-		{`(\S+) (\d+)`, "", 2, false},
-		{`\(x\) (\w+)`, "", 1, false},
-		{`(?:a|b)(x)`, "pcre2", 1, false},
-		{`(?<n>x)(?P<m>y)(?'o'z)`, "pcre2", 3, false},
-		{`(?=a)(?!b)(?<=c)(?<!d)(*UTF)`, "PCRE2", 0, false},
-		{`[()]+(x)`, "pcre2", 1, false},
-		{`[]()](x)`, "pcre2", 1, false},
-		{`(x`, "", 0, true},
-		{`x)`, "pcre2", 0, true},
-		{`[abc`, "pcre2", 0, true},
+func TestCheckAsStockAndExclude(t *testing.T) {
+	stock := filepath.Join("testdata", "seeded", "_stock")
+	rep, err := Check(Options{Dir: stock, AsStock: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		n, err := captureGroups(tt.expr, tt.typ)
-		if (err != nil) != tt.err || n != tt.want {
-			t.Errorf("%s (%s): %d %v, want %d err=%v", tt.expr, tt.typ, n, err, tt.want, tt.err)
-		}
+	if len(rep.Problems) != 0 || rep.Rules != 6 || rep.Decoders != 3 || rep.Stock != stock {
+		t.Errorf("%+v", rep)
+	}
+	// The copied stock file is fine once the original is excluded.
+	dir := filepath.Join("testdata", "seeded", "copied-stock-file-not-excluded")
+	rep, err = Check(Options{Dir: dir, StockDir: stock, Exclude: []string{"ruleset/decoders/0100-base_decoders.xml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 0 {
+		t.Errorf("excluded original: %v", rep.Problems)
 	}
 }
 
-type fakeAPI struct {
-	v   manager.ConfigValidation
-	err error
-}
-
-func (f fakeAPI) ValidateConfig(context.Context) (manager.ConfigValidation, error) { return f.v, f.err }
-
-type fakeTools struct {
-	r   manager.CheckResult
-	err error
-}
-
-func (f fakeTools) ControlCheck(context.Context) (manager.CheckResult, error) { return f.r, f.err }
-
-func TestManagerCheck(t *testing.T) {
-	down := errors.New("connection refused")
-	tests := []struct {
-		name   string
-		api    ConfigValidator
-		tools  ControlChecker
-		state  string
-		source string
-		errs   string
-	}{
-		{"api ok", fakeAPI{v: manager.ConfigValidation{OK: true}}, nil, ManagerOK, "api", ""},
-		{"api invalid", fakeAPI{v: manager.ConfigValidation{Errors: []string{"(1230): Invalid element"}}}, nil, ManagerInvalid, "api", "(1230)"},
-		{"api down, tool ok", fakeAPI{err: down}, fakeTools{r: manager.CheckResult{OK: true}}, ManagerOK, "control check", ""},
-		{"api down, tool invalid", fakeAPI{err: down}, fakeTools{r: manager.CheckResult{Problems: []manager.LogLine{{Tag: "siem-analysisd", Level: "ERROR", Message: "bad"}}}}, ManagerInvalid, "control check", "bad"},
-		{"nothing works", fakeAPI{err: down}, fakeTools{err: manager.ErrUnsupported}, ManagerNotRun, "", ""},
-		{"nothing configured", nil, nil, ManagerNotRun, "", ""},
+// FuzzParseXML: the parser never panics, and an error always has a line.
+func FuzzParseXML(f *testing.F) {
+	for _, s := range []string{"<a x='1'>t</a>", "<!-- c -- d --><b/>", "<var name=\"V\">x</var><a>$V $W</a>", "<a>\\<b></a>", "<?xml version=\"1.0\"?>", "<a><b></a>", "</a>", "<a x=\"1\" x='2'/>"} {
+		f.Add(s)
 	}
-	for _, tt := range tests {
-		r := ManagerCheck(context.Background(), tt.api, tt.tools)
-		if r.State != tt.state || r.Source != tt.source || !strings.Contains(strings.Join(r.Errors, ";"), tt.errs) {
-			t.Errorf("%s: %+v", tt.name, r)
+	f.Fuzz(func(t *testing.T, in string) {
+		if _, err := parseXML([]byte(in)); err != nil && errLine(err) <= 0 {
+			t.Errorf("error without a line: %v", err)
 		}
-		if r.State == ManagerNotRun && r.Detail == "" {
-			t.Errorf("%s: no detail", tt.name)
-		}
-	}
+	})
 }

@@ -22,7 +22,9 @@ type CheckOptions struct {
 	Output  string
 	Timeout time.Duration
 
-	Dir string // "" = {install_dir}/etc, with the manager's own check
+	Dir     string // "" = {install_dir}/etc, with the manager's own check
+	Stock   string // "" = {install_dir}/ruleset
+	AsStock bool   // check Dir ({install_dir}/ruleset by default) as the stock ruleset
 }
 
 // NewCmdCheck builds `rules check`.
@@ -30,23 +32,39 @@ func NewCmdCheck(f *cli.Factory, runF func(context.Context, *CheckOptions) error
 	opts := &CheckOptions{IO: f.IO, Stack: f.Stack}
 	cmd := &cobra.Command{
 		Use:   "check",
-		Short: "Validate local rules and decoders, and the manager's configuration",
-		Long: `Parse and validate the local rules ({install_dir}/etc/rules/*.xml) and decoders
-({install_dir}/etc/decoders/*.xml): well-formed XML (the files are fragments without a
-single root), rule ids >= 100000 and unique, if_sid / if_matched_sid targets defined
-locally or in the stock range (< 100000), decoder parents defined locally or in the
-stock ruleset ({install_dir}/ruleset/decoders), and <order> naming as many fields as
-the <regex> captures. Each problem names its file and line.
+		Short: "Check rules and decoders as the manager's analysis daemon loads them",
+		Long: `Check rules and decoders as the manager's analysis daemon (wazuh-analysisd) loads
+them: its own XML dialect (several root elements, no entity decoding, "\<" as text),
+its regex engines (OS_Regex: one level of parentheses, no '|' inside them, only its
+own escapes; each '|' alternative fills <order> from its own captures; PCRE2 with
+type="pcre2"), and its load order: the stock ruleset ({install_dir}/ruleset/decoders
+and /rules, or --stock DIR) first, then the local files ({install_dir}/etc/decoders
+and /rules, or --dir D), each directory's *.xml by name, decoders before rules.
+<rule_exclude>/<decoder_exclude> of D/ossec.conf are honoured. So if_sid,
+if_matched_sid, if_group, decoded_as and decoder parents resolve as the daemon
+resolves them, and a local rule id that a stock rule already uses is found (stock
+ids are not all below 100000: Sysmon, unbound, fireeye, ...).
 
-Without --dir, the manager's own configuration check runs too (API validation, or the
-control tool's check when the API is down). With --dir D, only the files under
-D/rules and D/decoders are checked (e.g. before copying them to the manager).
+Severity as the daemon has it: an error is what stops the manager from starting
+(XML error, regex syntax, a regex with captures but no <order>, a decoder with no
+prematch/program_name/parent, an unknown parent or decoded_as, a rule without
+description, ...); a warning is what it loads but ignores or degrades (a duplicate
+rule id, an if_sid that does not exist, an <order> longer or shorter than the
+captures, ...). Each finding has file, line and the daemon's message code.
 
-Exit codes: 0 no errors (warnings allowed), 3 problems found (no-go: do not restart
-the manager with these files), 1 the check could not run (e.g. the directory is
-missing).`,
+--as-stock checks a directory (default {install_dir}/ruleset) as the stock ruleset
+itself, e.g. a ruleset update before it is installed.
+
+Without --dir and --as-stock, the manager's own configuration check runs too (API
+validation, or the control tool's check when the API is down).
+
+Exit codes: 0 no errors (warnings allowed), 3 errors found (no-go: the manager
+would not start with these files), 1 the check could not run (e.g. the directory is
+missing), 2 bad flags.`,
 		Example: `  siemctl rules check
-  siemctl rules check --dir ./staging/etc -o json`,
+  siemctl rules check --dir ./staging/etc -o json
+  siemctl rules check --dir ./staging/etc --stock ./wazuh-4.9.0/ruleset
+  siemctl rules check --as-stock --dir ./wazuh-4.10.0/ruleset`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
@@ -56,6 +74,12 @@ missing).`,
 			if cmd.Flags().Changed("dir") && opts.Dir == "" {
 				return cli.FlagErrorf("--dir needs a directory")
 			}
+			if cmd.Flags().Changed("stock") && opts.Stock == "" {
+				return cli.FlagErrorf("--stock needs a directory")
+			}
+			if opts.AsStock && opts.Stock != "" {
+				return cli.FlagErrorf("--as-stock checks the stock ruleset itself: drop --stock")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -63,6 +87,8 @@ missing).`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "check the rules/ and decoders/ under this directory instead of {install_dir}/etc (skips the manager's own check)")
+	cmd.Flags().StringVar(&opts.Stock, "stock", "", "the stock ruleset (holding rules/ and decoders/) to load first (default {install_dir}/ruleset)")
+	cmd.Flags().BoolVar(&opts.AsStock, "as-stock", false, "check the directory (--dir, default {install_dir}/ruleset) as the stock ruleset itself")
 	return cmd
 }
 
@@ -79,9 +105,14 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	o := rules.Options{Dir: opts.Dir}
+	o := rules.Options{Dir: opts.Dir, StockDir: opts.Stock, AsStock: opts.AsStock}
 	if install := st.Config.Manager.InstallDir; install != "" {
-		o.StockDecoderDir = filepath.Join(install, "ruleset", "decoders")
+		if o.StockDir == "" && !o.AsStock {
+			o.StockDir = filepath.Join(install, "ruleset")
+		}
+		if o.Dir == "" && o.AsStock {
+			o.Dir = filepath.Join(install, "ruleset")
+		}
 		if o.Dir == "" {
 			o.Dir = filepath.Join(install, "etc")
 		}
@@ -94,7 +125,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	out := checkJSON{Report: rep}
-	if opts.Dir == "" {
+	if opts.Dir == "" && !opts.AsStock {
 		var api rules.ConfigValidator
 		if m, err := st.NeedManager(); err == nil {
 			api = m
@@ -122,7 +153,7 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 
 func render(opts *CheckOptions, out checkJSON) error {
 	p := opts.IO.Colors()
-	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "file", "line", "severity", "message")
+	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "file", "line", "severity", "code", "message")
 	for _, pr := range out.Problems {
 		sev := pr.Severity
 		if sev == rules.Error {
@@ -130,16 +161,20 @@ func render(opts *CheckOptions, out checkJSON) error {
 		} else {
 			sev = p.Yellow(sev)
 		}
-		t.Row(pr.File, strconv.Itoa(pr.Line), sev, pr.Message)
+		code := pr.Code
+		if code == "" {
+			code = "-"
+		}
+		t.Row(pr.File, strconv.Itoa(pr.Line), sev, code, pr.Message)
 	}
 	if m := out.Manager; m != nil {
 		switch m.State {
 		case rules.ManagerInvalid:
 			for _, e := range m.Errors {
-				t.Row("manager ("+m.Source+")", "-", p.Red(rules.Error), e)
+				t.Row("manager ("+m.Source+")", "-", p.Red(rules.Error), "-", e)
 			}
 		case rules.ManagerNotRun:
-			t.Row("manager", "-", p.Yellow(rules.Warning), "configuration check not run: "+m.Detail)
+			t.Row("manager", "-", p.Yellow(rules.Warning), "-", "configuration check not run: "+m.Detail)
 		}
 	}
 	if t.Len() > 0 {
@@ -148,7 +183,14 @@ func render(opts *CheckOptions, out checkJSON) error {
 		}
 	}
 	e := opts.IO.ErrOut
-	fmt.Fprintf(e, "%s: %d rules and %d decoders in %d files, %d errors, %d warnings\n", out.Dir, out.Rules, out.Decoders, len(out.Files), out.Errors(), len(out.Problems)-out.Errors())
+	stock := "stock ruleset not read"
+	switch {
+	case out.AsStock:
+		stock = "checked as the stock ruleset"
+	case out.Stock != "":
+		stock = "stock ruleset " + out.Stock
+	}
+	fmt.Fprintf(e, "%s (%s): %d rules and %d decoders loaded from %d files, %d errors, %d warnings\n", out.Dir, stock, out.Rules, out.Decoders, len(out.Files), out.Errors(), len(out.Problems)-out.Errors())
 	if m := out.Manager; m != nil && m.State != rules.ManagerNotRun {
 		fmt.Fprintf(e, "manager configuration (%s): %s\n", m.Source, m.State)
 	}

@@ -39,12 +39,13 @@ func TestE2ERulesLab(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bad, []byte("<group name=\"e2e,\">\n  <rule id=\"100900\" level=\"5\">\n    <if_sid>100901</if_sid>\n  </rule>\n</group>\n"), 0o644); err != nil {
+	// A '|' inside parentheses stops analysisd (5107): an error with its line.
+	if err := os.WriteFile(bad, []byte("<group name=\"e2e,\">\n  <rule id=\"100900\" level=\"5\">\n    <if_sid>5716</if_sid>\n    <regex>port (22|2222)</regex>\n    <description>e2e</description>\n  </rule>\n</group>\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r = l.Siemctl("rules", "check")
 	os.Remove(bad)
-	if r.Code != 3 || !strings.Contains(r.Stdout, "rules/zz_siemctl_e2e.xml\t3\terror\trule 100900: <if_sid> refers to rule 100901") {
+	if r.Code != 3 || !strings.Contains(r.Stdout, "rules/zz_siemctl_e2e.xml\t4\terror\t5107\trule 100900: <regex> (osregex) syntax error: '|' inside parentheses") {
 		t.Errorf("bad rule: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 
@@ -52,7 +53,7 @@ func TestE2ERulesLab(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "decoders"), 0o755)
 	os.WriteFile(filepath.Join(dir, "decoders", "d.xml"), []byte("<decoder name=\"x\">\n<regex>(\\S+)</regex>\n<order>a, b</order>\n</decoder>\n"), 0o644)
 	r = l.Siemctl("rules", "check", "--dir", dir)
-	if r.Code != 3 || !strings.Contains(r.Stdout, "decoders/d.xml\t3\terror") || strings.Contains(r.Stdout, "manager") {
+	if r.Code != 3 || !strings.Contains(r.Stdout, "decoders/d.xml\t1\terror\t2108\t") || strings.Contains(r.Stdout, "manager") {
 		t.Errorf("--dir: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 

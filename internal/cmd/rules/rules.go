@@ -1,4 +1,4 @@
-// Package rules is `siemctl rules`: checks of the manager's local rules and
+// Package rules is `siemctl rules`: checks of the manager's rules and
 // decoders.
 package rules
 
@@ -12,8 +12,8 @@ import (
 func NewCmdRules(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "rules",
-		Short:   "Check the manager's local rules and decoders",
-		Example: "  siemctl rules check\n  siemctl rules check --dir ./etc",
+		Short:   "Check rules and decoders as the manager loads them",
+		Example: "  siemctl rules check\n  siemctl rules check --dir ./etc\n  siemctl rules check --as-stock --dir ./ruleset",
 		Args:    cobra.NoArgs,
 	}
 	cmd.AddCommand(NewCmdCheck(f, nil))
