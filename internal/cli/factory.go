@@ -36,6 +36,9 @@ type Factory struct {
 	Config func() (*config.Config, error)
 	// Stack returns the stack's clients built from the config (lazily, once).
 	Stack func(ctx context.Context) (*stack.Stack, error)
+	// HostLock takes the host lock for command (the line recorded as its
+	// holder); every command that changes the stack takes it through Change.
+	HostLock func(ctx context.Context, command string) (release func(), err error)
 }
 
 // NewFactory returns the production factory.
@@ -60,6 +63,7 @@ func NewFactory(io *output.IOStreams, env []string) *Factory {
 		return cfg, err
 	}
 	f.Stack = lazyStack(f)
+	f.HostLock = f.hostLock
 	return f
 }
 
