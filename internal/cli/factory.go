@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -59,6 +60,11 @@ func NewFactory(io *output.IOStreams, env []string) *Factory {
 				Env:          env,
 				LookupEnv:    os.LookupEnv,
 			})
+			if err == nil {
+				for _, w := range cfg.Warnings {
+					fmt.Fprintf(f.IO.ErrOut, "%s %s\n", f.IO.ErrColors().Yellow("warning:"), w)
+				}
+			}
 		})
 		return cfg, err
 	}

@@ -36,6 +36,9 @@ type Config struct {
 
 	// Source is the file the config was read from ("" when none existed).
 	Source string `mapstructure:"-"`
+	// Warnings are problems that do not stop siemctl (an unknown SIEMCTL_*
+	// variable); the caller shows them.
+	Warnings []string `mapstructure:"-"`
 }
 
 // Systemd says how to reach the service manager.
@@ -214,8 +217,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	// Environment: SIEMCTL_<SECTION>_<KEY>, e.g. SIEMCTL_INDEXER_URL.
 	for _, k := range v.AllKeys() {
-		name := "SIEMCTL_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))
-		if val, ok := env[name]; ok {
+		if val, ok := env[EnvName(k)]; ok {
 			v.Set(k, envValue(k, val, defaults))
 		}
 	}
@@ -234,6 +236,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, &Error{Msg: fmt.Sprintf("%v (check the value types in %s)", err, orDefault(source, "the environment"))}
 	}
 	cfg.Source = source
+	cfg.Warnings = unknownEnv(env, v.AllKeys(), cfg.Indexer.PasswordEnv, cfg.Manager.PasswordEnv)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
