@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
@@ -78,10 +79,21 @@ func (c Change) printDryRun(calls []string) error {
 	return nil
 }
 
-// Change returns the change policy of cmd; args complete the command line
-// recorded as the lock's holder.
+// Change returns the change policy of cmd; its own flags and args complete
+// the command line recorded as the lock's holder (no flag carries a secret).
 func (f *Factory) Change(cmd *cobra.Command, args []string, dryRun bool) Change {
-	command := strings.TrimSpace(cmd.CommandPath() + " " + strings.Join(args, " "))
+	parts := []string{cmd.CommandPath()}
+	local := cmd.LocalFlags()
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		switch {
+		case local.Lookup(fl.Name) == nil: // global flags (--config, --yes)
+		case fl.Value.Type() == "bool":
+			parts = append(parts, "--"+fl.Name)
+		default:
+			parts = append(parts, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	command := strings.Join(append(parts, args...), " ")
 	return Change{IO: f.IO, Output: f.Global.Output, Yes: f.Global.Yes, DryRun: dryRun,
 		Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, command) }}
 }

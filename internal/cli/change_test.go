@@ -90,7 +90,8 @@ func TestHostLockIsUpgradeLock(t *testing.T) {
 	var seen *lock.Holder
 	reg := func(root *cobra.Command, f *Factory) {
 		grp := &cobra.Command{Use: "indexer"}
-		grp.AddCommand(&cobra.Command{Use: "flush", RunE: func(cmd *cobra.Command, args []string) error {
+		var all bool
+		c := &cobra.Command{Use: "flush", RunE: func(cmd *cobra.Command, args []string) error {
 			release, _, err := f.Change(cmd, args, false).Begin(cmd.Context(), "x", Calls())
 			if err != nil {
 				return err
@@ -98,11 +99,13 @@ func TestHostLockIsUpgradeLock(t *testing.T) {
 			defer release()
 			seen, _, _ = lock.Inspect(lock.HostPath(d + "/state"))
 			return nil
-		}})
+		}}
+		c.Flags().BoolVar(&all, "all", false, "")
+		grp.AddCommand(c)
 		root.AddCommand(grp)
 	}
 	io, _, _, errOut := output.Test()
-	if code := Main(context.Background(), []string{"indexer", "flush", "--config", cfg, "--yes"}, Stdio{IO: io}, reg); code != 0 || seen == nil || seen.Command != "siemctl indexer flush" || seen.PID != os.Getpid() {
+	if code := Main(context.Background(), []string{"indexer", "flush", "--config", cfg, "--yes", "--all"}, Stdio{IO: io}, reg); code != 0 || seen == nil || seen.Command != "siemctl indexer flush --all" || seen.PID != os.Getpid() {
 		t.Fatalf("exit %d holder %+v %s", code, seen, errOut)
 	}
 	if h, st, _ := lock.Inspect(lock.HostPath(d + "/state")); st != lock.Free {
