@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -72,7 +73,9 @@ func hint(err error) string {
 	case errors.Is(err, netclient.ErrRateLimited):
 		return "the manager API allows 300 requests per minute for everybody; wait a minute and retry"
 	case errors.Is(err, output.ErrNoTTY):
-		return "re-run with --yes in scripts"
+		return "re-run with --yes in scripts (or --dry-run to see what it would do)"
+	case errors.Is(err, lock.ErrHeld):
+		return "nothing was changed; wait for that run to end (`siemctl upgrade status`) and try again"
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -36,6 +37,9 @@ type Factory struct {
 	Config func() (*config.Config, error)
 	// Stack returns the stack's clients built from the config (lazily, once).
 	Stack func(ctx context.Context) (*stack.Stack, error)
+	// HostLock takes the host lock for command (the line recorded as its
+	// holder); every command that changes the stack takes it through Change.
+	HostLock func(ctx context.Context, command string) (release func(), err error)
 }
 
 // NewFactory returns the production factory.
@@ -56,10 +60,16 @@ func NewFactory(io *output.IOStreams, env []string) *Factory {
 				Env:          env,
 				LookupEnv:    os.LookupEnv,
 			})
+			if err == nil {
+				for _, w := range cfg.Warnings {
+					fmt.Fprintf(f.IO.ErrOut, "%s %s\n", f.IO.ErrColors().Yellow("warning:"), w)
+				}
+			}
 		})
 		return cfg, err
 	}
 	f.Stack = lazyStack(f)
+	f.HostLock = f.hostLock
 	return f
 }
 

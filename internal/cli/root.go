@@ -34,6 +34,7 @@ func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) i
 	if register != nil {
 		register(root, f)
 	}
+	rejectUnknownSubcommands(root)
 	root.SetArgs(args)
 	root.SetIn(stdio.IO.In)
 	root.SetOut(stdio.IO.Out)
@@ -68,6 +69,36 @@ func printError(io *output.IOStreams, asJSON bool, err error, code int) {
 	if h := hint(err); h != "" {
 		fmt.Fprintf(io.ErrOut, "%s %s\n", p.Bold("hint:"), h)
 	}
+}
+
+// rejectUnknownSubcommands makes every command group (subcommands, no
+// action of its own) answer an unknown or misspelt subcommand like the root
+// does: a usage error (exit 2) with cobra's suggestion, instead of printing
+// its help and exiting 0. Without arguments a group still prints its help.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		var hint strings.Builder
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint.WriteString("\n\nDid you mean this?\n")
+			for _, name := range s {
+				fmt.Fprintf(&hint, "\t%s\n", name)
+			}
+		}
+		return FlagErrorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint.String())
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 }
 
 func isCobraUsageError(err error) bool {
@@ -123,7 +154,6 @@ indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all 
 	root.AddCommand(newCmdCompletion())
 	root.AddCommand(newCmdDocs(root))
 	root.AddCommand(newHelpTopic("exit-codes", "Exit codes of siemctl", exitCodesHelp))
-	root.AddCommand(newHelpTopic("config", "Configuration keys, defaults and precedence", configHelp))
 	return root
 }
 

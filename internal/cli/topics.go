@@ -7,21 +7,38 @@ import (
 const exitCodesHelp = `siemctl exit codes
 
   0    ok
-  1    unexpected error (or health: at least one WARN)
-  2    usage or configuration error (or health: at least one CRIT)
-  3    no-go: a gate or check failed and nothing was changed (health: UNKNOWN)
-  4    authentication or permission (bad password, secret unreadable)
-  5    unreachable (connection refused, timeout, TLS verification, not ready)
-  6    locked: another siemctl run holds the host lock
+  1    unexpected error; a partial per-item failure (agents restart/remove)
+  2    usage or configuration error (the key and the fix are named); an unknown or misspelt
+       subcommand; a change without a terminal and without --yes; a cleanup plan file that
+       does not exist
+  3    no-go: a gate or check failed and nothing was changed; snapshot diff found a critical
+       change; alerts probe broke; rules check found errors (files the manager would refuse);
+       services status found a unit not active; a cleanup plan was refused; rollback found
+       nothing to roll back
+  4    authentication or permission (bad password, unreadable secret)
+  5    unreachable (refused, timeout, TLS verification, not ready, rate limited)
+  6    locked: another siemctl run holds the host lock (taken by every command that changes
+       the stack); the holder is named
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed
 
-siemctl health uses the Nagios convention instead: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.
+siemctl health uses Nagios codes instead: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.
 With -o json the final error is printed on stderr as {"error": "...", "exit_code": N}.
+
+Commands that change the stack (services start|stop|restart|enable, alerts cleanup --apply,
+indexer allocation primaries|all, indexer flush, indexer watermark --recover|--clear,
+security indexer apply, security api-users add, agents restart|remove, snapshot prune, upgrade
+apply|resume|abort, rollback) follow one rule, without exceptions: they ask for confirmation on a
+terminal and need --yes without one (exit 2 otherwise); they take the host lock (state_dir/lock), so
+while an upgrade or rollback runs they exit 6 naming the holder (pid, command, run id) and change
+nothing; and --dry-run prints each call they would make (method + path, unit job, file, tool command
+line), asks nothing and changes nothing. An unknown or misspelt subcommand exits 2 with a suggestion; an
+unknown SIEMCTL_* environment variable is a warning naming the nearest key.
 `
 
-const configHelp = `siemctl configuration
+// ConfigReference is the configuration reference (siemctl help config, siemctl config --help).
+const ConfigReference = `siemctl configuration
 
 One YAML file (--config, $SIEMCTL_CONFIG, default /etc/siemctl/siemctl.yaml), overridden
 by SIEMCTL_<SECTION>_<KEY> environment variables (e.g. SIEMCTL_INDEXER_URL) and flags.

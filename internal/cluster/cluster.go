@@ -79,11 +79,7 @@ func SetAllocation(ctx context.Context, api API, value string) (Change[Allocatio
 		return ch, err
 	}
 	ch.Before = before
-	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: value}}
-	if before.Transient != "" {
-		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
-	}
-	ack, err := api.PutSettings(ctx, u)
+	ack, err := api.PutSettings(ctx, allocationUpdate(before, value))
 	ch.Acknowledged = ack
 	if err != nil {
 		return ch, fmt.Errorf("set %s=%s: %w", indexer.KeyAllocationEnable, value, err)
@@ -98,6 +94,29 @@ func SetAllocation(ctx context.Context, api API, value string) (Change[Allocatio
 		return ch, fmt.Errorf("%w: %s is %s (%s), want %s", ErrNotApplied, indexer.KeyAllocationEnable, after.Value, after.Source, value)
 	}
 	return ch, nil
+}
+
+// allocationUpdate sets value persistently and removes a transient value
+// that would override it.
+func allocationUpdate(before AllocationState, value string) indexer.SettingsUpdate {
+	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: value}}
+	if before.Transient != "" {
+		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
+	}
+	return u
+}
+
+// PlanSetAllocation returns the change SetAllocation would send, reading
+// the settings as it does and changing nothing (dry run).
+func PlanSetAllocation(ctx context.Context, api API, value string) ([]string, error) {
+	if value != "primaries" && value != "all" {
+		return nil, fmt.Errorf("%w: allocation %q: use primaries or all", ErrInvalidValue, value)
+	}
+	before, err := Allocation(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+	return []string{allocationUpdate(before, value).Call()}, nil
 }
 
 // ShardRow is a shard, with the allocation explanation when unassigned.
@@ -261,11 +280,7 @@ func Watermarks(ctx context.Context, api API) (WatermarkState, error) {
 // high 95%, flood stage 98%) and verifies it is in force.
 func RecoverWatermarks(ctx context.Context, api API) (Change[WatermarkState], error) {
 	want := map[string]string{indexer.KeyWatermarkLow: RecoverLow, indexer.KeyWatermarkHigh: RecoverHigh, indexer.KeyWatermarkFlood: RecoverFlood}
-	u := indexer.SettingsUpdate{Transient: map[string]any{}}
-	for k, v := range want {
-		u.Transient[k] = v
-	}
-	return changeWatermarks(ctx, api, u, func(after WatermarkState) error {
+	return changeWatermarks(ctx, api, recoverUpdate(), func(after WatermarkState) error {
 		got := map[string]indexer.Setting{indexer.KeyWatermarkLow: after.Watermarks.Low, indexer.KeyWatermarkHigh: after.Watermarks.High, indexer.KeyWatermarkFlood: after.Watermarks.FloodStage}
 		var bad []string
 		for k, v := range want {
@@ -281,6 +296,41 @@ func RecoverWatermarks(ctx context.Context, api API) (Change[WatermarkState], er
 	})
 }
 
+func recoverUpdate() indexer.SettingsUpdate {
+	return indexer.SettingsUpdate{Transient: map[string]any{
+		indexer.KeyWatermarkLow: RecoverLow, indexer.KeyWatermarkHigh: RecoverHigh, indexer.KeyWatermarkFlood: RecoverFlood}}
+}
+
+// clearUpdate resets every transient watermark override of before; ok is
+// false when there is none (nothing to send).
+func clearUpdate(before WatermarkState) (u indexer.SettingsUpdate, ok bool) {
+	tr := before.TransientOverrides()
+	if len(tr) == 0 {
+		return u, false
+	}
+	u.Transient = map[string]any{}
+	for _, s := range tr {
+		u.Transient[s.Key] = nil
+	}
+	return u, true
+}
+
+// PlanRecoverWatermarks returns the change RecoverWatermarks would send.
+func PlanRecoverWatermarks() []string { return []string{recoverUpdate().Call()} }
+
+// PlanClearWatermarks returns the change ClearWatermarks would send (none
+// when no transient override is set), reading the settings as it does.
+func PlanClearWatermarks(ctx context.Context, api API) ([]string, error) {
+	before, err := Watermarks(ctx, api)
+	if err != nil {
+		return nil, err
+	}
+	if u, ok := clearUpdate(before); ok {
+		return []string{u.Call()}, nil
+	}
+	return []string{}, nil
+}
+
 // ClearWatermarks removes every transient watermark override (persistent
 // ones, set on purpose, stay) and verifies none is left.
 func ClearWatermarks(ctx context.Context, api API) (Change[WatermarkState], error) {
@@ -288,13 +338,9 @@ func ClearWatermarks(ctx context.Context, api API) (Change[WatermarkState], erro
 	if err != nil {
 		return Change[WatermarkState]{}, err
 	}
-	tr := before.TransientOverrides()
-	if len(tr) == 0 {
+	u, ok := clearUpdate(before)
+	if !ok {
 		return Change[WatermarkState]{Before: before, After: before, Acknowledged: true}, nil
-	}
-	u := indexer.SettingsUpdate{Transient: map[string]any{}}
-	for _, s := range tr {
-		u.Transient[s.Key] = nil
 	}
 	return changeWatermarks(ctx, api, u, func(after WatermarkState) error {
 		if left := after.TransientOverrides(); len(left) > 0 {

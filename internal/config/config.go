@@ -36,6 +36,9 @@ type Config struct {
 
 	// Source is the file the config was read from ("" when none existed).
 	Source string `mapstructure:"-"`
+	// Warnings are problems that do not stop siemctl (an unknown SIEMCTL_*
+	// variable); the caller shows them.
+	Warnings []string `mapstructure:"-"`
 
 	// settings are the effective values by dotted key and origins where each came from
 	// (Effective).
@@ -242,10 +245,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	// Environment: SIEMCTL_<SECTION>_<KEY>, e.g. SIEMCTL_INDEXER_URL.
 	for _, k := range v.AllKeys() {
-		name := "SIEMCTL_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(k))
-		if val, ok := env[name]; ok {
+		if val, ok := env[EnvName(k)]; ok {
 			v.Set(k, envValue(k, val, defaults))
-			origins[k] = "env " + name
+			origins[k] = "env " + EnvName(k)
 		}
 	}
 	v.Set("profile", profile)
@@ -275,6 +277,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	cfg.Source = source
 	cfg.settings, cfg.origins = flatten("", v.AllSettings()), origins
+	cfg.Warnings = unknownEnv(env, v.AllKeys(), cfg.Indexer.PasswordEnv, cfg.Manager.PasswordEnv)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -214,3 +214,36 @@ func TestEffectiveOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownEnvWarning: a SIEMCTL_* variable that is no config key is a
+// warning naming the nearest key (a typo would otherwise be silently
+// ignored); real keys, siemctl's own variables, the test harness's and the
+// password_env variable the config names are not.
+func TestUnknownEnvWarning(t *testing.T) {
+	file := writeFile(t, "manager:\n  password_env: SIEMCTL_MANAGER_PW\n")
+	c, err := Load(LoadOptions{Path: file, ExplicitPath: true, Env: []string{
+		"SIEMCTL_INDEXR_URL=https://10.0.0.9:9200",
+		"SIEMCTL_MANAGER_PASSWORD_FILES=/x",
+		"SIEMCTL_WHATEVER_THIS_IS=1",
+		"SIEMCTL_INDEXER_URL=https://10.0.0.2:9200", "SIEMCTL_CONFIG=" + file, "SIEMCTL_PROFILE=siem",
+		"SIEMCTL_IT_REQUIRED=1", "SIEMCTL_E2E_PORT_SHIFT=3000", "SIEMCTL_MANAGER_PW=secret", "PATH=/usr/bin",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"environment variable SIEMCTL_INDEXR_URL is not a configuration key and is ignored; did you mean SIEMCTL_INDEXER_URL (indexer.url)?",
+		"environment variable SIEMCTL_MANAGER_PASSWORD_FILES is not a configuration key and is ignored; did you mean SIEMCTL_MANAGER_PASSWORD_FILE (manager.password_file)?",
+		"environment variable SIEMCTL_WHATEVER_THIS_IS is not a configuration key and is ignored; see the configuration reference (siemctl help config)",
+	}
+	if strings.Join(c.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(c.Warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(strings.Join(c.Warnings, ""), "secret") {
+		t.Error("a variable's value reached a warning")
+	}
+	c, err = Load(LoadOptions{Path: file, ExplicitPath: true, Env: []string{"SIEMCTL_INDEXER_URL=https://10.0.0.2:9200"}})
+	if err != nil || len(c.Warnings) != 0 {
+		t.Errorf("known keys only: %v %v", c.Warnings, err)
+	}
+}

@@ -16,8 +16,6 @@ import (
 	"github.com/siemctl/siemctl/internal/runbook"
 )
 
-const lockName = "lock"
-
 // EvRollback marks an explicit rollback of a stopped run in its journal.
 const EvRollback = "rollback"
 
@@ -149,7 +147,7 @@ func (r *Runner) timeout(d time.Duration) time.Duration {
 }
 
 // LockPath is the host lock's path.
-func (r *Runner) LockPath() string { return filepath.Join(r.StateDir, lockName) }
+func (r *Runner) LockPath() string { return lock.HostPath(r.StateDir) }
 
 func (r *Runner) lock(ctx context.Context, runID string) (*lock.Lock, error) {
 	l, err := lock.Acquire(ctx, r.LockPath(), lock.Holder{RunID: runID, Command: r.Command, Started: r.clock().Now().UTC()}, r.LockRetry)

@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/lock"
@@ -117,7 +116,7 @@ func Status(stateDir, runID string) (*RunInfo, error) {
 	if ri.Status == StatusRunning {
 		// No end and no stop recorded: running if its process holds the
 		// lock for it, otherwise it crashed.
-		h, st, _ := lock.Inspect(filepath.Join(stateDir, lockName))
+		h, st, _ := lock.Inspect(lock.HostPath(stateDir))
 		if st == lock.Held && h != nil && h.RunID == id {
 			ri.Holder = h
 		} else {

@@ -412,11 +412,38 @@ func Remove(ctx context.Context, api API, ids []string) (Outcomes, error) {
 	if err := ValidateIDs(ids, "remove"); err != nil {
 		return Outcomes{}, err
 	}
-	r, err := api.DeleteAgents(ctx, dedupe(ids), manager.DeleteOptions{Status: []string{"all"}, OlderThan: "0s"})
+	r, err := api.DeleteAgents(ctx, dedupe(ids), removeOptions)
 	if err != nil {
 		return Outcomes{}, fmt.Errorf("remove agents: %w", err)
 	}
 	return outcomesOf("remove", dedupe(ids), r), nil
+}
+
+// removeOptions: whatever their status and age (see Remove).
+var removeOptions = manager.DeleteOptions{Status: []string{"all"}, OlderThan: "0s"}
+
+// RestartCalls are the requests Restart (ids) or RestartAll (all) sends,
+// for dry runs.
+func RestartCalls(ids []string, all bool) ([]string, error) {
+	if all {
+		return []string{manager.RestartAgentsCall(nil)}, nil
+	}
+	if err := ValidateIDs(ids, "restart"); err != nil {
+		return nil, err
+	}
+	return []string{manager.RestartAgentsCall(dedupe(ids))}, nil
+}
+
+// RemoveCalls are the requests Remove sends, for dry runs.
+func RemoveCalls(ids []string) ([]string, error) {
+	if err := ValidateIDs(ids, "remove"); err != nil {
+		return nil, err
+	}
+	c, err := manager.DeleteAgentsCall(dedupe(ids), removeOptions)
+	if err != nil {
+		return nil, err
+	}
+	return []string{c}, nil
 }
 
 func dedupe(ids []string) []string {

@@ -380,10 +380,7 @@ type SettingsUpdate struct {
 	Transient  map[string]any
 }
 
-// PutSettings calls PUT _cluster/settings and verifies acknowledged=true; an
-// unacknowledged change returns false and ErrNotAcknowledged.
-func (c *Client) PutSettings(ctx context.Context, u SettingsUpdate) (bool, error) {
-	const op = "/_cluster/settings"
+func (u SettingsUpdate) body() map[string]map[string]any {
 	body := map[string]map[string]any{"persistent": u.Persistent, "transient": u.Transient}
 	if body["persistent"] == nil {
 		body["persistent"] = map[string]any{}
@@ -391,6 +388,24 @@ func (c *Client) PutSettings(ctx context.Context, u SettingsUpdate) (bool, error
 	if body["transient"] == nil {
 		body["transient"] = map[string]any{}
 	}
+	return body
+}
+
+// Call is the request PutSettings sends for u, for dry runs:
+// "PUT /_cluster/settings {…}".
+func (u SettingsUpdate) Call() string {
+	b, _ := json.Marshal(u.body()) // maps of strings and nil: cannot fail
+	return "PUT /_cluster/settings " + string(b)
+}
+
+// FlushCalls are the requests Flush and SyncedFlush send, for dry runs.
+func FlushCalls() []string { return []string{"POST /_flush", "POST /_flush/synced"} }
+
+// PutSettings calls PUT _cluster/settings and verifies acknowledged=true; an
+// unacknowledged change returns false and ErrNotAcknowledged.
+func (c *Client) PutSettings(ctx context.Context, u SettingsUpdate) (bool, error) {
+	const op = "/_cluster/settings"
+	body := u.body()
 	if len(body["persistent"])+len(body["transient"]) == 0 {
 		return false, &netclient.Error{Op: "PUT " + op, Kind: netclient.ErrBadResponse, Detail: "empty settings update"}
 	}

@@ -55,15 +55,29 @@ func (c *Client) DeleteIndices(ctx context.Context, names []string) error {
 			uniq = append(uniq, n)
 		}
 	}
-	req := opensearchapi.IndicesDeleteReq{Indices: uniq, Params: opensearchapi.IndicesDeleteParams{
-		ExpandWildcards: "none", AllowNoIndices: new(false), IgnoreUnavailable: new(false),
-	}}
+	req := opensearchapi.IndicesDeleteReq{Indices: uniq, Params: deleteParams()}
 	r, err := c.call(ctx, http.MethodDelete, req, "/"+strings.Join(uniq, ","))
 	if err != nil {
 		return err
 	}
 	_, err = c.acknowledged(r)
 	return err
+}
+
+// deleteParams never let a delete expand to more than the literal names.
+func deleteParams() opensearchapi.IndicesDeleteParams {
+	return opensearchapi.IndicesDeleteParams{ExpandWildcards: "none", AllowNoIndices: new(false), IgnoreUnavailable: new(false)}
+}
+
+// DeleteIndexCall is the request DeleteIndices sends for one name, for dry
+// runs.
+func DeleteIndexCall(name string) string {
+	req := opensearchapi.IndicesDeleteReq{Indices: []string{name}, Params: deleteParams()}
+	hr, err := req.GetRequest(http.MethodDelete)
+	if err != nil {
+		return http.MethodDelete + " /" + name
+	}
+	return hr.Method + " " + hr.URL.RequestURI()
 }
 
 // CreateIndex calls PUT <name> with an optional JSON body (settings,

@@ -1,5 +1,6 @@
 // Package lock is siemctl's host lock: one mutating run (upgrade, rollback,
-// abort) at a time per state directory.
+// abort, and every command that changes the stack) at a time per state
+// directory.
 //
 // The lock is a flock(2) on state_dir/lock, so it dies with its process: a
 // crashed run never leaves a lock that blocks the next one. Next to it a JSON
@@ -81,6 +82,10 @@ type Lock struct {
 	// (its process is gone); nil if there was none. Callers report it.
 	Stale *Holder
 }
+
+// HostPath is the host lock under stateDir: the one lock that upgrade,
+// rollback and every command that changes the stack take.
+func HostPath(stateDir string) string { return filepath.Join(stateDir, "lock") }
 
 // RecordPath is where the holder record of lock path lives.
 func RecordPath(path string) string { return path + ".json" }

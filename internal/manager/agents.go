@@ -493,19 +493,31 @@ func (c *Client) RestartAgents(ctx context.Context, ids []string) (Result, error
 	if err := validateActionIDs("restart", ids); err != nil {
 		return Result{}, err
 	}
-	q := url.Values{"agents_list": {strings.Join(ids, ",")}}
-	env, err := callEnvelope[flexString](ctx, c, request{method: http.MethodPut, path: "/agents/restart", query: q})
+	env, err := callEnvelope[flexString](ctx, c, restartRequest(ids))
 	if err != nil {
 		return Result{}, err
 	}
 	return resultOf(env), nil
 }
 
+// restartRequest is PUT /agents/restart for ids (nil: every agent).
+func restartRequest(ids []string) request {
+	r := request{method: http.MethodPut, path: "/agents/restart"}
+	if ids != nil {
+		r.query = url.Values{"agents_list": {strings.Join(ids, ",")}}
+	}
+	return r
+}
+
+// RestartAgentsCall is the request RestartAgents (ids) or RestartAllAgents
+// (nil) sends, for dry runs.
+func RestartAgentsCall(ids []string) string { return restartRequest(ids).call() }
+
 // RestartAllAgents restarts every agent (PUT /agents/restart without a
 // list); the manager leaves out 1701/1703/1707, so Failed holds only real
 // failures.
 func (c *Client) RestartAllAgents(ctx context.Context) (Result, error) {
-	env, err := callEnvelope[flexString](ctx, c, request{method: http.MethodPut, path: "/agents/restart"})
+	env, err := callEnvelope[flexString](ctx, c, restartRequest(nil))
 	if err != nil {
 		return Result{}, err
 	}
@@ -530,6 +542,30 @@ func (c *Client) DeleteAgents(ctx context.Context, ids []string, opts DeleteOpti
 	if err := validateActionIDs("remove", ids); err != nil {
 		return Result{}, err
 	}
+	req, err := deleteRequest(ids, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	env, err := callEnvelope[flexString](ctx, c, req)
+	if err != nil {
+		return Result{}, err
+	}
+	return resultOf(env), nil
+}
+
+// DeleteAgentsCall is the request DeleteAgents sends, for dry runs.
+func DeleteAgentsCall(ids []string, opts DeleteOptions) (string, error) {
+	if err := validateActionIDs("remove", ids); err != nil {
+		return "", err
+	}
+	req, err := deleteRequest(ids, opts)
+	if err != nil {
+		return "", err
+	}
+	return req.call(), nil
+}
+
+func deleteRequest(ids []string, opts DeleteOptions) (request, error) {
 	status := opts.Status
 	if len(status) == 0 {
 		status = []string{"all"}
@@ -538,7 +574,7 @@ func (c *Client) DeleteAgents(ctx context.Context, ids []string, opts DeleteOpti
 		switch s {
 		case "all", AgentActive, AgentDisconnected, AgentNeverConnected, AgentPending:
 		default:
-			return Result{}, fmt.Errorf("agent status %q: want all, active, disconnected, never_connected or pending", s)
+			return request{}, fmt.Errorf("agent status %q: want all, active, disconnected, never_connected or pending", s)
 		}
 	}
 	older := opts.OlderThan
@@ -551,9 +587,5 @@ func (c *Client) DeleteAgents(ctx context.Context, ids []string, opts DeleteOpti
 		"older_than":  {older},
 		"purge":       {strconv.FormatBool(opts.Purge)},
 	}
-	env, err := callEnvelope[flexString](ctx, c, request{method: http.MethodDelete, path: "/agents", query: q})
-	if err != nil {
-		return Result{}, err
-	}
-	return resultOf(env), nil
+	return request{method: http.MethodDelete, path: "/agents", query: q}, nil
 }

@@ -177,6 +177,15 @@ type request struct {
 
 func (r request) op() string { return r.method + " " + r.path }
 
+// call is the request line shown by dry runs: method, path and query (the
+// body is not shown: it may carry a password).
+func (r request) call() string {
+	if len(r.query) == 0 {
+		return r.op()
+	}
+	return r.op() + "?" + r.query.Encode()
+}
+
 func (c *Client) endpoint(path string, q url.Values) string {
 	u := *c.base
 	u.Path = strings.TrimRight(u.Path, "/") + path

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -131,6 +132,13 @@ func joinAnd(s []string) string {
 		}
 	}
 	return out
+}
+
+// CreateUserCall is the request CreateUser sends, for dry runs (the
+// password is never shown).
+func CreateUserCall(name string) string {
+	b, _ := json.Marshal(map[string]string{"username": name, "password": "(from --password-file/--password-stdin, not shown)"})
+	return http.MethodPost + " /security/users " + string(b)
 }
 
 // CreateUser creates an API user (POST /security/users). The name and the

@@ -314,11 +314,19 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 	return res, nil
 }
 
+// ApplyCalls is the command Apply runs, for dry runs.
+func ApplyCalls(tool []string) ([]string, error) {
+	if len(tool) == 0 || tool[0] == "" {
+		return nil, fmt.Errorf("%w: set indexer.security_init", ErrNoTool)
+	}
+	return []string{"run " + strings.Join(tool, " ")}, nil
+}
+
 // Apply uploads the security configuration from the indexer's config
 // directory (the init tool with its default options).
 func Apply(ctx context.Context, run Runner, tool []string) (InitResult, error) {
-	if len(tool) == 0 || tool[0] == "" {
-		return InitResult{}, fmt.Errorf("%w: set indexer.security_init", ErrNoTool)
+	if _, err := ApplyCalls(tool); err != nil {
+		return InitResult{}, err
 	}
 	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}}
 	stdout, stderr, code, err := run(ctx, res.Argv, nil, nil)

@@ -214,6 +214,35 @@ func (r *Runner) Stop(ctx context.Context, comps []Component) ([]Outcome, error)
 	return r.sequence(ctx, "stop", ordered, r.stopOne)
 }
 
+// Calls describes the unit jobs Start, Stop, Restart or Enable would run
+// for comps, in their order (dry runs).
+func (r *Runner) Calls(action string, comps []Component) []string {
+	ordered := inStartOrder(comps)
+	var out []string
+	switch action {
+	case "enable":
+		names := make([]string, len(ordered))
+		for i, c := range ordered {
+			names[i] = c.Unit
+		}
+		return []string{"systemd EnableUnitFiles " + strings.Join(names, " ") + ", then Reload if links changed"}
+	case "stop":
+		slices.Reverse(ordered)
+		for _, c := range ordered {
+			out = append(out, fmt.Sprintf("systemd StopUnit %s (replace), wait up to %s for inactive and its processes gone", c.Unit, r.wait(c)))
+		}
+	default:
+		job := "StartUnit"
+		if action == "restart" {
+			job = "RestartUnit"
+		}
+		for _, c := range ordered {
+			out = append(out, fmt.Sprintf("systemd %s %s (replace), wait up to %s for active", job, c.Unit, r.wait(c)))
+		}
+	}
+	return out
+}
+
 func inStartOrder(comps []Component) []Component {
 	out := slices.Clone(comps)
 	slices.SortStableFunc(out, func(a, b Component) int {

@@ -343,29 +343,16 @@ func (s *Store) Get(ref string) (*Document, error) {
 // with no rule nothing is deleted. Temporary files left by an interrupted
 // save and older than an hour are removed too; corrupt files are left alone.
 func (s *Store) Prune(keepN, keepDays int, now time.Time) ([]Entry, error) {
-	if keepN < 0 || keepDays < 0 {
-		return nil, fmt.Errorf("prune snapshots: negative retention (keep %d, keep-days %d)", keepN, keepDays)
-	}
-	list, err := s.List()
+	doomed, err := s.Prunable(keepN, keepDays, now)
 	if err != nil {
 		return nil, err
 	}
 	removed := []Entry{}
-	if keepN > 0 || keepDays > 0 {
-		cutoff := now.Add(-time.Duration(keepDays) * 24 * time.Hour)
-		for i, e := range list {
-			fromNewest := len(list) - 1 - i
-			keep := fromNewest == 0 ||
-				(keepN > 0 && fromNewest < keepN) ||
-				(keepDays > 0 && !e.Time().Before(cutoff))
-			if keep {
-				continue
-			}
-			if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return removed, fmt.Errorf("prune snapshot %s: %w", e.ID, err)
-			}
-			removed = append(removed, e)
+	for _, e := range doomed {
+		if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("prune snapshot %s: %w", e.ID, err)
 		}
+		removed = append(removed, e)
 	}
 	s.removeStaleTemps(now)
 	if len(removed) > 0 {
@@ -374,6 +361,33 @@ func (s *Store) Prune(keepN, keepDays int, now time.Time) ([]Entry, error) {
 		}
 	}
 	return removed, nil
+}
+
+// Prunable returns the snapshots Prune would delete, deleting nothing (dry
+// runs).
+func (s *Store) Prunable(keepN, keepDays int, now time.Time) ([]Entry, error) {
+	if keepN < 0 || keepDays < 0 {
+		return nil, fmt.Errorf("prune snapshots: negative retention (keep %d, keep-days %d)", keepN, keepDays)
+	}
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	out := []Entry{}
+	if keepN == 0 && keepDays == 0 {
+		return out, nil
+	}
+	cutoff := now.Add(-time.Duration(keepDays) * 24 * time.Hour)
+	for i, e := range list {
+		fromNewest := len(list) - 1 - i
+		keep := fromNewest == 0 ||
+			(keepN > 0 && fromNewest < keepN) ||
+			(keepDays > 0 && !e.Time().Before(cutoff))
+		if !keep {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func (s *Store) removeStaleTemps(now time.Time) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,14 +26,30 @@ type Candidate struct {
 // wanted one.
 var ErrNoCandidate = errors.New("no installable version")
 
+// ErrTargetForm: a target version that is neither an upstream version nor
+// an exact package version.
+var ErrTargetForm = errors.New("invalid target version")
+
+// targetRE is an upstream version (4.10.0) with an optional package
+// revision (4.10.0-1, 4.10.0-1.el9).
+var targetRE = regexp.MustCompile(`^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}(-[0-9A-Za-z][0-9A-Za-z.+~_]*)?$`)
+
+// CheckTarget reports whether want has the form of a target version.
+func CheckTarget(want string) error {
+	if !targetRE.MatchString(want) {
+		return fmt.Errorf("%w %q: give the upstream version (e.g. 4.10.0) or the exact package version (e.g. 4.10.0-1)", ErrTargetForm, want)
+	}
+	return nil
+}
+
 // ResolveTarget finds, for every component, the exact package version that
 // matches want: want itself when a repository offers it ("4.10.0-1"), else
 // the newest available version whose upstream part is want ("4.10.0" →
 // "4.10.0-2"). Components without a match get Target "". Hosts whose
 // package manager cannot list candidates (yum) need the exact version.
 func ResolveTarget(ctx context.Context, pk PackagesAPI, names map[string]string, want string) ([]Candidate, error) {
-	if want == "" {
-		return nil, errors.New("no target version")
+	if err := CheckTarget(want); err != nil {
+		return nil, err
 	}
 	comps := slices.Clone(Components)
 	pkgs := make([]string, 0, len(comps))

@@ -86,11 +86,14 @@ func TestE2EAgents(t *testing.T) {
 		}
 	})
 	t.Run("restart", func(t *testing.T) {
-		r := l.Siemctl("agents", "restart", active)
+		if r := l.Siemctl("agents", "restart", active); r.Code != 2 || !strings.Contains(r.Stderr, "--yes") {
+			t.Errorf("restart of one agent without --yes: exit %d %s", r.Code, r.Stderr)
+		}
+		r := l.Siemctl("agents", "restart", active, "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, active+"\trestarted") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		r = l.Siemctl("agents", "restart", active, inactive, "999", "-o", "json")
+		r = l.Siemctl("agents", "restart", active, inactive, "999", "-o", "json", "--yes")
 		if r.Code != 1 || !strings.Contains(r.Stdout, `"code": 1707`) || !strings.Contains(r.Stdout, `"code": 1701`) {
 			t.Errorf("partial: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -115,6 +116,17 @@ func run(t *testing.T, e env, tty bool, stdin string, args ...string) result {
 	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(agentscmd.NewCmdAgents(f)) }
 	code := cli.Main(context.Background(), append([]string{"agents", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
 	return result{out.String(), errOut.String(), code}
+}
+
+// holdLock takes the config's host lock as a running upgrade would.
+func holdLock(t *testing.T, e env) *lock.Lock {
+	t.Helper()
+	l, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(filepath.Dir(e.cfg), "state")),
+		lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func closedURL(t *testing.T) string {
@@ -268,7 +280,27 @@ func TestShow(t *testing.T) {
 func TestRestart(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
 	e := newEnv(t, srv.URL, srv.Password())
-	r := run(t, e, false, "", "restart", "001", "004")
+	// Every restart asks: off a terminal without --yes nothing is sent; a
+	// dry run prints the request; an upgrade holding the host lock means exit 6.
+	if r := run(t, e, false, "", "restart", "001"); r.code != 2 || !strings.Contains(r.errOut, "--yes") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("restart 001 off a tty: exit %d %s", r.code, r.errOut)
+	}
+	if r := run(t, e, true, "n\n", "restart", "001"); r.code != 1 || !strings.Contains(r.errOut, "Restart agent(s) 001? [y/N]") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("restart 001 declined: exit %d %s", r.code, r.errOut)
+	}
+	if r := run(t, e, false, "", "restart", "001", "004", "001", "--dry-run"); r.code != 0 || r.out != "PUT /agents/restart?agents_list=001%2C004\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	}
+	if r := run(t, e, false, "", "restart", "--all", "--dry-run"); r.code != 0 || r.out != "PUT /agents/restart\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("dry run --all: exit %d %q %s", r.code, r.out, r.errOut)
+	}
+	held := holdLock(t, e)
+	if r := run(t, e, false, "", "restart", "001", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "siemctl upgrade apply --to 4.10.0") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("locked: exit %d %s", r.code, r.errOut)
+	}
+	_ = held.Release()
+
+	r := run(t, e, false, "", "restart", "001", "004", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
@@ -278,12 +310,12 @@ func TestRestart(t *testing.T) {
 	}
 
 	// partial: 002 disconnected (1707), 099 unknown (1701)
-	r = run(t, e, false, "", "restart", "001", "002", "099")
+	r = run(t, e, false, "", "restart", "001", "002", "099", "--yes")
 	if r.code != 1 || !strings.Contains(r.errOut, "restart failed for 2 of 3 agents") {
 		t.Errorf("partial: exit %d %s", r.code, r.errOut)
 	}
 	golden.Assert(t, "restart_partial_table", []byte(r.out))
-	r = run(t, e, false, "", "restart", "001", "002", "099", "-o", "json")
+	r = run(t, e, false, "", "restart", "001", "002", "099", "-o", "json", "--yes")
 	if r.code != 1 {
 		t.Errorf("partial json: exit %d", r.code)
 	}
@@ -318,8 +350,16 @@ func TestRemove(t *testing.T) {
 	if r := run(t, e, true, "n\n", "remove", "001"); r.code != 1 || !strings.Contains(r.errOut, "Remove agent(s) 001") {
 		t.Errorf("declined: exit %d %s", r.code, r.errOut)
 	}
+	if r := run(t, e, false, "", "remove", "001", "--dry-run"); r.code != 0 || r.out != "DELETE /agents?agents_list=001&older_than=0s&purge=false&status=all\n" {
+		t.Errorf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	}
+	held := holdLock(t, e)
+	if r := run(t, e, false, "", "remove", "001", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "run 20261121T101500Z-3f9a1c") {
+		t.Errorf("locked: exit %d %s", r.code, r.errOut)
+	}
+	_ = held.Release()
 	if n := srv.Requests.Load(); n != 0 {
-		t.Fatalf("requests before confirmation: %v", srv.Seen())
+		t.Fatalf("requests before confirmation, in a dry run or under the lock: %v", srv.Seen())
 	}
 	// 001 is active: the API's default older_than=7d would refuse it (1731).
 	r := run(t, e, false, "", "remove", "001", "099", "--yes")

@@ -17,28 +17,33 @@ type RemoveOptions struct {
 	IO      *output.IOStreams
 	Clients Clients
 	Output  string
-	Yes     bool
 	IDs     []string
+	Change  cli.Change
 }
 
 // NewCmdRemove builds `agents remove ID...`.
 func NewCmdRemove(f *cli.Factory, runF func(context.Context, *RemoveOptions) error) *cobra.Command {
 	opts := &RemoveOptions{IO: f.IO, Clients: clientsFrom(f)}
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
 		Use:               "remove ID...",
 		Short:             "Remove agents (asks for confirmation; --yes in scripts)",
 		Long: `Remove agents from the manager whatever their status and age (the API is called with
 status=all and older_than=0s; its default of 7d would refuse recently seen agents). The agents
-must re-enrol to come back. One line per agent; exit 1 if any could not be removed.`,
+must re-enrol to come back. One line per agent; exit 1 if any could not be removed. Asks for
+confirmation on a terminal (--yes off one) and takes the host lock (exit 6 while an upgrade
+runs); --dry-run prints the request.`,
 		Example: `  siemctl agents remove 003
-  siemctl agents remove 003 004 --yes -o json`,
+  siemctl agents remove 003 004 --yes -o json
+  siemctl agents remove 003 --dry-run`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes, opts.IDs = f.Global.Output, f.Global.Yes, args
+			opts.Output, opts.IDs = f.Global.Output, args
+			opts.Change = f.Change(cmd, args, dryRun)
 			if err := fleet.ValidateIDs(args, "remove"); err != nil {
 				return usage(err)
 			}
@@ -48,6 +53,8 @@ must re-enrol to come back. One line per agent; exit 1 if any could not be remov
 			return runRemove(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
 
 func runRemove(ctx context.Context, opts *RemoveOptions) error {
@@ -55,9 +62,11 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 		return usage(err)
 	}
 	q := fmt.Sprintf("Remove agent(s) %s from the manager? They must re-enrol to come back.", strings.Join(opts.IDs, ", "))
-	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
-		return err
+	release, proceed, err := opts.Change.Begin(ctx, q, func() ([]string, error) { return fleet.RemoveCalls(opts.IDs) })
+	if !proceed {
+		return usage(err)
 	}
+	defer release()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err

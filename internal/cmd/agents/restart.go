@@ -17,14 +17,15 @@ type RestartOptions struct {
 	IO      *output.IOStreams
 	Clients Clients
 	Output  string
-	Yes     bool
 	IDs     []string
 	All     bool
+	Change  cli.Change
 }
 
 // NewCmdRestart builds `agents restart ID...|--all`.
 func NewCmdRestart(f *cli.Factory, runF func(context.Context, *RestartOptions) error) *cobra.Command {
 	opts := &RestartOptions{IO: f.IO, Clients: clientsFrom(f)}
+	var dryRun bool
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
 		Use:               "restart ID...|--all",
@@ -32,14 +33,17 @@ func NewCmdRestart(f *cli.Factory, runF func(context.Context, *RestartOptions) e
 		Long: `Send a restart to agents and print one line per agent. Failures are explained: 1701 the
 agent does not exist, 1703 agent 000 is the manager, 1707 the agent is not connected, 1750
 active response is disabled on it. If any agent failed, the table is printed and the exit
-code is 1. --all restarts every connected agent (asks for confirmation on a terminal).`,
+code is 1. --all restarts every connected agent. Asks for confirmation on a terminal (--yes
+off one) and takes the host lock (exit 6 while an upgrade runs); --dry-run prints the request.`,
 		Example: `  siemctl agents restart 001 002
-  siemctl agents restart --all --yes`,
+  siemctl agents restart 001 --yes
+  siemctl agents restart --all --dry-run`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes, opts.IDs = f.Global.Output, f.Global.Yes, args
+			opts.Output, opts.IDs = f.Global.Output, args
+			opts.Change = f.Change(cmd, args, dryRun)
 			switch {
 			case opts.All && len(args) > 0:
 				return cli.FlagErrorf("give agent ids or --all, not both")
@@ -57,17 +61,25 @@ code is 1. --all restarts every connected agent (asks for confirmation on a term
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "restart every agent")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
 func runRestart(ctx context.Context, opts *RestartOptions) error {
-	if opts.All {
-		if err := opts.IO.Confirm("Restart every connected agent?", opts.Yes); err != nil {
-			return err
+	if !opts.All {
+		if err := fleet.ValidateIDs(opts.IDs, "restart"); err != nil {
+			return usage(err)
 		}
-	} else if err := fleet.ValidateIDs(opts.IDs, "restart"); err != nil {
+	}
+	q := fmt.Sprintf("Restart agent(s) %s?", strings.Join(opts.IDs, ", "))
+	if opts.All {
+		q = "Restart every connected agent?"
+	}
+	release, proceed, err := opts.Change.Begin(ctx, q, func() ([]string, error) { return fleet.RestartCalls(opts.IDs, opts.All) })
+	if !proceed {
 		return usage(err)
 	}
+	defer release()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/probe"
 	"github.com/siemctl/siemctl/internal/stack"
@@ -173,6 +174,9 @@ func factory(t *testing.T, s *stack.Stack, outputFmt string, tty bool) (*cli.Fac
 	f.Global.Output, f.Global.Timeout = outputFmt, 5*time.Second
 	f.Now = clock
 	f.Stack = stackFunc(s)
+	if s != nil {
+		f.Config = func() (*config.Config, error) { return s.Config, nil } // the host lock lives in its state_dir
+	}
 	return f, in, out, errOut
 }
 
@@ -496,6 +500,54 @@ func TestCleanupApply(t *testing.T) {
 			t.Errorf("%v deleted=%v", err, deleted)
 		}
 	})
+	t.Run("missing plan file: usage error naming the fix", func(t *testing.T) {
+		f, _, _, _ := factory(t, st, "table", false)
+		f.Global.Yes = true
+		cmd := alerts.NewCmdCleanup(f, nil)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetArgs([]string{"--apply", filepath.Join(t.TempDir(), "nope.json")})
+		err := cmd.Execute()
+		if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "no such plan file; make one with --older-than") || len(deleted) != 0 {
+			t.Errorf("%v (exit %d)", err, cli.ExitCode(err))
+		}
+	})
+	t.Run("dry run: each delete request, nothing deleted, no question", func(t *testing.T) {
+		for _, mode := range []string{"table", "json"} {
+			f, _, out, _ := factory(t, st, mode, false)
+			cmd := alerts.NewCmdCleanup(f, nil)
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			cmd.SetArgs([]string{"--apply", planFile, "--dry-run"})
+			if err := cmd.Execute(); err != nil || len(deleted) != 0 {
+				t.Fatalf("%s: %v deleted=%v", mode, err, deleted)
+			}
+			for _, w := range []string{"DELETE /siem-alerts-4.x-2024.11.01?allow_no_indices=false&expand_wildcards=none&ignore_unavailable=false", "DELETE /siem-alerts-4.x-2024.11.02?"} {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("%s: stdout lacks %q:\n%s", mode, w, out.String())
+				}
+			}
+		}
+		for _, r := range srv.Requests() {
+			if r.Method == http.MethodDelete {
+				t.Errorf("dry run sent %s %s", r.Method, r.Path)
+			}
+		}
+	})
+	t.Run("an upgrade holds the host lock: exit 6 naming it", func(t *testing.T) {
+		held, err := lock.Acquire(context.Background(), lock.HostPath(st.Config.StateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Release()
+		f, _, _, _ := factory(t, st, "table", false)
+		f.Global.Yes = true
+		cmd := alerts.NewCmdCleanup(f, nil)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetArgs([]string{"--apply", planFile})
+		err = cmd.Execute()
+		if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), "siemctl upgrade apply --to 4.10.0") || !strings.Contains(err.Error(), "run 20261121T101500Z-3f9a1c") || len(deleted) != 0 {
+			t.Errorf("%v (exit %d) deleted=%v", err, cli.ExitCode(err), deleted)
+		}
+	})
 	t.Run("declined at the prompt", func(t *testing.T) {
 		f, in, _, errOut := factory(t, st, "table", true)
 		in.WriteString("n\n")
@@ -573,6 +625,7 @@ func TestNewCmdCleanupFlags(t *testing.T) {
 		{[]string{"--apply", "p.json", "--older-than", "90d"}, "do not combine it with --older-than"},
 		{[]string{"--apply", "p.json", "--plan-file", "x.json"}, "do not combine it with --apply"},
 		{[]string{"--apply", ""}, "--apply needs the plan file"},
+		{[]string{"--older-than", "90d", "--dry-run"}, "--dry-run goes with --apply PLAN"},
 	}
 	for _, tt := range tests {
 		f, _, _, _ := factory(t, nil, "table", false)

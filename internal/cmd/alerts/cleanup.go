@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cleanup"
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/stack"
 )
@@ -22,7 +24,7 @@ type CleanupOptions struct {
 	Now     func() time.Time
 	Output  string
 	Timeout time.Duration
-	Yes     bool
+	Change  cli.Change
 
 	Criteria cleanup.Criteria
 	PlanFile string // where to write the plan ("" = state_dir/cleanup/plan-<time>.json)
@@ -34,6 +36,7 @@ func NewCmdCleanup(f *cli.Factory, runF func(context.Context, *CleanupOptions) e
 	opts := &CleanupOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
 	var olderThan string
 	var diskAbove int
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "cleanup (--older-than AGE | --disk-above PERCENT) [--plan-file F] | --apply PLAN",
 		Short: "Plan, then apply, the deletion of old daily alerts indices",
@@ -51,15 +54,21 @@ re-verifies each index right before deleting it (it must still exist with the sa
 UUID and document count); a changed index stops the run. One literal name per delete
 request, never a wildcard.
 
-Exit codes: 0 done (or plan written), 2 bad flags or no confirmation without a
-terminal, 3 plan refused (tampered, invalid or stale: nothing deleted).`,
+--apply takes the host lock (exit 6 while an upgrade runs); --apply PLAN --dry-run prints
+each delete request it would send after verifying the plan, and deletes nothing.
+
+Exit codes: 0 done (or plan written), 2 bad flags, a plan file that does not exist or no
+confirmation without a terminal, 3 plan refused (tampered, invalid or stale: nothing
+deleted), 6 locked.`,
 		Example: `  siemctl alerts cleanup --older-than 90d
   siemctl alerts cleanup --disk-above 85 --plan-file /tmp/cleanup.json
   siemctl alerts cleanup --apply /var/lib/siemctl/cleanup/plan-20250310T120000Z.json
+  siemctl alerts cleanup --apply /tmp/cleanup.json --dry-run
   siemctl alerts cleanup --apply /tmp/cleanup.json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Output, opts.Timeout, opts.Yes = f.Global.Output, f.Global.Timeout, f.Global.Yes
+			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
+			opts.Change = f.Change(cmd, nil, dryRun)
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
@@ -76,6 +85,8 @@ terminal, 3 plan refused (tampered, invalid or stale: nothing deleted).`,
 				return cli.FlagErrorf("give --older-than AGE (e.g. 90d) or --disk-above PERCENT (e.g. 85) to make a plan, or --apply PLAN")
 			case fl.Changed("older-than") && fl.Changed("disk-above"):
 				return cli.FlagErrorf("give either --older-than or --disk-above, not both")
+			case dryRun && opts.Apply == "":
+				return cli.FlagErrorf("--dry-run goes with --apply PLAN: making a plan changes nothing anyway")
 			}
 			if fl.Changed("older-than") {
 				d, err := ParseDuration(olderThan)
@@ -103,6 +114,7 @@ terminal, 3 plan refused (tampered, invalid or stale: nothing deleted).`,
 	cmd.Flags().IntVar(&diskAbove, "disk-above", 0, "plan: oldest indices until projected disk usage is below this percentage")
 	cmd.Flags().StringVar(&opts.PlanFile, "plan-file", "", "plan: write the plan here (default state_dir/cleanup/plan-<time>.json)")
 	cmd.Flags().StringVar(&opts.Apply, "apply", "", "delete exactly the indices of this plan file")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -171,6 +183,9 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 
 func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 	plan, err := cleanup.Load(opts.Apply)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cli.FlagErrorf("--apply %s: no such plan file; make one with --older-than AGE or --disk-above PERCENT", opts.Apply)
+	}
 	if err != nil {
 		return err
 	}
@@ -216,9 +231,15 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 		}
 	}
 	q := fmt.Sprintf("delete %d alerts indices (%d documents, %s) from %s?", len(ready), docs, humanBytes(size), ix.URL())
-	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+	calls := make([]string, len(ready))
+	for i, name := range ready {
+		calls[i] = indexer.DeleteIndexCall(name)
+	}
+	release, proceed, err := opts.Change.Begin(ctx, q, cli.Calls(calls...))
+	if !proceed {
 		return err
 	}
+	defer release()
 	actx, cancel := context.WithTimeout(ctx, opts.Timeout+time.Duration(len(ready))*opts.Timeout/4)
 	defer cancel()
 	items, aerr := cleanup.Apply(actx, ix, plan, v, opts.Now(), func(it cleanup.Item) {

@@ -19,7 +19,8 @@ import (
 func NewCmdConfig(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show the effective configuration and where each value came from",
+		Short: "Configuration keys, defaults and precedence; the effective configuration",
+		Long:  cli.ConfigReference + "\nsiemctl config view shows the effective value of every key and where it came from.\n",
 	}
 	cmd.AddCommand(NewCmdView(f, nil))
 	return cmd

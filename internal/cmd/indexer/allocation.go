@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cluster"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -19,12 +20,14 @@ type AllocationOptions struct {
 	Output  string
 	Timeout time.Duration
 	Set     string // "" (show), primaries, all
+	Change  cli.Change
 }
 
 // NewCmdAllocation builds `indexer allocation [show|primaries|all]`.
 func NewCmdAllocation(f *cli.Factory, runF func(context.Context, *AllocationOptions) error) *cobra.Command {
 	opts := &AllocationOptions{IO: f.IO, API: apiFrom(f)}
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:   "allocation [show|primaries|all]",
 		Short: "Show or set cluster.routing.allocation.enable",
 		Long: `show (the default) prints the effective value of cluster.routing.allocation.enable and
@@ -33,10 +36,12 @@ where it comes from (transient, persistent or the default "all").
 primaries and all set it persistently (a transient value that would override it is removed),
 verify the node acknowledged the change and read it back. The upgrade sets primaries before
 stopping the indexer; "all" afterwards: unassigned shards with allocation left at primaries
-mean "set it back to all".`,
+mean "set it back to all". Setting asks for confirmation on a terminal (--yes off one), takes
+the host lock (exit 6 while an upgrade runs) and --dry-run prints the request instead.`,
 		Example: `  siemctl indexer allocation
   siemctl indexer allocation primaries
-  siemctl indexer allocation all -o json`,
+  siemctl indexer allocation all -o json --yes
+  siemctl indexer allocation primaries --dry-run`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"show", "primaries", "all"},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,6 +49,7 @@ mean "set it back to all".`,
 				return err
 			}
 			opts.Output, opts.Timeout, opts.Set = f.Global.Output, f.Global.Timeout, ""
+			opts.Change = f.Change(cmd, args, dryRun)
 			if len(args) == 1 {
 				switch args[0] {
 				case "show":
@@ -59,6 +65,8 @@ mean "set it back to all".`,
 			return runAllocation(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
 
 func runAllocation(ctx context.Context, opts *AllocationOptions) error {
@@ -94,6 +102,15 @@ func runAllocation(ctx context.Context, opts *AllocationOptions) error {
 		}
 		return nil
 	}
+	q := fmt.Sprintf("Set %s to %s?", indexer.KeyAllocationEnable, opts.Set)
+	if opts.Set == "primaries" {
+		q += " Replicas are not allocated until it is set back to all."
+	}
+	release, proceed, err := opts.Change.Begin(ctx, q, func() ([]string, error) { return cluster.PlanSetAllocation(ctx, api, opts.Set) })
+	if !proceed {
+		return err
+	}
+	defer release()
 	ch, err := cluster.SetAllocation(ctx, api, opts.Set)
 	if opts.Output == "json" {
 		if jerr := output.JSON(opts.IO.Out, ch); jerr != nil {

@@ -19,31 +19,39 @@ type FlushOptions struct {
 	API     func(ctx context.Context) (cluster.API, error)
 	Output  string
 	Timeout time.Duration
+	Change  cli.Change
 }
 
 // NewCmdFlush builds `indexer flush`.
 func NewCmdFlush(f *cli.Factory, runF func(context.Context, *FlushOptions) error) *cobra.Command {
 	opts := &FlushOptions{IO: f.IO, API: apiFrom(f)}
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:   "flush",
 		Short: "Flush, then synced flush (partial failure tolerated and reported)",
 		Long: `POST _flush, then POST _flush/synced, as the upgrade does before stopping the indexer.
 A synced flush that fails on some shards (409) is acceptable and reported; on OpenSearch 2.x it
-is a deprecated alias of a normal flush. Exit 1 only when the flush itself fails.`,
+is a deprecated alias of a normal flush. Exit 1 only when the flush itself fails.
+Asks for confirmation on a terminal (--yes off one), takes the host lock (exit 6 while an
+upgrade runs); --dry-run prints the requests instead.`,
 		Example: `  siemctl indexer flush
-  siemctl indexer flush -o json --timeout 2m`,
+  siemctl indexer flush -o json --timeout 2m --yes
+  siemctl indexer flush --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
+			opts.Change = f.Change(cmd, nil, dryRun)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runFlush(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
 
 func runFlush(ctx context.Context, opts *FlushOptions) error {
@@ -53,6 +61,11 @@ func runFlush(ctx context.Context, opts *FlushOptions) error {
 	if err != nil {
 		return err
 	}
+	release, proceed, err := opts.Change.Begin(ctx, "Flush every index (POST _flush, then _flush/synced)?", cli.Calls(indexer.FlushCalls()...))
+	if !proceed {
+		return err
+	}
+	defer release()
 	rep, err := cluster.Flush(ctx, api)
 	if err != nil {
 		return err

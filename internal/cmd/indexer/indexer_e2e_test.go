@@ -3,11 +3,14 @@
 package indexer_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/internal/lock"
 )
 
 // TestE2EIndexer runs the indexer commands against the lab's real
@@ -28,14 +31,14 @@ func TestE2EIndexer(t *testing.T) {
 		t.Errorf("fresh lab allocation %s", v)
 	}
 	t.Run("allocation", func(t *testing.T) {
-		r := l.Siemctl("indexer", "allocation", "primaries")
+		r := l.Siemctl("indexer", "allocation", "primaries", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, "primaries (persistent)") {
 			t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if v, s := alloc(); v != "primaries" || s != "persistent" {
 			t.Errorf("read back %s %s", v, s)
 		}
-		if r := l.Siemctl("indexer", "allocation", "all", "-o", "json"); r.Code != 0 || !strings.Contains(r.Stdout, `"acknowledged": true`) {
+		if r := l.Siemctl("indexer", "allocation", "all", "-o", "json", "--yes"); r.Code != 0 || !strings.Contains(r.Stdout, `"acknowledged": true`) {
 			t.Errorf("all: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if v, _ := alloc(); v != "all" {
@@ -48,10 +51,35 @@ func TestE2EIndexer(t *testing.T) {
 		if v, s := alloc(); v != "primaries" || s != "persistent" {
 			t.Errorf("fault not seen: %s %s", v, s)
 		}
-		if r := l.Siemctl("indexer", "allocation", "all"); r.Code != 0 {
+		if r := l.Siemctl("indexer", "allocation", "all", "--yes"); r.Code != 0 {
 			t.Errorf("fix: exit %d %s", r.Code, r.Stderr)
 		}
 		l.MustSiemlab("heal", "allocation-primaries")
+	})
+	t.Run("change-policy", func(t *testing.T) {
+		// Off a terminal a change needs --yes; --dry-run prints the request
+		// and changes nothing; while an upgrade holds the host lock the
+		// change exits 6 naming it.
+		if r := l.Siemctl("indexer", "allocation", "primaries"); r.Code != 2 || !strings.Contains(r.Stderr, "--yes") {
+			t.Errorf("no --yes: exit %d %s", r.Code, r.Stderr)
+		}
+		r := l.Siemctl("indexer", "allocation", "primaries", "--dry-run")
+		if r.Code != 0 || !strings.Contains(r.Stdout, `PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"primaries"}`) {
+			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		held, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(l.Dir, "state")),
+			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = l.Siemctl("indexer", "allocation", "primaries", "--yes")
+		_ = held.Release()
+		if r.Code != 6 || !strings.Contains(r.Stderr, "siemctl upgrade apply --to 4.10.0") || !strings.Contains(r.Stderr, "run 20261121T101500Z-e2e") {
+			t.Errorf("locked: exit %d %s", r.Code, r.Stderr)
+		}
+		if v, _ := alloc(); v != "all" {
+			t.Errorf("allocation changed by a dry run or a locked command: %s", v)
+		}
 	})
 	t.Run("shards", func(t *testing.T) {
 		r := l.Siemctl("indexer", "shards")
@@ -84,13 +112,13 @@ func TestE2EIndexer(t *testing.T) {
 		l.MustSiemlab("heal", "cluster-red")
 	})
 	t.Run("flush", func(t *testing.T) {
-		r := l.Siemctl("indexer", "flush")
+		r := l.Siemctl("indexer", "flush", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, "flush\tOK") || !strings.Contains(r.Stdout, "synced flush\t") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("watermark", func(t *testing.T) {
-		r := l.Siemctl("indexer", "watermark", "--recover")
+		r := l.Siemctl("indexer", "watermark", "--recover", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, "flood_stage\t95% (default)\t98% (transient)") {
 			t.Fatalf("recover: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -98,7 +126,7 @@ func TestE2EIndexer(t *testing.T) {
 		if !strings.Contains(r.Stdout, "low\t95%\ttransient") || !strings.Contains(r.Stderr, "--clear") {
 			t.Errorf("show: %s%s", r.Stdout, r.Stderr)
 		}
-		r = l.Siemctl("indexer", "watermark", "--clear", "-o", "json")
+		r = l.Siemctl("indexer", "watermark", "--clear", "-o", "json", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, `"changed": true`) {
 			t.Errorf("clear: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}

@@ -16,6 +16,7 @@ import (
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -96,7 +97,14 @@ type result struct {
 
 func run(t *testing.T, cfg string, tty bool, args ...string) result {
 	t.Helper()
-	io, _, out, errOut := output.Test()
+	return runIn(t, cfg, tty, "", args...)
+}
+
+// runIn runs with stdin (a terminal's answers when tty).
+func runIn(t *testing.T, cfg string, tty bool, stdin string, args ...string) result {
+	t.Helper()
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
 	io.SetTTY(tty, tty, tty)
 	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(indexercmd.NewCmdIndexer(f)) }
 	code := cli.Main(context.Background(), append([]string{"indexer", "--config", cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
@@ -117,7 +125,7 @@ func TestAllocation(t *testing.T) {
 	}
 	golden.Assert(t, "allocation_show_default", []byte(r.out))
 
-	r = run(t, cfg, false, "allocation", "primaries", "-o", "json")
+	r = run(t, cfg, false, "allocation", "primaries", "-o", "json", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
@@ -130,7 +138,7 @@ func TestAllocation(t *testing.T) {
 	st.transient["cluster.routing.allocation.enable"] = "none"
 	r = run(t, cfg, false, "allocation", "show")
 	golden.Assert(t, "allocation_show_transient", []byte(r.out))
-	r = run(t, cfg, false, "allocation", "all")
+	r = run(t, cfg, false, "allocation", "all", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
@@ -141,11 +149,11 @@ func TestAllocation(t *testing.T) {
 
 	// acknowledged=false and a change that does not stick are failures.
 	st.noAck = true
-	if r := run(t, cfg, false, "allocation", "primaries"); r.code != 1 || !strings.Contains(r.errOut, "acknowledged=false") {
+	if r := run(t, cfg, false, "allocation", "primaries", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "acknowledged=false") {
 		t.Errorf("noack: exit %d %s", r.code, r.errOut)
 	}
 	st.noAck, st.ignore = false, true
-	if r := run(t, cfg, false, "allocation", "all"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
+	if r := run(t, cfg, false, "allocation", "all", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
 		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
 	}
 
@@ -225,7 +233,7 @@ func TestFlush(t *testing.T) {
 			srv := indexertest.NewServer(t, indexertest.Healthy())
 			srv.Set("POST /_flush/synced", tt.synced)
 			cfg := writeConfig(t, srv.URL)
-			r := run(t, cfg, false, "flush")
+			r := run(t, cfg, false, "flush", "--yes")
 			if r.code != tt.code || !strings.Contains(r.errOut, tt.errMsg) {
 				t.Errorf("exit %d %s", r.code, r.errOut)
 			}
@@ -234,7 +242,7 @@ func TestFlush(t *testing.T) {
 	}
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	srv.Set("POST /_flush", indexertest.Route{Status: 403, File: "forbidden-403.json"})
-	r := run(t, writeConfig(t, srv.URL), false, "flush", "-o", "json")
+	r := run(t, writeConfig(t, srv.URL), false, "flush", "-o", "json", "--yes")
 	if r.code != 4 {
 		t.Errorf("forbidden flush: exit %d %s", r.code, r.errOut)
 	}
@@ -251,7 +259,7 @@ func TestWatermark(t *testing.T) {
 
 	r := run(t, cfg, false, "watermark")
 	golden.Assert(t, "watermark_show", []byte(r.out))
-	r = run(t, cfg, false, "watermark", "--recover")
+	r = run(t, cfg, false, "watermark", "--recover", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
@@ -266,7 +274,7 @@ func TestWatermark(t *testing.T) {
 	if !strings.Contains(r.errOut, "3 transient watermark override(s) set") {
 		t.Errorf("no reminder: %s", r.errOut)
 	}
-	r = run(t, cfg, false, "watermark", "--clear", "-o", "json")
+	r = run(t, cfg, false, "watermark", "--clear", "-o", "json", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
@@ -275,7 +283,7 @@ func TestWatermark(t *testing.T) {
 		t.Errorf("after clear: transient %v persistent %v", st.transient, st.persistent)
 	}
 	n := len(st.puts)
-	r = run(t, cfg, false, "watermark", "--clear")
+	r = run(t, cfg, false, "watermark", "--clear", "--yes")
 	if r.code != 0 || len(st.puts) != n || !strings.Contains(r.errOut, "no transient watermark override was set") {
 		t.Errorf("clear of nothing: exit %d puts %d %s", r.code, len(st.puts)-n, r.errOut)
 	}
@@ -283,7 +291,99 @@ func TestWatermark(t *testing.T) {
 		t.Errorf("both flags: exit %d", r.code)
 	}
 	st.ignore = true
-	if r := run(t, cfg, false, "watermark", "--recover"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
+	if r := run(t, cfg, false, "watermark", "--recover", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
 		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
+	}
+}
+
+// mutating returns the requests that could change the indexer (anything but GET/HEAD).
+func mutating(srv *indexertest.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			out = append(out, r.Method+" "+r.Path)
+		}
+	}
+	return out
+}
+
+// TestChangePolicy: every changing form of allocation, flush and watermark
+// asks on a terminal, needs --yes off one, takes the host lock (exit 6
+// naming the holder while an upgrade holds it) and has a --dry-run that
+// prints its requests and sends none of them.
+func TestChangePolicy(t *testing.T) {
+	forms := []struct {
+		args []string
+		// call is a line the dry run prints.
+		call string
+		// setup prepares the settings (watermark --clear needs an override to remove).
+		setup func(*settingsState)
+	}{
+		{[]string{"allocation", "primaries"}, `PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"primaries"},"transient":{}}`, nil},
+		{[]string{"allocation", "all"}, `PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"all"},"transient":{"cluster.routing.allocation.enable":null}}`,
+			func(s *settingsState) { s.transient["cluster.routing.allocation.enable"] = "none" }},
+		{[]string{"flush"}, "POST /_flush/synced", nil},
+		{[]string{"watermark", "--recover"}, `"cluster.routing.allocation.disk.watermark.flood_stage":"98%"`, nil},
+		{[]string{"watermark", "--clear"}, `PUT /_cluster/settings {"persistent":{},"transient":{"cluster.routing.allocation.disk.watermark.low":null}}`,
+			func(s *settingsState) { s.transient["cluster.routing.allocation.disk.watermark.low"] = "95%" }},
+	}
+	for _, fm := range forms {
+		t.Run(strings.Join(fm.args, "_"), func(t *testing.T) {
+			srv := indexertest.NewServer(t, indexertest.Healthy())
+			st := newState(srv)
+			if fm.setup != nil {
+				fm.setup(st)
+			}
+			cfg := writeConfig(t, srv.URL)
+			stateDir := filepath.Join(filepath.Dir(cfg), "state")
+
+			// Off a terminal without --yes: usage error, nothing sent.
+			if r := run(t, cfg, false, fm.args...); r.code != 2 || !strings.Contains(r.errOut, "--yes") || len(mutating(srv)) != 0 {
+				t.Fatalf("no tty, no --yes: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			}
+			// On a terminal, "n" declines: nothing sent.
+			if r := runIn(t, cfg, true, "n\n", fm.args...); r.code == 0 || !strings.Contains(r.errOut, "[y/N]") || len(mutating(srv)) != 0 {
+				t.Fatalf("declined: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			}
+			// --dry-run prints each request, sends none, asks nothing.
+			r := run(t, cfg, false, append(fm.args, "--dry-run")...)
+			if r.code != 0 || !strings.Contains(r.out, fm.call) || len(mutating(srv)) != 0 {
+				t.Fatalf("dry run: exit %d, sent %v, out %q err %s", r.code, mutating(srv), r.out, r.errOut)
+			}
+			r = run(t, cfg, false, append(fm.args, "--dry-run", "-o", "json")...)
+			var dj struct {
+				DryRun bool     `json:"dry_run"`
+				Calls  []string `json:"calls"`
+			}
+			if err := json.Unmarshal([]byte(r.out), &dj); err != nil || !dj.DryRun || len(dj.Calls) == 0 || len(mutating(srv)) != 0 {
+				t.Fatalf("dry run json: %v %q", err, r.out)
+			}
+
+			// An upgrade holds the host lock: exit 6 naming it, nothing sent.
+			held, err := lock.Acquire(context.Background(), lock.HostPath(stateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = run(t, cfg, false, append(fm.args, "--yes")...)
+			for _, w := range []string{"held by pid", "siemctl upgrade apply --to 4.10.0", "run 20261121T101500Z-3f9a1c"} {
+				if !strings.Contains(r.errOut, w) {
+					t.Errorf("locked: stderr lacks %q: %s", w, r.errOut)
+				}
+			}
+			if r.code != 6 || len(mutating(srv)) != 0 {
+				t.Fatalf("locked: exit %d, sent %v", r.code, mutating(srv))
+			}
+			if err := held.Release(); err != nil {
+				t.Fatal(err)
+			}
+
+			// On a terminal, "y" proceeds; the lock is free again afterwards.
+			if r := runIn(t, cfg, true, "y\n", fm.args...); r.code != 0 || len(mutating(srv)) == 0 {
+				t.Fatalf("confirmed: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			}
+			if h, state, err := lock.Inspect(lock.HostPath(stateDir)); err != nil || state != lock.Free {
+				t.Errorf("lock left behind: %v %v %v", h, state, err)
+			}
+		})
 	}
 }

@@ -20,11 +20,13 @@ type WatermarkOptions struct {
 	Timeout time.Duration
 	Recover bool
 	Clear   bool
+	Change  cli.Change
 }
 
 // NewCmdWatermark builds `indexer watermark [--recover|--clear]`.
 func NewCmdWatermark(f *cli.Factory, runF func(context.Context, *WatermarkOptions) error) *cobra.Command {
 	opts := &WatermarkOptions{IO: f.IO, API: apiFrom(f)}
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "watermark [--recover|--clear]",
 		Short: "Show the disk watermarks; set or remove the temporary recovery override",
@@ -33,10 +35,13 @@ func NewCmdWatermark(f *cli.Factory, runF func(context.Context, *WatermarkOption
 --recover sets the spec's temporary override as transient settings: low and high 95%, flood
 stage 98%, so a nearly full node can allocate and accept writes while you free space.
 --clear removes every transient watermark override (persistent ones stay). Both print the
-values before and after, and verify the change is in force. Never leave the override on.`,
+values before and after, and verify the change is in force. Never leave the override on.
+Both ask for confirmation on a terminal (--yes off one) and take the host lock (exit 6 while
+an upgrade runs); --dry-run prints the request instead.`,
 		Example: `  siemctl indexer watermark
-  siemctl indexer watermark --recover
-  siemctl indexer watermark --clear -o json`,
+  siemctl indexer watermark --recover --yes
+  siemctl indexer watermark --clear --dry-run
+  siemctl indexer watermark --clear -o json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
@@ -46,6 +51,7 @@ values before and after, and verify the change is in force. Never leave the over
 				return cli.FlagErrorf("--recover and --clear are mutually exclusive")
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
+			opts.Change = f.Change(cmd, nil, dryRun)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -54,6 +60,7 @@ values before and after, and verify the change is in force. Never leave the over
 	}
 	cmd.Flags().BoolVar(&opts.Recover, "recover", false, "set the transient recovery override: low/high 95%, flood stage 98%")
 	cmd.Flags().BoolVar(&opts.Clear, "clear", false, "remove the transient watermark overrides")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -84,6 +91,15 @@ func runWatermark(ctx context.Context, opts *WatermarkOptions) error {
 		}
 		return nil
 	}
+	q, calls := "Set the temporary disk watermark override (low/high 95%, flood stage 98%)?", cli.Calls(cluster.PlanRecoverWatermarks()...)
+	if opts.Clear {
+		q, calls = "Remove the transient disk watermark overrides?", func() ([]string, error) { return cluster.PlanClearWatermarks(ctx, api) }
+	}
+	release, proceed, err := opts.Change.Begin(ctx, q, calls)
+	if !proceed {
+		return err
+	}
+	defer release()
 	var ch cluster.Change[cluster.WatermarkState]
 	if opts.Recover {
 		ch, err = cluster.RecoverWatermarks(ctx, api)

@@ -44,7 +44,8 @@ before it installed anything.
 
 Documents indexed after the data copy was taken are not in the restored indexer data.
 
-Exit codes: 0 rolled back, 2 usage, 6 locked, 11 rollback failed (manual action;
+Exit codes: 0 rolled back, 2 usage, 3 nothing to roll back (no upgrade run, or it was
+already rolled back: nothing changed), 6 locked, 11 rollback failed (manual action;
 'siemctl rollback' again continues), 130 interrupted.`,
 		Example: `  siemctl rollback --dry-run
   siemctl rollback --yes
@@ -73,6 +74,14 @@ Exit codes: 0 rolled back, 2 usage, 6 locked, 11 rollback failed (manual action;
 
 // ErrNothingToRollBack means no upgrade run can be rolled back.
 var ErrNothingToRollBack = errors.New("nothing to roll back")
+
+// nothingError: no upgrade run can be rolled back, so nothing was changed:
+// exit 3 (no-go), like any refusal that changes nothing.
+type nothingError struct{ reason string }
+
+func (e *nothingError) Error() string        { return ErrNothingToRollBack.Error() + ": " + e.reason }
+func (e *nothingError) Is(target error) bool { return target == ErrNothingToRollBack }
+func (e *nothingError) ExitCode() int        { return cli.ExitNoGo }
 
 // failedError marks a rollback that stopped: exit 11.
 type failedError struct{ err error }
@@ -115,7 +124,7 @@ func findRuns(stateDir, want string) (upgradeRun, pendingRollback *engine.RunInf
 			return ri, nil, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("%w: no upgrade run in %s", ErrNothingToRollBack, stateDir)
+	return nil, nil, &nothingError{fmt.Sprintf("no upgrade run in %s (a rollback undoes a run of `siemctl upgrade apply`; `siemctl upgrade status` lists them)", stateDir)}
 }
 
 func runRollback(ctx context.Context, opts *Options) error {
@@ -137,7 +146,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case up.Status == engine.StatusRolledBack:
-		return fmt.Errorf("%w: run %s was already rolled back", ErrNothingToRollBack, up.ID)
+		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
 		r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback --run "+up.ID, opts.DryRun)

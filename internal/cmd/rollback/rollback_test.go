@@ -85,8 +85,9 @@ func TestFindRuns(t *testing.T) {
 	nogoErr := func(context.Context) error { return engine.NoGo("no") }
 
 	t.Run("no runs", func(t *testing.T) {
-		if _, _, err := findRuns(t.TempDir(), ""); !errors.Is(err, ErrNothingToRollBack) {
-			t.Fatal(err)
+		_, _, err := findRuns(t.TempDir(), "")
+		if !errors.Is(err, ErrNothingToRollBack) || cli.ExitCode(err) != cli.ExitNoGo || !strings.Contains(err.Error(), "siemctl upgrade status") {
+			t.Fatalf("%v (exit %d), want nothing to roll back, exit 3, naming the fix", err, cli.ExitCode(err))
 		}
 	})
 	t.Run("latest upgrade, no-go ones skipped", func(t *testing.T) {

@@ -18,7 +18,6 @@ type ToolOptions struct {
 	Tools  func() (hash, initTool []string, err error)
 	Runner secadmin.Runner
 	Output string
-	Yes    bool
 }
 
 // HashOptions are the inputs of `security indexer hash`.
@@ -129,31 +128,38 @@ func runBackup(ctx context.Context, opts *BackupOptions) error {
 // ApplyOptions are the inputs of `security indexer apply`.
 type ApplyOptions struct {
 	ToolOptions
+	Change cli.Change
 }
 
 // NewCmdApply builds `security indexer apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
-	return &cobra.Command{
+	opts := &ApplyOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:   "apply",
 		Short: "Apply the security configuration files to the indexer (security init)",
 		Long: `Run the security init tool (indexer.security_init) with its default options: the YAML files
 of the indexer's security configuration directory replace the users, roles and mappings in the
-cluster (as after an upgrade). Asks for confirmation on a terminal; --yes in scripts.`,
+cluster (as after an upgrade). Asks for confirmation on a terminal (--yes off one) and takes
+the host lock (exit 6 while an upgrade runs); --dry-run prints the tool's command line instead.`,
 		Example: `  siemctl security indexer apply
-  siemctl security indexer apply --yes -o json`,
+  siemctl security indexer apply --yes -o json
+  siemctl security indexer apply --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes = f.Global.Output, f.Global.Yes
+			opts.Output = f.Global.Output
+			opts.Change = f.Change(cmd, nil, dryRun)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runApply(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
@@ -161,9 +167,12 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := opts.IO.Confirm("Replace the indexer's security configuration (users, roles, mappings) with the files on disk?", opts.Yes); err != nil {
+	release, proceed, err := opts.Change.Begin(ctx, "Replace the indexer's security configuration (users, roles, mappings) with the files on disk?",
+		func() ([]string, error) { return secadmin.ApplyCalls(initTool) })
+	if !proceed {
 		return err
 	}
+	defer release()
 	res, err := secadmin.Apply(ctx, opts.Runner, initTool)
 	if err != nil {
 		_ = renderInit(opts.IO, "table", res)

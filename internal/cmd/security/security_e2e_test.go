@@ -25,14 +25,14 @@ func TestE2ESecurity(t *testing.T) {
 		if r := l.SiemctlStdin("weakpassword\n", "security", "api-users", "add", "ops-bot", "--password-stdin"); r.Code != 2 || !strings.Contains(r.Stderr, "nothing was sent") {
 			t.Errorf("weak: exit %d %s", r.Code, r.Stderr)
 		}
-		r = l.SiemctlStdin(newPassword+"\n", "security", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json")
+		r = l.SiemctlStdin(newPassword+"\n", "security", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, `"username": "ops-bot"`) || strings.Contains(r.Stdout+r.Stderr, newPassword) {
 			t.Fatalf("add: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if r := l.Siemctl("security", "api-users", "list", "-o", "json"); !strings.Contains(r.Stdout, `"ops-bot"`) {
 			t.Errorf("not listed: %s", r.Stdout)
 		}
-		if r := l.SiemctlStdin(newPassword+"\n", "security", "api-users", "add", "ops-bot", "--password-stdin"); r.Code != 1 || !strings.Contains(r.Stderr, "already exists") {
+		if r := l.SiemctlStdin(newPassword+"\n", "security", "api-users", "add", "ops-bot", "--password-stdin", "--yes"); r.Code != 1 || !strings.Contains(r.Stderr, "already exists") {
 			t.Errorf("duplicate: exit %d %s", r.Code, r.Stderr)
 		}
 	})

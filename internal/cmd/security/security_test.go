@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	securitycmd "github.com/siemctl/siemctl/internal/cmd/security"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -79,6 +80,17 @@ func newEnv(t *testing.T, apiURL, user, password string) env {
 func (e env) argv() string {
 	b, _ := os.ReadFile(filepath.Join(e.dir, "argv.log"))
 	return string(b)
+}
+
+// holdLock takes the host lock under dir/state as a running upgrade would.
+func holdLock(t *testing.T, dir string) *lock.Lock {
+	t.Helper()
+	l, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(dir, "state")),
+		lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 type result struct {
@@ -149,12 +161,30 @@ func TestUsersAdd(t *testing.T) {
 		t.Fatalf("requests sent for bad input: %v", srv.Seen())
 	}
 
-	r := run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json")
+	// Off a terminal without --yes, a dry run, and while an upgrade holds
+	// the host lock: nothing is sent.
+	if r := run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin"); r.code != 2 || !strings.Contains(r.errOut, "--yes") {
+		t.Errorf("no --yes: exit %d %s", r.code, r.errOut)
+	}
+	r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--dry-run")
+	if r.code != 0 || !strings.HasPrefix(r.out, `POST /security/users {"password":"(from --password-file/--password-stdin, not shown)","username":"ops-bot"}`) {
+		t.Errorf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	}
+	held := holdLock(t, e.dir)
+	if r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--yes"); r.code != 6 || !strings.Contains(r.errOut, "siemctl upgrade apply --to 4.10.0") {
+		t.Errorf("locked: exit %d %s", r.code, r.errOut)
+	}
+	_ = held.Release()
+	if n := srv.Requests.Load(); n != 0 {
+		t.Fatalf("requests sent without --yes, in a dry run or under the lock: %v", srv.Seen())
+	}
+
+	r = run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json", "--yes")
 	if r.code != 0 {
 		t.Fatalf("exit %d %s", r.code, r.errOut)
 	}
 	golden.Assert(t, "users_add_json", []byte(r.out))
-	r = run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile)
+	r = run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--yes")
 	if r.code != 1 || !strings.Contains(r.errOut, `API user already exists: "ops-bot"`) {
 		t.Errorf("duplicate: exit %d %s", r.code, r.errOut)
 	}
@@ -162,7 +192,7 @@ func TestUsersAdd(t *testing.T) {
 		t.Errorf("%d POSTs", n)
 	}
 	_ = os.Chmod(pwFile, 0o644)
-	r = run(t, e, false, "", "api-users", "add", "ops-bot2", "--password-file", pwFile)
+	r = run(t, e, false, "", "api-users", "add", "ops-bot2", "--password-file", pwFile, "--yes")
 	if r.code != 0 || !strings.Contains(r.errOut, "readable by group or others") || !strings.Contains(r.out, "created API user ops-bot2") {
 		t.Errorf("loose file: exit %d %s %s", r.code, r.out, r.errOut)
 	}
@@ -174,7 +204,7 @@ func TestUsersAdd(t *testing.T) {
 		_, _ = w.Write([]byte(`{"data":{"affected_items":[{"id":1,"username":"wazuh","allow_run_as":true,"roles":[1]},{"id":100,"username":"ops-bot2","allow_run_as":false,"roles":[3]}],"total_affected_items":2,"total_failed_items":0,"failed_items":[]},"message":"All specified users were returned","error":0}`))
 	})
 	e2 := newEnv(t, srv2.URL, "ops-bot2", newPassword)
-	r = run(t, e2, false, "Another-P4ss!", "api-users", "add", "ops-bot3", "--password-stdin")
+	r = run(t, e2, false, "Another-P4ss!", "api-users", "add", "ops-bot3", "--password-stdin", "--yes")
 	if r.code != 4 || !strings.Contains(r.errOut, "not an administrator") || len(srv2.SeenPath("POST /security/users")) != 0 {
 		t.Errorf("non-admin: exit %d %s", r.code, r.errOut)
 	}
@@ -223,6 +253,15 @@ func TestIndexerBackupApply(t *testing.T) {
 	if r := run(t, e, false, "", "indexer", "apply"); r.code != 2 || e.argv() != "" {
 		t.Errorf("apply without --yes: exit %d argv %q", r.code, e.argv())
 	}
+	r = run(t, e, false, "", "indexer", "apply", "--dry-run")
+	if r.code != 0 || r.out != "run "+e.dir+"/init.sh\n" || e.argv() != "" {
+		t.Errorf("apply --dry-run: exit %d %q argv %q", r.code, r.out, e.argv())
+	}
+	held := holdLock(t, e.dir)
+	if r := run(t, e, false, "", "indexer", "apply", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "run 20261121T101500Z-3f9a1c") || e.argv() != "" {
+		t.Errorf("apply under the lock: exit %d %s argv %q", r.code, r.errOut, e.argv())
+	}
+	_ = held.Release()
 	r = run(t, e, true, "y\n", "indexer", "apply")
 	if r.code != 0 || !strings.Contains(r.out, "Done with success") || strings.TrimSpace(e.argv()) != "" {
 		t.Errorf("apply: exit %d %s argv %q", r.code, r.errOut, e.argv())

@@ -93,6 +93,7 @@ type UsersAddOptions struct {
 	Name          string
 	PasswordFile  string
 	PasswordStdin bool
+	Change        cli.Change
 }
 
 // NewCmdUsersAdd builds `security api-users add NAME`.
@@ -104,15 +105,19 @@ func NewCmdUsersAdd(f *cli.Factory, runF func(context.Context, *UsersAddOptions)
 		}
 		return cfg.Manager.Username, nil
 	}}
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "add NAME --password-file F | --password-stdin",
 		Short: "Create a manager API user (password from a file or stdin)",
 		Long: `Create an API user. The password comes from --password-file or --password-stdin (never a flag)
 and is checked against the API's policy before anything is sent: 8 to 64 characters with an
 upper and a lower case letter, a digit and a symbol; the name is 4 to 64 characters. The
-configured API user (manager.username) must be an administrator. The new user has no role.`,
+configured API user (manager.username) must be an administrator. The new user has no role.
+Asks for confirmation on a terminal (--yes off one) and takes the host lock (exit 6 while an
+upgrade runs); --dry-run prints the request (never the password) instead.`,
 		Example: `  siemctl security api-users add ops-bot --password-file /root/ops-bot.pw
-  printf '%s' "$PW" | siemctl security api-users add ops-bot --password-stdin -o json`,
+  printf '%s' "$PW" | siemctl security api-users add ops-bot --password-stdin --yes -o json
+  siemctl security api-users add ops-bot --password-file /root/ops-bot.pw --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
@@ -122,6 +127,7 @@ configured API user (manager.username) must be an administrator. The new user ha
 				return cli.FlagErrorf("give exactly one of --password-file and --password-stdin")
 			}
 			opts.Output, opts.Timeout, opts.Name = f.Global.Output, f.Global.Timeout, args[0]
+			opts.Change = f.Change(cmd, args, dryRun)
 			if err := manager.ValidateUsername(opts.Name); err != nil {
 				return &cli.FlagError{Err: err}
 			}
@@ -133,6 +139,7 @@ configured API user (manager.username) must be an administrator. The new user ha
 	}
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "read the new user's password from this file")
 	cmd.Flags().BoolVar(&opts.PasswordStdin, "password-stdin", false, "read the new user's password from stdin")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -148,6 +155,11 @@ func runUsersAdd(ctx context.Context, opts *UsersAddOptions) error {
 		}
 		return &cli.FlagError{Err: err}
 	}
+	release, proceed, err := opts.Change.Begin(ctx, fmt.Sprintf("Create the manager API user %s?", opts.Name), cli.Calls(manager.CreateUserCall(opts.Name)))
+	if !proceed {
+		return err
+	}
+	defer release()
 	self, err := opts.Self()
 	if err != nil {
 		return err

@@ -21,9 +21,9 @@ type ActionOptions struct {
 	UnitMap    func() (map[string]string, error)
 	LogLines   func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
 	Output     string
-	Yes        bool
 	Action     string // start | stop | restart
 	Components []string
+	Change     cli.Change
 	// Runner tunes the runner (tests: clock, sleep, process wait).
 	Runner services.Runner
 }
@@ -33,47 +33,55 @@ func NewCmdStart(f *cli.Factory, runF func(context.Context, *ActionOptions) erro
 	return newActionCmd(f, "start", runF, `Start units in the spec's order: indexer, manager, dashboard, shipper, waiting for
 each to be active (indexer up to 60s, manager 30s, dashboard 60s, shipper 30s) before the next.
 A unit that fails stops the sequence; it is explained with its result and last log lines.`,
-		`  siemctl services start
-  siemctl services start dashboard shipper`)
+		`  siemctl services start --yes
+  siemctl services start dashboard shipper
+  siemctl services start --dry-run`)
 }
 
 // NewCmdStop builds `services stop`.
 func NewCmdStop(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
 	return newActionCmd(f, "stop", runF, `Stop units in reverse start order (shipper, dashboard, manager, indexer) and verify
-that each unit's processes are gone. Stopping all units asks for confirmation on a
-terminal; pass --yes in scripts.`,
+that each unit's processes are gone.`,
 		`  siemctl services stop shipper
   siemctl services stop all --yes`)
 }
 
 // NewCmdRestart builds `services restart`.
 func NewCmdRestart(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
-	return newActionCmd(f, "restart", runF, `Restart units in start order, waiting for each like start does. Restarting all units
-asks for confirmation on a terminal; pass --yes in scripts.`,
+	return newActionCmd(f, "restart", runF, `Restart units in start order, waiting for each like start does.`,
 		`  siemctl services restart manager
-  siemctl services restart --yes`)
+  siemctl services restart --yes
+  siemctl services restart all --dry-run`)
 }
 
 func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *ActionOptions) error, long, example string) *cobra.Command {
 	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Action: action}
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:               action + " [component...|all]",
 		Short:             strings.ToUpper(action[:1]) + action[1:] + " units in the spec's order with the spec's waits",
-		Long:              long,
+		Long:              long + "\n\n" + changeRule,
 		Example:           example,
 		ValidArgsFunction: completeComponents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes, opts.Components = f.Global.Output, f.Global.Yes, args
+			opts.Output, opts.Components = f.Global.Output, args
+			opts.Change = f.Change(cmd, args, dryRun)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runAction(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
+
+// changeRule is the README's rule for every changing services verb.
+const changeRule = `Asks for confirmation on a terminal (--yes off one) and takes the host lock, so it exits 6
+naming the holder while an upgrade or rollback runs; --dry-run prints each unit job instead.`
 
 type actionJSON struct {
 	Action   string             `json:"action"`
@@ -90,17 +98,20 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 	if err != nil {
 		return &cli.FlagError{Err: err}
 	}
+	r := opts.Runner
+	q := fmt.Sprintf("%s %s?", strings.ToUpper(opts.Action[:1])+opts.Action[1:], unitList(comps))
 	if all && opts.Action != "start" {
-		q := fmt.Sprintf("%s all four units (%s)? The SIEM is unavailable meanwhile.", strings.ToUpper(opts.Action[:1])+opts.Action[1:], strings.Join(services.StartOrder, ", "))
-		if err := opts.IO.Confirm(q, opts.Yes); err != nil {
-			return err
-		}
+		q = fmt.Sprintf("%s all four units (%s)? The SIEM is unavailable meanwhile.", strings.ToUpper(opts.Action[:1])+opts.Action[1:], strings.Join(services.StartOrder, ", "))
 	}
+	release, proceed, err := opts.Change.Begin(ctx, q, cli.Calls(r.Calls(opts.Action, comps)...))
+	if !proceed {
+		return err
+	}
+	defer release()
 	u, err := opts.Units(ctx)
 	if err != nil {
 		return err
 	}
-	r := opts.Runner
 	r.Units = u
 	if opts.LogLines != nil {
 		r.LogLines = opts.LogLines
@@ -134,6 +145,14 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 		return rerr
 	}
 	return err
+}
+
+func unitList(comps []services.Component) string {
+	names := make([]string, len(comps))
+	for i, c := range comps {
+		names[i] = c.Unit
+	}
+	return strings.Join(names, ", ")
 }
 
 func gerund(action string) string {

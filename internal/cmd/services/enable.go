@@ -19,29 +19,34 @@ type EnableOptions struct {
 	UnitMap    func() (map[string]string, error)
 	Output     string
 	Components []string
+	Change     cli.Change
 }
 
 // NewCmdEnable builds `services enable`.
 func NewCmdEnable(f *cli.Factory, runF func(context.Context, *EnableOptions) error) *cobra.Command {
 	opts := &EnableOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f)}
-	return &cobra.Command{
+	var dryRun bool
+	cmd := &cobra.Command{
 		Use:   "enable [component...|all]",
 		Short: "Enable the units so they start at boot",
-		Long:  "Enable the units' unit files (like systemctl enable) and reload systemd when links changed.",
-		Example: `  siemctl services enable
-  siemctl services enable shipper`,
+		Long:  "Enable the units' unit files (like systemctl enable) and reload systemd when links changed.\n\n" + changeRule,
+		Example: `  siemctl services enable --yes
+  siemctl services enable shipper --dry-run`,
 		ValidArgsFunction: completeComponents,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
 			opts.Output, opts.Components = f.Global.Output, args
+			opts.Change = f.Change(cmd, args, dryRun)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runEnable(cmd.Context(), opts)
 		},
 	}
+	cli.AddDryRunFlag(cmd, &dryRun)
+	return cmd
 }
 
 type enableJSON struct {
@@ -58,11 +63,16 @@ func runEnable(ctx context.Context, opts *EnableOptions) error {
 	if err != nil {
 		return &cli.FlagError{Err: err}
 	}
-	u, err := opts.Units(ctx)
-	if err != nil {
+	r := &services.Runner{}
+	release, proceed, err := opts.Change.Begin(ctx, fmt.Sprintf("Enable %s at boot?", unitList(comps)), cli.Calls(r.Calls("enable", comps)...))
+	if !proceed {
 		return err
 	}
-	changes, err := (&services.Runner{Units: u}).Enable(ctx, comps)
+	defer release()
+	if r.Units, err = opts.Units(ctx); err != nil {
+		return err
+	}
+	changes, err := r.Enable(ctx, comps)
 	if err != nil {
 		return err
 	}

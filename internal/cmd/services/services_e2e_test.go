@@ -3,11 +3,14 @@
 package services_test
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/internal/lock"
 )
 
 // TestE2EServices drives the lab's private systemd: status, stop/start in
@@ -44,19 +47,48 @@ func TestE2EServices(t *testing.T) {
 		if r := l.Siemctl("services", "stop"); r.Code != 2 || !strings.Contains(r.Stderr, "--yes") {
 			t.Errorf("stop all without --yes: exit %d %s", r.Code, r.Stderr)
 		}
+		if r := l.Siemctl("services", "stop", "shipper"); r.Code != 2 || !strings.Contains(r.Stderr, "--yes") {
+			t.Errorf("stop one unit without --yes: exit %d %s", r.Code, r.Stderr)
+		}
+		r := l.Siemctl("services", "stop", "shipper", "--dry-run")
+		if r.Code != 0 || r.Stdout != "systemd StopUnit shipper.service (replace), wait up to 30s for inactive and its processes gone\n" {
+			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
 		if m, _ := status(); m["indexer"] != "active" || m["shipper"] != "active" {
 			t.Errorf("something was stopped: %v", m)
 		}
 	})
+	t.Run("host lock held by a concurrent upgrade", func(t *testing.T) {
+		// Another process holds the host lock, as upgrade apply does for
+		// its whole run: every changing verb exits 6 naming it, and no
+		// unit is touched.
+		held, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(l.Dir, "state")),
+			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"stop", "shipper", "--yes"}, {"restart", "all", "--yes"}, {"start", "--yes"}, {"enable", "--yes"}} {
+			r := l.Siemctl(append([]string{"services"}, args...)...)
+			if r.Code != 6 || !strings.Contains(r.Stderr, "siemctl upgrade apply --to 4.10.0") || !strings.Contains(r.Stderr, "run 20261121T101500Z-e2e") {
+				t.Errorf("%v: exit %d %s", args, r.Code, r.Stderr)
+			}
+		}
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if m, code := status(); code != 0 || m["shipper"] != "active" {
+			t.Errorf("a unit changed while the lock was held: exit %d %v", code, m)
+		}
+	})
 	t.Run("stop and start", func(t *testing.T) {
-		r := l.Siemctl("services", "stop", "manager", "shipper")
+		r := l.Siemctl("services", "stop", "manager", "shipper", "--yes")
 		if r.Code != 0 || strings.Index(r.Stdout, "shipper") > strings.Index(r.Stdout, "manager\t") {
 			t.Fatalf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if m, code := status(); code != 3 || m["manager"] != "inactive" || m["shipper"] != "inactive" {
 			t.Errorf("after stop: exit %d %v", code, m)
 		}
-		r = l.Siemctl("services", "start", "-o", "json")
+		r = l.Siemctl("services", "start", "-o", "json", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, `"ok": true`) {
 			t.Fatalf("start: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -65,20 +97,20 @@ func TestE2EServices(t *testing.T) {
 		}
 	})
 	t.Run("restart", func(t *testing.T) {
-		r := l.Siemctl("services", "restart", "dashboard")
+		r := l.Siemctl("services", "restart", "dashboard", "--yes")
 		if r.Code != 0 || !strings.Contains(r.Stdout, "dashboard\tsiem-dashboard.service\trestart\tOK\tactive/running") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("broken manager explained", func(t *testing.T) {
 		l.MustSiemlab("fault", "manager-config-broken")
-		r := l.Siemctl("services", "restart", "manager", "shipper")
+		r := l.Siemctl("services", "restart", "manager", "shipper", "--yes")
 		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\tsiem-manager.service\trestart\tFAILED") ||
 			!strings.Contains(r.Stdout, "shipper\tshipper.service\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		l.MustSiemlab("heal", "manager-config-broken")
-		if r := l.Siemctl("services", "start", "manager"); r.Code != 0 {
+		if r := l.Siemctl("services", "start", "manager", "--yes"); r.Code != 0 {
 			t.Errorf("start after heal: exit %d %s", r.Code, r.Stderr)
 		}
 	})
@@ -98,7 +130,7 @@ func TestE2EServices(t *testing.T) {
 		}
 	})
 	t.Run("enable", func(t *testing.T) {
-		if r := l.Siemctl("services", "enable", "-o", "json"); r.Code != 0 || !strings.Contains(r.Stdout, `"units"`) {
+		if r := l.Siemctl("services", "enable", "-o", "json", "--yes"); r.Code != 0 || !strings.Contains(r.Stdout, `"units"`) {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/services"
 	"github.com/siemctl/siemctl/internal/units"
@@ -83,9 +84,29 @@ func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileCha
 
 var unitMap = map[string]string{"indexer": "siem-indexer.service", "manager": "siem-manager.service", "dashboard": "siem-dashboard.service", "shipper": "shipper.service"}
 
+// hostLock is a fake host lock: held makes it fail like a lock an upgrade holds.
+type hostLock struct {
+	held     error
+	taken    []string
+	released int
+}
+
+func (h *hostLock) take(_ context.Context, command string) (func(), error) {
+	if h.held != nil {
+		return nil, h.held
+	}
+	h.taken = append(h.taken, command)
+	return func() { h.released++ }, nil
+}
+
 func factory(io *output.IOStreams) *cli.Factory {
+	return factoryLocked(io, &hostLock{})
+}
+
+func factoryLocked(io *output.IOStreams, h *hostLock) *cli.Factory {
 	f := cli.NewFactory(io, nil)
 	f.Now = func() time.Time { return now }
+	f.HostLock = h.take
 	return f
 }
 
@@ -116,7 +137,7 @@ func TestNewCmdActionFlags(t *testing.T) {
 		if err := root.Execute(); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		if got == nil || got.Action != tt.verb || got.Yes != tt.yes || strings.Join(got.Components, ",") != strings.Join(tt.components, ",") {
+		if got == nil || got.Action != tt.verb || got.Change.Yes != tt.yes || strings.Join(got.Components, ",") != strings.Join(tt.components, ",") {
 			t.Errorf("%v: options %+v", tt.args, got)
 		}
 	}
@@ -173,10 +194,15 @@ func TestRunStatus(t *testing.T) {
 
 func runAction(t *testing.T, fu *fakeUnits, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	return runActionLocked(t, fu, &hostLock{}, tty, stdin, args...)
+}
+
+func runActionLocked(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
+	t.Helper()
 	io, in, out, errOut := output.Test()
 	in.WriteString(stdin)
 	io.SetTTY(tty, tty, tty)
-	f := factory(io)
+	f := factoryLocked(io, h)
 	root := cli.NewCmdRoot(f)
 	prep := func(o *svccmd.ActionOptions) {
 		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
@@ -200,7 +226,7 @@ func runAction(t *testing.T, fu *fakeUnits, tty bool, stdin string, args ...stri
 func TestRunAction(t *testing.T) {
 	t.Run("start all in order, table and JSON", func(t *testing.T) {
 		fu := newFake()
-		out, errOut, err := runAction(t, fu, false, "", "start")
+		out, errOut, err := runAction(t, fu, false, "", "start", "--yes")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +238,7 @@ func TestRunAction(t *testing.T) {
 		if !strings.Contains(errOut, "starting indexer (siem-indexer.service, wait up to 1m0s)") {
 			t.Errorf("no progress on stderr: %s", errOut)
 		}
-		out, _, err = runAction(t, newFake(), false, "", "start", "-o", "json")
+		out, _, err = runAction(t, newFake(), false, "", "start", "-o", "json", "--yes")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +247,7 @@ func TestRunAction(t *testing.T) {
 	t.Run("failed unit explained, rest skipped, exit 1", func(t *testing.T) {
 		fu := newFake()
 		fu.failOn = "restart siem-manager.service"
-		out, errOut, err := runAction(t, fu, false, "", "restart", "manager", "dashboard")
+		out, errOut, err := runAction(t, fu, false, "", "restart", "manager", "dashboard", "--yes")
 		var ae *services.ActionError
 		if !errors.As(err, &ae) || cli.ExitCode(err) != 1 {
 			t.Fatalf("err %v (exit %d)", err, cli.ExitCode(err))
@@ -233,7 +259,7 @@ func TestRunAction(t *testing.T) {
 			}
 		}
 	})
-	t.Run("stop all needs confirmation", func(t *testing.T) {
+	t.Run("every action needs confirmation", func(t *testing.T) {
 		tests := []struct {
 			name  string
 			tty   bool
@@ -247,14 +273,19 @@ func TestRunAction(t *testing.T) {
 			{"tty accepted", true, "y\n", []string{"stop", "all"}, 0, 4},
 			{"--yes", false, "", []string{"stop", "--yes"}, 0, 4},
 			{"restart all no tty", false, "", []string{"restart"}, 2, 0},
-			{"one unit needs none", false, "", []string{"stop", "shipper"}, 0, 1},
+			{"one unit off a tty needs --yes", false, "", []string{"stop", "shipper"}, 2, 0},
+			{"restart one unit off a tty needs --yes", false, "", []string{"restart", "manager"}, 2, 0},
+			{"start off a tty needs --yes", false, "", []string{"start", "shipper"}, 2, 0},
+			{"start one unit on a tty declined", true, "n\n", []string{"start", "shipper"}, 1, 0},
+			{"one unit --yes", false, "", []string{"stop", "shipper", "--yes"}, 0, 1},
+			{"dry run asks nothing, changes nothing", false, "", []string{"restart", "all", "--dry-run"}, 0, 0},
 		}
 		for _, tt := range tests {
 			fu := newFake()
 			_, errOut, err := runAction(t, fu, tt.tty, tt.stdin, tt.args...)
 			n := 0
 			for _, c := range fu.calls {
-				if strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "restart ") {
+				if strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "restart ") || strings.HasPrefix(c, "start ") {
 					n++
 				}
 			}
@@ -268,6 +299,42 @@ func TestRunAction(t *testing.T) {
 			t.Errorf("stop order %v", fu.calls)
 		}
 	})
+	t.Run("dry run prints each unit job in order", func(t *testing.T) {
+		fu := newFake()
+		h := &hostLock{}
+		out, errOut, err := runActionLocked(t, fu, h, false, "", "stop", "--dry-run")
+		want := "systemd StopUnit shipper.service (replace), wait up to 30s for inactive and its processes gone\n" +
+			"systemd StopUnit siem-dashboard.service (replace), wait up to 1m0s for inactive and its processes gone\n" +
+			"systemd StopUnit siem-manager.service (replace), wait up to 30s for inactive and its processes gone\n" +
+			"systemd StopUnit siem-indexer.service (replace), wait up to 1m0s for inactive and its processes gone\n"
+		if err != nil || out != want || len(fu.calls) != 0 || len(h.taken) != 0 || !strings.Contains(errOut, "dry run: nothing is changed") {
+			t.Errorf("err %v calls %v lock %v\nout %q\nerr %s", err, fu.calls, h.taken, out, errOut)
+		}
+		out, _, err = runActionLocked(t, fu, h, false, "", "start", "manager", "indexer", "--dry-run", "-o", "json")
+		if err != nil || !strings.Contains(out, `"systemd StartUnit siem-indexer.service (replace), wait up to 1m0s for active",`) || len(fu.calls) != 0 {
+			t.Errorf("json dry run: %v %v\n%s", err, fu.calls, out)
+		}
+	})
+	t.Run("host lock: taken around the action, held by an upgrade means exit 6 and nothing done", func(t *testing.T) {
+		fu := newFake()
+		h := &hostLock{}
+		if _, _, err := runActionLocked(t, fu, h, false, "", "restart", "manager", "--yes"); err != nil || strings.Join(h.taken, "|") != "siemctl services restart manager" || h.released != 1 {
+			t.Errorf("err %v taken %v released %d", err, h.taken, h.released)
+		}
+		fu = newFake()
+		h = &hostLock{held: &lock.HeldError{Path: "/var/lib/siemctl/lock", Holder: &lock.Holder{PID: 4242, Host: "siem1", Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}}}
+		for _, args := range [][]string{{"start", "--yes"}, {"stop", "shipper", "--yes"}, {"restart", "all", "--yes"}} {
+			_, _, err := runActionLocked(t, fu, h, false, "", args...)
+			if cli.ExitCode(err) != 6 || len(fu.calls) != 0 {
+				t.Errorf("%v: exit %d calls %v", args, cli.ExitCode(err), fu.calls)
+			}
+			for _, w := range []string{"pid 4242", "siemctl upgrade apply --to 4.10.0", "run 20261121T101500Z-3f9a1c"} {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: %v lacks %q", args, err, w)
+				}
+			}
+		}
+	})
 	t.Run("bad component: usage error, nothing sent", func(t *testing.T) {
 		fu := newFake()
 		_, _, err := runAction(t, fu, false, "", "start", "indexer", "elastic")
@@ -277,18 +344,47 @@ func TestRunAction(t *testing.T) {
 	})
 }
 
+func runEnable(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
+	io.SetTTY(tty, tty, tty)
+	f := factoryLocked(io, h)
+	root := cli.NewCmdRoot(f)
+	root.AddCommand(svccmd.NewCmdEnable(f, func(ctx context.Context, o *svccmd.EnableOptions) error {
+		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
+		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
+		return svccmd.RunEnable(ctx, o)
+	}))
+	root.SetArgs(append([]string{"enable"}, args...))
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
 func TestRunEnable(t *testing.T) {
-	fu := newFake()
-	io, _, out, _ := output.Test()
-	f := factory(io)
-	err := svccmd.RunEnable(context.Background(), &svccmd.EnableOptions{IO: io, Output: "table", Components: []string{"shipper"},
-		Units:   func(context.Context) (services.Units, error) { return fu, nil },
-		UnitMap: func() (map[string]string, error) { return unitMap, nil }})
-	_ = f
-	if err != nil || fu.calls[0] != "enable shipper.service" {
-		t.Fatalf("%v %v", err, fu.calls)
+	fu, h := newFake(), &hostLock{}
+	out, _, err := runEnable(t, fu, h, false, "", "shipper", "--yes")
+	if err != nil || fu.calls[0] != "enable shipper.service" || len(h.taken) != 1 || h.released != 1 {
+		t.Fatalf("%v %v %v", err, fu.calls, h)
 	}
-	golden.Assert(t, "enable_table", out.Bytes())
+	golden.Assert(t, "enable_table", []byte(out))
+
+	// Off a terminal without --yes, on a terminal declined, and a dry run: nothing enabled.
+	fu = newFake()
+	if _, _, err := runEnable(t, fu, h, false, "", "shipper"); cli.ExitCode(err) != 2 || len(fu.calls) != 0 {
+		t.Errorf("no --yes: %v %v", err, fu.calls)
+	}
+	if _, errOut, err := runEnable(t, fu, h, true, "n\n"); !errors.Is(err, output.ErrDeclined) || len(fu.calls) != 0 || !strings.Contains(errOut, "Enable siem-indexer.service, siem-manager.service, siem-dashboard.service, shipper.service at boot? [y/N]") {
+		t.Errorf("declined: %v %v %s", err, fu.calls, errOut)
+	}
+	out, _, err = runEnable(t, fu, h, false, "", "--dry-run")
+	if err != nil || len(fu.calls) != 0 || out != "systemd EnableUnitFiles siem-indexer.service siem-manager.service siem-dashboard.service shipper.service, then Reload if links changed\n" {
+		t.Errorf("dry run: %v %v %q", err, fu.calls, out)
+	}
+	h.held = &lock.HeldError{Path: "/var/lib/siemctl/lock", Holder: &lock.Holder{PID: 7, Host: "siem1", Command: "siemctl rollback", RunID: "r1"}}
+	if _, _, err := runEnable(t, fu, h, false, "", "--yes"); cli.ExitCode(err) != 6 || len(fu.calls) != 0 {
+		t.Errorf("locked: %v %v", err, fu.calls)
+	}
 }
 
 var _ = bytes.NewBuffer

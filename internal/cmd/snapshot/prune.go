@@ -20,11 +20,13 @@ type PruneOptions struct {
 	Output   string
 	Keep     int
 	KeepDays int
+	Change   cli.Change
 }
 
 // NewCmdPrune builds `snapshot prune`; runF replaces the behaviour in tests.
 func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{IO: f.IO, Store: storeFunc(f), Now: f.Now}
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Delete old snapshots by retention rules",
@@ -32,12 +34,16 @@ func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error
 --keep-days D keeps those taken in the last D days; a snapshot either rule keeps stays and
 the newest is never deleted. Temporary files older than an hour, left by a capture killed
 while writing, are removed too; corrupt snapshot files are left alone (and listed by
-'snapshot list' warnings).`,
-		Example: `  siemctl snapshot prune --keep 48
-  siemctl snapshot prune --keep 10 --keep-days 30 -o json`,
+'snapshot list' warnings). Asks for confirmation on a terminal (--yes off one) and takes the
+host lock (exit 6 while an upgrade runs); --dry-run prints each file it would remove.
+(The timer's 'snapshot capture --keep-days' prunes its own snapshots without asking.)`,
+		Example: `  siemctl snapshot prune --keep 48 --dry-run
+  siemctl snapshot prune --keep 48 --yes
+  siemctl snapshot prune --keep 10 --keep-days 30 -o json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Output = f.Global.Output
+			opts.Change = f.Change(cmd, nil, dryRun)
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
@@ -55,6 +61,7 @@ while writing, are removed too; corrupt snapshot files are left alone (and liste
 	}
 	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "keep the newest N snapshots")
 	cmd.Flags().IntVar(&opts.KeepDays, "keep-days", 0, "keep the snapshots of the last D days")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -64,12 +71,27 @@ type pruneResult struct {
 	Kept    int              `json:"kept"`
 }
 
-func runPrune(_ context.Context, opts *PruneOptions) error {
+func runPrune(ctx context.Context, opts *PruneOptions) error {
 	store, err := opts.Store()
 	if err != nil {
 		return err
 	}
-	removed, err := store.Prune(opts.Keep, opts.KeepDays, opts.Now())
+	now := opts.Now()
+	doomed, err := store.Prunable(opts.Keep, opts.KeepDays, now)
+	if err != nil {
+		return err
+	}
+	calls := make([]string, 0, len(doomed)+1)
+	for _, e := range doomed {
+		calls = append(calls, "remove "+e.Path)
+	}
+	calls = append(calls, "remove temporary snapshot files older than an hour in "+store.Dir)
+	release, proceed, err := opts.Change.Begin(ctx, fmt.Sprintf("Delete %d snapshot(s) from %s?", len(doomed), store.Dir), cli.Calls(calls...))
+	if !proceed {
+		return err
+	}
+	defer release()
+	removed, err := store.Prune(opts.Keep, opts.KeepDays, now)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -99,13 +100,46 @@ func TestListShowDiffPrune(t *testing.T) {
 		}
 	}
 
+	// prune asks (--yes off a terminal), has a dry run, takes the host lock;
+	// none of these removes a file.
+	snapDir := func() []string {
+		f, _, _ := testFactory(t, fs)
+		cfg, err := f.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := filepath.Glob(filepath.Join(cfg.StateDir, "snapshots", "*.json"))
+		return m
+	}
+	files := snapDir()
+	if _, errOut, code := run(false, "prune", "--keep", "1"); code != cli.ExitUsage || len(snapDir()) != len(files) {
+		t.Errorf("prune without --yes: exit %d %s", code, errOut)
+	}
+	out, errOut, code := run(false, "prune", "--keep", "1", "--dry-run")
+	if code != 0 || len(snapDir()) != len(files) || !strings.HasPrefix(out, "remove "+files[0]+"\n") || strings.Contains(out, files[1]) {
+		t.Errorf("prune --dry-run: exit %d\n%s%s", code, out, errOut)
+	}
+	{
+		f, _, _ := testFactory(t, fs)
+		cfg, _ := f.Config()
+		held, err := lock.Acquire(context.Background(), lock.HostPath(cfg.StateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "run-x"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := run(false, "prune", "--keep", "1", "--yes")
+		_ = held.Release()
+		if code != cli.ExitLocked || len(snapDir()) != len(files) {
+			t.Errorf("prune under the lock: exit %d %s", code, errOut)
+		}
+	}
+
 	// prune keeps the newest.
-	out, errOut, code := run(false, "prune", "--keep", "1", "-o", "json")
+	out, errOut, code = run(false, "prune", "--keep", "1", "-o", "json", "--yes")
 	var pr pruneResult
 	if err := json.Unmarshal([]byte(out), &pr); err != nil || code != 0 || len(pr.Removed) != 1 || pr.Removed[0].ID != ids[0] || pr.Kept != 1 {
 		t.Errorf("prune: exit %d %v\n%s%s", code, err, out, errOut)
 	}
-	_, errOut, code = run(false, "prune", "--keep-days", "1")
+	_, errOut, code = run(false, "prune", "--keep-days", "1", "--yes")
 	if code != 0 || !strings.Contains(errOut, "nothing to prune: 1 snapshot(s) kept") {
 		t.Errorf("second prune: exit %d %s", code, errOut)
 	}

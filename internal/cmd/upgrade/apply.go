@@ -56,6 +56,9 @@ back, 11 rollback failed, 130 interrupted.`,
 			if opts.To == "" {
 				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
 			}
+			if err := steps.CheckTarget(opts.To); err != nil {
+				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+			}
 			if opts.RetryLock < 0 {
 				return cli.FlagErrorf("--retry-lock must not be negative")
 			}

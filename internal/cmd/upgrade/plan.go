@@ -50,6 +50,9 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			if opts.To == "" {
 				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
 			}
+			if err := steps.CheckTarget(opts.To); err != nil {
+				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

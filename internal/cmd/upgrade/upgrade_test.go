@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
@@ -40,6 +42,8 @@ func TestNewCmdApply(t *testing.T) {
 				}
 			}},
 		{"no target", []string{"--yes"}, "--to is required", nil},
+		{"not a version", []string{"--to", "banana"}, `--to: invalid target version "banana": give the upstream version (e.g. 4.10.0) or the exact package version (e.g. 4.10.0-1)`, nil},
+		{"no patch level", []string{"--to", "4.10"}, "invalid target version", nil},
 		{"negative retry", []string{"--to", "4.10.0", "--retry-lock", "-1s"}, "--retry-lock must not be negative", nil},
 		{"bad output", []string{"--to", "4.10.0", "-o", "yaml"}, "-o yaml is not supported", nil},
 	}
@@ -382,5 +386,21 @@ func TestStatusAndResume(t *testing.T) {
 	}
 	if err := runResume(context.Background(), &ResumeOptions{Common: fx.common}); !errors.Is(err, engine.ErrNotResumable) {
 		t.Fatalf("resuming a finished run: %v", err)
+	}
+}
+
+// TestPlanBadTarget: `upgrade plan --to banana` is a usage error (exit 2)
+// naming the valid forms, before anything is read.
+func TestPlanBadTarget(t *testing.T) {
+	for _, to := range []string{"banana", "4.10", "v4.10.0", "4.10.0-"} {
+		ios, _, out, errOut := output.Test()
+		reg := func(root *cobra.Command, f *cli.Factory) {
+			f.Config = func() (*config.Config, error) { t.Fatal("config read for a bad --to"); return nil, nil }
+			root.AddCommand(NewCmdUpgrade(f))
+		}
+		code := cli.Main(context.Background(), []string{"upgrade", "plan", "--to", to}, cli.Stdio{IO: ios}, reg)
+		if code != cli.ExitUsage || out.Len() != 0 || !strings.Contains(errOut.String(), "give the upstream version (e.g. 4.10.0) or the exact package version (e.g. 4.10.0-1)") {
+			t.Errorf("--to %s: exit %d\n%s", to, code, errOut)
+		}
 	}
 }

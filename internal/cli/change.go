@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// Change is siemctl's one policy for a command that changes the stack
+// (README "Commands"): with --dry-run it prints each call it would make and
+// changes nothing (no question, no lock); otherwise it takes the host lock
+// that upgrade and rollback take (exit 6 naming the holder while one runs)
+// and asks on a terminal, or needs --yes off one.
+type Change struct {
+	IO     *output.IOStreams
+	Output string // table | json
+	Yes    bool
+	DryRun bool
+	// Lock takes the host lock; release frees it.
+	Lock func(ctx context.Context) (release func(), err error)
+}
+
+// ErrNoLock: a Change built without a lock func (a wiring bug, never a
+// reason to change the stack unlocked).
+var ErrNoLock = errors.New("no host lock configured for this change")
+
+// Begin applies the policy before a change. calls lists what the command
+// would do, one line per call (method + path, unit job, file); it is called
+// only for a dry run and may read, never change. After a dry run proceed is
+// false and nothing was changed; otherwise the caller changes the stack and
+// then calls release.
+func (c Change) Begin(ctx context.Context, question string, calls func() ([]string, error)) (release func(), proceed bool, err error) {
+	if c.DryRun {
+		lines, err := calls()
+		if err != nil {
+			return nil, false, err
+		}
+		return func() {}, false, c.printDryRun(lines)
+	}
+	if c.Lock == nil {
+		return nil, false, ErrNoLock
+	}
+	release, err = c.Lock(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := c.IO.Confirm(question, c.Yes); err != nil {
+		release()
+		return nil, false, err
+	}
+	return release, true, nil
+}
+
+type dryRunJSON struct {
+	DryRun bool     `json:"dry_run"`
+	Calls  []string `json:"calls"`
+}
+
+func (c Change) printDryRun(calls []string) error {
+	if calls == nil {
+		calls = []string{}
+	}
+	if c.Output == "json" {
+		return output.JSON(c.IO.Out, dryRunJSON{DryRun: true, Calls: calls})
+	}
+	fmt.Fprintf(c.IO.ErrOut, "dry run: nothing is changed; siemctl would make %d call(s):\n", len(calls))
+	for _, l := range calls {
+		if _, err := fmt.Fprintln(c.IO.Out, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Change returns the change policy of cmd; its own flags and args complete
+// the command line recorded as the lock's holder (no flag carries a secret).
+func (f *Factory) Change(cmd *cobra.Command, args []string, dryRun bool) Change {
+	parts := []string{cmd.CommandPath()}
+	local := cmd.LocalFlags()
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		switch {
+		case local.Lookup(fl.Name) == nil: // global flags (--config, --yes)
+		case fl.Value.Type() == "bool":
+			parts = append(parts, "--"+fl.Name)
+		default:
+			parts = append(parts, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	command := strings.Join(append(parts, args...), " ")
+	return Change{IO: f.IO, Output: f.Global.Output, Yes: f.Global.Yes, DryRun: dryRun,
+		Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, command) }}
+}
+
+// Calls is a fixed list of calls, for Begin.
+func Calls(lines ...string) func() ([]string, error) {
+	return func() ([]string, error) { return lines, nil }
+}
+
+// AddDryRunFlag adds --dry-run to a command that changes the stack.
+func AddDryRunFlag(cmd *cobra.Command, dryRun *bool) {
+	cmd.Flags().BoolVar(dryRun, "dry-run", false, "print each call it would make (method + path, unit job, file) and change nothing")
+}
+
+// hostLock takes the host lock under the config's state_dir for command.
+func (f *Factory) hostLock(ctx context.Context, command string) (func(), error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	l, err := lock.Acquire(ctx, lock.HostPath(cfg.StateDir), lock.Holder{Command: command}, 0)
+	if err != nil {
+		return nil, err
+	}
+	if l.Stale != nil {
+		f.Logger.Warn("previous holder of the host lock died without releasing it", "holder", l.Stale.String())
+	}
+	return func() { _ = l.Release() }, nil
+}
