@@ -63,7 +63,7 @@ func TestUnitContents(t *testing.T) {
 	timer, _ := Files.ReadFile("siemctl-snapshot.timer")
 	for _, want := range []string{
 		"Type=oneshot",
-		"ExecStart=" + defaultBin + " snapshot capture --label timer --keep-days 30 --prometheus-file /var/lib/node_exporter/textfile_collector/siemctl.prom",
+		"ExecStart=" + defaultBin + " snapshot capture --label timer --keep-days 30 --textfile /var/lib/node_exporter/textfile_collector/siemctl.prom",
 		"ProtectSystem=strict", "NoNewPrivileges=yes", "PrivateTmp=yes",
 		"ReadWritePaths=/var/lib/siemctl -/var/backups/siemctl -/var/lib/node_exporter/textfile_collector",
 	} {

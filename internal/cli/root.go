@@ -131,9 +131,6 @@ indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all 
 			if g.NoColor {
 				f.IO.DisableColor()
 			}
-			if g.Timeout <= 0 {
-				return FlagErrorf("--timeout must be positive, e.g. 10s")
-			}
 			return f.configureLogger()
 		},
 	}
@@ -143,7 +140,7 @@ indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all 
 	pf.StringVar(&g.ConfigPath, "config", "", "config file (default $SIEMCTL_CONFIG or /etc/siemctl/siemctl.yaml)")
 	pf.StringVar(&g.Profile, "profile", "", "defaults profile: siem or wazuh (default from the config file, else siem)")
 	pf.StringVarP(&g.Output, "output", "o", "table", "output format: table or json (health also: nagios, prometheus)")
-	pf.DurationVar(&g.Timeout, "timeout", g.Timeout, "deadline for network calls of a read-only command (e.g. 3s, 1m)")
+	DurationVar(pf, &g.Timeout, "timeout", g.Timeout, "deadline for network calls of a read-only command (e.g. 3s, 1m)")
 	pf.BoolVar(&g.NoColor, "no-color", false, "disable colour (also NO_COLOR)")
 	pf.StringVar(&g.LogLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	pf.StringVar(&g.LogFormat, "log-format", "text", "log format on stderr: text or json")

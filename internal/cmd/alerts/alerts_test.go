@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/siemctl/siemctl/internal/cleanup"
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
@@ -68,7 +70,9 @@ func TestNewCmdSearch(t *testing.T) {
 		{[]string{}, "", 15 * time.Minute, 20, ""},
 		{[]string{"-q", `rule.id:"5710" AND data.srcip:[192.0.2.0 TO 192.0.2.255]`, "--since", "12h", "-n", "5"}, `rule.id:"5710" AND data.srcip:[192.0.2.0 TO 192.0.2.255]`, 12 * time.Hour, 5, ""},
 		{[]string{"--since", "15"}, "", 0, 0, `invalid duration "15"`},
-		{[]string{"--since", "1.5h"}, "", 0, 0, "invalid duration"},
+		{[]string{"--since", "1.5h"}, "", 90 * time.Minute, 20, ""}, // the one duration syntax of every flag
+		{[]string{"--since", "1d12h"}, "", 36 * time.Hour, 20, ""},
+		{[]string{"--since", "soon"}, "", 0, 0, "invalid duration"},
 		{[]string{"-n", "0"}, "", 0, 0, "-n 0: use 1 to 10000"},
 		{[]string{"-n", "10001"}, "", 0, 0, "use 1 to 10000"},
 		{[]string{"extra"}, "", 0, 0, "unknown command"},
@@ -280,13 +284,25 @@ func TestTailInterrupted(t *testing.T) {
 	}
 }
 
+func TestDurationFlagErrorsAreUsage(t *testing.T) {
+	// Duration flags take the one syntax; a bad value is a usage error (exit 2) naming the value.
+	for _, args := range [][]string{{"alerts", "tail", "--interval", "0s"}, {"alerts", "probe", "--wait", "1 minute"}, {"--timeout", "0s", "alerts", "count"}} {
+		io, _, _, errOut := output.Test()
+		code := cli.Main(context.Background(), args, cli.Stdio{IO: io, Env: []string{}}, func(root *cobra.Command, f *cli.Factory) {
+			root.AddCommand(alerts.NewCmdAlerts(f))
+		})
+		if code != cli.ExitUsage || !strings.Contains(errOut.String(), "invalid duration") && !strings.Contains(errOut.String(), "must be positive") {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}
+
 func TestNewCmdTailFlags(t *testing.T) {
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--overlap", "2"}, "--overlap: invalid duration"},
-		{[]string{"--interval", "0s"}, "--interval must be positive"},
 		{[]string{"-n", "-1"}, "-n -1"},
 	} {
 		f, _, _, _ := factory(t, nil, "table", false)

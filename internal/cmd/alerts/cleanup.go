@@ -89,7 +89,7 @@ deleted), 6 locked.`,
 				return cli.FlagErrorf("--dry-run goes with --apply PLAN: making a plan changes nothing anyway")
 			}
 			if fl.Changed("older-than") {
-				d, err := ParseDuration(olderThan)
+				d, err := cli.ParseDuration(olderThan)
 				if err != nil {
 					return &cli.FlagError{Err: fmt.Errorf("--older-than: %w", err)}
 				}

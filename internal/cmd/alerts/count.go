@@ -45,13 +45,13 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			d, err := ParseDuration(opts.SinceText)
+			d, err := cli.ParseDuration(opts.SinceText)
 			if err != nil {
 				return &cli.FlagError{Err: err}
 			}
 			opts.Since = d
 			if opts.ByText != "" {
-				if opts.By, err = ParseDuration(opts.ByText); err != nil {
+				if opts.By, err = cli.ParseDuration(opts.ByText); err != nil {
 					return &cli.FlagError{Err: fmt.Errorf("--by: %w", err)}
 				}
 				if n := opts.Since / opts.By; n > indexer.MaxBuckets || opts.By > opts.Since {

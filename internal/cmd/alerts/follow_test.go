@@ -135,39 +135,3 @@ func TestFollowerStartEmpty(t *testing.T) {
 		t.Errorf("%q %v", ids(got), err)
 	}
 }
-
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		err  string
-	}{
-		{"90d", 90 * 24 * time.Hour, ""},
-		{"12h", 12 * time.Hour, ""},
-		{"15m", 15 * time.Minute, ""},
-		{"30s", 30 * time.Second, ""},
-		{"2w", 14 * 24 * time.Hour, ""},
-		{"0d", 0, "more than zero"},
-		{"-5m", 0, "invalid duration"},
-		{"+5m", 0, "invalid duration"},
-		{"90", 0, "invalid duration"},
-		{"1.5h", 0, "invalid duration"},
-		{"1h30m", 0, "invalid duration"},
-		{"90x", 0, "use a whole number and a unit"},
-		{"d", 0, "invalid duration"},
-		{"", 0, "invalid duration"},
-		{"99999999d", 0, "more than 100 years"},
-	}
-	for _, tt := range tests {
-		got, err := ParseDuration(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%q: %v %v, want %q", tt.in, got, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%q: %v %v, want %v", tt.in, got, err, tt.want)
-		}
-	}
-}

@@ -57,8 +57,8 @@ Exit codes: 0 the event arrived, 3 a hop broke (named), 2 bad configuration.`,
 			return RunProbe(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Wait, "wait", 60*time.Second, "how long to wait for the event to become searchable")
-	cmd.Flags().DurationVar(&opts.Interval, "interval", 500*time.Millisecond, "poll interval")
+	cli.DurationVar(cmd.Flags(), &opts.Wait, "wait", 60*time.Second, "how long to wait for the event to become searchable")
+	cli.DurationVar(cmd.Flags(), &opts.Interval, "interval", 500*time.Millisecond, "poll interval")
 	return cmd
 }
 

@@ -47,7 +47,7 @@ indexer cannot parse is reported as a usage error (exit 2).`,
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			d, err := ParseDuration(since)
+			d, err := cli.ParseDuration(since)
 			if err != nil {
 				return &cli.FlagError{Err: err}
 			}

@@ -56,14 +56,11 @@ still printed once.`,
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			d, err := ParseDuration(overlap)
+			d, err := cli.ParseDuration(overlap)
 			if err != nil {
 				return &cli.FlagError{Err: fmt.Errorf("--overlap: %w", err)}
 			}
 			opts.Overlap = d
-			if opts.Interval <= 0 {
-				return cli.FlagErrorf("--interval must be positive, e.g. 2s")
-			}
 			if opts.Last < 0 || opts.Last > indexer.MaxSearchSize {
 				return cli.FlagErrorf("-n %d: use 0 to %d", opts.Last, indexer.MaxSearchSize)
 			}
@@ -74,8 +71,10 @@ still printed once.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Query, "query", "q", "", "query_string query; empty: every alert")
-	cmd.Flags().IntVarP(&opts.Last, "lines", "n", 10, "print this many recent alerts first")
-	cmd.Flags().DurationVar(&opts.Interval, "interval", 2*time.Second, "time between polls")
+	cmd.Flags().IntVarP(&opts.Last, "limit", "n", 10, "print this many recent alerts first (-n is the number of alerts in search and tail alike)")
+	cmd.Flags().IntVar(&opts.Last, "lines", 10, "")
+	_ = cmd.Flags().MarkHidden("lines") // the former name of --limit
+	cli.DurationVar(cmd.Flags(), &opts.Interval, "interval", 2*time.Second, "time between polls")
 	cmd.Flags().StringVar(&overlap, "overlap", "2m", "re-read window for alerts indexed late")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "print the recent alerts and one poll's worth of new ones, then exit")
 	return cmd

@@ -13,42 +13,6 @@ import (
 	"github.com/siemctl/siemctl/internal/netclient"
 )
 
-// ParseDuration reads an age like 90d, 12h, 15m or 30s: a positive whole
-// number and one unit (s, m, h, d, w).
-func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("invalid duration %q: use a whole number and a unit s, m, h, d or w (e.g. 90d, 12h, 15m)", s)
-	s = strings.TrimSpace(s)
-	if len(s) < 2 {
-		return 0, bad
-	}
-	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
-	if err != nil || s[0] == '+' || s[0] == '-' {
-		return 0, bad
-	}
-	var unit time.Duration
-	switch s[len(s)-1] {
-	case 's':
-		unit = time.Second
-	case 'm':
-		unit = time.Minute
-	case 'h':
-		unit = time.Hour
-	case 'd':
-		unit = 24 * time.Hour
-	case 'w':
-		unit = 7 * 24 * time.Hour
-	default:
-		return 0, bad
-	}
-	if n <= 0 {
-		return 0, fmt.Errorf("invalid duration %q: must be more than zero", s)
-	}
-	if n > int64((100*365*24*time.Hour)/unit) {
-		return 0, fmt.Errorf("invalid duration %q: more than 100 years", s)
-	}
-	return time.Duration(n) * unit, nil
-}
-
 // Alert is the row shown for one alert document.
 type Alert struct {
 	Time        *time.Time `json:"time"` // null when the document has no parsable timestamp

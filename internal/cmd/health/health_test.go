@@ -173,7 +173,7 @@ func TestNewCmdHealthFlags(t *testing.T) {
 		{[]string{"--check", "nope"}, 2, "unknown check id nope"},
 		{[]string{"-o", "yaml"}, 2, "-o yaml is not supported"},
 		{[]string{"--textfile", "/tmp/x.prom"}, 2, "--textfile needs -o prometheus"},
-		{[]string{"--timeout", "0s"}, 2, "--timeout must be positive"},
+		{[]string{"--timeout", "0s"}, 2, `invalid duration "0s": must be more than zero`},
 	}
 	for _, tt := range tests {
 		io, _, _, errOut := output.Test()

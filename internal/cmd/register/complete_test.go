@@ -67,7 +67,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"health", "--log-level", ""}, []string{"debug", "info", "warn", "error"}},
 		{[]string{"upgrade", "status", ""}, []string{"20261102T100000Z-bbbbbb", "20261101T100000Z-aaaaaa", "latest"}},
 		{[]string{"upgrade", "report", "20261101"}, []string{"20261101T100000Z-aaaaaa"}},
-		{[]string{"rollback", "--run", ""}, []string{"20261102T100000Z-bbbbbb", "20261101T100000Z-aaaaaa", "latest"}},
+		{[]string{"rollback", ""}, []string{"20261102T100000Z-bbbbbb", "20261101T100000Z-aaaaaa", "latest"}},
 		{[]string{"snapshot", "show", "label:"}, []string{"label:post-upgrade", "label:pre-upgrade"}},
 		{[]string{"snapshot", "diff", "latest", "pre"}, []string{"previous"}},
 		{[]string{"snapshot", "diff", "latest", "previous", ""}, nil},

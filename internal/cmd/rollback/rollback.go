@@ -29,7 +29,7 @@ type Options struct {
 func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Common: upgrade.Common{IO: f.IO, Deps: upgrade.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
 	cmd := &cobra.Command{
-		Use:   "rollback",
+		Use:   "rollback [RUN]",
 		Short: "Put the previous version back, with its data",
 		Long: `Roll the stack back to the exact package versions the last upgrade run recorded
 before it installed anything.
@@ -49,15 +49,19 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 'siemctl rollback' again continues), 130 interrupted.`,
 		Example: `  siemctl rollback --dry-run
   siemctl rollback --yes
-  siemctl rollback --run 20250301T100000Z-a1b2c3 --yes -o json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  siemctl rollback 20250301T100000Z-a1b2c3 --yes -o json`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: upgrade.CompleteRuns(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if opts.Run != "" && opts.Run != args[0] {
+					return cli.FlagErrorf("two runs named: %s and --run %s", args[0], opts.Run)
+				}
+				opts.Run = args[0] // positional, like every upgrade verb
+			}
 			opts.Output, opts.Yes = f.Global.Output, f.Global.Yes
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
-			}
-			if opts.RetryLock < 0 {
-				return cli.FlagErrorf("--retry-lock must not be negative")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -67,8 +71,9 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
 	_ = cmd.RegisterFlagCompletionFunc("run", upgrade.CompleteRuns(f))
+	_ = cmd.Flags().MarkHidden("run") // the run is an argument, as with upgrade status|resume|report RUN
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the rollback would make; change nothing")
-	cmd.Flags().DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
+	cli.DurationVar(cmd.Flags(), &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
 	return cmd
 }
 
@@ -149,7 +154,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
-		r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback --run "+up.ID, opts.DryRun)
+		r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 		if !opts.DryRun {
 			if err := opts.IO.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status), opts.Yes); err != nil {
 				return err
@@ -177,7 +182,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	r := upgrade.Runner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback --run "+up.ID, opts.DryRun)
+	r := upgrade.Runner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "rollback of run %s (dry run): back to %s\n", up.ID, versions(rd.Previous))
 		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})

@@ -144,8 +144,9 @@ func TestNewCmdRollback(t *testing.T) {
 		dry     bool
 	}{
 		{[]string{"--run", "20250301T100000Z-a1b2c3", "--dry-run"}, "", "20250301T100000Z-a1b2c3", true},
-		{[]string{"--retry-lock", "-5s"}, "--retry-lock must not be negative", "", false},
-		{[]string{"extra"}, "unknown command", "", false},
+		{[]string{"--retry-lock", "-5s"}, `invalid duration "-5s"`, "", false},
+		{[]string{"run-a", "run-b"}, "accepts at most 1 arg", "", false},
+		{[]string{"20250301T100000Z-a1b2c3"}, "", "20250301T100000Z-a1b2c3", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

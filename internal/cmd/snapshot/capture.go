@@ -51,14 +51,14 @@ atomically (temporary file, fsync, rename) under state_dir/snapshots/.
 
 A component that is down is recorded as down in the snapshot: the capture still succeeds
 (exit 0). --keep and --keep-days prune older snapshots afterwards (a snapshot either rule
-keeps stays; the newest is never deleted). --prometheus-file writes the snapshot's metrics
+keeps stays; the newest is never deleted). --textfile writes the snapshot's metrics
 atomically for the node_exporter textfile collector; -o prometheus prints them.
 
 --timeout bounds the whole capture (default ` + DefaultCaptureTimeout.String() + ` for capture).`,
 		Example: `  siemctl snapshot capture --label pre-upgrade
   siemctl snapshot capture -o json | jq -r .id
   siemctl snapshot capture --label timer --keep-days 30 \
-      --prometheus-file /var/lib/node_exporter/textfile_collector/siemctl.prom`,
+      --textfile /var/lib/node_exporter/textfile_collector/siemctl.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Output = f.Global.Output
@@ -76,7 +76,7 @@ atomically for the node_exporter textfile collector; -o prometheus prints them.
 				return cli.FlagErrorf("--keep and --keep-days must be 0 (no rule) or positive")
 			}
 			if opts.PrometheusFile != "" && !strings.HasSuffix(opts.PrometheusFile, ".prom") {
-				return cli.FlagErrorf("--prometheus-file %s: the textfile collector reads only *.prom files", opts.PrometheusFile)
+				return cli.FlagErrorf("--textfile %s: the textfile collector reads only *.prom files", opts.PrometheusFile)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -87,7 +87,10 @@ atomically for the node_exporter textfile collector; -o prometheus prints them.
 	cmd.Flags().StringVar(&opts.Label, "label", "", "label of the snapshot (letters, digits, ._:+-), e.g. pre-upgrade")
 	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "after capturing, keep only the newest N snapshots (with --keep-days: either rule keeps)")
 	cmd.Flags().IntVar(&opts.KeepDays, "keep-days", 0, "after capturing, delete snapshots older than D days")
-	cmd.Flags().StringVar(&opts.PrometheusFile, "prometheus-file", "", "also write the metrics atomically to this *.prom file (node_exporter textfile collector)")
+	cmd.Flags().StringVar(&opts.PrometheusFile, "textfile", "", "also write the metrics atomically to this *.prom file (node_exporter textfile collector; the same flag as health's)")
+	// The former name keeps working for existing timers (hidden: --textfile is the name).
+	cmd.Flags().StringVar(&opts.PrometheusFile, "prometheus-file", "", "")
+	_ = cmd.Flags().MarkHidden("prometheus-file")
 	return cmd
 }
 

@@ -226,7 +226,7 @@ func TestCaptureNeverWritesSecrets(t *testing.T) {
 	})
 	f, out, errOut := testFactory(t, fs)
 	prom := filepath.Join(fs.Dir, "siemctl.prom")
-	code := runRoot(t, f, "snapshot", "capture", "--config", fs.Config, "-o", "json", "--prometheus-file", prom)
+	code := runRoot(t, f, "snapshot", "capture", "--config", fs.Config, "-o", "json", "--textfile", prom)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -291,12 +291,12 @@ func TestNewCmdCapture(t *testing.T) {
 		wantErr string
 	}{
 		{"defaults", nil, CaptureOptions{Output: "table", Timeout: DefaultCaptureTimeout}, ""},
-		{"all flags", []string{"--label", "pre-upgrade", "--keep", "5", "--keep-days", "7", "--prometheus-file", "/x/s.prom", "-o", "json", "--timeout", "3s"},
+		{"all flags", []string{"--label", "pre-upgrade", "--keep", "5", "--keep-days", "7", "--textfile", "/x/s.prom", "-o", "json", "--timeout", "3s"},
 			CaptureOptions{Output: "json", Timeout: 3 * time.Second, Label: "pre-upgrade", Keep: 5, KeepDays: 7, PrometheusFile: "/x/s.prom"}, ""},
 		{"prometheus output", []string{"-o", "prometheus"}, CaptureOptions{Output: "prometheus", Timeout: DefaultCaptureTimeout}, ""},
 		{"bad label", []string{"--label", "no spaces"}, CaptureOptions{}, "--label: invalid snapshot label"},
 		{"negative keep", []string{"--keep", "-1"}, CaptureOptions{}, "--keep and --keep-days must be"},
-		{"not a prom file", []string{"--prometheus-file", "/x/s.txt"}, CaptureOptions{}, "reads only *.prom files"},
+		{"not a prom file", []string{"--textfile", "/x/s.txt"}, CaptureOptions{}, "reads only *.prom files"},
 		{"bad output", []string{"-o", "yaml"}, CaptureOptions{}, "-o yaml is not supported"},
 	}
 	for _, tt := range tests {

@@ -59,9 +59,6 @@ back, 11 rollback failed, 130 interrupted.`,
 			if err := steps.CheckTarget(opts.To); err != nil {
 				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 			}
-			if opts.RetryLock < 0 {
-				return cli.FlagErrorf("--retry-lock must not be negative")
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -75,7 +72,7 @@ back, 11 rollback failed, 130 interrupted.`,
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids (a parent id selects its children; finally-steps always run)")
 	fl.StringSliceVar(&opts.SkipSteps, "skip-steps", nil, "skip these step ids")
 	fl.StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "skip an ignorable gate (step id or kind: "+strings.Join(steps.Ignorable, ", ")+")")
-	fl.DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
+	cli.DurationVar(fl, &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
 	return cmd
 }
 

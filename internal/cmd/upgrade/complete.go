@@ -11,7 +11,7 @@ import (
 )
 
 // CompleteRuns offers the run ids under state_dir/runs, newest first (for RUN arguments and
-// rollback --run).
+// rollback RUN).
 func CompleteRuns(f *cli.Factory) cobra.CompletionFunc {
 	return cli.CompleteFromConfig(f, func(cfg *config.Config, _ string) []string {
 		ids, err := engine.Runs(cfg.StateDir)

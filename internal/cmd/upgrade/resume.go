@@ -33,14 +33,11 @@ func newRunCmd(f *cli.Factory, use, short, long, example string, run func(contex
 			if len(args) == 1 {
 				opts.Run = args[0]
 			}
-			if opts.RetryLock < 0 {
-				return cli.FlagErrorf("--retry-lock must not be negative")
-			}
 			return run(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would run; change nothing")
-	cmd.Flags().DurationVar(&opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
+	cli.DurationVar(cmd.Flags(), &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
 	return cmd
 }
 

@@ -44,7 +44,12 @@ func TestNewCmdApply(t *testing.T) {
 		{"no target", []string{"--yes"}, "--to is required", nil},
 		{"not a version", []string{"--to", "banana"}, `--to: invalid target version "banana": give the upstream version (e.g. 4.10.0) or the exact package version (e.g. 4.10.0-1)`, nil},
 		{"no patch level", []string{"--to", "4.10"}, "invalid target version", nil},
-		{"negative retry", []string{"--to", "4.10.0", "--retry-lock", "-1s"}, "--retry-lock must not be negative", nil},
+		{"negative retry", []string{"--to", "4.10.0", "--retry-lock", "-1s"}, `invalid duration "-1s"`, nil},
+		{"retry in days", []string{"--to", "4.10.0", "--retry-lock", "1d"}, "", func(t *testing.T, o *ApplyOptions) {
+			if o.RetryLock != 24*time.Hour {
+				t.Fatalf("retry-lock %v", o.RetryLock)
+			}
+		}},
 		{"bad output", []string{"--to", "4.10.0", "-o", "yaml"}, "-o yaml is not supported", nil},
 	}
 	for _, tt := range tests {
