@@ -137,8 +137,10 @@ func Remedies(e indexer.Explanation) []Remedy {
 	var filters, others []Remedy
 	seen := map[string]bool{}
 	nodes := map[string][]string{}
+	all := map[string]bool{}
 	for _, d := range e.Blocking() {
 		nodes[d.Decider+"\x00"+d.Explanation] = append(nodes[d.Decider+"\x00"+d.Explanation], d.Node)
+		all[d.Node] = true
 	}
 	for _, d := range e.Blocking() {
 		key := d.Decider + "\x00" + d.Explanation
@@ -148,7 +150,7 @@ func Remedies(e indexer.Explanation) []Remedy {
 		seen[key] = true
 		switch d.Decider {
 		case "filter":
-			if r, ok := filterRemedy(e.Index, d.Explanation, nodes[key]); ok {
+			if r, ok := filterRemedy(e.Index, d.Explanation, nodes[key], len(all)); ok {
 				filters = append(filters, r)
 			}
 		case "same_shard":
@@ -170,8 +172,9 @@ func Remedies(e indexer.Explanation) []Remedy {
 }
 
 // filterRemedy turns one filter decider's explanation into the call that
-// removes the filter's attributes.
-func filterRemedy(index, explanation string, nodes []string) (Remedy, bool) {
+// removes the filter's attributes; nodes are those the filter said NO on, of
+// allNodes nodes that said NO at all.
+func filterRemedy(index, explanation string, nodes []string, allNodes int) (Remedy, bool) {
 	m := filterRE.FindStringSubmatch(explanation)
 	if m == nil {
 		return Remedy{}, false
@@ -191,6 +194,9 @@ func filterRemedy(index, explanation string, nodes []string) (Remedy, bool) {
 	what := "matches none of the nodes"
 	if verb == "matches" {
 		what = "excludes every node"
+	}
+	if len(nodes) < allNodes {
+		what = "keeps the shard off some nodes"
 	}
 	sort.Strings(nodes)
 	var problem string

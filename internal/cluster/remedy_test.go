@@ -66,6 +66,11 @@ func TestRemedies(t *testing.T) {
 		{"cluster exclude", []indexer.Decider{
 			no("filter", "node-1", `node matches cluster setting [cluster.routing.allocation.exclude] filters [_ip:"127.0.0.1"]`)},
 			[]string{`the cluster-wide allocation filter cluster.routing.allocation.exclude._ip="127.0.0.1" excludes every node (node-1): remove it: PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.exclude._ip":null},"transient":{"cluster.routing.allocation.exclude._ip":null}}`}},
+		{"filter on one node of two", []indexer.Decider{
+			no("filter", "node-1", `node does not match index setting [index.routing.allocation.require] filters [_name:"node-2"]`),
+			no("disk_threshold", "node-2", "the node is above the high watermark cluster setting [cluster.routing.allocation.disk.watermark.high=90%]")},
+			[]string{`the allocation filter index.routing.allocation.require._name="node-2" on index idx keeps the shard off some nodes (node-1): remove it: PUT /idx/_settings {"index.routing.allocation.require._name":null}`,
+				"the disk watermark blocks allocation: free disk space, or temporarily `siemctl indexer watermark --recover`"}},
 		{"replica on a single node", []indexer.Decider{
 			no("same_shard", "node-1", "a copy of this shard is already allocated to this node [[idx][0], node[x], [P], s[STARTED], a[id=y]]")},
 			[]string{`a replica cannot sit on the node holding its primary: on a single node accept yellow or drop the replicas: PUT /idx/_settings {"index.number_of_replicas":0}`}},
