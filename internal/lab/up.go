@@ -655,7 +655,9 @@ func firstAlert(parent context.Context, c *indexerClient, every, timeout time.Du
 		code, data, err := c.do(ctx, http.MethodPost, "/"+index+"/_count?ignore_unavailable=true&allow_no_indices=true", body)
 		switch {
 		case err != nil:
-			last = err.Error()
+			if ctx.Err() == nil { // not the deadline cutting the last try short
+				last = err.Error()
+			}
 			return false, nil
 		case code != http.StatusOK:
 			last = fmt.Sprintf("HTTP %d %s", code, tail(string(data), 120))
