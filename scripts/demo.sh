@@ -12,12 +12,6 @@ else
 fi
 # shellcheck disable=SC1091
 . "$dir/env"
-# A fresh lab has not indexed an alert yet (the emulated agents send one
-# every 20 s): follow one tagged event end to end first, so the demo shows
-# the data flow and health sees alerts in the last 5 minutes.
-echo
-echo "\$ siemctl alerts probe"
-bin/siemctl alerts probe || true
 echo
 echo "\$ siemctl health"
 bin/siemctl health || true

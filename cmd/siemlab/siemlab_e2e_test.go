@@ -97,6 +97,11 @@ func TestE2EFullLab(t *testing.T) {
 	if code, body := get(idx+"/_cluster/health", "admin", pw); code != 200 || strings.Contains(body, `"red"`) {
 		t.Fatalf("health = %d %s", code, body)
 	}
+	// Up returned with the stack healthy end to end: an alert is already searchable.
+	today := "siem-alerts-4.x-" + time.Now().UTC().Format("2006.01.02")
+	if code, body := get(idx+"/"+today+"/_count", "admin", pw); code != 200 || strings.Contains(body, `"count":0`) || l.Timing["first-alert"] <= 0 {
+		t.Errorf("right after up: %s = %d %s (first-alert phase %s)", today, code, body, l.Timing["first-alert"])
+	}
 	if code, _ := get(fmt.Sprintf("https://127.0.0.1:%d/", p.Dashboard), "", ""); code != 302 && code != 200 {
 		t.Errorf("dashboard GET / = %d", code)
 	}

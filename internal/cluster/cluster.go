@@ -161,7 +161,7 @@ func Shards(ctx context.Context, api API, unassignedOnly bool, explainLimit int)
 		explainLimit = DefaultExplainLimit
 	}
 	explained := 0
-	reasons := map[string]bool{}
+	var remedies []Remedy
 	for _, s := range shards {
 		rep.States[s.State]++
 		un := s.State == "UNASSIGNED"
@@ -180,9 +180,7 @@ func Shards(ctx context.Context, api API, unassignedOnly bool, explainLimit int)
 					row.ExplainErr = err.Error()
 				} else {
 					row.Explanation = &e
-					for _, d := range e.Blocking() {
-						reasons[d.Decider] = true
-					}
+					remedies = append(remedies, Remedies(e)...)
 				}
 			} else {
 				rep.Unexplained++
@@ -197,14 +195,8 @@ func Shards(ctx context.Context, api API, unassignedOnly bool, explainLimit int)
 				rep.Hints = append(rep.Hints, fmt.Sprintf("allocation is left at %s (%s): set it back with `siemctl indexer allocation all`", alloc.Value, alloc.Source))
 			}
 		}
-		if reasons["same_shard"] {
-			rep.Hints = append(rep.Hints, "a replica cannot sit on the node holding its primary: on a single node set the index's number_of_replicas to 0 (yellow is acceptable on one node)")
-		}
-		if reasons["disk_threshold"] {
-			rep.Hints = append(rep.Hints, "the disk watermark blocks allocation: free disk space, or temporarily `siemctl indexer watermark --recover`")
-		}
-		if reasons["max_retry"] {
-			rep.Hints = append(rep.Hints, "allocation gave up after repeated failures: fix the cause, then POST _cluster/reroute?retry_failed=true")
+		for _, r := range Merge(remedies) {
+			rep.Hints = append(rep.Hints, r.String())
 		}
 	}
 	return rep, nil

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cluster"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -21,7 +23,7 @@ import (
 // Catalogue returns every check in display order.
 func Catalogue() []Check {
 	return []Check{
-		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits},
+		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits, Needs: []string{keyUnits}},
 		{ID: "ports", Component: "host", Title: "the stack's ports are listening", Run: checkPorts},
 		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI, Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
@@ -29,7 +31,7 @@ func Catalogue() []Check {
 		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
 		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk, Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates, Needs: []string{keyIndexerInfo}},
-		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus}},
+		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
 		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
@@ -176,6 +178,48 @@ func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
 	})
 }
 
+func unitsConn(ctx context.Context, e *Env) (UnitsAPI, error) {
+	return Shared(ctx, e, keyUnitsConn, func(ctx context.Context) (UnitsAPI, error) {
+		return e.Stack.Units(ctx)
+	})
+}
+
+// unitStates reads the four units' states once per run (units check, and
+// the manager.api check's fix).
+func unitStates(ctx context.Context, e *Env) ([]units.UnitStatus, error) {
+	return Shared(ctx, e, keyUnits, func(ctx context.Context) ([]units.UnitStatus, error) {
+		um, err := unitsConn(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		c := e.Stack.Config
+		return um.Status(ctx, c.Indexer.Unit, c.Manager.Unit, c.Dashboard.Unit, c.Shipper.Unit)
+	})
+}
+
+// unitWait bounds how long a check waits for the unit states it only uses
+// to choose its fix.
+const unitWait = 500 * time.Millisecond
+
+// unitState returns one unit's state when systemd answers within unitWait.
+func unitState(ctx context.Context, e *Env, unit string) (units.UnitStatus, bool) {
+	if e.Stack.Units == nil {
+		return units.UnitStatus{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, unitWait)
+	defer cancel()
+	sts, err := unitStates(ctx, e)
+	if err != nil {
+		return units.UnitStatus{}, false
+	}
+	for _, st := range sts {
+		if units.Normalize(st.Name) == units.Normalize(unit) {
+			return st, true
+		}
+	}
+	return units.UnitStatus{}, false
+}
+
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
 		if e.Stack.Packages == nil {
@@ -201,13 +245,12 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if e.Stack.Units == nil {
 		return unknown("not checked: no systemd connection configured", "set systemd.address or run on the SIEM host")
 	}
-	um, err := e.Stack.Units(ctx)
-	if err != nil {
+	if _, err := unitsConn(ctx, e); err != nil {
 		return unknown("cannot reach systemd: "+errSummary(err), "run siemctl on the SIEM host as root, or set systemd.address")
 	}
 	c := e.Stack.Config
 	names := []string{c.Indexer.Unit, c.Manager.Unit, c.Dashboard.Unit, c.Shipper.Unit}
-	sts, err := um.Status(ctx, names...)
+	sts, err := unitStates(ctx, e)
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
@@ -393,11 +436,15 @@ func checkIndexerHealth(ctx context.Context, e *Env) Result {
 		r.Metrics = metrics
 		return r
 	case "yellow", "red":
-		evidence := explainUnassigned(ctx, e, ix)
+		evidence, x := explainUnassigned(ctx, e, ix)
 		var r Result
 		switch {
 		case h.Status == "red":
-			r = crit(base+": at least one primary shard is unassigned, data is unavailable", "siemctl indexer shards --unassigned (explains why); abort any upgrade and roll back", evidence...)
+			fix := "siemctl indexer shards --unassigned (explains why); abort any upgrade and roll back"
+			if rs := remediesOf(x); len(rs) > 0 {
+				fix = remedyFix(e, rs) + "; abort any upgrade in progress and roll back"
+			}
+			r = crit(base+": at least one primary shard is unassigned, data is unavailable", fix, evidence...)
 		case h.NumberOfNodes <= 1:
 			r = ok(base+" (single node: unassigned replicas are expected; see indexer.shards)", evidence...)
 		default:
@@ -410,12 +457,13 @@ func checkIndexerHealth(ctx context.Context, e *Env) Result {
 }
 
 // explainUnassigned lists unassigned shards with reasons and the allocation
-// explanation of the first one.
-func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) []string {
+// explanation of the first one (a primary when one is unassigned), which it
+// returns too (nil when there is none).
+func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) ([]string, *indexer.Explanation) {
 	var ev []string
 	shards, err := indexerShards(ctx, e)
 	if err != nil {
-		return []string{"cannot list shards: " + errSummary(err)}
+		return []string{"cannot list shards: " + errSummary(err)}, nil
 	}
 	n := 0
 	var first *indexer.Shard
@@ -438,19 +486,43 @@ func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) []string {
 	if n > 5 {
 		ev = append(ev, fmt.Sprintf("… and %d more unassigned shards", n-5))
 	}
-	if first != nil {
-		x, err := Shared(ctx, e, "indexer.explain", func(ctx context.Context) (indexer.Explanation, error) {
-			return ix.AllocationExplain(ctx, indexer.ExplainRequest{Index: first.Index, Shard: first.Shard, Primary: first.PriRep == "p"})
-		})
-		if err == nil {
-			line := fmt.Sprintf("explain %s[%d]: %s", x.Index, x.Shard, orDash(x.AllocateExplanation))
-			ev = append(ev, line)
-			for _, d := range x.Blocking() {
-				ev = append(ev, fmt.Sprintf("  decider %s on %s: %s", d.Decider, d.Node, d.Explanation))
-			}
-		}
+	if first == nil {
+		return ev, nil
 	}
-	return ev
+	x, err := Shared(ctx, e, "indexer.explain", func(ctx context.Context) (indexer.Explanation, error) {
+		return ix.AllocationExplain(ctx, indexer.ExplainRequest{Index: first.Index, Shard: first.Shard, Primary: first.PriRep == "p"})
+	})
+	if err != nil {
+		return append(ev, "cannot explain "+first.Index+": "+errSummary(err)), nil
+	}
+	ev = append(ev, fmt.Sprintf("explain %s[%d]: %s", x.Index, x.Shard, orDash(x.AllocateExplanation)))
+	for _, d := range x.Blocking() {
+		ev = append(ev, fmt.Sprintf("  decider %s on %s: %s", d.Decider, d.Node, d.Explanation))
+	}
+	return ev, &x
+}
+
+func remediesOf(x *indexer.Explanation) []cluster.Remedy {
+	if x == nil {
+		return nil
+	}
+	return cluster.Remedies(*x)
+}
+
+// remedyFix renders what the allocation explanation says to do; a REST call
+// becomes a curl command against the configured indexer (curl asks for the
+// password).
+func remedyFix(e *Env, rs []cluster.Remedy) string {
+	c := e.Stack.Config.Indexer
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if r.Call == nil {
+			out = append(out, r.String())
+			continue
+		}
+		out = append(out, r.Problem+": "+r.Call.Curl(c.URL, c.Username, c.CAFile, c.Insecure))
+	}
+	return strings.Join(out, "; ")
 }
 
 func orDash(s string) string {
@@ -527,12 +599,16 @@ func checkShards(ctx context.Context, e *Env) Result {
 		r = warn(fmt.Sprintf("%d/%d shards (%.0f%% of the limit): new indices will soon fail", open, limit, pct),
 			"siemctl alerts cleanup --older-than 90d", evidence...)
 	case h.UnassignedShards > 0:
-		ev := append(evidence, explainUnassigned(ctx, e, ix)...)
-		fix := "siemctl indexer shards --unassigned"
+		xev, x := explainUnassigned(ctx, e, ix)
+		ev := append(evidence, xev...)
+		fix := "siemctl indexer shards --unassigned (explains every unassigned shard)"
 		if en := s.AllocationEnable(); en.Value == "primaries" || en.Value == "new_primaries" || en.Value == "none" {
 			fix = "siemctl indexer allocation all"
-		} else if h.NumberOfNodes <= 1 {
-			fix = `a single node cannot hold replicas: set "index.number_of_replicas": 0 on the indices listed (PUT <index>/_settings)`
+		} else if rs := remediesOf(x); len(rs) > 0 {
+			fix = remedyFix(e, rs)
+			if h.UnassignedShards > 1 {
+				fix += "; siemctl indexer shards --unassigned explains the others"
+			}
 		}
 		r = warn(fmt.Sprintf("%d unassigned shard(s)", h.UnassignedShards), fix, ev...)
 	default:
@@ -700,7 +776,8 @@ func checkManagerAPI(ctx context.Context, e *Env) Result {
 	}
 	info, err := managerInfo(ctx, e)
 	if err != nil {
-		r := crit(errSummary(err), fixFor(err, "manager", "manager.ca_file", "manager.username"), c.Manager.APIURL)
+		fix, ev := managerAPIFix(ctx, e, err)
+		r := crit(errSummary(err), fix, append([]string{c.Manager.APIURL}, ev...)...)
 		if manager.HasCode(err, 1017) || errors.Is(err, netclient.ErrNotReady) {
 			r.Summary = "daemons not ready (1017): " + errSummary(err)
 		}
@@ -715,6 +792,40 @@ func checkManagerAPI(ctx context.Context, e *Env) Result {
 		return crit("daemons not ready: "+strings.Join(nr, ", "), "wait a minute after a restart; if it persists: siemctl services restart manager", evidence...)
 	}
 	return ok(fmt.Sprintf("API %s, login as %s, daemons ready", info.APIVersion, c.Manager.Username), evidence...)
+}
+
+// managerAPIFix proposes the fix for a manager API that did not answer,
+// following the unit's state: a stopped unit is started, a failed one
+// restarted, and an active unit with a slow API is not a reason to start
+// anything (look at the API log and the load, retry with more time).
+func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
+	fix := fixFor(err, "manager", "manager.ca_file", "manager.username")
+	slow := errors.Is(err, netclient.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+	if !slow && !errors.Is(err, netclient.ErrUnreachable) {
+		return fix, nil
+	}
+	c := e.Stack.Config.Manager
+	apiLog := filepath.Join(c.InstallDir, "logs", "api.log")
+	st, known := unitState(ctx, e, c.Unit)
+	if !known {
+		if slow {
+			return fmt.Sprintf("siemctl services status manager: if %s is active the API is slow (look at %s and the host's load, retry with a longer --timeout), else siemctl services start manager", c.Unit, apiLog), nil
+		}
+		return fix, nil
+	}
+	ev := []string{fmt.Sprintf("unit %s: %s/%s", st.Name, st.ActiveState, st.SubState)}
+	if !st.ActiveSince.IsZero() && st.IsActive() {
+		ev[0] += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case st.IsActive() && slow:
+		return fmt.Sprintf("the unit is active but its API is slow: look at %s and the host's load (top), then retry with a longer --timeout (e.g. --timeout 30s)", apiLog), ev
+	case st.IsActive():
+		return fmt.Sprintf("the unit is active but nothing answers on %s: look at %s (did the API start?), then siemctl services restart manager", c.APIURL, apiLog), ev
+	case st.IsFailed():
+		return "siemctl services restart manager (then siemctl services status manager)", ev
+	}
+	return fix, ev
 }
 
 func checkManagerConfig(ctx context.Context, e *Env) Result {

@@ -266,7 +266,13 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		{"unassigned replicas single node", func(w *world) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
 			w.ix.shards = []indexer.Shard{{Index: ".opendistro-job-scheduler-lock", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "REPLICA_ADDED"}}
-		}, "indexer.shards", Warn, "1 unassigned", "number_of_replicas"},
+			w.ix.explain = indexer.Explanation{Index: ".opendistro-job-scheduler-lock", AllocateExplanation: "cannot allocate because allocation is not permitted to any of the nodes",
+				Deciders: []indexer.Decider{{Node: "node-1", Decider: "same_shard", Decision: "NO", Explanation: "a copy of this shard is already allocated to this node"}}}
+		}, "indexer.shards", Warn, "1 unassigned", `/.opendistro-job-scheduler-lock/_settings -H 'Content-Type: application/json' -d '{"index.number_of_replicas":0}'`},
+		{"unassigned shard without explanation", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
+		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer shards --unassigned"},
 		{"shard limit", func(w *world) { w.ix.health.ActiveShards = 995 }, "indexer.shards", Warn, "995/1000", "cleanup"},
 		{"disk above nogo", func(w *world) { w.ix.alloc[0].DiskPercent = 93 }, "indexer.disk", Crit, "93%", "cleanup"},
 		{"disk above warn", func(w *world) { w.ix.alloc[0].DiskPercent = 87 }, "indexer.disk", Warn, "87%", "cleanup"},

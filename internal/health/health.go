@@ -262,6 +262,12 @@ func (m *memo) do(ctx context.Context, key string, fn func(ctx context.Context) 
 	} else {
 		m.mu.Unlock()
 	}
+	// An outcome already there wins over a context that ended meanwhile.
+	select {
+	case <-c.done:
+		return c.val, c.err
+	default:
+	}
 	select {
 	case <-c.done:
 		return c.val, c.err

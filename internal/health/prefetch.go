@@ -12,6 +12,8 @@ const (
 	keyManagerStatus   = "manager.status"
 	keyPackages        = "packages"
 	keyDashboard       = "dashboard.get"
+	keyUnitsConn       = "units.conn"
+	keyUnits           = "units.status"
 )
 
 // prefetch starts every shared probe the selected checks need, at once, so
@@ -38,6 +40,9 @@ func prefetch(ctx context.Context, e *Env, checks []Check) {
 	if e.Stack.Manager != nil {
 		start(keyManagerInfo, func(ctx context.Context) { managerInfo(ctx, e) })
 		start(keyManagerStatus, func(ctx context.Context) { managerStatus(ctx, e) })
+	}
+	if e.Stack.Units != nil {
+		start(keyUnits, func(ctx context.Context) { unitStates(ctx, e) })
 	}
 	if e.Stack.Packages != nil {
 		start(keyPackages, func(ctx context.Context) { packageVersions(ctx, e) })

@@ -30,7 +30,7 @@ func (l *Lab) siemctlConfig() map[string]any {
 			"data_dir":            filepath.Join(r, indexerData),
 			"security_init":       []string{filepath.Join(r, securityInit)},
 			"hash_tool":           []string{filepath.Join(r, indexerHashSh)},
-			"alerts_index_prefix": "siem-alerts-4.x-",
+			"alerts_index_prefix": alertsIndexPrefix,
 		},
 		"manager": map[string]any{
 			"api_url":         fmt.Sprintf("https://127.0.0.1:%d", p.API),

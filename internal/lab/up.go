@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		{"manager", l.startManager},
 		{"dashboard", l.startDashboard},
 		{"shipper", l.startShipper},
+		{"first-alert", l.waitFirstAlert},
 	}
 	for _, p := range phases {
 		t0 := time.Now()
@@ -611,6 +613,90 @@ func (l *Lab) startShipper(ctx context.Context) error {
 		}
 	}
 	return l.startUnit(ctx, "shipper.service")
+}
+
+// alertsIndexPrefix is the lab's alerts_index_prefix (siemctl.yaml).
+const alertsIndexPrefix = "siem-alerts-4.x-"
+
+// alertsFile is the manager's alerts file, the shipper's input.
+func (l *Lab) alertsFile() string { return filepath.Join(l.managerDir(), "logs/alerts/alerts.json") }
+
+// waitFirstAlert waits until an alert of the last 5 minutes is searchable in today's alerts index,
+// so that a lab is healthy end to end (alerts.flow OK) when Up returns. It is bounded by the start
+// timeout; on timeout the error names the hop that broke (the manager wrote no alert, or the
+// shipper delivered none of those it wrote).
+func (l *Lab) waitFirstAlert(ctx context.Context) error {
+	if l.emu == nil {
+		return nil
+	}
+	c, err := l.indexer()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	index, err := firstAlert(ctx, c, l.poll, l.tmo, time.Now, l.alertsFile())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(l.prog, "    alerts flow end to end: an alert of the last 5 minutes is searchable in %s (waited %.1fs)\n", index, time.Since(t0).Seconds())
+	return nil
+}
+
+// firstAlert polls c for a document with a timestamp in the last 5 minutes in today's alerts index
+// (the index name follows the clock, so a wait across midnight looks at the new day's index) and
+// returns that index. After timeout it reports which hop broke, reading alertsFile.
+func firstAlert(parent context.Context, c *indexerClient, every, timeout time.Duration, now func() time.Time, alertsFile string) (string, error) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	body := map[string]any{"query": map[string]any{"range": map[string]any{"timestamp": map[string]any{"gte": "now-5m"}}}}
+	var index, last string
+	err := poll(ctx, every, func() (bool, error) {
+		index = alertsIndexPrefix + now().UTC().Format("2006.01.02")
+		code, data, err := c.do(ctx, http.MethodPost, "/"+index+"/_count?ignore_unavailable=true&allow_no_indices=true", body)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil { // not the deadline cutting the last try short
+				last = err.Error()
+			}
+			return false, nil
+		case code != http.StatusOK:
+			last = fmt.Sprintf("HTTP %d %s", code, tail(string(data), 120))
+			return false, nil
+		}
+		var n struct {
+			Count int64 `json:"count"`
+		}
+		if err := json.Unmarshal(data, &n); err != nil {
+			last = "count: " + err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("%d alerts of the last 5 minutes", n.Count)
+		return n.Count > 0, nil
+	})
+	if err == nil {
+		return index, nil
+	}
+	if parent.Err() != nil {
+		return "", err
+	}
+	lines, ferr := countLines(alertsFile)
+	hop := fmt.Sprintf("manager: it wrote no alert to %s (are the agents sending? see the manager's log)", alertsFile)
+	switch {
+	case ferr != nil && !errors.Is(ferr, os.ErrNotExist):
+		hop = fmt.Sprintf("unknown: cannot read %s: %v", alertsFile, ferr)
+	case lines > 0:
+		hop = fmt.Sprintf("shipper: the manager wrote %d alert(s) to %s, none reached the indexer (see the shipper's log)", lines, alertsFile)
+	}
+	return "", fmt.Errorf("no alert searchable in %s after %s (last: %s); broken hop: %s: %w", index, timeout, last, hop, err)
+}
+
+// countLines counts the lines of a file (0 when it does not exist yet).
+func countLines(path string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return bytes.Count(data, []byte("\n")), nil
 }
 
 func (l *Lab) shipper(ctx context.Context, args ...string) (string, error) {

@@ -75,8 +75,17 @@ func ValidateLabel(l string) error {
 	return fmt.Errorf("%w %q: use up to 64 letters, digits and ._:+- starting with a letter or digit", ErrInvalidLabel, l)
 }
 
-// NewID returns a sortable snapshot ID: the UTC time and a short random suffix,
-// e.g. 20250102T150405Z-3f9a1c.
+// Layouts of a snapshot's time: the ID's and taken_at's. Both carry
+// microseconds, so two captures in the same second sort in capture order
+// (IDs compare as strings, taken_at as times).
+const (
+	idTimeLayout     = "20060102T150405.000000Z"
+	takenAtLayout    = "2006-01-02T15:04:05.000000Z07:00"
+	takenAtPrecision = time.Microsecond
+)
+
+// NewID returns a sortable snapshot ID: the UTC time to the microsecond and a
+// short random suffix, e.g. 20250102T150405.123456Z-3f9a1c.
 func NewID(t time.Time, rnd io.Reader) (string, error) {
 	if rnd == nil {
 		rnd = rand.Reader
@@ -85,10 +94,12 @@ func NewID(t time.Time, rnd io.Reader) (string, error) {
 	if _, err := io.ReadFull(rnd, b[:]); err != nil {
 		return "", fmt.Errorf("snapshot id: %w", err)
 	}
-	return t.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
+	return t.UTC().Format(idTimeLayout) + "-" + hex.EncodeToString(b[:]), nil
 }
 
-var idRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$`)
+// idRE matches IDs from NewID and those of older siemctl versions, which had
+// whole seconds (20250102T150405Z-3f9a1c).
+var idRE = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}(\.[0-9]{6})?Z-[0-9a-f]{6}$`)
 
 // validID reports whether s is shaped like an ID from NewID.
 func validID(s string) bool { return idRE.MatchString(s) }
@@ -142,7 +153,7 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	taken := now().UTC()
+	taken := now().UTC().Truncate(takenAtPrecision)
 	id, err := NewID(taken, opts.Rand)
 	if err != nil {
 		return nil, err
@@ -178,7 +189,7 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 		SchemaVersion:  SchemaVersion,
 		ID:             id,
 		Label:          opts.Label,
-		TakenAt:        taken.Format(time.RFC3339),
+		TakenAt:        taken.Format(takenAtLayout),
 		Host:           opts.Host,
 		SiemctlVersion: opts.SiemctlVersion,
 		Components:     map[string]Component{},

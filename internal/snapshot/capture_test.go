@@ -383,9 +383,14 @@ func TestNewIDSortable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewID(fixedNow.Add(time.Second), nil)
-	if !validID(a) || !validID(b) || !(a < b) {
-		t.Errorf("ids %q %q not valid and sorted", a, b)
+	for _, later := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
+		b, _ := NewID(fixedNow.Add(later), nil)
+		if !validID(a) || !validID(b) || !(a < b) {
+			t.Errorf("ids %q %q (%s later) not valid and sorted", a, b, later)
+		}
+	}
+	if !validID("20261121T093000Z-3f9a1c") {
+		t.Error("the id of a snapshot from an older siemctl is not valid")
 	}
 	if _, err := NewID(fixedNow, strings.NewReader("")); err == nil {
 		t.Error("short random source: no error")

@@ -23,7 +23,7 @@ type Document struct {
 	SchemaVersion  int                  `json:"schema_version"`
 	ID             string               `json:"id"`
 	Label          string               `json:"label"`
-	TakenAt        string               `json:"taken_at"` // UTC RFC 3339
+	TakenAt        string               `json:"taken_at"` // UTC RFC 3339 with microseconds (older siemctl: seconds)
 	Host           string               `json:"host"`
 	SiemctlVersion string               `json:"siemctl_version"`
 	Summary        Summary              `json:"summary"`

@@ -145,7 +145,7 @@ func ReadFile(path string) (*Document, error) {
 	return d, nil
 }
 
-var tempRE = regexp.MustCompile(`^\.[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.json[0-9]+$`)
+var tempRE = regexp.MustCompile(`^\.[0-9]{8}T[0-9]{6}(\.[0-9]{6})?Z-[0-9a-f]{6}\.json[0-9]+$`)
 
 // ids returns the IDs of the <id>.json files in Dir, sorted; temporary and
 // foreign files are skipped.

@@ -354,3 +354,41 @@ func TestSaveKilledMidWrite(t *testing.T) {
 		t.Errorf("stale temporary file survived prune: %v", err)
 	}
 }
+
+// Two captures in the same second: latest and previous follow capture order
+// whatever the random suffixes, and an old second-precision snapshot from an
+// older siemctl is still listed, in time order.
+func TestSameSecondCapturesKeepCaptureOrder(t *testing.T) {
+	s, _ := newStore(t)
+	first := docAt(t, fixedNow.Add(100*time.Millisecond), 0xff, "first")
+	second := docAt(t, fixedNow.Add(600*time.Millisecond), 0x01, "second")
+	if !(first.ID < second.ID) || first.Time().Equal(second.Time()) {
+		t.Fatalf("ids %s %s / taken_at %s %s do not order the captures", first.ID, second.ID, first.TakenAt, second.TakenAt)
+	}
+	if first.TakenAt != "2026-11-21T09:30:00.100000Z" || first.ID != "20261121T093000.100000Z-a000ff" {
+		t.Errorf("taken_at %s id %s", first.TakenAt, first.ID)
+	}
+	// Written by an older siemctl: whole seconds in id and taken_at.
+	old := docAt(t, fixedNow.Add(-time.Second), 0x05, "old")
+	old.ID, old.TakenAt = "20261121T092959Z-a00005", "2026-11-21T09:29:59Z"
+	saveAll(t, s, second, old, first)
+	l, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(l), old.ID+","+first.ID+","+second.ID; got != want {
+		t.Errorf("list order %s, want %s", got, want)
+	}
+	for ref, want := range map[string]string{"latest": second.ID, "previous": first.ID, old.ID[:10]: "", "20261121T092959": old.ID} {
+		e, err := s.Resolve(ref)
+		switch {
+		case want == "" && !errors.Is(err, ErrAmbiguous):
+			t.Errorf("%s: %v, want ambiguous", ref, err)
+		case want != "" && (err != nil || e.ID != want):
+			t.Errorf("%s = %s (%v), want %s", ref, e.ID, err, want)
+		}
+	}
+	if d, err := s.Get(old.ID); err != nil || !d.Time().Equal(fixedNow.Add(-time.Second)) {
+		t.Errorf("old snapshot: %v %v", d, err)
+	}
+}

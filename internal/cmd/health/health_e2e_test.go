@@ -57,14 +57,11 @@ func notOK(rep e2eReport) string {
 func TestE2EHealthLab(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: 100})
 
-	// Alerts flow needs the first background alerts to be indexed.
-	e2e.Eventually(t, 2*time.Minute, 3*time.Second, func() error {
-		rep, r := health(t, l)
-		if r.Code != 0 || rep.Verdict != "OK" {
-			return fmt.Errorf("exit %d verdict %s:%s", r.Code, rep.Verdict, notOK(rep))
-		}
-		return nil
-	})
+	// siemlab up returns when the stack is healthy end to end (the first
+	// alert searchable): no waiting here.
+	if rep, r := health(t, l); r.Code != 0 || rep.Verdict != "OK" {
+		t.Fatalf("health right after siemlab up: exit %d verdict %s:%s", r.Code, rep.Verdict, notOK(rep))
+	}
 	rep, r := health(t, l, "--deep", "--timeout", "90s")
 	if r.Code != 0 {
 		t.Fatalf("health --deep exit %d:%s", r.Code, notOK(rep))
@@ -100,19 +97,26 @@ func TestE2EHealthLab(t *testing.T) {
 		status string
 		text   string
 		fix    string
+		// notFix must not be in the fix (advice the evidence contradicts).
+		notFix string
+		// also: other checks the fault turns, with their fix.
+		also []struct{ check, status, fix string }
 	}{
-		{"allocation-primaries", nil, "indexer.allocation", "WARN", "primaries", "siemctl indexer allocation all"},
-		{"watermark-override", nil, "indexer.allocation", "WARN", "watermark", "siemctl indexer watermark --clear"},
-		{"cluster-red", nil, "indexer.health", "CRIT", "red", "siemctl indexer shards --unassigned"},
-		{"agents-disconnected", nil, "agents", "WARN", "disconnected", "siemctl agents list --status disconnected"},
-		{"agent-newer", nil, "agents", "WARN", "newer than the manager", "agents outdated"},
-		{"default-password", nil, "secrets", "WARN", "default", "change the default password"},
-		{"api-ratelimit", []string{"--timeout", "5s"}, "manager.api", "CRIT", "rate limited", "300 requests/min"},
-		{"api-slow", []string{"--timeout", "2s"}, "manager.api", "CRIT", "", "siemctl services"},
-		{"unit-stopped:siem-dashboard.service", nil, "units", "CRIT", "siem-dashboard.service", "siemctl services start dashboard"},
-		{"process-killed", nil, "units", "CRIT", "siem-manager.service", "siemctl services restart manager"},
-		{"manager-config-broken", nil, "manager.config", "CRIT", "", "ossec.conf"},
-		{"shipper-stalled", []string{"--deep", "--check", "alerts.probe", "--timeout", "90s"}, "alerts.probe", "CRIT", "shipper", "restart shipper"},
+		{"allocation-primaries", nil, "indexer.allocation", "WARN", "primaries", "siemctl indexer allocation all", "", nil},
+		{"watermark-override", nil, "indexer.allocation", "WARN", "watermark", "siemctl indexer watermark --clear", "", nil},
+		// The fix comes from the allocation explanation: the filter names a node that does not exist.
+		{"cluster-red", nil, "indexer.health", "CRIT", "red", `/siem-lab-red/_settings -H 'Content-Type: application/json' -d '{"index.routing.allocation.require._name":null}'`, "number_of_replicas",
+			[]struct{ check, status, fix string }{{"indexer.shards", "WARN", `index.routing.allocation.require._name="siem-lab-missing-node" on index siem-lab-red matches none of the nodes`}}},
+		{"agents-disconnected", nil, "agents", "WARN", "disconnected", "siemctl agents list --status disconnected", "", nil},
+		{"agent-newer", nil, "agents", "WARN", "newer than the manager", "agents outdated", "", nil},
+		{"default-password", nil, "secrets", "WARN", "default", "change the default password", "", nil},
+		{"api-ratelimit", []string{"--timeout", "5s"}, "manager.api", "CRIT", "rate limited", "300 requests/min", "", nil},
+		// The unit is active: the API is slow, starting it is not the fix.
+		{"api-slow", []string{"--timeout", "2s"}, "manager.api", "CRIT", "", "retry with a longer --timeout", "services start", nil},
+		{"unit-stopped:siem-dashboard.service", nil, "units", "CRIT", "siem-dashboard.service", "siemctl services start dashboard", "", nil},
+		{"process-killed", nil, "units", "CRIT", "siem-manager.service", "siemctl services restart manager", "", nil},
+		{"manager-config-broken", nil, "manager.config", "CRIT", "", "ossec.conf", "", nil},
+		{"shipper-stalled", []string{"--deep", "--check", "alerts.probe", "--timeout", "90s"}, "alerts.probe", "CRIT", "shipper", "restart shipper", "", nil},
 	}
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {
@@ -125,6 +129,14 @@ func TestE2EHealthLab(t *testing.T) {
 			}
 			if !strings.Contains(got.Summary, f.text) || !strings.Contains(got.Fix, f.fix) {
 				t.Errorf("%s: summary %q fix %q, want %q / %q", f.check, got.Summary, got.Fix, f.text, f.fix)
+			}
+			if f.notFix != "" && strings.Contains(got.Fix, f.notFix) {
+				t.Errorf("%s: fix %q says %q, which the evidence contradicts", f.check, got.Fix, f.notFix)
+			}
+			for _, a := range f.also {
+				if g := byID(rep)[a.check]; g.Status != a.status || !strings.Contains(g.Fix, a.fix) || (f.notFix != "" && strings.Contains(g.Fix, f.notFix)) {
+					t.Errorf("%s after %s: %s, fix %q; want %s, fix with %q", a.check, f.fault, g.Status, g.Fix, a.status, a.fix)
+				}
 			}
 			wantCode := map[string]int{"WARN": 1, "CRIT": 2}[f.status]
 			if r.Code < wantCode {

@@ -39,7 +39,7 @@ func TestRunCaptureGolden(t *testing.T) {
 		t.Fatalf("capture: %v\n%s", err, errOut)
 	}
 	res := decodeCapture(t, out.Bytes())
-	if res.ID != "20250114T102000Z-010101" || filepath.Dir(res.Path) != filepath.Join(fs.StateDir, "snapshots") {
+	if res.ID != "20250114T102000.000000Z-010101" || filepath.Dir(res.Path) != filepath.Join(fs.StateDir, "snapshots") {
 		t.Errorf("id %s path %s", res.ID, res.Path)
 	}
 	d, raw := readDoc(t, res.Path)
@@ -134,7 +134,7 @@ func TestRunCaptureTableAndPrometheus(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], "20250114T102000Z-") || !strings.Contains(lines[0], filepath.Join(fs.StateDir, "snapshots")) {
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "20250114T102000.000000Z-") || !strings.Contains(lines[0], filepath.Join(fs.StateDir, "snapshots")) {
 			t.Fatalf("tty=%v output:\n%s", tty, out)
 		}
 		want := "health WARN, 3/4 components up (down: shipper), cluster yellow, 3 indices, 15344 docs, 20.0 MiB, 3 agents, 2 part(s) not read"

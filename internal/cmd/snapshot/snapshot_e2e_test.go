@@ -86,16 +86,10 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestE2ESnapshotLab(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: 400})
 
-	// Alerts reach the index a little after the lab is up. (Not the whole
-	// health in a loop: its default-credentials probe costs two failed
-	// manager logins per run, and 50 block the address.)
-	e2e.Eventually(t, 2*time.Minute, 3*time.Second, func() error {
-		r := l.Siemctl("health", "--check", "alerts.flow", "--check", "units", "--check", "manager.api", "-o", "json")
-		if r.Code != 0 {
-			return fmt.Errorf("health exit %d: %s", r.Code, r.Stdout)
-		}
-		return nil
-	})
+	// siemlab up returns with the first alert searchable.
+	if r := l.Siemctl("health", "--check", "alerts.flow", "--check", "units", "--check", "manager.api", "-o", "json"); r.Code != 0 {
+		t.Fatalf("health right after siemlab up: exit %d: %s", r.Code, r.Stdout)
+	}
 
 	c, d, raw, r := capture(t, l, "pre")
 	t.Logf("capture against the lab: %s wall (siemctl process), %d ms inside", r.Took.Round(time.Millisecond), c.DurationMS)

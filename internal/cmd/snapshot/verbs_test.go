@@ -3,6 +3,7 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,5 +246,38 @@ func TestCaptureKilledLeavesPreviousIntact(t *testing.T) {
 	f, out, _ = testFactory(t, fs)
 	if code := runRoot(t, f, "snapshot", "diff", "previous", "latest", "--config", fs.Config); code != 3 || !strings.Contains(out.String(), ids[0]) {
 		t.Errorf("diff after the kill: exit %d\n%s", code, out)
+	}
+}
+
+// Two captures within one second, the second with more documents and a
+// smaller random id suffix: previous → latest is the capture order, so the
+// diff reports documents added, not a critical loss.
+func TestDiffPreviousLatestWithinOneSecond(t *testing.T) {
+	fs := newFakeStack(t, fakeOpts{agents: 5})
+	var ids []string
+	for i, c := range []struct {
+		at   time.Duration
+		rand byte
+		docs string
+	}{{100 * time.Millisecond, 0xf0, "15342"}, {700 * time.Millisecond, 0x00, "15400"}} {
+		fs.Indexer.Set("GET /_cat/indices/*", indexertest.Route{Body: []byte(`[
+  {"health":"green","status":"open","index":"siem-alerts-4.x-2025.01.14","pri":"3","rep":"0","docs.count":"` + c.docs + `","store.size":"20971520"}]`)})
+		f, out, errOut := testFactory(t, fs)
+		now := fixedNow.Add(c.at)
+		opts := captureOpts(f, fmt.Sprintf("c%d", i), &seqRand{n: c.rand})
+		opts.Now = func() time.Time { return now }
+		if err := runCapture(context.Background(), opts); err != nil {
+			t.Fatalf("capture %d: %v\n%s", i, err, errOut)
+		}
+		ids = append(ids, decodeCapture(t, out.Bytes()).ID)
+	}
+	f, out, errOut := testFactory(t, fs)
+	code := runRoot(t, f, "snapshot", "diff", "previous", "latest", "-o", "json", "--config", fs.Config)
+	var rep snapshot.DiffJSON
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("diff -o json: exit %d %v\n%s%s", code, err, out, errOut)
+	}
+	if code != 0 || rep.Critical || rep.From.ID != ids[0] || rep.To.ID != ids[1] {
+		t.Errorf("diff previous latest: exit %d critical %v, %s → %s, want %s → %s\n%s", code, rep.Critical, rep.From.ID, rep.To.ID, ids[0], ids[1], out)
 	}
 }

@@ -1,0 +1,127 @@
+package health
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/manager/managertest"
+)
+
+// runChecks runs the named checks of w's environment under deadline.
+func runChecks(t *testing.T, e *Env, deadline time.Duration, ids ...string) map[string]Result {
+	t.Helper()
+	checks, err := Select(Catalogue(), Selection{Only: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	out := map[string]Result{}
+	for _, r := range Run(ctx, e, checks).Results {
+		out[r.ID] = r
+	}
+	return out
+}
+
+// A red cluster whose primary is kept off the only node by an allocation
+// filter naming a node that does not exist (the lab's cluster-red fault;
+// OpenSearch 2.11.1's bodies): the fix is the call that removes the filter,
+// not the single-node replica advice.
+func TestRedClusterFixComesFromTheAllocationExplanation(t *testing.T) {
+	routes := indexertest.Healthy()
+	routes["GET /_cluster/health"] = indexertest.Route{File: "health-red-filter.json"}
+	routes["GET /_cat/shards"] = indexertest.Route{File: "cat-shards-red-filter.json"}
+	routes["GET /_cluster/allocation/explain"] = indexertest.Route{File: "explain-filter-red.json"}
+	srv := indexertest.NewServer(t, routes)
+	opts := srv.Options()
+	opts.Timeout = 5 * time.Second
+	ix, err := indexer.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ix.Close() })
+	e := healthyWorld().env(t)
+	e.Stack.Indexer = ix
+	e.Stack.Config.Indexer.URL, e.Stack.Config.Indexer.CAFile = srv.URL, ""
+
+	res := runChecks(t, e, 5*time.Second, "indexer.health", "indexer.shards")
+	want := `the allocation filter index.routing.allocation.require._name="siem-lab-missing-node" on index siem-lab-red matches none of the nodes (node-1): remove it: ` +
+		`curl -u admin -X PUT ` + srv.URL + `/siem-lab-red/_settings -H 'Content-Type: application/json' -d '{"index.routing.allocation.require._name":null}'`
+	for id, st := range map[string]Status{"indexer.health": Crit, "indexer.shards": Warn} {
+		r := res[id]
+		if r.Status != st || !strings.HasPrefix(r.Fix, want) {
+			t.Errorf("%s: %s %s\nfix  %s\nwant %s…", id, r.Status, r.Summary, r.Fix, want)
+		}
+		if strings.Contains(r.Fix, "number_of_replicas") {
+			t.Errorf("%s: replica advice for a primary kept off by a filter: %s", id, r.Fix)
+		}
+		if ev := strings.Join(r.Evidence, "\n"); !strings.Contains(ev, `decider filter on node-1: node does not match index setting [index.routing.allocation.require] filters [_name:"siem-lab-missing-node"]`) {
+			t.Errorf("%s evidence lacks the decider:\n%s", id, ev)
+		}
+	}
+	// One explanation per run, shared by both checks.
+	n := 0
+	for _, rq := range srv.Requests() {
+		if rq.Path == "/_cluster/allocation/explain" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d explain calls, want 1", n)
+	}
+}
+
+// The manager API does not answer before the deadline (the lab's api-slow
+// fault): the fix follows the unit's state instead of always starting it.
+func TestManagerAPITimeoutFixFollowsTheUnit(t *testing.T) {
+	tests := []struct {
+		name    string
+		unit    string // "" unknown (no systemd)
+		want    []string
+		notWant string
+	}{
+		{"unit active", "active", []string{"the unit is active but its API is slow", "/var/siem/logs/api.log", "retry with a longer --timeout"}, "services start"},
+		{"unit stopped", "inactive", []string{"siemctl services start manager"}, "api.log"},
+		{"unit failed", "failed", []string{"siemctl services restart manager"}, "api.log"},
+		{"unit unknown", "", []string{"siemctl services status manager: if siem-manager.service is active the API is slow", "--timeout", "else siemctl services start manager"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := managertest.New(t, managertest.Config{Username: "siem", Password: "Secr3t.Pass"})
+			srv.Handle("GET /", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }) // slower than any deadline
+			mc, err := manager.New(manager.Options{URL: srv.URL, Username: "siem", Password: "Secr3t.Pass", Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := healthyWorld()
+			e := w.env(t)
+			e.Stack.Manager = mc
+			if tt.unit == "" {
+				e.Stack.Units = nil
+			} else {
+				w.units.states["siem-manager.service"] = tt.unit
+			}
+			r := runChecks(t, e, 700*time.Millisecond, "manager.api")["manager.api"]
+			if r.Status != Crit {
+				t.Fatalf("manager.api %s: %s", r.Status, r.Summary)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(r.Fix, s) {
+					t.Errorf("fix %q lacks %q", r.Fix, s)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(r.Fix, tt.notWant) {
+				t.Errorf("fix %q contains %q", r.Fix, tt.notWant)
+			}
+			if tt.unit != "" && !strings.Contains(strings.Join(r.Evidence, "\n"), "unit siem-manager.service: "+tt.unit) {
+				t.Errorf("evidence lacks the unit state: %v", r.Evidence)
+			}
+		})
+	}
+}
