@@ -158,10 +158,7 @@ type wazuhError struct {
 }
 
 var errorCatalog = map[int]wazuhError{
-	1017: {Message: "Some Wazuh daemons are not ready yet in node", Remediation: "Wait for the daemons to be ready or check their status with `siem-control status`"},
-	1018: {Message: "Wazuh is stopped. Start Wazuh before using the API."},
-	1019: {Message: "There is a failed process. Review that before using the API."},
-	1403: {Message: "Not a valid sort field", Remediation: "Please, use only allowed sort fields"},
+	1403: {Message: "Not a valid sort field ", Remediation: "Please, use only allowed sort fields"},
 	1407: {Message: "Query does not match expected format", Remediation: "Please, visit the official documentation (https://documentation.wazuh.com/4.9/user-manual/api/queries.html) to get more information about queries"},
 	1408: {Message: "Field does not exist."},
 	1701: {Message: "Agent does not exist", Remediation: "Please, use `GET /agents?select=id,name` to find all available agents"},
@@ -331,37 +328,29 @@ func (s *APIServer) allowRequest() bool {
 	return s.rlCount <= limit
 }
 
-// ready answers like dapi check_wazuh_status: 1019 when a basic daemon failed, 1017 while one is
-// restarting, 1018 when one is stopped.
+// ready answers like dapi check_wazuh_status (framework/wazuh/core/cluster/dapi/dapi.py): any basic
+// daemon failed, restarting or stopped is error 1017 naming each one with its state, in the basic
+// daemons' order. (1018 and 1019 are unrelated codes in 4.x: invalid JSON body, backup file.)
 func (s *APIServer) ready(w http.ResponseWriter) bool {
 	states := DaemonStates(s.o.Home)
 	node := "node01"
 	if c, err := s.loadConfig(); err == nil {
 		node = c.NodeName
 	}
-	for _, chk := range []struct {
-		state string
-		code  int
-	}{{"failed", 1019}, {"restarting", 1017}, {"stopped", 1018}} {
-		var bad []string
-		for _, d := range basicDaemons {
-			if states[d] == chk.state {
-				bad = append(bad, d+"->"+chk.state)
-			}
+	var bad []string
+	for _, d := range basicDaemons {
+		switch st := states[d]; st {
+		case "failed", "restarting", "stopped":
+			bad = append(bad, d+"->"+st)
 		}
-		if len(bad) == 0 {
-			continue
-		}
-		e := errorCatalog[chk.code]
-		detail := e.Message
-		if chk.code == 1017 {
-			detail = fmt.Sprintf("%s \"%s\" (%s)", e.Message, node, strings.Join(bad, ", "))
-		}
-		writeProblem(w, 400, problem{Detail: detail, Remediation: e.Remediation, Error: chk.code,
-			DAPIErrors: map[string]any{node: map[string]string{"error": detail, "logfile": "WAZUH_HOME/logs/api.log"}}})
-		return false
 	}
-	return true
+	if len(bad) == 0 {
+		return true
+	}
+	detail := fmt.Sprintf("Some Wazuh daemons are not ready yet in node \"%s\" (%s)", node, strings.Join(bad, ", "))
+	writeProblem(w, 400, problem{Detail: detail, Error: 1017,
+		DAPIErrors: map[string]any{node: map[string]string{"error": detail, "logfile": "WAZUH_HOME/logs/api.log"}}})
+	return false
 }
 
 func (s *APIServer) loadConfig() (*Config, error) {
