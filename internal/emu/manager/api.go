@@ -304,7 +304,9 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if r.URL.Path != "/manager/status" && !s.ready(w) {
+	// dapi's check_wazuh_status gates what goes through the distributed API: not GET / (answered by
+	// the API process itself) nor /manager/status.
+	if r.URL.Path != "/manager/status" && r.URL.Path != "/" && !s.ready(w) {
 		return
 	}
 	s.o.Logger.Debug("request", "user", user, "method", r.Method, "path", r.URL.Path)
@@ -439,6 +441,9 @@ func (s *APIServer) handleLogin(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, 401, problem{Detail: "Invalid credentials"})
 		return
 	}
+	if !checkParams(w, r, "raw") {
+		return
+	}
 	if !s.ready(w) {
 		return
 	}
@@ -470,6 +475,9 @@ func (s *APIServer) version() Version {
 }
 
 func (s *APIServer) handleRoot(w http.ResponseWriter, r *http.Request) {
+	if !checkParams(w, r) {
+		return
+	}
 	v := s.version()
 	writeJSON(w, r, 200, orderedObject{{"data", orderedObject{
 		{"title", "Wazuh API REST"}, {"api_version", v.Plain()}, {"revision", v.Revision},
@@ -504,10 +512,63 @@ func badParam(w http.ResponseWriter, detail string) {
 	writeProblem(w, 400, problem{Detail: detail})
 }
 
-// checkParams rejects query parameters the endpoint does not define (strict validation).
+// Formats of the real API's validator (api/api/validator.py) for the query parameters it serves.
+var (
+	reAlphanumeric = regexp.MustCompile(`^[\w,\-.+\s:]+$`)
+	reNames        = regexp.MustCompile(`^[\w\-.%]+$`)
+	reSearch       = regexp.MustCompile(`^[^;|&^*>]+$`)
+	reSort         = regexp.MustCompile(`^[\w_\-,\s+.]+$`)
+	reGroupName    = regexp.MustCompile(`^[\w.\-]+$`)
+)
+
+// paramFormat checks one query parameter's value like connexion does with the specification's schema:
+// booleans, Wazuh's string formats. It returns the validator's message, or "" when the value is valid.
+func paramFormat(name, v string) string {
+	switch name {
+	case "pretty", "wait_for_complete", "raw", "distinct", "purge":
+		if v != "true" && v != "false" {
+			return fmt.Sprintf("'%s' is not of type 'boolean'", v)
+		}
+	case "name", "ip", "registerIP", "version", "manager", "os.platform", "os.version", "os.name":
+		if !reAlphanumeric.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'alphanumeric'", v)
+		}
+	case "node_name":
+		if !reNames.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'names'", v)
+		}
+	case "select":
+		for _, f := range strings.Split(v, ",") {
+			if !reNames.MatchString(f) {
+				return fmt.Sprintf("'%s' is not a 'names'", f)
+			}
+		}
+	case "search":
+		if !reSearch.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'search'", v)
+		}
+	case "sort":
+		if !reSort.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'sort'", v)
+		}
+	case "group":
+		if !reGroupName.MatchString(v) || v == "." || v == ".." || v == "all" {
+			return fmt.Sprintf("'%s' is not a 'group_names'", v)
+		}
+	case "group_config_status":
+		if v != "synced" && v != "not synced" {
+			return fmt.Sprintf("'%s' is not one of ['synced', 'not synced']", v)
+		}
+	}
+	return ""
+}
+
+// checkParams rejects query parameters the endpoint does not define (connexion's strict validation)
+// and values the specification's schema refuses.
 func checkParams(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
 	var extra []string
-	for k := range queryOf(r) {
+	q := queryOf(r)
+	for k := range q {
 		if !slices.Contains(allowed, k) && k != "pretty" && k != "wait_for_complete" {
 			extra = append(extra, k)
 		}
@@ -516,6 +577,14 @@ func checkParams(w http.ResponseWriter, r *http.Request, allowed ...string) bool
 		sort.Strings(extra)
 		badParam(w, fmt.Sprintf("Extra query parameter(s) %s not in spec", strings.Join(extra, ", ")))
 		return false
+	}
+	for k, vs := range q {
+		for _, v := range vs {
+			if msg := paramFormat(k, v); msg != "" {
+				badParam(w, msg)
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -531,7 +600,11 @@ func parseIDList(w http.ResponseWriter, raw string, allowAll bool) ([]int, bool,
 			return nil, true, true
 		}
 		if !idRe.MatchString(p) {
-			badParam(w, fmt.Sprintf("'%s' does not match '^(\\\\d{3,})$'", p))
+			badParam(w, fmt.Sprintf("'%s' is not a 'numbers'", p))
+			return nil, false, false
+		}
+		if len(p) < 3 {
+			badParam(w, fmt.Sprintf("'%s' is too short", p))
 			return nil, false, false
 		}
 		n, err := strconv.Atoi(p)
