@@ -161,6 +161,8 @@ var errorCatalog = map[int]wazuhError{
 	1403: {Message: "Not a valid sort field ", Remediation: "Please, use only allowed sort fields"},
 	1407: {Message: "Query does not match expected format", Remediation: "Please, visit the official documentation (https://documentation.wazuh.com/4.9/user-manual/api/queries.html) to get more information about queries"},
 	1408: {Message: "Field does not exist."},
+	1409: {Message: "Invalid query operator"},
+	2003: {Message: "Error in wazuhdb request"},
 	1701: {Message: "Agent does not exist", Remediation: "Please, use `GET /agents?select=id,name` to find all available agents"},
 	1703: {Message: "Action not available for Manager (agent 000)", Remediation: "Please, use `GET /agents?select=id,name` to find all available agents and make sure you select an agent other than 000"},
 	1707: {Message: "Cannot send request, agent is not active", Remediation: "Please, check non-active agents connection and try again. Visit https://documentation.wazuh.com/4.9/user-manual/registering/index.html and https://documentation.wazuh.com/4.9/user-manual/agents/agent-connection.html to obtain more information on registering and connecting agents"},
@@ -623,6 +625,7 @@ func parseStatusList(w http.ResponseWriter, raw string, allowAll bool) ([]string
 	}
 	var out []string
 	for _, p := range strings.Split(raw, ",") {
+		p = strings.ToLower(p) // the real API lowercases status values (test "Upper and lowercase letters")
 		if (allowAll && p == "all") || slices.Contains(validStatus, p) {
 			out = append(out, p)
 			continue
@@ -644,6 +647,10 @@ func parseIntParam(w http.ResponseWriter, q map[string][]string, name string, de
 	}
 	n, err := strconv.Atoi(v[0])
 	switch {
+	case err != nil && idRe.MatchString(v[0]):
+		// connexion accepts any integer (Python has no overflow); wazuh-db's SQLite then fails.
+		writeWazuhError(w, 400, 2003, "")
+		return 0, false
 	case err != nil:
 		badParam(w, fmt.Sprintf("'%s' is not of type 'integer'", v[0]))
 		return 0, false
@@ -745,6 +752,9 @@ func (s *APIServer) parseFilter(w http.ResponseWriter, q map[string][]string, al
 		switch {
 		case errors.Is(err, errQueryField):
 			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
+			return nil, false
+		case errors.Is(err, errQueryOperator):
+			writeWazuhError(w, 400, 1409, strings.TrimPrefix(err.Error(), errQueryOperator.Error()+": "))
 			return nil, false
 		case err != nil:
 			writeWazuhError(w, 400, 1407, "")
@@ -1271,10 +1281,33 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 	} else {
 		picked = users
 	}
-	if v := strings.ToLower(first(q, "search")); v != "" {
+	sort.SliceStable(picked, func(i, j int) bool { return picked[i].ID < picked[j].ID })
+	if v := first(q, "q"); v != "" {
+		n, err := parseQueryFields(v, func(f string) bool { return slices.Contains([]string{"id", "username", "allow_run_as", "roles"}, f) })
+		switch {
+		case errors.Is(err, errQueryField):
+			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
+			return
+		case err != nil:
+			writeWazuhError(w, 400, 1407, "")
+			return
+		}
 		var keep []*APIUser
 		for _, u := range picked {
-			if strings.Contains(strings.ToLower(u.Username), v) {
+			if n.matchValues(func(f string) string { return userValue(u, f) }) {
+				keep = append(keep, u)
+			}
+		}
+		picked = keep
+	}
+	if v := strings.ToLower(first(q, "search")); v != "" {
+		// "-x" is the complementary search: users matching nothing of x.
+		neg := strings.HasPrefix(v, "-")
+		v = strings.TrimPrefix(v, "-")
+		var keep []*APIUser
+		for _, u := range picked {
+			hit := strings.Contains(strings.ToLower(u.Username), v) || strings.Contains(strconv.Itoa(u.ID), v)
+			if hit != neg {
 				keep = append(keep, u)
 			}
 		}
@@ -1287,6 +1320,20 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 		items = append(items, userItem(u))
 	}
 	writeJSON(w, r, 200, affected(items, total, &fails, "All specified users were returned", "Some users were not returned", "No user was returned"))
+}
+
+func userValue(u *APIUser, f string) string {
+	switch f {
+	case "id":
+		return strconv.Itoa(u.ID)
+	case "username":
+		return u.Username
+	case "allow_run_as":
+		return strconv.FormatBool(u.AllowRunAs)
+	case "roles":
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(u.Roles)), ","), "[]")
+	}
+	return ""
 }
 
 type userBody struct {
@@ -1302,7 +1349,12 @@ func readUserBody(w http.ResponseWriter, r *http.Request) (*userBody, bool) {
 	}
 	var b userBody
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields() // the real validator refuses additional properties in the body
 	if err := dec.Decode(&b); err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			badParam(w, fmt.Sprintf("Additional properties are not allowed (%s was unexpected)", strings.ReplaceAll(f, `"`, "'")))
+			return nil, false
+		}
 		badParam(w, "Invalid JSON body")
 		return nil, false
 	}
