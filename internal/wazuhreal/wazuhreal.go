@@ -7,20 +7,27 @@ package wazuhreal
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
 // Dir returns the wazuh-real directory, or skips (fails under SIEMCTL_IT_REQUIRED=1) when it is absent.
+// The module root is found from the test's working directory (its package directory), so -trimpath
+// builds find it too.
 func Dir(t testing.TB) string {
 	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
 	dir := ""
-	if ok {
-		// file is <module>/internal/wazuhreal/wazuhreal.go
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "reference", "wazuh-real")
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+				dir = filepath.Join(d, "..", "shared", "reference", "wazuh-real")
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
 	}
-	if st, err := os.Stat(dir); !ok || err != nil || !st.IsDir() {
+	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
 		msg := "real Wazuh material not found at " + dir + " (../shared/reference/wazuh-real next to the module root)"
 		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
 			t.Fatal(msg)
