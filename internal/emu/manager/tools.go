@@ -628,11 +628,18 @@ func (e *ToolEnv) agentInfo(a *Agent, c *viewCtx, jsonOut bool) int {
 		return time.Unix(t, 0).In(e.Loc).Format("Mon Jan _2 15:04:05 2006") + "\n\n"
 	}
 	if jsonOut {
+		// The JSON form is not captured in the real material: absent values stay "Unknown" / "" as before.
+		unknown := func(s string) string {
+			if s == null {
+				return "Unknown"
+			}
+			return s
+		}
 		scanJSON := func(t int64) string { return strings.TrimSpace(scan(t)) }
 		b, _ := marshalNoEscape(orderedObject{{"error", 0}, {"data", orderedObject{
 			{"id", id}, {"name", c.name(a)}, {"ip", ip}, {"status", strings.TrimSuffix(st, "/Local")},
-			{"os", osStr}, {"version", ver}, {"configSum", orNull(a.ConfigSum)}, {"mergedSum", orNull(a.MergedSum)},
-			{"lastKeepAlive", keep}, {"syscheckTime", scanJSON(a.SyscheckStart)}, {"syscheckEndTime", scanJSON(a.SyscheckEnd)}}}})
+			{"os", unknown(osStr)}, {"version", unknown(ver)}, {"configSum", a.ConfigSum}, {"mergedSum", a.MergedSum},
+			{"lastKeepAlive", unknown(keep)}, {"syscheckTime", scanJSON(a.SyscheckStart)}, {"syscheckEndTime", scanJSON(a.SyscheckEnd)}}}})
 		fmt.Fprintln(e.Stdout, string(b))
 		return 0
 	}
