@@ -44,17 +44,19 @@ type File struct {
 
 // Program names dispatched by Main.
 const (
-	ProgManagerd    = "siem-managerd"
-	ProgControl     = "siem-control"
-	ProgAgentCtl    = "agent_control"
-	ProgManageAgent = "manage_agents"
-	ProgDashboard   = "siem-dashboard"
-	ProgShipper     = "shipper"
+	ProgManagerd = "siem-managerd"
+	ProgControl  = "siem-control"
+	// ProgWazuhControl is the real tool's name: like siem-control but without `check`.
+	ProgWazuhControl = "wazuh-control"
+	ProgAgentCtl     = "agent_control"
+	ProgManageAgent  = "manage_agents"
+	ProgDashboard    = "siem-dashboard"
+	ProgShipper      = "shipper"
 )
 
 // Programs lists every emulator program name.
 func Programs() []string {
-	return []string{ProgManagerd, ProgControl, ProgAgentCtl, ProgManageAgent, ProgDashboard, ProgShipper}
+	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAgentCtl, ProgManageAgent, ProgDashboard, ProgShipper}
 }
 
 // ErrSpec reports an invalid PackageSpec.
@@ -261,12 +263,12 @@ func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdo
 	}
 	toolEnv := func() manager.ToolEnv {
 		h := manager.ToolHome(exe, os.Getenv("SIEM_HOME"))
-		return manager.ToolEnv{Home: h, FaultsDir: h.FaultsDir(os.Getenv(faults.EnvDir)), Stdout: stdout, Stderr: stderr}
+		return manager.ToolEnv{Home: h, FaultsDir: h.FaultsDir(os.Getenv(faults.EnvDir)), Stdout: stdout, Stderr: stderr, Name: name}
 	}
 	switch name {
 	case ProgManagerd:
 		return manager.DaemonMain(ctx, args, stderr, os.Getenv)
-	case ProgControl:
+	case ProgControl, ProgWazuhControl:
 		return manager.Control(ctx, toolEnv(), args)
 	case ProgAgentCtl:
 		return manager.AgentControl(ctx, toolEnv(), args)

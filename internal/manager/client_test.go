@@ -363,6 +363,11 @@ func TestDaemonsNotReadyWait(t *testing.T) {
 	})
 	t.Run("status endpoint is exempt", func(t *testing.T) {
 		e := setup(t, managertest.Config{}, nil)
+		// The real API gates login too (it goes through the distributed API): only a client that
+		// already holds a token reads /manager/status while the daemons are not ready.
+		if _, err := e.c.ManagerStatus(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
 		e.srv.NotReady.Store(1000)
 		e.srv.SetDaemon("wazuh-modulesd", "restarting")
 		st, err := e.c.ManagerStatus(ctxT(t))

@@ -57,6 +57,9 @@ type Agent struct {
 	MergedSum     string   `json:"merged_sum,omitempty"`
 	Synced        bool     `json:"synced"`
 	OS            *OS      `json:"os,omitempty"`
+	// SyscheckStart and SyscheckEnd are the unix times of the last syscheck scan (0: never ran).
+	SyscheckStart int64 `json:"syscheck_start,omitempty"`
+	SyscheckEnd   int64 `json:"syscheck_end,omitempty"`
 }
 
 // IDString is the three-digit zero-padded id.

@@ -158,12 +158,11 @@ type wazuhError struct {
 }
 
 var errorCatalog = map[int]wazuhError{
-	1017: {Message: "Some Wazuh daemons are not ready yet in node", Remediation: "Wait for the daemons to be ready or check their status with `siem-control status`"},
-	1018: {Message: "Wazuh is stopped. Start Wazuh before using the API."},
-	1019: {Message: "There is a failed process. Review that before using the API."},
-	1403: {Message: "Not a valid sort field", Remediation: "Please, use only allowed sort fields"},
+	1403: {Message: "Not a valid sort field ", Remediation: "Please, use only allowed sort fields"},
 	1407: {Message: "Query does not match expected format", Remediation: "Please, visit the official documentation (https://documentation.wazuh.com/4.9/user-manual/api/queries.html) to get more information about queries"},
 	1408: {Message: "Field does not exist."},
+	1409: {Message: "Invalid query operator"},
+	2003: {Message: "Error in wazuhdb request"},
 	1701: {Message: "Agent does not exist", Remediation: "Please, use `GET /agents?select=id,name` to find all available agents"},
 	1703: {Message: "Action not available for Manager (agent 000)", Remediation: "Please, use `GET /agents?select=id,name` to find all available agents and make sure you select an agent other than 000"},
 	1707: {Message: "Cannot send request, agent is not active", Remediation: "Please, check non-active agents connection and try again. Visit https://documentation.wazuh.com/4.9/user-manual/registering/index.html and https://documentation.wazuh.com/4.9/user-manual/agents/agent-connection.html to obtain more information on registering and connecting agents"},
@@ -307,7 +306,9 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if r.URL.Path != "/manager/status" && !s.ready(w) {
+	// dapi's check_wazuh_status gates what goes through the distributed API: not GET / (answered by
+	// the API process itself) nor /manager/status.
+	if r.URL.Path != "/manager/status" && r.URL.Path != "/" && !s.ready(w) {
 		return
 	}
 	s.o.Logger.Debug("request", "user", user, "method", r.Method, "path", r.URL.Path)
@@ -331,37 +332,29 @@ func (s *APIServer) allowRequest() bool {
 	return s.rlCount <= limit
 }
 
-// ready answers like dapi check_wazuh_status: 1019 when a basic daemon failed, 1017 while one is
-// restarting, 1018 when one is stopped.
+// ready answers like dapi check_wazuh_status (framework/wazuh/core/cluster/dapi/dapi.py): any basic
+// daemon failed, restarting or stopped is error 1017 naming each one with its state, in the basic
+// daemons' order. (1018 and 1019 are unrelated codes in 4.x: invalid JSON body, backup file.)
 func (s *APIServer) ready(w http.ResponseWriter) bool {
 	states := DaemonStates(s.o.Home)
 	node := "node01"
 	if c, err := s.loadConfig(); err == nil {
 		node = c.NodeName
 	}
-	for _, chk := range []struct {
-		state string
-		code  int
-	}{{"failed", 1019}, {"restarting", 1017}, {"stopped", 1018}} {
-		var bad []string
-		for _, d := range basicDaemons {
-			if states[d] == chk.state {
-				bad = append(bad, d+"->"+chk.state)
-			}
+	var bad []string
+	for _, d := range basicDaemons {
+		switch st := states[d]; st {
+		case "failed", "restarting", "stopped":
+			bad = append(bad, d+"->"+st)
 		}
-		if len(bad) == 0 {
-			continue
-		}
-		e := errorCatalog[chk.code]
-		detail := e.Message
-		if chk.code == 1017 {
-			detail = fmt.Sprintf("%s \"%s\" (%s)", e.Message, node, strings.Join(bad, ", "))
-		}
-		writeProblem(w, 400, problem{Detail: detail, Remediation: e.Remediation, Error: chk.code,
-			DAPIErrors: map[string]any{node: map[string]string{"error": detail, "logfile": "WAZUH_HOME/logs/api.log"}}})
-		return false
 	}
-	return true
+	if len(bad) == 0 {
+		return true
+	}
+	detail := fmt.Sprintf("Some Wazuh daemons are not ready yet in node \"%s\" (%s)", node, strings.Join(bad, ", "))
+	writeProblem(w, 400, problem{Detail: detail, Error: 1017,
+		DAPIErrors: map[string]any{node: map[string]string{"error": detail, "logfile": "WAZUH_HOME/logs/api.log"}}})
+	return false
 }
 
 func (s *APIServer) loadConfig() (*Config, error) {
@@ -450,6 +443,9 @@ func (s *APIServer) handleLogin(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, 401, problem{Detail: "Invalid credentials"})
 		return
 	}
+	if !checkParams(w, r, "raw") {
+		return
+	}
 	if !s.ready(w) {
 		return
 	}
@@ -481,6 +477,9 @@ func (s *APIServer) version() Version {
 }
 
 func (s *APIServer) handleRoot(w http.ResponseWriter, r *http.Request) {
+	if !checkParams(w, r) {
+		return
+	}
 	v := s.version()
 	writeJSON(w, r, 200, orderedObject{{"data", orderedObject{
 		{"title", "Wazuh API REST"}, {"api_version", v.Plain()}, {"revision", v.Revision},
@@ -515,10 +514,63 @@ func badParam(w http.ResponseWriter, detail string) {
 	writeProblem(w, 400, problem{Detail: detail})
 }
 
-// checkParams rejects query parameters the endpoint does not define (strict validation).
+// Formats of the real API's validator (api/api/validator.py) for the query parameters it serves.
+var (
+	reAlphanumeric = regexp.MustCompile(`^[\w,\-.+\s:]+$`)
+	reNames        = regexp.MustCompile(`^[\w\-.%]+$`)
+	reSearch       = regexp.MustCompile(`^[^;|&^*>]+$`)
+	reSort         = regexp.MustCompile(`^[\w_\-,\s+.]+$`)
+	reGroupName    = regexp.MustCompile(`^[\w.\-]+$`)
+)
+
+// paramFormat checks one query parameter's value like connexion does with the specification's schema:
+// booleans, Wazuh's string formats. It returns the validator's message, or "" when the value is valid.
+func paramFormat(name, v string) string {
+	switch name {
+	case "pretty", "wait_for_complete", "raw", "distinct", "purge":
+		if v != "true" && v != "false" {
+			return fmt.Sprintf("'%s' is not of type 'boolean'", v)
+		}
+	case "name", "ip", "registerIP", "version", "manager", "os.platform", "os.version", "os.name":
+		if !reAlphanumeric.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'alphanumeric'", v)
+		}
+	case "node_name":
+		if !reNames.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'names'", v)
+		}
+	case "select":
+		for _, f := range strings.Split(v, ",") {
+			if !reNames.MatchString(f) {
+				return fmt.Sprintf("'%s' is not a 'names'", f)
+			}
+		}
+	case "search":
+		if !reSearch.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'search'", v)
+		}
+	case "sort":
+		if !reSort.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a 'sort'", v)
+		}
+	case "group":
+		if !reGroupName.MatchString(v) || v == "." || v == ".." || v == "all" {
+			return fmt.Sprintf("'%s' is not a 'group_names'", v)
+		}
+	case "group_config_status":
+		if v != "synced" && v != "not synced" {
+			return fmt.Sprintf("'%s' is not one of ['synced', 'not synced']", v)
+		}
+	}
+	return ""
+}
+
+// checkParams rejects query parameters the endpoint does not define (connexion's strict validation)
+// and values the specification's schema refuses.
 func checkParams(w http.ResponseWriter, r *http.Request, allowed ...string) bool {
 	var extra []string
-	for k := range queryOf(r) {
+	q := queryOf(r)
+	for k := range q {
 		if !slices.Contains(allowed, k) && k != "pretty" && k != "wait_for_complete" {
 			extra = append(extra, k)
 		}
@@ -527,6 +579,14 @@ func checkParams(w http.ResponseWriter, r *http.Request, allowed ...string) bool
 		sort.Strings(extra)
 		badParam(w, fmt.Sprintf("Extra query parameter(s) %s not in spec", strings.Join(extra, ", ")))
 		return false
+	}
+	for k, vs := range q {
+		for _, v := range vs {
+			if msg := paramFormat(k, v); msg != "" {
+				badParam(w, msg)
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -542,7 +602,11 @@ func parseIDList(w http.ResponseWriter, raw string, allowAll bool) ([]int, bool,
 			return nil, true, true
 		}
 		if !idRe.MatchString(p) {
-			badParam(w, fmt.Sprintf("'%s' does not match '^(\\\\d{3,})$'", p))
+			badParam(w, fmt.Sprintf("'%s' is not a 'numbers'", p))
+			return nil, false, false
+		}
+		if len(p) < 3 {
+			badParam(w, fmt.Sprintf("'%s' is too short", p))
 			return nil, false, false
 		}
 		n, err := strconv.Atoi(p)
@@ -561,6 +625,7 @@ func parseStatusList(w http.ResponseWriter, raw string, allowAll bool) ([]string
 	}
 	var out []string
 	for _, p := range strings.Split(raw, ",") {
+		p = strings.ToLower(p) // the real API lowercases status values (test "Upper and lowercase letters")
 		if (allowAll && p == "all") || slices.Contains(validStatus, p) {
 			out = append(out, p)
 			continue
@@ -582,6 +647,10 @@ func parseIntParam(w http.ResponseWriter, q map[string][]string, name string, de
 	}
 	n, err := strconv.Atoi(v[0])
 	switch {
+	case err != nil && idRe.MatchString(v[0]):
+		// connexion accepts any integer (Python has no overflow); wazuh-db's SQLite then fails.
+		writeWazuhError(w, 400, 2003, "")
+		return 0, false
 	case err != nil:
 		badParam(w, fmt.Sprintf("'%s' is not of type 'integer'", v[0]))
 		return 0, false
@@ -683,6 +752,9 @@ func (s *APIServer) parseFilter(w http.ResponseWriter, q map[string][]string, al
 		switch {
 		case errors.Is(err, errQueryField):
 			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
+			return nil, false
+		case errors.Is(err, errQueryOperator):
+			writeWazuhError(w, 400, 1409, strings.TrimPrefix(err.Error(), errQueryOperator.Error()+": "))
 			return nil, false
 		case err != nil:
 			writeWazuhError(w, 400, 1407, "")
@@ -1209,10 +1281,33 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 	} else {
 		picked = users
 	}
-	if v := strings.ToLower(first(q, "search")); v != "" {
+	sort.SliceStable(picked, func(i, j int) bool { return picked[i].ID < picked[j].ID })
+	if v := first(q, "q"); v != "" {
+		n, err := parseQueryFields(v, func(f string) bool { return slices.Contains([]string{"id", "username", "allow_run_as", "roles"}, f) })
+		switch {
+		case errors.Is(err, errQueryField):
+			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
+			return
+		case err != nil:
+			writeWazuhError(w, 400, 1407, "")
+			return
+		}
 		var keep []*APIUser
 		for _, u := range picked {
-			if strings.Contains(strings.ToLower(u.Username), v) {
+			if n.matchValues(func(f string) string { return userValue(u, f) }) {
+				keep = append(keep, u)
+			}
+		}
+		picked = keep
+	}
+	if v := strings.ToLower(first(q, "search")); v != "" {
+		// "-x" is the complementary search: users matching nothing of x.
+		neg := strings.HasPrefix(v, "-")
+		v = strings.TrimPrefix(v, "-")
+		var keep []*APIUser
+		for _, u := range picked {
+			hit := strings.Contains(strings.ToLower(u.Username), v) || strings.Contains(strconv.Itoa(u.ID), v)
+			if hit != neg {
 				keep = append(keep, u)
 			}
 		}
@@ -1225,6 +1320,20 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 		items = append(items, userItem(u))
 	}
 	writeJSON(w, r, 200, affected(items, total, &fails, "All specified users were returned", "Some users were not returned", "No user was returned"))
+}
+
+func userValue(u *APIUser, f string) string {
+	switch f {
+	case "id":
+		return strconv.Itoa(u.ID)
+	case "username":
+		return u.Username
+	case "allow_run_as":
+		return strconv.FormatBool(u.AllowRunAs)
+	case "roles":
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(u.Roles)), ","), "[]")
+	}
+	return ""
 }
 
 type userBody struct {
@@ -1240,7 +1349,12 @@ func readUserBody(w http.ResponseWriter, r *http.Request) (*userBody, bool) {
 	}
 	var b userBody
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields() // the real validator refuses additional properties in the body
 	if err := dec.Decode(&b); err != nil {
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			badParam(w, fmt.Sprintf("Additional properties are not allowed (%s was unexpected)", strings.ReplaceAll(f, `"`, "'")))
+			return nil, false
+		}
 		badParam(w, "Invalid JSON body")
 		return nil, false
 	}

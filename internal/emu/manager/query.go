@@ -3,15 +3,18 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// errQueryFormat and errQueryField map to API errors 1407 and 1408.
+// errQueryFormat, errQueryField and errQueryOperator map to API errors 1407, 1408 and 1409.
 var (
-	errQueryFormat = errors.New("query does not match expected format")
-	errQueryField  = errors.New("field does not exist")
+	errQueryFormat   = errors.New("query does not match expected format")
+	errQueryField    = errors.New("field does not exist")
+	errQueryOperator = errors.New("invalid query operator")
 )
 
 // qNode is a parsed `q` expression: ';' is AND, ',' is OR (AND binds tighter), parentheses group.
@@ -23,9 +26,12 @@ type qNode struct {
 	value    string
 }
 
-// parseQuery parses the Wazuh API query language subset.
-func parseQuery(q string) (*qNode, error) {
-	p := &qParser{s: q}
+// parseQuery parses the Wazuh API query language subset over agent fields.
+func parseQuery(q string) (*qNode, error) { return parseQueryFields(q, validField) }
+
+// parseQueryFields parses a query whose fields valid accepts.
+func parseQueryFields(q string, valid func(string) bool) (*qNode, error) {
+	p := &qParser{s: q, valid: valid}
 	n, err := p.or()
 	if err != nil {
 		return nil, err
@@ -37,9 +43,12 @@ func parseQuery(q string) (*qNode, error) {
 }
 
 type qParser struct {
-	s string
-	i int
+	s     string
+	i     int
+	valid func(string) bool
 }
+
+var reQueryField = regexp.MustCompile(`^[\w.]+$`)
 
 func (p *qParser) or() (*qNode, error) { return p.list(',', "or", p.and) }
 
@@ -105,8 +114,14 @@ func (p *qParser) factor() (*qNode, error) {
 	if value == "" {
 		return nil, fmt.Errorf("%w: missing value", errQueryFormat)
 	}
-	if !validField(field) {
+	if !reQueryField.MatchString(field) {
+		return nil, fmt.Errorf("%w: field %q", errQueryFormat, field)
+	}
+	if !p.valid(field) {
 		return nil, fmt.Errorf("%w: %s", errQueryField, field)
+	}
+	if field == "group" && (op == "<" || op == ">") {
+		return nil, fmt.Errorf("%w: %s", errQueryOperator, op)
 	}
 	return &qNode{op: "cmp", field: field, cmp: op, value: value}, nil
 }
@@ -130,7 +145,44 @@ func (n *qNode) match(c *viewCtx, a *Agent) bool {
 	}
 	v := c.field(a, n.field)
 	want := n.value
+	if n.field == "group" {
+		// The groups column is a list: = and != test membership, ~ a substring of any group; an agent
+		// without groups (NULL in global.db) matches nothing.
+		if len(a.Group) == 0 {
+			return false
+		}
+		switch n.cmp {
+		case "=":
+			return slices.Contains(a.Group, want)
+		case "!=":
+			return !slices.Contains(a.Group, want)
+		case "~":
+			return slices.ContainsFunc(a.Group, func(g string) bool { return strings.Contains(strings.ToLower(g), strings.ToLower(want)) })
+		}
+		return false
+	}
 	if n.field == "lastKeepAlive" || n.field == "dateAdd" {
+		// An absolute date compares timestamps (a NULL keepalive matches nothing).
+		if at, ok := parseQueryDate(want); ok {
+			t := a.DateAdd
+			if n.field == "lastKeepAlive" {
+				t = c.lastKeepAlive(a)
+			}
+			if t == 0 {
+				return false
+			}
+			switch n.cmp {
+			case ">":
+				return t > at
+			case "<":
+				return t < at
+			case "=":
+				return t == at
+			case "!=":
+				return t != at
+			}
+			return false
+		}
 		// A timeframe compares ages: lastKeepAlive>10m means "older than 10 minutes".
 		if d, err := parseTimeframe(want); err == nil {
 			t := a.DateAdd
@@ -144,6 +196,11 @@ func (n *qNode) match(c *viewCtx, a *Agent) bool {
 			case "<":
 				return t != 0 && age < d
 			}
+		}
+	}
+	if n.field == "id" { // ids compare as numbers: id!=2 excludes 002
+		if wi, err := strconv.Atoi(want); err == nil {
+			v, want = strconv.Itoa(a.ID), strconv.Itoa(wi)
 		}
 	}
 	switch n.cmp {
@@ -163,6 +220,17 @@ func (n *qNode) match(c *viewCtx, a *Agent) bool {
 	return false
 }
 
+// parseQueryDate reads the absolute dates the query language accepts ("2021-07-03", "2021-07-03 00:00:00",
+// "2021-07-03T00:00:00"), in UTC.
+func parseQueryDate(v string) (int64, bool) {
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02T15:04:05", "2006-01-02T15:04:05Z", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.Unix(), true
+		}
+	}
+	return 0, false
+}
+
 func compareValues(a, b string) int {
 	ai, errA := strconv.ParseFloat(a, 64)
 	bi, errB := strconv.ParseFloat(b, 64)
@@ -179,4 +247,38 @@ func compareValues(a, b string) int {
 		return compareVersions(a, b)
 	}
 	return strings.Compare(a, b)
+}
+
+// matchValues evaluates the query over plain field values (the users' fields).
+func (n *qNode) matchValues(get func(field string) string) bool {
+	switch n.op {
+	case "and":
+		for _, ch := range n.children {
+			if !ch.matchValues(get) {
+				return false
+			}
+		}
+		return true
+	case "or":
+		for _, ch := range n.children {
+			if ch.matchValues(get) {
+				return true
+			}
+		}
+		return false
+	}
+	v := get(n.field)
+	switch n.cmp {
+	case "=":
+		return compareValues(v, n.value) == 0
+	case "!=":
+		return compareValues(v, n.value) != 0
+	case "~":
+		return strings.Contains(strings.ToLower(v), strings.ToLower(n.value))
+	case "<":
+		return compareValues(v, n.value) < 0
+	case ">":
+		return compareValues(v, n.value) > 0
+	}
+	return false
 }

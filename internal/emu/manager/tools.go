@@ -27,6 +27,11 @@ type ToolEnv struct {
 	Stderr    io.Writer
 	// Poll is the wait step of start/stop (default 100ms).
 	Poll time.Duration
+	// Name is the control tool's program name: "wazuh-control" behaves like the real one (no check
+	// command); anything else (siem-control, the spec's tool) also has `check`.
+	Name string
+	// Loc is the time zone of ctime-style dates (agent_control's syscheck times); default time.Local.
+	Loc *time.Location
 }
 
 func (e *ToolEnv) defaults() {
@@ -39,6 +44,17 @@ func (e *ToolEnv) defaults() {
 	if e.Poll == 0 {
 		e.Poll = 100 * time.Millisecond
 	}
+	if e.Name == "" {
+		e.Name = "siem-control"
+	}
+	if e.Loc == nil {
+		e.Loc = time.Local
+	}
+}
+
+// logLine prints a daemon-style log line (src/shared/debug_op.c: "YYYY/MM/DD HH:MM:SS tag: LEVEL: msg").
+func (e *ToolEnv) logLine(tag, level, msg string) {
+	fmt.Fprintf(e.Stderr, "%s %s: %s: %s\n", e.Now().In(e.Loc).Format("2006/01/02 15:04:05"), tag, level, msg)
 }
 
 // ToolHome finds the install directory of a tool from its executable path (INSTALL_DIR/bin/<tool>);
@@ -87,8 +103,15 @@ func Control(ctx context.Context, e ToolEnv, args []string) int {
 	if len(args) > 0 && args[0] == "-j" {
 		jsonOut, args = true, args[1:]
 	}
+	// The real wazuh-control (src/init/wazuh-server.sh help()) has no check command; the spec's
+	// siem-control adds it.
+	hasCheck := e.Name != "wazuh-control"
 	usage := func() int {
-		fmt.Fprintf(e.Stdout, "Usage: %s [-j] {start|stop|restart|status|check|info [-v -r -t]}\n", e.Home.Path("bin", "siem-control"))
+		cmds := "start|stop|restart|status|enable|disable|info [-v -r -t]"
+		if hasCheck {
+			cmds = "start|stop|restart|status|check|enable|disable|info [-v -r -t]"
+		}
+		fmt.Fprintf(e.Stdout, "\nUsage: %s [-j] {%s}\n\n    -j    Use JSON output.\n", e.Home.Path("bin", e.Name), cmds)
 		return 1
 	}
 	if len(args) == 0 {
@@ -100,6 +123,9 @@ func Control(ctx context.Context, e ToolEnv, args []string) int {
 	case "info":
 		return e.controlInfo(jsonOut, args[1:], usage)
 	case "check":
+		if !hasCheck {
+			return usage()
+		}
 		return e.controlCheck(jsonOut)
 	case "start":
 		return e.controlStart(ctx, jsonOut)
@@ -362,29 +388,33 @@ func statusText(st string) string {
 	return "Unknown"
 }
 
+// agentControlHelp prints agent_control's helpmsg() (src/util/agent_control.c), which exits 1.
 func (e *ToolEnv) agentControlHelp() {
-	v := e.version()
-	fmt.Fprintf(e.Stdout, `
-Wazuh %s - Wazuh Inc.
+	_, _ = io.WriteString(e.Stdout, `
+Wazuh agent_control: Control remote agents.
+Available options:
+	-h                This help message.
+	-l                List available (active or not) agents.
+	-lc               List active agents only.
+	-ln               List disconnected agents only.
+	-i <id>           Extracts information from an agent.
+	-R -a             Restart all agents.
+	-R -u <id>        Restart the specified agent.
+	-r -a             Runs the integrity/rootkit checking on all agents now.
+	-r -u <id>        Runs the integrity/rootkit checking on one agent now.
 
-This program is free software; you can redistribute it and/or modify
-it under the terms of the GNU General Public License (version 2) as
-published by the Free Software Foundation. For more details, go to
-https://www.gnu.org/licenses/gpl.html
+	-s                Changes the output to CSV (comma delimited).
+	-j                Changes the output to JSON .
+Available options for active response:
+	-b <ip>           Blocks the specified ip address.
+	-f <ar> -a        Used with -b, specifies which response to run. Apply AR on all agents.
+	-f <ar> -u <id>   Used with -b, specifies which response to run. Apply AR on specified agent.
+	-L                List available active responses.
+	-s                Changes the output to CSV (comma delimited).
+	-j                Changes the output to JSON .
+	-d                Debug mode.
 
-  agent_control: -[Vehlj] [-i id] [-R id] [-r -a|-u id]
-    -h          This help message.
-    -l          List available (active or not) agents.
-    -lc         List active agents.
-    -ln         List disconnected agents.
-    -i <id>     Extracts information from an agent.
-    -R -a       Restart all agents.
-    -R -u <id>  Restart the specified agent.
-    -r -a       Runs the integrity/rootcheck checking on all agents.
-    -r -u <id>  Runs the integrity/rootcheck checking on one agent.
-    -s          Changes the output to CSV (comma delimited).
-    -j          Changes the output to JSON .
-`, v.Tag)
+`)
 }
 
 func (e *ToolEnv) jsonErr(code int, msg string) int {
@@ -427,7 +457,7 @@ func AgentControl(ctx context.Context, e ToolEnv, args []string) int {
 			i++
 		case "-h":
 			e.agentControlHelp()
-			return 0
+			return 1
 		default:
 			e.agentControlHelp()
 			return 1
@@ -471,6 +501,7 @@ func AgentControl(ctx context.Context, e ToolEnv, args []string) int {
 		return e.agentInfo(a, c, jsonOut)
 	case restart && (all || unit != ""):
 		if e.runningPID() == 0 {
+			e.logLine("agent_control", "ERROR", "(1301): Unable to connect to active response queue.")
 			if jsonOut {
 				return e.jsonErr(43, "Unable to connect to remoted.")
 			}
@@ -549,41 +580,66 @@ func (e *ToolEnv) listAgents(agents []*Agent, c *viewCtx, activeOnly, discOnly, 
 		for _, r := range rows {
 			fmt.Fprintf(e.Stdout, "%s,%s,%s,%s,\n", r.id, r.name, r.ip, r.status)
 		}
+		if !activeOnly { // print_agents(): the (empty) agentless part
+			fmt.Fprintln(e.Stdout)
+		}
 	default:
 		var b strings.Builder
 		b.WriteString("\nWazuh agent_control. List of available agents:\n")
 		for _, r := range rows {
 			fmt.Fprintf(&b, "   ID: %s, Name: %s, IP: %s, %s\n", r.id, r.name, r.ip, r.status)
 		}
-		b.WriteString("\nList of agentless devices:\n\n")
+		b.WriteString("\n")
+		if !activeOnly { // print_agents() lists agentless devices except for -lc
+			b.WriteString("List of agentless devices:\n\n")
+		}
 		_, _ = io.WriteString(e.Stdout, b.String())
 	}
 	return 0
 }
 
+// agentInfo prints `agent_control -i` (src/util/agent_control.c). Columns that are NULL in global.db
+// (never-connected agents; the manager's hashes) are printed by glibc's printf as "(null)"; syscheck
+// times come from ctime_r, whose trailing newline makes the blank line after each date.
 func (e *ToolEnv) agentInfo(a *Agent, c *viewCtx, jsonOut bool) int {
+	const null = "(null)"
 	st := statusText(c.status(a))
 	id, ip := a.IDString(), a.RegisterIP
 	if a.ID == 0 {
 		st, ip = "Active/Local", "127.0.0.1"
 	}
-	osStr, ver, keep := "Unknown", c.version(a), ""
+	orNull := func(s string) string {
+		if s == "" {
+			return null
+		}
+		return s
+	}
+	osStr, ver, keep := null, orNull(c.version(a)), null
 	if o := c.os(a); o != nil && o.Uname != "" {
 		osStr = o.Uname
 	}
-	if ver == "" {
-		ver = "Unknown"
-	}
 	if t := c.lastKeepAlive(a); t != 0 {
 		keep = strconv.FormatInt(t, 10)
-	} else {
-		keep = "Unknown"
+	}
+	scan := func(t int64) string {
+		if t == 0 {
+			return "Unknown\n"
+		}
+		return time.Unix(t, 0).In(e.Loc).Format("Mon Jan _2 15:04:05 2006") + "\n\n"
 	}
 	if jsonOut {
+		// The JSON form is not captured in the real material: absent values stay "Unknown" / "" as before.
+		unknown := func(s string) string {
+			if s == null {
+				return "Unknown"
+			}
+			return s
+		}
+		scanJSON := func(t int64) string { return strings.TrimSpace(scan(t)) }
 		b, _ := marshalNoEscape(orderedObject{{"error", 0}, {"data", orderedObject{
 			{"id", id}, {"name", c.name(a)}, {"ip", ip}, {"status", strings.TrimSuffix(st, "/Local")},
-			{"os", osStr}, {"version", ver}, {"configSum", a.ConfigSum}, {"mergedSum", a.MergedSum},
-			{"lastKeepAlive", keep}, {"syscheckTime", "Unknown"}, {"syscheckEndTime", "Unknown"}}}})
+			{"os", unknown(osStr)}, {"version", unknown(ver)}, {"configSum", a.ConfigSum}, {"mergedSum", a.MergedSum},
+			{"lastKeepAlive", unknown(keep)}, {"syscheckTime", scanJSON(a.SyscheckStart)}, {"syscheckEndTime", scanJSON(a.SyscheckEnd)}}}})
 		fmt.Fprintln(e.Stdout, string(b))
 		return 0
 	}
@@ -591,17 +647,11 @@ func (e *ToolEnv) agentInfo(a *Agent, c *viewCtx, jsonOut bool) int {
 	if a.ID == 0 {
 		idLine += " (local instance)"
 	}
-	orUnknown := func(s string) string {
-		if s == "" {
-			return "Unknown"
-		}
-		return s
-	}
 	fmt.Fprintf(e.Stdout, "\nWazuh agent_control. Agent information:\n   Agent ID:   %s\n   Agent Name: %s\n   IP address: %s\n   Status:     %s\n\n",
 		idLine, c.name(a), ip, st)
 	fmt.Fprintf(e.Stdout, "   Operating system:    %s\n   Client version:      %s\n   Configuration hash:  %s\n   Shared file hash:    %s\n   Last keep alive:     %s\n\n",
-		osStr, ver, orUnknown(a.ConfigSum), orUnknown(a.MergedSum), keep)
-	fmt.Fprintf(e.Stdout, "   Syscheck last started at:  Unknown\n   Syscheck last ended at:    Unknown\n\n")
+		osStr, ver, orNull(a.ConfigSum), orNull(a.MergedSum), keep)
+	fmt.Fprintf(e.Stdout, "   Syscheck last started at:  %s   Syscheck last ended at:    %s", scan(a.SyscheckStart), scan(a.SyscheckEnd))
 	return 0
 }
 
@@ -643,30 +693,7 @@ func ManageAgents(ctx context.Context, e ToolEnv, args []string) int {
 		return 0
 	}
 	if len(args) == 2 && args[0] == "-r" {
-		id := args[1]
-		listOut(agents)
-		fmt.Fprintf(e.Stdout, "Provide the ID of the agent to be removed (or '\\q' to quit): %s\n", id)
-		n, convErr := strconv.Atoi(id)
-		if convErr != nil || !allDigits(id) || n == 0 || indexAgents(agents)[n] == nil {
-			fmt.Fprintf(e.Stdout, "\n** Invalid ID '%s' given. ID is not present.\n", id)
-			return 1
-		}
-		fmt.Fprintln(e.Stdout, "Confirm deleting it?(y/n): y")
-		err := store.Update(func(cur []*Agent) ([]*Agent, bool, error) {
-			out := make([]*Agent, 0, len(cur))
-			for _, a := range cur {
-				if a.ID != n {
-					out = append(out, a)
-				}
-			}
-			return out, len(out) != len(cur), nil
-		})
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "manage_agents: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(e.Stdout, "Agent '%03d' removed.\n", n)
-		return 0
+		return e.removeAgent(store, agents, args[1], listOut)
 	}
 	v := e.version()
 	fmt.Fprintf(e.Stdout, `
@@ -680,4 +707,47 @@ Wazuh %s - Wazuh Inc.
     -r <id>     Remove an agent.
 `, v.Tag)
 	return 1
+}
+
+// removeAgent is `manage_agents -r <id>` (src/addagent/main.c, manage_agents.c remove_agent()): the
+// banner and menu, the agent list, the prompts answered from OSSEC_AGENT_ID/OSSEC_ACTION_CONFIRMED.
+// With authd running the removal goes through authd's local socket, which answers an unknown id with
+// error 9011 (logged on stderr; the tool still exits 0); with authd down the id is checked against
+// client.keys first (NO_ID, exit 1).
+func (e *ToolEnv) removeAgent(store *AgentStore, agents []*Agent, id string, listOut func([]*Agent)) int {
+	fmt.Fprintf(e.Stdout, "\n\n****************************************\n* Wazuh %s Agent manager.          *\n"+
+		"* The following options are available: *\n****************************************\n"+
+		"   (A)dd an agent (A).\n   (E)xtract key for an agent (E).\n   (L)ist already added agents (L).\n"+
+		"   (R)emove an agent (R).\n   (Q)uit.\nChoose your action: A,E,L,R or Q: ", e.version().Tag)
+	listOut(agents)
+	fmt.Fprintf(e.Stdout, "Provide the ID of the agent to be removed (or '\\q' to quit): %s\n", id)
+	n, convErr := strconv.Atoi(id)
+	known := convErr == nil && allDigits(id) && n != 0 && indexAgents(agents)[n] != nil
+	authd, _ := pidfile(e.Home, "wazuh-authd")
+	viaAuthd := authd != 0 && processAlive(authd)
+	if !known && !viaAuthd {
+		fmt.Fprintf(e.Stdout, "\n** Invalid ID '%s' given. ID is not present.\n", id)
+		return 1
+	}
+	fmt.Fprintln(e.Stdout, "Confirm deleting it?(y/n): y")
+	if !known {
+		e.logLine("manage_agents", "ERROR", "9011: Agent ID not found")
+		fmt.Fprint(e.Stdout, "\nmanage_agents: Exiting.\n")
+		return 0
+	}
+	err := store.Update(func(cur []*Agent) ([]*Agent, bool, error) {
+		out := make([]*Agent, 0, len(cur))
+		for _, a := range cur {
+			if a.ID != n {
+				out = append(out, a)
+			}
+		}
+		return out, len(out) != len(cur), nil
+	})
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "manage_agents: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(e.Stdout, "Agent '%03d' removed.\n\nmanage_agents: Exiting.\n", n)
+	return 0
 }

@@ -82,7 +82,7 @@ func (c *viewCtx) ip(a *Agent) string {
 }
 
 func (c *viewCtx) os(a *Agent) *OS {
-	if a.ID == 0 {
+	if a.ID == 0 && a.OS == nil { // the manager host's own OS unless recorded
 		return &OS{Arch: runtime.GOARCH, Name: "Debian GNU/Linux", Platform: "debian", Major: "12", Version: "12", Codename: "bookworm",
 			Uname: "Linux |" + c.hostname + " |6.1.0 |#1 SMP |x86_64"}
 	}
@@ -174,6 +174,9 @@ func (c *viewCtx) field(a *Agent, name string) string {
 		}
 		return c.hostname
 	case "node_name":
+		if c.status(a) == StatusNeverConnected {
+			return "unknown" // global.db's default until the agent connects to a node
+		}
 		return c.nodeName
 	case "dateAdd":
 		return fmtUnix(a.DateAdd)
@@ -188,10 +191,7 @@ func (c *viewCtx) field(a *Agent, name string) string {
 	case "mergedSum":
 		return a.MergedSum
 	case "group_config_status":
-		if a.ID == 0 {
-			return ""
-		}
-		if a.Synced {
+		if a.Synced || a.ID == 0 {
 			return "synced"
 		}
 		return "not synced"

@@ -85,7 +85,7 @@ type Server struct {
 	// Faults: the next N matching requests get the failure.
 	RateLimit     atomic.Int32 // 429 / 6001 on any request
 	RetryAfter    atomic.Int32 // seconds for the Retry-After header (0: none)
-	NotReady      atomic.Int32 // 1017 on any request but /manager/status and login
+	NotReady      atomic.Int32 // 1017 on any request but GET / and /manager/status (login included)
 	RejectTokens  atomic.Int32 // 401 "Invalid token" on bearer requests
 	BadConfigNext atomic.Bool  // validation fails with 1908 once
 
@@ -258,6 +258,7 @@ var messages = map[int]string{
 	1707: "Cannot send request, agent is not active",
 	1731: "Agent is not eligible for the action to be performed",
 	5000: "The user could not be created",
+	5001: "The user does not exist",
 }
 
 // Seen returns "METHOD /path?query" of every request so far, in order.
@@ -299,14 +300,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r) {
 		return
 	}
-	if r.URL.Path != "/manager/status" && s.NotReady.Load() > 0 && s.NotReady.Add(-1) >= 0 {
-		problem(w, http.StatusInternalServerError, "Wazuh Internal Error",
-			`Some Wazuh daemons are not ready yet in node "node01" (wazuh-modulesd->restarting)`, 1017)
+	key := route(r.Method, r.URL.Path)
+	if !s.validParams(w, r, key) {
 		return
 	}
-	key := r.Method + " " + r.URL.Path
+	if r.URL.Path != "/manager/status" && r.URL.Path != "/" && s.notReady(w) {
+		return
+	}
 	s.mu.Lock()
-	h := s.override[key]
+	h := s.override[r.Method+" "+r.URL.Path]
 	s.mu.Unlock()
 	if h != nil {
 		h(w, r)
@@ -345,7 +347,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.getAgents(w, r)
 	case "GET /agents/summary/status":
 		s.summary(w)
-	case "PUT /agents/restart":
+	case "PUT /agents/restart", "PUT /agents/{agent_id}/restart":
 		s.restart(w, r)
 	case "DELETE /agents":
 		s.deleteAgents(w, r)
@@ -353,10 +355,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		us := append([]User(nil), s.users...)
 		s.mu.Unlock()
+		if ids := splitList(r.URL.Query().Get("user_ids")); ids != nil {
+			var picked []User
+			fails := map[int][]string{}
+			for _, id := range ids {
+				found := false
+				for _, u := range us {
+					if strconv.Itoa(u.ID) == id {
+						picked, found = append(picked, u), true
+					}
+				}
+				if !found {
+					fails[5001] = append(fails[5001], id)
+				}
+			}
+			if picked == nil {
+				picked = []User{}
+			}
+			envelope(w, picked, len(picked), fails, [3]string{"All specified users were returned", "Some users were not returned", "No user was returned"})
+			return
+		}
 		off, lim := page(r, len(us))
 		envelope(w, us[off:lim], len(us), nil, [3]string{"All specified users were returned"})
 	case "POST /security/users":
 		s.createUser(w, r)
+	case "PUT /security/users/{user_id}":
+		s.updateUser(w, r)
 	default:
 		problem(w, http.StatusNotFound, "Not Found", "The requested URL was not found on the server.", 0)
 	}
@@ -386,6 +410,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusUnauthorized, "Unauthorized", "Invalid credentials", 0)
 		return
 	}
+	if !s.validParams(w, r, r.Method+" /security/user/authenticate") {
+		return
+	}
+	if s.notReady(w) { // login goes through the distributed API too
+		return
+	}
 	now := s.cfg.Now()
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
 		"iss": "wazuh", "aud": "Wazuh API REST", "nbf": now.Unix(), "exp": now.Add(s.cfg.TokenTTL).Unix(),
@@ -397,7 +427,24 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Logins.Add(1)
+	if r.URL.Query().Get("raw") == "true" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, signed)
+		return
+	}
 	writeJSON(w, 200, map[string]any{"data": map[string]string{"token": signed}, "error": 0})
+}
+
+// notReady answers dapi's check_wazuh_status error (a WazuhError: 400, code 1017) while the NotReady
+// fault lasts. Everything that goes through the distributed API is gated, login included; GET / and
+// GET /manager/status are not.
+func (s *Server) notReady(w http.ResponseWriter) bool {
+	if s.NotReady.Load() > 0 && s.NotReady.Add(-1) >= 0 {
+		problem(w, http.StatusBadRequest, "Bad Request",
+			`Some Wazuh daemons are not ready yet in node "node01" (wazuh-modulesd->restarting)`, 1017)
+		return true
+	}
+	return false
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
@@ -447,6 +494,9 @@ func splitList(v string) []string {
 }
 
 func (s *Server) getAgents(w http.ResponseWriter, r *http.Request) {
+	if !frameworkFields(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	ids := splitList(q.Get("agents_list"))
 	statuses := splitList(q.Get("status"))
@@ -506,6 +556,9 @@ func (s *Server) summary(w http.ResponseWriter) {
 
 func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	ids := splitList(r.URL.Query().Get("agents_list"))
+	if id, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/agents/"), "/restart"); ok && id != "" && id != r.URL.Path {
+		ids = []string{id}
+	}
 	all := ids == nil
 	s.mu.Lock()
 	byID := map[string]Agent{}
@@ -582,21 +635,39 @@ func (s *Server) deleteAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
-	var body struct{ Username, Password string }
+	var body struct {
+		Username *string `json:"username"`
+		Password *string `json:"password"`
+	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		problem(w, 400, "Bad Request", "invalid body", 6002)
+		problem(w, 400, "Bad Request", "Invalid JSON body", 0)
 		return
 	}
-	if n := len(body.Password); n < 8 || n > 64 {
-		writeJSON(w, 400, map[string]any{"title": "Bad Request", "detail": "Insecure user password provided",
-			"remediation": "The password must contain a length between 8 and 64 characters.", "error": 5009})
+	switch {
+	case body.Username == nil:
+		problem(w, 400, "Bad Request", "'username' is a required property", 0)
+		return
+	case body.Password == nil:
+		problem(w, 400, "Bad Request", "'password' is a required property", 0)
+		return
+	case len(*body.Username) < 4:
+		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is too short", *body.Username), 0)
+		return
+	case len(*body.Username) > 64:
+		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is too long", *body.Username), 0)
+		return
+	case !reNames.MatchString(*body.Username):
+		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is not a 'names'", *body.Username), 0)
+		return
+	}
+	if !passwordOK(w, *body.Password) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, u := range s.users {
-		if u.Username == body.Username {
-			envelope(w, []User{}, 0, map[int][]string{5000: {body.Username}}, [3]string{"User was successfully created", "", "User could not be created"})
+		if u.Username == *body.Username {
+			envelope(w, []User{}, 0, map[int][]string{5000: {*body.Username}}, [3]string{"User was successfully created", "", "User could not be created"})
 			return
 		}
 	}
@@ -606,7 +677,62 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 			id = u.ID + 1
 		}
 	}
-	u := User{ID: id, Username: body.Username, Roles: []int{}}
+	u := User{ID: id, Username: *body.Username, Roles: []int{}}
 	s.users = append(s.users, u)
 	envelope(w, []User{u}, 1, nil, [3]string{"User was successfully created"})
+}
+
+// passwordOK applies the framework's password policy (5009 length, 5007 character classes).
+func passwordOK(w http.ResponseWriter, pw string) bool {
+	if n := len(pw); n < 8 || n > 64 {
+		writeJSON(w, 400, map[string]any{"title": "Bad Request", "detail": "Insecure user password provided",
+			"remediation": "The password must contain a length between 8 and 64 characters.", "error": 5009})
+		return false
+	}
+	var lower, upper, digit, symbol bool
+	for _, c := range pw {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= '0' && c <= '9':
+			digit = true
+		default:
+			symbol = true
+		}
+	}
+	if !lower || !upper || !digit || !symbol {
+		writeJSON(w, 400, map[string]any{"title": "Bad Request", "detail": "Insecure user password provided",
+			"remediation": "The password for security reasons must have at least 8 characters and at most 64 characters and contain at least one upper and lower case letter, a number and a symbol.", "error": 5007})
+		return false
+	}
+	return true
+}
+
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/security/users/")
+	var body struct {
+		Password *string `json:"password"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		problem(w, 400, "Bad Request", "Invalid JSON body", 0)
+		return
+	}
+	if body.Password == nil {
+		problem(w, 400, "Bad Request", "The body of the request is empty, you must specify what you want to modify", 4001)
+		return
+	}
+	if !passwordOK(w, *body.Password) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.users {
+		if strconv.Itoa(u.ID) == id {
+			envelope(w, []User{u}, 1, nil, [3]string{"User was successfully updated"})
+			return
+		}
+	}
+	envelope(w, []User{}, 0, map[int][]string{5001: {id}}, [3]string{"User was successfully updated", "", "User could not be updated"})
 }

@@ -1,0 +1,28 @@
+package manager
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/wazuhreal"
+)
+
+// TestErrorCatalogMatchesReal holds every error message the emulator answers with against the real
+// framework's exception codes of v4.9.0 (framework/wazuh/core/exception.py).
+func TestErrorCatalogMatchesReal(t *testing.T) {
+	var real map[string]string
+	if err := json.Unmarshal(wazuhreal.Read(t, "wazuh-v4.9.0", "exception-codes.json"), &real); err != nil {
+		t.Fatal(err)
+	}
+	for code, e := range errorCatalog {
+		want, ok := real[strconv.Itoa(code)]
+		if !ok {
+			t.Errorf("%d: not a real error code", code)
+			continue
+		}
+		if e.Message != want {
+			t.Errorf("%d: message %q, real %q", code, e.Message, want)
+		}
+	}
+}
