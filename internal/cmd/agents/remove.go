@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,8 @@ type RemoveOptions struct {
 	Output  string
 	Yes     bool
 	IDs     []string
+	// Timeout bounds the call to the manager (--timeout).
+	Timeout time.Duration
 }
 
 // NewCmdRemove builds `agents remove ID...`.
@@ -37,7 +40,7 @@ must re-enrol to come back. One line per agent; exit 1 if any could not be remov
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes, opts.IDs = f.Global.Output, f.Global.Yes, args
+			opts.Output, opts.Yes, opts.IDs, opts.Timeout = f.Global.Output, f.Global.Yes, args, f.Global.Timeout
 			if err := fleet.ValidateIDs(args, "remove"); err != nil {
 				return usage(err)
 			}
@@ -57,13 +60,15 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
 		return err
 	}
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err
 	}
 	res, err := fleet.Remove(ctx, api, opts.IDs)
 	if err != nil {
-		return usage(err)
+		return usage(timeoutError(ctx, err, opts.Timeout, "the manager may still remove them; see `siemctl agents list` before retrying"))
 	}
 	return renderOutcomes(opts.IO, opts.Output, res, "removed")
 }

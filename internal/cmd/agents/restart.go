@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,8 @@ type RestartOptions struct {
 	Yes     bool
 	IDs     []string
 	All     bool
+	// Timeout bounds the call to the manager (--timeout).
+	Timeout time.Duration
 }
 
 // NewCmdRestart builds `agents restart ID...|--all`.
@@ -38,7 +41,7 @@ code is 1. --all restarts every connected agent (asks for confirmation on a term
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Yes, opts.IDs = f.Global.Output, f.Global.Yes, args
+			opts.Output, opts.Yes, opts.IDs, opts.Timeout = f.Global.Output, f.Global.Yes, args, f.Global.Timeout
 			switch {
 			case opts.All && len(args) > 0:
 				return cli.FlagErrorf("give agent ids or --all, not both")
@@ -67,6 +70,8 @@ func runRestart(ctx context.Context, opts *RestartOptions) error {
 	} else if err := fleet.ValidateIDs(opts.IDs, "restart"); err != nil {
 		return usage(err)
 	}
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err
@@ -78,7 +83,7 @@ func runRestart(ctx context.Context, opts *RestartOptions) error {
 		res, err = fleet.Restart(ctx, api, opts.IDs)
 	}
 	if err != nil {
-		return usage(err)
+		return usage(timeoutError(ctx, err, opts.Timeout, "the restart may still reach the agents; see `siemctl agents list` before retrying"))
 	}
 	return renderOutcomes(opts.IO, opts.Output, res, "restarted")
 }
