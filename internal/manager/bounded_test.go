@@ -1,12 +1,14 @@
 package manager_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
@@ -128,5 +130,21 @@ func TestIDOrderAcrossPages(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d agents", n)
+	}
+}
+
+// TestRateLimitWaitInterrupted: Ctrl-C during a Retry-After wait is an
+// interruption, not a rate limit.
+func TestRateLimitWaitInterrupted(t *testing.T) {
+	e := setup(t, managertest.Config{}, func(o *manager.Options) {
+		o.Sleep = func(ctx context.Context, d time.Duration) error { <-ctx.Done(); return ctx.Err() }
+	})
+	e.srv.RateLimit.Store(100)
+	e.srv.RetryAfter.Store(5)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := e.c.Info(ctx)
+	if !errors.Is(err, netclient.ErrInterrupted) || errors.Is(err, netclient.ErrRateLimited) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -282,6 +282,9 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 			rateTries++
 			c.log.Info("manager API rate limited; backing off", "op", rq.op(), "wait", d, "attempt", rateTries)
 			if err := c.sleep(ctx, d); err != nil {
+				if netclient.Interrupted(ctx, err) {
+					return c.classify(rq, ctx.Err())
+				}
 				return c.rateLimited(rq, apiErr, isLogin, rateTries, rateWaited, d, resp.Header.Get("Retry-After"))
 			}
 			rateWaited += d
