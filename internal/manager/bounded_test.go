@@ -148,3 +148,19 @@ func TestRateLimitWaitInterrupted(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestUsersServerIgnoresOffset: the user listing has the agent listing's
+// guards.
+func TestUsersServerIgnoresOffset(t *testing.T) {
+	e := setup(t, managertest.Config{}, nil)
+	calls := 0
+	e.srv.Handle("GET /security/users", func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data": {"affected_items": [{"id": 1, "username": "wazuh", "allow_run_as": true, "roles": [1]}, {"id": 2, "username": "wazuh-wui", "allow_run_as": true, "roles": [1]}], "total_affected_items": 1000, "total_failed_items": 0, "failed_items": []}, "message": "All specified users were returned", "error": 0}`))
+	})
+	users, err := e.c.Users(ctxT(t))
+	if !errors.Is(err, netclient.ErrBadResponse) || !strings.Contains(fmt.Sprint(err), "ignores offset") || calls != 2 {
+		t.Errorf("%d users after %d calls, err %v", len(users), calls, err)
+	}
+}
