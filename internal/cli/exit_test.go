@@ -97,3 +97,30 @@ func TestConfirm(t *testing.T) {
 		t.Errorf("answered n: %v", err)
 	}
 }
+
+// TestHintsFollowTheService: a 429 or 403 gets the hint of the service
+// that answered it; an interruption gets none.
+func TestHintsFollowTheService(t *testing.T) {
+	tests := []struct {
+		err     error
+		code    int
+		want    string
+		mustNot string
+	}{
+		{&netclient.Error{Service: "indexer", Op: "GET /_cluster/health", Status: 429, Kind: netclient.ErrRateLimited}, 5, "thread_pool", "300"},
+		{&netclient.Error{Service: "manager API", Op: "GET /agents", Status: 429, Code: 6001, Kind: netclient.ErrRateLimited}, 5, "max_request_per_minute", "thread_pool"},
+		{&netclient.Error{Service: "manager API", Op: "GET /agents", Status: 403, Code: 4000, Kind: netclient.ErrForbidden}, 4, "RBAC", "roles_mapping"},
+		{&netclient.Error{Service: "indexer", Op: "GET /_cat/indices", Status: 403, Kind: netclient.ErrForbidden}, 4, "roles_mapping", "RBAC"},
+		{&netclient.Error{Service: "indexer", Op: "GET /_cat/indices", Kind: netclient.ErrTooLarge}, 1, "narrow the request", ""},
+		{&netclient.Error{Service: "manager API", Op: "GET /agents", Kind: netclient.ErrInterrupted, Err: context.Canceled}, 130, "", "services status"},
+	}
+	for _, tt := range tests {
+		if got := ExitCode(tt.err); got != tt.code {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.code)
+		}
+		h := hint(tt.err)
+		if (tt.want == "" && h != "") || !strings.Contains(h, tt.want) || (tt.mustNot != "" && strings.Contains(h, tt.mustNot)) {
+			t.Errorf("hint(%v) = %q", tt.err, h)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ type Registrar func(root *cobra.Command, f *Factory)
 
 // Main runs siemctl and returns the exit code.
 func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) int {
+	limitMemory(stdio.Env)
 	f := NewFactory(stdio.IO, stdio.Env)
 	root := NewCmdRoot(f)
 	if register != nil {
@@ -57,6 +59,23 @@ func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) i
 		fmt.Fprintln(stdio.IO.ErrOut, "Run 'siemctl --help' or 'siemctl <command> --help' for usage.")
 	}
 	return code
+}
+
+// memoryLimit is the soft heap limit siemctl runs under (GOMEMLIMIT
+// overrides it): the hourly capture and health answer many requests at once,
+// each bounded (netclient.MaxAnswer); the limit makes the collector reclaim
+// refused answers before the process grows, keeping a run against runaway
+// 50 MB answers well under 150 MB RSS. A run that really needs more gets it
+// (the limit is soft).
+const memoryLimit = 64 << 20
+
+func limitMemory(env []string) {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			return
+		}
+	}
+	debug.SetMemoryLimit(memoryLimit)
 }
 
 func printError(io *output.IOStreams, asJSON bool, err error, code int) {

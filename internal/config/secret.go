@@ -1,14 +1,17 @@
 package config
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // Secret says where a password comes from. Exactly one source is used, in
@@ -60,16 +63,7 @@ func (s Secret) Resolve(ctx context.Context, section string, lookupEnv func(stri
 	}
 	switch {
 	case len(s.PasswordCommand) > 0:
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, s.PasswordCommand[0], s.PasswordCommand[1:]...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			// stderr of a secret helper is not echoed: it might contain the secret.
-			return "", &SecretError{Key: section + ".password_command", Msg: fmt.Sprintf("%s failed: %v; run it by hand to see why", s.PasswordCommand[0], err)}
-		}
-		return firstLine(out.String(), section+".password_command")
+		return s.runCommand(ctx, section+".password_command")
 	case s.PasswordEnv != "":
 		v, ok := lookupEnv(s.PasswordEnv)
 		if !ok || v == "" {
@@ -83,6 +77,64 @@ func (s Secret) Resolve(ctx context.Context, section string, lookupEnv func(stri
 		}
 		return firstLine(string(data), section+".password_file")
 	}
+}
+
+// Bounds of a password_command.
+const (
+	passwordCommandTimeout = 10 * time.Second
+	// passwordCommandWaitDelay is how long siemctl waits, after the command
+	// exited or was killed, for its output pipes to close: a background
+	// child that inherited them (a credential agent it started) must not
+	// keep siemctl waiting.
+	passwordCommandWaitDelay = 500 * time.Millisecond
+	maxPasswordOutput        = 64 << 10
+)
+
+// runCommand runs the password_command in its own process group (killed
+// whole on timeout or Ctrl-C), with no stdin, output capped, and pipes held
+// open by a left-behind child not waited for. Every failure is the secret
+// source's, named by key; its stderr is never echoed (it may hold the
+// secret).
+func (s Secret) runCommand(ctx context.Context, key string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, passwordCommandTimeout)
+	defer cancel()
+	name := s.PasswordCommand[0]
+	cmd := exec.CommandContext(ctx, name, s.PasswordCommand[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// the process group this command leads, by its id
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = passwordCommandWaitDelay
+	out := &netclient.CapWriter{What: key + " output", Limit: maxPasswordOutput}
+	cmd.Stdout, cmd.Stderr = out, io.Discard
+	start := time.Now()
+	err := cmd.Run()
+	if cmd.Process != nil {
+		// Whatever happened, nothing the command started outlives it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	fail := func(msg string) error {
+		return &SecretError{Key: key, Msg: fmt.Sprintf("%s %s", name, msg)}
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return "", fail(fmt.Sprintf("gave no password within %s (killed with its process group); run it by hand to see why", time.Since(start).Round(100*time.Millisecond)))
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("%s: %w", key, ctx.Err())
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited (status 0) but left a child holding its output open:
+		// what it printed before exiting is used; the child was killed.
+		if err := out.Err(); err != nil {
+			return "", fail(fmt.Sprintf("printed more than %d bytes", maxPasswordOutput))
+		}
+		return firstLine(string(out.Bytes()), key)
+	case err != nil:
+		return "", fail(fmt.Sprintf("failed: %v; run it by hand to see why", err))
+	case out.Err() != nil:
+		return "", fail(fmt.Sprintf("printed more than %d bytes; it must print the password on its first line", maxPasswordOutput))
+	}
+	return firstLine(string(out.Bytes()), key)
 }
 
 func firstLine(s, key string) (string, error) {

@@ -232,7 +232,7 @@ func List(ctx context.Context, api API, tools Tools, q ListQuery, emit func(r *R
 	agents, err := tools.AgentList(ctx, filter)
 	if err != nil {
 		if apiErr != nil {
-			return lst, fmt.Errorf("list agents: API: %v; agent_control: %w", apiErr, err)
+			return lst, fmt.Errorf("list agents: API: %w; agent_control: %w", apiErr, err)
 		}
 		return lst, fmt.Errorf("list agents with agent_control: %w", err)
 	}
@@ -292,7 +292,7 @@ func Show(ctx context.Context, api API, tools Tools, id string) (Detail, error) 
 	}
 	info, err := tools.AgentInfo(ctx, id)
 	if err != nil {
-		return Detail{}, fmt.Errorf("agent %s: API: %v; agent_control: %w", id, apiErr, err)
+		return Detail{}, fmt.Errorf("agent %s: API: %w; agent_control: %w", id, apiErr, err)
 	}
 	return Detail{Source: SourceTool, APIErr: apiErr, ID: info.ID, Name: info.Name, IP: info.IP, Status: info.Status,
 		Version: info.Version, OS: info.OS, Group: []string{}, LastKeepAlive: info.LastKeepAlive, ConfigHash: info.ConfigHash}, nil

@@ -157,6 +157,9 @@ type request struct {
 	path  string
 	query url.Values
 	body  []byte
+	// max bounds the answer (0: netclient.MaxAnswer); a search for many
+	// hits may allow more.
+	max int64
 }
 
 func (r request) GetRequest(method string) (*http.Request, error) {
@@ -182,6 +185,7 @@ func (r request) GetRequest(method string) (*http.Request, error) {
 type response struct {
 	op     string
 	status int
+	header http.Header
 	body   []byte
 }
 
@@ -199,21 +203,39 @@ func (c *Client) callWithin(ctx context.Context, ceiling time.Duration, method s
 	}
 	op = method + " " + op
 	start := time.Now()
-	resp, err := opensearch.Do(ctx, c.api.Client, method, req, (*opensearch.NoBody)(nil))
-	var status int
-	var body []byte
+	httpReq, err := req.GetRequest(method)
+	if err != nil {
+		return nil, &netclient.Error{Service: service, Op: op, URL: c.url, Kind: netclient.ErrBadResponse, Detail: "build request", Err: err}
+	}
+	// Stream, not Do: opensearch-go's Do buffers every answer whole with no
+	// bound; the body is read here, once, under the cap.
+	resp, err := c.api.Client.Stream(httpReq.WithContext(ctx))
+	var (
+		status  int
+		body    []byte
+		header  http.Header
+		bodyErr bool
+	)
 	if resp != nil {
-		status = resp.StatusCode
+		status, header = resp.StatusCode, resp.Header
 		if resp.Body != nil {
-			body, _ = io.ReadAll(resp.Body) // already buffered by the transport
+			var rerr error
+			limit := netclient.MaxAnswer
+			if r, ok := req.(request); ok && r.max > 0 {
+				limit = r.max
+			}
+			body, rerr = netclient.ReadBody(resp, limit, op)
 			_ = resp.Body.Close()
+			if err == nil && rerr != nil {
+				err, bodyErr = rerr, true
+			}
 		}
 	}
 	c.log.Debug("indexer request", "op", op, "status", status, "duration", time.Since(start), "error", err)
 	if err != nil {
-		return nil, c.transportError(ctx, op, status, body, err)
+		return nil, c.transportError(ctx, op, status, body, err, bodyErr)
 	}
-	r := &response{op: op, status: status, body: body}
+	r := &response{op: op, status: status, header: header, body: body}
 	if status >= 200 && status < 300 {
 		return r, nil
 	}
@@ -222,24 +244,40 @@ func (c *Client) callWithin(ctx context.Context, ceiling time.Duration, method s
 			return r, nil
 		}
 	}
-	return r, c.statusError(op, status, body)
+	return r, c.statusError(op, status, header, body)
 }
 
-func (c *Client) transportError(ctx context.Context, op string, status int, body []byte, err error) error {
+func (c *Client) transportError(ctx context.Context, op string, status int, body []byte, err error, bodyErr bool) error {
+	var tooLarge *netclient.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrTooLarge,
+			Detail: "larger than the " + netclient.FormatBytes(tooLarge.Limit) + " siemctl reads of one indexer answer; stopped reading", Err: tooLarge}
+	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// Whatever the transport said, the deadline or cancellation is the cause.
-		kind := netclient.ErrTimeout
-		if errors.Is(ctxErr, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			return &netclient.Error{Op: op, URL: c.url, Status: status, Kind: netclient.ErrUnreachable, Detail: "request cancelled", Err: ctxErr}
+		if netclient.Interrupted(ctx, err) {
+			return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrInterrupted, Err: ctxErr}
 		}
-		return &netclient.Error{Op: op, URL: c.url, Status: status, Kind: kind, Err: ctxErr}
+		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrTimeout, Err: ctxErr}
 	}
-	if status != 0 && errors.Is(err, opensearch.ErrReadBody) {
+	if status != 0 && bodyErr {
 		// The head arrived but the body broke off: a truncated answer.
-		return &netclient.Error{Op: op, URL: c.url, Status: status, Kind: netclient.ErrBadResponse,
+		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrBadResponse,
 			Detail: "truncated body: " + netclient.Snippet(body, 120), Err: err}
 	}
-	return netclient.Classify(op, c.url, err)
+	return c.classify(op, err)
+}
+
+// service names the indexer in every *netclient.Error (for hints).
+const service = "indexer"
+
+func (c *Client) classify(op string, err error) error {
+	e := netclient.Classify(op, c.url, err)
+	var ne *netclient.Error
+	if errors.As(e, &ne) && ne.Service == "" {
+		ne.Service = service
+	}
+	return e
 }
 
 // errorBody is the shape of OpenSearch error answers (and a few others).
@@ -288,13 +326,21 @@ func parseError(body []byte) (typ, reason string) {
 	return "", netclient.Snippet(body, 200)
 }
 
-func (c *Client) statusError(op string, status int, body []byte) error {
+func (c *Client) statusError(op string, status int, header http.Header, body []byte) error {
+	var detail string
 	typ, reason := parseError(body)
-	detail := reason
-	if typ != "" {
-		detail = typ + ": " + reason
+	switch {
+	case netclient.IsRedirect(status):
+		detail = netclient.Redirected(status, header)
+	case typ == "" && reason == netclient.Snippet(body, 200):
+		// Not an OpenSearch error body: a proxy's page, plain text, …
+		detail = netclient.Summary(status, header.Get("Content-Type"), body, 300)
+	case typ != "":
+		detail = netclient.Snippet([]byte(typ+": "+reason), 300)
+	default:
+		detail = netclient.Snippet([]byte(reason), 300)
 	}
-	e := &netclient.Error{Op: op, URL: c.url, Status: status, Kind: netclient.StatusKind(status), Detail: netclient.Snippet([]byte(detail), 300)}
+	e := &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.StatusKind(status), Detail: detail}
 	switch {
 	case status == http.StatusServiceUnavailable && strings.Contains(string(body), "Security not initialized"):
 		e.Err = ErrSecurityNotInitialized
@@ -306,7 +352,7 @@ func (c *Client) statusError(op string, status int, body []byte) error {
 
 // badResponse reports an answer that arrived but cannot be used.
 func (c *Client) badResponse(r *response, err error, what string) error {
-	return &netclient.Error{Op: r.op, URL: c.url, Status: r.status, Kind: netclient.ErrBadResponse,
+	return &netclient.Error{Service: service, Op: r.op, URL: c.url, Status: r.status, Kind: netclient.ErrBadResponse,
 		Detail: what + ": " + netclient.Snippet(r.body, 120), Err: err}
 }
 
@@ -329,7 +375,7 @@ func (c *Client) typedError(r *response, kind, sentinel error, detail string) er
 	if r != nil {
 		status, op = r.status, r.op
 	}
-	return &netclient.Error{Op: op, URL: c.url, Status: status, Kind: kind, Detail: detail, Err: sentinel}
+	return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: kind, Detail: detail, Err: sentinel}
 }
 
 // marshal encodes a request body; the values are ours, so a failure is a bug

@@ -573,7 +573,7 @@ func (c *Client) AllocationExplain(ctx context.Context, er ExplainRequest) (Expl
 		if strings.Contains(reason, "unable to find any unassigned shards to explain") {
 			return Explanation{}, c.typedError(r, netclient.ErrBadResponse, ErrNothingToExplain, reason)
 		}
-		return Explanation{}, c.statusError(r.op, r.status, []byte(fmt.Sprintf(`{"error":{"type":%q,"reason":%q}}`, typ, reason)))
+		return Explanation{}, c.statusError(r.op, r.status, r.header, []byte(fmt.Sprintf(`{"error":{"type":%q,"reason":%q}}`, typ, reason)))
 	}
 	var raw struct {
 		Index        string `json:"index"`

@@ -132,7 +132,8 @@ func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, er
 	if err != nil {
 		return SearchResult{}, err
 	}
-	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
+	// 16 KiB per hit asked for: -n 10000 may legitimately answer megabytes.
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b, max: max(netclient.MaxAnswer, int64(size)<<14)}, path)
 	if err != nil {
 		return SearchResult{}, err
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // ManagerAgentID is agent 000, the manager itself.
@@ -213,14 +215,43 @@ func (c *Client) Agents(ctx context.Context, q AgentQuery) iter.Seq2[Agent, erro
 			offset  int
 			failed  []ItemError
 			message string
+			// first and last id of the previous page: a page that starts
+			// with either is the server serving a page again
+			prevFirst, prevLast string
+			bad                 error // the server ignores offset
 		)
+		// A page is decoded as a stream (memory stays flat), so its cap
+		// grows with the page size: 16 KiB per agent asked for.
+		rq := request{method: http.MethodGet, path: "/agents", query: params, max: max(netclient.MaxAnswer, int64(limit)<<14)}
 		for {
 			params.Set("offset", strconv.Itoa(offset))
 			params.Set("limit", strconv.Itoa(limit))
-			var page agentPage
-			err := c.do(ctx, request{method: http.MethodGet, path: "/agents", query: params}, func(r io.Reader) error {
-				return decodeAgentPage(r, &page, func(a *Agent) bool { return yield(*a, nil) })
+			var (
+				page        agentPage
+				first, last string
+			)
+			err := c.do(ctx, rq, func(r io.Reader) error {
+				return decodeAgentPage(r, &page, func(a *Agent) bool {
+					if page.count > limit {
+						bad = c.pagingError(rq, fmt.Sprintf("the page at offset %d holds more than the %d agents asked for: the server ignores limit; stopped", offset, limit))
+						return false
+					}
+					if page.count == 1 {
+						first = a.ID
+						if prevFirst != "" && (a.ID == prevFirst || a.ID == prevLast) {
+							bad = c.pagingError(rq, fmt.Sprintf("the page at offset %d starts again with agent %s, already listed: the server ignores offset; stopped", offset, a.ID))
+							return false
+						}
+					}
+					last = a.ID
+					return yield(*a, nil)
+				})
 			})
+			prevFirst, prevLast = first, last
+			if bad != nil {
+				yield(Agent{}, bad)
+				return
+			}
 			if errors.Is(err, errStop) {
 				return
 			}
@@ -232,6 +263,10 @@ func (c *Client) Agents(ctx context.Context, q AgentQuery) iter.Seq2[Agent, erro
 				failed, message = page.failed, page.message
 			}
 			offset += page.count
+			if offset > page.total {
+				yield(Agent{}, c.pagingError(rq, fmt.Sprintf("%d agents received but total_affected_items is %d: the server ignores offset or limit; stopped", offset, page.total)))
+				return
+			}
 			if page.count == 0 || offset >= page.total {
 				break
 			}
@@ -240,6 +275,11 @@ func (c *Client) Agents(ctx context.Context, q AgentQuery) iter.Seq2[Agent, erro
 			yield(Agent{}, &PartialError{Message: message, Failed: failed})
 		}
 	}
+}
+
+// pagingError is a listing the server does not page as asked.
+func (c *Client) pagingError(rq request, detail string) error {
+	return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Kind: netclient.ErrBadResponse, Detail: detail}
 }
 
 // ListAgents collects Agents into a slice (for small result sets).

@@ -37,9 +37,9 @@ const (
 	// when a token carries no readable exp.
 	DefaultTokenLifetime = 900 * time.Second
 
-	loginPath     = "/security/user/authenticate"
-	maxErrorBody  = 64 << 10
-	maxResultBody = 64 << 20
+	loginPath = "/security/user/authenticate"
+	// service names the manager API in every *netclient.Error (for hints).
+	service = "manager API"
 )
 
 // Options configure a Client.
@@ -173,6 +173,9 @@ type request struct {
 	path   string
 	query  url.Values
 	body   any
+	// max bounds the answer (0: netclient.MaxAnswer); streamed answers,
+	// whose memory does not grow with their size, may allow more.
+	max int64
 }
 
 func (r request) op() string { return r.method + " " + r.path }
@@ -218,11 +221,12 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 	var (
 		relogged   bool
 		rateTries  int
+		rateWaited time.Duration
 		notReadyMs time.Duration
 	)
 	for {
 		if err := ctx.Err(); err != nil {
-			return netclient.Classify(rq.op(), c.endpoint(rq.path, nil), err)
+			return c.classify(rq, err)
 		}
 		req, err := http.NewRequestWithContext(ctx, rq.method, endpoint, bytes.NewReader(body))
 		if err != nil {
@@ -244,10 +248,14 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
-			return netclient.Classify(rq.op(), c.endpoint(rq.path, nil), err)
+			return c.classify(rq, err)
 		}
 		if resp.StatusCode/100 == 2 {
-			err := handle(io.LimitReader(resp.Body, maxResultBody))
+			limit := rq.max
+			if limit <= 0 {
+				limit = netclient.MaxAnswer
+			}
+			err := handle(netclient.CapReader(resp.Body, limit, rq.op()))
 			if err == nil || errors.Is(err, errStop) {
 				_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 			}
@@ -257,9 +265,16 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 			}
 			return c.bodyError(ctx, rq, resp.StatusCode, err)
 		}
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		raw := netclient.ReadPrefix(resp.Body, netclient.MaxErrorAnswer)
 		resp.Body.Close()
 		apiErr := DecodeProblem(resp.StatusCode, raw)
+		switch {
+		case netclient.IsRedirect(resp.StatusCode):
+			apiErr.Detail = netclient.Redirected(resp.StatusCode, resp.Header)
+		case apiErr.Title == "" && apiErr.Code == 0:
+			// Not the API's JSON: a proxy's HTML page, plain text, …
+			apiErr.Detail = netclient.Summary(resp.StatusCode, resp.Header.Get("Content-Type"), raw, 200)
+		}
 		c.log.Debug("manager API error", "op", rq.op(), "status", resp.StatusCode, "code", apiErr.Code, "detail", apiErr.Detail)
 
 		switch {
@@ -271,13 +286,17 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 		case resp.StatusCode == http.StatusTooManyRequests || apiErr.Code == CodeRateLimited:
 			d, ok := c.rateDelay(ctx, rateTries, resp.Header)
 			if !ok {
-				return c.apiFailure(rq, apiErr, isLogin)
+				return c.rateLimited(rq, apiErr, isLogin, rateTries, rateWaited, d, resp.Header.Get("Retry-After"))
 			}
 			rateTries++
 			c.log.Info("manager API rate limited; backing off", "op", rq.op(), "wait", d, "attempt", rateTries)
 			if err := c.sleep(ctx, d); err != nil {
-				return c.apiFailure(rq, apiErr, isLogin)
+				if netclient.Interrupted(ctx, err) {
+					return c.classify(rq, ctx.Err())
+				}
+				return c.rateLimited(rq, apiErr, isLogin, rateTries, rateWaited, d, resp.Header.Get("Retry-After"))
 			}
+			rateWaited += d
 			continue
 		case apiErr.Code == CodeDaemonsNotReady:
 			d := c.policy.notReadyPoll
@@ -331,6 +350,41 @@ func (c *Client) rateDelay(ctx context.Context, tries int, h http.Header) (time.
 	return d, fits(ctx, d)
 }
 
+// classify turns a transport or context error of rq into *netclient.Error.
+func (c *Client) classify(rq request, err error) error {
+	e := netclient.Classify(rq.op(), c.endpoint(rq.path, nil), err)
+	var ne *netclient.Error
+	if errors.As(e, &ne) && ne.Service == "" {
+		ne.Service = service
+	}
+	return e
+}
+
+// rateLimited is the failure after the API kept answering 429/6001: it says
+// how long siemctl waited, which Retry-After it honoured, and why it gave up
+// (retries used up, or the next wait would outlast the deadline).
+func (c *Client) rateLimited(rq request, e *APIError, isLogin bool, tries int, waited, next time.Duration, retryAfter string) error {
+	err := c.apiFailure(rq, e, isLogin)
+	var ne *netclient.Error
+	if !errors.As(err, &ne) {
+		return err
+	}
+	ra := "no Retry-After"
+	if retryAfter != "" {
+		ra = "Retry-After: " + retryAfter
+	}
+	var why string
+	switch {
+	case c.policy.rateRetries < 0 || tries >= c.policy.rateRetries:
+		why = fmt.Sprintf("still rate limited after %d retries over %s (honoured %s)", tries, waited.Round(time.Millisecond), ra)
+	default:
+		why = fmt.Sprintf("gave up after %d retries over %s: the API asks to wait %s (%s), longer than the time left before the deadline (--timeout)",
+			tries, waited.Round(time.Millisecond), next.Round(time.Millisecond), ra)
+	}
+	ne.Detail = strings.TrimSuffix(ne.Detail, ".") + "; " + why
+	return err
+}
+
 // apiFailure wraps an API error into a classified *netclient.Error.
 func (c *Client) apiFailure(rq request, e *APIError, isLogin bool) error {
 	kind := e.Kind()
@@ -344,7 +398,10 @@ func (c *Client) apiFailure(rq request, e *APIError, isLogin bool) error {
 	if x := Explain(e.Code); x != "" && (e.Code == CodeIPBlocked || e.Code == CodeRateLimited || e.Code == CodeDaemonsNotReady) {
 		detail = strings.TrimSuffix(detail, ".") + " (" + x + ")"
 	}
-	return &netclient.Error{Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: e.Status, Kind: kind, Code: e.Code, Detail: detail, Err: e}
+	if e.Remediation != "" {
+		detail = strings.TrimSuffix(detail, ".") + "; remediation: " + e.Remediation
+	}
+	return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: e.Status, Kind: kind, Code: e.Code, Detail: detail, Err: e}
 }
 
 // bodyError classifies a failure while reading or decoding a 2xx body.
@@ -353,14 +410,19 @@ func (c *Client) bodyError(ctx context.Context, rq request, status int, err erro
 	if errors.As(err, &ne) {
 		return err
 	}
+	var tooLarge *netclient.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: status, Kind: netclient.ErrTooLarge,
+			Detail: "larger than the " + netclient.FormatBytes(tooLarge.Limit) + " siemctl reads of one manager API answer; stopped reading", Err: tooLarge}
+	}
 	if ctx.Err() != nil {
-		return netclient.Classify(rq.op(), c.endpoint(rq.path, nil), ctx.Err())
+		return c.classify(rq, ctx.Err())
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) {
-		return netclient.Classify(rq.op(), c.endpoint(rq.path, nil), err)
+		return c.classify(rq, err)
 	}
-	return &netclient.Error{Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: status, Kind: netclient.ErrBadResponse, Detail: err.Error(), Err: err}
+	return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: status, Kind: netclient.ErrBadResponse, Detail: err.Error(), Err: err}
 }
 
 // bearer returns a valid token, logging in when there is none or it is
@@ -393,7 +455,7 @@ func (c *Client) bearer(ctx context.Context) (string, error) {
 		select {
 		case <-call.done:
 		case <-ctx.Done():
-			return "", netclient.Classify("POST "+loginPath, c.endpoint(loginPath, nil), ctx.Err())
+			return "", c.classify(request{method: http.MethodPost, path: loginPath}, ctx.Err())
 		}
 		if call.err == nil {
 			return call.token, nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // DefaultOutputLimit caps what is kept of a tool's stdout and of its stderr.
@@ -22,15 +24,18 @@ type Runner func(ctx context.Context, name string, args ...string) (stdout, stde
 
 // ExecRunner runs programs with os/exec: no shell, no stdin, the context
 // kills the whole process group, and stdout and stderr are each capped at
-// limit bytes (<= 0: DefaultOutputLimit). Never pass secrets as args.
+// limit bytes (<= 0: DefaultOutputLimit). A stdout over the cap is an error
+// naming the tool and the cap (a parser must never see a cut listing); a
+// stderr over it is only cut. Never pass secrets as args.
 func ExecRunner(limit int) Runner {
 	if limit <= 0 {
 		limit = DefaultOutputLimit
 	}
 	return func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
 		cmd := exec.CommandContext(ctx, name, args...)
-		stdout := &capBuffer{limit: limit}
-		stderr := &capBuffer{limit: limit}
+		base := filepath.Base(name)
+		stdout := &netclient.CapWriter{What: strings.TrimSpace(base + " " + strings.Join(args, " ") + " stdout"), Limit: int64(limit)}
+		stderr := &netclient.CapWriter{What: base + " stderr", Limit: int64(limit)}
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error {
@@ -40,44 +45,21 @@ func ExecRunner(limit int) Runner {
 		cmd.WaitDelay = 2 * time.Second
 		err := cmd.Run()
 		if ctx.Err() != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(name), ctx.Err())
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", base, ctx.Err())
+		}
+		if tooLarge := stdout.Err(); tooLarge != nil {
+			return stdout.Bytes(), stderr.Bytes(), -1, tooLarge
 		}
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
 			return stdout.Bytes(), stderr.Bytes(), exitErr.ExitCode(), nil
 		}
 		if err != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(name), err)
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", base, err)
 		}
 		return stdout.Bytes(), stderr.Bytes(), 0, nil
 	}
 }
-
-// capBuffer keeps the first limit bytes and discards the rest (the child
-// never blocks on a full pipe).
-// It deliberately does not embed bytes.Buffer: io.Copy would use its
-// ReadFrom and bypass the cap.
-type capBuffer struct {
-	buf       bytes.Buffer
-	limit     int
-	truncated bool
-}
-
-func (b *capBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); room > 0 {
-		if len(p) > room {
-			b.buf.Write(p[:room])
-			b.truncated = true
-		} else {
-			b.buf.Write(p)
-		}
-	} else if len(p) > 0 {
-		b.truncated = true
-	}
-	return len(p), nil
-}
-
-func (b *capBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // Tools runs the manager's command-line tools under InstallDir/bin.
 type Tools struct {

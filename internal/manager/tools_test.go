@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 const agentListOut = `
@@ -278,7 +279,7 @@ check) echo "2025/03/02 09:20:11 siem-analysisd: CRITICAL: (1202): Configuration
 esac
 `)
 	write("agent_control", `if [ "$1" = "-l" ]; then printf '\nSIEM agent_control. List of available agents:\n   ID: 000, Name: siem01 (server), IP: 127.0.0.1, Active/Local\n'; fi
-if [ "$1" = "-lc" ]; then head -c 3000000 /dev/zero | tr '\0' 'x'; fi
+if [ "$1" = "-lc" ] || [ "$1" = "-l" -a -n "$HUGE" ]; then head -c 3000000 /dev/zero | tr '\0' 'x'; fi
 if [ "$1" = "-ln" ]; then exec sleep 30; fi
 `)
 	tools := manager.Tools{InstallDir: dir, ControlName: "siem-control", Runner: manager.ExecRunner(1 << 16)}
@@ -300,9 +301,15 @@ if [ "$1" = "-ln" ]; then exec sleep 30; fi
 	if err != nil || len(agents) != 1 || !agents[0].Local {
 		t.Fatalf("AgentList = %+v, %v", agents, err)
 	}
-	stdout, _, code, err := manager.ExecRunner(1<<16)(ctx, filepath.Join(bin, "agent_control"), "-lc")
-	if err != nil || code != 0 || len(stdout) != 1<<16 {
-		t.Fatalf("capped output: %d bytes, code %d, err %v", len(stdout), code, err)
+	// An output over the cap is an error naming the tool and the cap, never
+	// a cut listing handed to the parser.
+	stdout, _, _, err := manager.ExecRunner(1<<16)(ctx, filepath.Join(bin, "agent_control"), "-lc")
+	if !errors.Is(err, netclient.ErrTooLarge) || len(stdout) != 1<<16 ||
+		!strings.Contains(err.Error(), "agent_control -lc stdout") || !strings.Contains(err.Error(), "64 KiB") {
+		t.Fatalf("capped output: %d bytes, err %v", len(stdout), err)
+	}
+	if _, err := tools.AgentList(ctx, manager.ListActive); !errors.Is(err, netclient.ErrTooLarge) { // -lc
+		t.Fatalf("AgentList over the cap: %v", err)
 	}
 	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()

@@ -38,12 +38,26 @@ func (w wireUser) user() User {
 // Users lists the API users (paginated like agents, collected).
 func (c *Client) Users(ctx context.Context) ([]User, error) {
 	out := []User{}
-	offset := 0
+	offset, prevFirst := 0, -1
 	for {
 		q := url.Values{"offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(DefaultPageLimit)}}
-		env, err := callEnvelope[wireUser](ctx, c, request{method: http.MethodGet, path: "/security/users", query: q})
+		rq := request{method: http.MethodGet, path: "/security/users", query: q}
+		env, err := callEnvelope[wireUser](ctx, c, rq)
 		if err != nil {
 			return nil, err
+		}
+		// The same guards as the agent listing: a page served again, or more
+		// rows than asked for or than announced, stops the listing.
+		switch n := len(env.AffectedItems); {
+		case n > 0 && offset > 0 && int(env.AffectedItems[0].ID) == prevFirst:
+			return nil, c.pagingError(rq, fmt.Sprintf("the page at offset %d starts again with user %d: the server ignores offset; stopped", offset, prevFirst))
+		case n > DefaultPageLimit:
+			return nil, c.pagingError(rq, fmt.Sprintf("the page at offset %d holds %d users, more than the %d asked for: the server ignores limit; stopped", offset, n, DefaultPageLimit))
+		case offset+n > env.TotalAffectedItems:
+			return nil, c.pagingError(rq, fmt.Sprintf("%d users received but total_affected_items is %d: the server ignores offset or limit; stopped", offset+n, env.TotalAffectedItems))
+		}
+		if len(env.AffectedItems) > 0 {
+			prevFirst = int(env.AffectedItems[0].ID)
 		}
 		for _, w := range env.AffectedItems {
 			out = append(out, w.user())

@@ -34,17 +34,23 @@ var (
 	ErrRateLimited  = errors.New("rate limited")
 	ErrNotReady     = errors.New("not ready")
 	ErrBadResponse  = errors.New("unexpected response")
+	// ErrInterrupted: the caller's context was cancelled (Ctrl-C, SIGTERM),
+	// nothing is known about the server.
+	ErrInterrupted = errors.New("interrupted")
 )
 
 // Error is a classified failure of one request.
 type Error struct {
-	Op     string // what was attempted, e.g. "GET /_cluster/health"
-	URL    string // the endpoint, never with credentials
-	Status int    // HTTP status when a response arrived, else 0
-	Kind   error  // one of the Err* kinds above
-	Code   int    // the service's own error code when it gave one (e.g. manager 6001, 1017)
-	Detail string // the service's message, trimmed
-	Err    error  // the underlying error, if any
+	// Service names the component that answered ("indexer", "manager API",
+	// "dashboard") so hints can be specific; it is not printed.
+	Service string
+	Op      string // what was attempted, e.g. "GET /_cluster/health"
+	URL     string // the endpoint, never with credentials
+	Status  int    // HTTP status when a response arrived, else 0
+	Kind    error  // one of the Err* kinds above
+	Code    int    // the service's own error code when it gave one (e.g. manager 6001, 1017)
+	Detail  string // the service's message, trimmed
+	Err     error  // the underlying error, if any
 }
 
 func (e *Error) Error() string {
@@ -158,8 +164,12 @@ func kindOf(err error) error {
 		errors.As(err, &certVerify), errors.As(err, &recordErr),
 		strings.Contains(err.Error(), "HTTP response to HTTPS client"):
 		return ErrTLS
+	case errors.Is(err, ErrTooLarge):
+		return ErrTooLarge
 	case errors.Is(err, context.DeadlineExceeded):
 		return ErrTimeout
+	case errors.Is(err, context.Canceled):
+		return ErrInterrupted
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return ErrTimeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // AdminRoleID is the manager API's administrator role.
@@ -130,36 +131,28 @@ func ExecRunner() Runner {
 		if stdin != nil {
 			cmd.Stdin = bytes.NewReader(stdin)
 		}
-		stdout, stderr := &capped{limit: OutputLimit}, &capped{limit: OutputLimit}
+		// The security tool's output is only shown (its tail on failure):
+		// kept up to the cap, never parsed whole.
+		name := filepath.Base(argv[0])
+		stdout := &netclient.CapWriter{What: name + " stdout", Limit: OutputLimit}
+		stderr := &netclient.CapWriter{What: name + " stderr", Limit: OutputLimit}
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 2 * time.Second
 		err := cmd.Run()
 		if ctx.Err() != nil {
-			return stdout.buf.Bytes(), stderr.buf.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(argv[0]), ctx.Err())
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(argv[0]), ctx.Err())
 		}
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return stdout.buf.Bytes(), stderr.buf.Bytes(), ee.ExitCode(), nil
+			return stdout.Bytes(), stderr.Bytes(), ee.ExitCode(), nil
 		}
 		if err != nil {
-			return stdout.buf.Bytes(), stderr.buf.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(argv[0]), err)
+			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(argv[0]), err)
 		}
-		return stdout.buf.Bytes(), stderr.buf.Bytes(), 0, nil
+		return stdout.Bytes(), stderr.Bytes(), 0, nil
 	}
-}
-
-type capped struct {
-	buf   bytes.Buffer
-	limit int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.limit - c.buf.Len(); room > 0 {
-		c.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }
 
 // ToolError is a tool that failed, with the tail of its output.

@@ -28,7 +28,9 @@ func (s *Stack) Dashboard(ctx context.Context) (health.DashboardAnswer, error) {
 	if err != nil {
 		return health.DashboardAnswer{}, netclient.Classify("GET /", base, err)
 	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	// Only the status matters; a body is drained up to a small cap so the
+	// connection can be reused, never read whole.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, netclient.MaxErrorAnswer))
 	resp.Body.Close()
 	ans := health.DashboardAnswer{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
 
@@ -40,7 +42,8 @@ func (s *Stack) Dashboard(ctx context.Context) (health.DashboardAnswer, error) {
 					Number string `json:"number"`
 				} `json:"version"`
 			}
-			if resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st) == nil {
+			body := netclient.CapReader(resp.Body, 1<<20, "dashboard GET /api/status")
+			if resp.StatusCode == http.StatusOK && json.NewDecoder(body).Decode(&st) == nil {
 				ans.Version = st.Version.Number
 			}
 			resp.Body.Close()

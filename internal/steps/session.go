@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
@@ -34,10 +35,12 @@ type GateResult struct {
 
 // PreflightGates runs, once each, the read-only gate steps that come before
 // the first step that changes something, with data as the run data. Nothing
-// is journaled and nothing changes.
-func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map[string]any, perGate time.Duration) []GateResult {
-	env := newMemEnv(deps, data)
-	out := []GateResult{}
+// is journaled and nothing changes. The gates run concurrently, each with
+// its own copy of the data, all under ctx's one deadline: a hung stack costs
+// that deadline once, not once per gate. A gate still running when ctx ends
+// is reported as an error naming the deadline.
+func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map[string]any) []GateResult {
+	var gates []*engine.PlannedStep
 	for _, s := range plan.Selected() {
 		if !s.ReadOnly {
 			break
@@ -45,28 +48,43 @@ func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map
 		if s.Always || !strings.HasPrefix(s.Step.Kind, "gate.") {
 			continue
 		}
-		env.step = s.ID
-		gctx, cancel := context.WithTimeout(ctx, perGate)
-		o, err := s.Kind.Run(gctx, env, s.Params)
-		cancel()
-		r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
-		var (
-			pe *engine.PendingError
-			ng *engine.NoGoError
-		)
-		switch {
-		case err == nil:
-			r.Verdict, r.Detail = VerdictGo, o.Message
-		case errors.As(err, &ng):
-			r.Verdict, r.Detail = VerdictNoGo, ng.Reason
-		case errors.As(err, &pe):
-			r.Verdict, r.Detail = VerdictWait, pe.Reason
-		default:
-			r.Verdict, r.Detail = VerdictError, err.Error()
-		}
-		out = append(out, r)
+		gates = append(gates, s)
 	}
+	out := make([]GateResult, len(gates))
+	var wg sync.WaitGroup
+	for i, s := range gates {
+		env := newMemEnv(deps, data)
+		env.step = s.ID
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := s.Kind.Run(ctx, env, s.Params)
+			out[i] = gateResult(ctx, s, o, err)
+		}()
+	}
+	wg.Wait()
 	return out
+}
+
+func gateResult(ctx context.Context, s *engine.PlannedStep, o engine.Outcome, err error) GateResult {
+	r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
+	var (
+		pe *engine.PendingError
+		ng *engine.NoGoError
+	)
+	switch {
+	case err == nil:
+		r.Verdict, r.Detail = VerdictGo, o.Message
+	case errors.As(err, &ng):
+		r.Verdict, r.Detail = VerdictNoGo, ng.Reason
+	case errors.As(err, &pe):
+		r.Verdict, r.Detail = VerdictWait, pe.Reason
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.Verdict, r.Detail = VerdictError, "no answer before the deadline (--timeout): "+err.Error()
+	default:
+		r.Verdict, r.Detail = VerdictError, err.Error()
+	}
+	return r
 }
 
 func isIgnorable(kind string) bool {

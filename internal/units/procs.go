@@ -14,6 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // Processes returns the PIDs in the unit's control group (all its
@@ -111,11 +114,18 @@ func lastLogLines(ctx context.Context, st UnitStatus, n int, journalctl string) 
 		return nil, errors.New("log: no unit name")
 	}
 	cmd := exec.CommandContext(ctx, journalctl, "-u", st.Name, "-n", strconv.Itoa(n), "--no-pager", "-o", "cat")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	// -n bounds the lines, not their length: the output is kept up to a cap.
+	stdout := &netclient.CapWriter{What: "journalctl -u " + st.Name + " stdout", Limit: netclient.MaxToolOutput}
+	stderr := &netclient.CapWriter{What: "journalctl stderr", Limit: netclient.MaxErrorAnswer}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 2 * time.Second
+	err := cmd.Run()
+	if err == nil {
+		err = stdout.Err()
+	}
+	out := stdout.Bytes()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(string(stderr.Bytes()))
 		if msg != "" {
 			return nil, fmt.Errorf("journalctl -u %s: %w: %s", st.Name, err, lastLine(msg))
 		}

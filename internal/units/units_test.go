@@ -179,6 +179,9 @@ func TestLastLogLines(t *testing.T) {
 	os.WriteFile(noEntries, []byte("#!/bin/sh\necho '-- No entries --'\n"), 0o755)
 	failing := filepath.Join(dir, "journalctl-fail")
 	os.WriteFile(failing, []byte("#!/bin/sh\necho 'Failed to open journal' >&2\nexit 1\n"), 0o755)
+	// -n bounds lines, not bytes: one 50 MB line is refused at the cap.
+	huge := filepath.Join(dir, "journalctl-huge")
+	os.WriteFile(huge, []byte("#!/bin/sh\nhead -c 50000000 /dev/zero | tr '\\0' x\n"), 0o755)
 	ctx := context.Background()
 
 	tests := []struct {
@@ -196,6 +199,7 @@ func TestLastLogLines(t *testing.T) {
 		{"journal fails", UnitStatus{Name: "x.service"}, failing, 3, nil, "Failed to open journal"},
 		{"missing file", UnitStatus{Name: "x.service", StandardOutput: "file:" + filepath.Join(dir, "nope")}, fake, 3, nil, "no such file"},
 		{"zero", UnitStatus{Name: "x.service"}, fake, 0, nil, ""},
+		{"huge line", UnitStatus{Name: "x.service"}, huge, 3, nil, "journalctl -u x.service stdout: answer larger than the 1 MiB cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

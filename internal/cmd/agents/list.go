@@ -106,8 +106,9 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, touch, stop := idleDeadline(ctx, opts.Timeout)
+	idle, touch, stop := idleDeadline(ctx, opts.Timeout)
 	defer stop()
+	ctx = idle
 
 	bw := bufio.NewWriterSize(opts.IO.Out, 64<<10)
 	var emit func(r *fleet.Row) error
@@ -134,7 +135,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		// report the failure.
 		_ = finish(lst.Count)
 		_ = bw.Flush()
-		return cause(ctx, usage(err))
+		return idle.explain(usage(err))
 	}
 	if err := finish(lst.Count); err != nil {
 		return err

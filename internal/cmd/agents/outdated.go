@@ -68,8 +68,9 @@ func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, touch, stop := idleDeadline(ctx, opts.Timeout)
+	idle, touch, stop := idleDeadline(ctx, opts.Timeout)
 	defer stop()
+	ctx = idle
 	// The outdated agents are collected (they are few in practice; the
 	// full listing is streamed).
 	agents := []fleet.OutdatedAgent{}
@@ -79,7 +80,7 @@ func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
 		return nil
 	})
 	if err != nil {
-		return cause(ctx, err)
+		return idle.explain(err)
 	}
 	if opts.Output == "json" {
 		return output.JSON(opts.IO.Out, outdatedJSON{OutdatedReport: rep, Agents: agents})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,8 @@ type RemoveOptions struct {
 	Output  string
 	IDs     []string
 	Change  cli.Change
+	// Timeout bounds the call to the manager (--timeout).
+	Timeout time.Duration
 }
 
 // NewCmdRemove builds `agents remove ID...`.
@@ -42,7 +45,7 @@ runs); --dry-run prints the request.`,
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.IDs = f.Global.Output, args
+			opts.Output, opts.IDs, opts.Timeout = f.Global.Output, args, f.Global.Timeout
 			opts.Change = f.Change(cmd, args, dryRun)
 			if err := fleet.ValidateIDs(args, "remove"); err != nil {
 				return usage(err)
@@ -67,13 +70,15 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 		return usage(err)
 	}
 	defer release()
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err
 	}
 	res, err := fleet.Remove(ctx, api, opts.IDs)
 	if err != nil {
-		return usage(err)
+		return usage(timeoutError(ctx, err, opts.Timeout, "the manager may still remove them; see `siemctl agents list` before retrying"))
 	}
 	return renderOutcomes(opts.IO, opts.Output, res, "removed")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,8 @@ type RestartOptions struct {
 	IDs     []string
 	All     bool
 	Change  cli.Change
+	// Timeout bounds the call to the manager (--timeout).
+	Timeout time.Duration
 }
 
 // NewCmdRestart builds `agents restart ID...|--all`.
@@ -42,7 +45,7 @@ off one) and takes the host lock (exit 6 while an upgrade runs); --dry-run print
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.IDs = f.Global.Output, args
+			opts.Output, opts.IDs, opts.Timeout = f.Global.Output, args, f.Global.Timeout
 			opts.Change = f.Change(cmd, args, dryRun)
 			switch {
 			case opts.All && len(args) > 0:
@@ -80,6 +83,8 @@ func runRestart(ctx context.Context, opts *RestartOptions) error {
 		return usage(err)
 	}
 	defer release()
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
 		return err
@@ -91,7 +96,7 @@ func runRestart(ctx context.Context, opts *RestartOptions) error {
 		res, err = fleet.Restart(ctx, api, opts.IDs)
 	}
 	if err != nil {
-		return usage(err)
+		return usage(timeoutError(ctx, err, opts.Timeout, "the restart may still reach the agents; see `siemctl agents list` before retrying"))
 	}
 	return renderOutcomes(opts.IO, opts.Output, res, "restarted")
 }

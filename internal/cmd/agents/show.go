@@ -49,7 +49,7 @@ func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) 
 }
 
 func runShow(ctx context.Context, opts *ShowOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	api, err := opts.Clients.API(ctx)
 	if err != nil {
@@ -61,7 +61,7 @@ func runShow(ctx context.Context, opts *ShowOptions) error {
 	}
 	d, err := fleet.Show(ctx, api, tools, opts.ID)
 	if err != nil {
-		return usage(err)
+		return usage(timeoutError(ctx, err, opts.Timeout, ""))
 	}
 	if d.Source == fleet.SourceTool {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: the manager API is down (%v); shown with agent_control\n", d.APIErr)

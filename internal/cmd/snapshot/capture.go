@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -161,6 +162,7 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	default:
 		fmt.Fprintf(opts.IO.Out, "%s\t%s\n", d.ID, path)
 		fmt.Fprintln(opts.IO.Out, summaryLine(d.Summary, opts.IO.Colors()))
+		warnUnread(opts.IO, d)
 	}
 	if opts.PrometheusFile != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %s\n", opts.PrometheusFile)
@@ -169,6 +171,28 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "pruned %d snapshot(s): %s\n", len(res.Pruned), strings.Join(res.Pruned, ", "))
 	}
 	return nil
+}
+
+// warnUnread names, on stderr, each part the capture could not read and
+// why (an answer too large, a component down), so a cron mail says more
+// than a count.
+func warnUnread(io *output.IOStreams, d *snapshot.Document) {
+	for _, e := range d.Errors {
+		fmt.Fprintf(io.ErrOut, "warning: %s not read: %s\n", e.Part, e.Error)
+	}
+	for _, sec := range []struct {
+		name string
+		errs map[string]string
+	}{{"indexer", d.Indexer.Errors}, {"manager", d.Manager.Errors}} {
+		keys := make([]string, 0, len(sec.errs))
+		for k := range sec.errs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(io.ErrOut, "warning: %s %s not read: %s\n", sec.name, k, sec.errs[k])
+		}
+	}
 }
 
 // summaryLine is the one-line digest of a snapshot.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,13 +110,20 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
-	apis := apiVersions(ctx, p.deps, opts.Timeout)
+	// The API versions and every gate are asked at once, under the one
+	// --timeout deadline: a hung stack costs it once.
+	qctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	apisDone := make(chan map[string]string, 1)
+	go func() { apisDone <- apiVersions(qctx, p.deps) }()
+	rep.Gates = steps.PreflightGates(qctx, p.plan, p.deps, p.seed)
+	apis := <-apisDone
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: no verdict from half-asked gates
+	}
 	for _, c := range p.cands {
 		rep.Components = append(rep.Components, ComponentVersion{Candidate: c, API: apis[c.Component]})
 	}
-	gctx, cancel := context.WithTimeout(ctx, 4*opts.Timeout)
-	defer cancel()
-	rep.Gates = steps.PreflightGates(gctx, p.plan, p.deps, p.seed, opts.Timeout)
 	rep.Verdict = steps.VerdictGo
 	for _, g := range rep.Gates {
 		if g.Verdict != steps.VerdictGo {
@@ -177,27 +185,44 @@ func planSteps(plan *engine.Plan) []PlanStep {
 }
 
 // apiVersions reads what the components report about themselves, best effort.
-func apiVersions(ctx context.Context, d *steps.Deps, timeout time.Duration) map[string]string {
-	out := map[string]string{}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+// apiVersions asks the manager and the indexer for their versions, both at
+// once, within ctx.
+func apiVersions(ctx context.Context, d *steps.Deps) map[string]string {
+	var manager, indexer string
+	var wg sync.WaitGroup
 	if d.Manager != nil {
-		if info, err := d.Manager.Info(ctx); err == nil {
-			out["manager"] = "API " + info.APIVersion
-		} else {
-			out["manager"] = "unreachable"
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if info, err := d.Manager.Info(ctx); err == nil {
+				manager = "API " + info.APIVersion
+			} else {
+				manager = "unreachable"
+			}
+		}()
 	}
 	if d.Indexer != nil {
-		if nodes, err := d.Indexer.NodesVersions(ctx); err == nil {
-			var vs []string
-			for _, n := range nodes {
-				vs = append(vs, "OpenSearch "+n.Version)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if nodes, err := d.Indexer.NodesVersions(ctx); err == nil {
+				var vs []string
+				for _, n := range nodes {
+					vs = append(vs, "OpenSearch "+n.Version)
+				}
+				indexer = strings.Join(vs, ", ")
+			} else {
+				indexer = "unreachable"
 			}
-			out["indexer"] = strings.Join(vs, ", ")
-		} else {
-			out["indexer"] = "unreachable"
-		}
+		}()
+	}
+	wg.Wait()
+	out := map[string]string{}
+	if d.Manager != nil {
+		out["manager"] = manager
+	}
+	if d.Indexer != nil {
+		out["indexer"] = indexer
 	}
 	return out
 }
