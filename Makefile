@@ -17,11 +17,12 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
 
-## The README's test command: static checks, unit tests (-race), then the
-## end-to-end tests against a real lab (OpenSearch, private systemd, apt/dpkg).
-test: vet fmt-check test-unit test-e2e
+## The README's test command: the prerequisites (scripts/install-deps.sh), static
+## checks, unit tests (-race), then the end-to-end tests against a real lab
+## (OpenSearch, private systemd, apt/dpkg).
+test: deps vet fmt-check test-unit test-e2e
 
-test-unit:
+test-unit: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 test-e2e: build
@@ -29,12 +30,12 @@ test-e2e: build
 
 check: test
 
-## Install what the lab needs (Debian): dpkg-dev for dpkg-scanpackages, Maven
-## and Java for OpenSearch, bsdutils for logger.
+## Install what the build, the tests and the lab need (Debian): gcc and
+## libc6-dev for -race, dpkg-dev, Java 17 and Maven for OpenSearch, systemd, ….
 deps:
 	./scripts/install-deps.sh
 
-demo: build
+demo: deps build
 	./scripts/demo.sh "$(LAB_DIR)"
 
 demo-down:
