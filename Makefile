@@ -2,7 +2,10 @@
 GO        ?= go
 PKG       := github.com/siemctl/siemctl
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's time, not the clock's, so two builds of one commit are identical.
+DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null | grep . || TZ=UTC date +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT) -X $(PKG)/internal/buildinfo.Date=$(DATE)
 BIN       := bin
 LAB_DIR   ?= $(CURDIR)/.lab/demo
 FUZZTIME  ?= 10s
