@@ -14,11 +14,19 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
+.PHONY: dist build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
+
+## Release artifacts in dist/: .deb, .rpm, tarball and SHA256SUMS for GOARCH
+## (default: this machine's), built with nfpm as a Go library (packaging/dist).
+GOARCH    ?= $(shell $(GO) env GOARCH)
+DIST      ?= dist
+dist: deps build
+	GOARCH=$(GOARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-$(GOARCH) ./cmd/siemctl
+	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) run ./packaging/dist -bin $(DIST)/.build/siemctl-$(GOARCH) -gen-bin $(BIN)/siemctl -version '$(VERSION)' -arch $(GOARCH) -date '$(DATE)' -out $(DIST)
 
 ## The README's test command: the prerequisites (scripts/install-deps.sh), static
 ## checks, unit tests (-race), then the end-to-end tests against a real lab
@@ -83,4 +91,4 @@ golden:
 	$(GO) test ./internal/... -run . -update
 
 clean:
-	rm -rf $(BIN) cover.out docs/man
+	rm -rf $(BIN) $(DIST) cover.out docs/man
