@@ -20,13 +20,16 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
 
-## Release artifacts in dist/: .deb, .rpm, tarball and SHA256SUMS for GOARCH
-## (default: this machine's), built with nfpm as a Go library (packaging/dist).
-GOARCH    ?= $(shell $(GO) env GOARCH)
+## Release artifacts in dist/: .deb, .rpm, tarball and SHA256SUMS for ARCH
+## (a GOARCH; default: this machine's), built with nfpm as a Go library
+## (packaging/dist). Man pages and completions come from a host build.
+ARCH      ?= $(shell $(GO) env GOARCH)
 DIST      ?= dist
-dist: deps build
-	GOARCH=$(GOARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-$(GOARCH) ./cmd/siemctl
-	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) run ./packaging/dist -bin $(DIST)/.build/siemctl-$(GOARCH) -gen-bin $(BIN)/siemctl -version '$(VERSION)' -arch $(GOARCH) -date '$(DATE)' -out $(DIST)
+dist: deps
+	GOARCH=$(ARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-$(ARCH) ./cmd/siemctl
+	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-host ./cmd/siemctl
+	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) run ./packaging/dist -bin $(DIST)/.build/siemctl-$(ARCH) -gen-bin $(DIST)/.build/siemctl-host \
+	  -version '$(VERSION)' -arch $(ARCH) -date '$(DATE)' -out $(DIST)
 
 ## The README's test command: the prerequisites (scripts/install-deps.sh), static
 ## checks, unit tests (-race), then the end-to-end tests against a real lab
