@@ -63,8 +63,11 @@ func TestE2EPackageInstall(t *testing.T) {
 
 	// The lab's root is not "/": a drop-in (what an operator's override would be) points the
 	// packaged unit at the installed binary and the lab's configuration, and lets it see the lab
-	// directory (under /tmp, which the unit's PrivateTmp would hide). Everything else, the
-	// sandboxing included, is the packaged unit's.
+	// directory (under /tmp, which the unit's PrivateTmp would hide). ProtectKernelTunables and
+	// ProtectKernelLogs cannot be set up by a systemd nested in a container (status 226
+	// NAMESPACE, even for ExecStart=/bin/true), so the lab turns those two off. Everything else,
+	// the rest of the sandboxing included, is the packaged unit's.
+	svcLog := filepath.Join(l.Dir, "log", "siemctl-snapshot.log")
 	dropIn := filepath.Join(root, "etc/systemd/system/siemctl-snapshot.service.d")
 	if err := os.MkdirAll(dropIn, 0o755); err != nil {
 		t.Fatal(err)
@@ -74,9 +77,13 @@ Environment=%s
 ExecStart=
 ExecStart=%s snapshot capture --label timer --keep-days 30
 PrivateTmp=no
+ProtectKernelTunables=no
+ProtectKernelLogs=no
 ReadWritePaths=
 ReadWritePaths=%s
-`, strings.Join(l.Env, " "), filepath.Join(root, "usr/bin/siemctl"), l.Dir)
+StandardOutput=append:%s
+StandardError=append:%s
+`, strings.Join(l.Env, " "), filepath.Join(root, "usr/bin/siemctl"), l.Dir, svcLog, svcLog)
 	if err := os.WriteFile(filepath.Join(dropIn, "lab.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +127,12 @@ ReadWritePaths=%s
 	// Trigger the service the timer starts (a oneshot: the start job ends when the capture does).
 	if err := lab.StartUnit(ctx, conn, "siemctl-snapshot.service"); err != nil {
 		res, _ := conn.GetServicePropertyContext(ctx, "siemctl-snapshot.service", "Result")
+		status, _ := conn.GetServicePropertyContext(ctx, "siemctl-snapshot.service", "ExecMainStatus")
+		out, _ := os.ReadFile(svcLog)
 		logTail, _ := os.ReadFile(filepath.Join(l.Dir, "log", "systemd.log"))
-		t.Fatalf("packaged service: %v (result %v)\n%s", err, res, tail(string(logTail), 3000))
+		direct := l.Siemctl("snapshot", "capture", "--label", "direct")
+		t.Fatalf("packaged service: %v (result %v, status %v)\nservice output:\n%s\nsystemd log:\n%s\nthe same capture run directly: exit %d\n%s",
+			err, res.Value, status.Value, tail(string(out), 3000), tail(string(logTail), 2000), direct.Code, tail(direct.Stderr, 2000))
 	}
 	list := l.Siemctl("snapshot", "list", "-o", "json")
 	if list.Code != 0 {
