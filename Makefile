@@ -2,7 +2,10 @@
 GO        ?= go
 PKG       := github.com/siemctl/siemctl
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit's time, not the clock's, so two builds of one commit are identical.
+DATE      ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null | grep . || TZ=UTC date +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT) -X $(PKG)/internal/buildinfo.Date=$(DATE)
 BIN       := bin
 LAB_DIR   ?= $(CURDIR)/.lab/demo
 FUZZTIME  ?= 10s
@@ -11,17 +14,29 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
+.PHONY: dist build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
 
-## The README's test command: static checks, unit tests (-race), then the
-## end-to-end tests against a real lab (OpenSearch, private systemd, apt/dpkg).
-test: vet fmt-check test-unit test-e2e
+## Release artifacts in dist/: .deb, .rpm, tarball and SHA256SUMS for ARCH
+## (a GOARCH; default: this machine's), built with nfpm as a Go library
+## (packaging/dist). Man pages and completions come from a host build.
+ARCH      ?= $(shell $(GO) env GOARCH)
+DIST      ?= dist
+dist: deps
+	GOARCH=$(ARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-$(ARCH) ./cmd/siemctl
+	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/.build/siemctl-host ./cmd/siemctl
+	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) run ./packaging/dist -bin $(DIST)/.build/siemctl-$(ARCH) -gen-bin $(DIST)/.build/siemctl-host \
+	  -version '$(VERSION)' -arch $(ARCH) -date '$(DATE)' -out $(DIST)
 
-test-unit:
+## The README's test command: the prerequisites (scripts/install-deps.sh), static
+## checks, unit tests (-race), then the end-to-end tests against a real lab
+## (OpenSearch, private systemd, apt/dpkg).
+test: deps vet fmt-check test-unit test-e2e
+
+test-unit: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 test-e2e: build
@@ -29,12 +44,12 @@ test-e2e: build
 
 check: test
 
-## Install what the lab needs (Debian): dpkg-dev for dpkg-scanpackages, Maven
-## and Java for OpenSearch, bsdutils for logger.
+## Install what the build, the tests and the lab need (Debian): gcc and
+## libc6-dev for -race, dpkg-dev, Java 17 and Maven for OpenSearch, systemd, ….
 deps:
 	./scripts/install-deps.sh
 
-demo: build
+demo: deps build
 	./scripts/demo.sh "$(LAB_DIR)"
 
 demo-down:
@@ -79,4 +94,4 @@ golden:
 	$(GO) test ./internal/... -run . -update
 
 clean:
-	rm -rf $(BIN) cover.out docs/man
+	rm -rf $(BIN) $(DIST) cover.out docs/man

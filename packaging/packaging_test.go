@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/config"
 )
 
 const defaultBin = "/usr/local/bin/siemctl"
@@ -205,4 +208,56 @@ func TestInstallScript(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestServiceAfterFollowsProfiles(t *testing.T) {
+	units := StackUnits()
+	for _, p := range config.ProfileNames() {
+		cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(t.TempDir(), "none.yaml"), Profile: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []string{cfg.Indexer.Unit, cfg.Manager.Unit} {
+			if !slices.Contains(units, u) {
+				t.Errorf("profile %s: %s missing from StackUnits %v", p, u, units)
+			}
+		}
+	}
+	svc, err := Service("/usr/bin/siemctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "After=network-online.target " + strings.Join(units, " ") + "\n"
+	if !bytes.Contains(svc, []byte("\n"+want)) {
+		t.Errorf("siemctl-snapshot.service: want the line %q (the profiles' units; edit the checked-in file)", want)
+	}
+	if !bytes.Contains(svc, []byte("ExecStart=/usr/bin/siemctl snapshot capture ")) || bytes.Contains(svc, []byte(defaultBin)) {
+		t.Errorf("Service did not move ExecStart to /usr/bin/siemctl")
+	}
+	for _, bad := range []string{"siemctl", "/usr/bin/siem ctl", "/x;rm -rf /"} {
+		if _, err := Service(bad); err == nil {
+			t.Errorf("Service(%q) accepted", bad)
+		}
+	}
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	b, err := Files.ReadFile("siemctl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "siemctl.yaml")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: p, ExplicitPath: true})
+	if err != nil {
+		t.Fatalf("the example configuration does not load: %v", err)
+	}
+	if cfg.StateDir != "/var/lib/siemctl" || cfg.Indexer.PasswordFile != "/etc/siemctl/secrets/indexer" {
+		t.Errorf("example config: state_dir %q, indexer.password_file %q", cfg.StateDir, cfg.Indexer.PasswordFile)
+	}
+	if bytes.Contains(bytes.ToLower(b), []byte("password:")) {
+		t.Error("the example configuration holds a password key")
+	}
 }

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -36,16 +40,14 @@ func newCmdDocs(root *cobra.Command) *cobra.Command {
 	docs := &cobra.Command{Use: "docs", Short: "Generate documentation", Hidden: false}
 	docs.AddCommand(&cobra.Command{
 		Use:     "man DIR",
-		Short:   "Write man pages for every command into DIR",
+		Short:   "Write one man page per command into DIR (siemctl-health.1, …)",
 		Example: "  siemctl docs man /usr/local/share/man/man1",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := os.MkdirAll(args[0], 0o755); err != nil {
 				return err
 			}
-			hdr := &doc.GenManHeader{Title: "SIEMCTL", Section: "1", Source: "siemctl"}
-			root.DisableAutoGenTag = true
-			if err := doc.GenManTree(root, hdr, args[0]); err != nil {
+			if err := WriteManPages(root, args[0], nil); err != nil {
 				return fmt.Errorf("write man pages: %w", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "man pages written to %s\n", args[0])
@@ -53,4 +55,85 @@ func newCmdDocs(root *cobra.Command) *cobra.Command {
 		},
 	})
 	return docs
+}
+
+// WriteManPages writes one page per command into dir, named and titled after it
+// (siemctl-snapshot-capture.1, SIEMCTL-SNAPSHOT-CAPTURE(1)), each with EXIT STATUS, ENVIRONMENT
+// and FILES sections before SEE ALSO. date nil: now, or SOURCE_DATE_EPOCH (reproducible builds).
+func WriteManPages(root *cobra.Command, dir string, date *time.Time) error {
+	root.DisableAutoGenTag = true
+	var walk func(c *cobra.Command) error
+	walk = func(c *cobra.Command) error {
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
+				continue
+			}
+			if err := walk(sub); err != nil {
+				return err
+			}
+		}
+		var buf bytes.Buffer
+		// Title empty: cobra titles the page after the command path (SIEMCTL\-HEALTH).
+		if err := doc.GenMan(c, &doc.GenManHeader{Section: "1", Source: "siemctl", Manual: "siemctl manual", Date: date}, &buf); err != nil {
+			return err
+		}
+		page := buf.String()
+		if i := strings.Index(page, "\n.SH SEE ALSO\n"); i >= 0 {
+			page = page[:i+1] + manSections + page[i+1:]
+		} else {
+			page += manSections
+		}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "-") + ".1"
+		return os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644)
+	}
+	return walk(root)
+}
+
+// manSections are the sections every page carries (roff).
+var manSections = ".SH EXIT STATUS\n.nf\n" + manEscape(strings.TrimRight(strings.SplitN(exitCodesHelp, "\n\n", 2)[1], "\n")) + "\n.fi\n" +
+	`.SH ENVIRONMENT
+.TP
+\fBSIEMCTL_CONFIG\fP
+The configuration file when \fB\-\-config\fP is not given (default /etc/siemctl/siemctl.yaml).
+.TP
+\fBSIEMCTL_PROFILE\fP, \fBSIEMCTL_\fISECTION\fB_\fIKEY\fP
+Override the profile and any configuration key (e.g. SIEMCTL_INDEXER_URL); flags override them.
+.TP
+\fBAPT_CONFIG\fP, \fBDPKG_ROOT\fP
+Honoured by the package manager calls (installed versions, upgrades, rollbacks).
+.TP
+\fBNO_COLOR\fP
+Set to a non\-empty value: no colour. \fBTERM\fP=dumb does the same.
+.TP
+\fBCLICOLOR_FORCE\fP
+Set to a value other than 0: colour even when stdout is not a terminal (NO_COLOR and \fB\-\-no\-color\fP win).
+.SH FILES
+.TP
+\fI/etc/siemctl/siemctl.yaml\fP
+The configuration (see \fBsiemctl help config\fP).
+.TP
+\fI/etc/siemctl/secrets/\fP
+Password files named by the *_password_file keys (mode 0600; never passed as flags).
+.TP
+\fI/var/lib/siemctl/\fP
+The state directory (state_dir): snapshots, upgrade journals, the host lock.
+.TP
+\fI/var/backups/siemctl/\fP
+Backups taken before an upgrade (backup_dir).
+.TP
+\fI/usr/lib/systemd/system/siemctl\-snapshot.service\fP, \fIsiemctl\-snapshot.timer\fP
+The hourly snapshot of the stack's state (packaged; enable the timer).
+`
+
+// manEscape keeps roff from reading a leading dot or quote, or a backslash, as markup.
+func manEscape(s string) string {
+	s = strings.ReplaceAll(s, "\\", "\\e")
+	s = strings.ReplaceAll(s, "-", "\\-")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, ".") || strings.HasPrefix(l, "'") {
+			lines[i] = "\\&" + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -47,7 +47,11 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 				}
 				return output.JSON(f.IO.Out, doc)
 			}
-			if err := output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", bi.Commit}, [2]string{"go", bi.GoVersion}); err != nil {
+			if short {
+				_, err := fmt.Fprintln(f.IO.Out, bi.Version)
+				return err
+			}
+			if err := output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", orDash(bi.Commit)}, [2]string{"built", orDash(bi.Date)}, [2]string{"go", bi.GoVersion}); err != nil {
 				return err
 			}
 			if cfgErr != nil {
@@ -66,7 +70,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			return t.Render()
 		},
 	}
-	cmd.Flags().BoolVar(&short, "short", false, "only siemctl's own build (no stack queries)")
+	cmd.Flags().BoolVar(&short, "short", false, "print only siemctl's version, on one line (no stack queries; -o json: the whole build)")
 	return cmd
 }
 

@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Kind is a step kind: Go code registered under a dotted name (units.stop).

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -148,6 +149,24 @@ type AptRoot struct {
 // ConfigPath is the APT_CONFIG file of the root (outside etc/apt on purpose: apt must not read it twice).
 func (a *AptRoot) ConfigPath() string { return filepath.Join(a.Root, "apt-lab.conf") }
 
+// DebArch maps a Go architecture to Debian's name for it (the host's dpkg architecture, which
+// the isolated apt root uses so arch-specific packages such as siemctl's own install).
+func DebArch(goarch string) string {
+	switch goarch {
+	case "386":
+		return "i386"
+	case "arm":
+		return "armhf"
+	case "ppc64le":
+		return "ppc64el"
+	case "mips64le":
+		return "mips64el"
+	case "mipsle":
+		return "mipsel"
+	}
+	return goarch // amd64, arm64, s390x, riscv64, loong64, …
+}
+
 // Env returns APT_CONFIG and DPKG_ROOT for child processes.
 func (a *AptRoot) Env() []string {
 	return []string{"APT_CONFIG=" + a.ConfigPath(), "DPKG_ROOT=" + a.Root}
@@ -180,13 +199,13 @@ func (a *AptRoot) Init() error {
 Dir::State::status "%[1]s/var/lib/dpkg/status";
 Dir::Etc::main "/dev/null";
 Dir::Bin::dpkg "/usr/bin/dpkg";
-APT::Architecture "amd64";
+APT::Architecture "%[2]s";
 APT::Sandbox::User "root";
 APT::Install-Recommends "false";
 Acquire::Languages "none";
 Acquire::CompressionTypes::Order { "gz"; };
 DPkg::Options { "--root=%[1]s"; "--admindir=%[1]s/var/lib/dpkg"; "--force-script-chrootless"; "--force-not-root"; "--force-confdef"; "--force-confold"; "--log=%[1]s/var/log/dpkg.log"; };
-`, r)
+`, r, DebArch(runtime.GOARCH))
 	return writeFile(a.ConfigPath(), []byte(conf), 0o644)
 }
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // siemctlConfig is DIR/siemctl.yaml, on the keys of DESIGN.md "Configuration".

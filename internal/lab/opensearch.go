@@ -38,9 +38,6 @@ func OpenSearchVersion(v string) (string, error) {
 // IndexerUID is the unprivileged user OpenSearch runs as (OpenSearch refuses to run as root).
 const IndexerUID = 65534
 
-// JavaHome is the JDK the no-JDK OpenSearch distribution runs on.
-const JavaHome = "/usr/lib/jvm/java-17-openjdk-amd64"
-
 // Cache is ~/.cache/siemlab: the Maven repository (m2) with the OpenSearch and security plugin
 // zips and the modules' jars, and one prepared OpenSearch home per version: the integ-test
 // distribution extracted, the security plugin installed and the Modules added.
@@ -126,7 +123,11 @@ func (c *Cache) Prepare(ctx context.Context, osv string) (bool, error) {
 		return false, err
 	}
 	extracted := filepath.Join(tmp, "opensearch-"+osv)
-	env := append(os.Environ(), "OPENSEARCH_JAVA_HOME="+JavaHome, "OPENSEARCH_PATH_CONF="+filepath.Join(extracted, "config"), "OPENSEARCH_TMPDIR="+tmp)
+	javaHome, err := JavaHome()
+	if err != nil {
+		return false, err
+	}
+	env := append(os.Environ(), "OPENSEARCH_JAVA_HOME="+javaHome, "OPENSEARCH_PATH_CONF="+filepath.Join(extracted, "config"), "OPENSEARCH_TMPDIR="+tmp)
 	if _, err := run(ctx, env, extracted, filepath.Join(extracted, "bin/opensearch-plugin"), "install", "--batch", "file://"+plugin); err != nil {
 		return false, fmt.Errorf("install security plugin %s: %w", osv, err)
 	}
@@ -280,6 +281,7 @@ type IndexerSpec struct {
 	HTTPPort    int
 	TransPort   int
 	ClusterName string
+	JavaHome    string // the Java 17 home OpenSearch runs on (JavaHome)
 }
 
 // Indexer paths under the root.
@@ -298,6 +300,9 @@ const (
 // modules, plugins and the bin scripts, plus the security-init wrapper), config files (conffiles),
 // the unit, and a postinst that creates data/log dirs owned by the indexer user.
 func IndexerPackage(spec IndexerSpec) (Package, error) {
+	if spec.JavaHome == "" {
+		return Package{}, fmt.Errorf("siem-indexer %s: no Java home (JavaHome)", spec.Version)
+	}
 	var files []File
 	add := func(f File) { files = append(files, f) }
 	for _, d := range []string{"lib", "modules", "plugins"} {
@@ -314,7 +319,7 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 		add(File{Path: indexerHome + "/bin/" + b.Name(), Link: filepath.Join(spec.Dist, "bin", b.Name())})
 	}
 	add(File{Path: indexerHome + "/VERSION", Data: []byte(spec.Version + "\n")})
-	add(File{Path: securityInit, Mode: 0o755, Data: []byte(securityInitScript(spec.Root))})
+	add(File{Path: securityInit, Mode: 0o755, Data: []byte(securityInitScript(spec.Root, spec.JavaHome))})
 
 	confDir := filepath.Join(spec.Root, indexerConf)
 	add(File{Path: indexerConf + "/opensearch.yml", Conffile: true, Data: []byte(opensearchYML(spec))})
@@ -449,12 +454,12 @@ SendSIGKILL=yes
 
 [Install]
 WantedBy=default.target
-`, spec.Version, filepath.Join(r, indexerHome), filepath.Join(r, indexerConf), JavaHome, filepath.Join(r, indexerTmp), IndexerUID, log)
+`, spec.Version, filepath.Join(r, indexerHome), filepath.Join(r, indexerConf), spec.JavaHome, filepath.Join(r, indexerTmp), IndexerUID, log)
 }
 
 // securityInitScript is the Wazuh-like indexer-security-init.sh: it reads opensearch.yml for host,
 // port and CA, expects admin.pem/admin-key.pem next to the CA, and runs the plugin's securityadmin.
-func securityInitScript(root string) string {
+func securityInitScript(root, javaHome string) string {
 	return `#!/bin/bash
 # indexer-security-init.sh (siemlab): initialise the OpenSearch security plugin, like Wazuh's script.
 # Usage: indexer-security-init.sh [-ho|--host HOST] [-p|--port PORT] [--options "SECURITYADMIN OPTIONS"] [-backup DIR]
@@ -487,7 +492,7 @@ yml() { grep -E "^[[:space:]]*$1:" "$CONF_DIR/opensearch.yml" | head -n1 | sed -
 CACERT=$(yml plugins.security.ssl.http.pemtrustedcas_filepath)
 case "$CACERT" in /*) ;; *) CACERT="$CONF_DIR/$CACERT" ;; esac
 CERTDIR=$(dirname "$CACERT")
-export OPENSEARCH_PATH_CONF="$CONF_DIR" OPENSEARCH_JAVA_HOME="${OPENSEARCH_JAVA_HOME:-` + JavaHome + `}"
+export OPENSEARCH_PATH_CONF="$CONF_DIR" OPENSEARCH_JAVA_HOME="${OPENSEARCH_JAVA_HOME:-` + javaHome + `}"
 # shellcheck disable=SC2086
 exec bash "$HOME_DIR/plugins/opensearch-security/tools/securityadmin.sh" -cd "$CONF_DIR/opensearch-security" \
   -cacert "$CACERT" -cert "$CERTDIR/admin.pem" -key "$CERTDIR/admin-key.pem" -h "$HOST" -p "$PORT" $OPTIONS

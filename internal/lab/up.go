@@ -145,8 +145,8 @@ func checkTools() error {
 			missing = append(missing, t)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(JavaHome, "bin/java")); err != nil {
-		missing = append(missing, JavaHome+"/bin/java")
+	if _, err := JavaHome(); err != nil {
+		missing = append(missing, err.Error())
 	}
 	if _, err := os.Stat("/lib/systemd/systemd"); err != nil {
 		missing = append(missing, "/lib/systemd/systemd")
@@ -210,9 +210,13 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		return fmt.Errorf("repo: %w", err)
 	}
+	javaHome, err := JavaHome()
+	if err != nil {
+		return err
+	}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
-		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport})
+		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome})
 		if err != nil {
 			return err
 		}

@@ -24,20 +24,28 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	inTTY, outTTY, errTTY bool
-	noColor               bool
+	noColor, forceColor   bool
 	width                 int // 0: ask the terminal (TerminalWidth)
 }
 
-// System returns the process's streams. NO_COLOR (any value) disables colour.
+// System returns the process's streams, with colour as the environment asks (FromEnv).
 func System() *IOStreams {
 	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	s.inTTY = isatty.IsTerminal(os.Stdin.Fd())
 	s.outTTY = isatty.IsTerminal(os.Stdout.Fd())
 	s.errTTY = isatty.IsTerminal(os.Stderr.Fd())
-	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
-		s.noColor = true
-	}
+	s.ColorFromEnv(os.Getenv)
 	return s
+}
+
+// ColorFromEnv applies the colour conventions of the environment: NO_COLOR set to a non-empty
+// value (no-color.org) or TERM=dumb turns colour off; CLICOLOR_FORCE set to anything but "" or
+// "0" turns it on even off a terminal (a pager, CI logs). NO_COLOR wins over CLICOLOR_FORCE, and
+// --no-color (DisableColor) over both.
+func (s *IOStreams) ColorFromEnv(getenv func(string) string) {
+	s.noColor = getenv("NO_COLOR") != "" || getenv("TERM") == "dumb"
+	f := getenv("CLICOLOR_FORCE")
+	s.forceColor = !s.noColor && f != "" && f != "0"
 }
 
 // Test returns streams backed by buffers, no TTY.
@@ -49,8 +57,8 @@ func Test() (s *IOStreams, in *bytes.Buffer, out *bytes.Buffer, errOut *bytes.Bu
 // SetTTY marks the streams as terminals (tests).
 func (s *IOStreams) SetTTY(in, out, errOut bool) { s.inTTY, s.outTTY, s.errTTY = in, out, errOut }
 
-// DisableColor turns colour off (--no-color).
-func (s *IOStreams) DisableColor() { s.noColor = true }
+// DisableColor turns colour off (--no-color), whatever the environment says.
+func (s *IOStreams) DisableColor() { s.noColor, s.forceColor = true, false }
 
 // IsStdoutTTY reports whether stdout is a terminal.
 func (s *IOStreams) IsStdoutTTY() bool { return s.outTTY }
@@ -62,13 +70,13 @@ func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
 func (s *IOStreams) CanPrompt() bool { return s.inTTY && s.errTTY }
 
 // ColorEnabled reports whether stdout may carry colour.
-func (s *IOStreams) ColorEnabled() bool { return s.outTTY && !s.noColor }
+func (s *IOStreams) ColorEnabled() bool { return (s.outTTY || s.forceColor) && !s.noColor }
 
 // Colors returns a palette for stdout.
 func (s *IOStreams) Colors() *Palette { return newPalette(s.ColorEnabled()) }
 
 // ErrColors returns a palette for stderr.
-func (s *IOStreams) ErrColors() *Palette { return newPalette(s.errTTY && !s.noColor) }
+func (s *IOStreams) ErrColors() *Palette { return newPalette((s.errTTY || s.forceColor) && !s.noColor) }
 
 // Palette applies colours when enabled and is the identity otherwise.
 type Palette struct{ enabled bool }

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Config is the subset of dashboard.yml (opensearch_dashboards.yml keys) the emulator uses.
