@@ -38,6 +38,7 @@ installed libc6-dev || need+=(libc6-dev)
 [ -x /lib/systemd/systemd ] || need+=(systemd)
 command -v ssh-keygen >/dev/null || need+=(openssh-client)   # upgrade report --sign-key tests
 command -v chromium >/dev/null || need+=(chromium)           # the upgrade report rendered in e2e
+command -v rpm >/dev/null || need+=(rpm)                     # make dist: the .rpm contents are checked
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()
