@@ -96,6 +96,17 @@ type Lab struct {
 	poll   time.Duration
 	tmo    time.Duration
 	Timing map[string]time.Duration // per phase, filled by Up
+	// filebeat is the cached Filebeat binary the shipper packages ship (set by Up).
+	filebeat string
+}
+
+// DefaultCacheDir is $HOME/.cache/siemlab: OpenSearch homes, the Maven repository, Filebeat.
+func DefaultCacheDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("lab cache: %w", err)
+	}
+	return filepath.Join(home, ".cache", "siemlab"), nil
 }
 
 // ErrAlreadyUp means DIR already holds a running lab.

@@ -1,4 +1,4 @@
-// Package labcli is the siemlab command line: up, down, status, fault, heal (and the hidden emu
+// Package labcli is the siemlab command line: up, down, status, fault, heal, filebeat (and the hidden emu
 // dispatcher). cmd/siemlab wires the emulators into it.
 package labcli
 
@@ -175,7 +175,31 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		c.Flags().BoolVar(&list, "list", false, "list the fault kinds")
 		return c
 	}
-	root.AddCommand(up, down, status, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
+	filebeat := &cobra.Command{
+		Use:   "filebeat",
+		Short: "Build Filebeat OSS " + lab.FilebeatVersion + " from the Go module proxy into the lab cache (once) and print its path",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cacheDir, err := lab.DefaultCacheDir()
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			c := &lab.FilebeatCache{Dir: cacheDir, Logger: logger(), Progress: stderr}
+			path, built, err := c.Ensure(cmd.Context())
+			if err != nil {
+				return err
+			}
+			how := "cached"
+			if built {
+				how = "built"
+			}
+			fmt.Fprintf(stderr, "siemlab filebeat: %s %s (%.1fs)\n", how, path, time.Since(t0).Seconds())
+			fmt.Fprintln(stdout, path)
+			return nil
+		},
+	}
+	root.AddCommand(up, down, status, filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
 	if deps.EmuMain != nil {
 		root.AddCommand(&cobra.Command{
 			Use:                "emu NAME [ARGS...]",
