@@ -11,11 +11,16 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
+.PHONY: build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
+
+## Filebeat OSS 7.10.2, the lab's shipper: built from the Go module proxy into
+## ~/.cache/siemlab/filebeat/7.10.2 once (a few minutes cold), then reused.
+filebeat: build
+	$(BIN)/siemlab filebeat
 
 ## The README's test command: static checks, unit tests (-race), then the
 ## end-to-end tests against a real lab (OpenSearch, private systemd, apt/dpkg).
@@ -24,7 +29,7 @@ test: vet fmt-check test-unit test-e2e
 test-unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
-test-e2e: build
+test-e2e: build filebeat
 	SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run 'E2E' ./...
 
 check: test
@@ -34,7 +39,7 @@ check: test
 deps:
 	./scripts/install-deps.sh
 
-demo: build
+demo: build filebeat
 	./scripts/demo.sh "$(LAB_DIR)"
 
 demo-down:

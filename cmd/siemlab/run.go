@@ -12,7 +12,7 @@ import (
 )
 
 // emuPrograms are the emulator programs of the lab contract.
-var emuPrograms = []string{"siem-managerd", "siem-control", "agent_control", "manage_agents", "siem-dashboard", "shipper"}
+var emuPrograms = []string{"siem-managerd", "siem-control", "agent_control", "manage_agents", "siem-dashboard"}
 
 // run dispatches on argv[0]: an emulator name runs emu.Main, anything else the siemlab CLI.
 func run(ctx context.Context, argv []string) int {
