@@ -14,7 +14,7 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: dist build test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
+.PHONY: dist build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
@@ -31,6 +31,11 @@ dist: deps
 	GOARCH=$$($(GO) env GOHOSTARCH) $(GO) run ./packaging/dist -bin $(DIST)/.build/siemctl-$(ARCH) -gen-bin $(DIST)/.build/siemctl-host \
 	  -version '$(VERSION)' -arch $(ARCH) -date '$(DATE)' -out $(DIST)
 
+## Filebeat OSS 7.10.2, the lab's shipper: built from the Go module proxy into
+## ~/.cache/siemlab/filebeat/7.10.2 once (a few minutes cold), then reused.
+filebeat: build
+	$(BIN)/siemlab filebeat
+
 ## The README's test command: the prerequisites (scripts/install-deps.sh), static
 ## checks, unit tests (-race), then the end-to-end tests against a real lab
 ## (OpenSearch, private systemd, apt/dpkg).
@@ -39,7 +44,7 @@ test: deps vet fmt-check test-unit test-e2e
 test-unit: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
-test-e2e: build
+test-e2e: build filebeat
 	SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run 'E2E' ./...
 
 check: test
@@ -49,7 +54,7 @@ check: test
 deps:
 	./scripts/install-deps.sh
 
-demo: deps build
+demo: deps build filebeat
 	./scripts/demo.sh "$(LAB_DIR)"
 
 demo-down:

@@ -1,6 +1,6 @@
 // Command siemlab brings up a real single-host SIEM stack for siemctl's tests and demo. Called by an
-// emulator program's name (siem-managerd, siem-control, agent_control, manage_agents, siem-dashboard,
-// shipper) it runs that emulator instead: the packages ship this binary under those names.
+// emulator program's name (siem-managerd, siem-control, agent_control, manage_agents, siem-dashboard)
+// it runs that emulator instead: the packages ship this binary under those names.
 package main
 
 import (

@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/internal/shipper"
 )
 
 // TestMain lets the test binary double as the multi-call binary the emulator packages ship.
@@ -129,6 +131,51 @@ func TestE2EFullLab(t *testing.T) {
 			t.Errorf("after heal %s: %s still has %s", tc.kind, body, tc.want)
 		}
 	}
+	// The shipper is the real Filebeat 7.10.2, talking to the real OpenSearch over verified TLS.
+	shipperBin := filepath.Join(dir, "root", "usr/bin/shipper")
+	shipperConf := filepath.Join(dir, "root", "etc/shipper")
+	if out, err := exec.CommandContext(ctx, shipperBin, "version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "filebeat version 7.10.2 ") {
+		t.Errorf("shipper version: %v %s", err, out)
+	}
+	testOutput := func() shipper.Report {
+		t.Helper()
+		out, _ := exec.CommandContext(ctx, shipperBin, "--path.config", shipperConf, "test", "output").CombinedOutput()
+		rep := shipper.ParseTestOutput(string(out))
+		t.Logf("test output:\n%s", out)
+		return rep
+	}
+	if rep := testOutput(); !rep.OK || rep.Hosts[0].Version != "7.10.2" || rep.Hosts[0].Info["security"] != "server's certificate chain verification is enabled" {
+		t.Errorf("test output = %+v", rep)
+	}
+	if err := l.Fault(ctx, "shipper-output-unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := testOutput(); rep.OK || len(rep.Hosts) != 1 || rep.Hosts[0].FirstError() == nil || rep.Hosts[0].FirstError().Name != "dial up" {
+		t.Errorf("test output with the output unreachable = %+v", rep)
+	}
+	if err := l.Heal(ctx, "shipper-output-unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := testOutput(); !rep.OK {
+		t.Errorf("test output after heal = %+v", rep)
+	}
+	if err := l.Fault(ctx, "shipper-stalled"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := l.Status(ctx); err == nil {
+		for _, u := range st.Units {
+			if u.Name == "shipper.service" && u.MainPID > 0 {
+				stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", u.MainPID))
+				if f := strings.Fields(string(stat)); len(f) < 3 || f[2] != "T" {
+					t.Errorf("shipper-stalled: main PID %d state %v, want T (stopped)", u.MainPID, f)
+				}
+			}
+		}
+	}
+	if err := l.Heal(ctx, "shipper-stalled"); err != nil {
+		t.Fatal(err)
+	}
+
 	for _, kind := range []string{"unit-stopped:shipper", "process-killed", "default-password", "manager-config-broken"} {
 		if err := l.Fault(ctx, kind); err != nil {
 			t.Errorf("fault %s: %v", kind, err)

@@ -169,7 +169,8 @@ func Up(t testing.TB, opts Options) *Lab {
 	if opts.Version != "" {
 		args = append(args, "--version", opts.Version)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// 20 minutes: a first lab on a fresh machine also builds Filebeat (make test-e2e builds it before).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, siemlab, args...)

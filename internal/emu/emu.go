@@ -1,4 +1,4 @@
-// Package emu holds the lab's emulators of the manager, the dashboard and the shipper, and the
+// Package emu holds the lab's emulators of the manager and the dashboard, and the
 // package contents the lab builds from them (see /work/shared and the lab contract).
 package emu
 
@@ -18,7 +18,6 @@ import (
 	"github.com/siemctl/siemctl/internal/emu/dashboard"
 	"github.com/siemctl/siemctl/internal/emu/faults"
 	"github.com/siemctl/siemctl/internal/emu/manager"
-	"github.com/siemctl/siemctl/internal/emu/shipper"
 )
 
 // Ports are the lab's listening ports.
@@ -26,7 +25,7 @@ type Ports struct{ API, Agent, Enrollment, Syslog, Dashboard, Indexer int }
 
 // PackageSpec describes one package to build.
 type PackageSpec struct {
-	Component string // "manager" | "dashboard" | "shipper"
+	Component string // "manager" | "dashboard"
 	Version   string // upstream version "4.9.0" or "4.10.0" (Debian version is Version+"-1")
 	Root      string // absolute DPKG_ROOT of the lab
 	Binary    string // absolute path of the multi-call binary to ship (the siemlab executable)
@@ -51,12 +50,11 @@ const (
 	ProgAgentCtl     = "agent_control"
 	ProgManageAgent  = "manage_agents"
 	ProgDashboard    = "siem-dashboard"
-	ProgShipper      = "shipper"
 )
 
 // Programs lists every emulator program name.
 func Programs() []string {
-	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAgentCtl, ProgManageAgent, ProgDashboard, ProgShipper}
+	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAgentCtl, ProgManageAgent, ProgDashboard}
 }
 
 // ErrSpec reports an invalid PackageSpec.
@@ -117,22 +115,6 @@ func PackageFiles(spec PackageSpec) ([]File, error) {
 			{Path: "usr/lib/systemd/system/siem-dashboard.service", Mode: 0o644, Data: unit("SIEM dashboard", faultsEnv,
 				abs("usr/share/siem-dashboard/bin/siem-dashboard")+" --config "+abs("etc/siem-dashboard/dashboard.yml"), abs("var/log/siem-dashboard/siem-dashboard.log"))},
 		}, nil
-	case "shipper":
-		if p.Indexer == 0 {
-			return nil, fmt.Errorf("%w: shipper needs the Indexer port", ErrSpec)
-		}
-		return []File{
-			{Path: "usr/bin/shipper", Mode: 0o755, Data: bin},
-			{Path: "var/log/shipper/.keep", Mode: 0o644},
-			{Path: "usr/share/shipper/VERSION", Mode: 0o644, Data: []byte(spec.Version + "\n")},
-			{Path: "usr/share/shipper/module/siem/alerts/ingest/pipeline.json", Mode: 0o644, Data: shipper.Pipeline()},
-			{Path: "etc/shipper/shipper.yml", Mode: 0o600, Data: shipperYML(root, p.Indexer), Conffile: true},
-			{Path: "etc/shipper/siem-template.json", Mode: 0o644, Data: Template(spec.Version)},
-			{Path: "usr/lib/systemd/system/shipper.service", Mode: 0o644, Data: unit("Filebeat-like shipper of SIEM alerts", faultsEnv,
-				abs("usr/bin/shipper")+" -e -c "+abs("etc/shipper/shipper.yml")+" --path.home "+abs("usr/share/shipper")+
-					" --path.config "+abs("etc/shipper")+" --path.data "+abs("var/lib/shipper")+" --path.logs "+abs("var/log/shipper"),
-				abs("var/log/shipper/shipper-stderr.log"))},
-		}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown component %q", ErrSpec, spec.Component)
 }
@@ -154,40 +136,6 @@ Restart=no
 [Install]
 WantedBy=multi-user.target
 `, desc, env, exec, logFile, logFile)
-}
-
-func shipperYML(root string, indexerPort int) []byte {
-	return fmt.Appendf(nil, `# Shipper (Filebeat 7.10.2-like) configuration
-output.elasticsearch:
-  hosts: ["127.0.0.1:%d"]
-  protocol: https
-  username: admin
-  password: ${password}
-  ssl.certificate_authorities: ["%s"]
-setup.template.json.enabled: true
-setup.template.json.path: '%s'
-setup.template.json.name: 'siem'
-setup.ilm.overwrite: true
-setup.ilm.enabled: false
-
-filebeat.modules:
-  - module: siem
-    alerts:
-      enabled: true
-      var.paths: ["%s"]
-    archives:
-      enabled: false
-
-logging.level: info
-logging.to_files: true
-logging.files:
-  path: %s
-  name: shipper
-  keepfiles: 7
-  permissions: 0644
-logging.metrics.enabled: false
-`, indexerPort, filepath.Join(root, "etc/shipper/certs/root-ca.pem"), filepath.Join(root, "etc/shipper/siem-template.json"),
-		filepath.Join(root, "var/siem/logs/alerts/alerts.json"), filepath.Join(root, "var/log/shipper"))
 }
 
 const defaultLocalRules = `<!-- Local rules -->
@@ -256,7 +204,7 @@ func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdo
 		exe = os.Args[0]
 	}
 	switch name {
-	case ProgManagerd, ProgDashboard, ProgShipper:
+	case ProgManagerd, ProgDashboard:
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
@@ -276,8 +224,6 @@ func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdo
 		return manager.ManageAgents(ctx, toolEnv(), args)
 	case ProgDashboard:
 		return dashboard.Main(ctx, args, exe, stdout, stderr)
-	case ProgShipper:
-		return shipper.Main(ctx, args, shipper.Env{Exe: exe, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv})
 	}
 	fmt.Fprintf(stderr, "emu: unknown program %q (known: %s)\n", name, strings.Join(Programs(), ", "))
 	return 127

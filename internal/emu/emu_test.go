@@ -32,8 +32,6 @@ func TestPackageFiles(t *testing.T) {
 			[]string{"var/siem/etc/ossec.conf", "var/siem/etc/rules/local_rules.xml", "var/siem/etc/decoders/local_decoder.xml", "var/siem/api/configuration/api.yaml"}},
 		{"dashboard", "usr/lib/systemd/system/siem-dashboard.service", "ExecStart=/lab/root/usr/share/siem-dashboard/bin/siem-dashboard --config /lab/root/etc/siem-dashboard/dashboard.yml",
 			[]string{"etc/siem-dashboard/dashboard.yml"}},
-		{"shipper", "usr/lib/systemd/system/shipper.service", "ExecStart=/lab/root/usr/bin/shipper -e -c /lab/root/etc/shipper/shipper.yml",
-			[]string{"etc/shipper/shipper.yml"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.comp, func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 type File struct {
 	Path     string      // relative to the root, no leading slash
 	Mode     fs.FileMode // permission bits; 0 means 0644
-	Data     []byte      // content (ignored when Link != "")
+	Data     []byte      // content (ignored when Link or Source is set)
+	Source   string      // non-empty: copy the content from this file (large binaries)
 	Link     string      // non-empty: a symlink with this target
 	Conffile bool        // listed in DEBIAN/conffiles
 }
@@ -73,7 +74,11 @@ func BuildDeb(ctx context.Context, outDir string, p Package) (string, error) {
 		if mode == 0 {
 			mode = 0o644
 		}
-		if err := os.WriteFile(dst, f.Data, mode); err != nil {
+		if f.Source != "" {
+			if err := copyFile(f.Source, dst, mode); err != nil {
+				return "", fmt.Errorf("build %s: %w", p.Name, err)
+			}
+		} else if err := os.WriteFile(dst, f.Data, mode); err != nil {
 			return "", fmt.Errorf("build %s: %w", p.Name, err)
 		}
 		if err := os.Chmod(dst, mode); err != nil { // umask

@@ -33,7 +33,8 @@ func FaultKinds() []FaultKind {
 		{"agent-newer", "one agent reports a version newer than the manager (emulator fault)", true},
 		{"api-slow", "every manager API call is delayed 3s (emulator fault)", true},
 		{"api-ratelimit", "every manager API call answers 429 / code 6001 (emulator fault)", true},
-		{"shipper-stalled", "the shipper runs but ships nothing (emulator fault)", true},
+		{"shipper-stalled", "SIGSTOP the shipper's (Filebeat's) main PID: the unit stays active, nothing ships; heal sends SIGCONT", true},
+		{"shipper-output-unreachable", "point Filebeat's output at a closed port and restart it (test output fails at dial up); heal restores filebeat.yml and restarts it", true},
 		{"default-password", "manager API user back to siem/siem on the server and in DIR/secrets/manager; heal restores the generated one", true},
 	}
 }
@@ -131,7 +132,11 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.clusterSettings(ctx, "transient", s)
 	case "cluster-red":
 		return l.clusterRed(ctx, on)
-	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "shipper-stalled":
+	case "shipper-stalled":
+		return l.shipperStalled(ctx, on)
+	case "shipper-output-unreachable":
+		return l.shipperOutput(ctx, on)
+	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit":
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)
@@ -154,24 +159,88 @@ func (l *Lab) startAndWait(ctx context.Context, unit string) error {
 }
 
 func (l *Lab) killManager(ctx context.Context) error {
+	return l.signalMain(ctx, "siem-manager.service", syscall.SIGKILL)
+}
+
+// signalMain sends sig to a unit's main PID (which must be in the lab's cgroups).
+func (l *Lab) signalMain(ctx context.Context, unit string, sig syscall.Signal) error {
 	var st UnitState
 	if err := l.withUnits(ctx, func(c unitConn) error {
 		var err error
-		st, err = UnitStatus(ctx, c, "siem-manager.service")
+		st, err = UnitStatus(ctx, c, unit)
 		return err
 	}); err != nil {
 		return err
 	}
 	if st.MainPID == 0 {
-		return fmt.Errorf("siem-manager.service has no main PID (%s/%s)", st.ActiveState, st.SubState)
+		return fmt.Errorf("%s has no main PID (%s/%s)", unit, st.ActiveState, st.SubState)
 	}
 	if !l.systemd().pidInLab(st.MainPID) {
 		return fmt.Errorf("main PID %d is not in the lab's cgroup", st.MainPID)
 	}
-	if err := syscall.Kill(st.MainPID, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill %d: %w", st.MainPID, err)
+	if err := syscall.Kill(st.MainPID, sig); err != nil {
+		return fmt.Errorf("kill -%d %d: %w", sig, st.MainPID, err)
 	}
 	return nil
+}
+
+// shipperStalled stops (SIGSTOP) or continues (SIGCONT) the running Filebeat. A heal of a shipper
+// that is no longer running (restarted meanwhile) starts its unit.
+func (l *Lab) shipperStalled(ctx context.Context, on bool) error {
+	unit := l.shipperLayout().Unit()
+	if on {
+		return l.signalMain(ctx, unit, syscall.SIGSTOP)
+	}
+	if err := l.signalMain(ctx, unit, syscall.SIGCONT); err != nil {
+		l.log.Debug("shipper not running at heal, starting it", "err", err)
+		return l.startUnit(ctx, unit)
+	}
+	return nil
+}
+
+// unreachableOutput is a loopback port nothing listens on (TCP port 1, tcpmux).
+const unreachableOutput = "127.0.0.1:1"
+
+// shipperOutput points filebeat.yml's output hosts at a closed port (or restores the saved file)
+// and restarts the shipper, so both the running Filebeat and `test output` see it.
+func (l *Lab) shipperOutput(ctx context.Context, broken bool) error {
+	sh := l.shipperLayout()
+	conf := filepath.Join(l.st.Root, sh.ConfigFile())
+	saved := filepath.Join(l.st.Dir, "faults", "filebeat.yml.orig")
+	if broken {
+		orig, err := os.ReadFile(conf)
+		if err != nil {
+			return fmt.Errorf("read filebeat.yml: %w", err)
+		}
+		if _, err := os.Stat(saved); err != nil {
+			if err := writeFile(saved, orig, 0o600); err != nil {
+				return err
+			}
+		}
+		want := fmt.Sprintf(`hosts: ["127.0.0.1:%d"]`, l.st.Ports.Indexer)
+		if !bytes.Contains(orig, []byte(want)) {
+			return fmt.Errorf("%s has no %s to break", conf, want)
+		}
+		bad := bytes.Replace(orig, []byte(want), []byte(`hosts: ["`+unreachableOutput+`"]`), 1)
+		if err := writeFile(conf, bad, 0o600); err != nil {
+			return err
+		}
+	} else {
+		orig, err := os.ReadFile(saved)
+		if err != nil {
+			return fmt.Errorf("no saved filebeat.yml to restore: %w", err)
+		}
+		if err := writeFile(conf, orig, 0o600); err != nil {
+			return err
+		}
+		if err := os.Remove(saved); err != nil {
+			return fmt.Errorf("remove saved filebeat.yml: %w", err)
+		}
+	}
+	if err := l.stopUnit(ctx, sh.Unit()); err != nil {
+		return err
+	}
+	return l.startUnit(ctx, sh.Unit())
 }
 
 func (l *Lab) managerConfig(ctx context.Context, broken bool) error {

@@ -23,6 +23,8 @@ func TestFaultKindParsing(t *testing.T) {
 		{"unit not in lab", indexerOnly, "unit-stopped:shipper", "", true, false},
 		{"unit missing arg", full, "unit-stopped", "", true, true},
 		{"cluster-red", indexerOnly, "cluster-red", "", false, false},
+		{"shipper fault needs the shipper", indexerOnly, "shipper-output-unreachable", "", true, false},
+		{"shipper stalled", full, "shipper-stalled", "", false, false},
 		{"arg on plain kind", full, "cluster-red:x", "", true, true},
 		{"emulator fault without emulators", indexerOnly, "api-slow", "", true, false},
 		{"emulator fault", full, "api-ratelimit", "", false, false},
@@ -42,7 +44,7 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 12 {
+	if len(FaultKinds()) != 13 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
 	}
 }

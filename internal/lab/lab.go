@@ -22,9 +22,10 @@
 // The indexer is a real OpenSearch node with the security plugin (HTTPS, basic auth, initialised with
 // the plugin's securityadmin through indexer-security-init.sh), running as uid 65534 under a private
 // `systemd --user` manager that has its own mount namespace and its own cgroups lab-<id> (id derived
-// from DIR). The manager, dashboard and shipper are the emulators of internal/emu, reached through the
-// Emulators interface (cmd/siemlab adapts internal/emu to it; with nil Emulators the lab runs the
-// indexer only).
+// from DIR). The shipper is the real Filebeat OSS 7.10.2, built once from the Go module proxy into
+// ~/.cache/siemlab/filebeat (FilebeatCache) and packaged with the lab's module (ShipperPackage). The
+// manager and dashboard are the emulators of internal/emu, reached through the Emulators interface
+// (cmd/siemlab adapts internal/emu to it; with nil Emulators the lab runs the indexer only).
 //
 // Go API for tests in other packages:
 //
@@ -56,7 +57,7 @@ var packageNames = []string{"siem-indexer", "siem-manager", "siem-dashboard", "s
 
 // EmuPackageSpec is the emulator package spec (the shape of emu.PackageSpec).
 type EmuPackageSpec struct {
-	Component string // manager | dashboard | shipper
+	Component string // manager | dashboard
 	Version   string // upstream version
 	Root      string
 	Binary    string
@@ -96,6 +97,17 @@ type Lab struct {
 	poll   time.Duration
 	tmo    time.Duration
 	Timing map[string]time.Duration // per phase, filled by Up
+	// filebeat is the cached Filebeat binary the shipper packages ship (set by Up).
+	filebeat string
+}
+
+// DefaultCacheDir is $HOME/.cache/siemlab: OpenSearch homes, the Maven repository, Filebeat.
+func DefaultCacheDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("lab cache: %w", err)
+	}
+	return filepath.Join(home, ".cache", "siemlab"), nil
 }
 
 // ErrAlreadyUp means DIR already holds a running lab.

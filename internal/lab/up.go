@@ -54,11 +54,9 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		opts.StartTimeout = 180 * time.Second
 	}
 	if opts.CacheDir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("lab cache: %w", err)
+		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
+			return nil, err
 		}
-		opts.CacheDir = filepath.Join(home, ".cache", "siemlab")
 	}
 	if opts.Emulators != nil && opts.Binary == "" {
 		if opts.Binary, err = os.Executable(); err != nil {
@@ -111,6 +109,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		f    func(context.Context) error
 	}{
 		{"opensearch-cache", func(ctx context.Context) error { return l.prepareOpenSearch(ctx, opts) }},
+		{"filebeat-cache", func(ctx context.Context) error { return l.prepareFilebeat(ctx, opts) }},
 		{"certs", l.writeCerts},
 		{"packages", func(ctx context.Context) error { return l.buildPackages(ctx, opts) }},
 		{"install", l.install},
@@ -195,6 +194,20 @@ func (l *Lab) prepareOpenSearch(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// prepareFilebeat builds Filebeat OSS into the cache once (minutes, cold) for the shipper package.
+func (l *Lab) prepareFilebeat(ctx context.Context, opts Options) error {
+	if l.emu == nil {
+		return nil
+	}
+	c := &FilebeatCache{Dir: opts.CacheDir, Logger: l.log, Progress: l.prog}
+	path, _, err := c.Ensure(ctx)
+	if err != nil {
+		return err
+	}
+	l.filebeat = path
+	return nil
+}
+
 func (l *Lab) distDir(osv string) string { return filepath.Join(l.st.Dir, "dist", "opensearch-"+osv) }
 
 func (l *Lab) writeCerts(context.Context) error {
@@ -226,7 +239,15 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 		if l.emu == nil {
 			continue
 		}
-		for _, comp := range []struct{ component, pkg string }{{"manager", "siem-manager"}, {"dashboard", "siem-dashboard"}, {"shipper", "shipper"}} {
+		sp, err := ShipperPackage(ShipperSpec{Layout: l.shipperLayout(), Version: v, Root: l.st.Root, Filebeat: l.filebeat,
+			IndexerPort: l.st.Ports.Indexer, Template: l.emu.Template(v)})
+		if err != nil {
+			return err
+		}
+		if _, err := BuildDeb(ctx, repo, sp); err != nil {
+			return err
+		}
+		for _, comp := range []struct{ component, pkg string }{{"manager", "siem-manager"}, {"dashboard", "siem-dashboard"}} {
 			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary, Ports: l.st.Ports})
 			if err != nil {
 				return fmt.Errorf("%s %s files: %w", comp.pkg, v, err)
@@ -364,18 +385,15 @@ func (l *Lab) configure(ctx context.Context) error {
 				return err
 			}
 		}
-		// Shipper: CA, keystore, template.
-		if err := copyCert("root-ca.pem", filepath.Join(r, "etc/shipper/certs/root-ca.pem"), 0o644, -1); err != nil {
+		// Shipper: CA, keystore (through the real Filebeat), template.
+		sh := l.shipperLayout()
+		if err := copyCert("root-ca.pem", filepath.Join(r, sh.ConfigDir, "certs/root-ca.pem"), 0o644, -1); err != nil {
 			return err
 		}
-		ks, err := json.Marshal(map[string]string{"password": pw[secretIndexer]})
-		if err != nil {
-			return fmt.Errorf("shipper keystore: %w", err)
-		}
-		if err := writeFile(filepath.Join(r, "var/lib/shipper/shipper.keystore"), ks, 0o600); err != nil {
+		if err := l.shipperKeystore(ctx, "admin", pw[secretIndexer]); err != nil {
 			return err
 		}
-		tpl := filepath.Join(r, "etc/shipper/siem-template.json")
+		tpl := filepath.Join(r, sh.TemplateFile())
 		if _, err := os.Stat(tpl); err != nil {
 			if err := writeFile(tpl, l.emu.Template(l.st.Version), 0o644); err != nil {
 				return err
@@ -605,18 +623,20 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 	return nil
 }
 
+// startShipper loads the ingest pipelines and the alerts template through the real Filebeat (as the
+// install guide does) and starts its unit.
 func (l *Lab) startShipper(ctx context.Context) error {
 	if l.emu == nil {
 		return nil
 	}
 	for _, args := range [][]string{{"setup", "--pipelines"}, {"setup", "--index-management", "-E", "output.logstash.enabled=false"}} {
-		if out, err := l.shipper(ctx, args...); err != nil {
+		out, err := l.shipperCmd(ctx, "", args...)
+		if err != nil {
 			return fmt.Errorf("shipper %s: %w", strings.Join(args, " "), err)
-		} else {
-			l.log.Debug("shipper", "args", args, "output", tail(out, 300))
 		}
+		l.log.Debug("shipper", "args", args, "output", tail(out, 300))
 	}
-	return l.startUnit(ctx, "shipper.service")
+	return l.startUnit(ctx, l.shipperLayout().Unit())
 }
 
 // alertsIndexPrefix is the lab's alerts_index_prefix (siemctl.yaml).

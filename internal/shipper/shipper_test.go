@@ -362,3 +362,60 @@ func TestExecRunnerCap(t *testing.T) {
 		t.Fatalf("got %q %d %v", out, code, err)
 	}
 }
+
+// realTranscript reads one of the real Filebeat `test output` transcripts kept in
+// ../shared/reference/wazuh-real/filebeat-test-output (Wazuh's docs and public write-ups; never
+// copied into the project). Absent: skip, or fail with SIEMCTL_IT_REQUIRED=1.
+func realTranscript(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "reference", "wazuh-real", "filebeat-test-output", name)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
+			t.Fatalf("real Filebeat transcript required (SIEMCTL_IT_REQUIRED=1): %v", err)
+		}
+		t.Skipf("real Filebeat transcripts not here (%v); they live in ../shared/reference/wazuh-real", err)
+	}
+	return string(data)
+}
+
+func TestParseRealTestOutput(t *testing.T) {
+	tests := []struct {
+		file      string
+		ok        bool
+		url       string
+		firstErr  *Step
+		version   string
+		tls       string
+		addresses string
+		steps     int
+	}{
+		{"wazuh-docs-ok.txt", true, "https://127.0.0.1:9200", nil, "7.10.2", "TLSv1.3", "127.0.0.1", 7},
+		{"es-down.txt", false, "http://localhost:9200",
+			&Step{Group: "connection", Name: "dial up", Status: StatusError, Detail: "dial tcp [::1]:9200: connect: connection refused"}, "", "", "::1, 127.0.0.1", 4},
+		{"tls-disabled-ok.txt", true, "http://elasticsearch:9200", nil, "7.9.1", "", "172.30.0.2", 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			rep := ParseTestOutput(realTranscript(t, tt.file))
+			if rep.OK != tt.ok || len(rep.Hosts) != 1 {
+				t.Fatalf("OK=%v hosts=%d: %+v", rep.OK, len(rep.Hosts), rep)
+			}
+			h := rep.Hosts[0]
+			if h.Output != "elasticsearch" || h.URL != tt.url || len(h.Steps) != tt.steps {
+				t.Errorf("host %q %q, %d steps: %+v", h.Output, h.URL, len(h.Steps), h.Steps)
+			}
+			if got := h.FirstError(); !reflect.DeepEqual(got, tt.firstErr) {
+				t.Errorf("FirstError = %+v, want %+v", got, tt.firstErr)
+			}
+			if h.Version != tt.version || h.TLSVersion != tt.tls || h.Info["addresses"] != tt.addresses {
+				t.Errorf("version %q tls %q info %v", h.Version, h.TLSVersion, h.Info)
+			}
+		})
+	}
+	// The disabled-TLS transcript passes through a WARN step, not an error.
+	rep := ParseTestOutput(realTranscript(t, "tls-disabled-ok.txt"))
+	if s := rep.Hosts[0].Steps[4]; s.Name != "TLS" || s.Status != StatusWarn || s.Detail != "secure connection disabled" {
+		t.Errorf("TLS step = %+v", s)
+	}
+}

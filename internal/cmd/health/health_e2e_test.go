@@ -117,6 +117,7 @@ func TestE2EHealthLab(t *testing.T) {
 		{"process-killed", nil, "units", "CRIT", "siem-manager.service", "siemctl services restart manager", "", nil},
 		{"manager-config-broken", nil, "manager.config", "CRIT", "", "ossec.conf", "", nil},
 		{"shipper-stalled", []string{"--deep", "--check", "alerts.probe", "--timeout", "90s"}, "alerts.probe", "CRIT", "shipper", "restart shipper", "", nil},
+		{"shipper-output-unreachable", []string{"--deep", "--check", "shipper"}, "shipper", "CRIT", "dial up... ERROR", "shipper's output section", "", nil},
 	}
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {

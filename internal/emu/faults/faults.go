@@ -18,11 +18,10 @@ const (
 	APIRateLimit       = "api-ratelimit"
 	AgentsDisconnected = "agents-disconnected"
 	AgentNewer         = "agent-newer"
-	ShipperStalled     = "shipper-stalled"
 )
 
 // Kinds lists every fault kind.
-var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, ShipperStalled}
+var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer}
 
 // Kinds returns every known fault kind.
 func Kinds() []string { return slices.Clone(kinds) }

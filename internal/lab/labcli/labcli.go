@@ -1,4 +1,4 @@
-// Package labcli is the siemlab command line: up, down, status, fault, heal (and the hidden emu
+// Package labcli is the siemlab command line: up, down, status, fault, heal, filebeat (and the hidden emu
 // dispatcher). cmd/siemlab wires the emulators into it.
 package labcli
 
@@ -201,6 +201,30 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		c.Flags().BoolVar(&list, "list", false, "list the fault kinds")
 		return c
 	}
+	filebeat := &cobra.Command{
+		Use:   "filebeat",
+		Short: "Build Filebeat OSS " + lab.FilebeatVersion + " from the Go module proxy into the lab cache (once) and print its path",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cacheDir, err := lab.DefaultCacheDir()
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			c := &lab.FilebeatCache{Dir: cacheDir, Logger: logger(), Progress: stderr}
+			path, built, err := c.Ensure(cmd.Context())
+			if err != nil {
+				return err
+			}
+			how := "cached"
+			if built {
+				how = "built"
+			}
+			fmt.Fprintf(stderr, "siemlab filebeat: %s %s (%.1fs)\n", how, path, time.Since(t0).Seconds())
+			fmt.Fprintln(stdout, path)
+			return nil
+		},
+	}
 	var days int
 	var size string
 	var seed uint64
@@ -249,7 +273,7 @@ with long retention does) and says so. 1 GiB over 1,000 indices takes minutes on
 	load.Flags().Uint64Var(&seed, "seed", 1, "the same seed gives the same documents")
 	load.Flags().BoolVar(&asJSON, "json", false, "JSON report")
 
-	root.AddCommand(up, down, status, load, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
+	root.AddCommand(up, down, status, load, filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
 	if deps.EmuMain != nil {
 		root.AddCommand(&cobra.Command{
 			Use:                "emu NAME [ARGS...]",
