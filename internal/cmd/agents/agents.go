@@ -78,14 +78,7 @@ func usage(err error) error {
 // idleDeadline cancels ctx when touch is not called for d: a listing of
 // 100,000 agents may take longer than --timeout, but no page may.
 func idleDeadline(ctx context.Context, d time.Duration) (context.Context, func(), func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	if d <= 0 {
-		return ctx, func() {}, func() { cancel(nil) }
-	}
-	t := time.AfterFunc(d, func() {
-		cancel(fmt.Errorf("no answer from the manager for %s (--timeout): %w", d, context.DeadlineExceeded))
-	})
-	return ctx, func() { t.Reset(d) }, func() { t.Stop(); cancel(nil) }
+	return fleet.IdleDeadline(ctx, d)
 }
 
 // cause returns the idle-deadline reason instead of a bare "context canceled".
