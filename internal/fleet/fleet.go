@@ -169,6 +169,12 @@ type ListQuery struct {
 	Status    []string
 	OlderThan string // API timeframe; not possible through the tool
 	PageSize  int    // default DefaultPageSize
+	// PageTimeout bounds the wait for each part of the API's answer (0:
+	// only ctx): a listing of 100,000 agents may take longer, no page may.
+	PageTimeout time.Duration
+	// ToolTimeout is the agent control tool's own budget when the API is
+	// down (0: only ctx), never what the API attempt left of a deadline.
+	ToolTimeout time.Duration
 }
 
 // Listing is the outcome of List.
@@ -200,21 +206,33 @@ func List(ctx context.Context, api API, tools Tools, q ListQuery, emit func(r *R
 	var row Row
 	var apiErr error
 	if api != nil {
-		for a, err := range api.Agents(ctx, manager.AgentQuery{Status: q.Status, OlderThan: q.OlderThan, Limit: size}) {
+		apiCtx, touch, stop := IdleDeadline(ctx, q.PageTimeout)
+		for a, err := range api.Agents(apiCtx, manager.AgentQuery{Status: q.Status, OlderThan: q.OlderThan, Limit: size}) {
 			if err != nil {
 				apiErr = err
 				break
 			}
 			rowFromAgent(&a, &row)
 			if err := emit(&row); err != nil {
+				stop()
 				return lst, err
 			}
 			lst.Count++
+			if lst.Count%256 == 0 {
+				touch()
+			}
 		}
+		// The API's own deadline ended, not the caller's: the API is down
+		// (hung), and the tool still has its whole budget.
+		timedOut := apiErr != nil && apiCtx.Err() != nil && ctx.Err() == nil
+		if timedOut {
+			apiErr = apiCtx.Explain(apiErr)
+		}
+		stop()
 		if apiErr == nil {
 			return lst, nil
 		}
-		if lst.Count > 0 || !APIDown(apiErr) || tools == nil {
+		if lst.Count > 0 || !(timedOut || APIDown(apiErr)) || tools == nil || ctx.Err() != nil {
 			return lst, fmt.Errorf("list agents: %w", apiErr)
 		}
 	}
@@ -229,7 +247,12 @@ func List(ctx context.Context, api API, tools Tools, q ListQuery, emit func(r *R
 	case len(q.Status) == 1 && q.Status[0] == manager.AgentDisconnected:
 		filter = manager.ListDisconnected
 	}
-	agents, err := tools.AgentList(ctx, filter)
+	toolCtx, cancel := ctx, context.CancelFunc(func() {})
+	if q.ToolTimeout > 0 {
+		toolCtx, cancel = context.WithTimeout(ctx, q.ToolTimeout)
+	}
+	agents, err := tools.AgentList(toolCtx, filter)
+	cancel()
 	if err != nil {
 		if apiErr != nil {
 			return lst, fmt.Errorf("list agents: API: %w; agent_control: %w", apiErr, err)
@@ -260,8 +283,8 @@ type Detail struct {
 	IP            string    `json:"ip"`
 	RegisterIP    string    `json:"register_ip,omitempty"`
 	Status        string    `json:"status"`
-	Version       string    `json:"version"`
-	OS            string    `json:"os"`
+	Version       string    `json:"version,omitempty"` // absent: never connected
+	OS            string    `json:"os,omitempty"`
 	Platform      string    `json:"platform,omitempty"`
 	Group         []string  `json:"group"`
 	NodeName      string    `json:"node_name,omitempty"`

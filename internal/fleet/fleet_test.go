@@ -1,9 +1,13 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
@@ -80,5 +84,55 @@ func TestOutcomesOf(t *testing.T) {
 	if len(o.Agents) != 3 || o.Agents[0].ID != "003" || o.Agents[0].OK || o.Agents[0].Explanation == "" ||
 		!o.Agents[1].OK || o.Agents[2].OK || o.Agents[2].Message != "no answer for this agent" || o.OK != 1 || o.Failed != 2 || o.Complete {
 		t.Errorf("%+v", o)
+	}
+}
+
+// hungAPI never answers GET /agents: its sequence ends only when ctx does, with the client's
+// classification of that end.
+type hungAPI struct{ API }
+
+func (hungAPI) Agents(ctx context.Context, _ manager.AgentQuery) iter.Seq2[manager.Agent, error] {
+	return func(yield func(manager.Agent, error) bool) {
+		<-ctx.Done()
+		yield(manager.Agent{}, netclient.Classify("GET /agents", "http://127.0.0.1:55000/agents", ctx.Err()))
+	}
+}
+
+type budgetTools struct {
+	Tools
+	called    bool
+	ctxErr    error
+	remaining time.Duration
+}
+
+func (b *budgetTools) AgentList(ctx context.Context, _ manager.AgentListFilter) ([]manager.ToolAgent, error) {
+	b.called, b.ctxErr = true, ctx.Err()
+	if dl, ok := ctx.Deadline(); ok {
+		b.remaining = time.Until(dl)
+	}
+	return []manager.ToolAgent{{ID: "001", Name: "web-01", IP: "any", Status: manager.AgentActive}}, nil
+}
+
+// An API hung until its page deadline is down; the tool then gets its own budget, not the spent one.
+func TestListToolFallbackHasItsOwnBudget(t *testing.T) {
+	tools := &budgetTools{}
+	var ids []string
+	lst, err := List(context.Background(), hungAPI{}, tools, ListQuery{PageTimeout: 20 * time.Millisecond, ToolTimeout: time.Hour},
+		func(r *Row) error { ids = append(ids, r.ID); return nil })
+	if err != nil || lst.Source != SourceTool || len(ids) != 1 {
+		t.Fatalf("List = %+v %v, rows %v", lst, err, ids)
+	}
+	if tools.ctxErr != nil || tools.remaining < 59*time.Minute {
+		t.Fatalf("the tool ran with ctx err %v and %v left, want its own hour", tools.ctxErr, tools.remaining)
+	}
+	if !errors.Is(lst.APIErr, context.DeadlineExceeded) || !strings.Contains(lst.APIErr.Error(), "no answer from the manager for 20ms") {
+		t.Fatalf("APIErr = %v", lst.APIErr)
+	}
+	// the caller's own end (an interrupt) is not a reason to run the tool
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tools = &budgetTools{}
+	if _, err := List(ctx, hungAPI{}, tools, ListQuery{PageTimeout: time.Hour}, func(*Row) error { return nil }); err == nil || tools.called {
+		t.Fatalf("interrupted: err %v, tool ran: %v", err, tools.called)
 	}
 }

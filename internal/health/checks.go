@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -776,22 +777,82 @@ func checkManagerAPI(ctx context.Context, e *Env) Result {
 	}
 	info, err := managerInfo(ctx, e)
 	if err != nil {
-		fix, ev := managerAPIFix(ctx, e, err)
-		r := crit(errSummary(err), fix, append([]string{c.Manager.APIURL}, ev...)...)
-		if manager.HasCode(err, 1017) || errors.Is(err, netclient.ErrNotReady) {
-			r.Summary = "daemons not ready (1017): " + errSummary(err)
+		if manager.HasCode(err, manager.CodeDaemonsNotReady) || errors.Is(err, netclient.ErrNotReady) {
+			return daemonsNotReady(ctx, e, err)
 		}
-		return r
+		fix, ev := managerAPIFix(ctx, e, err)
+		return crit(errSummary(err), fix, append([]string{c.Manager.APIURL}, ev...)...)
 	}
 	evidence := []string{fmt.Sprintf("%s %s (revision %d) on %s", info.Title, info.APIVersion, info.Revision, info.Hostname)}
 	st, err := managerStatus(ctx, e)
 	if err != nil {
 		return warn(fmt.Sprintf("API %s answers, but daemon states unreadable: %s", info.APIVersion, errSummary(err)), "siemctl services status manager", evidence...)
 	}
+	if down := st.Down(); len(down) > 0 {
+		return crit("daemon(s) down: "+strings.Join(down, ", "), daemonsDownFix(c, down), evidence...)
+	}
 	if nr := st.NotReady(); len(nr) > 0 {
 		return crit("daemons not ready: "+strings.Join(nr, ", "), "wait a minute after a restart; if it persists: siemctl services restart manager", evidence...)
 	}
 	return ok(fmt.Sprintf("API %s, login as %s, daemons ready", info.APIVersion, c.Manager.Username), evidence...)
+}
+
+// daemonsNotReady explains a 1017 answer: which basic daemons are not
+// ready, read from the answer itself, /manager/status (only with a token
+// already held: a fresh login is refused with 1017 too) or the control
+// tool's status. A failed or stopped daemon gets its real fix; only
+// starting or restarting ones mean "wait".
+func daemonsNotReady(ctx context.Context, e *Env, apiErr error) Result {
+	c := e.Stack.Config
+	ev := []string{c.Manager.APIURL}
+	states := manager.DaemonStates{}
+	if named, ok := manager.NotReadyError(apiErr); ok {
+		maps.Copy(states, named)
+	}
+	if st, err := managerStatus(ctx, e); err == nil {
+		maps.Copy(states, st)
+		ev = append(ev, "daemon states from GET /manager/status")
+	} else if e.Stack.Tools != nil {
+		if cs, err := e.Stack.Tools.ControlStatus(ctx); err == nil {
+			for name, state := range cs.States() {
+				// the tool only knows running / not running: keep the API's finer state
+				if prev, known := states[name]; !known || state == manager.DaemonRunning || prev == manager.DaemonRunning {
+					states[name] = state
+				}
+			}
+			ev = append(ev, "daemon states from "+c.Manager.ControlTool+" status")
+		} else {
+			ev = append(ev, c.Manager.ControlTool+" status: "+err.Error())
+		}
+	}
+	if down := states.Down(); len(down) > 0 {
+		return crit("daemon(s) down (1017): "+strings.Join(down, ", "), daemonsDownFix(c, down), append(ev, errSummary(apiErr))...)
+	}
+	return crit("daemons not ready (1017): "+errSummary(apiErr), "wait a minute after a restart (siemctl health again); if it persists: siemctl services restart manager", ev...)
+}
+
+// daemonsDownFix is the real fix for failed or stopped basic daemons
+// ("wazuh-analysisd (failed)"): their own error in ossec.log, a
+// configuration check for analysisd (rules and decoders), then a restart.
+func daemonsDownFix(c *config.Config, down []string) string {
+	logFile := filepath.Join(c.Manager.InstallDir, "logs", "ossec.log")
+	var names []string
+	var steps []string
+	for _, d := range down {
+		name, _, _ := strings.Cut(d, " ")
+		names = append(names, name)
+	}
+	steps = append(steps, fmt.Sprintf("look at %s for the error of %s (grep -E '%s' %s | tail)", logFile, strings.Join(names, ", "),
+		strings.Join(names, "|"), logFile))
+	for _, n := range names {
+		if strings.HasSuffix(n, "-analysisd") {
+			steps = append(steps, fmt.Sprintf("check the rules, decoders and ossec.conf: %s -t (or siemctl rules check)",
+				filepath.Join(c.Manager.InstallDir, "bin", n)))
+		}
+	}
+	steps = append(steps, fmt.Sprintf("fix it, then %s restart (or siemctl services restart manager)",
+		filepath.Join(c.Manager.InstallDir, "bin", c.Manager.ControlTool)))
+	return strings.Join(steps, "; ")
 }
 
 // managerAPIFix proposes the fix for a manager API that did not answer,

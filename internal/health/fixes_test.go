@@ -2,8 +2,10 @@ package health
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,6 +123,92 @@ func TestManagerAPITimeoutFixFollowsTheUnit(t *testing.T) {
 			}
 			if tt.unit != "" && !strings.Contains(strings.Join(r.Evidence, "\n"), "unit siem-manager.service: "+tt.unit) {
 				t.Errorf("evidence lacks the unit state: %v", r.Evidence)
+			}
+		})
+	}
+}
+
+// A basic daemon that failed (wazuh-analysisd crashed on a bad rule): the real API refuses
+// every request, the login included, with 1017. The check does not wait it out: it names the
+// daemon from the answer and the control tool's status (the API's /manager/status cannot be
+// read without a token) and gives the real fix. Only a restarting daemon means "wait".
+func TestManagerAPIDaemonDownIsNotAWait(t *testing.T) {
+	tests := []struct {
+		name, state string
+		status      Status
+		want        []string
+		notWant     string
+		wantSleeps  bool
+	}{
+		{"analysisd failed", "failed", Crit, []string{"wazuh-analysisd (failed)", "/var/siem/logs/ossec.log", "/var/siem/bin/wazuh-analysisd -t", "siemctl rules check", "/var/siem/bin/siem-control restart"}, "wait", false},
+		{"remoted stopped", "stopped", Crit, []string{"wazuh-remoted (stopped)", "/var/siem/logs/ossec.log", "siemctl services restart manager"}, "analysisd -t", false},
+		{"modulesd restarting", "restarting", Crit, []string{"wait a minute after a restart"}, "ossec.log", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			daemon := "wazuh-analysisd"
+			switch tt.state {
+			case "stopped":
+				daemon = "wazuh-remoted"
+			case "restarting":
+				daemon = "wazuh-modulesd"
+			}
+			srv := managertest.New(t, managertest.Config{Username: "siem", Password: "Secr3t.Pass"})
+			srv.SetDaemon(daemon, tt.state)
+			var sleeps atomic.Int32
+			mc, err := manager.New(manager.Options{URL: srv.URL, Username: "siem", Password: "Secr3t.Pass",
+				NotReadyWait: 4 * time.Second, NotReadyPoll: time.Second,
+				Sleep: func(ctx context.Context, d time.Duration) error { sleeps.Add(1); return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var toolRuns atomic.Int32
+			control := func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+				toolRuns.Add(1)
+				if name != "/var/siem/bin/siem-control" || strings.Join(args, " ") != "status" {
+					return nil, nil, 1, fmt.Errorf("unexpected %s %v", name, args)
+				}
+				var b strings.Builder
+				for _, d := range []string{"wazuh-clusterd", "wazuh-modulesd", "wazuh-monitord", "wazuh-logcollector", "wazuh-remoted",
+					"wazuh-syscheckd", "wazuh-analysisd", "wazuh-maild", "wazuh-execd", "wazuh-db", "wazuh-authd", "wazuh-apid"} {
+					if d == daemon || d == "wazuh-clusterd" || d == "wazuh-maild" {
+						b.WriteString(d + " not running...\n")
+					} else {
+						b.WriteString(d + " is running...\n")
+					}
+				}
+				return []byte(b.String()), nil, 1, nil
+			}
+			e := healthyWorld().env(t)
+			e.Stack.Manager = mc
+			e.Stack.Tools = manager.Tools{InstallDir: "/var/siem", ControlName: "siem-control", Runner: control}
+			r := runChecks(t, e, 10*time.Second, "manager.api")["manager.api"]
+			if r.Status != tt.status || !strings.Contains(r.Summary, daemon) {
+				t.Fatalf("manager.api %s: %s", r.Status, r.Summary)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(r.Summary+"\n"+r.Fix, s) {
+					t.Errorf("summary %q / fix %q lack %q", r.Summary, r.Fix, s)
+				}
+			}
+			if strings.Contains(r.Fix, tt.notWant) {
+				t.Errorf("fix %q contains %q", r.Fix, tt.notWant)
+			}
+			if got := sleeps.Load(); (got > 0) != tt.wantSleeps {
+				t.Errorf("%d not-ready waits (want waits: %v)", got, tt.wantSleeps)
+			}
+			if !tt.wantSleeps {
+				// GET / (its login) and the shared /manager/status login: one refused request each,
+				// no retries; then the control tool once.
+				if n := srv.Requests.Load(); n > 2 {
+					t.Errorf("%d API requests for a down daemon, want at most 2 (no retries)", n)
+				}
+				if toolRuns.Load() != 1 {
+					t.Errorf("control tool ran %d times, want 1", toolRuns.Load())
+				}
+				if !strings.Contains(strings.Join(r.Evidence, "\n"), "siem-control status") {
+					t.Errorf("evidence does not say where the states come from: %v", r.Evidence)
+				}
 			}
 		})
 	}

@@ -63,6 +63,7 @@ type ManagerAPI interface {
 // ManagerTools is the part of manager.Tools the checks use.
 type ManagerTools interface {
 	ControlCheck(ctx context.Context) (manager.CheckResult, error)
+	ControlStatus(ctx context.Context) (manager.ControlStatus, error)
 }
 
 // UnitsAPI is the part of *units.Manager the checks use.

@@ -299,6 +299,11 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 			rateWaited += d
 			continue
 		case apiErr.Code == CodeDaemonsNotReady:
+			if down := c.daemonsDown(ctx, rq, apiErr); len(down) > 0 {
+				// A failed or stopped daemon does not come back by waiting.
+				c.log.Info("manager daemons down; not waiting", "op", rq.op(), "down", strings.Join(down, ", "))
+				return c.apiFailure(rq, apiErr, isLogin)
+			}
 			d := c.policy.notReadyPoll
 			if c.policy.notReadyWait < 0 || notReadyMs+d > c.policy.notReadyWait || !fits(ctx, d) {
 				return c.apiFailure(rq, apiErr, isLogin)
@@ -312,6 +317,27 @@ func (c *Client) exchange(ctx context.Context, rq request, isLogin bool, handle 
 		}
 		return c.apiFailure(rq, apiErr, isLogin)
 	}
+}
+
+// daemonsDown returns the basic daemons that are failed or stopped when the
+// API answered 1017: from the answer's own detail ("wazuh-analysisd->failed"),
+// else from /manager/status when a token is at hand (a fresh login is
+// refused with 1017 too).
+func (c *Client) daemonsDown(ctx context.Context, rq request, e *APIError) []string {
+	if down := NotReadyDaemons(e.Detail).Down(); len(down) > 0 || rq.path == loginPath || rq.path == statusPath {
+		return down
+	}
+	c.mu.Lock()
+	haveToken := c.token != ""
+	c.mu.Unlock()
+	if !haveToken {
+		return nil
+	}
+	st, err := c.ManagerStatus(ctx)
+	if err != nil {
+		return nil
+	}
+	return st.Down()
 }
 
 // tokenRejected: the token (not the user) is the problem.
@@ -395,7 +421,9 @@ func (c *Client) apiFailure(rq request, e *APIError, isLogin bool) error {
 			detail = fmt.Sprintf("invalid credentials for API user %q (check manager.username and the password source)", c.user)
 		}
 	}
-	if x := Explain(e.Code); x != "" && (e.Code == CodeIPBlocked || e.Code == CodeRateLimited || e.Code == CodeDaemonsNotReady) {
+	if down := NotReadyDaemons(e.Detail).Down(); len(down) > 0 {
+		detail = strings.TrimSuffix(detail, ".") + " (" + strings.Join(down, ", ") + ": waiting does not help; see " + DaemonsDownFix + ")"
+	} else if x := Explain(e.Code); x != "" && (e.Code == CodeIPBlocked || e.Code == CodeRateLimited || e.Code == CodeDaemonsNotReady) {
 		detail = strings.TrimSuffix(detail, ".") + " (" + x + ")"
 	}
 	if e.Remediation != "" {

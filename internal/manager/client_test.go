@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -504,4 +505,66 @@ func TestTLS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A failed or stopped basic daemon does not come back by waiting: the client stops at the first
+// 1017 that names one (the login's own answer included), and only waits while daemons restart.
+func TestDaemonsDownStopsRetrying(t *testing.T) {
+	for _, state := range []string{"failed", "stopped"} {
+		t.Run("analysisd "+state, func(t *testing.T) {
+			e := setup(t, managertest.Config{}, nil) // default 30 s wait, 2 s polls
+			e.srv.SetDaemon("wazuh-analysisd", state)
+			_, err := e.c.ManagerInfo(ctxT(t))
+			if !errors.Is(err, netclient.ErrNotReady) || !manager.HasCode(err, manager.CodeDaemonsNotReady) {
+				t.Fatalf("err = %v, want 1017", err)
+			}
+			if s := e.sleep.Slept(); len(s) != 0 {
+				t.Fatalf("waited %v for a %s daemon", s, state)
+			}
+			if n := e.srv.Requests.Load(); n != 1 {
+				t.Fatalf("%d requests, want 1 (the refused login, no retry)", n)
+			}
+			if !strings.Contains(err.Error(), "wazuh-analysisd ("+state+"): waiting does not help") || strings.Contains(err.Error(), "wait and retry") {
+				t.Fatalf("error does not name the daemon or still advises waiting: %v", err)
+			}
+			st, ok := manager.NotReadyError(err)
+			if !ok || st["wazuh-analysisd"] != state {
+				t.Fatalf("NotReadyError = %v %v", st, ok)
+			}
+		})
+	}
+	t.Run("a token at hand reads /manager/status", func(t *testing.T) {
+		e := setup(t, managertest.Config{}, nil)
+		if _, err := e.c.Info(ctxT(t)); err != nil { // log in first
+			t.Fatal(err)
+		}
+		// an answer that names no daemon; /manager/status says which one is down
+		e.srv.Handle("GET /manager/info", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(400)
+			_, _ = io.WriteString(w, `{"title":"Bad Request","detail":"Some Wazuh daemons are not ready yet","error":1017}`)
+		})
+		e.srv.Handle("GET /manager/status", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, `{"data":{"affected_items":[{"wazuh-modulesd":"running","wazuh-analysisd":"running","wazuh-execd":"running","wazuh-db":"failed","wazuh-remoted":"running"}],"total_affected_items":1,"total_failed_items":0,"failed_items":[]},"message":"Processes status was successfully read","error":0}`)
+		})
+		before := e.srv.Requests.Load()
+		_, err := e.c.ManagerInfo(ctxT(t))
+		if !manager.HasCode(err, manager.CodeDaemonsNotReady) || len(e.sleep.Slept()) != 0 {
+			t.Fatalf("err = %v, slept %v", err, e.sleep.Slept())
+		}
+		if n := e.srv.Requests.Load() - before; n != 2 {
+			t.Fatalf("%d requests, want 2 (the 1017 and /manager/status)", n)
+		}
+	})
+	t.Run("restarting still waits, bounded", func(t *testing.T) {
+		e := setup(t, managertest.Config{}, func(o *manager.Options) { o.NotReadyWait = 6 * time.Second })
+		e.srv.SetDaemon("wazuh-modulesd", "restarting")
+		_, err := e.c.ManagerInfo(ctxT(t))
+		if !manager.HasCode(err, manager.CodeDaemonsNotReady) || !strings.Contains(err.Error(), "wait and retry") {
+			t.Fatalf("err = %v", err)
+		}
+		if n := len(e.sleep.Slept()); n != 3 {
+			t.Fatalf("waited %d times, want 3 (6 s / 2 s)", n)
+		}
+	})
 }

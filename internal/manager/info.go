@@ -143,11 +143,57 @@ func (d DaemonStates) prefix() string {
 	return "wazuh-"
 }
 
+// Down lists the basic daemons that are failed or stopped (waiting does not
+// bring them back), as "name (state)", in the basic daemons' order. A
+// restarting or starting daemon is not down.
+func (d DaemonStates) Down() []string {
+	var out []string
+	for _, suffix := range basicDaemons {
+		if name, state, ok := d.lookup(suffix); ok && (state == DaemonFailed || state == DaemonStopped) {
+			out = append(out, name+" ("+state+")")
+		}
+	}
+	return out
+}
+
+// DaemonsDownFix is what to do about a failed or stopped basic daemon.
+const DaemonsDownFix = "the daemon's error in logs/ossec.log under the manager's install_dir, then restart the manager"
+
+var notReadyItem = regexp.MustCompile(`([\w.-]+)->(\w+)`)
+
+// NotReadyDaemons reads the daemon states a 1017 answer names: `Some Wazuh
+// daemons are not ready yet in node "node01" (wazuh-analysisd->failed,
+// wazuh-modulesd->restarting)`. Only the named daemons are in the result.
+func NotReadyDaemons(detail string) DaemonStates {
+	out := DaemonStates{}
+	i := strings.LastIndex(detail, "(")
+	if i < 0 {
+		return out
+	}
+	for _, m := range notReadyItem.FindAllStringSubmatch(detail[i:], -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// NotReadyError returns the daemon states named by a 1017 error in err's
+// chain (see NotReadyDaemons); ok is false when err carries no 1017.
+func NotReadyError(err error) (DaemonStates, bool) {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Code != CodeDaemonsNotReady {
+		return nil, false
+	}
+	return NotReadyDaemons(ae.Detail), true
+}
+
+const statusPath = "/manager/status"
+
 // ManagerStatus returns the daemon states (GET /manager/status, which the
-// manager serves even while daemons are not ready).
+// manager serves even while daemons are not ready, to a client that already
+// holds a token: the login itself is refused with 1017).
 func (c *Client) ManagerStatus(ctx context.Context) (DaemonStates, error) {
 	out := DaemonStates{}
-	err := firstItem(ctx, c, "/manager/status", (*map[string]string)(&out))
+	err := firstItem(ctx, c, statusPath, (*map[string]string)(&out))
 	return out, err
 }
 

@@ -297,6 +297,9 @@ func ParseAgentInfo(out []byte) (info ToolAgentInfo, ok bool, toolErrors []strin
 			continue
 		}
 		val = strings.TrimSpace(val)
+		if val == nullField {
+			val = "" // a never-connected agent's unset columns, printed by glibc as "(null)"
+		}
 		switch strings.TrimSpace(key) {
 		case "Agent ID":
 			id, _, _ := strings.Cut(val, " ")
@@ -332,6 +335,9 @@ func ParseAgentInfo(out []byte) (info ToolAgentInfo, ok bool, toolErrors []strin
 	}
 	return info, ok, toolErrors
 }
+
+// nullField is how the tools print an unset (NULL) column.
+const nullField = "(null)"
 
 // toolErrorLines returns the "** " lines of a tool's output.
 func toolErrorLines(out []byte) []string {

@@ -245,7 +245,8 @@ func toolFailure(tool string, args []string, code int, toolErrs []string, out, e
 		e.Lines = tail(out, errOut, 3)
 	}
 	for _, l := range e.Lines {
-		if strings.HasPrefix(l, "** Invalid agent id") || strings.Contains(l, "ID is not present") {
+		if strings.HasPrefix(l, "** Invalid agent id") || strings.Contains(l, "ID is not present") ||
+			strings.Contains(l, "ERROR: 9011:") || strings.Contains(l, "Agent ID not found") {
 			e.kind = ErrAgentNotFound
 		}
 	}
@@ -279,7 +280,13 @@ func (t Tools) RemoveAgent(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	// With authd running the removal goes through it, and an unknown id is
+	// only an ERROR line on stderr ("manage_agents: ERROR: 9011: Agent ID not
+	// found") with exit 0.
 	toolErrs := append(toolErrorLines(out), toolErrorLines(errOut)...)
+	for _, l := range ParseCheck(errOut) {
+		toolErrs = append(toolErrs, l.String())
+	}
 	if code == 0 && len(toolErrs) == 0 && bytes.Contains(out, []byte("Agent '"+id+"' removed")) {
 		return nil
 	}

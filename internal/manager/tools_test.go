@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
 const agentListOut = `
@@ -359,5 +360,41 @@ func TestParseVersion(t *testing.T) {
 	a, b := manager.Version{4, 9, 0}, manager.Version{4, 10, 0}
 	if !a.Less(b) || b.Less(a) || a.Compare(a) != 0 || b.Compare(a) != 1 {
 		t.Fatal("ordering is numeric, not lexical")
+	}
+}
+
+// The real tools' answers (v4.9.0 format strings, read at test time): a never-connected agent's
+// unset columns are "(null)" and must read as absent; `manage_agents -r` on an unknown id with
+// authd running says so only on stderr (9011) and exits 0, which is "agent not found".
+func TestRealToolAnswers(t *testing.T) {
+	never := wazuhreal.Read(t, "tool-outputs", "agent_control-i-011-never-connected.txt")
+	info, ok, errs := manager.ParseAgentInfo(never)
+	if !ok || len(errs) != 0 || info.ID != "011" || info.Status != manager.AgentNeverConnected {
+		t.Fatalf("ParseAgentInfo = %+v %v %v", info, ok, errs)
+	}
+	if info.OS != "" || info.Version != "" || info.ConfigHash != "" || info.SharedHash != "" || !info.LastKeepAlive.IsZero() {
+		t.Fatalf("(null) fields kept as values: %+v", info)
+	}
+	connected, _, _ := manager.ParseAgentInfo(wazuhreal.Read(t, "tool-outputs", "agent_control-i-001.txt"))
+	if connected.Version == "" || connected.OS == "" {
+		t.Fatalf("a connected agent lost its fields: %+v", connected)
+	}
+
+	fake := func(stdout, stderr []byte, code int) manager.Tools {
+		return manager.Tools{InstallDir: "/var/ossec", Runner: func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+			return stdout, stderr, code, nil
+		}}
+	}
+	err := fake(wazuhreal.Read(t, "tool-outputs", "manage_agents-r-099-authd.txt"),
+		wazuhreal.Read(t, "tool-outputs", "manage_agents-r-099-authd.stderr.txt"), 0).RemoveAgent(ctxT(t), "099")
+	if !errors.Is(err, manager.ErrAgentNotFound) || !strings.Contains(err.Error(), "9011") {
+		t.Fatalf("authd running, unknown id: %v, want ErrAgentNotFound naming 9011", err)
+	}
+	err = fake(wazuhreal.Read(t, "tool-outputs", "manage_agents-r-099-not-present.txt"), nil, 1).RemoveAgent(ctxT(t), "099")
+	if !errors.Is(err, manager.ErrAgentNotFound) {
+		t.Fatalf("authd down, unknown id: %v", err)
+	}
+	if err := fake(wazuhreal.Read(t, "tool-outputs", "manage_agents-r-001.txt"), nil, 0).RemoveAgent(ctxT(t), "001"); err != nil {
+		t.Fatalf("removal of 001: %v", err)
 	}
 }

@@ -511,7 +511,7 @@ type managerAPIParams struct {
 }
 
 func (p *managerAPIParams) Describe() []string {
-	l := "manager GET /manager/status (the five basic daemons running; 1017 means wait)"
+	l := "manager GET /manager/status (the five basic daemons running; 1017 means wait while they restart, no-go when one is failed or stopped)"
 	if p.Version != "" {
 		return []string{"manager POST /security/user/authenticate; GET / (api_version = " + packages.Upstream(p.pl.version(p.Version, "manager")) + ")", l}
 	}
@@ -531,14 +531,25 @@ func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (en
 	}
 	info, err := mgr.Info(ctx)
 	if err != nil {
-		if manager.HasCode(err, manager.CodeDaemonsNotReady) {
-			return engine.Outcome{}, engine.Pending("manager daemons not ready (1017)")
+		if named, ok := manager.NotReadyError(err); ok {
+			// a failed or stopped daemon does not come back by polling
+			if down := named.Down(); len(down) > 0 {
+				return engine.Outcome{}, engine.NoGo("manager daemon(s) down (1017): %s; see %s", strings.Join(down, ", "), manager.DaemonsDownFix)
+			}
+			var nr []string
+			for _, n := range named.Names() {
+				nr = append(nr, n+" ("+named[n]+")")
+			}
+			return engine.Outcome{}, engine.Pending("manager daemons not ready (1017): %s", strings.Join(nr, ", "))
 		}
 		return engine.Outcome{}, notAnswering("manager API", err)
 	}
 	st, err := mgr.ManagerStatus(ctx)
 	if err != nil {
 		return engine.Outcome{}, notAnswering("manager API", err)
+	}
+	if down := st.Down(); len(down) > 0 {
+		return engine.Outcome{}, engine.NoGo("manager daemon(s) down: %s; see %s", strings.Join(down, ", "), manager.DaemonsDownFix)
 	}
 	if nr := st.NotReady(); len(nr) > 0 {
 		return engine.Outcome{}, engine.Pending("manager daemons not ready: %s", strings.Join(nr, ", "))

@@ -290,11 +290,15 @@ func TestManagerAPIGate(t *testing.T) {
 	if _, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "target"}); !errors.As(err, &pe) || !strings.Contains(err.Error(), "analysisd (restarting)") {
 		t.Fatalf("a restarting daemon must mean wait: %v", err)
 	}
+	var ng *engine.NoGoError
+	srv.SetDaemon("wazuh-analysisd", "failed")
+	if _, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "target"}); !errors.As(err, &ng) || !strings.Contains(err.Error(), "wazuh-analysisd (failed)") || !strings.Contains(err.Error(), "ossec.log") {
+		t.Fatalf("a failed daemon must be a no-go naming it, not a wait: %v", err)
+	}
 	srv.SetDaemon("wazuh-analysisd", "running")
 	if out, err := run(t, d, e, "gate.manager_api", map[string]any{"version": "target"}); err != nil || !strings.Contains(out.Message, "4.10.0") {
 		t.Fatalf("ready: %q %v", out.Message, err)
 	}
-	var ng *engine.NoGoError
 	if _, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "previous"}); !errors.As(err, &ng) {
 		t.Fatalf("version mismatch must be no-go: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,88 +76,10 @@ func usage(err error) error {
 	return err
 }
 
-// idleContext ends when touch is not called for d: a listing of 100,000
-// agents may take longer than --timeout, but no page may. Its Deadline moves
-// with each touch, so the manager client knows how long a rate-limit wait
-// may be; when it expires its Err is context.DeadlineExceeded (a timeout,
-// exit 5), and context.Canceled only when the parent was cancelled (Ctrl-C,
-// exit 130).
-type idleContext struct {
-	parent context.Context
-	d      time.Duration
-	done   chan struct{}
-	timer  *time.Timer
-
-	mu       sync.Mutex
-	deadline time.Time
-	err      error
-	expired  bool
-}
-
-// idleDeadline returns ctx bounded by an idle timeout of d (none if d <= 0),
-// the touch that restarts it, and stop, which releases it.
-func idleDeadline(ctx context.Context, d time.Duration) (*idleContext, func(), func()) {
-	c := &idleContext{parent: ctx, d: d, done: make(chan struct{})}
-	stopParent := context.AfterFunc(ctx, func() { c.end(ctx.Err(), false) })
-	if d <= 0 {
-		return c, func() {}, func() { stopParent(); c.end(context.Canceled, false) }
-	}
-	c.deadline = time.Now().Add(d)
-	c.timer = time.AfterFunc(d, func() { c.end(context.DeadlineExceeded, true) })
-	touch := func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.err == nil {
-			c.deadline = time.Now().Add(d)
-			c.timer.Reset(d)
-		}
-	}
-	return c, touch, func() { c.timer.Stop(); stopParent(); c.end(context.Canceled, false) }
-}
-
-func (c *idleContext) end(err error, expired bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err, c.expired = err, expired
-		close(c.done)
-	}
-}
-
-// Deadline is the idle deadline (or the parent's, if earlier).
-func (c *idleContext) Deadline() (time.Time, bool) {
-	c.mu.Lock()
-	dl, ok := c.deadline, !c.deadline.IsZero()
-	c.mu.Unlock()
-	if pd, pok := c.parent.Deadline(); pok && (!ok || pd.Before(dl)) {
-		return pd, true
-	}
-	return dl, ok
-}
-
-// Done is closed when the context ends.
-func (c *idleContext) Done() <-chan struct{} { return c.done }
-
-// Err says why the context ended.
-func (c *idleContext) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// Value is the parent's.
-func (c *idleContext) Value(key any) any { return c.parent.Value(key) }
-
-// explain names the idle timeout in a timeout error it caused; any other
-// error (rate limited, refused, interrupted) is left as it is.
-func (c *idleContext) explain(err error) error {
-	c.mu.Lock()
-	expired := c.expired
-	c.mu.Unlock()
-	if err != nil && expired && errors.Is(err, netclient.ErrTimeout) {
-		return fmt.Errorf("no answer from the manager for %s (--timeout): %w", c.d, err)
-	}
-	return err
+// idleDeadline bounds ctx by an idle timeout of d (fleet.IdleDeadline): a listing of 100,000
+// agents may take longer than --timeout, but no page may.
+func idleDeadline(ctx context.Context, d time.Duration) (*fleet.IdleContext, func(), func()) {
+	return fleet.IdleDeadline(ctx, d)
 }
 
 // withTimeout bounds one call to the manager by --timeout (d <= 0: no

@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
 // fixture agents: 001 active 4.9.0, 002 disconnected 4.8.2, 003 never
@@ -393,16 +394,86 @@ func TestOutdated(t *testing.T) {
 	golden.Assert(t, "outdated_than_json", []byte(r.out))
 }
 
-// TestListIdleTimeout: --timeout bounds each page, and the error says so.
+// TestListIdleTimeout: --timeout bounds each page. An API that hangs until that deadline is down:
+// agent_control still runs, with its own budget (not what the API left of it, which is nothing),
+// and returns the agents; stderr says why. When the tool fails too, the error names both.
 func TestListIdleTimeout(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	srv.Handle("GET /agents", func(w http.ResponseWriter, r *http.Request) { <-block })
+	srv.Handle("GET /agents", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	})
 	e := newEnv(t, srv.URL, srv.Password())
 	r := run(t, e, false, "", "list", "--timeout", "200ms")
-	if r.code == 0 || !strings.Contains(r.errOut, "200ms") {
+	if r.code != 0 || e.toolCalls() != "-l" {
+		t.Fatalf("exit %d, tool calls %q: %s", r.code, e.toolCalls(), r.errOut)
+	}
+	if !strings.Contains(r.errOut, "no answer from the manager for 200ms") || !strings.Contains(r.errOut, "listed with agent_control") {
+		t.Errorf("stderr does not say why: %s", r.errOut)
+	}
+	for _, id := range []string{"000", "001", "002"} {
+		if !strings.Contains(r.out, "\n"+id+"\t") {
+			t.Errorf("agent %s missing from the fallback listing:\n%s", id, r.out)
+		}
+	}
+
+	// the tool hangs as well: bounded by its own --timeout, and the error names both
+	bin := filepath.Join(filepath.Dir(e.cfg), "siem", "bin", "agent_control")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, e, false, "", "list", "--timeout", "200ms")
+	if r.code == 0 || !strings.Contains(r.errOut, "200ms") || !strings.Contains(r.errOut, "agent_control") {
 		t.Errorf("exit %d %s", r.code, r.errOut)
 	}
 	_ = fmt.Sprint()
+}
+
+// A never-connected agent shown through agent_control (the real v4.9.0 output, read at test time):
+// its "(null)" fields are absent, "-" in the table and left out of the JSON.
+func TestShowNeverConnectedWithAgentControl(t *testing.T) {
+	real := wazuhreal.Path(t, "tool-outputs", "agent_control-i-011-never-connected.txt")
+	if _, err := os.Stat(real); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, closedURL(t), "Secr3t.Pass")
+	bin := filepath.Join(filepath.Dir(e.cfg), "siem", "bin", "agent_control")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\ncat '"+real+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, e, false, "", "show", "011", "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["id"] != "011" || got["status"] != "never_connected" || got["source"] != "agent_control" {
+		t.Fatalf("json %v", got)
+	}
+	for _, k := range []string{"version", "os", "config_hash", "last_keep_alive"} {
+		if v, ok := got[k]; ok && v != nil {
+			t.Errorf("%s = %v, want absent", k, v)
+		}
+	}
+	r = run(t, e, false, "", "show", "011")
+	if r.code != 0 || strings.Contains(r.out, "(null)") {
+		t.Fatalf("exit %d\n%s", r.code, r.out)
+	}
+	for _, k := range []string{"Version", "OS", "Last keep-alive"} {
+		found := false
+		for _, l := range strings.Split(r.out, "\n") {
+			if f := strings.Fields(strings.TrimPrefix(l, k+":")); strings.HasPrefix(l, k) && len(f) > 0 && f[len(f)-1] == "-" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s is not shown as absent:\n%s", k, r.out)
+		}
+	}
 }

@@ -106,9 +106,6 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	idle, touch, stop := idleDeadline(ctx, opts.Timeout)
-	defer stop()
-	ctx = idle
 
 	bw := bufio.NewWriterSize(opts.IO.Out, 64<<10)
 	var emit func(r *fleet.Row) error
@@ -118,15 +115,8 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	} else {
 		emit, finish = tableStream(bw, opts.IO)
 	}
-	n := 0
-	lst, err := fleet.List(ctx, api, tools, fleet.ListQuery{Status: opts.Status, OlderThan: opts.OlderThan, PageSize: opts.PageSize},
-		func(r *fleet.Row) error {
-			n++
-			if n%256 == 0 {
-				touch()
-			}
-			return emit(r)
-		})
+	lst, err := fleet.List(ctx, api, tools, fleet.ListQuery{Status: opts.Status, OlderThan: opts.OlderThan, PageSize: opts.PageSize,
+		PageTimeout: opts.Timeout, ToolTimeout: opts.Timeout}, emit)
 	if lst.Source == fleet.SourceTool {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: the manager API is down (%v); listed with agent_control: id, name, registration IP and status only\n", lst.APIErr)
 	}
@@ -135,7 +125,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 		// report the failure.
 		_ = finish(lst.Count)
 		_ = bw.Flush()
-		return idle.explain(usage(err))
+		return usage(err)
 	}
 	if err := finish(lst.Count); err != nil {
 		return err

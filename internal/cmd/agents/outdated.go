@@ -80,7 +80,7 @@ func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
 		return nil
 	})
 	if err != nil {
-		return idle.explain(err)
+		return idle.Explain(err)
 	}
 	if opts.Output == "json" {
 		return output.JSON(opts.IO.Out, outdatedJSON{OutdatedReport: rep, Agents: agents})

@@ -160,7 +160,8 @@ func (s *Server) Handle(pattern string, h http.HandlerFunc) {
 	s.mu.Unlock()
 }
 
-// SetDaemon sets a daemon's state for /manager/status.
+// SetDaemon sets a daemon's state for /manager/status; a basic daemon (modulesd, analysisd, execd,
+// db, remoted) failed, restarting or stopped makes the API answer 1017 as the real one does.
 func (s *Server) SetDaemon(name, state string) {
 	s.mu.Lock()
 	s.daemons[name] = state
@@ -436,15 +437,28 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // notReady answers dapi's check_wazuh_status error (a WazuhError: 400, code 1017) while the NotReady
-// fault lasts. Everything that goes through the distributed API is gated, login included; GET / and
-// GET /manager/status are not.
+// fault lasts, or while a basic daemon (SetDaemon) is failed, restarting or stopped, naming each one
+// with its state in the basic daemons' order. Everything that goes through the distributed API is
+// gated, login included; GET / and GET /manager/status are not.
 func (s *Server) notReady(w http.ResponseWriter) bool {
-	if s.NotReady.Load() > 0 && s.NotReady.Add(-1) >= 0 {
-		problem(w, http.StatusBadRequest, "Bad Request",
-			`Some Wazuh daemons are not ready yet in node "node01" (wazuh-modulesd->restarting)`, 1017)
-		return true
+	var bad []string
+	s.mu.Lock()
+	for _, d := range []string{"wazuh-modulesd", "wazuh-analysisd", "wazuh-execd", "wazuh-db", "wazuh-remoted"} {
+		switch st := s.daemons[d]; st {
+		case "failed", "restarting", "stopped":
+			bad = append(bad, d+"->"+st)
+		}
 	}
-	return false
+	s.mu.Unlock()
+	if len(bad) == 0 && s.NotReady.Load() > 0 && s.NotReady.Add(-1) >= 0 {
+		bad = []string{"wazuh-modulesd->restarting"}
+	}
+	if len(bad) == 0 {
+		return false
+	}
+	problem(w, http.StatusBadRequest, "Bad Request",
+		`Some Wazuh daemons are not ready yet in node "node01" (`+strings.Join(bad, ", ")+`)`, 1017)
+	return true
 }
 
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
