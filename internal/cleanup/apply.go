@@ -106,14 +106,14 @@ func Load(path string, key []byte) (Plan, error) {
 	}
 	want, err := checksum(p)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, refused("%s: %v; make a new plan", path, err)
 	}
 	if p.Checksum != want {
 		return Plan{}, refused("%s: checksum mismatch (the plan was modified after it was written); make a new plan", path)
 	}
 	sig, err := signature(p, key)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, refused("%s: %v; make a new plan", path, err)
 	}
 	if !hmac.Equal([]byte(p.Signature), []byte(sig)) {
 		return Plan{}, refused("%s: the signature does not match this host's plan key (%s): the plan was not written by siemctl on this host, or was edited; make a new plan", path, "state_dir/cleanup/plan.key")

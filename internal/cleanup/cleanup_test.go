@@ -171,7 +171,7 @@ func TestBuildBadInput(t *testing.T) {
 	}
 }
 
-func samplePlan(t *testing.T) (Plan, string) {
+func samplePlan(t testing.TB) (Plan, string) {
 	t.Helper()
 	p, err := Build(Input{Prefix: prefix, Indices: []indexer.Index{idx("2025.01.01", 10, 100), idx("2025.01.02", 20, 200), idx("2025.03.10", 1, 1)},
 		Criteria: Criteria{OlderThan: 30 * day, OlderThanText: "30d"}, Now: now})
@@ -530,4 +530,40 @@ func TestKey(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(other, "created-through-link")); err == nil {
 		t.Error("the key was written through a symlink")
 	}
+}
+
+// FuzzLoad: whatever a plan file holds, Load refuses it or returns a plan
+// that keeps every invariant apply relies on.
+func FuzzLoad(f *testing.F) {
+	_, path := samplePlan(f)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"version":1,"prefix":"siem-alerts-4.x-","indices":[{"name":"siem-alerts-4.x-*"}]}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`[]`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "plan.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path, testKey)
+		if err != nil {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("not a refusal: %v", err)
+			}
+			return
+		}
+		if got.Signature == "" {
+			t.Fatalf("accepted an unsigned plan: %+v", got)
+		}
+		for _, ix := range got.Indices {
+			if _, err := ParseIndexDate(got.Prefix, ix.Name); err != nil || ix.UUID == "" || strings.ContainsAny(ix.Name, "*?,/ ") {
+				t.Fatalf("accepted index %+v", ix)
+			}
+		}
+	})
 }

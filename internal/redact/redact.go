@@ -143,6 +143,9 @@ func (r *Redactor) String(s string) string {
 		if strings.HasPrefix(strings.TrimLeft(g[3], `\"'`), Mark[:len(Mark)-1]) {
 			return m
 		}
+		if q := g[3][0]; (strings.HasPrefix(g[2], `"`) || strings.HasPrefix(g[2], `\"`)) && q != '"' && q != '\\' {
+			return m // a JSON literal (number, true, null) under a quoted key: no secret, and JSON stays valid
+		}
 		v := Mark
 		switch {
 		case strings.HasPrefix(g[3], `\"`):

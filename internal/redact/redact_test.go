@@ -42,6 +42,8 @@ func TestStringRedacts(t *testing.T) {
 		"server said: d2F6dWg=":                                    "server said: [redacted]",
 		"quoted \"S3cr:t/pw\" and escaped S3cr%3At%2Fpw":           "quoted \"[redacted]\" and escaped [redacted]",
 		`"summary":"request {\"password\":\"Unknown-1\"} refused"`: `"summary":"request {\"password\":\"[redacted]\"} refused"`,
+		`{"token": 5, "secret": null, "api_key": "k"}`:             `{"token": 5, "secret": null, "api_key": "[redacted]"}`,
+		"password: 123456\n":                                       "password: [redacted]\n",
 		"token=" + "abc" + " level=warn":                           "token=[redacted] level=warn",
 	} {
 		if got := r.String(in); got != want {
