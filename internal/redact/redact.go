@@ -28,16 +28,17 @@ import (
 // Mark replaces every redacted value.
 const Mark = "[redacted]"
 
-// secretKey matches a key whose value is a credential. The keyword must end
-// the key, so password_file and password_env (paths and names) are kept.
-const secretKey = `[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|credentials?|private[_-]?key|cookie)`
+// secretWord ends a key whose value is a credential: it must be followed by
+// the separator, so password_file and password_env (paths and names) are
+// kept.
+const secretWord = `(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|credentials?|private[_-]?key|cookie)`
 
 var (
 	// SecretKeyRE reports whether a (whole) key names a credential.
-	SecretKeyRE = regexp.MustCompile(`(?i)^(?:` + secretKey + `|authorization)$`)
+	SecretKeyRE = regexp.MustCompile(`(?i)^(?:[A-Za-z0-9_.-]*` + secretWord + `|authorization)$`)
 
 	authRE  = regexp.MustCompile(`(?i)((?:proxy-)?authorization"?\s*[:=]\s*"?)((?:basic|bearer|digest|negotiate|token)\s+)?([^\s",;]+)`)
-	fieldRE = regexp.MustCompile(`(?i)(` + secretKey + `)(\\?"?\s*[:=]\s*)(\\"(?:[^\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;&}\]"'\\]+)`)
+	fieldRE = regexp.MustCompile(`(?i)(` + secretWord + `)(\\?"?\s*[:=]\s*)(\\"(?:[^\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;&}\]"'\\]+)`)
 	// userRE finds the user info of anything shaped like a URL, parsable or
 	// not (a bad escape elsewhere must not print the password).
 	userRE = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s"'@]*)@`)
@@ -127,34 +128,7 @@ func (r *Redactor) String(s string) string {
 	if s == "" {
 		return s
 	}
-	if strings.Contains(s, "://") {
-		s = userRE.ReplaceAllStringFunc(s, func(m string) string {
-			g := userRE.FindStringSubmatch(m)
-			user, _, hasPass := strings.Cut(g[2], ":")
-			if !hasPass {
-				return m // a user name alone is no secret
-			}
-			return g[1] + user + ":" + Mark + "@"
-		})
-	}
-	s = authRE.ReplaceAllString(s, "${1}${2}"+Mark)
-	s = fieldRE.ReplaceAllStringFunc(s, func(m string) string {
-		g := fieldRE.FindStringSubmatch(m)
-		if strings.HasPrefix(strings.TrimLeft(g[3], `\"'`), Mark[:len(Mark)-1]) {
-			return m
-		}
-		if q := g[3][0]; (strings.HasPrefix(g[2], `"`) || strings.HasPrefix(g[2], `\"`)) && q != '"' && q != '\\' {
-			return m // a JSON literal (number, true, null) under a quoted key: no secret, and JSON stays valid
-		}
-		v := Mark
-		switch {
-		case strings.HasPrefix(g[3], `\"`):
-			v = `\"` + Mark + `\"`
-		case g[3][0] == '"' || g[3][0] == '\'':
-			v = string(g[3][0]) + Mark + string(g[3][0])
-		}
-		return g[1] + g[2] + v
-	})
+	s = structural(s)
 	if r == nil {
 		return s
 	}
@@ -168,6 +142,84 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	return s
+}
+
+// structural redacts URL user info, Authorization headers and credential
+// fields. The regular expressions run only on the lines that hold a cheap
+// hint of them (most output holds none).
+func structural(s string) string {
+	lower := asciiLower(s)
+	if !strings.Contains(lower, "://") && !strings.Contains(lower, "authorization") && !hasSecretWord(lower) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for len(s) > 0 {
+		n := strings.IndexByte(s, '\n') + 1
+		if n == 0 {
+			n = len(s)
+		}
+		line, low := s[:n], lower[:n]
+		s, lower = s[n:], lower[n:]
+		if strings.Contains(low, "://") && strings.Contains(low, "@") {
+			line = userRE.ReplaceAllStringFunc(line, func(m string) string {
+				g := userRE.FindStringSubmatch(m)
+				user, _, hasPass := strings.Cut(g[2], ":")
+				if !hasPass {
+					return m // a user name alone is no secret
+				}
+				return g[1] + user + ":" + Mark + "@"
+			})
+		}
+		if strings.Contains(low, "authorization") {
+			line = authRE.ReplaceAllString(line, "${1}${2}"+Mark)
+		}
+		if hasSecretWord(low) {
+			line = fieldRE.ReplaceAllStringFunc(line, redactField)
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+var secretHints = []string{"passw", "passphrase", "secret", "token", "apikey", "api_key", "api-key", "credential", "privatekey", "private_key", "private-key", "cookie"}
+
+func hasSecretWord(lower string) bool {
+	for _, h := range secretHints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower lowers ASCII letters only, so byte offsets stay the same.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func redactField(m string) string {
+	g := fieldRE.FindStringSubmatch(m)
+	if strings.HasPrefix(strings.TrimLeft(g[3], `\"'`), Mark[:len(Mark)-1]) {
+		return m
+	}
+	if q := g[3][0]; (strings.HasPrefix(g[2], `"`) || strings.HasPrefix(g[2], `\"`)) && q != '"' && q != '\\' {
+		return m // a JSON literal (number, true, null) under a quoted key: no secret, and JSON stays valid
+	}
+	v := Mark
+	switch {
+	case strings.HasPrefix(g[3], `\"`):
+		v = `\"` + Mark + `\"`
+	case g[3][0] == '"' || g[3][0] == '\'':
+		v = string(g[3][0]) + Mark + string(g[3][0])
+	}
+	return g[1] + g[2] + v
 }
 
 // replaceTokens replaces f where it stands as a whole token: not preceded or
