@@ -86,11 +86,14 @@ docs: build
 	$(BIN)/siemctl completion zsh > docs/completion/_siemctl
 	$(BIN)/siemctl completion fish > docs/completion/siemctl.fish
 
+## Every Fuzz* target of every package; a package whose tests do not build
+## fails the run instead of silently contributing no targets.
 fuzz:
-	@for p in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list 'Fuzz.*' $$p 2>/dev/null | grep ^Fuzz); do \
-	    echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
-	  done; done
+	@n=0; for p in $$($(GO) list ./...); do \
+	  fs=$$($(GO) test -list 'Fuzz.*' $$p) || { echo "fuzz: cannot list the tests of $$p" >&2; exit 1; }; \
+	  for f in $$(echo "$$fs" | grep ^Fuzz); do \
+	    n=$$((n+1)); echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p || exit 1; \
+	  done; done; echo "fuzz: $$n targets"
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

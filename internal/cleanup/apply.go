@@ -3,9 +3,11 @@ package cleanup
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,11 +46,17 @@ func DefaultPlanPath(stateDir string, now time.Time) string {
 	return filepath.Join(stateDir, "cleanup", "plan-"+now.UTC().Format("20060102T150405Z")+".json")
 }
 
-// Write stores the plan atomically (0600; parent directories 0700).
-func Write(path string, p Plan) error {
+// Write signs the plan with key (see Key), setting p.Signature, and stores
+// it atomically (0600; parent directories 0700).
+func Write(path string, p *Plan, key []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create plan directory: %w", err)
 	}
+	sig, err := signature(*p, key)
+	if err != nil {
+		return err
+	}
+	p.Signature = sig
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -62,13 +70,27 @@ func Write(path string, p Plan) error {
 	return nil
 }
 
-// Load reads a plan file and verifies its format, checksum and every name
-// (a literal prefix+YYYY.MM.DD, no duplicates). It does not check dates
-// against the clock: Verify does.
-func Load(path string) (Plan, error) {
-	b, err := os.ReadFile(path)
+// Load reads a plan file and verifies who may have written it (owned by
+// root or the running user, not writable by group or others), its format,
+// checksum and signature under key, and every index: a literal
+// prefix+YYYY.MM.DD name, no duplicates, a date within the plan's own
+// cutoff, and a UUID. It does not check dates against the clock: Verify
+// does.
+func Load(path string, key []byte) (Plan, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return Plan{}, fmt.Errorf("read plan: %w", err)
+	}
+	defer f.Close()
+	if err := checkOwned(f, path, 0o022); err != nil {
+		return Plan{}, refused("%v: a plan must be written by siemctl and writable only by its owner; make a new plan (siemctl alerts cleanup --older-than AGE)", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPlanBytes+1))
+	if err != nil {
+		return Plan{}, fmt.Errorf("read plan: %w", err)
+	}
+	if len(b) > maxPlanBytes {
+		return Plan{}, refused("%s is larger than %d MiB: not a cleanup plan", path, maxPlanBytes>>20)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -84,10 +106,23 @@ func Load(path string) (Plan, error) {
 	}
 	want, err := checksum(p)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, refused("%s: %v; make a new plan", path, err)
 	}
 	if p.Checksum != want {
 		return Plan{}, refused("%s: checksum mismatch (the plan was modified after it was written); make a new plan", path)
+	}
+	sig, err := signature(p, key)
+	if err != nil {
+		return Plan{}, refused("%s: %v; make a new plan", path, err)
+	}
+	if !hmac.Equal([]byte(p.Signature), []byte(sig)) {
+		return Plan{}, refused("%s: the signature does not match this host's plan key (%s): the plan was not written by siemctl on this host, or was edited; make a new plan", path, "state_dir/cleanup/plan.key")
+	}
+	if p.OlderThan != "" && p.Cutoff == nil {
+		return Plan{}, refused("%s: an age plan without its cutoff; make a new plan", path)
+	}
+	if p.Cutoff != nil && p.Cutoff.After(p.CreatedAt) {
+		return Plan{}, refused("%s: cutoff %s is after the plan's creation %s; make a new plan", path, p.Cutoff.Format(time.RFC3339), p.CreatedAt.Format(time.RFC3339))
 	}
 	seen := make(map[string]bool, len(p.Indices))
 	var reasons []string
@@ -104,12 +139,22 @@ func Load(path string) (Plan, error) {
 		if date.Format(time.DateOnly) != ix.Date {
 			reasons = append(reasons, fmt.Sprintf("%q: date %s does not match its name", ix.Name, ix.Date))
 		}
+		if p.Cutoff != nil && date.Add(day).After(*p.Cutoff) {
+			reasons = append(reasons, fmt.Sprintf("%q: its day ends after the plan's cutoff %s", ix.Name, p.Cutoff.UTC().Format(time.RFC3339)))
+		}
+		if strings.TrimSpace(ix.UUID) == "" {
+			reasons = append(reasons, fmt.Sprintf("%q has no UUID: apply deletes only an index pinned by UUID", ix.Name))
+		}
 	}
 	if len(reasons) > 0 {
-		return Plan{}, &RefusedError{Reasons: reasons}
+		return Plan{}, &RefusedError{Reasons: append(reasons, "make a new plan (siemctl alerts cleanup --older-than AGE)")}
 	}
 	return p, nil
 }
+
+// maxPlanBytes bounds a plan file (a plan of 10 years of daily indices is
+// well under 1 MiB).
+const maxPlanBytes = 16 << 20
 
 // Indexer is what Verify and Apply need from the indexer client.
 type Indexer interface {
@@ -190,7 +235,7 @@ func Verify(ctx context.Context, ix Indexer, p Plan, now time.Time) (Verificatio
 
 func mismatch(pi PlannedIndex, cur *indexer.Index) string {
 	switch {
-	case pi.UUID != "" && cur.UUID != pi.UUID:
+	case pi.UUID == "" || cur.UUID != pi.UUID:
 		return fmt.Sprintf("uuid is %s, the plan has %s (index re-created)", cur.UUID, pi.UUID)
 	case cur.DocsCount != pi.DocsCount:
 		return fmt.Sprintf("has %d documents, the plan has %d", cur.DocsCount, pi.DocsCount)

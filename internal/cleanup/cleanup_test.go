@@ -171,7 +171,7 @@ func TestBuildBadInput(t *testing.T) {
 	}
 }
 
-func samplePlan(t *testing.T) (Plan, string) {
+func samplePlan(t testing.TB) (Plan, string) {
 	t.Helper()
 	p, err := Build(Input{Prefix: prefix, Indices: []indexer.Index{idx("2025.01.01", 10, 100), idx("2025.01.02", 20, 200), idx("2025.03.10", 1, 1)},
 		Criteria: Criteria{OlderThan: 30 * day, OlderThanText: "30d"}, Now: now})
@@ -179,7 +179,7 @@ func samplePlan(t *testing.T) (Plan, string) {
 		t.Fatal(err)
 	}
 	path := DefaultPlanPath(t.TempDir(), now)
-	if err := Write(path, p); err != nil {
+	if err := Write(path, &p, testKey); err != nil {
 		t.Fatal(err)
 	}
 	return p, path
@@ -187,7 +187,7 @@ func samplePlan(t *testing.T) (Plan, string) {
 
 func TestLoadRefusesTamperedPlans(t *testing.T) {
 	p, path := samplePlan(t)
-	got, err := Load(path)
+	got, err := Load(path, testKey)
 	if err != nil {
 		t.Fatalf("load an untouched plan: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestLoadRefusesTamperedPlans(t *testing.T) {
 		if err := os.WriteFile(bad, []byte(tt.edit(string(orig))), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Load(bad)
+		_, err := Load(bad, testKey)
 		var re *RefusedError
 		if !errors.As(err, &re) || re.ExitCode() != 3 || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want a refusal %q", tt.name, err, tt.want)
@@ -231,10 +231,10 @@ func TestLoadRefusesTamperedPlans(t *testing.T) {
 	forged.Indices[0].Name = prefix + "2025.01.01,other"
 	forged.Checksum, _ = checksum(forged)
 	fp := filepath.Join(t.TempDir(), "forged.json")
-	if err := Write(fp, forged); err != nil {
+	if err := Write(fp, &forged, testKey); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(fp); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "does not parse") {
+	if _, err := Load(fp, testKey); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "does not parse") {
 		t.Errorf("forged plan: %v", err)
 	}
 }
@@ -411,6 +411,158 @@ func BenchmarkBuild5000(b *testing.B) {
 			p, err := Build(Input{Prefix: prefix, Indices: list, Allocation: alloc, Criteria: Criteria{DiskAbove: 85}, Now: now})
 			if err != nil || len(p.Indices) == 0 {
 				b.Fatalf("%v %d", err, len(p.Indices))
+			}
+		}
+	})
+}
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// TestLoadRefusesForgedPlans: a plan apply accepts must come from siemctl on
+// this host: right owner and mode, signed with the state_dir key, its own
+// cutoff holding for every index, every index pinned by UUID.
+func TestLoadRefusesForgedPlans(t *testing.T) {
+	p, _ := samplePlan(t)
+	write := func(t *testing.T, p Plan, key []byte, mode os.FileMode) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "plan.json")
+		if err := Write(path, &p, key); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	resign := func(p Plan) Plan {
+		p.Checksum, _ = checksum(p)
+		return p
+	}
+	newer := p
+	newer.Indices = append([]PlannedIndex{}, p.Indices...)
+	newer.Indices[1] = PlannedIndex{Name: prefix + "2025.03.09", Date: "2025-03-09", UUID: "u-2025.03.09", DocsCount: 1}
+	noUUID := p
+	noUUID.Indices = append([]PlannedIndex{}, p.Indices...)
+	noUUID.Indices[0].UUID = ""
+	noCutoff := p
+	noCutoff.Cutoff = nil
+	tests := []struct {
+		name string
+		path func(t *testing.T) string
+		want []string
+	}{
+		{"checksum recomputed, no key", func(t *testing.T) string {
+			return write(t, resign(p), []byte("another host's key, or a guess!"), 0o600)
+		}, []string{"signature does not match", "make a new plan"}},
+		{"group-writable", func(t *testing.T) string { return write(t, p, testKey, 0o620) }, []string{"mode 0620", "make a new plan"}},
+		{"other-writable", func(t *testing.T) string { return write(t, p, testKey, 0o602) }, []string{"mode 0602"}},
+		{"index newer than its own cutoff", func(t *testing.T) string { return write(t, resign(newer), testKey, 0o600) },
+			[]string{prefix + "2025.03.09", "after the plan's cutoff", "make a new plan"}},
+		{"empty UUID", func(t *testing.T) string { return write(t, resign(noUUID), testKey, 0o600) },
+			[]string{prefix + "2025.01.01", "has no UUID", "make a new plan"}},
+		{"age plan without cutoff", func(t *testing.T) string { return write(t, resign(noCutoff), testKey, 0o600) },
+			[]string{"without its cutoff"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.path(t), testKey)
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("want a refusal, got %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v lacks %q", err, w)
+				}
+			}
+		})
+	}
+	if os.Geteuid() == 0 {
+		path := write(t, p, testKey, 0o600)
+		if err := os.Chown(path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path, testKey); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Errorf("foreign owner: %v", err)
+		}
+	}
+	// Verify: an index without UUID in the plan never matches.
+	f := newFake(idx("2025.01.01", 10, 100))
+	if _, err := Verify(context.Background(), f, noUUID, now); !errors.Is(err, ErrRefused) {
+		t.Errorf("verify with an empty UUID: %v", err)
+	}
+}
+
+func TestKey(t *testing.T) {
+	dir := t.TempDir()
+	k1, err := Key(dir)
+	if err != nil || len(k1) != 32 {
+		t.Fatalf("first key: %d bytes, %v", len(k1), err)
+	}
+	fi, err := os.Lstat(KeyPath(dir))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key mode %v %v", fi.Mode(), err)
+	}
+	if k2, err := Key(dir); err != nil || string(k2) != string(k1) {
+		t.Fatalf("second key differs: %v", err)
+	}
+	os.Chmod(KeyPath(dir), 0o640)
+	if _, err := Key(dir); err == nil || !strings.Contains(err.Error(), "mode 0640") || !strings.Contains(err.Error(), "remove it") {
+		t.Errorf("readable key: %v", err)
+	}
+	// Never through a symlink: a link planted where the key goes is refused
+	// and its target is neither read nor written.
+	other := t.TempDir()
+	target := filepath.Join(other, "target")
+	os.WriteFile(target, []byte("0123456789abcdef0123456789abcdef"), 0o600)
+	os.MkdirAll(filepath.Join(other, "state", "cleanup"), 0o700)
+	if err := os.Symlink(target, KeyPath(filepath.Join(other, "state"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Key(filepath.Join(other, "state")); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("symlinked key: %v", err)
+	}
+	dangling := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(filepath.Join(dangling, "cleanup"), 0o700)
+	os.Symlink(filepath.Join(other, "created-through-link"), KeyPath(dangling))
+	if _, err := Key(dangling); err == nil {
+		t.Error("a dangling symlink was followed to create the key")
+	}
+	if _, err := os.Stat(filepath.Join(other, "created-through-link")); err == nil {
+		t.Error("the key was written through a symlink")
+	}
+}
+
+// FuzzLoad: whatever a plan file holds, Load refuses it or returns a plan
+// that keeps every invariant apply relies on.
+func FuzzLoad(f *testing.F) {
+	_, path := samplePlan(f)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"version":1,"prefix":"siem-alerts-4.x-","indices":[{"name":"siem-alerts-4.x-*"}]}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`[]`))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "plan.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path, testKey)
+		if err != nil {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("not a refusal: %v", err)
+			}
+			return
+		}
+		if got.Signature == "" {
+			t.Fatalf("accepted an unsigned plan: %+v", got)
+		}
+		for _, ix := range got.Indices {
+			if _, err := ParseIndexDate(got.Prefix, ix.Name); err != nil || ix.UUID == "" || strings.ContainsAny(ix.Name, "*?,/ ") {
+				t.Fatalf("accepted index %+v", ix)
 			}
 		}
 	})

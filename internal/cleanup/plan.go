@@ -1,7 +1,8 @@
 // Package cleanup plans and applies the deletion of old daily alerts indices
 // (prefix + YYYY.MM.DD). A plan names every index it would delete, with its
-// date, size, document count and UUID, and carries a checksum; applying a
-// plan deletes exactly those names, one literal name per request, after
+// date, size, document count and UUID, and carries a checksum and an HMAC
+// signature under a key only this host's siemctl can read; applying a plan
+// deletes exactly those names, one literal name per request, after
 // re-verifying that each still exists and still matches the plan. Today's
 // index, future-dated indices and names that do not parse are never
 // selected and never deleted.
@@ -106,6 +107,9 @@ type Plan struct {
 	Skipped    []Skipped      `json:"skipped"`
 	Warnings   []string       `json:"warnings"`
 	Checksum   string         `json:"checksum"`
+	// Signature is the HMAC of the plan under the host's key in state_dir
+	// (see Key): only siemctl on this host can write a plan apply accepts.
+	Signature string `json:"signature"`
 }
 
 // ParseIndexDate returns the UTC day of a daily index name prefix+YYYY.MM.DD.
@@ -273,9 +277,10 @@ func percent(used, total int64) float64 {
 	return float64(used) * 100 / float64(total)
 }
 
-// checksum is the SHA-256 of the plan's JSON with an empty Checksum field.
+// checksum is the SHA-256 of the plan's JSON with empty Checksum and
+// Signature fields.
 func checksum(p Plan) (string, error) {
-	p.Checksum = ""
+	p.Checksum, p.Signature = "", ""
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode plan: %w", err)

@@ -22,7 +22,7 @@ func lazyStack(f *Factory) func(ctx context.Context) (*stack.Stack, error) {
 				err = cerr
 				return
 			}
-			s = stack.Open(ctx, cfg, stack.Options{Logger: f.Logger, LookupEnv: os.LookupEnv})
+			s = stack.Open(ctx, cfg, stack.Options{Logger: f.Logger, LookupEnv: os.LookupEnv, Redactor: f.Redactor})
 		})
 		return s, err
 	}

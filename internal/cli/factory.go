@@ -10,6 +10,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/redact"
 	"github.com/siemctl/siemctl/internal/stack"
 )
 
@@ -33,6 +34,10 @@ type Factory struct {
 	Now    func() time.Time
 	Env    []string
 	Global *GlobalOptions
+	// Redactor is the one boundary where text leaves siemctl: stdout,
+	// stderr and the logger write through it, and the stack registers the
+	// secrets it resolves.
+	Redactor *redact.Redactor
 
 	Config func() (*config.Config, error)
 	// Stack returns the stack's clients built from the config (lazily, once).
@@ -42,9 +47,12 @@ type Factory struct {
 	HostLock func(ctx context.Context, command string) (release func(), err error)
 }
 
-// NewFactory returns the production factory.
+// NewFactory returns the production factory. It routes io's Out and ErrOut
+// through the factory's Redactor (in place).
 func NewFactory(io *output.IOStreams, env []string) *Factory {
-	f := &Factory{IO: io, Now: time.Now, Env: env, Global: &GlobalOptions{Output: "table", Timeout: 10 * time.Second, LogLevel: "warn", LogFormat: "text"}}
+	r := redact.New()
+	io.Out, io.ErrOut = r.Writer(io.Out), r.Writer(io.ErrOut)
+	f := &Factory{IO: io, Now: time.Now, Env: env, Redactor: r, Global: &GlobalOptions{Output: "table", Timeout: 10 * time.Second, LogLevel: "warn", LogFormat: "text"}}
 	f.Logger = slog.New(slog.NewTextHandler(io.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var (
 		once sync.Once

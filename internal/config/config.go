@@ -9,6 +9,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/redact"
 	"net/url"
 	"os"
 	"sort"
@@ -294,7 +295,7 @@ func (c *Config) Validate() error {
 		}
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
-			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%q is not a valid %s URL (e.g. %s://127.0.0.1:PORT)", raw, strings.Join(schemes, "/"), schemes[0])})
+			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%q is not a valid %s URL (e.g. %s://127.0.0.1:PORT)", redact.URL(raw), strings.Join(schemes, "/"), schemes[0])})
 			return
 		}
 		if u.User != nil {

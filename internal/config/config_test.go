@@ -87,6 +87,7 @@ func TestLoadErrorsNameKeyAndFix(t *testing.T) {
 		{"typo", "indexer:\n  ulr: https://x:9200\n", LoadOptions{}, []string{"indexer.ulr", "did you mean \"indexer.url\""}},
 		{"bad url", "manager:\n  api_url: 55000\n", LoadOptions{}, []string{"manager.api_url", "not a valid"}},
 		{"credentials in url", "indexer:\n  url: https://admin:s3cr3t@127.0.0.1:9200\n", LoadOptions{}, []string{"indexer.url", "password_file"}},
+		{"credentials in an unparsable url", "indexer:\n  url: https://admin:s3cr3t%zz@127.0.0.1:9200\n", LoadOptions{}, []string{"indexer.url", "not a valid", "admin:[redacted]@127.0.0.1:9200"}},
 		{"thresholds order", "thresholds:\n  disk_warn_percent: 95\n", LoadOptions{}, []string{"disk_warn_percent", "above disk_nogo_percent"}},
 		{"unknown profile", "profile: elastic\n", LoadOptions{}, []string{"profile", "siem, wazuh"}},
 		{"bad yaml", "indexer: [\n", LoadOptions{}, []string{"not valid YAML"}},

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/siemctl/siemctl/internal/redact"
 )
 
 // Journal event types, one per transition.
@@ -304,45 +306,17 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// secretKeyRE matches keys whose values must never reach a journal.
-var secretKeyRE = regexp.MustCompile(`(?i)(passw(or)?d|passphrase|secret|token|api[_-]?key|credential|private[_-]?key|authorization|cookie)`)
+// Redacted replaces journaled values under credential keys.
+const Redacted = redact.Mark
 
-// Redacted replaces journaled values under secret-looking keys.
-const Redacted = "[redacted]"
+// redactMap redacts values under credential keys at any depth, and
+// credential fields and URL user info in every string (the engine knows
+// no secrets; the steps redact theirs before they return).
+func redactMap(m map[string]any) map[string]any { return (*redact.Redactor)(nil).Map(m) }
 
-func redactMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if secretKeyRE.MatchString(k) {
-			out[k] = Redacted
-			continue
-		}
-		out[k] = redactValue(v)
-	}
-	return out
-}
-
-func redactValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		return redactMap(t)
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = redactValue(e)
-		}
-		return out
-	default:
-		return v
-	}
-}
-
-// redactJSON marshals v and redacts secret-looking keys at any depth.
+// redactJSON marshals v and redacts credential keys at any depth.
 func redactJSON(key string, v any) (json.RawMessage, error) {
-	if secretKeyRE.MatchString(key) {
+	if redact.SecretKeyRE.MatchString(key) {
 		return json.Marshal(Redacted)
 	}
 	b, err := json.Marshal(v)
@@ -353,5 +327,5 @@ func redactJSON(key string, v any) (json.RawMessage, error) {
 	if err := json.Unmarshal(b, &generic); err != nil {
 		return nil, err
 	}
-	return json.Marshal(redactValue(generic))
+	return json.Marshal((*redact.Redactor)(nil).Value("", generic))
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/redact"
 	"io"
 	"log/slog"
 	"net/http"
@@ -91,13 +92,13 @@ func New(opts Options) (*Client, error) {
 	}
 	u, err := url.Parse(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("indexer: parse URL %q: %w", netclient.Redact(opts.URL), err)
+		return nil, fmt.Errorf("indexer: parse URL %q: %w", redact.URL(opts.URL), err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("indexer: URL %q: scheme must be http or https", netclient.Redact(opts.URL))
+		return nil, fmt.Errorf("indexer: URL %q: scheme must be http or https", redact.URL(opts.URL))
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("indexer: URL %q has no host", netclient.Redact(opts.URL))
+		return nil, fmt.Errorf("indexer: URL %q has no host", redact.URL(opts.URL))
 	}
 	// Credentials embedded in the URL are honoured but never kept in it.
 	if u.User != nil {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/redact"
 	"io"
 	"log/slog"
 	"net"
@@ -112,7 +113,7 @@ func New(opts Options) (*Client, error) {
 	}
 	u, err := url.Parse(strings.TrimRight(opts.URL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("manager: API URL %q: want http(s)://host:port", netclient.Redact(opts.URL))
+		return nil, fmt.Errorf("manager: API URL %q: want http(s)://host:port", redact.URL(opts.URL))
 	}
 	if u.User != nil {
 		return nil, errors.New("manager: API URL must not carry credentials; use username and password_file")

@@ -8,8 +8,11 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/redact"
 )
 
 // Caps on what siemctl reads of one answer. An answer over its cap is an
@@ -192,7 +195,13 @@ func Redirected(status int, h http.Header) string {
 	if loc == "" {
 		return fmt.Sprintf("redirect (HTTP %d) without a Location", status)
 	}
-	return fmt.Sprintf("redirected to %s; siemctl does not follow redirects: set the URL in the config to where the service really answers", Redact(loc))
+	if u, err := url.Parse(loc); err == nil {
+		u.User = nil // never repeat credentials a server put in its Location
+		loc = u.String()
+	} else {
+		loc = redact.URL(loc)
+	}
+	return fmt.Sprintf("redirected to %s; siemctl does not follow redirects: set the URL in the config to where the service really answers", loc)
 }
 
 // IsRedirect reports a 3xx status that points elsewhere (not 304).

@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/redact"
 	"io"
 	"net"
 	"net/http"
@@ -147,7 +148,7 @@ func Classify(op, endpoint string, err error) error {
 	if errors.As(err, &ne) {
 		return err
 	}
-	return &Error{Op: op, URL: Redact(endpoint), Kind: kindOf(err), Err: stripURL(err)}
+	return &Error{Op: op, URL: redact.URL(endpoint), Kind: kindOf(err), Err: stripURL(err)}
 }
 
 func kindOf(err error) error {
@@ -197,17 +198,6 @@ func stripURL(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// Redact drops user info from a URL string so credentials never reach a
-// message.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	u.User = nil
-	return u.String()
 }
 
 // StatusKind maps an HTTP status to a kind for responses that are failures.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -83,9 +84,9 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestRedactAndError(t *testing.T) {
-	if got := Redact("https://admin:s3cret@127.0.0.1:9200/x"); strings.Contains(got, "s3cret") {
-		t.Fatalf("Redact kept the password: %s", got)
+func TestClassifyRedactsAndError(t *testing.T) {
+	if err := Classify("GET /", "https://admin:s3cret@127.0.0.1:9200/x", io.EOF); strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Classify kept the password: %v", err)
 	}
 	e := &Error{Op: "GET /_cluster/health", URL: "https://127.0.0.1:9200", Status: 429, Kind: ErrRateLimited, Code: 6001, Detail: "Maximum number of requests per minute reached"}
 	want := "GET /_cluster/health https://127.0.0.1:9200: rate limited (HTTP 429, code 6001): Maximum number of requests per minute reached"

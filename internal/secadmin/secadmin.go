@@ -21,6 +21,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/redact"
 )
 
 // AdminRoleID is the manager API's administrator role.
@@ -229,7 +230,7 @@ func Hash(ctx context.Context, run Runner, tool []string, password string) (stri
 		}
 	}
 	msg := tail(outputLines(stdout, stderr), 3)
-	return "", &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: redact(msg, password)}
+	return "", &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: redactLines(msg, password)}
 }
 
 // bundledJava finds the indexer's bundled JDK (<home>/jdk) from the
@@ -243,10 +244,11 @@ func bundledJava(tool string) string {
 	return ""
 }
 
-func redact(lines []string, secret string) []string {
+func redactLines(lines []string, secret string) []string {
+	r := redact.New(secret)
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = strings.ReplaceAll(l, secret, "[redacted]")
+		out[i] = r.String(l)
 	}
 	return out
 }

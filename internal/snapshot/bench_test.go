@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"github.com/siemctl/siemctl/internal/redact"
 	"io"
 	"testing"
 )
@@ -12,7 +13,7 @@ func BenchmarkCapture(b *testing.B) {
 	src := bigSource(5000, 100_000)
 	opts := fixedOpts()
 	opts.Rand = nil
-	opts.Secrets = []string{"bench-secret-1", "bench-secret-2"}
+	opts.Redactor = redact.New("bench-secret-1", "bench-secret-2")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Capture(context.Background(), src, opts); err != nil {

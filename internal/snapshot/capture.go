@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/redact"
 )
 
 // DefaultComponents are the stack's components, in start order.
@@ -53,8 +55,9 @@ type CaptureOptions struct {
 	// AlertsIndexPrefix (e.g. "siem-alerts-4.x-") finds the templates that
 	// apply to today's alerts index.
 	AlertsIndexPrefix string
-	// Secrets (passwords, tokens) that must never appear in the document.
-	Secrets []string
+	// Redactor knows the secrets (passwords, tokens) that must never appear
+	// in the document; nil redacts credential fields and URL user info only.
+	Redactor *redact.Redactor
 	// Timeout bounds the whole capture (0: only ctx's deadline).
 	Timeout time.Duration
 	Now     func() time.Time // default time.Now
@@ -290,7 +293,7 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 		d.Components[name] = c
 	}
 
-	newRedactor(opts.Secrets).Document(d)
+	redactDocument(opts.Redactor, d)
 	d.normalize()
 	d.summarize()
 	return d, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/siemctl/siemctl/internal/redact"
 	"net/url"
 	"strings"
 	"sync"
@@ -229,7 +230,7 @@ func TestCaptureNeverHoldsSecrets(t *testing.T) {
 	src.alertsErr = errors.New(strings.Repeat(idxPass, 3))
 
 	opts := fixedOpts()
-	opts.Secrets = secrets
+	opts.Redactor = redact.New(secrets...)
 	d := mustCapture(t, src, opts)
 	out := string(mustMarshal(t, d))
 

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,10 +87,10 @@ func (s *Stack) defaultPasswords() map[string][]string {
 // hour: a monitoring loop must not lock the operators out.
 func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
 	resolved := map[string]string{}
-	if pw, err := s.Config.Indexer.Resolve(ctx, "indexer", nil); err == nil {
+	if pw, ok := s.passwords["indexer"]; ok {
 		resolved["indexer"] = s.Config.Indexer.Username + ":" + pw
 	}
-	if pw, err := s.Config.Manager.Resolve(ctx, "manager", nil); err == nil {
+	if pw, ok := s.passwords["manager"]; ok {
 		resolved["manager"] = s.Config.Manager.Username + ":" + pw
 	}
 	var local []string
@@ -99,7 +100,7 @@ func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
 			user, _, _ := strings.Cut(pair, ":")
 			switch {
 			case resolved[comp] == pair:
-				local = append(local, comp+" user "+user+" (configured password is the default)")
+				local = append(local, comp+" (the configured password is a factory default)")
 			case strings.HasPrefix(resolved[comp], user+":"):
 				// the configured user with another password: nothing to try
 			default:
@@ -155,6 +156,16 @@ func writeCredCache(path, key string, found []string, now time.Time) {
 func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]string) ([]string, error) {
 	var found, unreachable []string
 	for _, comp := range []string{"indexer", "manager"} {
+		if len(pairs[comp]) == 0 {
+			continue
+		}
+		// Factory credentials go only to a node that answers siemctl's own
+		// identity over a verified connection: never to a hung or refused
+		// port, nor to whatever answers where the node should be.
+		if !s.answers(ctx, comp) {
+			unreachable = append(unreachable, comp)
+			continue
+		}
 		for _, pair := range pairs[comp] {
 			user, pw, _ := strings.Cut(pair, ":")
 			var accepted bool
@@ -177,6 +188,22 @@ func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]st
 		return found, fmt.Errorf("could not try the default credentials on %s (unreachable)", strings.Join(unreachable, ", "))
 	}
 	return found, nil
+}
+
+// answers reports whether the component's configured client reaches it
+// (an authentication or HTTP error still counts as an answer).
+func (s *Stack) answers(ctx context.Context, comp string) bool {
+	var err error
+	switch {
+	case comp == "indexer" && s.Indexer != nil:
+		_, err = s.Indexer.Info(ctx)
+	case comp == "manager" && s.Manager != nil:
+		_, err = s.Manager.Info(ctx)
+	default:
+		return false
+	}
+	return !errors.Is(err, netclient.ErrUnreachable) && !errors.Is(err, netclient.ErrTimeout) &&
+		!errors.Is(err, netclient.ErrTLS) && ctx.Err() == nil
 }
 
 // tryBasic reports whether the endpoint accepts user/pw; an error means the

@@ -1,13 +1,21 @@
 package stack
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/process"
+
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -56,8 +64,104 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	}
 	// A configured default password is reported without any login.
 	os.WriteFile(pw, []byte("siem\n"), 0o600)
-	found, _ = s.DefaultCredentials(context.Background())
-	if len(found) != 1 || !strings.Contains(found[0], "manager user siem (configured password is the default)") {
+	found, _ = Open(context.Background(), cfg, Options{}).DefaultCredentials(context.Background())
+	if len(found) != 1 || found[0] != "manager (the configured password is a factory default)" {
 		t.Errorf("configured default not reported: %v", found)
+	}
+}
+
+// A hung indexer (it reads requests and never answers) must not receive the
+// factory credentials: they go only to a node that answered siemctl itself.
+func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got bytes.Buffer
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() {
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					mu.Lock()
+					got.Write(buf[:n])
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	defer func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	os.WriteFile(pw, []byte("Generated-1\n"), 0o600)
+	cfgFile := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfgFile, []byte("state_dir: "+dir+"/state\n"+
+		"indexer: {url: \"http://"+l.Addr().String()+"\", username: siemctl-ro, ca_file: \"\", password_file: "+pw+"}\n"+
+		"manager: {api_url: \"http://"+closedAddr+"\", password_file: "+pw+"}\n"), 0o600)
+	cfg, err := config.Load(config.LoadOptions{Path: cfgFile, ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err = Open(ctx, cfg, Options{}).DefaultCredentials(ctx)
+	if err == nil {
+		t.Fatal("an unreachable indexer gave a verdict")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if def := base64.StdEncoding.EncodeToString([]byte("admin:admin")); strings.Contains(got.String(), def) {
+		t.Fatalf("the default credentials were sent to a hung indexer:\n%s", got.String())
+	}
+}
+
+// password_env is read once and removed: no child process inherits it.
+func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
+	t.Setenv("SIEMCTL_TEST_INDEXER_PW", "Env-Secret-4711")
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfgFile, []byte("state_dir: "+dir+"/state\n"+
+		"indexer: {url: \"http://127.0.0.1:9\", ca_file: \"\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"+
+		"manager: {api_url: \"http://127.0.0.1:9\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"), 0o600)
+	cfg, err := config.Load(config.LoadOptions{Path: cfgFile, ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Open(context.Background(), cfg, Options{})
+	if s.IndexerErr != nil || s.ManagerErr != nil {
+		t.Fatalf("clients: %v %v", s.IndexerErr, s.ManagerErr)
+	}
+	out, _, _, err := process.ExecRunner{}.Run(context.Background(), nil, "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "Env-Secret-4711") || strings.Contains(string(out), "SIEMCTL_TEST_INDEXER_PW") {
+		t.Fatal("a child inherited the password_env variable")
+	}
+	if got := s.Redactor.String("login with Env-Secret-4711 failed"); strings.Contains(got, "Env-Secret-4711") {
+		t.Fatalf("the resolved password is unknown to the redactor: %q", got)
 	}
 }

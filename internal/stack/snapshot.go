@@ -64,7 +64,7 @@ func (s *Stack) SnapshotCaptureOptions(label string) snapshot.CaptureOptions {
 		Host:              host,
 		SiemctlVersion:    buildinfo.Get().Version,
 		AlertsIndexPrefix: s.Config.Indexer.AlertsIndexPrefix,
-		Secrets:           s.Secrets(),
+		Redactor:          s.Redactor,
 	}
 }
 

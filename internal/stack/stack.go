@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/redact"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -26,6 +26,8 @@ import (
 type Options struct {
 	Logger    *slog.Logger
 	LookupEnv func(string) (string, bool)
+	// Redactor learns the resolved secrets (nil: the stack keeps its own).
+	Redactor *redact.Redactor
 	// Timeout is a per-request ceiling for the HTTP clients (0: only the
 	// caller's context bounds requests).
 	Timeout time.Duration
@@ -46,7 +48,13 @@ type Stack struct {
 	Packages   *packages.Manager
 	PkgErr     error
 
-	secrets []string
+	// Redactor knows the resolved secrets: everything that leaves siemctl
+	// (output, journals, snapshots) passes through it.
+	Redactor *redact.Redactor
+	// passwords are the resolved passwords by section (for the default
+	// credential comparison; password_env is gone from the environment
+	// once read).
+	passwords map[string]string
 
 	unitsOnce sync.Once
 	units     *units.Manager
@@ -60,39 +68,37 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) *Stack {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Stack{Config: cfg, Logger: log}
+	s := &Stack{Config: cfg, Logger: log, Redactor: opts.Redactor, passwords: map[string]string{}}
+	if s.Redactor == nil {
+		s.Redactor = redact.New()
+	}
 	s.Tools = manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool}
 
 	if pw, err := cfg.Indexer.Resolve(ctx, "indexer", opts.LookupEnv); err != nil {
 		s.IndexerErr = err
 	} else {
-		s.secrets = append(s.secrets, pw)
+		s.Redactor.Add(pw, cfg.Indexer.Username+":"+pw) // the second: what Basic auth encodes
+		s.passwords["indexer"] = pw
 		s.Indexer, s.IndexerErr = indexer.New(indexer.Options{URL: cfg.Indexer.URL, Username: cfg.Indexer.Username, Password: pw,
 			CAFile: cfg.Indexer.CAFile, Insecure: cfg.Indexer.Insecure, Timeout: opts.Timeout, Logger: log})
 	}
 	if pw, err := cfg.Manager.Resolve(ctx, "manager", opts.LookupEnv); err != nil {
 		s.ManagerErr = err
 	} else {
-		s.secrets = append(s.secrets, pw)
+		s.Redactor.Add(pw, cfg.Manager.Username+":"+pw)
+		s.passwords["manager"] = pw
 		s.Manager, s.ManagerErr = manager.New(manager.Options{URL: cfg.Manager.APIURL, Username: cfg.Manager.Username, Password: pw,
 			CAFile: cfg.Manager.CAFile, Insecure: cfg.Manager.Insecure, Timeout: opts.Timeout, Logger: log})
 	}
-	s.Packages, s.PkgErr = packages.New(cfg.Packages.Manager, nil)
-	return s
-}
-
-// Secrets returns the resolved secrets, for redaction of anything that
-// leaves siemctl (snapshots, journals).
-func (s *Stack) Secrets() []string { return append([]string{}, s.secrets...) }
-
-// Redact replaces every resolved secret in msg.
-func (s *Stack) Redact(msg string) string {
-	for _, sec := range s.secrets {
-		if len(sec) >= 3 {
-			msg = strings.ReplaceAll(msg, sec, "[redacted]")
+	// No child (package manager, shipper, security tools, password
+	// commands, journalctl) inherits a password read from the environment.
+	for _, sec := range []config.Secret{cfg.Indexer.Secret, cfg.Manager.Secret} {
+		if sec.PasswordEnv != "" && len(sec.PasswordCommand) == 0 {
+			_ = os.Unsetenv(sec.PasswordEnv)
 		}
 	}
-	return msg
+	s.Packages, s.PkgErr = packages.New(cfg.Packages.Manager, nil)
+	return s
 }
 
 // Units connects to systemd once, lazily.

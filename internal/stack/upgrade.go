@@ -73,7 +73,7 @@ func (s *Stack) StepDeps() *steps.Deps {
 			}
 			return res, nil
 		},
-		Redact: s.Redact,
+		Redact: s.Redactor.String,
 	}
 	// Typed nils must not leak into the interfaces.
 	if s.Indexer != nil {

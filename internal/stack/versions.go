@@ -34,7 +34,7 @@ func (s *Stack) Versions(ctx context.Context) map[string]ComponentVersion {
 		for comp := range out {
 			set(comp, func(v *ComponentVersion) {
 				if err != nil {
-					v.Error = s.Redact(err.Error())
+					v.Error = s.Redactor.String(err.Error())
 					return
 				}
 				v.Package = pv[comp]
@@ -51,7 +51,7 @@ func (s *Stack) Versions(ctx context.Context) map[string]ComponentVersion {
 			}
 		}
 		if err != nil {
-			set("indexer", func(v *ComponentVersion) { v.Error = s.Redact(err.Error()) })
+			set("indexer", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
 		}
 	})
 	run(func() {
@@ -64,13 +64,13 @@ func (s *Stack) Versions(ctx context.Context) map[string]ComponentVersion {
 			}
 		}
 		if err != nil {
-			set("manager", func(v *ComponentVersion) { v.Error = s.Redact(err.Error()) })
+			set("manager", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
 		}
 	})
 	run(func() {
 		d, err := s.Dashboard(ctx)
 		if err != nil {
-			set("dashboard", func(v *ComponentVersion) { v.Error = s.Redact(err.Error()) })
+			set("dashboard", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
 			return
 		}
 		set("dashboard", func(v *ComponentVersion) { v.API = d.Version })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"golang.org/x/sys/unix"
 )
 
 // Names inside a run's backup directory (backup_dir/<run-id>/).
@@ -373,11 +374,30 @@ func runRestoreConfigs(ctx context.Context, env engine.Env, _ *noParams) (engine
 
 // extractArchive restores every entry of a configs archive to its absolute
 // path. Files are written next to their destination and renamed over it
-// only after their sha256 matched the manifest.
+// only after their sha256 matched the manifest. No symlink is followed: a
+// directory of the backup that is a symlink now, or a foreign-owned symlink
+// above the backed-up paths, fails the restore naming the path, before
+// anything is written (see openDirNoFollow).
 func extractArchive(ctx context.Context, archive string, man treeManifest) (int, error) {
 	want := map[string]treeEntry{}
 	for _, e := range man.Entries {
 		want[e.Path] = e
+	}
+	strict := func(p string) bool { return want[strings.TrimPrefix(p, "/")].Type == "dir" }
+	// Check every directory of the backup first, so a replaced one stops
+	// the restore before any file is written.
+	for _, e := range man.Entries {
+		if e.Type != "dir" {
+			continue
+		}
+		fd, err := openDirNoFollow("/"+e.Path, strict, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		unix.Close(fd)
 	}
 	f, err := os.Open(archive)
 	if err != nil {
@@ -411,60 +431,56 @@ func extractArchive(ctx context.Context, archive string, man treeManifest) (int,
 			return n, fmt.Errorf("%s: entry %s is not in the manifest", archive, name)
 		}
 		dst := "/" + name
+		base := filepath.Base(dst)
+		pfd, err := openDirNoFollow(filepath.Dir(dst), strict, true)
+		if err != nil {
+			return n, fmt.Errorf("restore %s: %w", dst, err)
+		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o700); err != nil {
-				return n, err
+			var fd int
+			if fd, err = mkdirNoFollow(pfd, base, dst); err == nil {
+				unix.Close(fd)
+				dirs = append(dirs, e)
 			}
-			dirs = append(dirs, e)
 		case tar.TypeSymlink:
-			if cur, err := os.Readlink(dst); err == nil && cur == hdr.Linkname {
-				continue
+			if cur, rerr := readlinkAt(pfd, base); rerr == nil && cur == hdr.Linkname {
+				break
 			}
-			_ = os.Remove(dst)
-			if err := os.Symlink(hdr.Linkname, dst); err != nil {
-				return n, err
+			if err = unix.Unlinkat(pfd, base, 0); errors.Is(err, unix.ENOENT) {
+				err = nil
 			}
-			if err := os.Lchown(dst, e.UID, e.GID); err != nil {
-				return n, err
+			if err == nil {
+				err = unix.Symlinkat(hdr.Linkname, pfd, base)
+			}
+			if err == nil {
+				err = unix.Fchownat(pfd, base, e.UID, e.GID, unix.AT_SYMLINK_NOFOLLOW)
 			}
 		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return n, err
-			}
-			tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".siemctl-*")
-			if err != nil {
-				return n, err
-			}
-			h := sha256.New()
-			_, err = io.Copy(io.MultiWriter(tmp, h), tr)
+			e.MTime = hdr.ModTime.UnixNano()
+			err = writeFileAt(pfd, filepath.Dir(dst), base, e, func(tmp *os.File) error {
+				h := sha256.New()
+				if _, err := io.Copy(io.MultiWriter(tmp, h), tr); err != nil {
+					return err
+				}
+				if sum := hex.EncodeToString(h.Sum(nil)); sum != e.SHA {
+					return fmt.Errorf("%s: sha256 %s does not match the manifest (%s)", name, sum, e.SHA)
+				}
+				return nil
+			})
 			if err == nil {
-				err = tmp.Sync()
+				n++
 			}
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			sum := hex.EncodeToString(h.Sum(nil))
-			if err == nil && sum != e.SHA {
-				err = fmt.Errorf("%s: sha256 %s does not match the manifest (%s)", name, sum, e.SHA)
-			}
-			if err == nil {
-				e.MTime = hdr.ModTime.UnixNano()
-				err = applyMeta(tmp.Name(), e)
-			}
-			if err == nil {
-				err = os.Rename(tmp.Name(), dst)
-			}
-			if err != nil {
-				os.Remove(tmp.Name())
-				return n, fmt.Errorf("restore %s: %w", dst, err)
-			}
-			n++
+		}
+		unix.Close(pfd)
+		if err != nil {
+			return n, fmt.Errorf("restore %s: %w", dst, err)
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := applyMeta("/"+dirs[i].Path, dirs[i]); err != nil {
-			return n, err
+		dst := "/" + dirs[i].Path
+		if err := applyMetaNoFollow(dst, dirs[i], strict); err != nil {
+			return n, fmt.Errorf("restore %s: %w", dst, err)
 		}
 	}
 	return n, nil
@@ -540,38 +556,41 @@ func runBackupSecurity(ctx context.Context, env engine.Env, _ *noParams) (engine
 
 // installSecurity copies the *.yml of a security backup into the indexer's
 // security config directory, keeping the existing files' owners and modes.
+// The directory is reached without following a symlink the indexer's
+// service account could have put there (see openDirNoFollow), and each file
+// is renamed into place, so a symlink at a file's name is replaced, never
+// written through.
 func installSecurity(from, to string) (int, error) {
 	files, err := securityFiles(from)
 	if err != nil {
 		return 0, err
 	}
-	dirInfo, err := os.Stat(to)
+	to = filepath.Clean(to)
+	dfd, err := openDirNoFollow(to, func(p string) bool { return p == to }, false)
 	if err != nil {
 		return 0, fmt.Errorf("security config dir: %w", err)
 	}
-	duid, dgid := owner(dirInfo)
+	defer unix.Close(dfd)
+	var dst unix.Stat_t
+	if err := unix.Fstat(dfd, &dst); err != nil {
+		return 0, fmt.Errorf("security config dir %s: %w", to, err)
+	}
 	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(from, f))
+		src, err := os.Open(filepath.Join(from, f))
 		if err != nil {
 			return 0, err
 		}
-		dst := filepath.Join(to, f)
-		e := treeEntry{Mode: 0o640, UID: duid, GID: dgid}
-		if fi, err := os.Stat(dst); err == nil {
-			e.Mode = modeBits(fi.Mode())
-			e.UID, e.GID = owner(fi)
+		e := treeEntry{Mode: 0o640, UID: int(dst.Uid), GID: int(dst.Gid)}
+		if st, err := lstatAt(dfd, f); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			e.Mode, e.UID, e.GID = st.Mode&0o7777, int(st.Uid), int(st.Gid)
 		}
-		tmp := dst + ".siemctl-tmp"
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			return 0, err
-		}
-		if err := applyMeta(tmp, e); err != nil {
-			os.Remove(tmp)
-			return 0, err
-		}
-		if err := os.Rename(tmp, dst); err != nil {
-			os.Remove(tmp)
-			return 0, err
+		err = writeFileAt(dfd, to, f, e, func(tmp *os.File) error {
+			_, err := io.Copy(tmp, src)
+			return err
+		})
+		src.Close()
+		if err != nil {
+			return 0, fmt.Errorf("install %s: %w", filepath.Join(to, f), err)
 		}
 	}
 	return len(files), nil
@@ -749,8 +768,21 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	tmp := target + ".siemctl-restore"
-	old := target + ".siemctl-replaced"
+	// The data directory belongs to the indexer's service account; its
+	// parent must be reached without a foreign symlink, and the directory
+	// itself must not have become one: the swap happens inside that parent.
+	parent, base := filepath.Dir(target), filepath.Base(target)
+	pfd, err := openDirNoFollow(parent, nil, false)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("restore %s: %w", target, err)
+	}
+	defer unix.Close(pfd)
+	wasDir := slices.ContainsFunc(man.Entries, func(e treeEntry) bool { return e.Path == "." && e.Type == "dir" })
+	if st, err := lstatAt(pfd, base); err == nil && wasDir && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return engine.Outcome{}, &LinkError{Path: target, Reason: "is a symlink now but was a directory when the data copy was taken"}
+	}
+	tmpBase, oldBase := base+".siemctl-restore", base+".siemctl-replaced"
+	tmp, old := filepath.Join(parent, tmpBase), filepath.Join(parent, oldBase)
 	if err := os.RemoveAll(tmp); err != nil {
 		return engine.Outcome{}, err
 	}
@@ -767,12 +799,12 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 	if err := os.RemoveAll(old); err != nil {
 		return engine.Outcome{}, err
 	}
-	if _, err := os.Lstat(target); err == nil {
-		if err := os.Rename(target, old); err != nil {
-			return engine.Outcome{}, err
+	if _, err := lstatAt(pfd, base); err == nil {
+		if err := unix.Renameat(pfd, base, pfd, oldBase); err != nil {
+			return engine.Outcome{}, &os.LinkError{Op: "rename", Old: target, New: old, Err: err}
 		}
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := unix.Renameat(pfd, tmpBase, pfd, base); err != nil {
 		return engine.Outcome{}, fmt.Errorf("swap in the restored data: %w (the replaced data is in %s)", err, old)
 	}
 	if err := os.RemoveAll(old); err != nil {

@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -265,5 +266,123 @@ func TestSecurityBackupInstallsLiveConfig(t *testing.T) {
 	sums := readFile(t, filepath.Join(filepath.Dir(b.IndexerSecurity), "SHA256SUMS"))
 	if !strings.Contains(sums, "indexer-security/internal_users.yml") {
 		t.Fatalf("SHA256SUMS:\n%s", sums)
+	}
+}
+
+// A service account owns the config and data directories on a real host:
+// after the backup it can swap a directory or a file for a symlink into a
+// place only root may write. The restore must never write through it.
+func TestRestoreNeverFollowsALink(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(root, "root-only")
+	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	ixConf := filepath.Join(root, "etc/siem-indexer")
+	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "cluster.name: a\n", 0o640)
+	writeFile(t, filepath.Join(ixConf, "certs/root-ca.pem"), "CA\n", 0o644)
+	writeFile(t, filepath.Join(ixConf, "opensearch-security/config.yml"), "config\n", 0o600)
+	cfg := testConfig(t, fmt.Sprintf("indexer:\n  config_dir: %s\n", ixConf))
+	d := depsWith(cfg, nil)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer"}}); err != nil {
+		t.Fatal(err)
+	}
+	victimUntouched := func() {
+		t.Helper()
+		ents, _ := os.ReadDir(victim)
+		if len(ents) != 1 || readFile(t, filepath.Join(victim, "authorized_keys")) != "victim\n" {
+			t.Fatalf("the restore wrote through the link: %v", ents)
+		}
+		if fi, _ := os.Stat(filepath.Join(victim, "authorized_keys")); fi.Mode().Perm() != 0o600 {
+			t.Fatalf("the restore changed the mode behind the link: %v", fi.Mode())
+		}
+		if fi, _ := os.Stat(victim); fi.Mode().Perm() != 0o755 {
+			t.Fatalf("the restore changed the linked directory's mode: %v", fi.Mode())
+		}
+	}
+
+	// A directory of the backup replaced by a link: refused, path named.
+	certs := filepath.Join(ixConf, "certs")
+	if err := os.RemoveAll(certs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, certs); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, d, e, "restore.configs", nil)
+	var le *steps.LinkError
+	if err == nil || !errors.As(err, &le) || le.Path != certs || !strings.Contains(err.Error(), certs+" is a symlink now") {
+		t.Fatalf("restore through a replaced directory: %q %v", out.Message, err)
+	}
+	victimUntouched()
+	if _, err := os.Stat(filepath.Join(victim, "root-ca.pem")); err == nil {
+		t.Fatal("root-ca.pem was written into the link's target")
+	}
+
+	// A file replaced by a link: the link is replaced, its target untouched.
+	if err := os.Remove(certs); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(ixConf, "opensearch.yml")
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(victim, "authorized_keys"), conf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, d, e, "restore.configs", nil); err != nil {
+		t.Fatal(err)
+	}
+	victimUntouched()
+	if fi, err := os.Lstat(conf); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 || readFile(t, conf) != "cluster.name: a\n" {
+		t.Fatalf("opensearch.yml not restored as a file: %v %v", fi, err)
+	}
+
+	// The security backup copy into opensearch-security: same rule.
+	sec := filepath.Join(ixConf, "opensearch-security")
+	if err := os.RemoveAll(sec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, sec); err != nil {
+		t.Fatal(err)
+	}
+	d.Exec = &fakeTool{}
+	if _, err := run(t, d, e, "backup.indexer_security", nil); err == nil || !errors.As(err, &le) || le.Path != sec {
+		t.Fatalf("security copy through a link: %v", err)
+	}
+	victimUntouched()
+}
+
+func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(root, "root-only")
+	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	data := filepath.Join(root, "var/lib/siem-indexer")
+	writeFile(t, filepath.Join(data, "nodes/0/_state/global-1.st"), "state-1", 0o644)
+	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
+	u := newUnits(false)
+	d := depsWith(cfg, u)
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
+	}
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "backup.indexer_data", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, data); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, d, e, "restore.indexer_data", nil)
+	var le *steps.LinkError
+	if err == nil || !errors.As(err, &le) || le.Path != data {
+		t.Fatalf("restore onto a linked data dir: %q %v", out.Message, err)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 1 {
+		t.Fatalf("the link's target changed: %v", ents)
+	}
+	if l, err := os.Readlink(data); err != nil || l != victim {
+		t.Fatalf("the link was replaced without a word: %q %v", l, err)
 	}
 }

@@ -467,11 +467,16 @@ func TestCleanupPlan(t *testing.T) {
 			got := strings.ReplaceAll(out.String(), st.Config.StateDir, "STATE")
 			got = strings.ReplaceAll(got, srv.URL, "INDEXER")
 			path := cleanup.DefaultPlanPath(st.Config.StateDir, now)
-			p, err := cleanup.Load(path)
+			key, err := cleanup.Key(st.Config.StateDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := cleanup.Load(path, key)
 			if err != nil {
 				t.Fatalf("plan file: %v", err)
 			}
 			got = strings.ReplaceAll(got, p.Checksum, "CHECKSUM") // covers the fake's random URL
+			got = strings.ReplaceAll(got, p.Signature, "SIGNATURE")
 			golden.Assert(t, "cleanup-plan-"+tt.name, []byte(got))
 			if len(p.Indices) == 0 || tt.mode == "table" && !strings.Contains(errOut.String(), "apply it with: siemctl alerts cleanup --apply "+path) {
 				t.Errorf("plan %+v stderr %q", p, errOut.String())

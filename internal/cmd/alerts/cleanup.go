@@ -49,8 +49,10 @@ deleted. Then --apply PLAN deletes exactly those names, after a confirmation.
                         _cat/allocation falls below PERCENT (e.g. 85, the spec's alarm)
 
 Never deleted: today's index, future-dated indices, and any index whose name does not
-parse as prefix + YYYY.MM.DD. Apply refuses a plan whose checksum does not match, and
-re-verifies each index right before deleting it (it must still exist with the same
+parse as prefix + YYYY.MM.DD. Apply refuses a plan whose checksum or signature (HMAC
+under state_dir/cleanup/plan.key) does not match, that is not owned by root or you or is
+writable by group/others, that lists an index newer than its own cutoff or without UUID;
+it re-verifies each index right before deleting it (it must still exist with the same
 UUID and document count); a changed index stops the run. One literal name per delete
 request, never a wildcard.
 
@@ -147,7 +149,11 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 	if path == "" {
 		path = cleanup.DefaultPlanPath(st.Config.StateDir, opts.Now())
 	}
-	if err := cleanup.Write(path, plan); err != nil {
+	key, err := cleanup.Key(st.Config.StateDir)
+	if err != nil {
+		return err
+	}
+	if err := cleanup.Write(path, &plan, key); err != nil {
 		return err
 	}
 	if opts.Output == "json" {
@@ -182,14 +188,18 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 }
 
 func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
-	plan, err := cleanup.Load(opts.Apply)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cli.FlagErrorf("--apply %s: no such plan file; make one with --older-than AGE or --disk-above PERCENT", opts.Apply)
-	}
+	st, err := opts.Stack(ctx)
 	if err != nil {
 		return err
 	}
-	st, err := opts.Stack(ctx)
+	key, err := cleanup.Key(st.Config.StateDir)
+	if err != nil {
+		return err
+	}
+	plan, err := cleanup.Load(opts.Apply, key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cli.FlagErrorf("--apply %s: no such plan file; make one with --older-than AGE or --disk-above PERCENT", opts.Apply)
+	}
 	if err != nil {
 		return err
 	}

@@ -111,14 +111,6 @@ func Run(ctx context.Context, opts *Options) error {
 	env := &health.Env{Now: opts.Now, Stack: st.HealthStack()}
 	rep := health.Run(ctx, env, checks)
 	rep.Duration = opts.Now().Sub(start)
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		r.Summary = st.Redact(r.Summary)
-		r.Fix = st.Redact(r.Fix)
-		for j := range r.Evidence {
-			r.Evidence[j] = st.Redact(r.Evidence[j])
-		}
-	}
 	if err := render(opts, rep); err != nil {
 		return err
 	}

@@ -2,8 +2,12 @@ package health_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +185,46 @@ func TestNewCmdHealthFlags(t *testing.T) {
 		if code != tt.code || !strings.Contains(errOut.String(), tt.msg) {
 			t.Errorf("%v: exit %d %q, want %d %q", tt.args, code, errOut.String(), tt.code, tt.msg)
 		}
+	}
+}
+
+// A server that echoes the credentials (header, base64, body) must not get
+// them printed; and a plain-word password ("wazuh") must not garble paths
+// and names that contain it.
+func TestHealthRedactsEchoesWithoutGarbling(t *testing.T) {
+	const pw = "wazuh"
+	basic := base64.StdEncoding.EncodeToString([]byte("admin:" + pw))
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"reason":"bad credentials %s for %s; Authorization: %s; request {\"password\":\"%s\"}"},"status":401}`,
+			basic, r.URL.Path, r.Header.Get("Authorization"), pw)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(echo))
+	defer srv.Close()
+	d := t.TempDir()
+	pwFile := filepath.Join(d, "pw")
+	os.WriteFile(pwFile, []byte(pw+"\n"), 0o600)
+	missingCA := filepath.Join(d, "etc/wazuh-indexer/certs/root-ca.pem")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	cfg := "state_dir: " + d + "/state\n" +
+		"systemd: {address: \"unix:path=" + blackholeUnix(t) + "\"}\n" +
+		"indexer: {url: \"http://" + host + "\", password_file: " + pwFile + ", ca_file: \"\"}\n" +
+		"manager: {api_url: \"https://" + closedAddr(t) + "\", password_file: " + pwFile + ", ca_file: " + missingCA + ", install_dir: " + d + "/siem, syslog: \"udp://127.0.0.1:9\"}\n" +
+		"dashboard: {url: \"https://" + closedAddr(t) + "\"}\n" +
+		"shipper: {binary: " + d + "/shipper}\n"
+	p := filepath.Join(d, "siemctl.yaml")
+	os.WriteFile(p, []byte(cfg), 0o600)
+	_, all, _, _ := runHealth(t, p, "-o", "json", "--check", "indexer.api", "--check", "manager.api", "--timeout", "2s")
+	for _, leak := range []string{basic, "password\":\"" + pw, "credentials " + basic} {
+		if strings.Contains(all, leak) {
+			t.Errorf("output holds %q:\n%s", leak, all)
+		}
+	}
+	if strings.Contains(all, "[redacted]-indexer") || !strings.Contains(all, "/etc/wazuh-indexer/certs/root-ca.pem") {
+		t.Errorf("the CA path is garbled or missing:\n%s", all)
+	}
+	if !strings.Contains(all, "[redacted]") {
+		t.Errorf("nothing redacted: the server's echo did not reach the output:\n%s", all)
 	}
 }

@@ -93,7 +93,9 @@ func TestCompletionAgentIDs(t *testing.T) {
 	if got := complete(t, cfgPath, "agents", "restart", "00"); strings.Join(got, " ") != "000 001 002" {
 		t.Errorf("agents restart 00<TAB>: %q", got)
 	}
-	// Ids already on the line are not offered again.
+	// Ids already on the line are not offered again. (Each completion is a new process in a shell;
+	// siemctl removes password_env from its environment once read, so set it again.)
+	t.Setenv("SIEMCTL_TEST_MANAGER_PW", srv.Password())
 	if got := complete(t, cfgPath, "agents", "remove", "001", "0"); strings.Join(got, " ") != "000 002 013" {
 		t.Errorf("agents remove 001 0<TAB>: %q", got)
 	}

@@ -131,10 +131,6 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 			api = m
 		}
 		mr := rules.ManagerCheck(ctx, api, st.Tools)
-		for i := range mr.Errors {
-			mr.Errors[i] = st.Redact(mr.Errors[i])
-		}
-		mr.Detail = st.Redact(mr.Detail)
 		out.Manager = &mr
 	}
 	out.OK = rep.Errors() == 0 && (out.Manager == nil || out.Manager.State != rules.ManagerInvalid)

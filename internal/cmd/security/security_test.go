@@ -167,7 +167,7 @@ func TestUsersAdd(t *testing.T) {
 		t.Errorf("no --yes: exit %d %s", r.code, r.errOut)
 	}
 	r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--dry-run")
-	if r.code != 0 || !strings.HasPrefix(r.out, `POST /security/users {"password":"(from --password-file/--password-stdin, not shown)","username":"ops-bot"}`) {
+	if r.code != 0 || !strings.HasPrefix(r.out, `POST /security/users {"password":"[redacted]","username":"ops-bot"}`) {
 		t.Errorf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
 	}
 	held := holdLock(t, e.dir)
