@@ -113,6 +113,35 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 		c.add(file, line, Warning, code, "decoder %q: "+format, append([]any{name}, args...)...)
 	}
 	def := decoderDef{name: name, regexType: expOSRegex, prematchType: expOSRegex, pnameType: expOSMatch}
+	// addExpr adds one <regex> or <prematch> element to its pattern as analysisd does: the
+	// elements join into one pattern, only the first may have an offset, the type is osregex or
+	// pcre2. It reports false when the decoder cannot load.
+	addExpr := func(e *node, text, typ *string, line, offset *int) bool {
+		tag := strings.ToLower(e.name)
+		off := offsetOf(e)
+		if off&afterError != 0 {
+			warn(e.line, "7601", "invalid offset %q on <%s>: analysisd uses no offset", attrOr(e, "offset"), tag)
+			off = 0
+		}
+		if *line != 0 && off != 0 {
+			fail(e.line, "2109", "only the first <%s> may have an offset", tag)
+			return false
+		}
+		if off != 0 {
+			*offset = off
+		}
+		t, ok := exprType(e, expOSRegex)
+		if !ok || (t != expOSRegex && t != expPCRE2) {
+			warn(e.line, "7601", "invalid type %q on <%s>: analysisd uses osregex", attrOr(e, "type"), tag)
+			t = expOSRegex
+		}
+		*typ = t
+		*text += e.text
+		if *line == 0 {
+			*line = e.line
+		}
+		return true
+	}
 	var fts []string
 	for _, e := range d.children {
 		switch strings.ToLower(e.name) {
@@ -120,50 +149,12 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 			def.parent += e.text
 			def.parentLine = e.line
 		case "regex":
-			off := offsetOf(e)
-			if off&afterError != 0 {
-				warn(e.line, "7601", "invalid offset %q on <regex>: analysisd uses no offset", attrOr(e, "offset"))
-				off = 0
-			}
-			if def.regexLine != 0 && off != 0 {
-				fail(e.line, "2109", "only the first <regex> may have an offset")
+			if !addExpr(e, &def.regex, &def.regexType, &def.regexLine, &def.regexOffset) {
 				return
-			}
-			if off != 0 {
-				def.regexOffset = off
-			}
-			t, ok := exprType(e, expOSRegex)
-			if !ok || (t != expOSRegex && t != expPCRE2) {
-				warn(e.line, "7601", "invalid type %q on <regex>: analysisd uses osregex", attrOr(e, "type"))
-				t = expOSRegex
-			}
-			def.regexType = t
-			def.regex += e.text
-			if def.regexLine == 0 {
-				def.regexLine = e.line
 			}
 		case "prematch":
-			off := offsetOf(e)
-			if off&afterError != 0 {
-				warn(e.line, "7601", "invalid offset %q on <prematch>: analysisd uses no offset", attrOr(e, "offset"))
-				off = 0
-			}
-			if def.prematchLine != 0 && off != 0 {
-				fail(e.line, "2109", "only the first <prematch> may have an offset")
+			if !addExpr(e, &def.prematch, &def.prematchType, &def.prematchLine, &def.prematchOffset) {
 				return
-			}
-			if off != 0 {
-				def.prematchOffset = off
-			}
-			t, ok := exprType(e, expOSRegex)
-			if !ok || (t != expOSRegex && t != expPCRE2) {
-				warn(e.line, "7601", "invalid type %q on <prematch>: analysisd uses osregex", attrOr(e, "type"))
-				t = expOSRegex
-			}
-			def.prematchType = t
-			def.prematch += e.text
-			if def.prematchLine == 0 {
-				def.prematchLine = e.line
 			}
 		case "program_name":
 			t, ok := exprType(e, expOSMatch)
