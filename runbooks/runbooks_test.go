@@ -84,38 +84,41 @@ var (
 // use (internal/steps implements them): name → accepted params, required ones
 // marked with a trailing "!".
 var kinds = map[string]map[string]param{
-	"snapshot.capture":        {"label!": isLabel},
-	"snapshot.diff":           {"against!": isLabel},
-	"gate.cluster_health":     {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool},
-	"gate.disk":               {"min_free_percent": isPercent, "nogo_percent": isPercent},
-	"gate.versions":           {"check!": oneOf("candidates", "installed"), "version": version},
-	"gate.agents":             {},
-	"gate.settings_clean":     {},
-	"gate.templates":          {},
-	"gate.manager_api":        {"version": version},
-	"gate.dashboard":          {},
-	"gate.units_active":       {"components": listOf("indexer", "manager", "dashboard", "shipper")},
-	"gate.ports":              {},
-	"gate.probe":              {},
-	"gate.no_trace":           {},
-	"backup.configs":          {"components": listOf("indexer", "manager", "dashboard", "shipper", "certs")},
-	"backup.indexer_security": {},
-	"backup.indexer_data":     {},
-	"restore.indexer_data":    {},
-	"restore.configs":         {},
-	"units.stop":              {"component!": componentAll},
-	"units.start":             {"component!": componentAll, "wait": isDuration},
-	"units.daemon_reload":     {},
-	"units.verify_gone":       {"component!": component},
-	"indexer.allocation":      {"value!": oneOf("primaries", "all")},
-	"indexer.flush":           {},
-	"indexer.flush_synced":    {},
-	"indexer.security_apply":  {},
-	"packages.install":        {"component!": component},
-	"packages.downgrade":      {"component!": component},
-	"shipper.template":        {"version": version},
-	"shipper.setup":           {"what!": oneOf("pipelines", "index_management")},
-	"shipper.test_output":     {},
+	"snapshot.capture":         {"label!": isLabel},
+	"snapshot.diff":            {"against!": isLabel},
+	"gate.cluster_health":      {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool},
+	"gate.disk":                {"min_free_percent": isPercent, "nogo_percent": isPercent},
+	"gate.versions":            {"check!": oneOf("candidates", "installed"), "version": version},
+	"gate.agents":              {},
+	"gate.settings_clean":      {},
+	"gate.templates":           {},
+	"gate.manager_api":         {"version": version},
+	"gate.dashboard":           {},
+	"gate.units_active":        {"components": listOf("indexer", "manager", "dashboard", "shipper")},
+	"gate.ports":               {},
+	"gate.probe":               {},
+	"gate.no_trace":            {},
+	"backup.configs":           {"components": listOf("indexer", "manager", "dashboard", "shipper", "certs")},
+	"backup.indexer_security":  {},
+	"backup.indexer_data":      {},
+	"restore.indexer_data":     {},
+	"gate.data_safety":         {},
+	"indexer.snapshot_take":    {},
+	"restore.indexer_snapshot": {},
+	"restore.configs":          {},
+	"units.stop":               {"component!": componentAll},
+	"units.start":              {"component!": componentAll, "wait": isDuration},
+	"units.daemon_reload":      {},
+	"units.verify_gone":        {"component!": component},
+	"indexer.allocation":       {"value!": oneOf("primaries", "all")},
+	"indexer.flush":            {},
+	"indexer.flush_synced":     {},
+	"indexer.security_apply":   {},
+	"packages.install":         {"component!": component},
+	"packages.downgrade":       {"component!": component},
+	"shipper.template":         {"version": version},
+	"shipper.setup":            {"what!": oneOf("pipelines", "index_management")},
+	"shipper.test_output":      {},
 }
 
 type schemaKind struct {
@@ -254,7 +257,7 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"preflight/snapshot", "preflight/cluster-health", "preflight/disk", "preflight/versions",
 		"backup/configs", "backup/indexer-security",
 		"stop/shipper", "stop/dashboard",
-		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced",
+		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced", "indexer/snapshot",
 		"manager/stop", "manager/gone",
 		"indexer/stop", "indexer/backup-data", "indexer/install", "indexer/start",
 		"indexer/security", "indexer/health",
@@ -295,6 +298,12 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 	if b := p.Steps[index(t, p, "indexer/backup-data")]; b.Undo == nil || b.Step.Undo.Kind != "restore.indexer_data" {
 		t.Error("the indexer data copy must be restored on rollback")
 	}
+	// The snapshot is taken while the old version runs and restored after
+	// the old indexer is started again (undos run in reverse).
+	if sn := p.Steps[index(t, p, "indexer/snapshot")]; sn.Undo == nil || sn.Step.Undo.Kind != "restore.indexer_snapshot" {
+		t.Error("the indexer snapshot must be restored on rollback")
+	}
+	before(t, p, "preflight/disk", "preflight/data-safety", "indexer/snapshot", "indexer/stop")
 	if !slices.Contains(p.Steps[index(t, p, "indexer/install")].Needs, "indexer/backup-data") {
 		t.Error("indexer/install must need indexer/backup-data")
 	}
@@ -312,7 +321,7 @@ func TestRollbackRunbookOrder(t *testing.T) {
 		"stop/shipper", "stop/dashboard", "stop/manager", "stop/indexer",
 		"packages/dashboard", "packages/shipper", "packages/manager", "packages/indexer",
 		"restore/indexer-data", "restore/configs",
-		"indexer/start", "indexer/security", "indexer/health",
+		"indexer/start", "indexer/security", "restore/indexer-snapshot", "indexer/health",
 		"manager/start", "dashboard/start", "shipper/start",
 		"validate/versions", "post/snapshot", "post/diff")
 	for _, s := range p.Steps {
