@@ -149,7 +149,11 @@ func (r *Runner) timeout(d time.Duration) time.Duration {
 }
 
 // LockPath is the host lock's path.
-func (r *Runner) LockPath() string { return filepath.Join(r.StateDir, lockName) }
+func (r *Runner) LockPath() string { return LockPath(r.StateDir) }
+
+// LockPath is the host lock of a state directory: commands that change the
+// stack outside a run take the same lock as the runs.
+func LockPath(stateDir string) string { return filepath.Join(stateDir, lockName) }
 
 func (r *Runner) lock(ctx context.Context, runID string) (*lock.Lock, error) {
 	l, err := lock.Acquire(ctx, r.LockPath(), lock.Holder{RunID: runID, Command: r.Command, Started: r.clock().Now().UTC()}, r.LockRetry)

@@ -1,0 +1,156 @@
+//go:build e2e
+
+package upgrade_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/probe"
+)
+
+// dataSafetyPortOffset: the snapshot-mode lab (its own offset: the other
+// tests of this package use 550).
+const dataSafetyPortOffset = 600
+
+// realCounts: documents per alerts index that are not data-flow probe
+// events (the health checks and the runs' probes add those at any time).
+func (c *labClient) realCounts(t *testing.T) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for idx := range c.alertCounts(t) {
+		var r struct {
+			Count int64 `json:"count"`
+		}
+		c.get(t, http.MethodGet, "/"+idx+"/_count?q="+url.QueryEscape("NOT data.srcuser:"+probe.UserPrefix+"*"), &r)
+		out[idx] = r.Count
+	}
+	return out
+}
+
+// TestE2EDataSafetySnapshot: indexer.data_safety snapshot on a stock-like
+// indexer (no path.repo): prepare the repository, upgrade 4.9.0 → 4.10.0
+// with a snapshot instead of a copy, roll back into OpenSearch 2.11.1 from
+// the snapshot, every alert index back with its documents.
+func TestE2EDataSafetySnapshot(t *testing.T) {
+	binaries(t)
+	l := e2e.Up(t, e2e.Options{PortOffset: dataSafetyPortOffset})
+	c := newLabClient(t, l.Dir)
+	wantPackages(t, l.Dir, "4.9.0-1")
+	healthOK(t, l)
+	before := c.realCounts(t)
+	if len(before) == 0 {
+		t.Fatal("the lab has no alerts index")
+	}
+	t.Logf("alerts before (without probe events): %v", before)
+	snap := []string{"SIEMCTL_INDEXER_DATA_SAFETY=snapshot"}
+
+	t.Run("plan-without-path-repo", func(t *testing.T) {
+		r := siemctlEnv(t, l, snap, "upgrade", "plan", "--to", "4.10.0")
+		mustCode(t, r, 3, "upgrade plan in snapshot mode without path.repo")
+		if !strings.Contains(r.Stdout, "no path.repo") || !strings.Contains(r.Stdout, "siemctl indexer repository prepare") {
+			t.Errorf("the plan does not say path.repo is missing and how to add it:\n%s", lines(r.Stdout, "data-safety"))
+		}
+	})
+
+	t.Run("prepare", func(t *testing.T) {
+		r := l.Siemctl("indexer", "repository", "prepare", "--dry-run")
+		mustCode(t, r, 0, "repository prepare --dry-run")
+		if !strings.Contains(r.Stderr, "would do") || !strings.Contains(r.Stderr, "path.repo") {
+			t.Errorf("dry run:\n%s", r.Stderr)
+		}
+		r = l.Siemctl("indexer", "repository", "prepare", "--yes")
+		mustCode(t, r, 0, "repository prepare --yes")
+		t.Logf("prepare:\n%s", r.Stderr)
+		r = l.Siemctl("indexer", "repository", "-o", "json")
+		mustCode(t, r, 0, "repository show")
+		var rep struct {
+			PathRepo []string `json:"path_repo"`
+			Verified bool     `json:"verified"`
+			Location string   `json:"location"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || !rep.Verified || len(rep.PathRepo) == 0 {
+			t.Fatalf("repository show after prepare: %v %s", err, r.Stdout)
+		}
+		if fi, err := os.Stat(rep.Location); err != nil || !fi.IsDir() {
+			t.Errorf("location %s: %v", rep.Location, err)
+		}
+		if r := l.Siemctl("indexer", "repository", "prepare", "--yes"); r.Code != 0 || !strings.Contains(r.Stderr, "nothing to do") {
+			t.Errorf("second prepare: exit %d\n%s", r.Code, r.Stderr)
+		}
+		healthOK(t, l)
+	})
+
+	t.Run("plan", func(t *testing.T) {
+		r := siemctlEnv(t, l, snap, "upgrade", "plan", "--to", "4.10.0")
+		mustCode(t, r, 0, "upgrade plan in snapshot mode")
+		if !strings.Contains(r.Stdout, "data safety snapshot into siemctl") || !strings.Contains(r.Stdout, "first snapshot") {
+			t.Errorf("the plan does not show the mode and its cost:\n%s", lines(r.Stdout, "data-safety", "data safety"))
+		}
+	})
+
+	t.Run("apply", func(t *testing.T) {
+		r := siemctlEnv(t, l, snap, "upgrade", "apply", "--to", "4.10.0", "--yes")
+		mustCode(t, r, 0, "upgrade apply in snapshot mode")
+		t.Logf("data safety steps:\n%s", lines(r.Stderr, "indexer/snapshot", "indexer/backup-data", "preflight/data-safety"))
+		wantPackages(t, l.Dir, "4.10.0-1")
+		if v := c.openSearchVersion(t); v != "2.19.3" {
+			t.Errorf("OpenSearch %s after the upgrade, want 2.19.3", v)
+		}
+		healthOK(t, l)
+		after := c.realCounts(t)
+		for idx, n := range before {
+			if after[idx] != n {
+				t.Errorf("after the upgrade index %s has %d documents, had %d", idx, after[idx], n)
+			}
+		}
+		st := status(t, l)
+		logTime(t, "snapshot-mode upgrade", st)
+		for _, s := range st.Steps {
+			if s.ID == "indexer/snapshot" && s.Status != "ok" {
+				t.Errorf("indexer/snapshot %s, want ok", s.Status)
+			}
+		}
+		if !strings.Contains(r.Stderr, "no copy of") {
+			t.Errorf("indexer/backup-data did not record the snapshot instead of copying:\n%s", lines(r.Stderr, "indexer/backup-data"))
+		}
+	})
+
+	t.Run("rollback", func(t *testing.T) {
+		r := siemctlEnv(t, l, snap, "rollback", "--yes")
+		mustCode(t, r, 0, "rollback from the snapshot")
+		t.Logf("restore steps:\n%s", lines(r.Stderr, "restore/indexer-data", "restore/indexer-snapshot"))
+		wantPackages(t, l.Dir, "4.9.0-1")
+		if v := c.openSearchVersion(t); v != "2.11.1" {
+			t.Errorf("OpenSearch %s after the rollback, want 2.11.1", v)
+		}
+		healthOK(t, l)
+		after := c.realCounts(t)
+		var idx []string
+		for i, n := range before {
+			idx = append(idx, i)
+			if after[i] != n {
+				t.Errorf("after the rollback index %s has %d documents, had %d before the upgrade", i, after[i], n)
+			}
+		}
+		for i, n := range after {
+			if _, ok := before[i]; !ok && n > 0 {
+				t.Errorf("after the rollback index %s has %d documents that were not there before", i, n)
+			}
+		}
+		sort.Strings(idx)
+		t.Logf("alert indices back: %s", strings.Join(idx, ", "))
+		st := status(t, l)
+		if st.Status != engine.StatusSucceeded {
+			t.Errorf("rollback run %s", st.Status)
+		}
+		logTime(t, "snapshot-mode rollback", st)
+	})
+}
