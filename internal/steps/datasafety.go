@@ -284,7 +284,12 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	} else if err != nil {
 		return engine.Outcome{}, err
 	}
-	var prog indexer.SnapshotProgress
+	var (
+		prog indexer.SnapshotProgress
+		info indexer.SnapshotInfo
+	)
+	// _status reports the shards done before the snapshot is finalised:
+	// the snapshot itself must leave IN_PROGRESS too.
 	err = wait(ctx, env, d.poll(), "snapshot "+name, func() (bool, error) {
 		p, err := sa.SnapshotStatus(ctx, rname, name)
 		if err != nil {
@@ -293,17 +298,20 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 		prog = p
 		switch p.State {
 		case "SUCCESS":
-			return true, nil
+			if info, err = sa.GetSnapshot(ctx, rname, name); err != nil {
+				return false, err
+			}
+			if info.State != "IN_PROGRESS" {
+				return true, nil
+			}
+			env.Waiting("snapshot %s: shards done, finalising", name)
+			return false, nil
 		case "FAILED", "ABORTED", "PARTIAL":
 			return false, fmt.Errorf("snapshot %s ended %s (%d of %d shards failed)", name, p.State, p.ShardsFailed, p.ShardsTotal)
 		}
 		env.Waiting("snapshot %s: %.0f%% of %s incremental, %d/%d shards", name, p.Percent(), bytesText(p.IncrementalBytes), p.ShardsDone, p.ShardsTotal)
 		return false, nil
 	})
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	info, err := sa.GetSnapshot(ctx, rname, name)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -871,4 +879,20 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint)
 	}
 	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes)), Data: map[string]any{"cost": cost}}, nil
+}
+
+// RollbackBrings says what a rollback of a run with these backups restores
+// of the indexer data and what it does not (confirmations, reports).
+func RollbackBrings(b Backups) string {
+	switch b.IndexerDataMode {
+	case config.DataSafetySnapshot:
+		name := "<none recorded>"
+		if b.IndexerSnapshot != nil {
+			name = b.IndexerSnapshot.Name
+		}
+		return "restoring the alert indices from snapshot " + name + " (alerts indexed after it are lost; the new version's data directory is kept aside)"
+	case config.DataSafetyCommand:
+		return "restoring the indexer data through the site's restore hook (it decides what comes back)"
+	}
+	return "restoring the indexer data copied at the upgrade (later documents are lost)"
 }

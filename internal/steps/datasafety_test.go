@@ -39,6 +39,7 @@ type fakeRepo struct {
 	snapIndices []string // what the snapshot lists
 	taken       bool
 	polls       int
+	gets        int
 	registered  bool
 	secInit     bool
 	notInit     []byte
@@ -90,6 +91,11 @@ func (f *fakeRepo) routes() map[string]indexertest.Route {
 			if !f.taken {
 				w.WriteHeader(http.StatusNotFound)
 				fmt.Fprintf(w, dsSnapMissing, dsRunSnap)
+				return
+			}
+			f.gets++
+			if f.gets == 1 { // the first GET after the take: shards done, not finalised
+				fmt.Fprint(w, strings.Replace(fmt.Sprintf(dsInfo, dsRunSnap, quoted(f.snapIndices)), `"state":"SUCCESS"`, `"state":"IN_PROGRESS"`, 1))
 				return
 			}
 			fmt.Fprintf(w, dsInfo, dsRunSnap, quoted(f.snapIndices))
@@ -151,7 +157,7 @@ func TestSnapshotTakeVerifiesAndRecords(t *testing.T) {
 	if !strings.Contains(out.Message, "SUCCESS: 2 indices, 2 shards, 1.1 MiB copied (incremental)") {
 		t.Errorf("message %q", out.Message)
 	}
-	if len(e.waits) == 0 || !strings.Contains(strings.Join(e.waits, "\n"), "25% of 1.1 MiB incremental, 0/2 shards") {
+	if w := strings.Join(e.waits, "\n"); !strings.Contains(w, "25% of 1.1 MiB incremental, 0/2 shards") || !strings.Contains(w, "shards done, finalising") {
 		t.Errorf("progress not reported: %v", e.waits)
 	}
 	b := backupsOf(t, e)
@@ -390,4 +396,20 @@ func (s *secTool) Run(_ context.Context, _ []string, name string, args ...string
 		s.onRun()
 	}
 	return []byte("Done with success\n"), nil, 0, nil
+}
+
+func TestRollbackBringsSaysWhatComesBack(t *testing.T) {
+	for _, tt := range []struct {
+		b    steps.Backups
+		want string
+	}{
+		{steps.Backups{}, "copied at the upgrade"},
+		{steps.Backups{IndexerDataMode: "copy"}, "copied at the upgrade"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "from snapshot " + dsRunSnap + " (alerts indexed after it are lost"},
+		{steps.Backups{IndexerDataMode: "command"}, "site's restore hook"},
+	} {
+		if got := steps.RollbackBrings(tt.b); !strings.Contains(got, tt.want) {
+			t.Errorf("%+v: %q lacks %q", tt.b, got, tt.want)
+		}
+	}
 }
