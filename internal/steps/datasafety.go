@@ -208,7 +208,8 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				return []string{"wait until the (old) indexer answers on its empty data directory",
 					"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(pl), " ") + " (no options)",
 					"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
-					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: true} (the security index is not in it)",
+					"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
+					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
 					"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"}
 			}),
 			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
@@ -460,9 +461,21 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 			todo = append(todo, i)
 		}
 	}
+	// The empty cluster has no alerts template: load the one the shipper
+	// has on disk (the previous version's by now) before indices appear.
+	if c := d.Config.Shipper; c.TemplateName != "" {
+		if body, err := os.ReadFile(TemplatePath(c.ConfigDir, c.TemplateName)); err == nil {
+			if err := ix.PutLegacyTemplate(ctx, c.TemplateName, body); err != nil {
+				return engine.Outcome{}, fmt.Errorf("PUT /_template/%s: %w", c.TemplateName, err)
+			}
+			msgs = append(msgs, "template "+c.TemplateName+" loaded from "+TemplatePath(c.ConfigDir, c.TemplateName))
+		}
+	}
 	start := d.now()
 	if len(todo) > 0 {
-		if err := sa.RestoreSnapshot(ctx, indexer.RestoreRequest{Repository: rec.Repository, Name: rec.Name, Indices: todo, IncludeGlobalState: true}); err != nil {
+		// Without the global state: the security plugin refuses to restore
+		// it (HTTP 403 "no permissions for []" for admin on 2.11.1).
+		if err := sa.RestoreSnapshot(ctx, indexer.RestoreRequest{Repository: rec.Repository, Name: rec.Name, Indices: todo}); err != nil {
 			return engine.Outcome{}, fmt.Errorf("restore snapshot %s: %w", rec.Name, err)
 		}
 	}

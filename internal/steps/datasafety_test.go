@@ -133,7 +133,7 @@ func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexer
 	}
 	t.Cleanup(func() { c.Close() })
 	root := t.TempDir()
-	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\n", mode, root, root)), newUnits(true))
+	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
 	d.Indexer = c
 	d.Disk = func(string) (steps.DiskUsage, error) {
 		return steps.DiskUsage{TotalBytes: 100 << 30, FreeBytes: 50 << 30, UsedPercent: 50}, nil
@@ -259,6 +259,9 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"), 0o750); err != nil {
 		t.Fatal(err)
 	}
+	tmpl := steps.TemplatePath(d.Config.Shipper.ConfigDir, d.Config.Shipper.TemplateName)
+	writeFile(t, tmpl, `{"index_patterns":["siem-alerts-4.x-*"],"order":0}`, 0o644)
+	srv.Set("PUT /_template/"+d.Config.Shipper.TemplateName, indexertest.Route{Body: []byte(`{"acknowledged":true}`)})
 	e := newEnv(d, map[string]any{steps.KeyBackups: steps.Backups{IndexerSecurity: secDir}})
 	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
 		t.Fatal(err)
@@ -311,9 +314,12 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	if readFile(t, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security", "internal_users.yml")) != "users" {
 		t.Error("the security backup was not installed before security init")
 	}
-	want := `{"ignore_unavailable":true,"include_global_state":true,"indices":"siem-alerts-4.x-2026.11.22,siem-alerts-4.x-2026.11.23"}`
+	want := `{"ignore_unavailable":true,"include_global_state":false,"indices":"siem-alerts-4.x-2026.11.22,siem-alerts-4.x-2026.11.23"}`
 	if req, _ := srv.Last("POST /_snapshot/siemctl/" + dsRunSnap + "/_restore"); string(req.Body) != want || !f.registered {
 		t.Errorf("restore body %s (registered %v)", req.Body, f.registered)
+	}
+	if req, ok := srv.Last("PUT /_template/" + d.Config.Shipper.TemplateName); !ok || string(req.Body) != `{"index_patterns":["siem-alerts-4.x-*"],"order":0}` || !strings.Contains(out.Message, "template "+d.Config.Shipper.TemplateName+" loaded") {
+		t.Errorf("the alerts template was not loaded into the empty cluster: %q", req.Body)
 	}
 	if req, _ := srv.Last("PUT /_snapshot/siemctl"); !strings.Contains(string(req.Body), `"location":"/var/lib/siem-snaprepo/siemctl"`) {
 		t.Errorf("repository registered with %s", req.Body)
