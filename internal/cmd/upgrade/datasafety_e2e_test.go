@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/engine"
@@ -34,6 +36,24 @@ func (c *labClient) realCounts(t *testing.T) map[string]int64 {
 		out[idx] = r.Count
 	}
 	return out
+}
+
+// stableCounts waits until the shipper has caught up (two equal readings
+// 10s apart) and returns the counts.
+func (c *labClient) stableCounts(t *testing.T) map[string]int64 {
+	t.Helper()
+	prev := c.realCounts(t)
+	for i := 0; i < 12; i++ {
+		time.Sleep(10 * time.Second)
+		cur := c.realCounts(t)
+		if fmt.Sprint(cur) == fmt.Sprint(prev) {
+			return cur
+		}
+		t.Logf("alerts still arriving: %v → %v", prev, cur)
+		prev = cur
+	}
+	t.Fatalf("alert counts never settled: %v", prev)
+	return nil
 }
 
 // seedAlerts bulk-indexes n alert documents into each of days' daily indices.
@@ -76,11 +96,10 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	wantPackages(t, l.Dir, "4.9.0-1")
 	healthOK(t, l)
 	c.seedAlerts(t, 25, "2026.11.19", "2026.11.20", "2026.11.21")
-	before := c.realCounts(t)
-	if len(before) < 4 {
-		t.Fatalf("the lab has %d alerts indices, want the seeded three and today's", len(before))
+	if n := len(c.realCounts(t)); n < 4 {
+		t.Fatalf("the lab has %d alerts indices, want the seeded three and today's", n)
 	}
-	t.Logf("alerts before (without probe events): %v", before)
+	var before map[string]int64 // right before the upgrade, once the shipper caught up
 	snap := []string{"SIEMCTL_INDEXER_DATA_SAFETY=snapshot"}
 
 	t.Run("plan-without-path-repo", func(t *testing.T) {
@@ -128,6 +147,8 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	})
 
 	t.Run("apply", func(t *testing.T) {
+		before = c.stableCounts(t)
+		t.Logf("alerts before (without probe events): %v", before)
 		r := siemctlEnv(t, l, snap, "upgrade", "apply", "--to", "4.10.0", "--yes")
 		mustCode(t, r, 0, "upgrade apply in snapshot mode")
 		t.Logf("data safety steps:\n%s", lines(r.Stderr, "indexer/snapshot", "indexer/backup-data", "preflight/data-safety"))
@@ -185,5 +206,33 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 			t.Errorf("rollback run %s", st.Status)
 		}
 		logTime(t, "snapshot-mode rollback", st)
+	})
+
+	// A red cluster after the indexer upgrade: the automatic rollback's undos
+	// set the new data aside, start the old version empty and restore this
+	// run's (incremental) snapshot into it.
+	t.Run("red-cluster-rolls-back-from-snapshot", func(t *testing.T) {
+		seen := c.realCounts(t)
+		fault := fmt.Sprintf("%s fault --dir %s cluster-red", filepath.Join(binDir, "siemlab"), l.Dir)
+		r := siemctlEnv(t, l, append(snap, "SIEMCTL_TEST_EXEC_AT=indexer/health="+fault), "upgrade", "apply", "--to", "4.10.0", "--yes")
+		mustCode(t, r, 10, "apply in snapshot mode with a red cluster after the indexer upgrade")
+		t.Logf("automatic rollback:\n%s", lines(r.Stderr, "indexer/snapshot", "indexer/health", "undo ", "run "))
+		st := status(t, l)
+		if st.Status != engine.StatusRolledBack {
+			t.Errorf("run %s, want rolled-back", st.Status)
+		}
+		logTime(t, "snapshot-mode auto-rollback", st)
+		l.Siemlab("heal", "cluster-red")
+		wantPackages(t, l.Dir, "4.9.0-1")
+		if v := c.openSearchVersion(t); v != "2.11.1" {
+			t.Errorf("OpenSearch %s after the automatic rollback, want 2.11.1", v)
+		}
+		healthOK(t, l)
+		after := c.realCounts(t)
+		for i, n := range seen {
+			if after[i] < n {
+				t.Errorf("after the automatic rollback index %s has %d documents, had %d before the run", i, after[i], n)
+			}
+		}
 	})
 }
