@@ -56,6 +56,23 @@ func (c *labClient) stableCounts(t *testing.T) map[string]int64 {
 	return nil
 }
 
+// TestE2EDataSafetyCountsHelper is run by TestE2EDataSafetySnapshot's
+// upgrade (SIEMCTL_TEST_EXEC_AT) right before the snapshot is taken: the
+// shipper is stopped then, so these are the counts the snapshot holds.
+func TestE2EDataSafetyCountsHelper(t *testing.T) {
+	out := os.Getenv("SIEMCTL_E2E_COUNTS_OUT")
+	if out == "" {
+		t.Skip("helper process of TestE2EDataSafetySnapshot")
+	}
+	b, err := json.Marshal(newLabClient(t, os.Getenv("SIEMCTL_E2E_COUNTS_LAB")).realCounts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // seedAlerts bulk-indexes n alert documents into each of days' daily indices.
 func (c *labClient) seedAlerts(t *testing.T, n int, days ...string) {
 	t.Helper()
@@ -99,7 +116,8 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	if n := len(c.realCounts(t)); n < 4 {
 		t.Fatalf("the lab has %d alerts indices, want the seeded three and today's", n)
 	}
-	var before map[string]int64 // right before the upgrade, once the shipper caught up
+	var before map[string]int64     // right before the upgrade, once the shipper caught up
+	var atSnapshot map[string]int64 // when the snapshot was taken: what the rollback must bring back
 	snap := []string{"SIEMCTL_INDEXER_DATA_SAFETY=snapshot"}
 
 	t.Run("plan-without-path-repo", func(t *testing.T) {
@@ -149,8 +167,23 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	t.Run("apply", func(t *testing.T) {
 		before = c.stableCounts(t)
 		t.Logf("alerts before (without probe events): %v", before)
-		r := siemctlEnv(t, l, snap, "upgrade", "apply", "--to", "4.10.0", "--yes")
+		countsFile := filepath.Join(t.TempDir(), "at-snapshot.json")
+		hook := fmt.Sprintf("indexer/snapshot=SIEMCTL_E2E_COUNTS_OUT=%s SIEMCTL_E2E_COUNTS_LAB=%s %s -test.run '^TestE2EDataSafetyCountsHelper$'", countsFile, l.Dir, os.Args[0])
+		r := siemctlEnv(t, l, append(snap, "SIEMCTL_TEST_EXEC_AT="+hook), "upgrade", "apply", "--to", "4.10.0", "--yes")
 		mustCode(t, r, 0, "upgrade apply in snapshot mode")
+		b, err := os.ReadFile(countsFile)
+		if err == nil {
+			err = json.Unmarshal(b, &atSnapshot)
+		}
+		if err != nil {
+			t.Fatalf("counts at the snapshot: %v", err)
+		}
+		t.Logf("alerts when the snapshot was taken (shipper stopped): %v", atSnapshot)
+		for idx, n := range before {
+			if atSnapshot[idx] < n {
+				t.Errorf("when the snapshot was taken index %s had %d documents, %d before the run", idx, atSnapshot[idx], n)
+			}
+		}
 		t.Logf("data safety steps:\n%s", lines(r.Stderr, "indexer/snapshot", "indexer/backup-data", "preflight/data-safety"))
 		wantPackages(t, l.Dir, "4.10.0-1")
 		if v := c.openSearchVersion(t); v != "2.19.3" {
@@ -188,14 +221,17 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 		healthOK(t, l)
 		after := c.realCounts(t)
 		var idx []string
-		for i, n := range before {
+		if len(atSnapshot) < len(before) {
+			t.Fatalf("no counts from the snapshot's moment: %v", atSnapshot)
+		}
+		for i, n := range atSnapshot {
 			idx = append(idx, i)
 			if after[i] != n {
-				t.Errorf("after the rollback index %s has %d documents, had %d before the upgrade", i, after[i], n)
+				t.Errorf("after the rollback index %s has %d documents, the snapshot holds %d (%d before the upgrade)", i, after[i], n, before[i])
 			}
 		}
 		for i, n := range after {
-			if _, ok := before[i]; !ok && n > 0 {
+			if _, ok := atSnapshot[i]; !ok && n > 0 {
 				t.Errorf("after the rollback index %s has %d documents that were not there before", i, n)
 			}
 		}
