@@ -209,6 +209,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 					"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(pl), " ") + " (no options)",
 					"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
 					"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
+					"shipper setup --pipelines (the ingest pipelines are global state too)",
 					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
 					"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"}
 			}),
@@ -471,6 +472,16 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 			msgs = append(msgs, "template "+c.TemplateName+" loaded from "+TemplatePath(c.ConfigDir, c.TemplateName))
 		}
 	}
+	// …nor the shipper's ingest pipelines (global state too).
+	sh, err := d.shipper()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	env.Waiting("loading the shipper's ingest pipelines into the empty cluster")
+	if err := sh.SetupPipelines(ctx); err != nil {
+		return engine.Outcome{}, fmt.Errorf("shipper pipelines: %w", err)
+	}
+	msgs = append(msgs, "shipper pipelines loaded")
 	start := d.now()
 	if len(todo) > 0 {
 		// Without the global state: the security plugin refuses to restore

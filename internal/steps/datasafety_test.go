@@ -15,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -253,6 +254,8 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	d, srv := snapshotDeps(t, "snapshot", f)
 	tool := &secTool{}
 	d.Exec = tool
+	sh := &pipelineShipper{}
+	d.Shipper = sh
 	secDir := filepath.Join(t.TempDir(), "indexer-security")
 	writeFile(t, filepath.Join(secDir, "config.yml"), "config", 0o600)
 	writeFile(t, filepath.Join(secDir, "internal_users.yml"), "users", 0o600)
@@ -310,6 +313,9 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	}
 	if len(tool.argv) != 1 || !strings.Contains(out.Message, "security re-initialised from "+secDir) || !strings.Contains(out.Message, "restored 2 indices from snapshot siemctl/"+dsRunSnap) {
 		t.Fatalf("restore: %q, tool %v", out.Message, tool.argv)
+	}
+	if sh.pipelines != 1 || !strings.Contains(out.Message, "shipper pipelines loaded") {
+		t.Errorf("the shipper's pipelines were not loaded into the empty cluster (%d)", sh.pipelines)
 	}
 	if readFile(t, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security", "internal_users.yml")) != "users" {
 		t.Error("the security backup was not installed before security init")
@@ -418,4 +424,17 @@ func TestRollbackBringsSaysWhatComesBack(t *testing.T) {
 			t.Errorf("%+v: %q lacks %q", tt.b, got, tt.want)
 		}
 	}
+}
+
+// pipelineShipper counts pipeline setups.
+type pipelineShipper struct{ pipelines int }
+
+func (p *pipelineShipper) Describe(shipper.Op) []string { return nil }
+func (p *pipelineShipper) SetupPipelines(context.Context) error {
+	p.pipelines++
+	return nil
+}
+func (p *pipelineShipper) SetupIndexManagement(context.Context) error { return nil }
+func (p *pipelineShipper) TestOutput(context.Context) (shipper.Report, error) {
+	return shipper.Report{}, nil
 }
