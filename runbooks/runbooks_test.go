@@ -116,6 +116,11 @@ var kinds = map[string]map[string]param{
 	"shipper.template":        {"version": version},
 	"shipper.setup":           {"what!": oneOf("pipelines", "index_management")},
 	"shipper.test_output":     {},
+
+	// data safety modes (indexer.data_safety)
+	"gate.data_safety":         {},
+	"indexer.snapshot_take":    {},
+	"restore.indexer_snapshot": {},
 }
 
 type schemaKind struct {
@@ -254,7 +259,7 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"preflight/snapshot", "preflight/cluster-health", "preflight/disk", "preflight/versions",
 		"backup/configs", "backup/indexer-security",
 		"stop/shipper", "stop/dashboard",
-		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced",
+		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced", "indexer/snapshot",
 		"manager/stop", "manager/gone",
 		"indexer/stop", "indexer/backup-data", "indexer/install", "indexer/start",
 		"indexer/security", "indexer/health",
@@ -295,6 +300,12 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 	if b := p.Steps[index(t, p, "indexer/backup-data")]; b.Undo == nil || b.Step.Undo.Kind != "restore.indexer_data" {
 		t.Error("the indexer data copy must be restored on rollback")
 	}
+	// The snapshot is taken while the old version runs and restored after
+	// the old indexer is started again (undos run in reverse).
+	if sn := p.Steps[index(t, p, "indexer/snapshot")]; sn.Undo == nil || sn.Step.Undo.Kind != "restore.indexer_snapshot" {
+		t.Error("the indexer snapshot must be restored on rollback")
+	}
+	before(t, p, "preflight/disk", "preflight/data-safety", "indexer/snapshot", "indexer/stop")
 	if !slices.Contains(p.Steps[index(t, p, "indexer/install")].Needs, "indexer/backup-data") {
 		t.Error("indexer/install must need indexer/backup-data")
 	}
@@ -312,7 +323,7 @@ func TestRollbackRunbookOrder(t *testing.T) {
 		"stop/shipper", "stop/dashboard", "stop/manager", "stop/indexer",
 		"packages/dashboard", "packages/shipper", "packages/manager", "packages/indexer",
 		"restore/indexer-data", "restore/configs",
-		"indexer/start", "indexer/security", "indexer/health",
+		"indexer/start", "indexer/security", "restore/indexer-snapshot", "indexer/health",
 		"manager/start", "dashboard/start", "shipper/start",
 		"validate/versions", "post/snapshot", "post/diff")
 	for _, s := range p.Steps {

@@ -64,6 +64,11 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     security_init: [/usr/share/siem-indexer/bin/indexer-security-init.sh]
     hash_tool: [/usr/share/siem-indexer/plugins/opensearch-security/tools/hash.sh]
     alerts_index_prefix: siem-alerts-4.x-
+    data_safety: copy                  # copy (cold copy of data_dir) | snapshot (OpenSearch snapshot; the default once proven) | command (site hooks)
+    snapshot_repository: siemctl       # fs repository used by snapshot mode (siemctl indexer repository prepare)
+    snapshot_location: ""              # empty: <first path.repo>/siemctl
+    data_hook_take: []                 # command mode: argv run with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR; non-zero exit = no-go
+    data_hook_restore: []              # command mode: argv run by the rollback with the indexer stopped
   manager:
     api_url: https://127.0.0.1:55000
     username: siem

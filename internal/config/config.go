@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/redact"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -89,7 +90,22 @@ type Indexer struct {
 	SecurityInit      []string `mapstructure:"security_init"`
 	HashTool          []string `mapstructure:"hash_tool"`
 	AlertsIndexPrefix string   `mapstructure:"alerts_index_prefix"`
+	// DataSafety is how the upgrade secures the data an OpenSearch node
+	// cannot downgrade: copy (cold copy of data_dir), snapshot (OpenSearch
+	// snapshot into SnapshotRepository) or command (DataHookTake/Restore).
+	DataSafety         string   `mapstructure:"data_safety"`
+	SnapshotRepository string   `mapstructure:"snapshot_repository"`
+	SnapshotLocation   string   `mapstructure:"snapshot_location"` // empty: <first path.repo>/siemctl
+	DataHookTake       []string `mapstructure:"data_hook_take"`
+	DataHookRestore    []string `mapstructure:"data_hook_restore"`
 }
+
+// Data safety modes (indexer.data_safety).
+const (
+	DataSafetyCopy     = "copy"
+	DataSafetySnapshot = "snapshot"
+	DataSafetyCommand  = "command"
+)
 
 // Manager is the manager: REST API, unit, install dir and tools.
 type Manager struct {
@@ -311,6 +327,7 @@ func (c *Config) Validate() error {
 	if !contains([]string{"auto", "apt", "yum"}, c.Packages.Manager) {
 		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
 	}
+	errs = append(errs, c.Indexer.validateDataSafety()...)
 	if c.Systemd.Address != "" && !strings.HasPrefix(c.Systemd.Address, "unix:") {
 		errs = append(errs, &Error{Key: "systemd.address", Msg: fmt.Sprintf("%q must be empty (the system manager) or a D-Bus address like unix:path=/run/systemd/private", c.Systemd.Address)})
 	}
@@ -449,4 +466,24 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+func (ix *Indexer) validateDataSafety() []error {
+	var errs []error
+	switch ix.DataSafety {
+	case DataSafetyCopy, DataSafetySnapshot:
+	case DataSafetyCommand:
+		if len(ix.DataHookTake) == 0 || len(ix.DataHookRestore) == 0 {
+			errs = append(errs, &Error{Key: "indexer.data_safety", Msg: "command needs both indexer.data_hook_take and indexer.data_hook_restore (argv lists, e.g. [/usr/local/sbin/lvm-snap, take])"})
+		}
+	default:
+		errs = append(errs, &Error{Key: "indexer.data_safety", Msg: fmt.Sprintf("%q is not one of copy, snapshot, command", ix.DataSafety)})
+	}
+	if r := ix.SnapshotRepository; r == "" || strings.ContainsAny(r, "/\\ ,\"*?<>|#") || strings.HasPrefix(r, "_") || r != strings.ToLower(r) {
+		errs = append(errs, &Error{Key: "indexer.snapshot_repository", Msg: fmt.Sprintf("%q is not a valid repository name (lowercase, no blanks, slashes, commas, quotes or leading _)", r)})
+	}
+	if l := ix.SnapshotLocation; l != "" && !filepath.IsAbs(l) {
+		errs = append(errs, &Error{Key: "indexer.snapshot_location", Msg: fmt.Sprintf("%q must be an absolute path (or empty: a siemctl directory under the first path.repo)", l)})
+	}
+	return errs
 }

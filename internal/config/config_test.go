@@ -30,6 +30,9 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			if c.Indexer.Unit != "siem-indexer.service" || c.Manager.InstallDir != "/var/siem" || c.Indexer.AlertsIndexPrefix != "siem-alerts-4.x-" || c.Manager.ControlTool != "siem-control" {
 				return "wrong siem defaults"
 			}
+			if c.Indexer.DataSafety != DataSafetyCopy || c.Indexer.SnapshotRepository != "siemctl" || c.Indexer.SnapshotLocation != "" {
+				return "wrong data safety defaults"
+			}
 			if c.Thresholds.DiskNogoPercent != 90 || c.Manager.AgentPort != 1514 {
 				return "wrong thresholds/ports"
 			}
@@ -45,7 +48,7 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			return ""
 		}},
 		{"env over file, flag over env", LoadOptions{Path: file, ExplicitPath: true,
-			Env:       []string{"SIEMCTL_INDEXER_URL=https://10.0.0.2:9200", "SIEMCTL_MANAGER_USERNAME=ops", "SIEMCTL_INDEXER_SECURITY_INIT=/a/b -x"},
+			Env:       []string{"SIEMCTL_INDEXER_URL=https://10.0.0.2:9200", "SIEMCTL_MANAGER_USERNAME=ops", "SIEMCTL_INDEXER_SECURITY_INIT=/a/b -x", "SIEMCTL_INDEXER_DATA_SAFETY=snapshot"},
 			Overrides: map[string]any{"manager.username": "flaguser"}}, func(c *Config) string {
 			if c.Indexer.URL != "https://10.0.0.2:9200" {
 				return "env did not override file: " + c.Indexer.URL
@@ -55,6 +58,9 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			}
 			if strings.Join(c.Indexer.SecurityInit, "|") != "/a/b|-x" {
 				return "list env not split: " + strings.Join(c.Indexer.SecurityInit, "|")
+			}
+			if c.Indexer.DataSafety != DataSafetySnapshot {
+				return "SIEMCTL_INDEXER_DATA_SAFETY ignored: " + c.Indexer.DataSafety
 			}
 			return ""
 		}},
@@ -93,6 +99,10 @@ func TestLoadErrorsNameKeyAndFix(t *testing.T) {
 		{"bad yaml", "indexer: [\n", LoadOptions{}, []string{"not valid YAML"}},
 		{"bad type", "thresholds:\n  disk_warn_percent: lots\n", LoadOptions{}, []string{"disk_warn_percent"}},
 		{"systemd address", "systemd:\n  address: /run/systemd/private\n", LoadOptions{}, []string{"systemd.address", "unix:path="}},
+		{"data safety mode", "indexer:\n  data_safety: lvm\n", LoadOptions{}, []string{"indexer.data_safety", "copy, snapshot, command"}},
+		{"command without hooks", "indexer:\n  data_safety: command\n  data_hook_take: [/sbin/snap]\n", LoadOptions{}, []string{"indexer.data_safety", "data_hook_restore"}},
+		{"repository name", "indexer:\n  snapshot_repository: My Repo\n", LoadOptions{}, []string{"indexer.snapshot_repository", "lowercase"}},
+		{"relative location", "indexer:\n  snapshot_location: snaps\n", LoadOptions{}, []string{"indexer.snapshot_location", "absolute"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -45,6 +45,11 @@ func profile(n names) map[string]any {
 			"security_init":       []string{"/usr/share/" + n.indexer + "/bin/indexer-security-init.sh"},
 			"hash_tool":           []string{"/usr/share/" + n.indexer + "/plugins/opensearch-security/tools/hash.sh"},
 			"alerts_index_prefix": n.alerts,
+			"data_safety":         "copy",
+			"snapshot_repository": "siemctl",
+			"snapshot_location":   "",
+			"data_hook_take":      []string{},
+			"data_hook_restore":   []string{},
 		},
 		"manager": map[string]any{
 			"api_url":          "https://127.0.0.1:55000",

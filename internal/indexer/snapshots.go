@@ -240,45 +240,14 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, name string) (SnapshotIn
 		}
 		return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
 	}
-	var raw struct {
-		Snapshots []struct {
-			Snapshot      string   `json:"snapshot"`
-			UUID          string   `json:"uuid"`
-			Version       string   `json:"version"`
-			State         string   `json:"state"`
-			Indices       []string `json:"indices"`
-			StartMillis   int64    `json:"start_time_in_millis"`
-			DurationMilli int64    `json:"duration_in_millis"`
-			Failures      []struct {
-				Index  string `json:"index"`
-				Shard  int    `json:"shard_id"`
-				Reason string `json:"reason"`
-			} `json:"failures"`
-			Shards struct {
-				Total      int `json:"total"`
-				Failed     int `json:"failed"`
-				Successful int `json:"successful"`
-			} `json:"shards"`
-		} `json:"snapshots"`
-	}
-	if err := c.decode(r, &raw); err != nil {
+	all, err := c.parseSnapshots(r)
+	if err != nil {
 		return SnapshotInfo{}, err
 	}
-	for _, s := range raw.Snapshots {
-		if s.Snapshot != name {
-			continue
+	for _, info := range all {
+		if info.Name == name {
+			return info, nil
 		}
-		info := SnapshotInfo{Name: s.Snapshot, UUID: s.UUID, Version: s.Version, State: s.State, Indices: s.Indices,
-			ShardsTotal: s.Shards.Total, ShardsOK: s.Shards.Successful, ShardsFailed: s.Shards.Failed,
-			StartMillis: s.StartMillis, DurationMilli: s.DurationMilli, Failures: []string{}}
-		if info.Indices == nil {
-			info.Indices = []string{}
-		}
-		sort.Strings(info.Indices)
-		for _, f := range s.Failures {
-			info.Failures = append(info.Failures, fmt.Sprintf("%s[%d]: %s", f.Index, f.Shard, f.Reason))
-		}
-		return info, nil
 	}
 	return SnapshotInfo{}, c.badResponse(r, nil, "the answer does not list snapshot "+name)
 }
@@ -410,4 +379,63 @@ func (c *Client) DeleteSnapshot(ctx context.Context, repo, name string) error {
 		return c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
 	}
 	return nil
+}
+
+// Snapshots lists every snapshot of repo, oldest first; ErrRepositoryMissing when it is not registered.
+func (c *Client) Snapshots(ctx context.Context, repo string) ([]SnapshotInfo, error) {
+	path := "/_snapshot/" + repo + "/_all"
+	if err := validSnapshotName("GET "+path, "repository", repo); err != nil {
+		return nil, err
+	}
+	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == http.StatusNotFound {
+		_, reason := parseError(r.body)
+		return nil, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
+	}
+	return c.parseSnapshots(r)
+}
+
+func (c *Client) parseSnapshots(r *response) ([]SnapshotInfo, error) {
+	var raw struct {
+		Snapshots []struct {
+			Snapshot      string   `json:"snapshot"`
+			UUID          string   `json:"uuid"`
+			Version       string   `json:"version"`
+			State         string   `json:"state"`
+			Indices       []string `json:"indices"`
+			StartMillis   int64    `json:"start_time_in_millis"`
+			DurationMilli int64    `json:"duration_in_millis"`
+			Failures      []struct {
+				Index  string `json:"index"`
+				Shard  int    `json:"shard_id"`
+				Reason string `json:"reason"`
+			} `json:"failures"`
+			Shards struct {
+				Total      int `json:"total"`
+				Failed     int `json:"failed"`
+				Successful int `json:"successful"`
+			} `json:"shards"`
+		} `json:"snapshots"`
+	}
+	if err := c.decode(r, &raw); err != nil {
+		return nil, err
+	}
+	out := []SnapshotInfo{}
+	for _, s := range raw.Snapshots {
+		info := SnapshotInfo{Name: s.Snapshot, UUID: s.UUID, Version: s.Version, State: s.State, Indices: s.Indices,
+			ShardsTotal: s.Shards.Total, ShardsOK: s.Shards.Successful, ShardsFailed: s.Shards.Failed,
+			StartMillis: s.StartMillis, DurationMilli: s.DurationMilli, Failures: []string{}}
+		if info.Indices == nil {
+			info.Indices = []string{}
+		}
+		sort.Strings(info.Indices)
+		for _, f := range s.Failures {
+			info.Failures = append(info.Failures, fmt.Sprintf("%s[%d]: %s", f.Index, f.Shard, f.Reason))
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }

@@ -143,3 +143,21 @@ func TestSnapshotPartialIsNotComplete(t *testing.T) {
 		t.Errorf("answer without s1: %v", err)
 	}
 }
+
+func TestSnapshotsList(t *testing.T) {
+	ctx := context.Background()
+	_, c := fakeClient(t, map[string]indexertest.Route{
+		"GET /_snapshot/siemctl/_all": {Body: []byte(snapInfoBody)},
+		"GET /_snapshot/nope/_all":    {Status: 404, Body: []byte(repoMissingBody)},
+	})
+	all, err := c.Snapshots(ctx, "siemctl")
+	if err != nil || len(all) != 1 || all[0].Name != "s1" || !all[0].Complete() || len(all[0].Indices) != 5 {
+		t.Fatalf("Snapshots = %+v, %v", all, err)
+	}
+	if _, err := c.Snapshots(ctx, "nope"); !errors.Is(err, indexer.ErrRepositoryMissing) {
+		t.Errorf("missing repository: %v", err)
+	}
+	if _, err := c.Snapshots(ctx, "../x"); err == nil {
+		t.Error("invalid repository name accepted")
+	}
+}

@@ -121,45 +121,28 @@ func backupKinds(pl *Planning) []engine.Kind {
 				_, err = securityFiles(b.IndexerSecurity)
 				return err == nil, nil
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_data", Run: runBackupData,
-			New: simple(pl, func(pl *Planning) []string {
-				dd := "<indexer data_dir>"
-				if c := pl.cfg(); c != nil {
-					dd = c.Indexer.DataDir
-				}
-				return []string{"check " + pl.unit("indexer") + " is stopped and the backup filesystem has room",
-					"cold copy " + dd + " → <backup_dir>/<run-id>/" + dataDir + " (owners, modes, times kept; sha256 per file)",
-					"verify the copy (files, sizes, modes, owners) against " + dataManifestName}
-			}),
+		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
+		// is runBackupData / runRestoreData below.
+		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_data", Run: backupIndexerData,
+			New: simple(pl, backupDataDescribe),
 			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
-				ok, msg, err := dataBackupOK(ctx, env)
+				ok, msg, err := backupDataDone(ctx, env)
 				if err != nil || !ok {
 					return "", false, err
 				}
 				return msg, true, nil
 			},
 			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
-				ok, _, err := dataBackupOK(ctx, env)
+				ok, _, err := backupDataDone(ctx, env)
 				return ok, err
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_data", Run: runRestoreData,
-			New: simple(pl, func(pl *Planning) []string {
-				dd := "<indexer data_dir>"
-				if c := pl.cfg(); c != nil {
-					dd = c.Indexer.DataDir
-				}
-				return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
-					"copy <backup_dir>/<run-id>/" + dataDir + " → " + dd + ".siemctl-restore (sha256 checked against " + dataManifestName + ")",
-					"swap it in for " + dd + " (rename), remove the replaced data"}
-			}),
-			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
-				ok, err := dataRestored(ctx, env)
-				if err != nil || !ok {
-					return "", false, err
-				}
-				return "the data directory already matches the copy", true, nil
-			},
-			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) { return dataRestored(ctx, env) }}),
+		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_data", Run: restoreIndexerData,
+			New:  simple(pl, restoreDataDescribe),
+			Skip: restoreDataDone,
+			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+				_, ok, err := restoreDataDone(ctx, env, nil)
+				return ok, err
+			}}),
 	}
 }
 
@@ -596,7 +579,27 @@ func installSecurity(from, to string) (int, error) {
 	return len(files), nil
 }
 
-// --- backup.indexer_data / restore.indexer_data ------------------------------------
+// --- backup.indexer_data / restore.indexer_data (copy mode) -----------------------
+
+func copyDescribe(pl *Planning) []string {
+	dd := "<indexer data_dir>"
+	if c := pl.cfg(); c != nil {
+		dd = c.Indexer.DataDir
+	}
+	return []string{"check " + pl.unit("indexer") + " is stopped and the backup filesystem has room",
+		"cold copy " + dd + " → <backup_dir>/<run-id>/" + dataDir + " (owners, modes, times kept; sha256 per file)",
+		"verify the copy (files, sizes, modes, owners) against " + dataManifestName}
+}
+
+func copyRestoreDescribe(pl *Planning) []string {
+	dd := "<indexer data_dir>"
+	if c := pl.cfg(); c != nil {
+		dd = c.Indexer.DataDir
+	}
+	return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+		"copy <backup_dir>/<run-id>/" + dataDir + " → " + dd + ".siemctl-restore (sha256 checked against " + dataManifestName + ")",
+		"swap it in for " + dd + " (rename), remove the replaced data"}
+}
 
 // requireStopped fails unless the indexer unit is down with no process.
 func requireStopped(ctx context.Context, d *Deps) error {

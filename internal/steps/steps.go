@@ -69,6 +69,15 @@ type Backups struct {
 	IndexerData     string `json:"indexer_data,omitempty"`
 	IndexerDataSize int64  `json:"indexer_data_bytes,omitempty"`
 	IndexerDataN    int    `json:"indexer_data_files,omitempty"`
+	// IndexerDataMode is the indexer.data_safety mode the run used.
+	IndexerDataMode string `json:"indexer_data_mode,omitempty"`
+	// IndexerSnapshot is the snapshot taken in snapshot mode.
+	IndexerSnapshot *DataSnapshot `json:"indexer_snapshot,omitempty"`
+	// IndexerDataHook is the take hook's run in command mode.
+	IndexerDataHook *DataHookRun `json:"indexer_data_hook,omitempty"`
+	// IndexerDataAside is where a snapshot-mode rollback set the new
+	// version's data directory aside (kept).
+	IndexerDataAside string `json:"indexer_data_aside,omitempty"`
 }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
@@ -387,6 +396,7 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks = append(ks, snapshotKinds(pl)...)
 	ks = append(ks, gateKinds(pl)...)
 	ks = append(ks, backupKinds(pl)...)
+	ks = append(ks, dataSafetyKinds(pl)...)
 	ks = append(ks, unitKinds(pl)...)
 	ks = append(ks, indexerKinds(pl)...)
 	ks = append(ks, packageKinds(pl)...)

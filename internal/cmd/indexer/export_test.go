@@ -7,3 +7,8 @@ var (
 	RunFlush      = runFlush
 	RunWatermark  = runWatermark
 )
+
+var (
+	RunRepositoryShow    = runRepositoryShow
+	RunRepositoryPrepare = runRepositoryPrepare
+)

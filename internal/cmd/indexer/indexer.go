@@ -17,17 +17,19 @@ import (
 func NewCmdIndexer(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "indexer",
-		Short: "Indexer maintenance: allocation, shards, flush, disk watermarks",
+		Short: "Indexer maintenance: allocation, shards, flush, disk watermarks, snapshot repository",
 		Example: `  siemctl indexer allocation
   siemctl indexer allocation all
   siemctl indexer shards --unassigned
   siemctl indexer flush
-  siemctl indexer watermark --recover`,
+  siemctl indexer watermark --recover
+  siemctl indexer repository prepare --dry-run`,
 	}
 	cmd.AddCommand(NewCmdAllocation(f, nil))
 	cmd.AddCommand(NewCmdShards(f, nil))
 	cmd.AddCommand(NewCmdFlush(f, nil))
 	cmd.AddCommand(NewCmdWatermark(f, nil))
+	cmd.AddCommand(NewCmdRepository(f, nil))
 	return cmd
 }
 

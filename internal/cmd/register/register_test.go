@@ -87,7 +87,7 @@ func TestUnknownSubcommand(t *testing.T) {
 var changing = []string{
 	"services start", "services stop", "services restart", "services enable",
 	"alerts cleanup",
-	"indexer allocation", "indexer flush", "indexer watermark",
+	"indexer allocation", "indexer flush", "indexer repository", "indexer watermark",
 	"security indexer apply", "security api-users add",
 	"agents restart", "agents remove",
 	"snapshot prune",

@@ -188,7 +188,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
 		return err
 	}
-	q := fmt.Sprintf("Roll back run %s to %s, restoring the indexer data copied at the upgrade (later documents are lost)?", up.ID, versions(rd.Previous))
+	q := fmt.Sprintf("Roll back run %s to %s, %s?", up.ID, versions(rd.Previous), steps.RollbackBrings(rd.Backups))
 	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
 		return err
 	}

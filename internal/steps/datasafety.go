@@ -1,0 +1,922 @@
+package steps
+
+// Data safety modes (config indexer.data_safety): how the upgrade secures the
+// data an OpenSearch node cannot take back after a downgrade.
+//
+//   - copy: backup.indexer_data copies the data directory while the indexer is
+//     stopped; restore.indexer_data copies it back (backup.go).
+//   - snapshot: indexer.snapshot_take takes an OpenSearch snapshot of the alert
+//     indices and the global state after the flush, while the old version still
+//     runs; backup.indexer_data only records the mode. On rollback
+//     restore.indexer_data sets the new version's data directory aside (kept)
+//     and leaves an empty one, the old indexer starts on it, and
+//     restore.indexer_snapshot re-initialises security from the run's backup
+//     and restores the snapshot's alert indices.
+//   - command: backup.indexer_data runs the site's take hook (LVM, ZFS, btrfs,
+//     hypervisor API) with the indexer stopped; restore.indexer_data runs the
+//     restore hook. Both get the run id and the data path in the environment;
+//     their output is recorded in the journal.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+)
+
+// SnapshotAPI is the snapshot-repository part of *indexer.Client (the kinds
+// reach it through Deps.Indexer).
+type SnapshotAPI interface {
+	PathRepo(ctx context.Context) ([]string, error)
+	GetRepository(ctx context.Context, name string) (indexer.Repository, error)
+	PutFSRepository(ctx context.Context, name, location string) error
+	VerifyRepository(ctx context.Context, name string) ([]string, error)
+	CreateSnapshot(ctx context.Context, sr indexer.SnapshotRequest) error
+	SnapshotStatus(ctx context.Context, repo, name string) (indexer.SnapshotProgress, error)
+	GetSnapshot(ctx context.Context, repo, name string) (indexer.SnapshotInfo, error)
+	RestoreSnapshot(ctx context.Context, rr indexer.RestoreRequest) error
+}
+
+// DataSnapshot is the snapshot a run took (run data backups.indexer_snapshot).
+type DataSnapshot struct {
+	Repository       string   `json:"repository"`
+	Location         string   `json:"location"`
+	Name             string   `json:"name"`
+	UUID             string   `json:"uuid"`
+	Version          string   `json:"version"`
+	Indices          []string `json:"indices"`
+	Shards           int      `json:"shards"`
+	IncrementalBytes int64    `json:"incremental_bytes"`
+	TotalBytes       int64    `json:"total_bytes"`
+	TookMillis       int64    `json:"took_ms"`
+}
+
+// DataHookRun is what a command-mode hook did (run data backups.indexer_data_hook).
+type DataHookRun struct {
+	Argv     []string `json:"argv"`
+	ExitCode int      `json:"exit_code"`
+	Output   string   `json:"output"`
+}
+
+func (d *Deps) snapshots() (SnapshotAPI, error) {
+	ix, err := d.indexer()
+	if err != nil {
+		return nil, err
+	}
+	s, ok := ix.(SnapshotAPI)
+	if !ok {
+		return nil, fmt.Errorf("indexer client %T cannot take snapshots", ix)
+	}
+	return s, nil
+}
+
+func dataSafety(c *config.Config) string {
+	if c == nil || c.Indexer.DataSafety == "" {
+		return config.DataSafetyCopy
+	}
+	return c.Indexer.DataSafety
+}
+
+// SnapshotName is the snapshot a run takes: derived from the run id.
+func SnapshotName(runID string) string {
+	return "siemctl-" + strings.ToLower(runID)
+}
+
+// alertsPattern is the index pattern of the alert indices.
+func alertsPattern(c *config.Config) string { return c.Indexer.AlertsIndexPrefix + "*" }
+
+// PrepareCommand is the command that prepares the snapshot repository.
+const PrepareCommand = "siemctl indexer repository prepare"
+
+// RepositoryLocation returns where the fs repository lives: the configured
+// location, or a siemctl directory under the first path.repo ("" when the
+// node has no path.repo and none is configured).
+func RepositoryLocation(c *config.Config, pathRepo []string) string {
+	if c.Indexer.SnapshotLocation != "" {
+		return filepath.Clean(c.Indexer.SnapshotLocation)
+	}
+	if len(pathRepo) == 0 {
+		return ""
+	}
+	return filepath.Join(pathRepo[0], "siemctl")
+}
+
+// UnderPathRepo reports whether location is one of the path.repo
+// directories or below one.
+func UnderPathRepo(location string, pathRepo []string) bool {
+	for _, p := range pathRepo {
+		p = filepath.Clean(p)
+		if location == p || strings.HasPrefix(location, p+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshotReady checks the repository is usable: path.repo covers it, it is
+// registered as fs at that location, and the node verifies it. The error
+// names the prepare command.
+func snapshotReady(ctx context.Context, d *Deps) (indexer.Repository, error) {
+	sa, err := d.snapshots()
+	if err != nil {
+		return indexer.Repository{}, err
+	}
+	name := d.Config.Indexer.SnapshotRepository
+	pr, err := sa.PathRepo(ctx)
+	if err != nil {
+		return indexer.Repository{}, err
+	}
+	if len(pr) == 0 {
+		return indexer.Repository{}, fmt.Errorf("the indexer has no path.repo: snapshot mode needs a file-system repository; run %s (or set indexer.data_safety: copy)", PrepareCommand)
+	}
+	repo, err := sa.GetRepository(ctx, name)
+	if errors.Is(err, indexer.ErrRepositoryMissing) {
+		return repo, fmt.Errorf("snapshot repository %q is not registered (path.repo %s); run %s", name, strings.Join(pr, ", "), PrepareCommand)
+	}
+	if err != nil {
+		return repo, err
+	}
+	if repo.Type != "fs" || !UnderPathRepo(filepath.Clean(repo.Location), pr) {
+		return repo, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
+	}
+	if _, err := sa.VerifyRepository(ctx, name); err != nil {
+		return repo, fmt.Errorf("snapshot repository %q does not verify: %w", name, err)
+	}
+	return repo, nil
+}
+
+// --- indexer.snapshot_take / restore.indexer_snapshot -----------------------------
+
+func dataSafetyKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		gateDataSafetyKind(pl),
+		engine.Define(engine.Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
+			New: simple(pl, func(pl *Planning) []string {
+				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
+				if c := pl.cfg(); c != nil {
+					repo, pattern = c.Indexer.SnapshotRepository, alertsPattern(c)
+					if dataSafety(c) != config.DataSafetySnapshot {
+						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
+					}
+				}
+				return []string{"GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + ", POST /_snapshot/" + repo + "/_verify",
+					"PUT /_snapshot/" + repo + "/siemctl-<run-id> {indices: " + pattern + ", include_global_state: true}",
+					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
+					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
+			}),
+			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				d, err := depsOf(env)
+				if err != nil {
+					return "", false, err
+				}
+				if m := dataSafety(d.Config); m != config.DataSafetySnapshot {
+					return "indexer.data_safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
+				}
+				ok, msg, err := snapshotTaken(ctx, env, d)
+				if err != nil || !ok {
+					return "", false, err
+				}
+				return msg, true, nil
+			},
+			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+				d, err := depsOf(env)
+				if err != nil {
+					return false, err
+				}
+				ok, _, err := snapshotTaken(ctx, env, d)
+				return ok, err
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
+			New: simple(pl, func(pl *Planning) []string {
+				repo := "<indexer.snapshot_repository>"
+				if c := pl.cfg(); c != nil {
+					repo = c.Indexer.SnapshotRepository
+					if dataSafety(c) != config.DataSafetySnapshot {
+						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
+					}
+				}
+				return []string{"wait until the (old) indexer answers on its empty data directory",
+					"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(pl), " ") + " (no options)",
+					"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
+					"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
+					"shipper setup --pipelines (the ingest pipelines are global state too)",
+					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
+					"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"}
+			}),
+			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				d, err := depsOf(env)
+				if err != nil {
+					return "", false, err
+				}
+				return snapshotRestoreSkip(ctx, env, d)
+			}}),
+	}
+}
+
+// snapshotTaken: the run recorded a snapshot and the repository still
+// lists it complete.
+func snapshotTaken(ctx context.Context, env engine.Env, d *Deps) (bool, string, error) {
+	b, err := backups(env)
+	if err != nil || b.IndexerSnapshot == nil {
+		return false, "", err
+	}
+	sa, err := d.snapshots()
+	if err != nil {
+		return false, "", err
+	}
+	info, err := sa.GetSnapshot(ctx, b.IndexerSnapshot.Repository, b.IndexerSnapshot.Name)
+	if err != nil || !info.Complete() {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("snapshot %s/%s already taken (%d indices, %d shards, SUCCESS)", info.Name, b.IndexerSnapshot.Repository, len(info.Indices), info.ShardsTotal), nil
+}
+
+// alertIndices lists the alert indices the node holds now (from _cat/shards).
+func alertIndices(ctx context.Context, d *Deps) ([]string, error) {
+	ix, err := d.indexer()
+	if err != nil {
+		return nil, err
+	}
+	shards, err := ix.CatShards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range shards {
+		if strings.HasPrefix(s.Index, d.Config.Indexer.AlertsIndexPrefix) && !slices.Contains(out, s.Index) {
+			out = append(out, s.Index)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	repo, err := snapshotReady(ctx, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	sa, _ := d.snapshots()
+	want, err := alertIndices(ctx, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	name := SnapshotName(env.RunID())
+	rname := d.Config.Indexer.SnapshotRepository
+	start := d.now()
+	// A snapshot of this name from an interrupted attempt is followed, not retaken.
+	if _, err := sa.GetSnapshot(ctx, rname, name); errors.Is(err, indexer.ErrSnapshotMissing) {
+		if err := sa.CreateSnapshot(ctx, indexer.SnapshotRequest{Repository: rname, Name: name, Indices: []string{alertsPattern(d.Config)}, IncludeGlobalState: true}); err != nil {
+			return engine.Outcome{}, fmt.Errorf("start snapshot %s: %w", name, err)
+		}
+	} else if err != nil {
+		return engine.Outcome{}, err
+	}
+	var (
+		prog indexer.SnapshotProgress
+		info indexer.SnapshotInfo
+	)
+	// _status reports the shards done before the snapshot is finalised:
+	// the snapshot itself must leave IN_PROGRESS too.
+	err = wait(ctx, env, d.poll(), "snapshot "+name, func() (bool, error) {
+		p, err := sa.SnapshotStatus(ctx, rname, name)
+		if err != nil {
+			return false, err
+		}
+		prog = p
+		switch p.State {
+		case "SUCCESS":
+			if info, err = sa.GetSnapshot(ctx, rname, name); err != nil {
+				return false, err
+			}
+			if info.State != "IN_PROGRESS" {
+				return true, nil
+			}
+			env.Waiting("snapshot %s: shards done, finalising", name)
+			return false, nil
+		case "FAILED", "ABORTED", "PARTIAL":
+			return false, fmt.Errorf("snapshot %s ended %s (%d of %d shards failed)", name, p.State, p.ShardsFailed, p.ShardsTotal)
+		}
+		env.Waiting("snapshot %s: %.0f%% of %s incremental, %d/%d shards", name, p.Percent(), bytesText(p.IncrementalBytes), p.ShardsDone, p.ShardsTotal)
+		return false, nil
+	})
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := verifySnapshot(info, want); err != nil {
+		return engine.Outcome{}, err
+	}
+	rec := &DataSnapshot{Repository: rname, Location: repo.Location, Name: name, UUID: info.UUID, Version: info.Version, Indices: info.Indices,
+		Shards: info.ShardsTotal, IncrementalBytes: prog.IncrementalBytes, TotalBytes: prog.TotalBytes, TookMillis: d.now().Sub(start).Milliseconds()}
+	if err := setBackups(env, func(b *Backups) { b.IndexerSnapshot = rec }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("snapshot %s/%s SUCCESS: %d indices, %d shards, %s copied (incremental) of %s, in %s",
+		rname, name, len(info.Indices), info.ShardsTotal, bytesText(prog.IncrementalBytes), bytesText(prog.TotalBytes), d.now().Sub(start).Round(time.Millisecond)),
+		Data: map[string]any{"snapshot": name, "repository": rname, "indices": len(info.Indices), "shards": info.ShardsTotal,
+			"incremental_bytes": prog.IncrementalBytes, "total_bytes": prog.TotalBytes}}, nil
+}
+
+// verifySnapshot: SUCCESS, every shard, every alert index listed.
+func verifySnapshot(info indexer.SnapshotInfo, want []string) error {
+	if !info.Complete() {
+		msg := fmt.Sprintf("snapshot %s is %s with %d/%d shards (%d failed)", info.Name, info.State, info.ShardsOK, info.ShardsTotal, info.ShardsFailed)
+		if len(info.Failures) > 0 {
+			msg += ": " + strings.Join(info.Failures, "; ")
+		}
+		return errors.New(msg)
+	}
+	var missing []string
+	for _, ix := range want {
+		if !slices.Contains(info.Indices, ix) {
+			missing = append(missing, ix)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("snapshot %s does not list %d alert indices: %s", info.Name, len(missing), strings.Join(firstN(missing, 5), ", "))
+	}
+	return nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(slices.Clone(s[:n]), fmt.Sprintf("… (%d more)", len(s)-n))
+}
+
+func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, bool, error) {
+	b, err := backups(env)
+	if err != nil {
+		return "", false, err
+	}
+	if m := dataSafety(d.Config); m != config.DataSafetySnapshot && b.IndexerDataMode != config.DataSafetySnapshot {
+		return "indexer.data_safety is " + m + ": restore.indexer_data brought the data back", true, nil
+	}
+	if b.IndexerDataAside == "" {
+		return "the data directory was not replaced (no indexer data set aside): the indexer still has its own data", true, nil
+	}
+	if b.IndexerSnapshot == nil {
+		return "", false, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot): nothing to restore the alert indices from")
+	}
+	ix, err := d.indexer()
+	if err != nil {
+		return "", false, err
+	}
+	shards, err := ix.CatShards(ctx)
+	if err != nil {
+		return "", false, nil // not answering yet: run, which waits
+	}
+	have := map[string]bool{}
+	for _, s := range shards {
+		if s.PriRep == "p" && s.State == "STARTED" {
+			have[s.Index] = true
+		}
+	}
+	for _, i := range b.IndexerSnapshot.Indices {
+		if !have[i] {
+			return "", false, nil
+		}
+	}
+	return fmt.Sprintf("all %d indices of snapshot %s are allocated", len(b.IndexerSnapshot.Indices), b.IndexerSnapshot.Name), true, nil
+}
+
+func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	b, err := backups(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	rec := b.IndexerSnapshot
+	if rec == nil {
+		return engine.Outcome{}, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot)")
+	}
+	sa, err := d.snapshots()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	ix, _ := d.indexer()
+	if err := waitIndexerAnswers(ctx, env, d); err != nil {
+		return engine.Outcome{}, err
+	}
+	var msgs []string
+	// On an empty data directory the security index does not exist yet.
+	if _, err := ix.Health(ctx, indexer.HealthRequest{}); errors.Is(err, indexer.ErrSecurityNotInitialized) {
+		if b.IndexerSecurity == "" {
+			return engine.Outcome{}, errors.New("security is not initialised and the run recorded no security backup (run data backups.indexer_security)")
+		}
+		n, err := installSecurity(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		if _, err := runSecurityApply(ctx, env, nil); err != nil {
+			return engine.Outcome{}, fmt.Errorf("re-initialise security: %w", err)
+		}
+		msgs = append(msgs, fmt.Sprintf("security re-initialised from %s (%d files)", b.IndexerSecurity, n))
+	} else if err != nil {
+		return engine.Outcome{}, err
+	}
+	if _, err := sa.GetRepository(ctx, rec.Repository); errors.Is(err, indexer.ErrRepositoryMissing) {
+		if err := sa.PutFSRepository(ctx, rec.Repository, rec.Location); err != nil {
+			return engine.Outcome{}, fmt.Errorf("register repository %s at %s: %w", rec.Repository, rec.Location, err)
+		}
+	} else if err != nil {
+		return engine.Outcome{}, err
+	}
+	info, err := sa.GetSnapshot(ctx, rec.Repository, rec.Name)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := verifySnapshot(info, rec.Indices); err != nil {
+		return engine.Outcome{}, err
+	}
+	// Indices the node already holds (a retry) are not restored again.
+	have := map[string]bool{}
+	shards, err := ix.CatShards(ctx)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	for _, s := range shards {
+		have[s.Index] = true
+	}
+	var todo []string
+	for _, i := range rec.Indices {
+		if !have[i] {
+			todo = append(todo, i)
+		}
+	}
+	// The empty cluster has no alerts template: load the one the shipper
+	// has on disk (the previous version's by now) before indices appear.
+	if c := d.Config.Shipper; c.TemplateName != "" {
+		if body, err := os.ReadFile(TemplatePath(c.ConfigDir, c.TemplateName)); err == nil {
+			if err := ix.PutLegacyTemplate(ctx, c.TemplateName, body); err != nil {
+				return engine.Outcome{}, fmt.Errorf("PUT /_template/%s: %w", c.TemplateName, err)
+			}
+			msgs = append(msgs, "template "+c.TemplateName+" loaded from "+TemplatePath(c.ConfigDir, c.TemplateName))
+		}
+	}
+	// …nor the shipper's ingest pipelines (global state too).
+	sh, err := d.shipper()
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	env.Waiting("loading the shipper's ingest pipelines into the empty cluster")
+	if err := sh.SetupPipelines(ctx); err != nil {
+		return engine.Outcome{}, fmt.Errorf("shipper pipelines: %w", err)
+	}
+	msgs = append(msgs, "shipper pipelines loaded")
+	start := d.now()
+	if len(todo) > 0 {
+		// Without the global state: the security plugin refuses to restore
+		// it (HTTP 403 "no permissions for []" for admin on 2.11.1).
+		if err := sa.RestoreSnapshot(ctx, indexer.RestoreRequest{Repository: rec.Repository, Name: rec.Name, Indices: todo}); err != nil {
+			return engine.Outcome{}, fmt.Errorf("restore snapshot %s: %w", rec.Name, err)
+		}
+	}
+	err = wait(ctx, env, d.poll(), "restored indices to be allocated", func() (bool, error) {
+		shards, err := ix.CatShards(ctx)
+		if err != nil {
+			return false, err
+		}
+		started := map[string]bool{}
+		for _, s := range shards {
+			if s.PriRep == "p" && s.State == "STARTED" {
+				started[s.Index] = true
+			}
+		}
+		n := 0
+		for _, i := range rec.Indices {
+			if started[i] {
+				n++
+			}
+		}
+		if n < len(rec.Indices) {
+			env.Waiting("restoring snapshot %s: %d/%d indices allocated", rec.Name, n, len(rec.Indices))
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	msgs = append(msgs, fmt.Sprintf("restored %d indices from snapshot %s/%s in %s (the new version's data is kept in %s)",
+		len(rec.Indices), rec.Repository, rec.Name, d.now().Sub(start).Round(time.Millisecond), b.IndexerDataAside))
+	return engine.Outcome{Message: strings.Join(msgs, "; "), Data: map[string]any{"indices": len(rec.Indices), "snapshot": rec.Name}}, nil
+}
+
+// --- backup.indexer_data / restore.indexer_data per mode ---------------------------
+
+func backupDataDescribe(pl *Planning) []string {
+	c := pl.cfg()
+	switch dataSafety(c) {
+	case config.DataSafetySnapshot:
+		return []string{"indexer.data_safety snapshot: no copy; record the snapshot indexer/snapshot took (the data directory stays as it is)"}
+	case config.DataSafetyCommand:
+		return []string{"check " + pl.unit("indexer") + " is stopped",
+			"run " + strings.Join(c.Indexer.DataHookTake, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + c.Indexer.DataDir + " (output recorded; non-zero exit fails the step)"}
+	}
+	return copyDescribe(pl)
+}
+
+func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	mode := dataSafety(d.Config)
+	switch mode {
+	case config.DataSafetySnapshot:
+		b, err := backups(env)
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		if b.IndexerSnapshot == nil {
+			return engine.Outcome{}, errors.New("indexer.data_safety is snapshot but the run recorded no snapshot (step indexer/snapshot must run first)")
+		}
+		if err := setBackups(env, func(b *Backups) { b.IndexerDataMode = mode }); err != nil {
+			return engine.Outcome{}, err
+		}
+		return engine.Outcome{Message: fmt.Sprintf("data safety by snapshot %s/%s (%d indices); no copy of %s", b.IndexerSnapshot.Repository, b.IndexerSnapshot.Name, len(b.IndexerSnapshot.Indices), d.Config.Indexer.DataDir)}, nil
+	case config.DataSafetyCommand:
+		if err := requireStopped(ctx, d); err != nil {
+			return engine.Outcome{}, err
+		}
+		run, err := runDataHook(ctx, env, d, d.Config.Indexer.DataHookTake)
+		if serr := setBackups(env, func(b *Backups) { b.IndexerDataMode, b.IndexerDataHook = mode, &run }); serr != nil && err == nil {
+			err = serr
+		}
+		if err != nil {
+			return engine.Outcome{}, fmt.Errorf("data hook take: %w", err)
+		}
+		return engine.Outcome{Message: "data hook take: " + hookSummary(run), Data: map[string]any{"argv": run.Argv, "exit_code": run.ExitCode, "output": run.Output}}, nil
+	}
+	if err := setBackups(env, func(b *Backups) { b.IndexerDataMode = config.DataSafetyCopy }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return runBackupData(ctx, env, p)
+}
+
+// backupDataDone is the Skip/Verify of backup.indexer_data in every mode.
+func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return false, "", err
+	}
+	b, err := backups(env)
+	if err != nil {
+		return false, "", err
+	}
+	switch dataSafety(d.Config) {
+	case config.DataSafetySnapshot:
+		if b.IndexerDataMode == config.DataSafetySnapshot && b.IndexerSnapshot != nil {
+			return true, "data safety by snapshot " + b.IndexerSnapshot.Name + " (recorded)", nil
+		}
+		return false, "", nil
+	case config.DataSafetyCommand:
+		if b.IndexerDataHook != nil && b.IndexerDataHook.ExitCode == 0 && b.IndexerDataMode == config.DataSafetyCommand {
+			return true, "data hook take already succeeded", nil
+		}
+		return false, "", nil
+	}
+	return dataBackupOK(ctx, env)
+}
+
+// restoreMode is the mode the upgrade run used (recorded), else the config's.
+func restoreMode(env engine.Env, d *Deps) (Backups, string, error) {
+	b, err := backups(env)
+	if err != nil {
+		return b, "", err
+	}
+	if b.IndexerDataMode != "" {
+		return b, b.IndexerDataMode, nil
+	}
+	return b, dataSafety(d.Config), nil
+}
+
+func restoreDataDescribe(pl *Planning) []string {
+	c := pl.cfg()
+	dd := "<indexer data_dir>"
+	if c != nil {
+		dd = c.Indexer.DataDir
+	}
+	switch dataSafety(c) {
+	case config.DataSafetySnapshot:
+		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+			"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept); create an empty " + dd + " (owner and mode kept)",
+			"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
+	case config.DataSafetyCommand:
+		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+			"run " + strings.Join(c.Indexer.DataHookRestore, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + dd + " (output recorded)"}
+	}
+	return copyRestoreDescribe(pl)
+}
+
+func restoreIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	b, mode, err := restoreMode(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if mode == config.DataSafetyCopy {
+		return runRestoreData(ctx, env, p)
+	}
+	if err := stopIndexer(ctx, env, d); err != nil {
+		return engine.Outcome{}, err
+	}
+	if mode == config.DataSafetyCommand {
+		run, err := runDataHook(ctx, env, d, d.Config.Indexer.DataHookRestore)
+		if err != nil {
+			return engine.Outcome{}, fmt.Errorf("data hook restore: %w", err)
+		}
+		return engine.Outcome{Message: "data hook restore: " + hookSummary(run), Data: map[string]any{"argv": run.Argv, "exit_code": run.ExitCode, "output": run.Output}}, nil
+	}
+	if b.IndexerSnapshot == nil {
+		return engine.Outcome{}, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot): the data directory is left as it is")
+	}
+	target := filepath.Clean(d.Config.Indexer.DataDir)
+	aside := target + ".siemctl-" + strings.ToLower(env.RunID())
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("data directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return engine.Outcome{}, fmt.Errorf("%s is not a directory (a symlink is not followed): set it aside by hand", target)
+	}
+	if _, err := os.Lstat(aside); err == nil {
+		return engine.Outcome{}, fmt.Errorf("%s already exists: move it away first (it may hold data)", aside)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return engine.Outcome{}, err
+	}
+	if err := os.Rename(target, aside); err != nil {
+		return engine.Outcome{}, fmt.Errorf("set %s aside: %w", target, err)
+	}
+	if err := setBackups(env, func(b *Backups) { b.IndexerDataAside = aside }); err != nil {
+		return engine.Outcome{}, err
+	}
+	uid, gid := owner(fi)
+	if err := os.Mkdir(target, 0o700); err != nil {
+		return engine.Outcome{}, fmt.Errorf("create the empty data directory (the old data is in %s): %w", aside, err)
+	}
+	if err := applyMeta(target, treeEntry{Mode: modeBits(fi.Mode()), UID: uid, GID: gid}); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%s set aside as %s (kept); %s is empty for the old version, snapshot %s restores the alert indices", target, aside, target, b.IndexerSnapshot.Name),
+		Data: map[string]any{"aside": aside}}, nil
+}
+
+// restoreDataDone is the Skip of restore.indexer_data in every mode.
+func restoreDataDone(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return "", false, err
+	}
+	b, mode, err := restoreMode(env, d)
+	if err != nil {
+		return "", false, err
+	}
+	switch mode {
+	case config.DataSafetySnapshot:
+		if b.IndexerDataAside == "" {
+			return "", false, nil
+		}
+		if _, err := os.Lstat(b.IndexerDataAside); err != nil {
+			return "", false, nil
+		}
+		return "the new version's data is already set aside in " + b.IndexerDataAside, true, nil
+	case config.DataSafetyCommand:
+		return "", false, nil // the hook decides; it is run again
+	}
+	ok, err := dataRestored(ctx, env)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return "the data directory already matches the copy", true, nil
+}
+
+func stopIndexer(ctx context.Context, env engine.Env, d *Deps) error {
+	u, err := d.units(ctx)
+	if err != nil {
+		return err
+	}
+	unit := unitOf(d, "indexer")
+	down, _, err := unitDown(ctx, u, unit)
+	if err != nil || down {
+		return err
+	}
+	env.Waiting("stopping %s before replacing its data", unit)
+	if err := u.Stop(ctx, unit); err != nil {
+		return fmt.Errorf("stop %s: %w", unit, err)
+	}
+	if err := waitGone(ctx, env, d, u, unit); err != nil {
+		return err
+	}
+	return requireStopped(ctx, d)
+}
+
+// runDataHook runs a site hook with the run id and the data path in its
+// environment. A non-zero exit is an error quoting the hook's last lines.
+func runDataHook(ctx context.Context, env engine.Env, d *Deps, argv []string) (DataHookRun, error) {
+	run := DataHookRun{Argv: slices.Clone(argv)}
+	if len(argv) == 0 {
+		return run, errors.New("indexer.data_safety is command but the hook is not configured (indexer.data_hook_take / data_hook_restore)")
+	}
+	if d.Exec == nil {
+		return run, errors.New("no program runner configured")
+	}
+	env.Waiting("running data hook %s", strings.Join(argv, " "))
+	vars := []string{"SIEMCTL_RUN_ID=" + env.RunID(), "SIEMCTL_DATA_DIR=" + d.Config.Indexer.DataDir, "SIEMCTL_INDEXER_UNIT=" + unitOf(d, "indexer")}
+	stdout, stderr, code, err := d.Exec.Run(ctx, vars, argv[0], argv[1:]...)
+	run.ExitCode = code
+	run.Output = d.redact(lastLines(string(stdout)+string(stderr), 40))
+	if err != nil {
+		return run, fmt.Errorf("%s: %w", argv[0], err)
+	}
+	if code != 0 {
+		return run, fmt.Errorf("%s exited %d: %s", strings.Join(argv, " "), code, lastLines(run.Output, 4))
+	}
+	return run, nil
+}
+
+func hookSummary(r DataHookRun) string {
+	s := strings.Join(r.Argv, " ") + " exited 0"
+	if o := lastLines(r.Output, 2); o != "" {
+		s += ": " + o
+	}
+	return s
+}
+
+// --- gate.data_safety ----------------------------------------------------------------
+
+// DataSafetyCost is what the chosen mode costs (gate.data_safety's data).
+type DataSafetyCost struct {
+	Mode string `json:"mode"`
+	// DataBytes is the size of the data directory.
+	DataBytes int64 `json:"data_bytes"`
+	// NeedBytes is the free space the mode needs in Where (0: none).
+	NeedBytes int64  `json:"need_bytes"`
+	FreeBytes int64  `json:"free_bytes"`
+	Where     string `json:"where,omitempty"`
+	// Rollback says what a rollback brings back and what not.
+	Rollback string `json:"rollback"`
+}
+
+func gateDataSafetyKind(pl *Planning) engine.Kind {
+	return engine.Define(engine.Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Run: runGateDataSafety,
+		New: simple(pl, func(pl *Planning) []string {
+			c := pl.cfg()
+			switch dataSafety(c) {
+			case config.DataSafetySnapshot:
+				return []string{"GET /_nodes/settings (path.repo), GET /_snapshot/<repository>, POST /_snapshot/<repository>/_verify",
+					"statfs <repository location>: room for the data not yet in the repository (first snapshot: the data size) + 64 MiB"}
+			case config.DataSafetyCommand:
+				return []string{"the take and restore hooks exist and are executable (their cost is the site's)"}
+			}
+			return []string{"du <indexer data_dir>; statfs <backup_dir>: data + 10% + 64 MiB free for the cold copy"}
+		})})
+}
+
+// dirBytes sums the regular files under root; files vanishing meanwhile
+// (a running indexer merges segments) are ignored.
+func dirBytes(ctx context.Context, root string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != root {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if de.Type().IsRegular() {
+			if fi, err := de.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// existingParent is path or its nearest existing parent (statfs needs one).
+func existingParent(p string) string {
+	for p != "/" && p != "." {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		p = filepath.Dir(p)
+	}
+	return p
+}
+
+func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if d.Config == nil || d.Disk == nil {
+		return engine.Outcome{}, errors.New("disk usage is not available")
+	}
+	cost := DataSafetyCost{Mode: dataSafety(d.Config)}
+	if cost.DataBytes, err = dirBytes(ctx, d.Config.Indexer.DataDir); err != nil {
+		return engine.Outcome{}, fmt.Errorf("size of the data directory: %w", err)
+	}
+	const margin = 64 << 20
+	var msg string
+	switch cost.Mode {
+	case config.DataSafetySnapshot:
+		repo, err := snapshotReady(ctx, d)
+		if err != nil {
+			return engine.Outcome{}, engine.NoGo("data safety snapshot: %s", err.Error())
+		}
+		cost.Where = repo.Location
+		// Only segments the repository lacks are copied: everything the
+		// first time, the new segments afterwards.
+		first := true
+		if ents, err := os.ReadDir(repo.Location); err == nil {
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), "index-") {
+					first = false
+				}
+			}
+		}
+		cost.NeedBytes = margin
+		if first {
+			cost.NeedBytes += cost.DataBytes
+		}
+		cost.Rollback = "the alert indices and global state as of the snapshot (taken before the indexer stops); alerts indexed after it are not in it; the new version's data directory is kept aside"
+		kind := "incremental (only segments not yet in the repository)"
+		if first {
+			kind = "first snapshot: up to the whole data"
+		}
+		msg = fmt.Sprintf("data safety snapshot into %s at %s: %s of data, %s", repo.Name, repo.Location, bytesText(cost.DataBytes), kind)
+	case config.DataSafetyCommand:
+		for _, argv := range [][]string{d.Config.Indexer.DataHookTake, d.Config.Indexer.DataHookRestore} {
+			if len(argv) == 0 {
+				return engine.Outcome{}, engine.NoGo("data safety command: indexer.data_hook_take and data_hook_restore must both be set")
+			}
+			fi, err := os.Stat(argv[0])
+			if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+				return engine.Outcome{}, engine.NoGo("data safety command: hook %s is not an executable file", argv[0])
+			}
+		}
+		cost.Rollback = "whatever the site's restore hook brings back"
+		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], bytesText(cost.DataBytes))
+		return engine.Outcome{Message: msg, Data: map[string]any{"cost": cost}}, nil
+	default:
+		cost.Where = d.Config.BackupDir
+		cost.NeedBytes = cost.DataBytes + cost.DataBytes/10 + margin
+		cost.Rollback = "the data directory exactly as it was when the indexer stopped"
+		msg = fmt.Sprintf("data safety copy: %s to copy into %s with the indexer stopped", bytesText(cost.DataBytes), cost.Where)
+	}
+	u, err := d.Disk(existingParent(cost.Where))
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	cost.FreeBytes = int64(u.FreeBytes)
+	if cost.FreeBytes < cost.NeedBytes {
+		hint := "free space or point backup_dir elsewhere, or use indexer.data_safety: snapshot (" + PrepareCommand + ")"
+		if cost.Mode == config.DataSafetySnapshot {
+			hint = "free space on the repository's filesystem or prepare another location (" + PrepareCommand + " --location DIR)"
+		}
+		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint)
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes)), Data: map[string]any{"cost": cost}}, nil
+}
+
+// RollbackBrings says what a rollback of a run with these backups restores
+// of the indexer data and what it does not (confirmations, reports).
+func RollbackBrings(b Backups) string {
+	switch b.IndexerDataMode {
+	case config.DataSafetySnapshot:
+		name := "<none recorded>"
+		if b.IndexerSnapshot != nil {
+			name = b.IndexerSnapshot.Name
+		}
+		return "restoring the alert indices from snapshot " + name + " (alerts indexed after it are lost; the new version's data directory is kept aside)"
+	case config.DataSafetyCommand:
+		return "restoring the indexer data through the site's restore hook (it decides what comes back)"
+	}
+	return "restoring the indexer data copied at the upgrade (later documents are lost)"
+}

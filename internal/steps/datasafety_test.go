@@ -1,0 +1,440 @@
+package steps_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/shipper"
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+// Bodies as OpenSearch 2.11.1 answers them (the lab's node).
+const (
+	dsPathRepo    = `{"nodes":{"lc5U6I7-QZOY48WwbNxh1w":{"settings":{"path":{"repo":["/var/lib/siem-snaprepo"]}}}}}`
+	dsRepo        = `{"siemctl":{"type":"fs","settings":{"location":"/var/lib/siem-snaprepo/siemctl"}}}`
+	dsRepoMissing = `{"error":{"root_cause":[{"type":"repository_missing_exception","reason":"[siemctl] missing"}],"type":"repository_missing_exception","reason":"[siemctl] missing"},"status":404}`
+	dsVerify      = `{"nodes":{"lc5U6I7-QZOY48WwbNxh1w":{"name":"node-1"}}}`
+	dsSnapMissing = `{"error":{"root_cause":[{"type":"snapshot_missing_exception","reason":"[siemctl:%[1]s] is missing"}],"type":"snapshot_missing_exception","reason":"[siemctl:%[1]s] is missing"},"status":404}`
+	dsStatus      = `{"snapshots":[{"snapshot":"%s","repository":"siemctl","uuid":"7XpDW8YLQnO9kLrMjUTBvA","state":"%s","include_global_state":true,"shards_stats":{"initializing":0,"started":1,"finalizing":0,"done":%d,"failed":0,"total":2},"stats":{"incremental":{"file_count":17,"size_in_bytes":1132155},"processed":{"file_count":4,"size_in_bytes":%d},"total":{"file_count":17,"size_in_bytes":1132155},"start_time_in_millis":1795470310278,"time_in_millis":668},"indices":{}}]}`
+	dsInfo        = `{"snapshots":[{"snapshot":"%s","uuid":"7XpDW8YLQnO9kLrMjUTBvA","version_id":136327927,"version":"2.11.1","indices":[%s],"data_streams":[],"include_global_state":true,"state":"SUCCESS","start_time_in_millis":1795470310278,"duration_in_millis":2557,"failures":[],"shards":{"total":2,"failed":0,"successful":2}}]}`
+)
+
+const dsRunSnap = "siemctl-20250101t000000z-abcdef" // SnapshotName of the fake env's run id
+
+// fakeRepo is a node with an fs repository: snapshots appear when taken
+// (status STARTED once, then SUCCESS), restores allocate the indices.
+type fakeRepo struct {
+	mu          sync.Mutex
+	indices     []string // alert indices the node holds
+	snapIndices []string // what the snapshot lists
+	taken       bool
+	polls       int
+	gets        int
+	registered  bool
+	secInit     bool
+	notInit     []byte
+	green       []byte
+}
+
+func (f *fakeRepo) routes() map[string]indexertest.Route {
+	h := func(fn func(w http.ResponseWriter, r *http.Request)) indexertest.Route {
+		return indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fn(w, r)
+		}}
+	}
+	quoted := func(ss []string) string {
+		b, _ := json.Marshal(ss)
+		return strings.Trim(string(b), "[]")
+	}
+	base := "/_snapshot/siemctl/" + dsRunSnap
+	return map[string]indexertest.Route{
+		"GET /_nodes/settings":            {Body: []byte(dsPathRepo)},
+		"POST /_snapshot/siemctl/_verify": {Body: []byte(dsVerify)},
+		"GET /_snapshot/siemctl": h(func(w http.ResponseWriter, _ *http.Request) {
+			if !f.registered {
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprint(w, dsRepoMissing)
+				return
+			}
+			fmt.Fprint(w, dsRepo)
+		}),
+		"PUT /_snapshot/siemctl": h(func(w http.ResponseWriter, r *http.Request) {
+			f.registered = true
+			fmt.Fprint(w, `{"acknowledged":true}`)
+		}),
+		"PUT " + base: h(func(w http.ResponseWriter, r *http.Request) {
+			f.taken = true
+			fmt.Fprint(w, `{"accepted":true}`)
+		}),
+		"GET " + base + "/_status": h(func(w http.ResponseWriter, _ *http.Request) {
+			f.polls++
+			if f.polls == 1 {
+				fmt.Fprintf(w, dsStatus, dsRunSnap, "STARTED", 0, 283038)
+				return
+			}
+			fmt.Fprintf(w, dsStatus, dsRunSnap, "SUCCESS", 2, 1132155)
+		}),
+		"GET " + base: h(func(w http.ResponseWriter, _ *http.Request) {
+			if !f.taken {
+				w.WriteHeader(http.StatusNotFound)
+				fmt.Fprintf(w, dsSnapMissing, dsRunSnap)
+				return
+			}
+			f.gets++
+			if f.gets == 1 { // the first GET after the take: shards done, not finalised
+				fmt.Fprint(w, strings.Replace(fmt.Sprintf(dsInfo, dsRunSnap, quoted(f.snapIndices)), `"state":"SUCCESS"`, `"state":"IN_PROGRESS"`, 1))
+				return
+			}
+			fmt.Fprintf(w, dsInfo, dsRunSnap, quoted(f.snapIndices))
+		}),
+		"POST " + base + "/_restore": h(func(w http.ResponseWriter, r *http.Request) {
+			f.indices = append(f.indices, f.snapIndices...)
+			fmt.Fprint(w, `{"accepted":true}`)
+		}),
+		"GET /_cat/shards": h(func(w http.ResponseWriter, _ *http.Request) {
+			var rows []map[string]string
+			for _, i := range f.indices {
+				rows = append(rows, map[string]string{"index": i, "shard": "0", "prirep": "p", "state": "STARTED", "docs": "10", "store": "1kb", "node": "node-1"})
+			}
+			_ = json.NewEncoder(w).Encode(rows)
+		}),
+		"GET /_cluster/health": h(func(w http.ResponseWriter, _ *http.Request) {
+			if !f.secInit {
+				w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write(f.notInit)
+				return
+			}
+			w.Write(f.green)
+		}),
+	}
+}
+
+func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexertest.Server) {
+	t.Helper()
+	f.notInit, f.green = indexertest.Fixture(t, "security-not-initialized-503.txt"), indexertest.Fixture(t, "health-green.json")
+	srv := indexertest.NewServer(t, f.routes())
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	root := t.TempDir()
+	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
+	d.Indexer = c
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 100 << 30, FreeBytes: 50 << 30, UsedPercent: 50}, nil
+	}
+	writeFile(t, filepath.Join(root, "data/nodes/0/indices/a/0/index/_0.cfs"), strings.Repeat("x", 4096), 0o640)
+	return d, srv
+}
+
+func TestSnapshotTakeVerifiesAndRecords(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}
+	f := &fakeRepo{registered: true, secInit: true, indices: append([]string{".opendistro_security"}, idx...), snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "indexer.snapshot_take", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, _ := srv.Last("PUT /_snapshot/siemctl/" + dsRunSnap); string(req.Body) != `{"ignore_unavailable":true,"include_global_state":true,"indices":"siem-alerts-4.x-*"}` {
+		t.Errorf("create body %s", req.Body)
+	}
+	if !strings.Contains(out.Message, "SUCCESS: 2 indices, 2 shards, 1.1 MiB copied (incremental)") {
+		t.Errorf("message %q", out.Message)
+	}
+	if w := strings.Join(e.waits, "\n"); !strings.Contains(w, "25% of 1.1 MiB incremental, 0/2 shards") || !strings.Contains(w, "shards done, finalising") {
+		t.Errorf("progress not reported: %v", e.waits)
+	}
+	b := backupsOf(t, e)
+	if b.IndexerSnapshot == nil || b.IndexerSnapshot.Name != dsRunSnap || b.IndexerSnapshot.Location != "/var/lib/siem-snaprepo/siemctl" || len(b.IndexerSnapshot.Indices) != 2 {
+		t.Fatalf("recorded %+v", b.IndexerSnapshot)
+	}
+	// A resumed run does not take it again.
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: snapshot "+dsRunSnap+"/siemctl already taken") {
+		t.Fatalf("second take: %q %v", out.Message, err)
+	}
+	// backup.indexer_data records the mode and copies nothing.
+	out, err = run(t, d, e, "backup.indexer_data", nil)
+	if err != nil || !strings.Contains(out.Message, "no copy of") {
+		t.Fatalf("backup.indexer_data in snapshot mode: %q %v", out.Message, err)
+	}
+	if b := backupsOf(t, e); b.IndexerDataMode != "snapshot" || b.IndexerData != "" {
+		t.Errorf("backups %+v", b)
+	}
+	if _, err := os.Stat(filepath.Join(d.Config.BackupDir, e.RunID(), "indexer-data")); err == nil {
+		t.Error("snapshot mode copied the data directory")
+	}
+}
+
+func TestSnapshotTakeRefusesIncompleteSnapshot(t *testing.T) {
+	f := &fakeRepo{registered: true, secInit: true, indices: []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}, snapIndices: []string{"siem-alerts-4.x-2026.11.22"}}
+	d, _ := snapshotDeps(t, "snapshot", f)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err == nil || !strings.Contains(err.Error(), "does not list 1 alert indices: siem-alerts-4.x-2026.11.23") {
+		t.Fatalf("err %v", err)
+	}
+	if b := backupsOf(t, e); b.IndexerSnapshot != nil {
+		t.Error("an incomplete snapshot was recorded")
+	}
+	// backup.indexer_data refuses to go on without a snapshot.
+	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "recorded no snapshot") {
+		t.Fatalf("backup without snapshot: %v", err)
+	}
+}
+
+func TestSnapshotModeWithoutPathRepoIsNoGo(t *testing.T) {
+	f := &fakeRepo{secInit: true}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{}`)})
+	e := newEnv(d, nil)
+	_, err := run(t, d, e, "gate.data_safety", nil)
+	var ng *engine.NoGoError
+	if !errors.As(err, &ng) || !strings.Contains(ng.Reason, "no path.repo") || !strings.Contains(ng.Reason, "siemctl indexer repository prepare") {
+		t.Fatalf("gate: %v", err)
+	}
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err == nil || !strings.Contains(err.Error(), "siemctl indexer repository prepare") {
+		t.Fatalf("take: %v", err)
+	}
+	// Registered at a place path.repo does not cover, or not registered: the same advice.
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(dsPathRepo)})
+	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, `repository "siemctl" is not registered`) {
+		t.Fatalf("gate, repository missing: %v", err)
+	}
+}
+
+func TestDataSafetyGateCost(t *testing.T) {
+	f := &fakeRepo{registered: true, secInit: true}
+	d, _ := snapshotDeps(t, "copy", f)
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "data safety copy: 4.0 KiB to copy into "+d.Config.BackupDir) {
+		t.Fatalf("copy cost: %q %v", out.Message, err)
+	}
+	d.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 30, FreeBytes: 1 << 20, UsedPercent: 99}, nil
+	}
+	var ng *engine.NoGoError
+	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, "1.0 MiB free, 64.0 MiB needed") {
+		t.Fatalf("copy without room: %v", err)
+	}
+	// snapshot mode: the first snapshot may copy all the data, which fits here
+	d2, _ := snapshotDeps(t, "snapshot", f)
+	out, err = run(t, d2, newEnv(d2, nil), "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "data safety snapshot into siemctl at /var/lib/siem-snaprepo/siemctl: 4.0 KiB of data, first snapshot") {
+		t.Fatalf("snapshot cost: %q %v", out.Message, err)
+	}
+	// Skipped kinds say why.
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: indexer.data_safety is copy: no snapshot (backup.indexer_data secures the data)" {
+		t.Fatalf("take in copy mode: %q %v", out.Message, err)
+	}
+	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: indexer.data_safety is copy") {
+		t.Fatalf("restore in copy mode: %q %v", out.Message, err)
+	}
+}
+
+func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}
+	f := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	tool := &secTool{}
+	d.Exec = tool
+	sh := &pipelineShipper{}
+	d.Shipper = sh
+	secDir := filepath.Join(t.TempDir(), "indexer-security")
+	writeFile(t, filepath.Join(secDir, "config.yml"), "config", 0o600)
+	writeFile(t, filepath.Join(secDir, "internal_users.yml"), "users", 0o600)
+	if err := os.MkdirAll(filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := steps.TemplatePath(d.Config.Shipper.ConfigDir, d.Config.Shipper.TemplateName)
+	writeFile(t, tmpl, `{"index_patterns":["siem-alerts-4.x-*"],"order":0}`, 0o644)
+	srv.Set("PUT /_template/"+d.Config.Shipper.TemplateName, indexertest.Route{Body: []byte(`{"acknowledged":true}`)})
+	e := newEnv(d, map[string]any{steps.KeyBackups: steps.Backups{IndexerSecurity: secDir}})
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, d, e, "backup.indexer_data", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Before the data was set aside the restore has nothing to do.
+	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.Contains(out.Message, "SKIPPED: the data directory was not replaced") {
+		t.Fatalf("restore before set-aside: %q %v", out.Message, err)
+	}
+	// restore.indexer_data: stop, set the new data aside, leave an empty dir.
+	dataDir := d.Config.Indexer.DataDir
+	if err := os.Chmod(dataDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, d, e, "restore.indexer_data", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aside := dataDir + ".siemctl-20250101t000000z-abcdef"
+	if readFile(t, filepath.Join(aside, "nodes/0/indices/a/0/index/_0.cfs")) != strings.Repeat("x", 4096) || !strings.Contains(out.Message, "set aside as "+aside) {
+		t.Fatalf("aside: %q", out.Message)
+	}
+	if ents, err := os.ReadDir(dataDir); err != nil || len(ents) != 0 {
+		t.Fatalf("data dir not empty: %v %v", ents, err)
+	}
+	if fi, _ := os.Stat(dataDir); fi.Mode().Perm() != 0o750 {
+		t.Errorf("data dir mode %v", fi.Mode())
+	}
+	u, _ := d.Units(context.Background())
+	if st, _ := u.Status(context.Background(), "siem-indexer.service"); st[0].IsActive() {
+		t.Error("the indexer was not stopped before its data was set aside")
+	}
+	if out, err := run(t, d, e, "restore.indexer_data", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: the new version's data is already set aside") {
+		t.Fatalf("second restore.indexer_data: %q %v", out.Message, err)
+	}
+	// The old version starts empty: no security index, no repository, no indices.
+	f.mu.Lock()
+	f.indices, f.registered, f.secInit = nil, false, false
+	f.mu.Unlock()
+	tool.onRun = func() { f.mu.Lock(); f.secInit = true; f.mu.Unlock() }
+	out, err = run(t, d, e, "restore.indexer_snapshot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tool.argv) != 1 || !strings.Contains(out.Message, "security re-initialised from "+secDir) || !strings.Contains(out.Message, "restored 2 indices from snapshot siemctl/"+dsRunSnap) {
+		t.Fatalf("restore: %q, tool %v", out.Message, tool.argv)
+	}
+	if sh.pipelines != 1 || !strings.Contains(out.Message, "shipper pipelines loaded") {
+		t.Errorf("the shipper's pipelines were not loaded into the empty cluster (%d)", sh.pipelines)
+	}
+	if readFile(t, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security", "internal_users.yml")) != "users" {
+		t.Error("the security backup was not installed before security init")
+	}
+	want := `{"ignore_unavailable":true,"include_global_state":false,"indices":"siem-alerts-4.x-2026.11.22,siem-alerts-4.x-2026.11.23"}`
+	if req, _ := srv.Last("POST /_snapshot/siemctl/" + dsRunSnap + "/_restore"); string(req.Body) != want || !f.registered {
+		t.Errorf("restore body %s (registered %v)", req.Body, f.registered)
+	}
+	if req, ok := srv.Last("PUT /_template/" + d.Config.Shipper.TemplateName); !ok || string(req.Body) != `{"index_patterns":["siem-alerts-4.x-*"],"order":0}` || !strings.Contains(out.Message, "template "+d.Config.Shipper.TemplateName+" loaded") {
+		t.Errorf("the alerts template was not loaded into the empty cluster: %q", req.Body)
+	}
+	if req, _ := srv.Last("PUT /_snapshot/siemctl"); !strings.Contains(string(req.Body), `"location":"/var/lib/siem-snaprepo/siemctl"`) {
+		t.Errorf("repository registered with %s", req.Body)
+	}
+	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: all 2 indices of snapshot") {
+		t.Fatalf("second restore: %q %v", out.Message, err)
+	}
+}
+
+// hookRunner records the environment of the data hooks.
+type hookRunner struct {
+	env  []string
+	argv []string
+	code int
+}
+
+func (h *hookRunner) Run(_ context.Context, env []string, name string, args ...string) ([]byte, []byte, int, error) {
+	h.env, h.argv = env, append([]string{name}, args...)
+	return []byte("lvcreate -s -n siem-data-snap vg/siem-data\nLogical volume \"siem-data-snap\" created.\n"), nil, h.code, nil
+}
+
+func TestCommandModeHooks(t *testing.T) {
+	root := t.TempDir()
+	take, restore := filepath.Join(root, "take"), filepath.Join(root, "restore")
+	writeFile(t, take, "#!/bin/sh\n", 0o755)
+	writeFile(t, restore, "#!/bin/sh\n", 0o755)
+	cfg := testConfig(t, fmt.Sprintf("indexer:\n  data_safety: command\n  data_dir: %s/data\n  data_hook_take: [%s, take]\n  data_hook_restore: [%s]\n", root, take, restore))
+	if err := os.MkdirAll(cfg.Indexer.DataDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	u := newUnits(false)
+	d := depsWith(cfg, u)
+	d.Disk = func(string) (steps.DiskUsage, error) { return steps.DiskUsage{FreeBytes: 1}, nil }
+	h := &hookRunner{}
+	d.Exec = h
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "data safety command: site hook "+take+" (cost: the site's)") {
+		t.Fatalf("gate: %q %v", out.Message, err)
+	}
+	out, err = run(t, d, e, "backup.indexer_data", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(h.argv, " ") != take+" take" || !strings.Contains(strings.Join(h.env, " "), "SIEMCTL_RUN_ID=20250101T000000Z-abcdef") || !strings.Contains(strings.Join(h.env, " "), "SIEMCTL_DATA_DIR="+cfg.Indexer.DataDir) {
+		t.Fatalf("hook argv %v env %v", h.argv, h.env)
+	}
+	if out.Data["output"] == nil || !strings.Contains(fmt.Sprint(out.Data["output"]), `Logical volume "siem-data-snap" created.`) {
+		t.Errorf("hook output not recorded: %v", out.Data)
+	}
+	// A failed take fails the step (the run rolls back; nothing was installed).
+	h.code = 5
+	e2 := newEnv(d, nil)
+	if _, err := run(t, d, e2, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "exited 5") {
+		t.Fatalf("failed take: %v", err)
+	}
+	h.code = 0
+	if _, err := run(t, d, e, "restore.indexer_data", nil); err != nil || strings.Join(h.argv, " ") != restore {
+		t.Fatalf("restore hook: %v %v", err, h.argv)
+	}
+	// Hooks that are not executable are a no-go before anything changes.
+	if err := os.Chmod(restore, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ng *engine.NoGoError
+	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, "is not an executable file") {
+		t.Fatalf("gate with a broken hook: %v", err)
+	}
+}
+
+// secTool is the security init tool: it initialises security when run.
+type secTool struct {
+	argv  [][]string
+	onRun func()
+}
+
+func (s *secTool) Run(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
+	s.argv = append(s.argv, append([]string{name}, args...))
+	if s.onRun != nil {
+		s.onRun()
+	}
+	return []byte("Done with success\n"), nil, 0, nil
+}
+
+func TestRollbackBringsSaysWhatComesBack(t *testing.T) {
+	for _, tt := range []struct {
+		b    steps.Backups
+		want string
+	}{
+		{steps.Backups{}, "copied at the upgrade"},
+		{steps.Backups{IndexerDataMode: "copy"}, "copied at the upgrade"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "from snapshot " + dsRunSnap + " (alerts indexed after it are lost"},
+		{steps.Backups{IndexerDataMode: "command"}, "site's restore hook"},
+	} {
+		if got := steps.RollbackBrings(tt.b); !strings.Contains(got, tt.want) {
+			t.Errorf("%+v: %q lacks %q", tt.b, got, tt.want)
+		}
+	}
+}
+
+// pipelineShipper counts pipeline setups.
+type pipelineShipper struct{ pipelines int }
+
+func (p *pipelineShipper) Describe(shipper.Op) []string { return nil }
+func (p *pipelineShipper) SetupPipelines(context.Context) error {
+	p.pipelines++
+	return nil
+}
+func (p *pipelineShipper) SetupIndexManagement(context.Context) error { return nil }
+func (p *pipelineShipper) TestOutput(context.Context) (shipper.Report, error) {
+	return shipper.Report{}, nil
+}
