@@ -28,6 +28,7 @@ With -o json the final error is printed on stderr as {"error": "...", "exit_code
 
 Commands that change the stack (services start|stop|restart|enable, alerts cleanup --apply,
 indexer allocation primaries|all, indexer flush, indexer watermark --recover|--clear,
+indexer repository prepare,
 security indexer apply, security api-users add, agents restart|remove, snapshot prune, upgrade
 apply|resume|abort, rollback) follow one rule, without exceptions: they ask for confirmation on a
 terminal and need --yes without one (exit 2 otherwise); they take the host lock (state_dir/lock), so
