@@ -24,7 +24,6 @@ require (
 	golang.org/x/sync v0.23.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.37.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
