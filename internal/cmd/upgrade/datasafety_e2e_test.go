@@ -263,7 +263,10 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 		}
 		for i, n := range atSnapshot {
 			idx = append(idx, i)
-			if after[i] != n {
+			// Nothing the snapshot holds is lost. More is possible and right: an alert the manager
+			// wrote after the snapshot that the shipper had not sent when the rollback stopped it is
+			// sent by the real Filebeat once the old version runs again (its registry goes on).
+			if after[i] < n {
 				t.Errorf("after the rollback index %s has %d documents raised before it, the snapshot holds %d (%d before the upgrade, %d after it)", i, after[i], n, before[i], upgraded[i])
 			}
 		}
