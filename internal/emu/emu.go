@@ -138,52 +138,24 @@ WantedBy=multi-user.target
 `, desc, env, exec, logFile, logFile)
 }
 
-const defaultLocalRules = `<!-- Local rules -->
-
-<!-- Modify it at your will. -->
-<!-- Copyright (C) 2015, Wazuh Inc. -->
-
-<!-- Example -->
+// defaultLocalRules and defaultLocalDecoder are the lab manager's own starting files (written for
+// the lab, not Wazuh's package files): where a site's rules and decoders go, with one example each.
+const defaultLocalRules = `<!-- local_rules.xml of the siemlab manager: a site's own rules go here (ids 100000 and up). -->
 <group name="local,syslog,sshd,">
-
-  <!--
-  Dec 10 01:02:02 host sshd[1234]: Failed none for root from 1.1.1.1 port 1066 ssh2
-  -->
+  <!-- siemlab example: an sshd authentication failure from the lab's test address raises level 5. -->
   <rule id="100001" level="5">
     <if_sid>5716</if_sid>
     <srcip>1.1.1.1</srcip>
-    <description>sshd: authentication failed from IP 1.1.1.1.</description>
-    <group>authentication_failed,pci_dss_10.2.4,pci_dss_10.2.5,</group>
+    <description>siemlab: sshd authentication failure from the test address 1.1.1.1.</description>
+    <group>authentication_failed,</group>
   </rule>
-
 </group>
 `
 
-const defaultLocalDecoder = `<!-- Local Decoders -->
-
-<!-- Modify it at your will. -->
-<!-- Copyright (C) 2015, Wazuh Inc. -->
-
-<!--
-  - Allowed static fields:
-  - location   - where the log came from (only on FTS)
-  - srcuser    - extracts the source username
-  - dstuser    - extracts the destination (target) username
-  - user       - an alias to dstuser (only one of the two can be used)
-  - srcip      - source ip
-  - dstip      - dst ip
-  - srcport    - source port
-  - dstport    - destination port
-  - protocol   - protocol
-  - id         - event id
-  - url        - url of the event
-  - action     - event action (deny, drop, accept, etc)
-  - status     - event status (success, failure, etc)
-  - extra_data - Any extra data
--->
-
-<decoder name="local_decoder_example">
-    <program_name>local_decoder_example</program_name>
+const defaultLocalDecoder = `<!-- local_decoder.xml of the siemlab manager: a site's own decoders go here. -->
+<!-- siemlab example: events of the program "siemlab-example" are decoded by name only. -->
+<decoder name="siemlab-example">
+  <program_name>siemlab-example</program_name>
 </decoder>
 `
 
