@@ -128,6 +128,7 @@ type Lab struct {
 	siemctl string
 	siemlab string
 	t       testing.TB
+	tried   []string // lab directories brought up (or tried), all downed at the end
 }
 
 // Options for Up.
@@ -151,9 +152,11 @@ func Up(t testing.TB, opts Options) *Lab {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, siemlab, "down", "--dir", dir).CombinedOutput()
-		if err != nil {
-			t.Errorf("siemlab down: %v\n%s", err, out)
+		for _, d := range l.tried {
+			out, err := exec.CommandContext(ctx, siemlab, "down", "--dir", d).CombinedOutput()
+			if err != nil {
+				t.Errorf("siemlab down: %v\n%s", err, out)
+			}
 		}
 		if !t.Failed() || os.Getenv("SIEMCTL_E2E_KEEP") == "" {
 			os.RemoveAll(base)
@@ -165,19 +168,35 @@ func Up(t testing.TB, opts Options) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset + shift)}
-	if opts.Version != "" {
-		args = append(args, "--version", opts.Version)
-	}
-	// 20 minutes: a first lab on a fresh machine also builds Filebeat (make test-e2e builds it before).
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, siemlab, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("siemlab up: %v\n%s", err, out.String())
+	// A second try in a fresh directory when up fails: a lab component that fails at start on a
+	// loaded machine (e.g. its port taken for a moment by an outgoing connection's ephemeral port)
+	// is the machine's, not the code under test's; a second failure fails the test.
+	var start time.Time
+	for attempt := 1; ; attempt++ {
+		if attempt > 1 {
+			dir = filepath.Join(base, fmt.Sprintf("lab-%d", attempt))
+			l.Dir = dir
+		}
+		l.tried = append(l.tried, dir)
+		args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset + shift)}
+		if opts.Version != "" {
+			args = append(args, "--version", opts.Version)
+		}
+		// 20 minutes: a first lab on a fresh machine also builds Filebeat (make test-e2e builds it before).
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+		start = time.Now()
+		cmd := exec.CommandContext(ctx, siemlab, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		cancel()
+		if err == nil {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("siemlab up (second try): %v\n%s", err, out.String())
+		}
+		t.Logf("siemlab up failed, trying once more in a fresh directory: %v\n%s", err, out.String())
 	}
 	t.Logf("lab up in %s (%s)", time.Since(start).Round(time.Millisecond), dir)
 	l.Env = []string{
