@@ -79,7 +79,7 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	}
 	c.hc.Timeout = 5 * time.Minute // one bulk request on a busy node
 	start := time.Now()
-	rep := LoadReport{Prefix: l.alertsPrefix(), Indices: opts.Days}
+	rep := LoadReport{Prefix: alertsIndexPrefix, Indices: opts.Days}
 	days := loadDays(opts.Now, opts.Days)
 	rep.First, rep.Last = rep.Prefix+days[0].Format("2006.01.02"), rep.Prefix+days[len(days)-1].Format("2006.01.02")
 
@@ -186,16 +186,6 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	}
 	rep.Took = time.Since(start)
 	return rep, nil
-}
-
-// alertsPrefix is the alerts index prefix of the lab's siemctl.yaml.
-func (l *Lab) alertsPrefix() string {
-	if ix, ok := l.siemctlConfig()["indexer"].(map[string]any); ok {
-		if p, ok := ix["alerts_index_prefix"].(string); ok {
-			return p
-		}
-	}
-	return "siem-alerts-4.x-"
 }
 
 // hostname is the manager name the lab's alerts carry.

@@ -31,7 +31,7 @@ type ShipperLayout struct {
 // SiemShipper is the siem profile's shipper layout.
 var SiemShipper = ShipperLayout{
 	Package: "shipper", Binary: "usr/bin/shipper", Home: "usr/share/shipper", ConfigDir: "etc/shipper",
-	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: "siem-alerts-4.x-",
+	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: alertsIndexPrefix,
 	AlertsFile: "var/siem/logs/alerts/alerts.json", ArchivesFile: "var/siem/logs/archives/archives.json", TemplateName: "siem",
 }
 
