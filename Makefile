@@ -99,7 +99,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 golden:
-	$(GO) test ./internal/... -run . -update
+	SIEMCTL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
 
 clean:
 	rm -rf $(BIN) $(DIST) cover.out docs/man
