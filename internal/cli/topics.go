@@ -45,7 +45,7 @@ One YAML file (--config, $SIEMCTL_CONFIG, default /etc/siemctl/siemctl.yaml), ov
 by SIEMCTL_<SECTION>_<KEY> environment variables (e.g. SIEMCTL_INDEXER_URL) and flags.
 A profile (siem or wazuh) sets every default. Unknown keys are errors.
 
-  profile: siem                        # siem (operations spec names) | wazuh (real Wazuh 4.x layout)
+  profile: siem                        # siem (siem-* package names) | wazuh (stock Wazuh 4.x layout)
   state_dir: /var/lib/siemctl          # journals, snapshots, the host lock
   backup_dir: /var/backups/siemctl
   systemd:

@@ -1,5 +1,5 @@
-// Package cluster holds the indexer maintenance operations of the
-// operations spec: shard allocation (show with its source, set to
+// Package cluster holds the indexer maintenance operations of an upgrade:
+// shard allocation (show with its source, set to
 // primaries/all, verified acknowledged and read back), shards with the
 // allocation explanation of each unassigned one, flush plus synced flush
 // (partial failure tolerated and reported), and the disk-watermark recovery
@@ -232,7 +232,7 @@ func Flush(ctx context.Context, api API) (FlushReport, error) {
 	return rep, nil
 }
 
-// The recovery override of the spec: transient watermarks 95%/95%/98%.
+// The usual recovery override: transient watermarks 95%/95%/98%.
 const (
 	RecoverLow   = "95%"
 	RecoverHigh  = "95%"
@@ -268,7 +268,7 @@ func Watermarks(ctx context.Context, api API) (WatermarkState, error) {
 	return WatermarkState{Watermarks: s.Watermarks(), Overrides: s.Overrides(WatermarkPrefix)}, nil
 }
 
-// RecoverWatermarks sets the spec's temporary transient override (low and
+// RecoverWatermarks sets the temporary transient override (low and
 // high 95%, flood stage 98%) and verifies it is in force.
 func RecoverWatermarks(ctx context.Context, api API) (Change[WatermarkState], error) {
 	want := map[string]string{indexer.KeyWatermarkLow: RecoverLow, indexer.KeyWatermarkHigh: RecoverHigh, indexer.KeyWatermarkFlood: RecoverFlood}

@@ -491,7 +491,7 @@ type OutdatedAgent struct {
 
 // OutdatedReport describes the comparison.
 type OutdatedReport struct {
-	// Mode: "newer_than_manager" (the spec's rule: agents must not be newer
+	// Mode: "newer_than_manager" (Wazuh's rule: agents must not be newer
 	// than the manager) or "older_than" (--than V).
 	Mode      string `json:"mode"`
 	Reference string `json:"reference"` // the version compared with

@@ -32,7 +32,7 @@ const (
 	DefaultRateLimitRetries = 3
 	DefaultRateLimitBackoff = 2 * time.Second  // doubled per retry
 	MaxRateLimitBackoff     = 60 * time.Second // the API's window
-	DefaultNotReadyWait     = 30 * time.Second // the spec's manager start wait
+	DefaultNotReadyWait     = 30 * time.Second // how long a starting manager may answer 'not ready'
 	DefaultNotReadyPoll     = 2 * time.Second
 	// DefaultTokenLifetime is the API's auth_token_exp_timeout default, used
 	// when a token carries no readable exp.

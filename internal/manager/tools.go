@@ -152,7 +152,7 @@ type CheckResult struct {
 	Problems []LogLine `json:"problems"`
 }
 
-// ControlCheck runs `<control> check` (the spec's config syntax check). A
+// ControlCheck runs `<control> check` (the config syntax check of tools that have one). A
 // control tool without `check` (real wazuh-control prints its usage) is
 // ErrUnsupported: use Client.ValidateConfig instead.
 func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {

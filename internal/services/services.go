@@ -1,5 +1,5 @@
 // Package services starts, stops, restarts and enables the stack's systemd
-// units in the order and with the waits of the operations spec: start
+// units in dependency order with bounded waits: start
 // indexer, manager, dashboard, shipper (waiting up to 60 s, 30 s, 60 s and
 // 30 s), stop in reverse, restart-all in start order. A stop is verified by
 // the unit's control group being empty (the manager forks many daemons), a
@@ -17,10 +17,11 @@ import (
 	"github.com/siemctl/siemctl/internal/units"
 )
 
-// StartOrder is the spec's start order; stop uses its reverse.
+// StartOrder is the start order (each component needs the one before);
+// stop uses its reverse.
 var StartOrder = []string{"indexer", "manager", "dashboard", "shipper"}
 
-// Waits are the spec's start wait limits per component.
+// Waits are the start wait limits per component.
 var Waits = map[string]time.Duration{
 	"indexer":   60 * time.Second,
 	"manager":   30 * time.Second,
@@ -154,7 +155,7 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for Took (default time.Now).
 	Now func() time.Time
-	// Waits overrides the spec's wait limits (tests); missing keys use Waits.
+	// Waits overrides the wait limits (tests); missing keys use Waits.
 	Waits map[string]time.Duration
 }
 
@@ -201,7 +202,7 @@ func (r *Runner) Start(ctx context.Context, comps []Component) ([]Outcome, error
 	return r.sequence(ctx, "start", inStartOrder(comps), r.startOne)
 }
 
-// Restart restarts comps in start order (the spec's restart-all).
+// Restart restarts comps in start order (restart-all).
 func (r *Runner) Restart(ctx context.Context, comps []Component) ([]Outcome, error) {
 	return r.sequence(ctx, "restart", inStartOrder(comps), r.restartOne)
 }
@@ -336,7 +337,7 @@ func (r *Runner) restartOne(ctx context.Context, c Component, o *Outcome) error 
 
 func waitErr(err error, limit time.Duration) error {
 	if errors.Is(err, units.ErrWaitTimeout) {
-		return fmt.Errorf("not active within the spec's %s: %w", limit, err)
+		return fmt.Errorf("not active within %s: %w", limit, err)
 	}
 	return err
 }

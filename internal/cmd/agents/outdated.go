@@ -30,8 +30,8 @@ func NewCmdOutdated(f *cli.Factory, runF func(context.Context, *OutdatedOptions)
 	cmd := &cobra.Command{
 		Use:   "outdated [--than V]",
 		Short: "Agents newer than the manager, or older than a version",
-		Long: `Without --than: the agents whose version is newer than the manager's (the spec forbids it:
-upgrade the manager first). With --than V: the agents older than V, e.g. the ones to upgrade
+		Long: `Without --than: the agents whose version is newer than the manager's (Wazuh does not
+support it: upgrade the manager first). With --than V: the agents older than V, e.g. the ones to upgrade
 after a manager upgrade. Agents that never connected have no version and are counted apart.`,
 		Example: `  siemctl agents outdated
   siemctl agents outdated --than 4.10.0 -o json`,

@@ -32,7 +32,7 @@ func NewCmdWatermark(f *cli.Factory, runF func(context.Context, *WatermarkOption
 		Short: "Show the disk watermarks; set or remove the temporary recovery override",
 		Long: `Without flags: the disk watermarks in force (low, high, flood stage) and where each comes from.
 
---recover sets the spec's temporary override as transient settings: low and high 95%, flood
+--recover sets the usual temporary override as transient settings: low and high 95%, flood
 stage 98%, so a nearly full node can allocate and accept writes while you free space.
 --clear removes every transient watermark override (persistent ones stay). Both print the
 values before and after, and verify the change is in force. Never leave the override on.

@@ -30,7 +30,7 @@ type ActionOptions struct {
 
 // NewCmdStart builds `services start`.
 func NewCmdStart(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
-	return newActionCmd(f, "start", runF, `Start units in the spec's order: indexer, manager, dashboard, shipper, waiting for
+	return newActionCmd(f, "start", runF, `Start units in dependency order: indexer, manager, dashboard, shipper, waiting for
 each to be active (indexer up to 60s, manager 30s, dashboard 60s, shipper 30s) before the next.
 A unit that fails stops the sequence; it is explained with its result and last log lines.`,
 		`  siemctl services start --yes
@@ -59,7 +59,7 @@ func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *Act
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:               action + " [component...|all]",
-		Short:             strings.ToUpper(action[:1]) + action[1:] + " units in the spec's order with the spec's waits",
+		Short:             strings.ToUpper(action[:1]) + action[1:] + " units in dependency order with bounded waits",
 		Long:              long + "\n\n" + changeRule,
 		Example:           example,
 		ValidArgsFunction: completeComponents,

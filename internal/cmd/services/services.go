@@ -1,5 +1,5 @@
 // Package services is `siemctl services`: status, start, stop, restart and
-// enable of the stack's units in the spec's order with the spec's waits.
+// enable of the stack's units in dependency order with bounded waits.
 package services
 
 import (
@@ -17,8 +17,8 @@ import (
 func NewCmdServices(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "services",
-		Short: "Status, start, stop, restart and enable the stack's units in the spec's order",
-		Long: `Manage the four systemd units of the stack in the operations spec's order:
+		Short: "Status, start, stop, restart and enable the stack's units in dependency order",
+		Long: `Manage the four systemd units of the stack in dependency order:
 start indexer, manager, dashboard, shipper (waiting up to 60s, 30s, 60s and 30s for each to
 be active), stop in the reverse order (verifying the unit's processes are gone), and restart
 all in start order. A unit that fails is explained with systemd's result and its last log lines.
