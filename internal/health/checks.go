@@ -18,6 +18,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -635,7 +636,7 @@ func checkDisk(ctx context.Context, e *Env) Result {
 		if a.Node == "UNASSIGNED" || a.DiskTotal == 0 {
 			continue
 		}
-		evidence = append(evidence, fmt.Sprintf("%s: %d%% used (%s of %s), %d shards", a.Node, a.DiskPercent, humanBytes(a.DiskUsed), humanBytes(a.DiskTotal), a.Shards))
+		evidence = append(evidence, fmt.Sprintf("%s: %d%% used (%s of %s), %d shards", a.Node, a.DiskPercent, output.Bytes(a.DiskUsed), output.Bytes(a.DiskTotal), a.Shards))
 		worst = max(worst, a.DiskPercent)
 	}
 	blocks, err := ix.IndexBlocks(ctx, "*")
@@ -669,19 +670,6 @@ func firstN(s []string, n int) []string {
 		return s
 	}
 	return append(append([]string{}, s[:n]...), fmt.Sprintf("… %d more", len(s)-n))
-}
-
-func humanBytes(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%dB", b)
-	}
-	div, exp := int64(unit), 0
-	for n := b / unit; n >= unit; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }
 
 // TodayIndex is the alerts index the shipper writes to today.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // Severity of a change; higher is worse.
@@ -411,7 +413,7 @@ func (df *differ) indices(la, lb []Index) {
 			if df.ignoredIndex(xa.Name) {
 				sev, msg = Info, "index removed as expected (%d docs, %s)"
 			}
-			df.add(sev, CatIndex, xa.Name, i64(xa.DocsCount), "", msg, xa.DocsCount, bytesHuman(xa.StoreBytes))
+			df.add(sev, CatIndex, xa.Name, i64(xa.DocsCount), "", msg, xa.DocsCount, output.Bytes(xa.StoreBytes))
 			continue
 		}
 		if xa.Status != "close" && xb.Status == "close" {
@@ -546,17 +548,4 @@ func orQuote(s string) string {
 		return "(unset)"
 	}
 	return s
-}
-
-func bytesHuman(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // RenderDiffText writes a report as a header line and a table (severity,
@@ -110,11 +112,11 @@ func RenderDocumentText(w io.Writer, d *Document) error {
 	if ix.Reachable {
 		fmt.Fprintf(tw, "cluster\t%s %s, %d node(s), %d active / %d unassigned shards\n", orDash(ix.ClusterName), orDash(ix.Status), ix.NumberOfNodes, ix.ActiveShards, ix.UnassignedShards)
 		fmt.Fprintf(tw, "allocation\t%s\n", orQuote(ix.Settings["cluster.routing.allocation.enable"]))
-		fmt.Fprintf(tw, "indices\t%d, %d docs, %s\n", d.Summary.Indices, d.Summary.Docs, bytesHuman(d.Summary.StoreBytes))
+		fmt.Fprintf(tw, "indices\t%d, %d docs, %s\n", d.Summary.Indices, d.Summary.Docs, output.Bytes(d.Summary.StoreBytes))
 		fmt.Fprintf(tw, "templates\t%d (alerts: %s)\n", len(ix.Templates), orDash(strings.Join(ix.AlertsTemplates, ",")))
 		fmt.Fprintf(tw, "pipelines\t%d\n", len(ix.Pipelines))
 		for _, dk := range ix.Disk {
-			fmt.Fprintf(tw, "disk %s\t%s of %s\n", dk.Node, pct(dk.Percent), bytesHuman(dk.TotalBytes))
+			fmt.Fprintf(tw, "disk %s\t%s of %s\n", dk.Node, pct(dk.Percent), output.Bytes(dk.TotalBytes))
 		}
 	} else {
 		fmt.Fprintf(tw, "indexer\t%s\n", oneLine(ix.Error))

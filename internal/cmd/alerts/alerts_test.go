@@ -576,7 +576,7 @@ func TestCleanupApply(t *testing.T) {
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		cmd.SetArgs([]string{"--apply", planFile})
 		err := cmd.Execute()
-		if !errors.Is(err, output.ErrDeclined) || len(deleted) != 0 || !strings.Contains(errOut.String(), "delete 2 alerts indices (3 documents, 2.0MiB)") {
+		if !errors.Is(err, output.ErrDeclined) || len(deleted) != 0 || !strings.Contains(errOut.String(), "delete 2 alerts indices (3 documents, 2.0 MiB)") {
 			t.Errorf("%v deleted=%v stderr=%q", err, deleted, errOut.String())
 		}
 	})

@@ -164,7 +164,7 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 	}
 	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "index", "date", "docs", "size")
 	for _, pi := range plan.Indices {
-		t.Row(pi.Name, pi.Date, strconv.FormatInt(pi.DocsCount, 10), humanBytes(pi.StoreBytes))
+		t.Row(pi.Name, pi.Date, strconv.FormatInt(pi.DocsCount, 10), output.Bytes(pi.StoreBytes))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -180,7 +180,7 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 		fmt.Fprintf(e, "warning: %s\n", w)
 	}
 	fmt.Fprintf(e, "plan: delete %d indices (%d documents, %s), keep %d; written to %s (%s)\n",
-		len(plan.Indices), plan.TotalDocs, humanBytes(plan.TotalBytes), plan.Kept, path, plan.Checksum)
+		len(plan.Indices), plan.TotalDocs, output.Bytes(plan.TotalBytes), plan.Kept, path, plan.Checksum)
 	if len(plan.Indices) > 0 {
 		fmt.Fprintf(e, "apply it with: siemctl alerts cleanup --apply %s\n", path)
 	}
@@ -240,7 +240,7 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 			return err
 		}
 	}
-	q := fmt.Sprintf("delete %d alerts indices (%d documents, %s) from %s?", len(ready), docs, humanBytes(size), ix.URL())
+	q := fmt.Sprintf("delete %d alerts indices (%d documents, %s) from %s?", len(ready), docs, output.Bytes(size), ix.URL())
 	calls := make([]string, len(ready))
 	for i, name := range ready {
 		calls[i] = indexer.DeleteIndexCall(name)
@@ -287,7 +287,7 @@ func renderItems(opts *CleanupOptions, items []cleanup.Item) error {
 		case cleanup.StatusMissing:
 			st = p.Yellow(st)
 		}
-		t.Row(it.Name, it.Date, strconv.FormatInt(it.DocsCount, 10), humanBytes(it.StoreBytes), st, orDash(it.Detail))
+		t.Row(it.Name, it.Date, strconv.FormatInt(it.DocsCount, 10), output.Bytes(it.StoreBytes), st, orDash(it.Detail))
 	}
 	return t.Render()
 }

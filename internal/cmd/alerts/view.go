@@ -118,20 +118,6 @@ func queryError(q string, err error) error {
 	return err
 }
 
-// humanBytes formats a byte count with binary units.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 func marshalCompact(v any) ([]byte, error) {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)

@@ -206,23 +206,10 @@ func summaryLine(s snapshot.Summary, p *output.Palette) string {
 	if s.ClusterStatus != "" {
 		parts = append(parts, "cluster "+s.ClusterStatus)
 	}
-	parts = append(parts, fmt.Sprintf("%d indices, %d docs, %s", s.Indices, s.Docs, humanBytes(s.StoreBytes)),
+	parts = append(parts, fmt.Sprintf("%d indices, %d docs, %s", s.Indices, s.Docs, output.Bytes(s.StoreBytes)),
 		fmt.Sprintf("%d agents", s.Agents))
 	if s.PartErrors > 0 {
 		parts = append(parts, p.Yellow(fmt.Sprintf("%d part(s) not read", s.PartErrors)))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
