@@ -51,7 +51,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 				_, err := fmt.Fprintln(f.IO.Out, bi.Version)
 				return err
 			}
-			if err := output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", orDash(bi.Commit)}, [2]string{"built", orDash(bi.Date)}, [2]string{"go", bi.GoVersion}); err != nil {
+			if err := output.KV(f.IO.Out, [2]string{"siemctl", bi.Version}, [2]string{"commit", output.Dash(bi.Commit)}, [2]string{"built", output.Dash(bi.Date)}, [2]string{"go", bi.GoVersion}); err != nil {
 				return err
 			}
 			if cfgErr != nil {
@@ -65,18 +65,11 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			t := output.NewTable(f.IO.Out, f.IO.IsStdoutTTY(), "component", "package", "running", "note")
 			for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
 				v := comps[c]
-				t.Row(c, orDash(v.Package), orDash(v.API), v.Error)
+				t.Row(c, output.Dash(v.Package), output.Dash(v.API), v.Error)
 			}
 			return t.Render()
 		},
 	}
 	cmd.Flags().BoolVar(&short, "short", false, "print only siemctl's version, on one line (no stack queries; -o json: the whole build)")
 	return cmd
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -481,7 +481,7 @@ func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) ([]string, *i
 			if s.PriRep == "p" {
 				kind = "PRIMARY"
 			}
-			ev = append(ev, fmt.Sprintf("unassigned %s %s[%d]: %s", kind, s.Index, s.Shard, orDash(s.UnassignedReason)))
+			ev = append(ev, fmt.Sprintf("unassigned %s %s[%d]: %s", kind, s.Index, s.Shard, output.Dash(s.UnassignedReason)))
 		}
 		n++
 	}
@@ -497,7 +497,7 @@ func explainUnassigned(ctx context.Context, e *Env, ix IndexerAPI) ([]string, *i
 	if err != nil {
 		return append(ev, "cannot explain "+first.Index+": "+errSummary(err)), nil
 	}
-	ev = append(ev, fmt.Sprintf("explain %s[%d]: %s", x.Index, x.Shard, orDash(x.AllocateExplanation)))
+	ev = append(ev, fmt.Sprintf("explain %s[%d]: %s", x.Index, x.Shard, output.Dash(x.AllocateExplanation)))
 	for _, d := range x.Blocking() {
 		ev = append(ev, fmt.Sprintf("  decider %s on %s: %s", d.Decider, d.Node, d.Explanation))
 	}
@@ -527,13 +527,6 @@ func remedyFix(e *Env, rs []cluster.Remedy) string {
 	return strings.Join(out, "; ")
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func checkAllocation(ctx context.Context, e *Env) Result {
 	_, down := indexerDown(ctx, e)
 	if down != nil {
@@ -545,7 +538,7 @@ func checkAllocation(ctx context.Context, e *Env) Result {
 	}
 	var problems, evidence, fixes []string
 	en := s.AllocationEnable()
-	evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, orDash(en.Value), orDash(string(en.Source))))
+	evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, output.Dash(en.Value), output.Dash(string(en.Source))))
 	if en.Value != "" && en.Value != "all" {
 		problems = append(problems, fmt.Sprintf("allocation.enable is %s (%s): replicas and new shards are not allocated; left over from an upgrade?", en.Value, en.Source))
 		fixes = append(fixes, "siemctl indexer allocation all")
@@ -1062,7 +1055,7 @@ func checkAlertsFlow(ctx context.Context, e *Env) Result {
 		age = now.Sub(newest).Round(time.Second).String()
 		evidence = append(evidence, "newest alert at "+newest.UTC().Format(time.RFC3339)+" ("+age+" ago)")
 	}
-	r := ok(fmt.Sprintf("%d alerts in the last 5 minutes, newest %s ago", n, orDash(age)), evidence...)
+	r := ok(fmt.Sprintf("%d alerts in the last 5 minutes, newest %s ago", n, output.Dash(age)), evidence...)
 	r.Metrics = map[string]float64{"alerts_5m": float64(n)}
 	if found {
 		r.Metrics["newest_age_seconds"] = now.Sub(newest).Seconds()

@@ -21,3 +21,11 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%s%.1f %ciB", sign, float64(u)/float64(div), "KMGTPE"[exp])
 }
+
+// Dash renders an empty table cell or value as "-".
+func Dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

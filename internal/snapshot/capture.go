@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/redact"
 )
 
@@ -283,7 +284,7 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 			case unitsErr != nil:
 				apiErr = fmt.Errorf("unit state unknown: %w", unitsErr)
 			case c.Unit.ActiveState != "active":
-				apiErr = fmt.Errorf("unit %s is %s", orDash(c.Unit.Name), orDash(c.Unit.ActiveState))
+				apiErr = fmt.Errorf("unit %s is %s", output.Dash(c.Unit.Name), output.Dash(c.Unit.ActiveState))
 			}
 		}
 		c.Reachable = apiErr == nil
@@ -297,13 +298,6 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 	d.normalize()
 	d.summarize()
 	return d, nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func rfc3339(t time.Time) string {

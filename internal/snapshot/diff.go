@@ -194,15 +194,15 @@ func (df *differ) versionChange(comp, kind, before, after, pkgAfter string) {
 	exp, hasExp := df.opts.Expected[comp]
 	switch {
 	case hasExp && kind == "api" && pkgAfter == exp:
-		df.add(Info, CatVersion, key, before, after, "%s api version %s → %s with the expected package %s", comp, orDash(before), orDash(after), exp)
+		df.add(Info, CatVersion, key, before, after, "%s api version %s → %s with the expected package %s", comp, output.Dash(before), output.Dash(after), exp)
 	case after == "" && kind == "package":
 		df.add(Critical, CatVersion, key, before, after, "%s package no longer installed (was %s)", comp, before)
 	case hasExp && (after == exp || (kind == "api" && normVersion(after) == normVersion(exp))):
-		df.add(Info, CatVersion, key, before, after, "%s %s version %s → %s, as expected", comp, kind, orDash(before), after)
+		df.add(Info, CatVersion, key, before, after, "%s %s version %s → %s, as expected", comp, kind, output.Dash(before), after)
 	case hasExp:
-		df.add(Warning, CatVersion, key, before, after, "%s %s version %s → %s, expected %s", comp, kind, orDash(before), orDash(after), exp)
+		df.add(Warning, CatVersion, key, before, after, "%s %s version %s → %s, expected %s", comp, kind, output.Dash(before), output.Dash(after), exp)
 	default:
-		df.add(Warning, CatVersion, key, before, after, "%s %s version changed %s → %s", comp, kind, orDash(before), orDash(after))
+		df.add(Warning, CatVersion, key, before, after, "%s %s version changed %s → %s", comp, kind, output.Dash(before), output.Dash(after))
 	}
 }
 
@@ -220,9 +220,9 @@ func (df *differ) components(a, b *Document) {
 			df.add(Info, CatComponent, name, "unreachable", "reachable", "%s is reachable again", name)
 		}
 		ua, ub := ca.Unit, cb.Unit
-		unitKey := orDash(ub.Name)
+		unitKey := output.Dash(ub.Name)
 		if ua.ActiveState == "active" && ub.ActiveState != "active" {
-			df.add(Critical, CatUnit, unitKey, ua.ActiveState, ub.ActiveState, "unit %s no longer active (%s/%s)", unitKey, orDash(ub.ActiveState), orDash(ub.SubState))
+			df.add(Critical, CatUnit, unitKey, ua.ActiveState, ub.ActiveState, "unit %s no longer active (%s/%s)", unitKey, output.Dash(ub.ActiveState), output.Dash(ub.SubState))
 		} else if ua.ActiveState != "active" && ub.ActiveState == "active" {
 			df.add(Info, CatUnit, unitKey, ua.ActiveState, ub.ActiveState, "unit %s is active again", unitKey)
 		}
@@ -248,7 +248,7 @@ func (df *differ) components(a, b *Document) {
 		ca := a.Components[comp]
 		if ok && cb.PackageVersion == ca.PackageVersion && cb.PackageVersion != exp {
 			df.add(Warning, CatVersion, comp+"/package", ca.PackageVersion, cb.PackageVersion,
-				"%s package still %s, expected %s", comp, orDash(cb.PackageVersion), exp)
+				"%s package still %s, expected %s", comp, output.Dash(cb.PackageVersion), exp)
 		}
 	}
 }
@@ -421,7 +421,7 @@ func (df *differ) indices(la, lb []Index) {
 			continue
 		}
 		if xb.Health == "red" && xa.Health != "red" {
-			df.add(Critical, CatIndex, xa.Name, xa.Health, xb.Health, "index health %s → red", orDash(xa.Health))
+			df.add(Critical, CatIndex, xa.Name, xa.Health, xb.Health, "index health %s → red", output.Dash(xa.Health))
 		}
 		if xb.DocsCount < xa.DocsCount && xb.Status != "close" {
 			sev := Critical
@@ -478,7 +478,7 @@ func (df *differ) manager(a, b *Document) {
 	if !failed(ma.Errors, mb.Errors, "daemons", df, "daemons") {
 		for _, d := range sortedKeys(ma.Daemons) {
 			if ma.Daemons[d] == "running" && mb.Daemons[d] != "running" {
-				df.add(Warning, CatDaemon, d, "running", mb.Daemons[d], "daemon %s no longer running (%s)", d, orDash(mb.Daemons[d]))
+				df.add(Warning, CatDaemon, d, "running", mb.Daemons[d], "daemon %s no longer running (%s)", d, output.Dash(mb.Daemons[d]))
 			}
 		}
 	}
@@ -516,7 +516,7 @@ func (df *differ) alerts(a, b *Document) {
 	}
 	if a.Alerts.Last5m > 0 && b.Alerts.Last5m == 0 {
 		df.add(Warning, CatAlerts, "last_5m", i64(a.Alerts.Last5m), "0",
-			"alert rate dropped to zero (newest alert %s)", orDash(b.Alerts.Newest))
+			"alert rate dropped to zero (newest alert %s)", output.Dash(b.Alerts.Newest))
 	}
 }
 

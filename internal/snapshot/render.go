@@ -69,8 +69,8 @@ func RenderListText(w io.Writer, entries []Entry) error {
 		if len(s.Down) > 0 {
 			up += " (down: " + strings.Join(s.Down, ",") + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", e.ID, e.TakenAt, orDash(oneLine(e.Label)),
-			s.Status, up, orDash(s.ClusterStatus), s.Indices, s.Docs, s.Agents)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", e.ID, e.TakenAt, output.Dash(oneLine(e.Label)),
+			s.Status, up, output.Dash(s.ClusterStatus), s.Indices, s.Docs, s.Agents)
 	}
 	return tw.Flush()
 }
@@ -88,16 +88,16 @@ func RenderListJSON(w io.Writer, entries []Entry) error {
 func RenderDocumentText(w io.Writer, d *Document) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "snapshot\t%s\n", d.ID)
-	fmt.Fprintf(tw, "label\t%s\n", orDash(d.Label))
+	fmt.Fprintf(tw, "label\t%s\n", output.Dash(d.Label))
 	fmt.Fprintf(tw, "taken at\t%s\n", d.TakenAt)
-	fmt.Fprintf(tw, "host\t%s\n", orDash(d.Host))
-	fmt.Fprintf(tw, "siemctl\t%s\n", orDash(d.SiemctlVersion))
+	fmt.Fprintf(tw, "host\t%s\n", output.Dash(d.Host))
+	fmt.Fprintf(tw, "siemctl\t%s\n", output.Dash(d.SiemctlVersion))
 	fmt.Fprintf(tw, "health\t%s\n", d.Summary.Status)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "COMPONENT\tUNIT\tSTATE\tPACKAGE\tAPI\tREACHABLE")
 	for _, name := range sortedKeys(d.Components) {
 		c := d.Components[name]
-		state := orDash(c.Unit.ActiveState)
+		state := output.Dash(c.Unit.ActiveState)
 		if c.Unit.SubState != "" {
 			state += "/" + c.Unit.SubState
 		}
@@ -105,15 +105,15 @@ func RenderDocumentText(w io.Writer, d *Document) error {
 		if !c.Reachable {
 			reach = "no: " + oneLine(c.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, orDash(c.Unit.Name), state, orDash(c.PackageVersion), orDash(c.APIVersion), reach)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, output.Dash(c.Unit.Name), state, output.Dash(c.PackageVersion), output.Dash(c.APIVersion), reach)
 	}
 	fmt.Fprintln(tw)
 	ix := d.Indexer
 	if ix.Reachable {
-		fmt.Fprintf(tw, "cluster\t%s %s, %d node(s), %d active / %d unassigned shards\n", orDash(ix.ClusterName), orDash(ix.Status), ix.NumberOfNodes, ix.ActiveShards, ix.UnassignedShards)
+		fmt.Fprintf(tw, "cluster\t%s %s, %d node(s), %d active / %d unassigned shards\n", output.Dash(ix.ClusterName), output.Dash(ix.Status), ix.NumberOfNodes, ix.ActiveShards, ix.UnassignedShards)
 		fmt.Fprintf(tw, "allocation\t%s\n", orQuote(ix.Settings["cluster.routing.allocation.enable"]))
 		fmt.Fprintf(tw, "indices\t%d, %d docs, %s\n", d.Summary.Indices, d.Summary.Docs, output.Bytes(d.Summary.StoreBytes))
-		fmt.Fprintf(tw, "templates\t%d (alerts: %s)\n", len(ix.Templates), orDash(strings.Join(ix.AlertsTemplates, ",")))
+		fmt.Fprintf(tw, "templates\t%d (alerts: %s)\n", len(ix.Templates), output.Dash(strings.Join(ix.AlertsTemplates, ",")))
 		fmt.Fprintf(tw, "pipelines\t%d\n", len(ix.Pipelines))
 		for _, dk := range ix.Disk {
 			fmt.Fprintf(tw, "disk %s\t%s of %s\n", dk.Node, pct(dk.Percent), output.Bytes(dk.TotalBytes))
@@ -123,17 +123,17 @@ func RenderDocumentText(w io.Writer, d *Document) error {
 	}
 	m := d.Manager
 	if m.Reachable {
-		fmt.Fprintf(tw, "manager\t%s, %d daemon(s), API users: %s\n", orDash(m.Version), len(m.Daemons), orDash(strings.Join(m.APIUsers, ",")))
+		fmt.Fprintf(tw, "manager\t%s, %d daemon(s), API users: %s\n", output.Dash(m.Version), len(m.Daemons), output.Dash(strings.Join(m.APIUsers, ",")))
 		parts := make([]string, 0, len(m.Agents.ByStatus))
 		for _, st := range sortedKeys(m.Agents.ByStatus) {
 			parts = append(parts, fmt.Sprintf("%s %d", st, m.Agents.ByStatus[st]))
 		}
-		fmt.Fprintf(tw, "agents\t%d (%s)\n", m.Agents.Total, orDash(strings.Join(parts, ", ")))
+		fmt.Fprintf(tw, "agents\t%d (%s)\n", m.Agents.Total, output.Dash(strings.Join(parts, ", ")))
 	} else {
 		fmt.Fprintf(tw, "manager\t%s\n", oneLine(m.Error))
 	}
 	if d.Alerts.Reachable {
-		fmt.Fprintf(tw, "alerts\t%d in the last 5 min, newest %s\n", d.Alerts.Last5m, orDash(d.Alerts.Newest))
+		fmt.Fprintf(tw, "alerts\t%d in the last 5 min, newest %s\n", d.Alerts.Last5m, output.Dash(d.Alerts.Newest))
 	} else {
 		fmt.Fprintf(tw, "alerts\t%s\n", oneLine(d.Alerts.Error))
 	}

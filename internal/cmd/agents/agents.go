@@ -117,13 +117,6 @@ func timeStr(t time.Time, tty bool) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func statusColor(p *output.Palette, s string) string {
 	switch s {
 	case "active":

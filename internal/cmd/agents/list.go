@@ -189,7 +189,7 @@ func tableStream(w io.Writer, ios *output.IOStreams) (func(r *fleet.Row) error, 
 					return err
 				}
 			}
-			_, err := io.WriteString(w, strings.Join([]string{r.ID, r.Name, dash(r.IP), r.Status, dash(r.Version), timeStr(r.LastKeepAlive, false), dash(r.OS)}, "\t")+"\n")
+			_, err := io.WriteString(w, strings.Join([]string{r.ID, r.Name, output.Dash(r.IP), r.Status, output.Dash(r.Version), timeStr(r.LastKeepAlive, false), output.Dash(r.OS)}, "\t")+"\n")
 			return err
 		}
 		return emit, func(int) error { return nil }
@@ -214,7 +214,7 @@ func tableStream(w io.Writer, ios *output.IOStreams) (func(r *fleet.Row) error, 
 		return nil
 	}
 	emit := func(r *fleet.Row) error {
-		cells := []string{r.ID, r.Name, dash(r.IP), r.Status, dash(r.Version), timeStr(r.LastKeepAlive, true), dash(r.OS)}
+		cells := []string{r.ID, r.Name, output.Dash(r.IP), r.Status, output.Dash(r.Version), timeStr(r.LastKeepAlive, true), output.Dash(r.OS)}
 		if widths == nil {
 			pending = append(pending, cells)
 			if len(pending) >= sample {

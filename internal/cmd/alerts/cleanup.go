@@ -287,7 +287,7 @@ func renderItems(opts *CleanupOptions, items []cleanup.Item) error {
 		case cleanup.StatusMissing:
 			st = p.Yellow(st)
 		}
-		t.Row(it.Name, it.Date, strconv.FormatInt(it.DocsCount, 10), output.Bytes(it.StoreBytes), st, orDash(it.Detail))
+		t.Row(it.Name, it.Date, strconv.FormatInt(it.DocsCount, 10), output.Bytes(it.StoreBytes), st, output.Dash(it.Detail))
 	}
 	return t.Render()
 }

@@ -102,7 +102,7 @@ func runCount(ctx context.Context, opts *CountOptions) error {
 		}{n, since.UTC(), opts.Query})
 	}
 	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "count", "since", "query")
-	t.Row(strconv.FormatInt(n, 10), timeCell(since), orDash(opts.Query))
+	t.Row(strconv.FormatInt(n, 10), timeCell(since), output.Dash(opts.Query))
 	return t.Render()
 }
 

@@ -126,7 +126,7 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 			if h.State != probe.StateSkipped {
 				lat = h.Latency.Round(time.Millisecond).String()
 			}
-			t.Row(h.Name, p.Status(stateWord(h.State)), lat, orDash(h.Detail))
+			t.Row(h.Name, p.Status(stateWord(h.State)), lat, output.Dash(h.Detail))
 		}
 		if err := t.Render(); err != nil {
 			return err

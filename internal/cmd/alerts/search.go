@@ -133,7 +133,7 @@ func renderAlerts(io *output.IOStreams, alerts []Alert, header bool) error {
 		case a.RuleLevel >= 7:
 			lvl = p.Yellow(lvl)
 		}
-		t.Row(timePtrCell(a.Time), orDash(a.RuleID), lvl, agentCell(a), orDash(a.Description))
+		t.Row(timePtrCell(a.Time), output.Dash(a.RuleID), lvl, agentCell(a), output.Dash(a.Description))
 	}
 	return t.Render()
 }

@@ -91,13 +91,6 @@ func timePtrCell(t *time.Time) string {
 	return timeCell(*t)
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func agentCell(a Alert) string {
 	switch {
 	case a.AgentID == "" && a.AgentName == "":

@@ -81,7 +81,7 @@ func runShards(ctx context.Context, opts *ShardsOptions) error {
 		default:
 			state = p.Yellow(state)
 		}
-		t.Row(s.Index, fmt.Sprint(s.Shard.Shard), s.PriRep, state, dashS(s.Node), dashS(s.UnassignedReason))
+		t.Row(s.Index, fmt.Sprint(s.Shard.Shard), s.PriRep, state, output.Dash(s.Node), output.Dash(s.UnassignedReason))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -101,7 +101,7 @@ func runShards(ctx context.Context, opts *ShardsOptions) error {
 			continue
 		}
 		e := s.Explanation
-		fmt.Fprintf(w, "%s (can_allocate: %s)\n", dashS(e.AllocateExplanation), dashS(e.CanAllocate))
+		fmt.Fprintf(w, "%s (can_allocate: %s)\n", output.Dash(e.AllocateExplanation), output.Dash(e.CanAllocate))
 		if e.UnassignedDetails != "" {
 			fmt.Fprintf(w, "  details: %s\n", e.UnassignedDetails)
 		}
@@ -123,11 +123,4 @@ func runShards(ctx context.Context, opts *ShardsOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "fix: %s\n", h)
 	}
 	return nil
-}
-
-func dashS(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -64,7 +64,7 @@ func runUsersList(ctx context.Context, opts *UsersListOptions) error {
 		for i, r := range u.Roles {
 			roles[i] = fmt.Sprint(r)
 		}
-		t.Row(fmt.Sprint(u.ID), u.Username, dash(strings.Join(roles, ",")), yesNo(u.Admin), yesNo(u.AllowRunAs))
+		t.Row(fmt.Sprint(u.ID), u.Username, output.Dash(strings.Join(roles, ",")), yesNo(u.Admin), yesNo(u.AllowRunAs))
 	}
 	return t.Render()
 }
@@ -74,13 +74,6 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // UsersAddOptions are the inputs of `security api-users add`.

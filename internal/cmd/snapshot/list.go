@@ -88,17 +88,10 @@ func runList(_ context.Context, opts *ListOptions) error {
 		if len(s.Down) > 0 {
 			up += " " + p.Red("down:"+strings.Join(s.Down, ","))
 		}
-		t.Row(e.ID, e.TakenAt, dash(e.Label), p.Status(s.Status), up, dash(s.ClusterStatus),
+		t.Row(e.ID, e.TakenAt, output.Dash(e.Label), p.Status(s.Status), up, output.Dash(s.ClusterStatus),
 			strconv.Itoa(s.Indices), strconv.FormatInt(s.Docs, 10), strconv.Itoa(s.Agents))
 	}
 	return t.Render()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // renderTrend prints one value per snapshot, oldest first: JSON points, a bar chart on a terminal,
@@ -124,7 +117,7 @@ func renderTrend(opts *ListOptions, entries []snapshot.Entry) error {
 	if !opts.IO.IsStdoutTTY() {
 		t := output.NewTable(opts.IO.Out, false, "id", "taken at", "label", opts.Trend)
 		for _, p := range points {
-			t.Row(p.ID, p.TakenAt, dash(p.Label), strconv.FormatInt(p.Value, 10))
+			t.Row(p.ID, p.TakenAt, output.Dash(p.Label), strconv.FormatInt(p.Value, 10))
 		}
 		return t.Render()
 	}

@@ -111,7 +111,7 @@ func runPrune(ctx context.Context, opts *PruneOptions) error {
 	}
 	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "removed", "taken at", "label")
 	for _, e := range removed {
-		t.Row(e.ID, e.TakenAt, dash(e.Label))
+		t.Row(e.ID, e.TakenAt, output.Dash(e.Label))
 	}
 	if err := t.Render(); err != nil {
 		return err
