@@ -21,7 +21,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
-	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
@@ -50,10 +49,9 @@ type RepositoryOptions struct {
 	Units   func(ctx context.Context) (RepositoryUnits, error)
 	Output  string
 	Timeout time.Duration
-	// prepare
+	// prepare: the lock, confirmation and --dry-run policy of every change
 	Location string
-	Yes      bool
-	DryRun   bool
+	Change   cli.Change
 	// Wait bounds the indexer restart (default 3m); Poll its polling (1s).
 	Wait time.Duration
 	Poll time.Duration
@@ -81,6 +79,7 @@ func NewCmdRepository(f *cli.Factory, runF func(context.Context, *RepositoryOpti
 			}
 			return u, nil
 		}}
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "repository [show|prepare]",
 		Short: "Show or prepare the snapshot repository of indexer.data_safety: snapshot",
@@ -105,7 +104,8 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			opts.Output, opts.Timeout, opts.Yes = f.Global.Output, f.Global.Timeout, f.Global.Yes
+			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
+			opts.Change = f.Change(cmd, args, dryRun)
 			verb := "show"
 			if len(args) == 1 {
 				verb = args[0]
@@ -115,7 +115,7 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
 			}
 			switch verb {
 			case "show":
-				if opts.Location != "" || opts.DryRun {
+				if opts.Location != "" || dryRun {
 					return cli.FlagErrorf("--location and --dry-run belong to prepare")
 				}
 			case "prepare":
@@ -132,7 +132,7 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
 		},
 	}
 	cmd.Flags().StringVar(&opts.Location, "location", "", "prepare: repository directory (default: indexer.snapshot_location, else <first path.repo>/siemctl)")
-	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "prepare: print what would change; change nothing")
+	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -147,9 +147,8 @@ type RepositoryReport struct {
 	Verified    bool                   `json:"verified"`
 	VerifyError string                 `json:"verify_error,omitempty"`
 	Snapshots   []indexer.SnapshotInfo `json:"snapshots"`
-	// Actions are what prepare did (or, with --dry-run, would do).
+	// Actions are what prepare did.
 	Actions []string `json:"actions,omitempty"`
-	DryRun  bool     `json:"dry_run,omitempty"`
 }
 
 func repositoryState(ctx context.Context, c *config.Config, api RepositoryAPI) (RepositoryReport, error) {
@@ -235,11 +234,7 @@ func renderRepository(opts *RepositoryOptions, rep RepositoryReport) error {
 		}
 	}
 	if len(rep.Actions) > 0 {
-		head := "done:"
-		if rep.DryRun {
-			head = "would do (--dry-run):"
-		}
-		fmt.Fprintln(opts.IO.ErrOut, head)
+		fmt.Fprintln(opts.IO.ErrOut, "done:")
 		for _, a := range rep.Actions {
 			fmt.Fprintln(opts.IO.ErrOut, "  "+a)
 		}
@@ -301,11 +296,7 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		plan = append(plan, fmt.Sprintf("PUT /_snapshot/%s {type: fs, location: %s}", rep.Repository, location))
 	}
 	plan = append(plan, "POST /_snapshot/"+rep.Repository+"/_verify")
-	if opts.DryRun {
-		rep.Actions, rep.DryRun = plan, true
-		return renderRepository(opts, rep)
-	}
-	if len(plan) == 1 && rep.Verified {
+	if len(plan) == 1 && rep.Verified && !opts.Change.DryRun {
 		rep.Actions = []string{"nothing to do: repository " + rep.Repository + " is registered at " + rep.Location + " and verified"}
 		return renderRepository(opts, rep)
 	}
@@ -313,14 +304,11 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 	if addRepo != "" {
 		q = fmt.Sprintf("Add %s to path.repo in %s and restart %s (the SIEM cannot search meanwhile), then register repository %s?", addRepo, yml, unit, rep.Repository)
 	}
-	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+	release, proceed, err := opts.Change.Begin(ctx, q, cli.Calls(plan...))
+	if !proceed {
 		return err
 	}
-	l, err := lock.Acquire(ctx, lock.HostPath(c.StateDir), lock.Holder{Command: "siemctl indexer repository prepare"}, 0)
-	if err != nil {
-		return err
-	}
-	defer l.Release()
+	defer release()
 	var done []string
 	say := func(s string) {
 		done = append(done, s)

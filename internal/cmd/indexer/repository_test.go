@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cli"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -155,7 +156,14 @@ func newRepoFixture(t *testing.T) *repoFixture {
 	f.opts = &indexercmd.RepositoryOptions{IO: ios, Config: func() (*config.Config, error) { return cfg, nil },
 		API:   func(context.Context) (indexercmd.RepositoryAPI, error) { return c, nil },
 		Units: func(context.Context) (indexercmd.RepositoryUnits, error) { return node, nil },
-		Poll:  time.Millisecond, Timeout: 10 * time.Second}
+		Poll:  time.Millisecond, Timeout: 10 * time.Second,
+		Change: cli.Change{IO: ios, Lock: func(ctx context.Context) (func(), error) {
+			l, err := lock.Acquire(ctx, lock.HostPath(cfg.StateDir), lock.Holder{Command: "siemctl indexer repository prepare"}, 0)
+			if err != nil {
+				return nil, err
+			}
+			return func() { _ = l.Release() }, nil
+		}}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("stdout:\n%s\nstderr:\n%s", out, errOut)
@@ -176,7 +184,7 @@ func (f *repoFixture) puts() int {
 
 func TestRepositoryPrepareOnAStockNode(t *testing.T) {
 	f := newRepoFixture(t)
-	f.opts.Yes = true
+	f.opts.Change.Yes = true
 	if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +232,13 @@ func TestRepositoryPrepareOnAStockNode(t *testing.T) {
 func TestRepositoryPrepareChangesNothingUnlessAllowed(t *testing.T) {
 	t.Run("dry-run", func(t *testing.T) {
 		f := newRepoFixture(t)
-		f.opts.DryRun = true
+		f.opts.Change.DryRun = true
 		if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil {
 			t.Fatal(err)
+		}
+		// The plan is printed as the calls it would make, one per line.
+		if out := f.io.Out.(interface{ String() string }).String(); !strings.Contains(out, "path.repo") || !strings.Contains(out, "POST /_snapshot/siemctl/_verify") {
+			t.Errorf("dry run printed:\n%s", out)
 		}
 		if b, _ := os.ReadFile(f.yml); string(b) != stockYML || len(f.node.ops) != 0 || f.puts() != 0 {
 			t.Fatalf("dry run changed something: %q %v %d", b, f.node.ops, f.puts())
@@ -246,7 +258,7 @@ func TestRepositoryPrepareChangesNothingUnlessAllowed(t *testing.T) {
 	})
 	t.Run("symlinked opensearch.yml", func(t *testing.T) {
 		f := newRepoFixture(t)
-		f.opts.Yes = true
+		f.opts.Change.Yes = true
 		real := filepath.Join(t.TempDir(), "real.yml")
 		if err := os.Rename(f.yml, real); err != nil {
 			t.Fatal(err)
@@ -264,7 +276,7 @@ func TestRepositoryPrepareChangesNothingUnlessAllowed(t *testing.T) {
 	})
 	t.Run("host lock held", func(t *testing.T) {
 		f := newRepoFixture(t)
-		f.opts.Yes = true
+		f.opts.Change.Yes = true
 		l, err := lock.Acquire(context.Background(), lock.HostPath(f.cfg.StateDir), lock.Holder{Command: "siemctl upgrade apply"}, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -162,8 +162,8 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	t.Run("prepare", func(t *testing.T) {
 		r := l.Siemctl("indexer", "repository", "prepare", "--dry-run")
 		mustCode(t, r, 0, "repository prepare --dry-run")
-		if !strings.Contains(r.Stderr, "would do") || !strings.Contains(r.Stderr, "path.repo") {
-			t.Errorf("dry run:\n%s", r.Stderr)
+		if !strings.Contains(r.Stderr, "dry run: nothing is changed") || !strings.Contains(r.Stdout, "path.repo") {
+			t.Errorf("dry run:\n%s\n%s", r.Stdout, r.Stderr)
 		}
 		r = l.Siemctl("indexer", "repository", "prepare", "--yes")
 		mustCode(t, r, 0, "repository prepare --yes")
