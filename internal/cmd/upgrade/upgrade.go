@@ -47,6 +47,8 @@ type Common struct {
 	Yes    bool
 	// Poll is the gates' poll interval (default 2s).
 	Poll time.Duration
+	// Getenv reads the operator's name for guided decisions (os.Getenv when nil).
+	Getenv func(string) string
 }
 
 func common(f *cli.Factory) Common {
