@@ -149,11 +149,12 @@ type windowWatch struct {
 	mu                          sync.Mutex
 	done                        map[string]bool
 	phase                       string
+	seen                        map[string]bool // phases entered
 	warned, passed, rollingBack bool
 }
 
 func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec WindowRecord, b Budget, done []string) *windowWatch {
-	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}}
+	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}, seen: map[string]bool{}}
 	if d, err := time.ParseDuration(rec.Length); err == nil {
 		ww.lead = windowWarnLead(d)
 	} else {
@@ -190,8 +191,10 @@ func (ww *windowWatch) Observe(p engine.Progress) {
 	}
 	newPhase := false
 	if p.Type == engine.EvStepStart || p.Type == engine.EvStepSkip {
-		if ph := budgetPhase(p.Step, p.Kind); ph != ww.phase {
-			ww.phase, newPhase = ph, true
+		// the first step of each phase (the data-safety steps of
+		// "backups" run between the indexer's and the manager's)
+		if ph := budgetPhase(p.Step, p.Kind); !ww.seen[ph] {
+			ww.seen[ph], ww.phase, newPhase = true, ph, true
 		}
 	}
 	if msg := ww.line(newPhase); msg != "" {
@@ -324,8 +327,10 @@ func (g *guide) render(b engine.Boundary) {
 		}
 	}
 	rd, _ := steps.DecodeRunData(b.Data)
-	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" {
+	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
 		health += "; versions " + vl
+	} else if vl != "" {
+		health += "; target versions " + vl
 	}
 	fmt.Fprintf(w, "Health: %s\n", health)
 	if rd.Diff != nil {
