@@ -81,9 +81,9 @@ type History struct {
 }
 
 // LoadHistory reads the journals in stateDir: the step durations of the
-// last HistoryRuns successful runs of the upgrade runbook and the undo
-// durations of its rolled-back runs.
-func LoadHistory(stateDir string) (History, error) {
+// last HistoryRuns successful runs of the runbook named runbook (upgrade,
+// rollback) and the undo durations of its rolled-back runs.
+func LoadHistory(stateDir, runbook string) (History, error) {
 	h := History{Step: map[string][]time.Duration{}, Undo: map[string][]time.Duration{}}
 	ids, err := engine.Runs(stateDir)
 	if err != nil {
@@ -92,7 +92,7 @@ func LoadHistory(stateDir string) (History, error) {
 	slices.Reverse(ids) // newest first
 	for _, id := range ids {
 		evs, _, err := engine.ReadJournal(stateDir, id)
-		if err != nil || len(evs) == 0 || evs[0].Runbook == nil || evs[0].Runbook.Name != "upgrade" {
+		if err != nil || len(evs) == 0 || evs[0].Runbook == nil || evs[0].Runbook.Name != runbook {
 			continue // a corrupt journal or another runbook says nothing about this one
 		}
 		status := ""
@@ -116,6 +116,11 @@ func LoadHistory(stateDir string) (History, error) {
 		}
 		h.Runs++
 		for _, e := range evs {
+			if e.Type == engine.EvStepSkip && !movesData(e.Kind) {
+				// skipped (a unit already running): it cost next to nothing;
+				// a data step's skip depends on the mode, not the host
+				h.Step[e.Step] = append(h.Step[e.Step], 0)
+			}
 			if e.Type != engine.EvStepOK || e.Verified {
 				continue
 			}
@@ -137,6 +142,15 @@ func LoadHistory(stateDir string) (History, error) {
 		}
 	}
 	return h, nil
+}
+
+// movesData: kinds whose cost is the data volume and the data-safety mode.
+func movesData(kind string) bool {
+	switch kind {
+	case "backup.indexer_data", "indexer.snapshot_take", "restore.indexer_data", "restore.indexer_snapshot":
+		return true
+	}
+	return false
 }
 
 func number(v any) float64 {
@@ -234,6 +248,30 @@ type Budget struct {
 	WindowMin Seconds      `json:"window_min_s"`
 	WindowMax Seconds      `json:"window_max_s"`
 	Steps     []StepBudget `json:"steps"`
+	// Later is `siemctl rollback` after a finished upgrade (rollback.yaml),
+	// estimated the same way from the rollback runs' journals.
+	Later *LaterRollback `json:"rollback_after_success,omitempty"`
+}
+
+// LaterRollback is the estimate of an explicit rollback.
+type LaterRollback struct {
+	Estimate    Seconds `json:"estimate_s"`
+	Source      string  `json:"source"`
+	HistoryRuns int     `json:"history_runs"`
+}
+
+// WithLater adds the explicit rollback's estimate (rb: rollback.yaml's budget).
+func (b Budget) WithLater(rb Budget) Budget {
+	b.Later = &LaterRollback{Estimate: rb.Total, Source: sourceSummary(phaseSources(rb)), HistoryRuns: rb.HistoryRuns}
+	return b
+}
+
+func phaseSources(b Budget) []string {
+	var out []string
+	for _, s := range b.Steps {
+		out = append(out, s.Source)
+	}
+	return out
 }
 
 // budgetPhase groups steps: the step-id prefix, with the data-safety steps
@@ -256,8 +294,9 @@ func budgetPhase(id, kind string) string {
 // EstimateBudget estimates every selected step of plan and its undo.
 func EstimateBudget(plan *engine.Plan, h History, vol DataVolume) Budget {
 	b := Budget{HistoryRuns: h.Runs, Data: vol, Phases: []PhaseBudget{}, Steps: []StepBudget{}}
-	copyRate, copySrc := rate(h.CopyRates, assumedCopyRate)
-	snapRate, snapSrc := rate(h.SnapshotRates, assumedSnapshotRate)
+	var r rates
+	r.copy, r.copySrc = rate(h.CopyRates, assumedCopyRate)
+	r.snap, r.snapSrc = rate(h.SnapshotRates, assumedSnapshotRate)
 	idx := map[string]int{}
 	phaseSrcs := map[string][]string{}
 	var undoSrcs []string
@@ -267,7 +306,7 @@ func EstimateBudget(plan *engine.Plan, h History, vol DataVolume) Budget {
 		if ps.Always {
 			sb.Phase = "finally"
 		}
-		d, src := estimateStep(ps, h, vol, copyRate, copySrc, snapRate, snapSrc)
+		d, src := estimateStep(ps, h, vol, r)
 		sb.Estimate, sb.Source = secsOf(d), src
 		total += d
 		if ps.Always {
@@ -275,7 +314,7 @@ func EstimateBudget(plan *engine.Plan, h History, vol DataVolume) Budget {
 			undoSrcs = append(undoSrcs, src)
 		}
 		if ps.Undo != nil && ps.Step.Undo != nil {
-			ud, usrc := estimateUndo(ps, h, vol, copyRate, copySrc, snapRate, snapSrc)
+			ud, usrc := estimateUndo(ps, h, vol, r)
 			sb.Undo, sb.UndoSource = secsOf(ud), usrc
 			rollback += ud
 			undoSrcs = append(undoSrcs, usrc)
@@ -330,18 +369,35 @@ func volumeEstimate(bytes float64, r float64, rateSrc, what string) (time.Durati
 	return d, fmt.Sprintf("%s: %s %s at %s/s %s", srcVolume, steps.BytesText(int64(bytes)), what, steps.BytesText(int64(r)), rateSrc)
 }
 
-func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, copyRate float64, copySrc string, snapRate float64, snapSrc string) (time.Duration, string) {
-	hist, hsrc, ok := fromHistory(h.Step[ps.ID])
-	switch ps.Step.Kind {
+// rates are the data rates an estimate uses, with where they come from.
+type rates struct {
+	copy, snap       float64
+	copySrc, snapSrc string
+}
+
+func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+	return estimateKind(ps.Step.Kind, ps.Step.With, h.Step[ps.ID], vol, r)
+}
+
+func estimateUndo(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+	return estimateKind(ps.Step.Undo.Kind, ps.Step.Undo.With, h.Undo[ps.ID], vol, r)
+}
+
+// estimateKind estimates one action of kind (a step or an undo) from its
+// earlier durations hist, the data volume for the kinds that move the
+// indexer data, else the kind's default.
+func estimateKind(kind string, with map[string]any, hist []time.Duration, vol DataVolume, r rates) (time.Duration, string) {
+	hd, hsrc, ok := fromHistory(hist)
+	switch kind {
 	case "backup.indexer_data":
 		switch vol.Mode {
 		case config.DataSafetyCopy:
 			if vol.Known {
-				return volumeEstimate(float64(vol.Bytes), copyRate, copySrc, "cold copy")
+				return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "cold copy")
 			}
 		case config.DataSafetyCommand:
 			if ok {
-				return hist, hsrc + ": the take hook"
+				return hd, hsrc + ": the take hook"
 			}
 			return assumedHook, srcDefault + ": the take hook's cost is the site's"
 		case config.DataSafetySnapshot:
@@ -352,19 +408,37 @@ func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, copyRate fl
 			return 0, "skipped: data safety " + vol.Mode
 		}
 		if vol.Known && vol.FirstSnapshot {
-			return volumeEstimate(float64(vol.Bytes), snapRate, snapSrc, "first snapshot")
+			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "first snapshot")
 		}
 		if ok {
-			return hist, hsrc + ": incremental"
+			return hd, hsrc + ": incremental"
 		}
 		if vol.Known {
-			return volumeEstimate(float64(vol.Bytes)*assumedIncremental, snapRate, snapSrc, "incremental (10% assumed)")
+			return volumeEstimate(float64(vol.Bytes)*assumedIncremental, r.snap, r.snapSrc, "incremental (10% assumed)")
+		}
+	case "restore.indexer_data":
+		switch {
+		case vol.Mode == config.DataSafetyCopy && vol.Known:
+			return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "copied back")
+		case ok:
+			return hd, hsrc
+		case vol.Mode == config.DataSafetyCommand:
+			return assumedHook, srcDefault + ": the restore hook's cost is the site's"
+		case vol.Mode == config.DataSafetySnapshot:
+			return time.Second, srcDefault + ": data set aside"
+		}
+	case "restore.indexer_snapshot":
+		if vol.Mode != config.DataSafetySnapshot {
+			return 0, "skipped: data safety " + vol.Mode
+		}
+		if vol.Known {
+			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "restored")
 		}
 	}
 	if ok {
-		return hist, hsrc
+		return hd, hsrc
 	}
-	return kindDefault(ps.Step.Kind, ps.Step.With)
+	return kindDefault(kind, with)
 }
 
 func kindDefault(kind string, with map[string]any) (time.Duration, string) {
@@ -380,36 +454,6 @@ func kindDefault(kind string, with map[string]any) (time.Duration, string) {
 		return defaultGate, srcDefault
 	}
 	return 5 * time.Second, srcDefault
-}
-
-func estimateUndo(ps *engine.PlannedStep, h History, vol DataVolume, copyRate float64, copySrc string, snapRate float64, snapSrc string) (time.Duration, string) {
-	u := ps.Step.Undo
-	switch u.Kind {
-	case "restore.indexer_data":
-		if vol.Mode == config.DataSafetyCopy && vol.Known {
-			return volumeEstimate(float64(vol.Bytes), copyRate, copySrc, "copied back")
-		}
-		if vol.Mode != config.DataSafetyCopy {
-			if hist, src, ok := fromHistory(h.Undo[ps.ID]); ok {
-				return hist, src
-			}
-			if vol.Mode == config.DataSafetyCommand {
-				return assumedHook, srcDefault + ": the restore hook's cost is the site's"
-			}
-			return time.Second, srcDefault + ": data set aside"
-		}
-	case "restore.indexer_snapshot":
-		if vol.Mode != config.DataSafetySnapshot {
-			return 0, "skipped: data safety " + vol.Mode
-		}
-		if vol.Known {
-			return volumeEstimate(float64(vol.Bytes), snapRate, snapSrc, "restored")
-		}
-	}
-	if hist, src, ok := fromHistory(h.Undo[ps.ID]); ok {
-		return hist, src
-	}
-	return kindDefault(u.Kind, u.With)
 }
 
 // sourceSummary names the distinct kinds of source, in a fixed order:
@@ -503,6 +547,9 @@ func renderBudget(w io.Writer, tty bool, b Budget) error {
 	t.Row("rollback", fmtDur(b.Rollback.D()), b.RollbackSource+" (every undo, then the finally-steps)")
 	t.Row("window", b.Window(), "total + the spec's 50–100% buffer")
 	t.Row("least window", fmtDur((b.Total + b.Rollback).D()), "upgrade + full rollback: the shortest --window apply accepts")
+	if b.Later != nil {
+		t.Row("rollback later", fmtDur(b.Later.Estimate.D()), fmt.Sprintf("%s (siemctl rollback after a finished upgrade, rollback.yaml; %d earlier rollback runs)", b.Later.Source, b.Later.HistoryRuns))
+	}
 	if err := t.Render(); err != nil {
 		return err
 	}

@@ -46,6 +46,26 @@ func budgetPlan(t *testing.T, extra string) (*engine.Plan, *config.Config) {
 	return plan, cfg
 }
 
+// budgetRollbackPlan plans the embedded rollback runbook.
+func budgetRollbackPlan(t *testing.T) *engine.Plan {
+	t.Helper()
+	_, cfg := budgetPlan(t, "")
+	old := map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "4.9.0-1", "shipper": "4.9.0-1"}
+	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: old, Previous: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, src, err := loadRunbook("", runbooks.Rollback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := engine.ParsePlan(raw, src, reg, engine.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 func renderBudgetBoth(t *testing.T, b Budget) (text, js []byte) {
 	t.Helper()
 	var tb, jb bytes.Buffer
@@ -65,7 +85,7 @@ func renderBudgetBoth(t *testing.T, b Budget) (text, js []byte) {
 // durations), one rollback-runbook run (ignored).
 func TestBudgetFromHistoryGolden(t *testing.T) {
 	plan, _ := budgetPlan(t, "")
-	h, err := LoadHistory("testdata/budget")
+	h, err := LoadHistory("testdata/budget", "upgrade")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +96,33 @@ func TestBudgetFromHistoryGolden(t *testing.T) {
 	if d := h.Step["indexer/start"]; len(d) != 3 || median(d) != 38*time.Second {
 		t.Fatalf("indexer/start history %v", d)
 	}
-	b := EstimateBudget(plan, h, DataVolume{Mode: config.DataSafetyCopy, Bytes: 6_000_000_000, Known: true})
+	// a skipped step cost nothing (units already running); a skipped data step says nothing
+	if _, ok := h.Step["indexer/snapshot"]; ok {
+		t.Errorf("the copy-mode skip of indexer/snapshot is history: %v", h.Step["indexer/snapshot"])
+	}
+	if d := h.Step["finally/units-running"]; len(d) != 3 || median(d) != 0 {
+		t.Errorf("finally/units-running (skipped in the fixtures) %v", d)
+	}
+	vol := DataVolume{Mode: config.DataSafetyCopy, Bytes: 6_000_000_000, Known: true}
+	rh, err := LoadHistory("testdata/budget", "rollback")
+	if err != nil || rh.Runs != 1 {
+		t.Fatalf("rollback history: %d runs, %v", rh.Runs, err)
+	}
+	rh.CopyRates = h.CopyRates // as runPlan does
+	rb := EstimateBudget(budgetRollbackPlan(t), rh, vol)
+	b := EstimateBudget(plan, h, vol).WithLater(rb)
+	// the explicit rollback: its own journal's durations, and the data copied back at the measured rate
+	if rb.HistoryRuns != 1 || b.Later == nil || b.Later.HistoryRuns != 1 {
+		t.Fatalf("later rollback %+v", b.Later)
+	}
+	for _, s := range rb.Steps {
+		if s.Step == "indexer/start" && (s.Estimate != 40 || !strings.HasPrefix(s.Source, "history")) {
+			t.Errorf("rollback's indexer/start %+v", s)
+		}
+		if s.Step == "restore/indexer-data" && !strings.HasPrefix(s.Source, "volume") {
+			t.Errorf("rollback's data restore %+v", s)
+		}
+	}
 	text, js := renderBudgetBoth(t, b)
 	golden.Assert(t, "budget-history", text)
 	golden.Assert(t, "budget-history-json", js)
@@ -93,7 +139,7 @@ func TestBudgetFromHistoryGolden(t *testing.T) {
 
 func TestBudgetWithoutHistoryGolden(t *testing.T) {
 	plan, _ := budgetPlan(t, "")
-	h, err := LoadHistory(t.TempDir())
+	h, err := LoadHistory(t.TempDir(), "upgrade")
 	if err != nil {
 		t.Fatal(err)
 	}

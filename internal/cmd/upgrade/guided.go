@@ -99,7 +99,7 @@ func (c *cockpit) apply(r *engine.Runner, plan *engine.Plan) {
 // data volume gate.data_safety measures now (bounded: it walks the data
 // directory).
 func estimateFor(ctx context.Context, p *prepared) (Budget, error) {
-	hist, err := LoadHistory(p.deps.Config.StateDir)
+	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
 	if err != nil {
 		return Budget{}, err
 	}
@@ -441,7 +441,7 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.
 	if err != nil {
 		return nil, nil, err
 	}
-	hist, err := LoadHistory(deps.Config.StateDir)
+	hist, err := LoadHistory(deps.Config.StateDir, "upgrade")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,8 +13,10 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // operatorTerm is an operator at a pseudo-terminal: stdin and stderr of the
@@ -175,6 +177,12 @@ func TestGuidedStopHereThenResume(t *testing.T) {
 	golden.Assert(t, "guided-stop", []byte(normalize(out)))
 	if fx.apt.installed["siem-indexer"] != "4.10.0-1" || fx.apt.installed["siem-manager"] != "4.9.0-1" {
 		t.Fatalf("stopped in the wrong place: %v", fx.apt.installed)
+	}
+	// a guided run resumes only where someone can answer
+	plain := fx.common
+	plain.IO, _, _, _ = output.Test()
+	if err := runResume(context.Background(), &ResumeOptions{Common: plain}); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "was started with --guided") {
+		t.Fatalf("resume without a terminal: %v (exit %d)", err, cli.ExitCode(err))
 	}
 	// resume keeps the window and guided mode: it asks after the manager and validation
 	term2 := newOperatorTerm(t, &fx.common)

@@ -137,11 +137,12 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		}
 	}
 	rep.Steps = planSteps(p.plan)
-	hist, err := LoadHistory(p.deps.Config.StateDir)
+	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
 	if err != nil {
 		return err
 	}
-	rep.Budget = EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, rep.Gates))
+	vol := VolumeFromGates(p.deps.Config, rep.Gates)
+	rep.Budget = EstimateBudget(p.plan, hist, vol)
 	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
 		s := p.plan.Steps[i]
 		if s.Selected && s.Undo != nil {
@@ -161,11 +162,18 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{}); err == nil {
-		rep.Rollback.Explicit = planSteps(rplan)
-	} else {
+	rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{})
+	if err != nil {
 		return err
 	}
+	rep.Rollback.Explicit = planSteps(rplan)
+	rhist, err := LoadHistory(p.deps.Config.StateDir, "rollback")
+	if err != nil {
+		return err
+	}
+	// the data moves at the rates the upgrades measured
+	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
+	rep.Budget = rep.Budget.WithLater(EstimateBudget(rplan, rhist, vol))
 	if rep.Gates == nil {
 		rep.Gates = []steps.GateResult{}
 	}
