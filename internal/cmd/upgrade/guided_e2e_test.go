@@ -135,6 +135,13 @@ func TestE2EGuidedBudget(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: portOffset})
 	wantPackages(t, l.Dir, "4.9.0-1")
 
+	if r := l.Siemctl("upgrade", "plan", "--to", "4.10.0"); r.Code == 0 {
+		if i, j := strings.Index(r.Stdout, "Time budget"), strings.Index(r.Stdout, "\nSteps:"); i >= 0 && j > i {
+			t.Logf("the plan's budget on a fresh lab:\n%s", r.Stdout[i:j])
+		} else {
+			t.Errorf("upgrade plan shows no time budget:\n%s", r.Stdout)
+		}
+	}
 	before := planJSON(t, l)
 	if before.Budget.HistoryRuns != 0 || !before.Budget.Data.Known || before.Budget.Total <= 0 || before.Budget.Rollback <= 0 {
 		t.Fatalf("budget on a fresh lab: %+v", before.Budget)
