@@ -15,6 +15,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )
@@ -248,6 +249,7 @@ type guide struct {
 	started  time.Time
 	now      func() time.Time
 	win      *windowWatch
+	health   func(ctx context.Context) (health.Report, error)
 }
 
 type readResult struct {
@@ -276,7 +278,7 @@ func (g *guide) readLine(ctx context.Context) (string, error) {
 }
 
 func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
-	g.render(b)
+	g.render(ctx, b)
 	for {
 		fmt.Fprint(g.w, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ")
 		line, err := g.readLine(ctx)
@@ -303,8 +305,37 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 	}
 }
 
+// renderHealth runs the health checks now and shows the verdict and every
+// check that is not OK.
+func (g *guide) renderHealth(ctx context.Context) {
+	rep, err := g.health(ctx)
+	if err != nil {
+		fmt.Fprintf(g.w, "Health now: not available: %v\n", err)
+		return
+	}
+	counts := map[health.Status]int{}
+	for _, r := range rep.Results {
+		counts[r.Status]++
+	}
+	line := fmt.Sprintf("%s: %d OK", g.colors.Status(rep.Verdict.String()), counts[health.OK])
+	for _, s := range []health.Status{health.Warn, health.Crit, health.Unknown} {
+		if counts[s] > 0 {
+			line += fmt.Sprintf(", %d %s", counts[s], s)
+		}
+	}
+	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	for _, r := range rep.Results {
+		if r.Status != health.OK {
+			fmt.Fprintf(g.w, "  %-7s %-28s %s\n", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
+		}
+	}
+	if counts[health.Crit]+counts[health.Warn] > 0 {
+		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
+	}
+}
+
 // render writes the evidence at a boundary.
-func (g *guide) render(b engine.Boundary) {
+func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	w, c := g.w, g.colors
 	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
@@ -320,19 +351,22 @@ func (g *guide) render(b engine.Boundary) {
 	if len(b.Gates) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
-	health := fmt.Sprintf("%d gates GO", counts[engine.VerdictGo])
+	sum := fmt.Sprintf("%d gates GO", counts[engine.VerdictGo])
 	for _, k := range []string{engine.VerdictNoGo, engine.VerdictWait, engine.VerdictSkipped} {
 		if counts[k] > 0 {
-			health += fmt.Sprintf(", %d %s", counts[k], k)
+			sum += fmt.Sprintf(", %d %s", counts[k], k)
 		}
 	}
 	rd, _ := steps.DecodeRunData(b.Data)
 	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
-		health += "; versions " + vl
+		sum += "; versions " + vl
 	} else if vl != "" {
-		health += "; target versions " + vl
+		sum += "; target versions " + vl
 	}
-	fmt.Fprintf(w, "Health: %s\n", health)
+	fmt.Fprintf(w, "Summary: %s\n", sum)
+	if g.health != nil {
+		g.renderHealth(ctx)
+	}
 	if rd.Diff != nil {
 		fmt.Fprintf(w, "Snapshot diff: %s → %s: documents %d → %d; %d critical, %d warning\n",
 			rd.Diff.From, rd.Diff.To, rd.Diff.DocsFrom, rd.Diff.DocsTo, rd.Diff.Counts["critical"], rd.Diff.Counts["warning"])
@@ -411,7 +445,7 @@ func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
 		getenv = os.Getenv
 	}
 	return &guide{w: c.IO.ErrOut, in: bufio.NewReader(c.IO.In), colors: c.IO.ErrColors(), operator: operatorName(getenv),
-		budget: b, started: started, now: c.now, win: win}
+		budget: b, started: started, now: c.now, win: win, health: c.Health}
 }
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled

@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -132,6 +133,17 @@ func TestGuidedPromptsGolden(t *testing.T) {
 	fx := newFixture(t, "4.9.0-1")
 	fx.common.Yes = true
 	term := newOperatorTerm(t, &fx.common)
+	// the live health checks: the shipper down mid-upgrade, all OK at the end
+	calls := 0
+	fx.common.Health = func(context.Context) (health.Report, error) {
+		calls++
+		if calls < 4 {
+			return health.Report{Verdict: health.Crit, Results: []health.Result{
+				{ID: "units", Status: health.Crit, Summary: "shipper.service inactive (dead)"},
+				{ID: "ports", Status: health.OK}, {ID: "indexer.health", Status: health.Warn, Summary: "yellow: 1 replica unassigned (single node)"}}}, nil
+		}
+		return health.Report{Verdict: health.OK, Results: []health.Result{{ID: "units", Status: health.OK}, {ID: "ports", Status: health.OK}}}, nil
+	}
 	opts := &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: fx.runbook, Guided: true}
 	// continue after preflight, indexer and manager; after validation wait
 	// once (its gate is evaluated again), then continue
