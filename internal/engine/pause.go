@@ -54,7 +54,8 @@ type GateVerdict struct {
 // Boundary is the evidence at a phase boundary.
 type Boundary struct {
 	RunID string
-	// Phase is the step-id prefix of the phase that just ended (indexer for indexer/*).
+	// Phase is the Runner.PauseAfter entry that just ended: a step-id
+	// prefix (indexer for indexer/*) or prefixes joined by "+".
 	Phase string
 	// Step is the phase's last step.
 	Step string
@@ -112,24 +113,35 @@ func Phase(stepID string) string {
 }
 
 // boundaries maps the last main step of each phase in Runner.PauseAfter to
-// its phase.
+// its entry. An entry may join phases with "+" ("validate+post"): the
+// boundary is after the last step of any of them.
 func (x *execution) boundaries(main []*PlannedStep) map[string]string {
 	out := map[string]string{}
 	if x.r.Pause == nil {
 		return out
 	}
-	for _, ph := range x.r.PauseAfter {
+	for _, entry := range x.r.PauseAfter {
 		last := ""
 		for _, s := range main {
-			if Phase(s.ID) == ph {
+			if inPhase(s.ID, entry) {
 				last = s.ID
 			}
 		}
 		if last != "" {
-			out[last] = ph
+			out[last] = entry
 		}
 	}
 	return out
+}
+
+// inPhase reports whether step id belongs to entry (phases joined by "+").
+func inPhase(id, entry string) bool {
+	for _, p := range strings.Split(entry, "+") {
+		if Phase(id) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // isGate: a read-only step of a gate kind (gate.* or *.gate); other
@@ -155,7 +167,7 @@ func (x *execution) boundary(ps *PlannedStep, phase string, rechecked []GateVerd
 		if !isGate(s) || st != StepOK && st != StepSkipped {
 			continue
 		}
-		if len(rechecked) > 0 && Phase(s.ID) == phase {
+		if len(rechecked) > 0 && inPhase(s.ID, phase) {
 			continue
 		}
 		v := GateVerdict{Step: s.ID, Kind: s.Step.Kind, Verdict: VerdictGo, Detail: x.note(s.ID)}
@@ -221,7 +233,7 @@ func (x *execution) recheck(ctx context.Context, phase string) []GateVerdict {
 	main, _ := x.split()
 	var out []GateVerdict
 	for _, s := range main {
-		if Phase(s.ID) != phase || !isGate(s) || x.get(s.ID) != StepOK && x.get(s.ID) != StepSkipped {
+		if !inPhase(s.ID, phase) || !isGate(s) || x.get(s.ID) != StepOK && x.get(s.ID) != StepSkipped {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, x.r.timeout(s.Timeout.D()))

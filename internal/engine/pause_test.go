@@ -162,3 +162,21 @@ func TestGuidedNoAnswerStopsResumable(t *testing.T) {
 		t.Fatalf("err %v status %s", err, ri.Status)
 	}
 }
+
+func TestGuidedPhaseGroup(t *testing.T) {
+	f := newFixture(t)
+	f.rec.on("run b/gate", nil, nogo("late"))
+	s := &script{answers: []string{DecisionWait, DecisionContinue}}
+	f.r.Pause, f.r.PauseAfter = s.pause, []string{"b+c"}
+	if _, err := f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// one boundary, after c/four (the last of b and c); wait re-ran b's gate
+	if len(s.seen) != 2 || s.seen[0].Step != "c/four" || s.seen[0].Phase != "b+c" {
+		t.Fatalf("boundaries %+v", s.seen)
+	}
+	g := s.seen[1].Gates
+	if last := g[len(g)-1]; last.Step != "b/gate" || !last.Rechecked || last.Verdict != VerdictNoGo {
+		t.Errorf("re-evaluated %+v", g)
+	}
+}

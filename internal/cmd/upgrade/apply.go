@@ -180,7 +180,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		if err != nil {
 			return err
 		}
-		ck.apply(r, p.plan)
+		ck.apply(r)
 	}
 	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs. Proceed?", opts.To, summary(p), p.plan.Total())
 	if err := confirm(opts.Common, q); err != nil {

@@ -39,21 +39,13 @@ type WindowRecord struct {
 }
 
 // guidedPhases are the boundaries guided mode pauses at: after preflight,
-// the indexer, the manager, and validation (with its post snapshot diff
-// when the runbook has one).
-func guidedPhases(plan *engine.Plan) []string {
-	last := "validate"
-	for _, s := range plan.Selected() {
-		if engine.Phase(s.ID) == "post" {
-			last = "post"
-		}
-	}
-	return []string{"preflight", "indexer", "manager", last}
-}
+// the indexer, the manager, and validation (after its post snapshot diff;
+// "wait" re-runs the validate/* gates).
+var guidedPhases = []string{"preflight", "indexer", "manager", "validate+post"}
 
 func phaseLabel(p string) string {
 	switch p {
-	case "validate", "post":
+	case "validate", "post", "validate+post":
 		return "validation"
 	}
 	return p
@@ -86,13 +78,13 @@ type cockpit struct {
 	guide   *guide
 }
 
-func (c *cockpit) apply(r *engine.Runner, plan *engine.Plan) {
+func (c *cockpit) apply(r *engine.Runner) {
 	if c.win != nil {
 		c.win.inner = r.Observer
 		r.Observer = c.win
 	}
 	if c.guide != nil {
-		r.Pause, r.PauseAfter = c.guide.pause, guidedPhases(plan)
+		r.Pause, r.PauseAfter = c.guide.pause, guidedPhases
 	}
 }
 
@@ -450,34 +442,34 @@ func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
-func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.RunInfo) (*cockpit, *engine.Plan, error) {
+func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.RunInfo) (*cockpit, error) {
 	var rec WindowRecord
 	_, hasWin := ri.Data[KeyWindow]
 	if hasWin {
 		if err := json.Unmarshal(ri.Data[KeyWindow], &rec); err != nil {
-			return nil, nil, fmt.Errorf("run data window: %w", err)
+			return nil, fmt.Errorf("run data window: %w", err)
 		}
 	}
 	guided := string(ri.Data[KeyGuided]) == "true"
 	if !hasWin && !guided {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if guided {
 		if err := needTerminal(c.IO); err != nil {
-			return nil, nil, fmt.Errorf("run %s was started with --guided: %w", ri.ID, err)
+			return nil, fmt.Errorf("run %s was started with --guided: %w", ri.ID, err)
 		}
 	}
 	raw, err := os.ReadFile(filepath.Join(filepath.Dir(engine.JournalPath(deps.Config.StateDir, ri.ID)), "runbook.yaml"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("run %s: stored runbook: %w", ri.ID, err)
+		return nil, fmt.Errorf("run %s: stored runbook: %w", ri.ID, err)
 	}
 	plan, err := engine.ParsePlan(raw, ri.Runbook.Source, reg, ri.Selection)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hist, err := LoadHistory(deps.Config.StateDir, "upgrade")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The data volume as preflight measured it (the indexer may be stopped now).
 	vol := DataVolume{Mode: steps.DataSafetyMode(deps.Config)}
@@ -498,5 +490,5 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.
 	if guided {
 		ck.guide = c.newGuide(b, ri.Started, ck.win)
 	}
-	return ck, plan, nil
+	return ck, nil
 }

@@ -163,7 +163,7 @@ func TestGuidedPromptsGolden(t *testing.T) {
 	for _, d := range ri.Decisions {
 		got = append(got, d.Decision+"@"+d.Phase+"/"+d.Operator)
 	}
-	if want := "continue@preflight/alice continue@indexer/alice continue@manager/alice wait@validate/alice continue@validate/alice"; strings.Join(got, " ") != want {
+	if want := "continue@preflight/alice continue@indexer/alice continue@manager/alice wait@validate+post/alice continue@validate+post/alice"; strings.Join(got, " ") != want {
 		t.Errorf("decisions %q", got)
 	}
 	// upgrade status shows them

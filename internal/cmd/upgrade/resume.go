@@ -97,12 +97,12 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		if err != nil {
 			return err
 		}
-		ck, plan, err := resumeCockpit(opts.Common, deps, r.Registry, ri)
+		ck, err := resumeCockpit(opts.Common, deps, r.Registry, ri)
 		if err != nil {
 			return err
 		}
 		if ck != nil {
-			ck.apply(r, plan)
+			ck.apply(r)
 		}
 	}
 	if !opts.DryRun {
