@@ -21,7 +21,7 @@ const exitCodesHelp = `siemctl exit codes
        the stack); the holder is named
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
-  130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed
+  130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator
 
 siemctl health uses Nagios codes instead: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.
 With -o json the final error is printed on stderr as {"error": "...", "exit_code": N}.

@@ -14,6 +14,7 @@ const (
 	exitNoGo           = 3
 	exitRolledBack     = 10
 	exitRollbackFailed = 11
+	exitInterrupted    = 130
 )
 
 // GateError is a gate's no-go: its condition was not met within its timeout,

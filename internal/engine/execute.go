@@ -22,6 +22,7 @@ type execution struct {
 
 	mu    sync.Mutex
 	state map[string]string // step id → Step* status
+	msgs  map[string]string // step id → outcome message or skip reason
 	data  map[string]json.RawMessage
 }
 
@@ -57,6 +58,7 @@ func (x *execution) split() (main, finally []*PlannedStep) {
 // main runs the not yet completed main steps, then finishes the run.
 func (x *execution) main(ctx context.Context) error {
 	steps, _ := x.split()
+	bounds := x.boundaries(steps)
 	for _, ps := range steps {
 		st := x.state[ps.ID]
 		if st == StepOK || st == StepSkipped {
@@ -68,6 +70,11 @@ func (x *execution) main(ctx context.Context) error {
 		interrupted := st == StepRunning || st == StepFailed || st == StepInterrupted
 		err := x.step(ctx, ps, interrupted)
 		if err == nil {
+			if phase, ok := bounds[ps.ID]; ok {
+				if err := x.pause(ctx, ps, phase); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		var in *interruption
@@ -126,6 +133,7 @@ func (x *execution) step(ctx context.Context, ps *PlannedStep, resumed bool) err
 				return err
 			}
 			x.set(ps.ID, StepSkipped)
+			x.setNote(ps.ID, reason)
 			p := base
 			p.Type, p.Message = EvStepSkip, reason
 			x.progress(p)
@@ -155,6 +163,7 @@ func (x *execution) ok(ps *PlannedStep, out Outcome, dur time.Duration, verified
 		return err
 	}
 	x.set(ps.ID, StepOK)
+	x.setNote(ps.ID, out.Message)
 	x.progress(Progress{Type: EvStepOK, Step: ps.ID, Kind: ps.Step.Kind, N: ps.N, M: x.plan.Total(), Elapsed: dur, Message: out.Message})
 	return nil
 }
@@ -397,6 +406,18 @@ func (x *execution) set(id, status string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.state[id] = status
+}
+
+func (x *execution) setNote(id, msg string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.msgs[id] = msg
+}
+
+func (x *execution) note(id string) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.msgs[id]
 }
 
 func (x *execution) get(id string) string {

@@ -71,6 +71,10 @@ type Event struct {
 	Duration Millis         `json:"duration_ms,omitempty"`
 	Status   string         `json:"status,omitempty"`
 
+	// decision (guided mode): the phase that ended and who decided (Status is the decision)
+	Phase    string `json:"phase,omitempty"`
+	Operator string `json:"operator,omitempty"`
+
 	// data
 	Key   string          `json:"key,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`

@@ -98,6 +98,10 @@ type Runner struct {
 	// DryRun: no lock, no journal, no step runs; every step's Describe lines
 	// go to the observer as dry-run progress.
 	DryRun bool
+	// Pause, when set, is asked after the last step of each phase named in
+	// PauseAfter (step-id prefixes: preflight, indexer, …): guided mode.
+	Pause      Pauser
+	PauseAfter []string
 }
 
 // RunOptions are per-run inputs.
@@ -207,7 +211,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*RunInfo
 	}); err != nil {
 		return nil, err
 	}
-	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, data: map[string]json.RawMessage{}}
+	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: map[string]json.RawMessage{}}
 	for k, v := range opts.Seed {
 		raw, err := redactJSON(k, v)
 		if err != nil {
@@ -345,13 +349,18 @@ func (r *Runner) load(id string, write bool) (*execution, error) {
 	if err != nil {
 		return fail(fmt.Errorf("run %s: re-plan: %w", id, err))
 	}
-	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, data: info.Data, status: info.Status, phase: info.Phase}
+	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: info.Data, status: info.Status, phase: info.Phase}
 	if x.status == StatusRunning {
 		// We hold the lock, so nobody runs it: it crashed.
 		x.status = StatusInterrupted
 	}
 	for _, s := range info.Steps {
 		x.state[s.ID] = s.Status
+		if s.Outcome != nil {
+			x.msgs[s.ID] = s.Outcome.Message
+		} else if s.Reason != "" {
+			x.msgs[s.ID] = s.Reason
+		}
 	}
 	return x, nil
 }

@@ -55,6 +55,8 @@ type RunInfo struct {
 	// Phase is "abort" or "rollback" once one of them began; such a run can
 	// only be finished by repeating it, not resumed.
 	Phase string `json:"phase,omitempty"`
+	// Decisions are the operator's answers at phase boundaries (guided mode).
+	Decisions []DecisionInfo `json:"decisions,omitempty"`
 }
 
 // StepInfo is one step's state in a run.
@@ -197,6 +199,8 @@ func reduce(id string, evs []Event) (*RunInfo, error) {
 			s.Status, s.Error = StepInterrupted, e.Error
 		case EvStepVerify:
 			step(e)
+		case EvDecision:
+			ri.Decisions = append(ri.Decisions, DecisionInfo{Time: e.Time, Phase: e.Phase, Step: e.Step, Decision: e.Status, Operator: e.Operator})
 		case EvUndoStart:
 			step(e).Undo = StepRunning
 		case EvUndoOK:

@@ -767,6 +767,12 @@ func hookSummary(r DataHookRun) string {
 
 // --- gate.data_safety ----------------------------------------------------------------
 
+// DataSafetyMode is the configured indexer.data_safety (copy when unset).
+func DataSafetyMode(c *config.Config) string { return dataSafety(c) }
+
+// BytesText formats a byte count as "1.2 GiB".
+func BytesText(n int64) string { return bytesText(n) }
+
 // DataSafetyCost is what the chosen mode costs (gate.data_safety's data).
 type DataSafetyCost struct {
 	Mode string `json:"mode"`

@@ -31,6 +31,9 @@ type GateResult struct {
 	Detail  string `json:"detail"`
 	// Ignorable gates may be skipped with --ignore-gate.
 	Ignorable bool `json:"ignorable"`
+	// Data is what a passing gate recorded (gate.data_safety: its cost),
+	// for the plan's time budget; not part of the plan's JSON.
+	Data map[string]any `json:"-"`
 }
 
 // PreflightGates runs, once each, the read-only gate steps that come before
@@ -74,7 +77,7 @@ func gateResult(ctx context.Context, s *engine.PlannedStep, o engine.Outcome, er
 	)
 	switch {
 	case err == nil:
-		r.Verdict, r.Detail = VerdictGo, o.Message
+		r.Verdict, r.Detail, r.Data = VerdictGo, o.Message, o.Data
 	case errors.As(err, &ng):
 		r.Verdict, r.Detail = VerdictNoGo, ng.Reason
 	case errors.As(err, &pe):

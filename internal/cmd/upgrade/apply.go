@@ -25,6 +25,8 @@ type ApplyOptions struct {
 	SkipSteps   []string
 	IgnoreGates []string
 	RetryLock   time.Duration
+	Window      time.Duration
+	Guided      bool
 }
 
 // NewCmdApply builds `upgrade apply`.
@@ -41,11 +43,21 @@ A gate marked on_fail: rollback that says no-go rolls the stack back to the reco
 versions with the indexer data copy (exit 10). An interrupted run (Ctrl-C, crash) is
 continued with 'siemctl upgrade resume'.
 
+--window 2h refuses to start (exit 3) when the estimated upgrade plus a full rollback
+do not fit (the estimate is 'upgrade plan''s time budget); during the run it shows the
+point of no return (window end minus the estimated rollback of what is done) at each
+phase, warns before it passes and says when it has. --guided pauses after preflight,
+the indexer, the manager and validation with the evidence so far and asks: continue,
+wait (re-evaluate the gates), roll back, or stop here (resumable); it needs a terminal.
+Each decision is journaled with the operator (SUDO_USER, else USER) and shows in
+'upgrade status'. Resume keeps the window and guided mode.
+
 Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 6 locked, 10 failed and rolled
-back, 11 rollback failed, 130 interrupted.`,
+back, 11 rollback failed, 130 interrupted or stopped here (resumable).`,
 		Example: `  siemctl upgrade apply --to 4.10.0
   siemctl upgrade apply --to 4.10.0 --yes -o json
   siemctl upgrade apply --to 4.10.0 --dry-run
+  siemctl upgrade apply --to 4.10.0 --window 2h --guided
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +70,9 @@ back, 11 rollback failed, 130 interrupted.`,
 			}
 			if err := steps.CheckTarget(opts.To); err != nil {
 				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+			}
+			if opts.Window < 0 {
+				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -73,6 +88,8 @@ back, 11 rollback failed, 130 interrupted.`,
 	fl.StringSliceVar(&opts.SkipSteps, "skip-steps", nil, "skip these step ids")
 	fl.StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "skip an ignorable gate (step id or kind: "+strings.Join(steps.Ignorable, ", ")+")")
 	cli.DurationVar(fl, &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
+	cli.DurationVar(fl, &opts.Window, "window", 0, "maintenance window: refuse to start unless the estimated upgrade + rollback fit; show the point of no return")
+	fl.BoolVar(&opts.Guided, "guided", false, "pause after preflight, indexer, manager and validation and ask: continue, wait, roll back, stop here (needs a terminal)")
 	return cmd
 }
 
@@ -152,6 +169,18 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
 		_, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
 		return err
+	}
+	if opts.Guided {
+		if err := needTerminal(opts.IO); err != nil {
+			return err
+		}
+	}
+	if opts.Window > 0 || opts.Guided {
+		ck, err := newCockpit(ctx, opts.Common, p, opts.Window, opts.Guided)
+		if err != nil {
+			return err
+		}
+		ck.apply(r)
 	}
 	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs. Proceed?", opts.To, summary(p), p.plan.Total())
 	if err := confirm(opts.Common, q); err != nil {

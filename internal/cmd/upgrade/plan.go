@@ -36,7 +36,11 @@ func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) 
 		Short: "Show versions, go/no-go gates, every step and the rollback plan",
 		Long: `Show the installed package and API versions, the candidate versions the package manager
 offers, every preflight gate evaluated now (read-only), every step of the runbook with the
-commands and API calls it makes, and the rollback plan. Nothing changes.
+commands and API calls it makes, the rollback plan, and the time budget: each phase's
+estimated duration (from this host's earlier runs, the indexer data volume and the
+data-safety mode, else defaults whose floor is the spec's start waits), the total, the
+rollback time, and the maintenance window with the spec's 50–100% buffer. Nothing
+changes.
 
 Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 		Example: `  siemctl upgrade plan --to 4.10.0
@@ -74,6 +78,8 @@ type PlanReport struct {
 	Gates      []steps.GateResult `json:"gates"`
 	Steps      []PlanStep         `json:"steps"`
 	Rollback   RollbackPlan       `json:"rollback"`
+	// Budget is the time the upgrade and its rollback are estimated to take.
+	Budget Budget `json:"budget"`
 }
 
 // ComponentVersion is one component's versions.
@@ -131,6 +137,12 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		}
 	}
 	rep.Steps = planSteps(p.plan)
+	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
+	if err != nil {
+		return err
+	}
+	vol := VolumeFromGates(p.deps.Config, rep.Gates)
+	rep.Budget = EstimateBudget(p.plan, hist, vol)
 	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
 		s := p.plan.Steps[i]
 		if s.Selected && s.Undo != nil {
@@ -150,11 +162,18 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	if rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{}); err == nil {
-		rep.Rollback.Explicit = planSteps(rplan)
-	} else {
+	rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{})
+	if err != nil {
 		return err
 	}
+	rep.Rollback.Explicit = planSteps(rplan)
+	rhist, err := LoadHistory(p.deps.Config.StateDir, "rollback")
+	if err != nil {
+		return err
+	}
+	// the data moves at the rates the upgrades measured
+	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
+	rep.Budget = rep.Budget.WithLater(EstimateBudget(rplan, rhist, vol))
 	if rep.Gates == nil {
 		rep.Gates = []steps.GateResult{}
 	}
@@ -246,6 +265,10 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 		g.Row(gr.Step, kind, c.Status(gr.Verdict), gr.Detail)
 	}
 	if err := g.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := renderBudget(w, tty, rep.Budget); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nSteps:")

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,10 @@ type RunReport struct {
 	Time     TimeReport         `json:"time"`
 	Steps    []StepReport       `json:"steps"`
 	Holder   string             `json:"held_by,omitempty"`
+	// Window and Decisions: the maintenance window and the operator's
+	// decisions at phase boundaries (apply --window, --guided).
+	Window    *WindowRecord         `json:"window,omitempty"`
+	Decisions []engine.DecisionInfo `json:"decisions,omitempty"`
 }
 
 // TimeReport is the run's wall time and how it splits (seconds).
@@ -59,6 +64,13 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 		Backups: rd.Backups, Diff: rd.Diff, Steps: []StepReport{}}
 	if ri.Holder != nil {
 		r.Holder = ri.Holder.String()
+	}
+	r.Decisions = ri.Decisions
+	if raw, ok := ri.Data[KeyWindow]; ok {
+		var w WindowRecord
+		if json.Unmarshal(raw, &w) == nil {
+			r.Window = &w
+		}
 	}
 	ts := steps.SplitTime(evs)
 	r.Time = TimeReport{Wall: ts.Wall.Seconds(), Components: ts.Components.Seconds(), Own: ts.Own.Seconds(), Overhead: ts.Overhead.Seconds(), ByKind: map[string]float64{}}
@@ -109,6 +121,12 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 	}
 	kv = append(kv, [2]string{"time", fmt.Sprintf("%.1fs wall: %.1fs waiting on components, %.1fs siemctl's own work, %.1fs engine and pauses",
 		r.Time.Wall, r.Time.Components, r.Time.Own, r.Time.Overhead)})
+	if r.Window != nil {
+		kv = append(kv, [2]string{"window", fmt.Sprintf("%s, %s to %s", r.Window.Length, r.Window.Start.Format(time.RFC3339), r.Window.End.Format(time.RFC3339))})
+	}
+	for _, d := range r.Decisions {
+		kv = append(kv, [2]string{"decision", fmt.Sprintf("%s after %s (%s) by %s at %s", d.Decision, phaseLabel(d.Phase), d.Step, d.Operator, d.Time.UTC().Format(time.RFC3339))})
+	}
 	if r.Holder != "" {
 		kv = append(kv, [2]string{"running", r.Holder})
 	}

@@ -93,6 +93,19 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		return fmt.Errorf("run %s is %s: %w", ri.ID, ri.Status, engine.ErrNotResumable)
 	}
 	if !opts.DryRun {
+		deps, err := opts.Deps(ctx)
+		if err != nil {
+			return err
+		}
+		ck, err := resumeCockpit(opts.Common, deps, r.Registry, ri)
+		if err != nil {
+			return err
+		}
+		if ck != nil {
+			ck.apply(r)
+		}
+	}
+	if !opts.DryRun {
 		if err := confirm(opts.Common, fmt.Sprintf("Resume run %s (%s, stopped: %s)?", ri.ID, ri.Runbook.Name, orDash(ri.Error))); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
@@ -47,10 +48,33 @@ type Common struct {
 	Yes    bool
 	// Poll is the gates' poll interval (default 2s).
 	Poll time.Duration
+	// Getenv reads the operator's name for guided decisions (os.Getenv when nil).
+	Getenv func(string) string
+	// Health runs the health checks (guided mode's evidence at each phase
+	// boundary); nil: not shown.
+	Health func(ctx context.Context) (health.Report, error)
 }
 
 func common(f *cli.Factory) Common {
-	return Common{IO: f.IO, Deps: FactoryDeps(f), Logger: f.Logger, Now: f.Now}
+	return Common{IO: f.IO, Deps: FactoryDeps(f), Logger: f.Logger, Now: f.Now, Health: FactoryHealth(f)}
+}
+
+// FactoryHealth runs the default health checks (those `siemctl health`
+// runs) against the Factory's stack, under its own 10 s deadline.
+func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, error) {
+	return func(ctx context.Context) (health.Report, error) {
+		st, err := f.Stack(ctx)
+		if err != nil {
+			return health.Report{}, err
+		}
+		checks, err := health.Select(health.Catalogue(), health.Selection{})
+		if err != nil {
+			return health.Report{}, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return health.Run(ctx, &health.Env{Now: f.Now, Stack: st.HealthStack()}, checks), nil
+	}
 }
 
 // fill copies the global flags at run time.

@@ -1,0 +1,565 @@
+package upgrade
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+// The time budget of an upgrade (issue 16 §1): every step's duration is
+// estimated from this host's earlier runs (the median of the last
+// successful upgrade runs' journals), from the data volume for the steps
+// that copy the indexer data, and otherwise from defaults whose floor is the
+// operations spec's start waits (indexer 60 s, manager 30 s, dashboard 60 s).
+
+// HistoryRuns is how many of the latest successful runs the estimate uses.
+const HistoryRuns = 5
+
+// Assumed rates when no earlier run measured one.
+const (
+	assumedCopyRate     = 100 << 20 // bytes/s: cold copy + sha256 verification on a local disk
+	assumedSnapshotRate = 50 << 20  // bytes/s: snapshot into a file-system repository
+	// assumedIncremental is the share of the data a repeated snapshot copies.
+	assumedIncremental = 0.10
+	// assumedHook is the site hook's duration before it ever ran here.
+	assumedHook = 5 * time.Minute
+)
+
+// Spec buffer on top of the estimate: 50–100%.
+const (
+	bufferMin = 1.5
+	bufferMax = 2.0
+)
+
+// defaultDurations are the estimates of kinds without history: what they
+// cost on a healthy single host (their timeout is the worst case, not the
+// estimate). units.start uses the step's wait (the spec's start waits).
+var defaultDurations = map[string]time.Duration{
+	"snapshot.capture": 3 * time.Second, "snapshot.diff": time.Second,
+	"gate.cluster_health": 5 * time.Second, "gate.probe": 30 * time.Second, "gate.manager_api": 10 * time.Second,
+	"gate.dashboard": 5 * time.Second, "gate.units_active": 2 * time.Second, "gate.ports": 2 * time.Second,
+	"backup.configs": 5 * time.Second, "backup.indexer_security": 20 * time.Second,
+	"units.stop": 10 * time.Second, "units.start": 10 * time.Second, "units.verify_gone": 2 * time.Second, "units.daemon_reload": time.Second,
+	"indexer.allocation": time.Second, "indexer.flush": 2 * time.Second, "indexer.flush_synced": 2 * time.Second,
+	"packages.install": time.Minute, "packages.downgrade": time.Minute,
+	"indexer.security_apply": 30 * time.Second,
+	"shipper.template":       3 * time.Second, "shipper.setup": 15 * time.Second, "shipper.test_output": 3 * time.Second,
+}
+
+const defaultGate = 2 * time.Second
+
+// Estimate sources.
+const (
+	srcHistory = "history"
+	srcDefault = "default"
+	srcSpec    = "spec start wait"
+	srcVolume  = "volume"
+)
+
+// History is what earlier runs on this host measured.
+type History struct {
+	// Runs is the number of successful upgrade runs used (at most HistoryRuns).
+	Runs int
+	// Step: step id → durations of its successful attempts, newest first.
+	Step map[string][]time.Duration
+	// Undo: step id → durations of its successful undos, newest first.
+	Undo map[string][]time.Duration
+	// UndoRuns is the number of runs that contributed undo durations.
+	UndoRuns int
+	// CopyRates and SnapshotRates are measured bytes per second.
+	CopyRates, SnapshotRates []float64
+}
+
+// LoadHistory reads the journals in stateDir: the step durations of the
+// last HistoryRuns successful runs of the runbook named runbook (upgrade,
+// rollback) and the undo durations of its rolled-back runs.
+func LoadHistory(stateDir, runbook string) (History, error) {
+	h := History{Step: map[string][]time.Duration{}, Undo: map[string][]time.Duration{}}
+	ids, err := engine.Runs(stateDir)
+	if err != nil {
+		return h, err
+	}
+	slices.Reverse(ids) // newest first
+	for _, id := range ids {
+		evs, _, err := engine.ReadJournal(stateDir, id)
+		if err != nil || len(evs) == 0 || evs[0].Runbook == nil || evs[0].Runbook.Name != runbook {
+			continue // a corrupt journal or another runbook says nothing about this one
+		}
+		status := ""
+		for _, e := range evs {
+			if e.Type == engine.EvRunEnd {
+				status = e.Status
+			}
+		}
+		undone := false
+		for _, e := range evs {
+			if e.Type == engine.EvUndoOK && e.Duration > 0 {
+				h.Undo[e.Step] = append(h.Undo[e.Step], e.Duration.D())
+				undone = true
+			}
+		}
+		if undone {
+			h.UndoRuns++
+		}
+		if status != engine.StatusSucceeded || h.Runs >= HistoryRuns {
+			continue
+		}
+		h.Runs++
+		for _, e := range evs {
+			if e.Type == engine.EvStepSkip && !movesData(e.Kind) {
+				// skipped (a unit already running): it cost next to nothing;
+				// a data step's skip depends on the mode, not the host
+				h.Step[e.Step] = append(h.Step[e.Step], 0)
+			}
+			if e.Type != engine.EvStepOK || e.Verified {
+				continue
+			}
+			h.Step[e.Step] = append(h.Step[e.Step], e.Duration.D())
+			if e.Outcome == nil || e.Duration <= 0 {
+				continue
+			}
+			secs := e.Duration.D().Seconds()
+			switch e.Kind {
+			case "backup.indexer_data":
+				if b := number(e.Outcome.Data["bytes"]); b > 0 {
+					h.CopyRates = append(h.CopyRates, b/secs)
+				}
+			case "indexer.snapshot_take":
+				if b := number(e.Outcome.Data["incremental_bytes"]); b > 0 {
+					h.SnapshotRates = append(h.SnapshotRates, b/secs)
+				}
+			}
+		}
+	}
+	return h, nil
+}
+
+// movesData: kinds whose cost is the data volume and the data-safety mode.
+func movesData(kind string) bool {
+	switch kind {
+	case "backup.indexer_data", "indexer.snapshot_take", "restore.indexer_data", "restore.indexer_snapshot":
+		return true
+	}
+	return false
+}
+
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case json.Number:
+		f, _ := n.Float64()
+		return f
+	case int64:
+		return float64(n)
+	case int:
+		return float64(n)
+	}
+	return 0
+}
+
+func median[T float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// DataVolume is what the indexer data costs to secure.
+type DataVolume struct {
+	Mode  string `json:"mode"`
+	Bytes int64  `json:"bytes"`
+	// FirstSnapshot: the repository holds no snapshot yet (snapshot mode copies everything).
+	FirstSnapshot bool `json:"first_snapshot,omitempty"`
+	// Known is false when the data size could not be measured.
+	Known bool `json:"known"`
+}
+
+// VolumeFromGates reads the data volume from gate.data_safety's result; mode
+// from the configuration when the gate did not pass.
+func VolumeFromGates(cfg *config.Config, gates []steps.GateResult) DataVolume {
+	v := DataVolume{Mode: steps.DataSafetyMode(cfg)}
+	for _, g := range gates {
+		if g.Kind != "gate.data_safety" || g.Data == nil {
+			continue
+		}
+		raw, err := json.Marshal(g.Data["cost"])
+		var c steps.DataSafetyCost
+		if err != nil || json.Unmarshal(raw, &c) != nil || c.Mode == "" {
+			continue
+		}
+		v.Mode, v.Bytes, v.Known = c.Mode, c.DataBytes, true
+		v.FirstSnapshot = c.Mode == config.DataSafetySnapshot && c.NeedBytes > c.DataBytes
+	}
+	return v
+}
+
+// Seconds is a duration in JSON as seconds.
+type Seconds float64
+
+func secsOf(d time.Duration) Seconds { return Seconds(math.Round(d.Seconds()*10) / 10) }
+
+// D converts back.
+func (s Seconds) D() time.Duration { return time.Duration(float64(s) * float64(time.Second)) }
+
+// StepBudget is one step's estimate and its undo's.
+type StepBudget struct {
+	Step       string  `json:"step"`
+	Kind       string  `json:"kind"`
+	Phase      string  `json:"phase"`
+	Estimate   Seconds `json:"estimate_s"`
+	Source     string  `json:"source"`
+	Undo       Seconds `json:"undo_s,omitempty"`
+	UndoSource string  `json:"undo_source,omitempty"`
+	Finally    bool    `json:"finally,omitempty"`
+}
+
+// PhaseBudget is one phase's estimate.
+type PhaseBudget struct {
+	Phase    string  `json:"phase"`
+	Estimate Seconds `json:"estimate_s"`
+	Source   string  `json:"source"`
+	Steps    int     `json:"steps"`
+}
+
+// Budget is the upgrade's time budget.
+type Budget struct {
+	HistoryRuns int           `json:"history_runs"`
+	Data        DataVolume    `json:"data"`
+	Phases      []PhaseBudget `json:"phases"`
+	Total       Seconds       `json:"total_s"`
+	Rollback    Seconds       `json:"rollback_s"`
+	// RollbackSource says where the rollback estimate comes from.
+	RollbackSource string `json:"rollback_source"`
+	// WindowMin/Max: the maintenance window with the spec's 50–100% buffer.
+	WindowMin Seconds      `json:"window_min_s"`
+	WindowMax Seconds      `json:"window_max_s"`
+	Steps     []StepBudget `json:"steps"`
+	// Later is `siemctl rollback` after a finished upgrade (rollback.yaml),
+	// estimated the same way from the rollback runs' journals.
+	Later *LaterRollback `json:"rollback_after_success,omitempty"`
+}
+
+// LaterRollback is the estimate of an explicit rollback.
+type LaterRollback struct {
+	Estimate    Seconds `json:"estimate_s"`
+	Source      string  `json:"source"`
+	HistoryRuns int     `json:"history_runs"`
+}
+
+// WithLater adds the explicit rollback's estimate (rb: rollback.yaml's budget).
+func (b Budget) WithLater(rb Budget) Budget {
+	b.Later = &LaterRollback{Estimate: rb.Total, Source: sourceSummary(phaseSources(rb)), HistoryRuns: rb.HistoryRuns}
+	return b
+}
+
+func phaseSources(b Budget) []string {
+	var out []string
+	for _, s := range b.Steps {
+		out = append(out, s.Source)
+	}
+	return out
+}
+
+// budgetPhase groups steps: the step-id prefix, with the data-safety steps
+// in "backups" and the post-upgrade snapshot in "validation".
+func budgetPhase(id, kind string) string {
+	switch kind {
+	case "backup.indexer_data", "indexer.snapshot_take":
+		return "backups"
+	}
+	switch p := engine.Phase(id); p {
+	case "backup":
+		return "backups"
+	case "validate", "post":
+		return "validation"
+	default:
+		return p
+	}
+}
+
+// EstimateBudget estimates every selected step of plan and its undo.
+func EstimateBudget(plan *engine.Plan, h History, vol DataVolume) Budget {
+	b := Budget{HistoryRuns: h.Runs, Data: vol, Phases: []PhaseBudget{}, Steps: []StepBudget{}}
+	var r rates
+	r.copy, r.copySrc = rate(h.CopyRates, assumedCopyRate)
+	r.snap, r.snapSrc = rate(h.SnapshotRates, assumedSnapshotRate)
+	idx := map[string]int{}
+	phaseSrcs := map[string][]string{}
+	var undoSrcs []string
+	var total, rollback time.Duration
+	for _, ps := range plan.Selected() {
+		sb := StepBudget{Step: ps.ID, Kind: ps.Step.Kind, Phase: budgetPhase(ps.ID, ps.Step.Kind), Finally: ps.Always}
+		if ps.Always {
+			sb.Phase = "finally"
+		}
+		d, src := estimateStep(ps, h, vol, r)
+		sb.Estimate, sb.Source = secsOf(d), src
+		total += d
+		if ps.Always {
+			rollback += d // finally-steps run after a rollback too
+			undoSrcs = append(undoSrcs, src)
+		}
+		if ps.Undo != nil && ps.Step.Undo != nil {
+			ud, usrc := estimateUndo(ps, h, vol, r)
+			sb.Undo, sb.UndoSource = secsOf(ud), usrc
+			rollback += ud
+			undoSrcs = append(undoSrcs, usrc)
+		}
+		b.Steps = append(b.Steps, sb)
+		i, ok := idx[sb.Phase]
+		if !ok {
+			i = len(b.Phases)
+			idx[sb.Phase] = i
+			b.Phases = append(b.Phases, PhaseBudget{Phase: sb.Phase})
+		}
+		b.Phases[i].Estimate += Seconds(d.Seconds())
+		b.Phases[i].Steps++
+		phaseSrcs[sb.Phase] = append(phaseSrcs[sb.Phase], src)
+	}
+	for i := range b.Phases {
+		b.Phases[i].Estimate = secsOf(b.Phases[i].Estimate.D())
+		b.Phases[i].Source = sourceSummary(phaseSrcs[b.Phases[i].Phase])
+	}
+	b.Total, b.Rollback = secsOf(total), secsOf(rollback)
+	b.RollbackSource = sourceSummary(undoSrcs)
+	b.WindowMin, b.WindowMax = secsOf(time.Duration(float64(total)*bufferMin)), secsOf(time.Duration(float64(total)*bufferMax))
+	return b
+}
+
+func rate(measured []float64, assumed float64) (float64, string) {
+	if len(measured) > 0 {
+		return median(measured), "measured"
+	}
+	return assumed, "assumed"
+}
+
+// startWait is a units.start's wait parameter (the spec's start waits).
+func startWait(with map[string]any) time.Duration {
+	if s, ok := with["wait"].(string); ok {
+		if d, err := time.ParseDuration(s); err == nil {
+			return d
+		}
+	}
+	return 0
+}
+
+func fromHistory(ds []time.Duration) (time.Duration, string, bool) {
+	if len(ds) == 0 {
+		return 0, "", false
+	}
+	return median(ds), fmt.Sprintf("%s (median of %d)", srcHistory, len(ds)), true
+}
+
+func volumeEstimate(bytes float64, r float64, rateSrc, what string) (time.Duration, string) {
+	d := time.Duration(bytes / r * float64(time.Second))
+	return d, fmt.Sprintf("%s: %s %s at %s/s %s", srcVolume, steps.BytesText(int64(bytes)), what, steps.BytesText(int64(r)), rateSrc)
+}
+
+// rates are the data rates an estimate uses, with where they come from.
+type rates struct {
+	copy, snap       float64
+	copySrc, snapSrc string
+}
+
+func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+	return estimateKind(ps.Step.Kind, ps.Step.With, h.Step[ps.ID], vol, r)
+}
+
+func estimateUndo(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+	return estimateKind(ps.Step.Undo.Kind, ps.Step.Undo.With, h.Undo[ps.ID], vol, r)
+}
+
+// estimateKind estimates one action of kind (a step or an undo) from its
+// earlier durations hist, the data volume for the kinds that move the
+// indexer data, else the kind's default.
+func estimateKind(kind string, with map[string]any, hist []time.Duration, vol DataVolume, r rates) (time.Duration, string) {
+	hd, hsrc, ok := fromHistory(hist)
+	switch kind {
+	case "backup.indexer_data":
+		switch vol.Mode {
+		case config.DataSafetyCopy:
+			if vol.Known {
+				return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "cold copy")
+			}
+		case config.DataSafetyCommand:
+			if ok {
+				return hd, hsrc + ": the take hook"
+			}
+			return assumedHook, srcDefault + ": the take hook's cost is the site's"
+		case config.DataSafetySnapshot:
+			return time.Second, srcDefault + ": records the snapshot"
+		}
+	case "indexer.snapshot_take":
+		if vol.Mode != config.DataSafetySnapshot {
+			return 0, "skipped: data safety " + vol.Mode
+		}
+		if vol.Known && vol.FirstSnapshot {
+			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "first snapshot")
+		}
+		if ok {
+			return hd, hsrc + ": incremental"
+		}
+		if vol.Known {
+			return volumeEstimate(float64(vol.Bytes)*assumedIncremental, r.snap, r.snapSrc, "incremental (10% assumed)")
+		}
+	case "restore.indexer_data":
+		switch {
+		case vol.Mode == config.DataSafetyCopy && vol.Known:
+			return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "copied back")
+		case ok:
+			return hd, hsrc
+		case vol.Mode == config.DataSafetyCommand:
+			return assumedHook, srcDefault + ": the restore hook's cost is the site's"
+		case vol.Mode == config.DataSafetySnapshot:
+			return time.Second, srcDefault + ": data set aside"
+		}
+	case "restore.indexer_snapshot":
+		if vol.Mode != config.DataSafetySnapshot {
+			return 0, "skipped: data safety " + vol.Mode
+		}
+		if vol.Known {
+			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "restored")
+		}
+	}
+	if ok {
+		return hd, hsrc
+	}
+	return kindDefault(kind, with)
+}
+
+func kindDefault(kind string, with map[string]any) (time.Duration, string) {
+	if kind == "units.start" {
+		if w := startWait(with); w > 0 {
+			return w, srcSpec
+		}
+	}
+	if d, ok := defaultDurations[kind]; ok {
+		return d, srcDefault
+	}
+	if strings.HasPrefix(kind, "gate.") {
+		return defaultGate, srcDefault
+	}
+	return 5 * time.Second, srcDefault
+}
+
+// sourceSummary names the distinct kinds of source, in a fixed order:
+// "history + spec start wait".
+func sourceSummary(srcs []string) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range srcs {
+		if strings.HasPrefix(s, "skipped") {
+			continue
+		}
+		head, _, _ := strings.Cut(s, ":")
+		head, _, _ = strings.Cut(head, " (")
+		if !seen[head] {
+			seen[head] = true
+			out = append(out, head)
+		}
+	}
+	order := func(s string) int {
+		for i, p := range []string{srcHistory, srcVolume, srcSpec, srcDefault} {
+			if strings.HasPrefix(s, p) {
+				return i
+			}
+		}
+		return 9
+	}
+	sort.SliceStable(out, func(i, j int) bool { return order(out[i]) < order(out[j]) })
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, " + ")
+}
+
+// RollbackFor is the estimated rollback time of the completed steps done:
+// their undos plus every finally-step.
+func (b Budget) RollbackFor(done map[string]bool) time.Duration {
+	var d time.Duration
+	for _, s := range b.Steps {
+		if s.Finally || done[s.Step] {
+			d += s.Undo.D()
+		}
+		if s.Finally {
+			d += s.Estimate.D()
+		}
+	}
+	return d
+}
+
+// fmtDur is a duration for people: 45s, 4m30s, 1h12m.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		m, s := d/time.Minute, (d%time.Minute)/time.Second
+		if s == 0 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm%02ds", m, s)
+	}
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", d/time.Hour, (d%time.Hour)/time.Minute)
+}
+
+// Window is the budget's maintenance window line: "1h12m–1h36m".
+func (b Budget) Window() string {
+	return fmtDur(b.WindowMin.D()) + "–" + fmtDur(b.WindowMax.D())
+}
+
+func (b Budget) header() string {
+	hist := "no earlier run on this host: defaults and the spec's start waits"
+	if b.HistoryRuns > 0 {
+		hist = fmt.Sprintf("medians of the last %d successful runs on this host", b.HistoryRuns)
+	}
+	data := "data size unknown"
+	if b.Data.Known {
+		data = steps.BytesText(b.Data.Bytes) + " of indexer data"
+	}
+	return fmt.Sprintf("Time budget (%s; %s, data safety %s):", hist, data, b.Data.Mode)
+}
+
+// renderBudget writes the budget table.
+func renderBudget(w io.Writer, tty bool, b Budget) error {
+	fmt.Fprintln(w, b.header())
+	t := output.NewTable(w, tty, "PHASE", "ESTIMATE", "SOURCE")
+	for _, p := range b.Phases {
+		t.Row(p.Phase, fmtDur(p.Estimate.D()), p.Source)
+	}
+	t.Row("total", fmtDur(b.Total.D()), "")
+	t.Row("rollback", fmtDur(b.Rollback.D()), b.RollbackSource+" (every undo, then the finally-steps)")
+	t.Row("window", b.Window(), "total + the spec's 50–100% buffer")
+	t.Row("least window", fmtDur((b.Total + b.Rollback).D()), "upgrade + full rollback: the shortest --window apply accepts")
+	if b.Later != nil {
+		t.Row("rollback later", fmtDur(b.Later.Estimate.D()), fmt.Sprintf("%s (siemctl rollback after a finished upgrade, rollback.yaml; %d earlier rollback runs)", b.Later.Source, b.Later.HistoryRuns))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, s := range b.Steps {
+		if strings.HasPrefix(s.Source, srcVolume) {
+			fmt.Fprintf(w, "  %s: %s\n", s.Step, s.Source)
+		}
+		if strings.HasPrefix(s.UndoSource, srcVolume) {
+			fmt.Fprintf(w, "  %s undo: %s\n", s.Step, s.UndoSource)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,494 @@
+package upgrade
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+// The operator's cockpit of `upgrade apply` (issue 16 §1-§3): the
+// maintenance window with its point of no return, and guided mode's pauses
+// at phase boundaries. Both are journaled in the run's seed data, so
+// `upgrade resume` keeps them.
+
+// Run data keys of the cockpit.
+const (
+	KeyWindow = "window"
+	KeyGuided = "guided"
+)
+
+// WindowRecord is the journaled maintenance window.
+type WindowRecord struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Length string    `json:"length"`
+}
+
+// guidedPhases are the boundaries guided mode pauses at: after preflight,
+// the indexer, the manager, and validation (after its post snapshot diff;
+// "wait" re-runs the validate/* gates).
+var guidedPhases = []string{"preflight", "indexer", "manager", "validate+post"}
+
+func phaseLabel(p string) string {
+	switch p {
+	case "validate", "post", "validate+post":
+		return "validation"
+	}
+	return p
+}
+
+// operatorName is who answers: SUDO_USER, else USER.
+func operatorName(getenv func(string) string) string {
+	for _, k := range []string{"SUDO_USER", "USER"} {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return "unknown"
+}
+
+// needTerminal refuses guided mode without someone to ask.
+func needTerminal(io *output.IOStreams) error {
+	if !io.CanPrompt() {
+		return cli.FlagErrorf("--guided asks the operator at each phase boundary and needs a terminal (stdin and stderr are not terminals): run it from a terminal, or without --guided")
+	}
+	return nil
+}
+
+// cockpit wires the window watch and the guided pauses into a runner.
+type cockpit struct {
+	budget  Budget
+	started time.Time
+	now     func() time.Time
+	win     *windowWatch
+	guide   *guide
+}
+
+func (c *cockpit) apply(r *engine.Runner) {
+	if c.win != nil {
+		c.win.inner = r.Observer
+		r.Observer = c.win
+	}
+	if c.guide != nil {
+		r.Pause, r.PauseAfter = c.guide.pause, guidedPhases
+	}
+}
+
+// estimateFor is the budget of plan for a run: this host's history and the
+// data volume gate.data_safety measures now (bounded: it walks the data
+// directory).
+func estimateFor(ctx context.Context, p *prepared) (Budget, error) {
+	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
+	if err != nil {
+		return Budget{}, err
+	}
+	only := *p.plan
+	only.Steps = nil
+	for _, s := range p.plan.Steps {
+		if s.Step.Kind == "gate.data_safety" {
+			only.Steps = append(only.Steps, s)
+		}
+	}
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	gates := steps.PreflightGates(gctx, &only, p.deps, p.seed)
+	return EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, gates)), nil
+}
+
+// checkWindow is the go/no-go of --window: the upgrade and a full rollback
+// must fit.
+func checkWindow(window time.Duration, b Budget) error {
+	need := (b.Total + b.Rollback).D()
+	if need <= window {
+		return nil
+	}
+	return &cli.ExitError{Code: cli.ExitNoGo, Reason: fmt.Sprintf(
+		"no-go: the %s window does not hold the estimated upgrade (%s) plus a full rollback (%s) = %s; plan a window of at least %s (the spec's buffer makes it %s), see 'siemctl upgrade plan'",
+		fmtDur(window), fmtDur(b.Total.D()), fmtDur(b.Rollback.D()), fmtDur(need), fmtDur(need), b.Window())}
+}
+
+// windowWarnLead is how long before the point of no return the warning comes.
+func windowWarnLead(length time.Duration) time.Duration {
+	return min(15*time.Minute, length/4)
+}
+
+// windowWatch follows the run against the window: at each phase it shows the
+// point of no return (window end minus the estimated rollback of what is
+// done), warns once when it comes near and then at each phase, and says so
+// once it has passed.
+type windowWatch struct {
+	inner  engine.Observer
+	w      io.Writer
+	json   bool
+	now    func() time.Time
+	rec    WindowRecord
+	lead   time.Duration
+	budget Budget
+
+	mu                          sync.Mutex
+	done                        map[string]bool
+	phase                       string
+	seen                        map[string]bool // phases entered
+	warned, passed, rollingBack bool
+}
+
+func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec WindowRecord, b Budget, done []string) *windowWatch {
+	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}, seen: map[string]bool{}}
+	if d, err := time.ParseDuration(rec.Length); err == nil {
+		ww.lead = windowWarnLead(d)
+	} else {
+		ww.lead = windowWarnLead(rec.End.Sub(rec.Start))
+	}
+	for _, s := range done {
+		ww.done[s] = true
+	}
+	return ww
+}
+
+// PointOfNoReturn is the last moment a rollback of what is done still fits.
+func (ww *windowWatch) PointOfNoReturn() (time.Time, time.Duration) {
+	rb := ww.budget.RollbackFor(ww.done)
+	return ww.rec.End.Add(-rb), rb
+}
+
+// Observe implements engine.Observer.
+func (ww *windowWatch) Observe(p engine.Progress) {
+	if ww.inner != nil {
+		ww.inner.Observe(p)
+	}
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
+	switch p.Type {
+	case engine.EvUndoStart, engine.EvRunEnd, engine.EvRunStop:
+		ww.rollingBack = true // the window's question is answered
+		return
+	case engine.EvStepOK:
+		ww.done[p.Step] = true
+	}
+	if ww.rollingBack || p.Step == "" {
+		return
+	}
+	newPhase := false
+	if p.Type == engine.EvStepStart || p.Type == engine.EvStepSkip {
+		// the first step of each phase (the data-safety steps of
+		// "backups" run between the indexer's and the manager's)
+		if ph := budgetPhase(p.Step, p.Kind); !ww.seen[ph] {
+			ww.seen[ph], ww.phase, newPhase = true, ph, true
+		}
+	}
+	if msg := ww.line(newPhase); msg != "" {
+		ww.say(msg)
+	}
+}
+
+// line is what to say now ("" for nothing).
+func (ww *windowWatch) line(newPhase bool) string {
+	now := ww.now()
+	ponr, rb := ww.PointOfNoReturn()
+	clock := func(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
+	switch {
+	case !now.Before(ponr):
+		if ww.passed && !newPhase {
+			return ""
+		}
+		ww.passed = true
+		return fmt.Sprintf("window: PAST the point of no return (%s): a rollback of what is done (est. %s) no longer fits before the window ends at %s (in %s)",
+			clock(ponr), fmtDur(rb), clock(ww.rec.End), fmtDur(max(ww.rec.End.Sub(now), 0)))
+	case ponr.Sub(now) <= ww.lead:
+		if ww.warned && !newPhase {
+			return ""
+		}
+		ww.warned = true
+		return fmt.Sprintf("window: WARNING the point of no return is at %s, in %s: after it a rollback (est. %s) no longer fits the window ending at %s",
+			clock(ponr), fmtDur(ponr.Sub(now)), fmtDur(rb), clock(ww.rec.End))
+	case newPhase:
+		return fmt.Sprintf("window: %s ends at %s (in %s); point of no return %s (in %s; rollback of what is done: est. %s)",
+			ww.phase, clock(ww.rec.End), fmtDur(ww.rec.End.Sub(now)), clock(ponr), fmtDur(ponr.Sub(now)), fmtDur(rb))
+	}
+	return ""
+}
+
+func (ww *windowWatch) say(msg string) {
+	if ww.json {
+		b, _ := json.Marshal(map[string]string{"type": "window", "message": msg})
+		fmt.Fprintln(ww.w, string(b))
+		return
+	}
+	fmt.Fprintln(ww.w, msg)
+}
+
+// guide asks the operator at phase boundaries.
+type guide struct {
+	w        io.Writer
+	in       *bufio.Reader
+	colors   *output.Palette
+	operator string
+	budget   Budget
+	started  time.Time
+	now      func() time.Time
+	win      *windowWatch
+	health   func(ctx context.Context) (health.Report, error)
+}
+
+type readResult struct {
+	line string
+	err  error
+}
+
+func (g *guide) readLine(ctx context.Context) (string, error) {
+	ch := make(chan readResult, 1)
+	go func() {
+		l, err := g.in.ReadString('\n')
+		ch <- readResult{l, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case r := <-ch:
+		if r.err != nil && r.line == "" {
+			if errors.Is(r.err, io.EOF) {
+				return "", errors.New("no answer (end of input)")
+			}
+			return "", r.err
+		}
+		return r.line, nil
+	}
+}
+
+func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
+	g.render(ctx, b)
+	for {
+		fmt.Fprint(g.w, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ")
+		line, err := g.readLine(ctx)
+		if err != nil {
+			fmt.Fprintln(g.w)
+			return engine.Decision{}, err
+		}
+		choice := ""
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "c", "continue":
+			choice = engine.DecisionContinue
+		case "w", "wait":
+			choice = engine.DecisionWait
+			fmt.Fprintf(g.w, "re-evaluating the gates of %s …\n", phaseLabel(b.Phase))
+		case "r", "roll back", "rollback":
+			choice = engine.DecisionRollback
+		case "s", "stop", "stop here":
+			choice = engine.DecisionStop
+		default:
+			fmt.Fprintln(g.w, "answer c (continue), w (wait), r (roll back) or s (stop here)")
+			continue
+		}
+		return engine.Decision{Choice: choice, Operator: g.operator}, nil
+	}
+}
+
+// renderHealth runs the health checks now and shows the verdict and every
+// check that is not OK.
+func (g *guide) renderHealth(ctx context.Context) {
+	rep, err := g.health(ctx)
+	if err != nil {
+		fmt.Fprintf(g.w, "Health now: not available: %v\n", err)
+		return
+	}
+	counts := map[health.Status]int{}
+	for _, r := range rep.Results {
+		counts[r.Status]++
+	}
+	line := fmt.Sprintf("%s: %d OK", g.colors.Status(rep.Verdict.String()), counts[health.OK])
+	for _, s := range []health.Status{health.Warn, health.Crit, health.Unknown} {
+		if counts[s] > 0 {
+			line += fmt.Sprintf(", %d %s", counts[s], s)
+		}
+	}
+	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	for _, r := range rep.Results {
+		if r.Status != health.OK {
+			fmt.Fprintf(g.w, "  %-7s %-28s %s\n", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
+		}
+	}
+	if counts[health.Crit]+counts[health.Warn] > 0 {
+		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
+	}
+}
+
+// render writes the evidence at a boundary.
+func (g *guide) render(ctx context.Context, b engine.Boundary) {
+	w, c := g.w, g.colors
+	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
+	fmt.Fprintln(w, "Gate verdicts:")
+	counts := map[string]int{}
+	for _, v := range b.Gates {
+		counts[v.Verdict]++
+		again := ""
+		if v.Rechecked {
+			again = " (re-evaluated now)"
+		}
+		fmt.Fprintf(w, "  %-7s %-28s %s%s\n", c.Status(v.Verdict), v.Step, oneLine(v.Detail), again)
+	}
+	if len(b.Gates) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	sum := fmt.Sprintf("%d gates GO", counts[engine.VerdictGo])
+	for _, k := range []string{engine.VerdictNoGo, engine.VerdictWait, engine.VerdictSkipped} {
+		if counts[k] > 0 {
+			sum += fmt.Sprintf(", %d %s", counts[k], k)
+		}
+	}
+	rd, _ := steps.DecodeRunData(b.Data)
+	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
+		sum += "; versions " + vl
+	} else if vl != "" {
+		sum += "; target versions " + vl
+	}
+	fmt.Fprintf(w, "Summary: %s\n", sum)
+	if g.health != nil {
+		g.renderHealth(ctx)
+	}
+	if rd.Diff != nil {
+		fmt.Fprintf(w, "Snapshot diff: %s → %s: documents %d → %d; %d critical, %d warning\n",
+			rd.Diff.From, rd.Diff.To, rd.Diff.DocsFrom, rd.Diff.DocsTo, rd.Diff.Counts["critical"], rd.Diff.Counts["warning"])
+	} else {
+		fmt.Fprintln(w, "Snapshot diff: not yet (post/diff compares with the pre-upgrade snapshot after validation)")
+	}
+	done := map[string]bool{}
+	for _, s := range b.Done {
+		done[s] = true
+	}
+	var estDone time.Duration
+	for _, s := range g.budget.Steps {
+		if done[s.Step] {
+			estDone += s.Estimate.D()
+		}
+	}
+	used := b.Now.Sub(g.started)
+	fmt.Fprintf(w, "Time: %s used; the steps done were estimated at %s; budget %s in all, about %s left\n",
+		fmtDur(used), fmtDur(estDone), fmtDur(g.budget.Total.D()), fmtDur(max(g.budget.Total.D()-estDone, 0)))
+	if g.win != nil {
+		g.win.mu.Lock()
+		ponr, rb := g.win.PointOfNoReturn()
+		g.win.mu.Unlock()
+		state := "in " + fmtDur(ponr.Sub(b.Now))
+		if !b.Now.Before(ponr) {
+			state = "PASSED"
+		}
+		fmt.Fprintf(w, "Window: ends at %s; point of no return %s (%s; rollback of what is done: est. %s)\n",
+			g.win.rec.End.UTC().Format("15:04:05 UTC"), ponr.UTC().Format("15:04:05 UTC"), state, fmtDur(rb))
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}
+
+// newCockpit builds the cockpit of a new run (apply) and records it in seed.
+func newCockpit(ctx context.Context, c Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
+	b, err := estimateFor(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if window > 0 {
+		if err := checkWindow(window, b); err != nil {
+			return nil, err
+		}
+	}
+	now := c.now()
+	ck := &cockpit{budget: b, started: now, now: c.now}
+	if window > 0 {
+		rec := WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
+		p.seed[KeyWindow] = rec
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, nil)
+	}
+	if guided {
+		p.seed[KeyGuided] = true
+		ck.guide = c.newGuide(b, now, ck.win)
+	}
+	return ck, nil
+}
+
+func (c Common) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return &guide{w: c.IO.ErrOut, in: bufio.NewReader(c.IO.In), colors: c.IO.ErrColors(), operator: operatorName(getenv),
+		budget: b, started: started, now: c.now, win: win, health: c.Health}
+}
+
+// resumeCockpit rebuilds the cockpit a run was started with (its journaled
+// window and guided mode); nil when it had none.
+func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.RunInfo) (*cockpit, error) {
+	var rec WindowRecord
+	_, hasWin := ri.Data[KeyWindow]
+	if hasWin {
+		if err := json.Unmarshal(ri.Data[KeyWindow], &rec); err != nil {
+			return nil, fmt.Errorf("run data window: %w", err)
+		}
+	}
+	guided := string(ri.Data[KeyGuided]) == "true"
+	if !hasWin && !guided {
+		return nil, nil
+	}
+	if guided {
+		if err := needTerminal(c.IO); err != nil {
+			return nil, fmt.Errorf("run %s was started with --guided: %w", ri.ID, err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(engine.JournalPath(deps.Config.StateDir, ri.ID)), "runbook.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: stored runbook: %w", ri.ID, err)
+	}
+	plan, err := engine.ParsePlan(raw, ri.Runbook.Source, reg, ri.Selection)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := LoadHistory(deps.Config.StateDir, "upgrade")
+	if err != nil {
+		return nil, err
+	}
+	// The data volume as preflight measured it (the indexer may be stopped now).
+	vol := DataVolume{Mode: steps.DataSafetyMode(deps.Config)}
+	var done []string
+	for _, s := range ri.Steps {
+		if s.Status == engine.StepOK {
+			done = append(done, s.ID)
+		}
+		if s.Kind == "gate.data_safety" && s.Outcome != nil {
+			vol = VolumeFromGates(deps.Config, []steps.GateResult{{Kind: s.Kind, Data: s.Outcome.Data}})
+		}
+	}
+	b := EstimateBudget(plan, hist, vol)
+	ck := &cockpit{budget: b, started: ri.Started, now: c.now}
+	if hasWin {
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, done)
+	}
+	if guided {
+		ck.guide = c.newGuide(b, ri.Started, ck.win)
+	}
+	return ck, nil
+}

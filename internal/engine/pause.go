@@ -1,0 +1,291 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Guided mode: the runner pauses at phase boundaries and asks an operator
+// (Runner.Pause) what to do; every answer is journaled with the operator's
+// name.
+
+// Journal event types of guided mode.
+const (
+	EvDecision = "decision"     // an operator's answer at a phase boundary
+	EvRecheck  = "gate-recheck" // a gate re-evaluated on "wait"
+)
+
+// Operator decisions at a phase boundary.
+const (
+	DecisionContinue = "continue"
+	DecisionWait     = "wait"     // re-evaluate the phase's gates and ask again
+	DecisionRollback = "rollback" // undo what was done (nothing changed yet: no-go)
+	DecisionStop     = "stop"     // stop here, resumable
+)
+
+// Gate verdicts shown at a boundary.
+const (
+	VerdictGo      = "GO"
+	VerdictNoGo    = "NO-GO"
+	VerdictWait    = "WAIT"
+	VerdictSkipped = "SKIPPED"
+)
+
+// Decision is an operator's answer.
+type Decision struct {
+	Choice   string
+	Operator string
+}
+
+// GateVerdict is a gate step's verdict as an operator sees it at a boundary.
+type GateVerdict struct {
+	Step    string `json:"step"`
+	Kind    string `json:"kind"`
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail,omitempty"`
+	// Rechecked: evaluated again at the boundary ("wait"), not the run's verdict.
+	Rechecked bool `json:"rechecked,omitempty"`
+}
+
+// Boundary is the evidence at a phase boundary.
+type Boundary struct {
+	RunID string
+	// Phase is the Runner.PauseAfter entry that just ended: a step-id
+	// prefix (indexer for indexer/*) or prefixes joined by "+".
+	Phase string
+	// Step is the phase's last step.
+	Step string
+	// Gates are the verdicts of the gate steps (isGate) run so far, in
+	// run order; after "wait" the ended phase's gates are the re-evaluated ones.
+	Gates []GateVerdict
+	// Done are the completed (ok) step ids, in order.
+	Done []string
+	// Data is the run data so far (snapshot diff, backups, …).
+	Data map[string]json.RawMessage
+	// Now is the runner clock's time.
+	Now time.Time
+}
+
+// Pauser asks the operator at a boundary. An error (no answer) stops the
+// run there, resumable.
+type Pauser func(ctx context.Context, b Boundary) (Decision, error)
+
+// DecisionInfo is one journaled decision.
+type DecisionInfo struct {
+	Time     time.Time `json:"time"`
+	Phase    string    `json:"phase"`
+	Step     string    `json:"after_step"`
+	Decision string    `json:"decision"`
+	Operator string    `json:"operator"`
+}
+
+// OperatorRollbackError is the cause of a rollback an operator chose.
+type OperatorRollbackError struct {
+	Operator, Phase string
+}
+
+func (e *OperatorRollbackError) Error() string {
+	return fmt.Sprintf("operator %s chose to roll back after phase %s", e.Operator, e.Phase)
+}
+
+// StoppedError: an operator stopped the run at a phase boundary; it is
+// resumable (exit 130, like an interruption).
+type StoppedError struct {
+	RunID, Step, Phase, Operator string
+}
+
+func (e *StoppedError) Error() string {
+	return fmt.Sprintf("run %s stopped by operator %s after phase %s (step %s); continue it with 'siemctl upgrade resume %s'",
+		e.RunID, e.Operator, e.Phase, e.Step, e.RunID)
+}
+
+// ExitCode is 130: stopped, resumable.
+func (e *StoppedError) ExitCode() int { return exitInterrupted }
+
+// Phase is a step id's phase: the part before the first slash.
+func Phase(stepID string) string {
+	p, _, _ := strings.Cut(stepID, "/")
+	return p
+}
+
+// boundaries maps the last main step of each phase in Runner.PauseAfter to
+// its entry. An entry may join phases with "+" ("validate+post"): the
+// boundary is after the last step of any of them.
+func (x *execution) boundaries(main []*PlannedStep) map[string]string {
+	out := map[string]string{}
+	if x.r.Pause == nil {
+		return out
+	}
+	for _, entry := range x.r.PauseAfter {
+		last := ""
+		for _, s := range main {
+			if inPhase(s.ID, entry) {
+				last = s.ID
+			}
+		}
+		if last != "" {
+			out[last] = entry
+		}
+	}
+	return out
+}
+
+// inPhase reports whether step id belongs to entry (phases joined by "+").
+func inPhase(id, entry string) bool {
+	for _, p := range strings.Split(entry, "+") {
+		if Phase(id) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// isGate: a read-only step of a gate kind (gate.* or *.gate); other
+// read-only steps (a snapshot capture) are not re-run on "wait".
+func isGate(s *PlannedStep) bool {
+	return s.ReadOnly && (strings.HasPrefix(s.Step.Kind, "gate.") || strings.HasSuffix(s.Step.Kind, ".gate"))
+}
+
+// boundary collects the evidence so far.
+func (x *execution) boundary(ps *PlannedStep, phase string, rechecked []GateVerdict) Boundary {
+	b := Boundary{RunID: x.id, Phase: phase, Step: ps.ID, Now: x.r.clock().Now(), Data: map[string]json.RawMessage{}}
+	main, _ := x.split()
+	x.mu.Lock()
+	for k, v := range x.data {
+		b.Data[k] = v
+	}
+	x.mu.Unlock()
+	for _, s := range main {
+		st := x.get(s.ID)
+		if st == StepOK {
+			b.Done = append(b.Done, s.ID)
+		}
+		if !isGate(s) || st != StepOK && st != StepSkipped {
+			continue
+		}
+		if len(rechecked) > 0 && inPhase(s.ID, phase) {
+			continue
+		}
+		v := GateVerdict{Step: s.ID, Kind: s.Step.Kind, Verdict: VerdictGo, Detail: x.note(s.ID)}
+		if st == StepSkipped {
+			v.Verdict = VerdictSkipped
+		}
+		b.Gates = append(b.Gates, v)
+	}
+	b.Gates = append(b.Gates, rechecked...)
+	return b
+}
+
+// pause asks the operator after ps, the last step of phase, until the
+// answer is continue (nil), roll back, or stop.
+func (x *execution) pause(ctx context.Context, ps *PlannedStep, phase string) error {
+	var rechecked []GateVerdict
+	for {
+		d, err := x.r.Pause(ctx, x.boundary(ps, phase, rechecked))
+		if err != nil {
+			if ctx.Err() != nil {
+				return x.interrupted(ps.ID, ctx.Err())
+			}
+			return x.interrupted(ps.ID, fmt.Errorf("guided pause after %s: %w", phase, err))
+		}
+		if err := x.j.append(Event{Type: EvDecision, Step: ps.ID, Phase: phase, Status: d.Choice, Operator: d.Operator}); err != nil {
+			return err
+		}
+		x.progress(Progress{Type: EvDecision, Step: ps.ID, Status: d.Choice, Message: fmt.Sprintf("%s after %s by %s", d.Choice, phase, d.Operator)})
+		switch d.Choice {
+		case DecisionContinue:
+			return nil
+		case DecisionWait:
+			rechecked = x.recheck(ctx, phase)
+			if ctx.Err() != nil {
+				return x.interrupted(ps.ID, ctx.Err())
+			}
+		case DecisionRollback:
+			cause := &OperatorRollbackError{Operator: d.Operator, Phase: phase}
+			if !x.changed() {
+				if err := x.end(StatusNoGo, cause); err != nil {
+					return err
+				}
+				return &GateError{RunID: x.id, Step: ps.ID, Reason: cause.Error(), Err: cause}
+			}
+			return x.rollback(ctx, ps.ID, cause)
+		case DecisionStop:
+			stop := &StoppedError{RunID: x.id, Step: ps.ID, Phase: phase, Operator: d.Operator}
+			if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Error: stop.Error()}); err != nil {
+				return errors.Join(stop, err)
+			}
+			x.progress(Progress{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Err: stop})
+			return stop
+		default:
+			return fmt.Errorf("guided pause after %s: unknown decision %q", phase, d.Choice)
+		}
+	}
+}
+
+// recheck runs each gate step of phase once more (one attempt under its
+// timeout; pending is WAIT). Run data it sets is not kept; the verdicts are
+// journaled.
+func (x *execution) recheck(ctx context.Context, phase string) []GateVerdict {
+	main, _ := x.split()
+	var out []GateVerdict
+	for _, s := range main {
+		if !inPhase(s.ID, phase) || !isGate(s) || x.get(s.ID) != StepOK && x.get(s.ID) != StepSkipped {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, x.r.timeout(s.Timeout.D()))
+		start := x.r.clock().Now()
+		o, err := s.Kind.Run(sctx, &recheckEnv{stepEnv: x.env(s.ID), data: map[string]json.RawMessage{}}, s.Params)
+		cancel()
+		v := GateVerdict{Step: s.ID, Kind: s.Step.Kind, Verdict: VerdictGo, Detail: o.Message, Rechecked: true}
+		var (
+			pe *PendingError
+			ng *NoGoError
+		)
+		switch {
+		case err == nil:
+		case errors.As(err, &ng):
+			v.Verdict, v.Detail = VerdictNoGo, ng.Reason
+		case errors.As(err, &pe):
+			v.Verdict, v.Detail = VerdictWait, pe.Reason
+		default:
+			v.Verdict, v.Detail = VerdictNoGo, err.Error()
+		}
+		ev := Event{Type: EvRecheck, Step: s.ID, Kind: s.Step.Kind, Status: v.Verdict, Duration: millis(x.r.clock().Now().Sub(start))}
+		if v.Verdict != VerdictGo {
+			ev.Error, ev.NoGo = v.Detail, v.Verdict == VerdictNoGo
+		}
+		_ = x.j.append(ev)
+		out = append(out, v)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// recheckEnv keeps what a re-evaluated gate sets to itself: a recheck
+// changes no run data.
+type recheckEnv struct {
+	*stepEnv
+	data map[string]json.RawMessage
+}
+
+func (e *recheckEnv) Set(key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	e.data[key] = raw
+	return nil
+}
+
+func (e *recheckEnv) Get(key string, v any) (bool, error) {
+	if raw, ok := e.data[key]; ok {
+		return true, json.Unmarshal(raw, v)
+	}
+	return e.stepEnv.Get(key, v)
+}
