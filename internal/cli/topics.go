@@ -46,6 +46,8 @@ by SIEMCTL_<SECTION>_<KEY> environment variables (e.g. SIEMCTL_INDEXER_URL) and 
 A profile (siem or wazuh) sets every default. Unknown keys are errors.
 
   profile: siem                        # siem (operations spec names) | wazuh (real Wazuh 4.x layout)
+  root: ""                             # prefix for every DEFAULT path (like DPKG_ROOT); absolute, must exist
+  port_offset: 0                       # added to every DEFAULT port (URLs, agent/enrollment, syslog); 0-60000
   state_dir: /var/lib/siemctl          # journals, snapshots, the host lock
   backup_dir: /var/backups/siemctl
   systemd:
@@ -102,6 +104,13 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     disk_warn_percent: 85
     disk_nogo_percent: 90
     upgrade_min_free_percent: 20
+
+root and port_offset move only the profile's defaults: with root /srv/lab every default path
+(state_dir, backup_dir, password files, CA files, install_dir, config and data dirs, tools, the
+shipper binary) is read under /srv/lab, and with port_offset 1000 the default indexer URL is
+https://127.0.0.1:10200. A value set in the file, the environment or a flag is taken as given.
+siemctl config view shows each moved value with the origin "profile <name> + root" or
+"+ port_offset".
 
 Secrets are read at use, never logged, never put in snapshots, journals or child argv.
 A password file readable by group or others is a health warning.

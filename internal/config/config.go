@@ -25,7 +25,11 @@ const DefaultPath = "/etc/siemctl/siemctl.yaml"
 
 // Config is the whole configuration.
 type Config struct {
-	Profile    string     `mapstructure:"profile"`
+	Profile string `mapstructure:"profile"`
+	// Root prefixes every default path (like DPKG_ROOT); PortOffset is added
+	// to every default port. Explicit values are taken as given (root.go).
+	Root       string     `mapstructure:"root"`
+	PortOffset int        `mapstructure:"port_offset"`
 	StateDir   string     `mapstructure:"state_dir"`
 	BackupDir  string     `mapstructure:"backup_dir"`
 	Systemd    Systemd    `mapstructure:"systemd"`
@@ -281,6 +285,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	for k, val := range opts.Overrides {
 		v.Set(k, val)
 		origins[k] = "flag"
+	}
+	if err := applyRootAndOffset(v, defaults, origins); err != nil {
+		return nil, err
 	}
 
 	var cfg Config

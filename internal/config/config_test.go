@@ -258,3 +258,123 @@ func TestUnknownEnvWarning(t *testing.T) {
 		t.Errorf("known keys only: %v %v", c.Warnings, err)
 	}
 }
+
+// TestRootAndPortOffset: a file with only profile, root and port_offset puts
+// every default path under root and shifts every default port; explicit
+// values (file, environment) are taken as given; origins say which.
+func TestRootAndPortOffset(t *testing.T) {
+	root := t.TempDir()
+	path := writeFile(t, "profile: wazuh\nroot: "+root+"\nport_offset: 2050\nmanager:\n  install_dir: /opt/ossec\n")
+	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: []string{"SIEMCTL_DASHBOARD_URL=https://10.0.0.7:8443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range cfg.Effective() {
+		got[s.Key] = s
+	}
+	for key, want := range map[string]Setting{
+		"root":                      {Value: root, Origin: "file " + path},
+		"port_offset":               {Value: 2050, Origin: "file " + path},
+		"state_dir":                 {Value: root + "/var/lib/siemctl", Origin: "profile wazuh + root"},
+		"backup_dir":                {Value: root + "/var/backups/siemctl", Origin: "profile wazuh + root"},
+		"indexer.password_file":     {Value: root + "/etc/siemctl/secrets/indexer", Origin: "profile wazuh + root"},
+		"manager.password_file":     {Value: root + "/etc/siemctl/secrets/manager", Origin: "profile wazuh + root"},
+		"indexer.ca_file":           {Value: root + "/etc/wazuh-indexer/certs/root-ca.pem", Origin: "profile wazuh + root"},
+		"indexer.config_dir":        {Value: root + "/etc/wazuh-indexer", Origin: "profile wazuh + root"},
+		"indexer.data_dir":          {Value: root + "/var/lib/wazuh-indexer", Origin: "profile wazuh + root"},
+		"indexer.security_init":     {Value: []string{root + "/usr/share/wazuh-indexer/bin/indexer-security-init.sh"}, Origin: "profile wazuh + root"},
+		"shipper.binary":            {Value: root + "/usr/bin/filebeat", Origin: "profile wazuh + root"},
+		"shipper.config_dir":        {Value: root + "/etc/filebeat", Origin: "profile wazuh + root"},
+		"dashboard.config_dir":      {Value: root + "/etc/wazuh-dashboard", Origin: "profile wazuh + root"},
+		"manager.install_dir":       {Value: "/opt/ossec", Origin: "file " + path}, // explicit: as given
+		"indexer.url":               {Value: "https://127.0.0.1:11250", Origin: "profile wazuh + port_offset"},
+		"manager.agent_port":        {Value: 3564, Origin: "profile wazuh + port_offset"},
+		"manager.enrollment_port":   {Value: 3565, Origin: "profile wazuh + port_offset"},
+		"dashboard.url":             {Value: "https://10.0.0.7:8443", Origin: "env SIEMCTL_DASHBOARD_URL"}, // explicit: as given
+		"indexer.unit":              {Value: "wazuh-indexer.service", Origin: "profile wazuh"},
+		"indexer.snapshot_location": {Value: "", Origin: "profile wazuh"}, // empty default stays empty
+	} {
+		g, ok := got[key]
+		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(want.Value) || g.Origin != want.Origin {
+			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, want.Value, want.Origin)
+		}
+	}
+	if cfg.Root != root || cfg.PortOffset != 2050 || cfg.StateDir != root+"/var/lib/siemctl" || cfg.Manager.AgentPort != 3564 {
+		t.Errorf("typed config: root %q offset %d state_dir %q agent_port %d", cfg.Root, cfg.PortOffset, cfg.StateDir, cfg.Manager.AgentPort)
+	}
+	// Every default absolute path is moved: none is left outside root.
+	for _, s := range cfg.Effective() {
+		if !strings.HasPrefix(s.Origin, "profile ") {
+			continue
+		}
+		vals := []string{}
+		switch x := s.Value.(type) {
+		case string:
+			vals = append(vals, x)
+		case []string:
+			vals = append(vals, x...)
+		case []any:
+			for _, e := range x {
+				vals = append(vals, fmt.Sprint(e))
+			}
+		}
+		for _, v := range vals {
+			if filepath.IsAbs(v) && !strings.HasPrefix(v, root+"/") {
+				t.Errorf("%s = %s: a default path outside root", s.Key, v)
+			}
+		}
+	}
+
+	// The siem profile's syslog default (a port) moves too; a URL without a
+	// port gets the scheme's default plus the offset.
+	siem := writeFile(t, "root: "+root+"\nport_offset: 100\n")
+	cfg, err = Load(LoadOptions{Path: siem, ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Manager.Syslog != "udp://127.0.0.1:614" || cfg.Manager.APIURL != "https://127.0.0.1:55100" || cfg.Manager.InstallDir != root+"/var/siem" {
+		t.Errorf("siem: syslog %s api %s install_dir %s", cfg.Manager.Syslog, cfg.Manager.APIURL, cfg.Manager.InstallDir)
+	}
+	if u, _, err := shiftURL("https://localhost", 10); err != nil || u != "https://localhost:453" {
+		t.Errorf("shiftURL without port = %q, %v", u, err)
+	}
+
+	// Environment variables set them too.
+	cfg, err = Load(LoadOptions{Path: filepath.Join(t.TempDir(), "none.yaml"), Env: []string{"SIEMCTL_ROOT=" + root, "SIEMCTL_PORT_OFFSET=7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Indexer.URL != "https://127.0.0.1:9207" || cfg.BackupDir != root+"/var/backups/siemctl" {
+		t.Errorf("env root/offset: %s %s", cfg.Indexer.URL, cfg.BackupDir)
+	}
+}
+
+// TestRootAndPortOffsetInvalid: a relative or missing root and an offset
+// outside 0..60000 are configuration errors (exit 2) naming the key.
+func TestRootAndPortOffsetInvalid(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"root: srv/lab\n", `config: root: "srv/lab" must be an absolute path`},
+		{"root: /nonexistent/siemctl-root\n", "config: root: /nonexistent/siemctl-root: no such file or directory (create it, or fix root)"},
+		{"root: " + notDir + "\n", "is not a directory"},
+		{"port_offset: -1\n", "config: port_offset: -1 is outside 0 to 60000"},
+		{"port_offset: 60001\n", "config: port_offset: 60001 is outside 0 to 60000"},
+		{"port_offset: 12000\n", "config: port_offset: 12000 moves"}, // 55000+12000 > 65535
+		{"port_offset: many\n", `config: port_offset: "many" is not a number`},
+	} {
+		_, err := Load(LoadOptions{Path: writeFile(t, tt.body), ExplicitPath: true})
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want a config error containing %q", tt.body, err, tt.want)
+		}
+	}
+	// An explicit port beyond the default's reach is not shifted, so a large
+	// offset is fine when those keys are set.
+	body := "port_offset: 12000\nmanager:\n  api_url: https://127.0.0.1:55000\n"
+	if _, err := Load(LoadOptions{Path: writeFile(t, body), ExplicitPath: true}); err != nil {
+		t.Errorf("explicit api_url with offset 12000: %v", err)
+	}
+}

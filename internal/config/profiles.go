@@ -25,11 +25,13 @@ type names struct {
 
 func profile(n names) map[string]any {
 	return map[string]any{
-		"profile":    "",
-		"state_dir":  "/var/lib/siemctl",
-		"backup_dir": "/var/backups/siemctl",
-		"systemd":    map[string]any{"address": ""},
-		"packages":   map[string]any{"manager": "auto"},
+		"profile":     "",
+		"root":        "",
+		"port_offset": 0,
+		"state_dir":   "/var/lib/siemctl",
+		"backup_dir":  "/var/backups/siemctl",
+		"systemd":     map[string]any{"address": ""},
+		"packages":    map[string]any{"manager": "auto"},
 		"indexer": map[string]any{
 			"url":                 "https://127.0.0.1:9200",
 			"username":            "admin",
