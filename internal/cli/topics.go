@@ -73,27 +73,29 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     data_hook_take: []                 # command mode: argv run with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR; non-zero exit = no-go
     data_hook_restore: []              # command mode: argv run by the rollback with the indexer stopped
   manager:
-    api_url: https://127.0.0.1:55000
+    api_url: https://127.0.0.1:55000     # wazuh: https://localhost:55000 (the API's own certificate names localhost)
     username: siem
     password_file: /etc/siemctl/secrets/manager
-    ca_file: ""
+    ca_file: ""                          # wazuh: /var/ossec/api/configuration/ssl/server.crt (self-signed)
     insecure: false
     install_dir: /var/siem
     control_tool: siem-control         # wazuh-control in the wazuh profile
     unit: siem-manager.service
     package: siem-manager
-    syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event
+    syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event; wazuh: "" (stock ossec.conf has no syslog <remote>)
     agent_port: 1514
     enrollment_port: 1515
   dashboard:
-    url: https://127.0.0.1:5601
-    ca_file: ""
+    url: https://127.0.0.1:5601          # wazuh: https://127.0.0.1:443
+    ca_file: ""                          # wazuh: /etc/wazuh-dashboard/certs/root-ca.pem
     insecure: false
     unit: siem-dashboard.service
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
   shipper:
-    binary: /usr/bin/shipper
+    binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
+    home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
+    data_dir: ""                         # --path.data (registry, keystore); wazuh: /var/lib/filebeat
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper

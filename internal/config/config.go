@@ -140,6 +140,8 @@ type Dashboard struct {
 // Shipper is the Filebeat-like forwarder.
 type Shipper struct {
 	Binary         string `mapstructure:"binary"`
+	HomeDir        string `mapstructure:"home_dir"` // --path.home (the module directory is home_dir/module); empty: not passed
+	DataDir        string `mapstructure:"data_dir"` // --path.data (registry, keystore); empty: not passed
 	Unit           string `mapstructure:"unit"`
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`

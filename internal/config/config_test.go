@@ -39,7 +39,7 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			return ""
 		}},
 		{"wazuh profile", LoadOptions{Path: file, Profile: "wazuh", ExplicitPath: true}, func(c *Config) string {
-			if c.Manager.Unit != "wazuh-manager.service" || c.Shipper.Binary != "/usr/bin/filebeat" || c.Manager.ControlTool != "wazuh-control" {
+			if c.Manager.Unit != "wazuh-manager.service" || c.Shipper.Binary != "/usr/share/filebeat/bin/filebeat" || c.Manager.ControlTool != "wazuh-control" {
 				return "wrong wazuh defaults"
 			}
 			if c.Manager.InstallDir != "/opt/siem" {
@@ -284,7 +284,7 @@ func TestRootAndPortOffset(t *testing.T) {
 		"indexer.config_dir":        {Value: root + "/etc/wazuh-indexer", Origin: "profile wazuh + root"},
 		"indexer.data_dir":          {Value: root + "/var/lib/wazuh-indexer", Origin: "profile wazuh + root"},
 		"indexer.security_init":     {Value: []string{root + "/usr/share/wazuh-indexer/bin/indexer-security-init.sh"}, Origin: "profile wazuh + root"},
-		"shipper.binary":            {Value: root + "/usr/bin/filebeat", Origin: "profile wazuh + root"},
+		"shipper.binary":            {Value: root + "/usr/share/filebeat/bin/filebeat", Origin: "profile wazuh + root"},
 		"shipper.config_dir":        {Value: root + "/etc/filebeat", Origin: "profile wazuh + root"},
 		"dashboard.config_dir":      {Value: root + "/etc/wazuh-dashboard", Origin: "profile wazuh + root"},
 		"manager.install_dir":       {Value: "/opt/ossec", Origin: "file " + path}, // explicit: as given
@@ -376,5 +376,48 @@ func TestRootAndPortOffsetInvalid(t *testing.T) {
 	body := "port_offset: 12000\nmanager:\n  api_url: https://127.0.0.1:55000\n"
 	if _, err := Load(LoadOptions{Path: writeFile(t, body), ExplicitPath: true}); err != nil {
 		t.Errorf("explicit api_url with offset 12000: %v", err)
+	}
+}
+
+// TestWazuhStockDefaults: the wazuh profile's defaults are those of a stock
+// Wazuh 4.x all-in-one host; the siem profile keeps the operations spec's.
+func TestWazuhStockDefaults(t *testing.T) {
+	none := filepath.Join(t.TempDir(), "none.yaml")
+	w, err := Load(LoadOptions{Path: none, Profile: "wazuh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, tt := range map[string][2]string{
+		"manager.api_url":    {w.Manager.APIURL, "https://localhost:55000"},
+		"manager.ca_file":    {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
+		"dashboard.url":      {w.Dashboard.URL, "https://127.0.0.1:443"},
+		"dashboard.ca_file":  {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
+		"indexer.url":        {w.Indexer.URL, "https://127.0.0.1:9200"},
+		"indexer.ca_file":    {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
+		"manager.syslog":     {w.Manager.Syslog, ""},
+		"shipper.binary":     {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
+		"shipper.home_dir":   {w.Shipper.HomeDir, "/usr/share/filebeat"},
+		"shipper.data_dir":   {w.Shipper.DataDir, "/var/lib/filebeat"},
+		"shipper.config_dir": {w.Shipper.ConfigDir, "/etc/filebeat"},
+	} {
+		if tt[0] != tt[1] {
+			t.Errorf("wazuh %s = %q, want %q", key, tt[0], tt[1])
+		}
+	}
+	s, err := Load(LoadOptions{Path: none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manager.APIURL != "https://127.0.0.1:55000" || s.Manager.CAFile != "" || s.Dashboard.URL != "https://127.0.0.1:5601" || s.Manager.Syslog != "udp://127.0.0.1:514" || s.Shipper.Binary != "/usr/bin/shipper" || s.Shipper.HomeDir != "" {
+		t.Errorf("siem defaults changed: %+v %+v", s.Manager, s.Shipper)
+	}
+	// With a port offset the wazuh dashboard moves from 443.
+	root := t.TempDir()
+	w, err = Load(LoadOptions{Path: writeFile(t, "profile: wazuh\nroot: "+root+"\nport_offset: 2050\n"), ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Dashboard.URL != "https://127.0.0.1:2493" || w.Manager.APIURL != "https://localhost:57050" || w.Manager.CAFile != root+"/var/ossec/api/configuration/ssl/server.crt" || w.Manager.Syslog != "" {
+		t.Errorf("wazuh with root/offset: dashboard %s api %s ca %s syslog %q", w.Dashboard.URL, w.Manager.APIURL, w.Manager.CAFile, w.Manager.Syslog)
 	}
 }
