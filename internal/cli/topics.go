@@ -80,6 +80,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     insecure: false
     install_dir: /var/siem
     control_tool: siem-control         # wazuh-control in the wazuh profile
+    config_check: [bin/siem-control, check]  # offline config check argv, relative to install_dir; wazuh: [bin/wazuh-analysisd, -t]
     unit: siem-manager.service
     package: siem-manager
     syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event; wazuh: "" (stock ossec.conf has no syslog <remote>)

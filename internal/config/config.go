@@ -113,18 +113,21 @@ const (
 
 // Manager is the manager: REST API, unit, install dir and tools.
 type Manager struct {
-	APIURL         string `mapstructure:"api_url"`
-	Username       string `mapstructure:"username"`
-	Secret         `mapstructure:",squash"`
-	CAFile         string `mapstructure:"ca_file"`
-	Insecure       bool   `mapstructure:"insecure"`
-	InstallDir     string `mapstructure:"install_dir"`
-	ControlTool    string `mapstructure:"control_tool"` // basename under install_dir/bin
-	Unit           string `mapstructure:"unit"`
-	Package        string `mapstructure:"package"`
-	Syslog         string `mapstructure:"syslog"`
-	AgentPort      int    `mapstructure:"agent_port"`
-	EnrollmentPort int    `mapstructure:"enrollment_port"`
+	APIURL      string `mapstructure:"api_url"`
+	Username    string `mapstructure:"username"`
+	Secret      `mapstructure:",squash"`
+	CAFile      string `mapstructure:"ca_file"`
+	Insecure    bool   `mapstructure:"insecure"`
+	InstallDir  string `mapstructure:"install_dir"`
+	ControlTool string `mapstructure:"control_tool"` // basename under install_dir/bin
+	// ConfigCheck is the offline configuration check's argv; a relative
+	// program is under install_dir (wazuh: [bin/wazuh-analysisd, -t]).
+	ConfigCheck    []string `mapstructure:"config_check"`
+	Unit           string   `mapstructure:"unit"`
+	Package        string   `mapstructure:"package"`
+	Syslog         string   `mapstructure:"syslog"`
+	AgentPort      int      `mapstructure:"agent_port"`
+	EnrollmentPort int      `mapstructure:"enrollment_port"`
 }
 
 // Dashboard is the web UI.

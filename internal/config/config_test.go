@@ -388,17 +388,18 @@ func TestWazuhStockDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, tt := range map[string][2]string{
-		"manager.api_url":    {w.Manager.APIURL, "https://localhost:55000"},
-		"manager.ca_file":    {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
-		"dashboard.url":      {w.Dashboard.URL, "https://127.0.0.1:443"},
-		"dashboard.ca_file":  {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
-		"indexer.url":        {w.Indexer.URL, "https://127.0.0.1:9200"},
-		"indexer.ca_file":    {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
-		"manager.syslog":     {w.Manager.Syslog, ""},
-		"shipper.binary":     {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
-		"shipper.home_dir":   {w.Shipper.HomeDir, "/usr/share/filebeat"},
-		"shipper.data_dir":   {w.Shipper.DataDir, "/var/lib/filebeat"},
-		"shipper.config_dir": {w.Shipper.ConfigDir, "/etc/filebeat"},
+		"manager.api_url":      {w.Manager.APIURL, "https://localhost:55000"},
+		"manager.ca_file":      {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
+		"dashboard.url":        {w.Dashboard.URL, "https://127.0.0.1:443"},
+		"dashboard.ca_file":    {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
+		"indexer.url":          {w.Indexer.URL, "https://127.0.0.1:9200"},
+		"indexer.ca_file":      {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
+		"manager.syslog":       {w.Manager.Syslog, ""},
+		"shipper.binary":       {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
+		"shipper.home_dir":     {w.Shipper.HomeDir, "/usr/share/filebeat"},
+		"shipper.data_dir":     {w.Shipper.DataDir, "/var/lib/filebeat"},
+		"shipper.config_dir":   {w.Shipper.ConfigDir, "/etc/filebeat"},
+		"manager.config_check": {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
 	} {
 		if tt[0] != tt[1] {
 			t.Errorf("wazuh %s = %q, want %q", key, tt[0], tt[1])

@@ -6,7 +6,8 @@ import "sort"
 // the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
-		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
+		configCheck: []string{"bin/siem-control", "check"},
+		apiURL:      "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
 	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
 	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
 	// dashboard listens on 443 with the installer's certificates (IP SAN
@@ -15,7 +16,8 @@ var Profiles = map[string]map[string]any{
 	// with --path.home /usr/share/filebeat --path.data /var/lib/filebeat
 	// (where the module directory and the keystore are).
 	"wazuh": profile(names{indexer: "wazuh-indexer", manager: "wazuh-manager", dashboard: "wazuh-dashboard", shipper: "filebeat", installDir: "/var/ossec", control: "wazuh-control", apiUser: "wazuh", alerts: "wazuh-alerts-4.x-", template: "wazuh", pipeline: "filebeat-7.10.2-wazuh-alerts-pipeline",
-		apiURL: "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
+		configCheck: []string{"bin/wazuh-analysisd", "-t"}, // wazuh-control has no check
+		apiURL:      "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
 		dashboardURL: "https://127.0.0.1:443", dashboardCA: "/etc/wazuh-dashboard/certs/root-ca.pem",
 		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat"}),
 }
@@ -34,6 +36,7 @@ type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
 	shipperBinary, shipperHome, shipperData                                                        string
+	configCheck                                                                                    []string
 }
 
 func profile(n names) map[string]any {
@@ -76,6 +79,7 @@ func profile(n names) map[string]any {
 			"insecure":         false,
 			"install_dir":      n.installDir,
 			"control_tool":     n.control,
+			"config_check":     n.configCheck,
 			"unit":             n.manager + ".service",
 			"package":          n.manager,
 			"syslog":           n.syslog,
