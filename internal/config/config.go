@@ -138,6 +138,9 @@ type Dashboard struct {
 	Unit      string `mapstructure:"unit"`
 	Package   string `mapstructure:"package"`
 	ConfigDir string `mapstructure:"config_dir"` // backed up and restored by the upgrade
+	// BackupPaths are further files the upgrade backs up with the config
+	// (wazuh: the app's wazuh.yml under the dashboard's data directory).
+	BackupPaths []string `mapstructure:"backup_paths"`
 }
 
 // Shipper is the Filebeat-like forwarder.
@@ -151,6 +154,9 @@ type Shipper struct {
 	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
 	TemplateName   string `mapstructure:"template_name"`
 	Pipeline       string `mapstructure:"pipeline"`
+	// BackupPaths are further files the upgrade backs up with the config
+	// (wazuh: the Filebeat keystore in path.data).
+	BackupPaths []string `mapstructure:"backup_paths"`
 }
 
 // Thresholds are the disk limits of the spec.

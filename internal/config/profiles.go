@@ -6,8 +6,8 @@ import "sort"
 // the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
-		configCheck: []string{"bin/siem-control", "check"},
-		apiURL:      "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
+		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{},
+		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
 	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
 	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
 	// dashboard listens on 443 with the installer's certificates (IP SAN
@@ -19,7 +19,11 @@ var Profiles = map[string]map[string]any{
 		configCheck: []string{"bin/wazuh-analysisd", "-t"}, // wazuh-control has no check
 		apiURL:      "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
 		dashboardURL: "https://127.0.0.1:443", dashboardCA: "/etc/wazuh-dashboard/certs/root-ca.pem",
-		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat"}),
+		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat",
+		// what Wazuh's upgrade guide backs up beyond the config directories
+		// (the indexer's opensearch.keystore is in its config_dir)
+		dashboardBackup: []string{"/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"},
+		shipperBackup:   []string{"/var/lib/filebeat/filebeat.keystore"}}),
 }
 
 // ProfileNames lists the profiles, sorted.
@@ -36,7 +40,7 @@ type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
 	shipperBinary, shipperHome, shipperData                                                        string
-	configCheck                                                                                    []string
+	configCheck, dashboardBackup, shipperBackup                                                    []string
 }
 
 func profile(n names) map[string]any {
@@ -87,12 +91,13 @@ func profile(n names) map[string]any {
 			"enrollment_port":  1515,
 		},
 		"dashboard": map[string]any{
-			"url":        n.dashboardURL,
-			"ca_file":    n.dashboardCA,
-			"insecure":   false,
-			"unit":       n.dashboard + ".service",
-			"package":    n.dashboard,
-			"config_dir": "/etc/" + n.dashboard,
+			"url":          n.dashboardURL,
+			"ca_file":      n.dashboardCA,
+			"insecure":     false,
+			"unit":         n.dashboard + ".service",
+			"package":      n.dashboard,
+			"config_dir":   "/etc/" + n.dashboard,
+			"backup_paths": n.dashboardBackup,
 		},
 		"shipper": map[string]any{
 			"binary":          n.shipperBinary,
@@ -104,6 +109,7 @@ func profile(n names) map[string]any {
 			"template_source": "",
 			"template_name":   n.template,
 			"pipeline":        n.pipeline,
+			"backup_paths":    n.shipperBackup,
 		},
 		"thresholds": map[string]any{
 			"disk_warn_percent":        85,
