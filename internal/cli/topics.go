@@ -93,6 +93,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     unit: siem-dashboard.service
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
+    backup_paths: []                   # further files backed up with the config; wazuh: [/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml]
   shipper:
     binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
@@ -103,6 +104,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     template_source: ""                # URL or file pattern with {version}
     template_name: siem
     pipeline: filebeat-7.10.2-siem-alerts-pipeline
+    backup_paths: []                   # wazuh: [/var/lib/filebeat/filebeat.keystore]
   thresholds:
     disk_warn_percent: 85
     disk_nogo_percent: 90
