@@ -94,6 +94,9 @@ type Indexer struct {
 	SecurityInit      []string `mapstructure:"security_init"`
 	HashTool          []string `mapstructure:"hash_tool"`
 	AlertsIndexPrefix string   `mapstructure:"alerts_index_prefix"`
+	// CleanupPrefixes are further daily-index prefixes `alerts cleanup`
+	// handles with the same safety rules (wazuh: wazuh-archives-4.x-).
+	CleanupPrefixes []string `mapstructure:"cleanup_prefixes"`
 	// DataSafety is how the upgrade secures the data an OpenSearch node
 	// cannot downgrade: copy (cold copy of data_dir), snapshot (OpenSearch
 	// snapshot into SnapshotRepository) or command (DataHookTake/Restore).
@@ -346,6 +349,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
 	}
 	errs = append(errs, c.Indexer.validateDataSafety()...)
+	if err := validCleanupPrefixes(append([]string{c.Indexer.AlertsIndexPrefix}, c.Indexer.CleanupPrefixes...)); err != "" {
+		errs = append(errs, &Error{Key: "indexer.cleanup_prefixes", Msg: err})
+	}
 	if c.Systemd.Address != "" && !strings.HasPrefix(c.Systemd.Address, "unix:") {
 		errs = append(errs, &Error{Key: "systemd.address", Msg: fmt.Sprintf("%q must be empty (the system manager) or a D-Bus address like unix:path=/run/systemd/private", c.Systemd.Address)})
 	}
@@ -484,6 +490,22 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// validCleanupPrefixes mirrors cleanup.ValidPrefixes (config may not import
+// it): literal prefixes, none the start of another.
+func validCleanupPrefixes(prefixes []string) string {
+	for i, a := range prefixes {
+		if a == "" || strings.ContainsAny(a, "*?,/ ") {
+			return fmt.Sprintf("%q must be a literal index prefix without wildcards (e.g. wazuh-archives-4.x-)", a)
+		}
+		for j, b := range prefixes {
+			if i != j && strings.HasPrefix(b, a) {
+				return fmt.Sprintf("%q is the start of %q: each daily index must belong to one prefix", a, b)
+			}
+		}
+	}
+	return ""
 }
 
 func (ix *Indexer) validateDataSafety() []error {

@@ -6,7 +6,7 @@ import "sort"
 // the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
-		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{},
+		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{}, cleanupPrefixes: []string{},
 		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
 	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
 	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
@@ -23,7 +23,9 @@ var Profiles = map[string]map[string]any{
 		// what Wazuh's upgrade guide backs up beyond the config directories
 		// (the indexer's opensearch.keystore is in its config_dir)
 		dashboardBackup: []string{"/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"},
-		shipperBackup:   []string{"/var/lib/filebeat/filebeat.keystore"}}),
+		shipperBackup:   []string{"/var/lib/filebeat/filebeat.keystore"},
+		// the Filebeat module's archives fileset writes wazuh-archives-4.x-YYYY.MM.DD
+		cleanupPrefixes: []string{"wazuh-archives-4.x-"}}),
 }
 
 // ProfileNames lists the profiles, sorted.
@@ -40,7 +42,7 @@ type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
 	shipperBinary, shipperHome, shipperData                                                        string
-	configCheck, dashboardBackup, shipperBackup                                                    []string
+	configCheck, dashboardBackup, shipperBackup, cleanupPrefixes                                   []string
 }
 
 func profile(n names) map[string]any {
@@ -67,6 +69,7 @@ func profile(n names) map[string]any {
 			"security_init":       []string{"/usr/share/" + n.indexer + "/bin/indexer-security-init.sh"},
 			"hash_tool":           []string{"/usr/share/" + n.indexer + "/plugins/opensearch-security/tools/hash.sh"},
 			"alerts_index_prefix": n.alerts,
+			"cleanup_prefixes":    n.cleanupPrefixes,
 			"data_safety":         "copy",
 			"snapshot_repository": "siemctl",
 			"snapshot_location":   "",
