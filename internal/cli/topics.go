@@ -102,7 +102,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper
-    template_source: ""                # URL or file pattern with {version}
+    template_source: ""                # URL or file pattern with {version}; wazuh: https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json
     template_name: siem
     pipeline: filebeat-7.10.2-siem-alerts-pipeline
     backup_paths: []                   # wazuh: [/var/lib/filebeat/filebeat.keystore]

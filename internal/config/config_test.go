@@ -401,6 +401,7 @@ func TestWazuhStockDefaults(t *testing.T) {
 		"shipper.config_dir":       {w.Shipper.ConfigDir, "/etc/filebeat"},
 		"manager.config_check":     {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
 		"indexer.cleanup_prefixes": {strings.Join(w.Indexer.CleanupPrefixes, " "), "wazuh-archives-4.x-"},
+		"shipper.template_source":  {w.Shipper.TemplateSource, "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json"},
 	} {
 		if tt[0] != tt[1] {
 			t.Errorf("wazuh %s = %q, want %q", key, tt[0], tt[1])

@@ -20,6 +20,8 @@ var Profiles = map[string]map[string]any{
 		apiURL:      "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
 		dashboardURL: "https://127.0.0.1:443", dashboardCA: "/etc/wazuh-dashboard/certs/root-ca.pem",
 		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat",
+		// the template of the exact manager version, where Wazuh's docs fetch it
+		templateSource: "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json",
 		// what Wazuh's upgrade guide backs up beyond the config directories
 		// (the indexer's opensearch.keystore is in its config_dir)
 		dashboardBackup: []string{"/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"},
@@ -41,7 +43,7 @@ func ProfileNames() []string {
 type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
-	shipperBinary, shipperHome, shipperData                                                        string
+	shipperBinary, shipperHome, shipperData, templateSource                                        string
 	configCheck, dashboardBackup, shipperBackup, cleanupPrefixes                                   []string
 }
 
@@ -109,7 +111,7 @@ func profile(n names) map[string]any {
 			"unit":            n.shipper + ".service",
 			"package":         n.shipper,
 			"config_dir":      "/etc/" + n.shipper,
-			"template_source": "",
+			"template_source": n.templateSource,
 			"template_name":   n.template,
 			"pipeline":        n.pipeline,
 			"backup_paths":    n.shipperBackup,

@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -171,12 +173,8 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return engine.Outcome{}, fmt.Errorf("template %s is not a JSON object: %w", src, err)
-	}
-	if _, ok := probe["index_patterns"]; !ok {
-		return engine.Outcome{}, fmt.Errorf("template %s has no index_patterns: not an index template", src)
+	if err := checkTemplate(body, d.Config.Indexer.AlertsIndexPrefix); err != nil {
+		return engine.Outcome{}, fmt.Errorf("template %s: %w", src, err)
 	}
 	dst := TemplatePath(c.ConfigDir, c.TemplateName)
 	e := treeEntry{Mode: 0o644, UID: -1}
@@ -185,7 +183,7 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 		e.UID, e.GID = owner(fi)
 	}
 	tmp := dst + ".siemctl-tmp"
-	if err := os.WriteFile(tmp, body, 0o600); err != nil {
+	if err := writeNew(tmp, body); err != nil {
 		return engine.Outcome{}, err
 	}
 	if err := applyMeta(tmp, e); err != nil {
@@ -201,6 +199,60 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 	}
 	sum := sha256.Sum256(body)
 	return engine.Outcome{Message: fmt.Sprintf("template %s of manager %s (sha256 %s) written to %s and loaded", c.TemplateName, v, hex.EncodeToString(sum[:])[:12], dst)}, nil
+}
+
+// checkTemplate accepts a legacy index template (a JSON object with
+// index_patterns) whose patterns cover the alerts indices
+// (prefix+YYYY.MM.DD): the wrong profile's or an unrelated template is
+// refused before anything is written.
+func checkTemplate(body []byte, alertsPrefix string) error {
+	var t struct {
+		IndexPatterns json.RawMessage `json:"index_patterns"`
+	}
+	if err := json.Unmarshal(body, &t); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if len(t.IndexPatterns) == 0 {
+		return errors.New("no index_patterns: not an index template")
+	}
+	var pats []string
+	if err := json.Unmarshal(t.IndexPatterns, &pats); err != nil {
+		var one string
+		if json.Unmarshal(t.IndexPatterns, &one) != nil {
+			return errors.New("index_patterns is neither a string nor a list of strings")
+		}
+		pats = []string{one}
+	}
+	sample := alertsPrefix + "2000.01.01"
+	for _, p := range pats {
+		if ok, _ := path.Match(p, sample); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("index_patterns %v do not cover the alerts indices %s* (indexer.alerts_index_prefix): the wrong template for this stack", pats, alertsPrefix)
+}
+
+// writeNew writes a new file (mode 0600) at p; a stale file there is
+// removed first, and a symlink planted there is never followed.
+func writeNew(p string, data []byte) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(p)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(p)
+		return err
+	}
+	return f.Close()
 }
 
 func runSetup(ctx context.Context, env engine.Env, p *setupParams) (engine.Outcome, error) {
