@@ -103,6 +103,7 @@ var kinds = map[string]map[string]param{
 	"backup.indexer_data":     {},
 	"restore.indexer_data":    {},
 	"backup.manager_db":       {},
+	"shipper.module":          {"version": version},
 	"restore.manager_db":      {},
 	"restore.configs":         {},
 	"units.stop":              {"component!": componentAll},
@@ -267,7 +268,7 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"indexer/security", "indexer/health",
 		"indexer/allocation-all", "indexer/settled",
 		"manager/install", "manager/start", "manager/api",
-		"shipper/template", "shipper/pipelines", "shipper/index-management", "shipper/start", "shipper/test-output",
+		"shipper/module", "shipper/template", "shipper/pipelines", "shipper/index-management", "shipper/start", "shipper/test-output",
 		"dashboard/install", "dashboard/start", "dashboard/up",
 		"validate/versions", "validate/units", "validate/ports", "validate/data-flow",
 		"post/snapshot", "post/diff")

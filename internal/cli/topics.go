@@ -103,6 +103,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     package: shipper
     config_dir: /etc/shipper
     template_source: ""                # URL or file pattern with {version}; wazuh: https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json
+    module_source: ""                  # Filebeat module tarball URL/file with {module}; wazuh: https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz
     template_name: siem
     pipeline: filebeat-7.10.2-siem-alerts-pipeline
     backup_paths: []                   # wazuh: [/var/lib/filebeat/filebeat.keystore]

@@ -155,8 +155,11 @@ type Shipper struct {
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`
 	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
-	TemplateName   string `mapstructure:"template_name"`
-	Pipeline       string `mapstructure:"pipeline"`
+	// ModuleSource is where the Filebeat module tarball is fetched
+	// ({module} = e.g. wazuh-filebeat-0.4); "" leaves the module alone.
+	ModuleSource string `mapstructure:"module_source"`
+	TemplateName string `mapstructure:"template_name"`
+	Pipeline     string `mapstructure:"pipeline"`
 	// BackupPaths are further files the upgrade backs up with the config
 	// (wazuh: the Filebeat keystore in path.data).
 	BackupPaths []string `mapstructure:"backup_paths"`
@@ -376,6 +379,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StateDir == "" {
 		errs = append(errs, &Error{Key: "state_dir", Msg: "is empty; siemctl keeps journals, snapshots and its lock there"})
+	}
+	if c.Shipper.ModuleSource != "" && !strings.Contains(c.Shipper.ModuleSource, "{module}") {
+		errs = append(errs, &Error{Key: "shipper.module_source", Msg: "must contain {module} (e.g. https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz) so the module of the exact version is fetched"})
 	}
 	if c.Shipper.TemplateSource != "" && !strings.Contains(c.Shipper.TemplateSource, "{version}") {
 		errs = append(errs, &Error{Key: "shipper.template_source", Msg: "must contain {version} so the template for the exact target version is fetched"})

@@ -401,6 +401,7 @@ func TestWazuhStockDefaults(t *testing.T) {
 		"shipper.config_dir":       {w.Shipper.ConfigDir, "/etc/filebeat"},
 		"manager.config_check":     {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
 		"indexer.cleanup_prefixes": {strings.Join(w.Indexer.CleanupPrefixes, " "), "wazuh-archives-4.x-"},
+		"shipper.module_source":    {w.Shipper.ModuleSource, "https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz"},
 		"shipper.template_source":  {w.Shipper.TemplateSource, "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json"},
 	} {
 		if tt[0] != tt[1] {
@@ -440,5 +441,12 @@ func TestCleanupPrefixesInvalid(t *testing.T) {
 	}
 	if _, err := Load(LoadOptions{Path: writeFile(t, "indexer:\n  cleanup_prefixes: [siem-archives-4.x-]\n"), ExplicitPath: true}); err != nil {
 		t.Errorf("valid extra prefix: %v", err)
+	}
+}
+
+func TestModuleSourceNeedsPlaceholder(t *testing.T) {
+	_, err := Load(LoadOptions{Path: writeFile(t, "shipper:\n  module_source: /srv/wazuh-filebeat-0.4.tar.gz\n"), ExplicitPath: true})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "shipper.module_source") || !strings.Contains(err.Error(), "{module}") {
+		t.Errorf("%v", err)
 	}
 }

@@ -22,6 +22,8 @@ var Profiles = map[string]map[string]any{
 		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat",
 		// the template of the exact manager version, where Wazuh's docs fetch it
 		templateSource: "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json",
+		// the module tarball, where Wazuh's upgrade guide downloads it
+		moduleSource: "https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz",
 		// what Wazuh's upgrade guide backs up beyond the config directories
 		// (the indexer's opensearch.keystore is in its config_dir)
 		dashboardBackup: []string{"/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"},
@@ -43,7 +45,7 @@ func ProfileNames() []string {
 type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
-	shipperBinary, shipperHome, shipperData, templateSource                                        string
+	shipperBinary, shipperHome, shipperData, templateSource, moduleSource                          string
 	configCheck, dashboardBackup, shipperBackup, cleanupPrefixes                                   []string
 }
 
@@ -112,6 +114,7 @@ func profile(n names) map[string]any {
 			"package":         n.shipper,
 			"config_dir":      "/etc/" + n.shipper,
 			"template_source": n.templateSource,
+			"module_source":   n.moduleSource,
 			"template_name":   n.template,
 			"pipeline":        n.pipeline,
 			"backup_paths":    n.shipperBackup,

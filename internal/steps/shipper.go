@@ -104,6 +104,7 @@ func shipperKinds(pl *Planning) []engine.Kind {
 				}
 				return "", false, nil
 			}}),
+		moduleKind(pl),
 		engine.Define(engine.Spec[*setupParams]{Name: "shipper.setup",
 			New: func() *setupParams { return &setupParams{pl: pl} }, Run: runSetup}),
 		engine.Define(engine.Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
@@ -114,40 +115,55 @@ func shipperKinds(pl *Planning) []engine.Kind {
 }
 
 func fetchTemplate(ctx context.Context, d *Deps, src string) ([]byte, error) {
+	return fetchCapped(ctx, d, src, maxTemplate)
+}
+
+// fetchCapped reads an http(s) URL (through Deps.Fetch where set) or a file
+// (file:// optional), refusing more than limit bytes.
+func fetchCapped(ctx context.Context, d *Deps, src string, limit int64) ([]byte, error) {
 	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		var b []byte
 		if d.Fetch != nil {
-			return d.Fetch(ctx, src)
+			var err error
+			if b, err = d.Fetch(ctx, src); err != nil {
+				return nil, err
+			}
+		} else {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return nil, fmt.Errorf("fetch %s: %w", src, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
+			}
+			if b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
+				return nil, fmt.Errorf("fetch %s: %w", src, err)
+			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", src, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxTemplate+1))
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", src, err)
-		}
-		if len(b) > maxTemplate {
-			return nil, fmt.Errorf("fetch %s: larger than %d bytes", src, maxTemplate)
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("fetch %s: larger than %d bytes", src, limit)
 		}
 		return b, nil
 	}
 	src = strings.TrimPrefix(src, "file://")
-	fi, err := os.Stat(src)
+	f, err := os.Open(src)
 	if err != nil {
-		return nil, fmt.Errorf("template %s: %w", src, err)
+		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	if fi.Size() > maxTemplate {
-		return nil, fmt.Errorf("template %s: larger than %d bytes", src, maxTemplate)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	return os.ReadFile(src)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("read %s: larger than %d bytes", src, limit)
+	}
+	return b, nil
 }
 
 func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine.Outcome, error) {
