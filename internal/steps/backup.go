@@ -183,7 +183,13 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 		return engine.Outcome{}, err
 	}
 	paths := ConfigPaths(d.Config, p.comps())
-	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths)
+	var total int64
+	for _, p := range paths {
+		if n, err := dirBytes(ctx, p); err == nil {
+			total += n
+		}
+	}
+	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths, newMeter(env, d, "archive", total).set)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -214,7 +220,7 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 // writeArchive writes a tar.gz of paths (absolute names without the
 // leading slash) atomically and returns the manifest of its content, the
 // archive's sha256, and the paths that did not exist.
-func writeArchive(ctx context.Context, dst string, paths []string) (treeManifest, string, []string, error) {
+func writeArchive(ctx context.Context, dst string, paths []string, progress func(done int64)) (treeManifest, string, []string, error) {
 	man := treeManifest{Source: strings.Join(paths, " "), Entries: []treeEntry{}}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".configs-*.tmp")
 	if err != nil {
@@ -276,7 +282,12 @@ func writeArchive(ctx context.Context, dst string, paths []string) (treeManifest
 					return err
 				}
 				fh := sha256.New()
-				n, err := io.Copy(io.MultiWriter(tw, fh), f)
+				base := man.Bytes
+				n, err := io.Copy(io.MultiWriter(tw, fh, &countWriter{progress: func(n int64) {
+					if progress != nil {
+						progress(base + n)
+					}
+				}}), f)
 				f.Close()
 				if err != nil {
 					return err
@@ -674,7 +685,7 @@ func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Out
 		return engine.Outcome{}, err
 	}
 	env.Waiting("copying %s (%d files, %s)", src, size.Files, bytesText(size.Bytes))
-	man, err := copyTree(ctx, src, tmp, nil)
+	man, err := copyTree(ctx, src, tmp, newMeter(env, d, "copy", size.Bytes).set)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return engine.Outcome{}, err
@@ -790,7 +801,7 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 		return engine.Outcome{}, err
 	}
 	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes))
-	got, err := copyTree(ctx, b.IndexerData, tmp, nil)
+	got, err := copyTree(ctx, b.IndexerData, tmp, newMeter(env, d, "copy back", man.Bytes).set)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return engine.Outcome{}, err

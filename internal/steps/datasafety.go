@@ -298,6 +298,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 			return false, err
 		}
 		prog = p
+		env.Report(snapshotMeasure("snapshot", p))
 		switch p.State {
 		case "SUCCESS":
 			if info, err = sa.GetSnapshot(ctx, rname, name); err != nil {
@@ -490,6 +491,14 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 			return engine.Outcome{}, fmt.Errorf("restore snapshot %s: %w", rec.Name, err)
 		}
 	}
+	restored := map[string]bool{}
+	for _, i := range rec.Indices {
+		restored[i] = true
+	}
+	stop := watchRecovery(ctx, env, d, "restore", alertsPattern(d.Config), false, func(r indexer.ShardRecovery) bool {
+		return r.Type == "snapshot" && restored[r.Index]
+	})
+	defer stop()
 	err = wait(ctx, env, d.poll(), "restored indices to be allocated", func() (bool, error) {
 		shards, err := ix.CatShards(ctx)
 		if err != nil {

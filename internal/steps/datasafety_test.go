@@ -45,6 +45,11 @@ type fakeRepo struct {
 	secInit     bool
 	notInit     []byte
 	green       []byte
+	// statuses are the _status bodies answered in turn (the last repeats);
+	// none: STARTED once, then SUCCESS.
+	statuses []string
+	// recovery is the _cat/recovery body while restoring.
+	recovery string
 }
 
 func (f *fakeRepo) routes() map[string]indexertest.Route {
@@ -82,6 +87,10 @@ func (f *fakeRepo) routes() map[string]indexertest.Route {
 		}),
 		"GET " + base + "/_status": h(func(w http.ResponseWriter, _ *http.Request) {
 			f.polls++
+			if len(f.statuses) > 0 {
+				fmt.Fprint(w, f.statuses[min(f.polls, len(f.statuses))-1])
+				return
+			}
 			if f.polls == 1 {
 				fmt.Fprintf(w, dsStatus, dsRunSnap, "STARTED", 0, 283038)
 				return
@@ -104,6 +113,13 @@ func (f *fakeRepo) routes() map[string]indexertest.Route {
 		"POST " + base + "/_restore": h(func(w http.ResponseWriter, r *http.Request) {
 			f.indices = append(f.indices, f.snapIndices...)
 			fmt.Fprint(w, `{"accepted":true}`)
+		}),
+		"GET /_cat/recovery/siem-alerts-4.x-*": h(func(w http.ResponseWriter, _ *http.Request) {
+			if f.recovery == "" {
+				fmt.Fprint(w, "[]")
+				return
+			}
+			fmt.Fprint(w, f.recovery)
 		}),
 		"GET /_cat/shards": h(func(w http.ResponseWriter, _ *http.Request) {
 			var rows []map[string]string
@@ -305,11 +321,21 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	// The old version starts empty: no security index, no repository, no indices.
 	f.mu.Lock()
 	f.indices, f.registered, f.secInit = nil, false, false
+	// _cat/recovery as 2.11.1 lists it while restoring (bytes=b): the
+	// snapshot's shards half done and done, and a shard of another index
+	// recovering from its own store, which is not counted.
+	f.recovery = `[{"index":"siem-alerts-4.x-2026.11.22","shard":"0","type":"snapshot","stage":"index","snapshot":"` + dsRunSnap + `","bytes_recovered":"2048","bytes_total":"4096"},` +
+		`{"index":"siem-alerts-4.x-2026.11.23","shard":"0","type":"snapshot","stage":"done","snapshot":"` + dsRunSnap + `","bytes_recovered":"1000","bytes_total":"1000"},` +
+		`{"index":"siem-alerts-4.x-2026.11.24","shard":"0","type":"existing_store","stage":"done","snapshot":"n/a","bytes_recovered":"0","bytes_total":"0"}]`
 	f.mu.Unlock()
 	tool.onRun = func() { f.mu.Lock(); f.secInit = true; f.mu.Unlock() }
+	e.takeMeasures()
 	out, err = run(t, d, e, "restore.indexer_snapshot", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ms := e.takeMeasures(); len(ms) == 0 || ms[0] != (engine.Measure{What: "restore", Unit: engine.UnitBytes, Done: 3048, Total: 5096, Detail: "1/2 shards recovered"}) {
+		t.Errorf("restore progress %+v", ms)
 	}
 	if len(tool.argv) != 1 || !strings.Contains(out.Message, "security re-initialised from "+secDir) || !strings.Contains(out.Message, "restored 2 indices from snapshot siemctl/"+dsRunSnap) {
 		t.Fatalf("restore: %q, tool %v", out.Message, tool.argv)

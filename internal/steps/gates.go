@@ -84,8 +84,10 @@ func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (eng
 		return engine.Outcome{}, judgeRed(ctx, ix, h)
 	}
 	env.Waiting("cluster %s, waiting server-side for %s", h.Status, p.Status)
+	stop := watchRecovery(ctx, env, d, "recovery", "", true, nil)
 	h, err = ix.Health(ctx, indexer.HealthRequest{WaitForStatus: p.Status, WaitForNoRelocatingShards: p.WaitForNoRelocating,
 		WaitForNoInitializingShards: p.WaitForNoInitializing, Timeout: waitBudget(ctx)})
+	stop()
 	if err != nil {
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
