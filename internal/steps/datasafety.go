@@ -24,10 +24,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
@@ -663,7 +666,7 @@ func restoreIndexerData(ctx context.Context, env engine.Env, p *noParams) (engin
 		return engine.Outcome{}, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot): the data directory is left as it is")
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	aside := target + ".siemctl-" + strings.ToLower(env.RunID())
+	aside := AsidePath(target, env.RunID())
 	fi, err := os.Lstat(target)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("data directory: %w", err)
@@ -892,7 +895,7 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 		}
 		cost.Rollback = "whatever the site's restore hook brings back"
 		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], bytesText(cost.DataBytes))
-		return engine.Outcome{Message: msg, Data: map[string]any{"cost": cost}}, nil
+		return engine.Outcome{Message: msg + asideNote(ctx, d), Data: map[string]any{"cost": cost}}, nil
 	default:
 		cost.Where = d.Config.BackupDir
 		cost.NeedBytes = cost.DataBytes + cost.DataBytes/10 + margin
@@ -909,9 +912,32 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 		if cost.Mode == config.DataSafetySnapshot {
 			hint = "free space on the repository's filesystem or prepare another location (" + PrepareCommand + " --location DIR)"
 		}
-		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint)
+		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s%s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint, asideNote(ctx, d))
 	}
-	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes)), Data: map[string]any{"cost": cost}}, nil
+	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free%s", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes), asideNote(ctx, d)), Data: map[string]any{"cost": cost}}, nil
+}
+
+// PruneCommand removes kept set-aside data directories.
+const PruneCommand = "siemctl upgrade prune"
+
+// asideNote warns of set-aside data directories eating disk ("" when none).
+func asideNote(ctx context.Context, d *Deps) string {
+	dirs, err := AsideDirs(ctx, d.Config.Indexer.DataDir, nil)
+	if err != nil {
+		return ""
+	}
+	n, total := 0, int64(0)
+	for _, a := range dirs {
+		if a.Refused == "" {
+			n++
+			total += a.Bytes
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; warning: %d set-aside data director%s (%s.siemctl-<run-id>) kept from earlier rollbacks, %s: see %s --dry-run",
+		n, map[bool]string{true: "y", false: "ies"}[n == 1], d.Config.Indexer.DataDir, bytesText(total), PruneCommand)
 }
 
 // RollbackBrings says what a rollback of a run with these backups restores
@@ -929,3 +955,132 @@ func RollbackBrings(b Backups) string {
 	}
 	return "restoring the indexer data copied at the upgrade (later documents are lost)"
 }
+
+// --- set-aside data directories (upgrade prune) -----------------------------------
+
+// asideRE is the exact name suffix of a set-aside data directory:
+// ".siemctl-" and a lowercased run id.
+var asideRE = regexp.MustCompile(`^\.siemctl-(\d{8}t\d{6}z-[0-9a-f]{6})$`)
+
+// AsidePath is where restore.indexer_data sets a run's data directory aside.
+func AsidePath(dataDir, runID string) string {
+	return filepath.Clean(dataDir) + ".siemctl-" + strings.ToLower(runID)
+}
+
+// AsideDir is an entry next to the data directory named like a set-aside
+// data directory. Refused says why prune leaves it alone ("" when it may go).
+type AsideDir struct {
+	Path    string `json:"path"`
+	RunID   string `json:"run_id,omitempty"`
+	Bytes   int64  `json:"bytes"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// AsideDirs lists the entries of the data directory's parent whose name is
+// <base>.siemctl-<something>: those matching the exact pattern and being
+// real directories may be pruned; a symlink, a file or another name is
+// listed as refused. protect gives the reason to keep a run's directory
+// ("" to let it go); RunID is spelt as the engine writes it.
+func AsideDirs(ctx context.Context, dataDir string, protect func(runID string) string) ([]AsideDir, error) {
+	dataDir = filepath.Clean(dataDir)
+	parent, base := filepath.Dir(dataDir), filepath.Base(dataDir)
+	ents, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []AsideDir{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []AsideDir{}
+	for _, e := range ents {
+		suffix, ok := strings.CutPrefix(e.Name(), base)
+		if !ok || !strings.HasPrefix(suffix, ".siemctl-") {
+			continue
+		}
+		a := AsideDir{Path: filepath.Join(parent, e.Name())}
+		m := asideRE.FindStringSubmatch(suffix)
+		switch {
+		case m == nil:
+			a.Refused = "not named " + base + ".siemctl-<run-id>: not a set-aside data directory of siemctl"
+		case e.Type()&fs.ModeSymlink != 0:
+			a.Refused = "a symlink: never followed nor removed"
+		case !e.IsDir():
+			a.Refused = "not a directory"
+		}
+		if m != nil {
+			id := m[1] // 20261120t100000z-3d4e5f: the engine's id, lowercased
+			a.RunID = id[:8] + "T" + id[9:15] + "Z" + id[16:]
+			if a.Refused == "" && protect != nil {
+				a.Refused = protect(a.RunID)
+			}
+		}
+		if a.Refused == "" || e.IsDir() {
+			if a.Bytes, err = dirBytes(ctx, a.Path); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// RemoveAside removes a set-aside data directory without following a link:
+// its parent is reached with openDirNoFollow, the entry must still be a
+// real directory with the exact name, and the tree is removed entry by
+// entry with unlinkat (a symlink inside is removed, never followed).
+func RemoveAside(dataDir string, a AsideDir) error {
+	parent, name := filepath.Dir(a.Path), filepath.Base(a.Path)
+	base := filepath.Base(filepath.Clean(dataDir))
+	if parent != filepath.Dir(filepath.Clean(dataDir)) || !strings.HasPrefix(name, base) || !asideRE.MatchString(strings.TrimPrefix(name, base)) {
+		return fmt.Errorf("%s is not a set-aside data directory of %s: left alone", a.Path, dataDir)
+	}
+	pfd, err := openDirNoFollow(parent, nil, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	st, err := lstatAt(pfd, name)
+	if err != nil {
+		return &os.PathError{Op: "lstat", Path: a.Path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return &LinkError{Path: a.Path, Reason: "is not a directory (a symlink is never followed)"}
+	}
+	return removeAllAt(pfd, name, a.Path)
+}
+
+// removeAllAt removes name inside dirfd and, when it is a directory,
+// everything below it, never following a symlink.
+func removeAllAt(dirfd int, name, full string) error {
+	err := unix.Unlinkat(dirfd, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return &os.PathError{Op: "unlink", Path: full, Err: err}
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), full)
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, n := range names {
+		if err := removeAllAt(int(d.Fd()), n, filepath.Join(full, n)); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	d.Close()
+	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "rmdir", Path: full, Err: err}
+	}
+	return nil
+}
+
+// BytesText renders n bytes in IEC units ("1.5 GiB"), as the steps' messages do.
+func BytesText(n int64) string { return bytesText(n) }

@@ -239,8 +239,16 @@ func TestDataSafetyGateCost(t *testing.T) {
 	d, _ := snapshotDeps(t, "copy", f)
 	e := newEnv(d, nil)
 	out, err := run(t, d, e, "gate.data_safety", nil)
-	if err != nil || !strings.Contains(out.Message, "data safety copy: 4.0 KiB to copy into "+d.Config.BackupDir) {
+	if err != nil || !strings.Contains(out.Message, "data safety copy: 4.0 KiB to copy into "+d.Config.BackupDir) || strings.Contains(out.Message, "set-aside") {
 		t.Fatalf("copy cost: %q %v", out.Message, err)
+	}
+	// Data directories kept aside by earlier rollbacks are named, with the
+	// command that removes them; other names next to it are not counted.
+	writeFile(t, filepath.Join(steps.AsidePath(d.Config.Indexer.DataDir, "20261101T100000Z-0a1b2c"), "x"), strings.Repeat("a", 3000), 0o640)
+	writeFile(t, filepath.Join(d.Config.Indexer.DataDir+".siemctl-restore", "x"), "b", 0o640)
+	out, err = run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "warning: 1 set-aside data directory ("+d.Config.Indexer.DataDir+".siemctl-<run-id>) kept from earlier rollbacks, 2.9 KiB: see siemctl upgrade prune --dry-run") {
+		t.Fatalf("set-aside warning: %q %v", out.Message, err)
 	}
 	d.Disk = func(string) (steps.DiskUsage, error) {
 		return steps.DiskUsage{TotalBytes: 1 << 30, FreeBytes: 1 << 20, UsedPercent: 99}, nil
