@@ -45,7 +45,7 @@ func profile(n names) map[string]any {
 			"security_init":       []string{"/usr/share/" + n.indexer + "/bin/indexer-security-init.sh"},
 			"hash_tool":           []string{"/usr/share/" + n.indexer + "/plugins/opensearch-security/tools/hash.sh"},
 			"alerts_index_prefix": n.alerts,
-			"data_safety":         "copy",
+			"data_safety":         "auto",
 			"snapshot_repository": "siemctl",
 			"snapshot_location":   "",
 			"data_hook_take":      []string{},

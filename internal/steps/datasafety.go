@@ -83,11 +83,36 @@ func (d *Deps) snapshots() (SnapshotAPI, error) {
 	return s, nil
 }
 
+// dataSafety is the configured mode (auto when unset).
 func dataSafety(c *config.Config) string {
 	if c == nil || c.Indexer.DataSafety == "" {
-		return config.DataSafetyCopy
+		return config.DataSafetyAuto
 	}
 	return c.Indexer.DataSafety
+}
+
+// runMode is the mode this run uses: the one it recorded (gate.data_safety
+// resolves auto and records it), else the configured one; auto not yet
+// resolved is resolved now (snapshot when the repository is usable or can
+// be registered, else copy) and recorded, so every later step and the
+// rollback agree.
+func runMode(ctx context.Context, env engine.Env, d *Deps) (string, error) {
+	b, err := backups(env)
+	if err != nil {
+		return "", err
+	}
+	if b.DataSafety != "" {
+		return b.DataSafety, nil
+	}
+	m := dataSafety(d.Config)
+	if m != config.DataSafetyAuto {
+		return m, nil
+	}
+	mode, why := config.DataSafetySnapshot, "indexer.data_safety auto: the snapshot repository is usable"
+	if _, _, err := snapshotReady(ctx, d, false); err != nil {
+		mode, why = config.DataSafetyCopy, "indexer.data_safety auto: no usable snapshot repository ("+err.Error()+")"
+	}
+	return mode, setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = mode, why })
 }
 
 // SnapshotName is the snapshot a run takes: derived from the run id.
@@ -127,35 +152,47 @@ func UnderPathRepo(location string, pathRepo []string) bool {
 }
 
 // snapshotReady checks the repository is usable: path.repo covers it, it is
-// registered as fs at that location, and the node verifies it. The error
-// names the prepare command.
-func snapshotReady(ctx context.Context, d *Deps) (indexer.Repository, error) {
+// registered as fs at that location, and the node verifies it. A
+// repository not registered yet whose location (indexer.snapshot_location,
+// else <first path.repo>/siemctl) path.repo covers is usable too: with
+// register it is registered now, without it the result says pending. The
+// error names the prepare command and how to add path.repo.
+func snapshotReady(ctx context.Context, d *Deps, register bool) (repo indexer.Repository, pending bool, err error) {
 	sa, err := d.snapshots()
 	if err != nil {
-		return indexer.Repository{}, err
+		return indexer.Repository{}, false, err
 	}
 	name := d.Config.Indexer.SnapshotRepository
 	pr, err := sa.PathRepo(ctx)
 	if err != nil {
-		return indexer.Repository{}, err
+		return indexer.Repository{}, false, err
 	}
 	if len(pr) == 0 {
-		return indexer.Repository{}, fmt.Errorf("the indexer has no path.repo: snapshot mode needs a file-system repository; run %s (or set indexer.data_safety: copy)", PrepareCommand)
+		return indexer.Repository{}, false, fmt.Errorf("the indexer has no path.repo: snapshot mode needs a file-system repository; run %s (it adds path.repo to opensearch.yml and restarts the indexer once), or add `path.repo: [<dir>]` to <indexer config_dir>/opensearch.yml yourself and restart it", PrepareCommand)
 	}
-	repo, err := sa.GetRepository(ctx, name)
+	repo, err = sa.GetRepository(ctx, name)
 	if errors.Is(err, indexer.ErrRepositoryMissing) {
-		return repo, fmt.Errorf("snapshot repository %q is not registered (path.repo %s); run %s", name, strings.Join(pr, ", "), PrepareCommand)
-	}
-	if err != nil {
-		return repo, err
+		loc := RepositoryLocation(d.Config, pr)
+		if !UnderPathRepo(loc, pr) {
+			return repo, false, fmt.Errorf("snapshot repository %q is not registered and its location %s is not under path.repo %s; run %s", name, loc, strings.Join(pr, ", "), PrepareCommand)
+		}
+		repo = indexer.Repository{Name: name, Type: "fs", Location: loc}
+		if !register {
+			return repo, true, nil
+		}
+		if err := sa.PutFSRepository(ctx, name, loc); err != nil {
+			return repo, false, fmt.Errorf("register snapshot repository %q at %s: %w", name, loc, err)
+		}
+	} else if err != nil {
+		return repo, false, err
 	}
 	if repo.Type != "fs" || !UnderPathRepo(filepath.Clean(repo.Location), pr) {
-		return repo, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
+		return repo, false, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
 	}
 	if _, err := sa.VerifyRepository(ctx, name); err != nil {
-		return repo, fmt.Errorf("snapshot repository %q does not verify: %w", name, err)
+		return repo, false, fmt.Errorf("snapshot repository %q does not verify: %w", name, err)
 	}
-	return repo, nil
+	return repo, false, nil
 }
 
 // --- indexer.snapshot_take / restore.indexer_snapshot -----------------------------
@@ -166,13 +203,18 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 		engine.Define(engine.Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
 			New: simple(pl, func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
+				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
 				if c := pl.cfg(); c != nil {
 					repo, pattern = c.Indexer.SnapshotRepository, alertsPattern(c)
-					if dataSafety(c) != config.DataSafetySnapshot {
+					switch dataSafety(c) {
+					case config.DataSafetySnapshot:
+					case config.DataSafetyAuto:
+						first = "indexer.data_safety auto: only when preflight/data-safety chose snapshot; " + first
+					default:
 						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
 					}
 				}
-				return []string{"GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + ", POST /_snapshot/" + repo + "/_verify",
+				return []string{first,
 					"PUT /_snapshot/" + repo + "/siemctl-<run-id> {indices: " + pattern + ", include_global_state: true}",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
@@ -182,8 +224,12 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				if err != nil {
 					return "", false, err
 				}
-				if m := dataSafety(d.Config); m != config.DataSafetySnapshot {
-					return "indexer.data_safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
+				m, err := runMode(ctx, env, d)
+				if err != nil {
+					return "", false, err
+				}
+				if m != config.DataSafetySnapshot {
+					return "data safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
 				}
 				ok, msg, err := snapshotTaken(ctx, env, d)
 				if err != nil || !ok {
@@ -204,8 +250,8 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				repo := "<indexer.snapshot_repository>"
 				if c := pl.cfg(); c != nil {
 					repo = c.Indexer.SnapshotRepository
-					if dataSafety(c) != config.DataSafetySnapshot {
-						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
+					if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
+						return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
 					}
 				}
 				return []string{"wait until the (old) indexer answers on its empty data directory",
@@ -269,7 +315,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	repo, err := snapshotReady(ctx, d)
+	repo, _, err := snapshotReady(ctx, d, true)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -368,8 +414,15 @@ func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, 
 	if err != nil {
 		return "", false, err
 	}
-	if m := dataSafety(d.Config); m != config.DataSafetySnapshot && b.IndexerDataMode != config.DataSafetySnapshot {
-		return "indexer.data_safety is " + m + ": restore.indexer_data brought the data back", true, nil
+	m := b.IndexerDataMode
+	if m == "" {
+		m = b.DataSafety
+	}
+	if m == "" {
+		m = dataSafety(d.Config)
+	}
+	if m != config.DataSafetySnapshot {
+		return "data safety is " + m + ": restore.indexer_data brought the data back", true, nil
 	}
 	if b.IndexerDataAside == "" {
 		return "the data directory was not replaced (no indexer data set aside): the indexer still has its own data", true, nil
@@ -537,12 +590,15 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 
 func backupDataDescribe(pl *Planning) []string {
 	c := pl.cfg()
+	snap := "indexer.data_safety snapshot: no copy; record the snapshot indexer/snapshot took (the data directory stays as it is)"
 	switch dataSafety(c) {
 	case config.DataSafetySnapshot:
-		return []string{"indexer.data_safety snapshot: no copy; record the snapshot indexer/snapshot took (the data directory stays as it is)"}
+		return []string{snap}
 	case config.DataSafetyCommand:
 		return []string{"check " + pl.unit("indexer") + " is stopped",
 			"run " + strings.Join(c.Indexer.DataHookTake, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + c.Indexer.DataDir + " (output recorded; non-zero exit fails the step)"}
+	case config.DataSafetyAuto:
+		return append([]string{"indexer.data_safety auto: the mode preflight/data-safety chose", "snapshot: " + snap, "copy:"}, copyDescribe(pl)...)
 	}
 	return copyDescribe(pl)
 }
@@ -552,7 +608,10 @@ func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	mode := dataSafety(d.Config)
+	mode, err := runMode(ctx, env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
 	switch mode {
 	case config.DataSafetySnapshot:
 		b, err := backups(env)
@@ -595,7 +654,11 @@ func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	switch dataSafety(d.Config) {
+	mode, err := runMode(ctx, env, d)
+	if err != nil {
+		return false, "", err
+	}
+	switch mode {
 	case config.DataSafetySnapshot:
 		if b.IndexerDataMode == config.DataSafetySnapshot && b.IndexerSnapshot != nil {
 			return true, "data safety by snapshot " + b.IndexerSnapshot.Name + " (recorded)", nil
@@ -619,7 +682,13 @@ func restoreMode(env engine.Env, d *Deps) (Backups, string, error) {
 	if b.IndexerDataMode != "" {
 		return b, b.IndexerDataMode, nil
 	}
-	return b, dataSafety(d.Config), nil
+	if b.DataSafety != "" {
+		return b, b.DataSafety, nil
+	}
+	if m := dataSafety(d.Config); m != config.DataSafetyAuto {
+		return b, m, nil
+	}
+	return b, config.DataSafetyCopy, nil // nothing secured yet: copy mode's restore refuses without a copy
 }
 
 func restoreDataDescribe(pl *Planning) []string {
@@ -628,11 +697,14 @@ func restoreDataDescribe(pl *Planning) []string {
 	if c != nil {
 		dd = c.Indexer.DataDir
 	}
+	snap := []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+		"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept; " + PruneCommand + " removes it later); create an empty " + dd + " (owner and mode kept)",
+		"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
 	switch dataSafety(c) {
 	case config.DataSafetySnapshot:
-		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
-			"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept); create an empty " + dd + " (owner and mode kept)",
-			"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
+		return snap
+	case config.DataSafetyAuto:
+		return append(append([]string{"in the mode the upgrade run chose (indexer.data_safety auto)", "snapshot:"}, snap...), append([]string{"copy:"}, copyRestoreDescribe(pl)...)...)
 	case config.DataSafetyCommand:
 		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
 			"run " + strings.Join(c.Indexer.DataHookRestore, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + dd + " (output recorded)"}
@@ -802,6 +874,10 @@ func gateDataSafetyKind(pl *Planning) engine.Kind {
 					"statfs <repository location>: room for the data not yet in the repository (first snapshot: the data size) + 64 MiB"}
 			case config.DataSafetyCommand:
 				return []string{"the take and restore hooks exist and are executable (their cost is the site's)"}
+			case config.DataSafetyAuto:
+				return []string{"indexer.data_safety auto: snapshot when the repository is usable (GET /_nodes/settings path.repo, GET /_snapshot/<repository> or its location under path.repo, POST /_snapshot/<repository>/_verify) and statfs <repository location> has room for the data not yet in it + 64 MiB",
+					"else copy when du <indexer data_dir> + 10% + 64 MiB is free in <backup_dir>; else no-go naming " + PrepareCommand,
+					"the choice is recorded for the run (and its rollback)"}
 			}
 			return []string{"du <indexer data_dir>; statfs <backup_dir>: data + 10% + 64 MiB free for the cold copy"}
 		})})
@@ -850,39 +926,16 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 	if d.Config == nil || d.Disk == nil {
 		return engine.Outcome{}, errors.New("disk usage is not available")
 	}
-	cost := DataSafetyCost{Mode: dataSafety(d.Config)}
-	if cost.DataBytes, err = dirBytes(ctx, d.Config.Indexer.DataDir); err != nil {
+	data, err := dirBytes(ctx, d.Config.Indexer.DataDir)
+	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("size of the data directory: %w", err)
 	}
-	const margin = 64 << 20
-	var msg string
-	switch cost.Mode {
-	case config.DataSafetySnapshot:
-		repo, err := snapshotReady(ctx, d)
-		if err != nil {
-			return engine.Outcome{}, engine.NoGo("data safety snapshot: %s", err.Error())
-		}
-		cost.Where = repo.Location
-		// Only segments the repository lacks are copied: everything the
-		// first time, the new segments afterwards.
-		first := true
-		if ents, err := os.ReadDir(repo.Location); err == nil {
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), "index-") {
-					first = false
-				}
-			}
-		}
-		cost.NeedBytes = margin
-		if first {
-			cost.NeedBytes += cost.DataBytes
-		}
-		cost.Rollback = "the alert indices and global state as of the snapshot (taken before the indexer stops); alerts indexed after it are not in it; the new version's data directory is kept aside"
-		kind := "incremental (only segments not yet in the repository)"
-		if first {
-			kind = "first snapshot: up to the whole data"
-		}
-		msg = fmt.Sprintf("data safety snapshot into %s at %s: %s of data, %s", repo.Name, repo.Location, bytesText(cost.DataBytes), kind)
+	var (
+		cost      DataSafetyCost
+		msg, why  string
+		configred = dataSafety(d.Config)
+	)
+	switch configred {
 	case config.DataSafetyCommand:
 		for _, argv := range [][]string{d.Config.Indexer.DataHookTake, d.Config.Indexer.DataHookRestore} {
 			if len(argv) == 0 {
@@ -893,28 +946,107 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 				return engine.Outcome{}, engine.NoGo("data safety command: hook %s is not an executable file", argv[0])
 			}
 		}
-		cost.Rollback = "whatever the site's restore hook brings back"
-		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], bytesText(cost.DataBytes))
+		cost = DataSafetyCost{Mode: config.DataSafetyCommand, DataBytes: data, Rollback: RollbackBrings(Backups{IndexerDataMode: config.DataSafetyCommand})}
+		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], bytesText(data))
+		if err := setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = cost.Mode, "indexer.data_safety is command" }); err != nil {
+			return engine.Outcome{}, err
+		}
 		return engine.Outcome{Message: msg + asideNote(ctx, d), Data: map[string]any{"cost": cost}}, nil
-	default:
-		cost.Where = d.Config.BackupDir
-		cost.NeedBytes = cost.DataBytes + cost.DataBytes/10 + margin
-		cost.Rollback = "the data directory exactly as it was when the indexer stopped"
-		msg = fmt.Sprintf("data safety copy: %s to copy into %s with the indexer stopped", bytesText(cost.DataBytes), cost.Where)
+	case config.DataSafetySnapshot:
+		if cost, msg, err = snapshotCost(ctx, d, data); err != nil {
+			return engine.Outcome{}, engine.NoGo("data safety snapshot: %s", err.Error())
+		}
+		msg, why = "data safety "+msg, "indexer.data_safety is snapshot"
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; free space on the repository's filesystem or prepare another location (%s --location DIR)%s",
+				msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), PrepareCommand, asideNote(ctx, d))
+		}
+	case config.DataSafetyCopy:
+		if cost, msg, err = copyCost(d, data); err != nil {
+			return engine.Outcome{}, err
+		}
+		msg, why = "data safety "+msg, "indexer.data_safety is copy"
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; free space or point backup_dir elsewhere, or use a snapshot (%s)%s",
+				msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), PrepareCommand, asideNote(ctx, d))
+		}
+	default: // auto: snapshot when usable and it fits, else copy when it fits
+		scost, smsg, serr := snapshotCost(ctx, d, data)
+		if serr == nil && scost.FreeBytes >= scost.NeedBytes {
+			cost, msg, why = scost, "data safety auto → "+smsg, "indexer.data_safety auto: the snapshot repository is usable and has room"
+			break
+		}
+		notSnap := "no usable snapshot repository: "
+		if serr != nil {
+			notSnap += serr.Error()
+		} else {
+			notSnap = fmt.Sprintf("the snapshot repository lacks room (%s free, %s needed)", bytesText(scost.FreeBytes), bytesText(scost.NeedBytes))
+		}
+		if cost, msg, err = copyCost(d, data); err != nil {
+			return engine.Outcome{}, err
+		}
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("data safety auto: %s; and %s: %s free, %s needed. Make snapshots usable with %s (it adds path.repo to the indexer's opensearch.yml, restarts it once, registers and verifies the repository), or free space in %s%s",
+				notSnap, msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), PrepareCommand, cost.Where, asideNote(ctx, d))
+		}
+		msg, why = "data safety auto → "+msg+" ("+notSnap+")", "indexer.data_safety auto: "+notSnap
+	}
+	if err := setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = cost.Mode, why }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free%s", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes), asideNote(ctx, d)), Data: map[string]any{"cost": cost}}, nil
+}
+
+// dataMargin is the room a data safety mode keeps beyond its estimate.
+const dataMargin = 64 << 20
+
+// snapshotCost is the snapshot mode's cost: the repository must be usable
+// (or registrable under path.repo); the first snapshot copies up to the
+// whole data, later ones only the segments the repository lacks.
+func snapshotCost(ctx context.Context, d *Deps, data int64) (DataSafetyCost, string, error) {
+	cost := DataSafetyCost{Mode: config.DataSafetySnapshot, DataBytes: data}
+	repo, pending, err := snapshotReady(ctx, d, false)
+	if err != nil {
+		return cost, "", err
+	}
+	cost.Where = repo.Location
+	first := true
+	if ents, err := os.ReadDir(repo.Location); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "index-") {
+				first = false
+			}
+		}
+	}
+	cost.NeedBytes = dataMargin
+	kind := "incremental: only the segments written since the last snapshot"
+	if first {
+		cost.NeedBytes += data
+		kind = "first snapshot: up to the whole data"
+	}
+	cost.Rollback = RollbackBrings(Backups{IndexerDataMode: config.DataSafetySnapshot})
+	reg := "registered and verified"
+	if pending {
+		reg = "not registered yet: registered by indexer/snapshot (under path.repo)"
 	}
 	u, err := d.Disk(existingParent(cost.Where))
 	if err != nil {
-		return engine.Outcome{}, err
+		return cost, "", err
 	}
 	cost.FreeBytes = int64(u.FreeBytes)
-	if cost.FreeBytes < cost.NeedBytes {
-		hint := "free space or point backup_dir elsewhere, or use indexer.data_safety: snapshot (" + PrepareCommand + ")"
-		if cost.Mode == config.DataSafetySnapshot {
-			hint = "free space on the repository's filesystem or prepare another location (" + PrepareCommand + " --location DIR)"
-		}
-		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s%s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint, asideNote(ctx, d))
+	return cost, fmt.Sprintf("snapshot into %s at %s: %s of data, %s (repository %s)", repo.Name, repo.Location, bytesText(data), kind, reg), nil
+}
+
+// copyCost is the copy mode's cost: the data + 10% + a margin in backup_dir.
+func copyCost(d *Deps, data int64) (DataSafetyCost, string, error) {
+	cost := DataSafetyCost{Mode: config.DataSafetyCopy, DataBytes: data, Where: d.Config.BackupDir,
+		NeedBytes: data + data/10 + dataMargin, Rollback: RollbackBrings(Backups{IndexerDataMode: config.DataSafetyCopy})}
+	u, err := d.Disk(existingParent(cost.Where))
+	if err != nil {
+		return cost, "", err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free%s", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes), asideNote(ctx, d)), Data: map[string]any{"cost": cost}}, nil
+	cost.FreeBytes = int64(u.FreeBytes)
+	return cost, fmt.Sprintf("copy: %s to copy into %s with the indexer stopped", bytesText(data), cost.Where), nil
 }
 
 // PruneCommand removes kept set-aside data directories.

@@ -227,10 +227,37 @@ func TestSnapshotModeWithoutPathRepoIsNoGo(t *testing.T) {
 	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err == nil || !strings.Contains(err.Error(), "siemctl indexer repository prepare") {
 		t.Fatalf("take: %v", err)
 	}
-	// Registered at a place path.repo does not cover, or not registered: the same advice.
+	// Not registered, but path.repo covers its location: usable, the take registers it.
 	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(dsPathRepo)})
-	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, `repository "siemctl" is not registered`) {
-		t.Fatalf("gate, repository missing: %v", err)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "snapshot into siemctl at /var/lib/siem-snaprepo/siemctl") || !strings.Contains(out.Message, "not registered yet: registered by indexer/snapshot") {
+		t.Fatalf("gate, repository not registered under path.repo: %q %v", out.Message, err)
+	}
+	if f.registered {
+		t.Fatal("the read-only gate registered the repository")
+	}
+	// A configured location path.repo does not cover: the advice names prepare.
+	d.Config.Indexer.SnapshotLocation = "/srv/elsewhere"
+	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, `repository "siemctl" is not registered and its location /srv/elsewhere is not under path.repo /var/lib/siem-snaprepo; run siemctl indexer repository prepare`) {
+		t.Fatalf("gate, location outside path.repo: %v", err)
+	}
+}
+
+// The take registers a repository that is not registered yet at its
+// location under path.repo, verifies it and takes the snapshot.
+func TestSnapshotTakeRegistersTheRepository(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	f := &fakeRepo{secInit: true, indices: idx, snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	if req, ok := srv.Last("PUT /_snapshot/siemctl"); !ok || !strings.Contains(string(req.Body), `"location":"/var/lib/siem-snaprepo/siemctl"`) || !f.registered {
+		t.Fatalf("repository not registered: %s", req.Body)
+	}
+	if _, ok := srv.Last("POST /_snapshot/siemctl/_verify"); !ok {
+		t.Error("the registered repository was not verified")
 	}
 }
 
@@ -264,10 +291,10 @@ func TestDataSafetyGateCost(t *testing.T) {
 		t.Fatalf("snapshot cost: %q %v", out.Message, err)
 	}
 	// Skipped kinds say why.
-	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: indexer.data_safety is copy: no snapshot (backup.indexer_data secures the data)" {
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: data safety is copy: no snapshot (backup.indexer_data secures the data)" {
 		t.Fatalf("take in copy mode: %q %v", out.Message, err)
 	}
-	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: indexer.data_safety is copy") {
+	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: data safety is copy") {
 		t.Fatalf("restore in copy mode: %q %v", out.Message, err)
 	}
 }
@@ -471,4 +498,59 @@ func (p *pipelineShipper) SetupPipelines(context.Context) error {
 func (p *pipelineShipper) SetupIndexManagement(context.Context) error { return nil }
 func (p *pipelineShipper) TestOutput(context.Context) (shipper.Report, error) {
 	return shipper.Report{}, nil
+}
+
+// indexer.data_safety auto (the default): snapshot when the repository is
+// usable, else copy when it fits, else no-go naming prepare and path.repo;
+// the choice is recorded so every later step and the rollback agree.
+func TestDataSafetyAutoChooses(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	var ng *engine.NoGoError
+
+	f := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx}
+	d, _ := snapshotDeps(t, "auto", f)
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.HasPrefix(out.Message, "data safety auto → snapshot into siemctl at /var/lib/siem-snaprepo/siemctl: 4.0 KiB of data, first snapshot") {
+		t.Fatalf("auto with a usable repository: %q %v", out.Message, err)
+	}
+	if b := backupsOf(t, e); b.DataSafety != "snapshot" || !strings.Contains(b.DataSafetyWhy, "usable") {
+		t.Fatalf("recorded %+v", b)
+	}
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || strings.HasPrefix(out.Message, "SKIPPED") {
+		t.Fatalf("take after auto chose snapshot: %q %v", out.Message, err)
+	}
+
+	// No path.repo: copy, with the reason.
+	f2 := &fakeRepo{secInit: true}
+	d2, srv2 := snapshotDeps(t, "auto", f2)
+	srv2.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{}`)})
+	e2 := newEnv(d2, nil)
+	out, err = run(t, d2, e2, "gate.data_safety", nil)
+	if err != nil || !strings.HasPrefix(out.Message, "data safety auto → copy: 4.0 KiB to copy into "+d2.Config.BackupDir) || !strings.Contains(out.Message, "no usable snapshot repository: the indexer has no path.repo") {
+		t.Fatalf("auto without path.repo: %q %v", out.Message, err)
+	}
+	if out, err := run(t, d2, e2, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: data safety is copy: no snapshot (backup.indexer_data secures the data)" {
+		t.Fatalf("take after auto chose copy: %q %v", out.Message, err)
+	}
+	// …and no room for the copy either: no-go naming both ways out.
+	d2.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 30, FreeBytes: 1 << 20, UsedPercent: 99}, nil
+	}
+	if _, err := run(t, d2, newEnv(d2, nil), "gate.data_safety", nil); !errors.As(err, &ng) ||
+		!strings.Contains(ng.Reason, "no path.repo") || !strings.Contains(ng.Reason, "1.0 MiB free, 64.0 MiB needed") ||
+		!strings.Contains(ng.Reason, "siemctl indexer repository prepare (it adds path.repo") {
+		t.Fatalf("auto without path.repo nor room: %v", err)
+	}
+
+	// Without the gate (left out), the first step that needs the mode resolves it.
+	f3 := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx}
+	d3, _ := snapshotDeps(t, "auto", f3)
+	e3 := newEnv(d3, nil)
+	if _, err := run(t, d3, e3, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b := backupsOf(t, e3); b.DataSafety != "snapshot" || b.IndexerSnapshot == nil {
+		t.Fatalf("lazily resolved: %+v", b)
+	}
 }

@@ -33,8 +33,8 @@ func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error
 <data_dir>.siemctl-<run-id> and keeps it (it may hold documents indexed after the snapshot).
 prune removes those directories: only real directories named exactly so, next to
 indexer.data_dir; a symlink is never followed nor removed, another name is left alone, and the
-directory of the latest run is kept while that run may still be resumed or rolled back (it is not
-rolled back, aborted or no-go). Asks on a terminal (--yes off one), takes the host lock (exit 6
+directory of the latest run is kept while that run may still be resumed or rolled back (running,
+interrupted, failed or rollback-failed). Asks on a terminal (--yes off one), takes the host lock (exit 6
 while an upgrade runs); --dry-run prints what it would remove. 'upgrade plan' warns when such
 directories exist.`,
 		Example: `  siemctl upgrade prune --dry-run
@@ -64,8 +64,9 @@ type PruneResult struct {
 	Freed int64 `json:"freed_bytes"`
 }
 
-// protectLatest keeps the latest run's directory while that run may still
-// be resumed or rolled back.
+// protectLatest keeps the latest run's directory while that run has not
+// ended for good (it may still be resumed or rolled back, and its restore
+// may need the directory).
 func protectLatest(stateDir string) (func(runID string) string, error) {
 	ri, err := engine.Status(stateDir, "")
 	if errors.Is(err, engine.ErrNoRuns) {
@@ -75,11 +76,7 @@ func protectLatest(stateDir string) (func(runID string) string, error) {
 		return nil, err
 	}
 	return func(runID string) string {
-		if runID != ri.ID {
-			return ""
-		}
-		switch ri.Status {
-		case engine.StatusRolledBack, engine.StatusAborted, engine.StatusNoGo:
+		if runID != ri.ID || ri.Terminal() {
 			return ""
 		}
 		return fmt.Sprintf("belongs to the latest run %s (%s), which may still be resumed or rolled back", ri.ID, ri.Status)

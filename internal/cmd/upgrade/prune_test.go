@@ -123,8 +123,8 @@ func TestPruneRemovesOnlyExactRealAsideDirs(t *testing.T) {
 	}
 }
 
-// Once the latest run has been rolled back, its directory may go; a dry
-// run lists it and removes nothing.
+// Once the latest run has ended (here: rolled back), its directory may go;
+// a dry run lists it and removes nothing.
 func TestPruneDryRunAndRolledBackLatest(t *testing.T) {
 	fx := newPruneFixture(t, true)
 	latest := "20261120T100000Z-3d4e5f"
