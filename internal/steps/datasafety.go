@@ -1075,17 +1075,32 @@ func asideNote(ctx context.Context, d *Deps) string {
 // RollbackBrings says what a rollback of a run with these backups restores
 // of the indexer data and what it does not (confirmations, reports).
 func RollbackBrings(b Backups) string {
+	const after = "documents indexed after it are not brought back by the indexer (they return only where the shipper sends them again from its read position)"
 	switch b.IndexerDataMode {
 	case config.DataSafetySnapshot:
 		name := "<none recorded>"
 		if b.IndexerSnapshot != nil {
 			name = b.IndexerSnapshot.Name
 		}
-		return "restoring the alert indices from snapshot " + name + " (alerts indexed after it are lost; the new version's data directory is kept aside)"
+		return "restoring the alert indices as of snapshot " + name + " (taken while the old version still ran); " + after +
+			"; the new version's data directory is kept aside (" + PruneCommand + " removes it later)"
 	case config.DataSafetyCommand:
-		return "restoring the indexer data through the site's restore hook (it decides what comes back)"
+		return "restoring the indexer data through the site's restore hook (what comes back is the hook's; siemctl brings back nothing indexed after its take)"
 	}
-	return "restoring the indexer data copied at the upgrade (later documents are lost)"
+	return "restoring the indexer data directory exactly as copied when the indexer stopped for the upgrade; " + after
+}
+
+// DataSafetyPromise says, before an upgrade, how the indexer data is made
+// safe and what a rollback will and will not bring back (the confirmation).
+func DataSafetyPromise(c *config.Config) string {
+	switch m := dataSafety(c); m {
+	case config.DataSafetyAuto:
+		return "data safety auto (preflight/data-safety picks a snapshot when the repository is usable, else a cold copy): a rollback brings back the indexer data as of that snapshot or copy, not documents indexed after it"
+	case config.DataSafetySnapshot, config.DataSafetyCopy, config.DataSafetyCommand:
+		return "data safety " + m + ": a rollback means " + RollbackBrings(Backups{IndexerDataMode: m, IndexerSnapshot: &DataSnapshot{Name: SnapshotName("<run-id>")}})
+	default:
+		return "data safety " + m
+	}
 }
 
 // --- set-aside data directories (upgrade prune) -----------------------------------

@@ -476,13 +476,24 @@ func TestRollbackBringsSaysWhatComesBack(t *testing.T) {
 		b    steps.Backups
 		want string
 	}{
-		{steps.Backups{}, "copied at the upgrade"},
-		{steps.Backups{IndexerDataMode: "copy"}, "copied at the upgrade"},
-		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "from snapshot " + dsRunSnap + " (alerts indexed after it are lost"},
+		{steps.Backups{}, "exactly as copied when the indexer stopped for the upgrade; documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "copy"}, "exactly as copied when the indexer stopped for the upgrade; documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "as of snapshot " + dsRunSnap + " (taken while the old version still ran); documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "data directory is kept aside (siemctl upgrade prune removes it later)"},
 		{steps.Backups{IndexerDataMode: "command"}, "site's restore hook"},
 	} {
 		if got := steps.RollbackBrings(tt.b); !strings.Contains(got, tt.want) {
 			t.Errorf("%+v: %q lacks %q", tt.b, got, tt.want)
+		}
+	}
+	for mode, want := range map[string]string{
+		"auto":     "data safety auto (preflight/data-safety picks a snapshot when the repository is usable, else a cold copy): a rollback brings back the indexer data as of that snapshot or copy, not documents indexed after it",
+		"snapshot": "data safety snapshot: a rollback means restoring the alert indices as of snapshot siemctl-<run-id>",
+		"copy":     "data safety copy: a rollback means restoring the indexer data directory exactly as copied",
+	} {
+		c := testConfig(t, "indexer:\n  data_safety: "+mode+"\n")
+		if got := steps.DataSafetyPromise(c); !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", mode, got, want)
 		}
 	}
 }
