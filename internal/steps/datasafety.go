@@ -886,8 +886,15 @@ func gateDataSafetyKind(pl *Planning) engine.Kind {
 // dirBytes sums the regular files under root; files vanishing meanwhile
 // (a running indexer merges segments) are ignored.
 func dirBytes(ctx context.Context, root string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+	n, _, err := dirBytesSince(ctx, root, time.Time{})
+	return n, err
+}
+
+// dirBytesSince sums the regular files under root, and those modified
+// after since (OpenSearch segments are immutable: the files written since
+// the last snapshot are what an incremental snapshot copies).
+func dirBytesSince(ctx context.Context, root string, since time.Time) (n, newer int64, err error) {
+	err = filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p != root {
 				return nil
@@ -900,11 +907,14 @@ func dirBytes(ctx context.Context, root string) (int64, error) {
 		if de.Type().IsRegular() {
 			if fi, err := de.Info(); err == nil {
 				n += fi.Size()
+				if fi.ModTime().After(since) {
+					newer += fi.Size()
+				}
 			}
 		}
 		return nil
 	})
-	return n, err
+	return n, newer, err
 }
 
 // existingParent is path or its nearest existing parent (statfs needs one).
@@ -1010,19 +1020,25 @@ func snapshotCost(ctx context.Context, d *Deps, data int64) (DataSafetyCost, str
 		return cost, "", err
 	}
 	cost.Where = repo.Location
-	first := true
+	// The repository's index-N file is rewritten by every snapshot: its
+	// time is the last snapshot's.
+	var last time.Time
 	if ents, err := os.ReadDir(repo.Location); err == nil {
 		for _, e := range ents {
-			if strings.HasPrefix(e.Name(), "index-") {
-				first = false
+			if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "index-") && fi.ModTime().After(last) {
+				last = fi.ModTime()
 			}
 		}
 	}
-	cost.NeedBytes = dataMargin
-	kind := "incremental: only the segments written since the last snapshot"
-	if first {
-		cost.NeedBytes += data
-		kind = "first snapshot: up to the whole data"
+	cost.NeedBytes = dataMargin + data
+	kind := "first snapshot: up to the whole data"
+	if !last.IsZero() {
+		_, newer, err := dirBytesSince(ctx, d.Config.Indexer.DataDir, last)
+		if err != nil {
+			return cost, "", fmt.Errorf("size of the data directory: %w", err)
+		}
+		cost.NeedBytes = dataMargin + newer
+		kind = fmt.Sprintf("incremental: about %s written since the last snapshot (%s)", bytesText(newer), last.UTC().Format(time.RFC3339))
 	}
 	cost.Rollback = RollbackBrings(Backups{IndexerDataMode: config.DataSafetySnapshot})
 	reg := "registered and verified"

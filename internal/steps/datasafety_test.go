@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -563,5 +564,38 @@ func TestDataSafetyAutoChooses(t *testing.T) {
 	}
 	if b := backupsOf(t, e3); b.DataSafety != "snapshot" || b.IndexerSnapshot == nil {
 		t.Fatalf("lazily resolved: %+v", b)
+	}
+}
+
+// After a first snapshot the cost is the data written since it: the files
+// of the data directory newer than the repository's index-N.
+func TestSnapshotCostIsIncremental(t *testing.T) {
+	f := &fakeRepo{registered: true, secInit: true}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	repoRoot := t.TempDir()
+	loc := filepath.Join(repoRoot, "siemctl")
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{"nodes":{"n":{"settings":{"path":{"repo":["` + repoRoot + `"]}}}}}`)})
+	srv.Set("GET /_snapshot/siemctl", indexertest.Route{Body: []byte(`{"siemctl":{"type":"fs","settings":{"location":"` + loc + `"}}}`)})
+	last := time.Now().Add(-time.Hour)
+	writeFile(t, filepath.Join(loc, "index-3"), "{}", 0o644)
+	old := filepath.Join(d.Config.Indexer.DataDir, "nodes/0/indices/a/0/index/_0.cfs")
+	newer := filepath.Join(d.Config.Indexer.DataDir, "nodes/0/indices/a/0/index/_1.cfs")
+	writeFile(t, newer, strings.Repeat("n", 10000), 0o640)
+	for p, mt := range map[string]time.Time{filepath.Join(loc, "index-3"): last, old: last.Add(-time.Hour), newer: last.Add(30 * time.Minute)} {
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(t, d, newEnv(d, nil), "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "13.8 KiB of data, incremental: about 9.8 KiB written since the last snapshot ("+last.UTC().Format(time.RFC3339)+")") ||
+		!strings.Contains(out.Message, "64.0 MiB needed") {
+		t.Fatalf("incremental cost: %q %v", out.Message, err)
+	}
+	var cost struct {
+		Need int64 `json:"need_bytes"`
+	}
+	raw, _ := json.Marshal(out.Data["cost"])
+	if err := json.Unmarshal(raw, &cost); err != nil || cost.Need != 64<<20+10000 {
+		t.Fatalf("need %d, want 64 MiB + 10000: %v", cost.Need, err)
 	}
 }
