@@ -68,7 +68,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     hash_tool: [/usr/share/siem-indexer/plugins/opensearch-security/tools/hash.sh]
     alerts_index_prefix: siem-alerts-4.x-
     cleanup_prefixes: []               # further daily-index prefixes alerts cleanup handles (same rules); wazuh: [wazuh-archives-4.x-]
-    data_safety: copy                  # copy (cold copy of data_dir) | snapshot (OpenSearch snapshot; the default once proven) | command (site hooks)
+    data_safety: auto                  # auto (snapshot when a usable path.repo repository is there, else copy if it fits) | copy (cold copy of data_dir) | snapshot (OpenSearch snapshot) | command (site hooks)
     snapshot_repository: siemctl       # fs repository used by snapshot mode (siemctl indexer repository prepare)
     snapshot_location: ""              # empty: <first path.repo>/siemctl
     data_hook_take: []                 # command mode: argv run with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR; non-zero exit = no-go

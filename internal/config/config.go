@@ -98,7 +98,8 @@ type Indexer struct {
 	// handles with the same safety rules (wazuh: wazuh-archives-4.x-).
 	CleanupPrefixes []string `mapstructure:"cleanup_prefixes"`
 	// DataSafety is how the upgrade secures the data an OpenSearch node
-	// cannot downgrade: copy (cold copy of data_dir), snapshot (OpenSearch
+	// cannot downgrade: auto (snapshot when a usable repository is there,
+	// else copy), copy (cold copy of data_dir), snapshot (OpenSearch
 	// snapshot into SnapshotRepository) or command (DataHookTake/Restore).
 	DataSafety         string   `mapstructure:"data_safety"`
 	SnapshotRepository string   `mapstructure:"snapshot_repository"`
@@ -109,6 +110,7 @@ type Indexer struct {
 
 // Data safety modes (indexer.data_safety).
 const (
+	DataSafetyAuto     = "auto"
 	DataSafetyCopy     = "copy"
 	DataSafetySnapshot = "snapshot"
 	DataSafetyCommand  = "command"
@@ -517,13 +519,13 @@ func validCleanupPrefixes(prefixes []string) string {
 func (ix *Indexer) validateDataSafety() []error {
 	var errs []error
 	switch ix.DataSafety {
-	case DataSafetyCopy, DataSafetySnapshot:
+	case DataSafetyAuto, DataSafetyCopy, DataSafetySnapshot:
 	case DataSafetyCommand:
 		if len(ix.DataHookTake) == 0 || len(ix.DataHookRestore) == 0 {
 			errs = append(errs, &Error{Key: "indexer.data_safety", Msg: "command needs both indexer.data_hook_take and indexer.data_hook_restore (argv lists, e.g. [/usr/local/sbin/lvm-snap, take])"})
 		}
 	default:
-		errs = append(errs, &Error{Key: "indexer.data_safety", Msg: fmt.Sprintf("%q is not one of copy, snapshot, command", ix.DataSafety)})
+		errs = append(errs, &Error{Key: "indexer.data_safety", Msg: fmt.Sprintf("%q is not one of auto, copy, snapshot, command", ix.DataSafety)})
 	}
 	if r := ix.SnapshotRepository; r == "" || strings.ContainsAny(r, "/\\ ,\"*?<>|#") || strings.HasPrefix(r, "_") || r != strings.ToLower(r) {
 		errs = append(errs, &Error{Key: "indexer.snapshot_repository", Msg: fmt.Sprintf("%q is not a valid repository name (lowercase, no blanks, slashes, commas, quotes or leading _)", r)})

@@ -30,7 +30,7 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			if c.Indexer.Unit != "siem-indexer.service" || c.Manager.InstallDir != "/var/siem" || c.Indexer.AlertsIndexPrefix != "siem-alerts-4.x-" || c.Manager.ControlTool != "siem-control" {
 				return "wrong siem defaults"
 			}
-			if c.Indexer.DataSafety != DataSafetyCopy || c.Indexer.SnapshotRepository != "siemctl" || c.Indexer.SnapshotLocation != "" {
+			if c.Indexer.DataSafety != DataSafetyAuto || c.Indexer.SnapshotRepository != "siemctl" || c.Indexer.SnapshotLocation != "" {
 				return "wrong data safety defaults"
 			}
 			if c.Thresholds.DiskNogoPercent != 90 || c.Manager.AgentPort != 1514 {

@@ -74,7 +74,7 @@ func profile(n names) map[string]any {
 			"hash_tool":           []string{"/usr/share/" + n.indexer + "/plugins/opensearch-security/tools/hash.sh"},
 			"alerts_index_prefix": n.alerts,
 			"cleanup_prefixes":    n.cleanupPrefixes,
-			"data_safety":         "copy",
+			"data_safety":         "auto",
 			"snapshot_repository": "siemctl",
 			"snapshot_location":   "",
 			"data_hook_take":      []string{},

@@ -467,6 +467,14 @@ func (e *stepEnv) Set(key string, v any) error {
 	return nil
 }
 
+func (e *stepEnv) Report(m Measure) {
+	var elapsed time.Duration
+	if !e.start.IsZero() {
+		elapsed = e.x.r.clock().Now().Sub(e.start)
+	}
+	e.x.progress(Progress{Type: ProgressMeasure, Step: e.step, Elapsed: elapsed, Measure: &m})
+}
+
 func (e *stepEnv) Waiting(format string, args ...any) {
 	var elapsed time.Duration
 	if !e.start.IsZero() {

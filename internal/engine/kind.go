@@ -83,6 +83,9 @@ type Env interface {
 	Set(key string, v any) error
 	// Waiting reports what the step is waiting for, shown as progress.
 	Waiting(format string, args ...any)
+	// Report tells how far a long step has come (measure progress); call it
+	// as often as convenient, the renderer limits what it shows.
+	Report(m Measure)
 	// Logger is the run's logger.
 	Logger() *slog.Logger
 	// Deps is the caller's dependencies (clients, config) as given in

@@ -42,7 +42,35 @@ const (
 	ProgressDryRun = "dry-run"
 	ProgressWait   = "wait"
 	ProgressRetry  = "retry"
+	// ProgressMeasure carries a long step's Measure (bytes copied, snapshot
+	// percent, shards recovered).
+	ProgressMeasure = "measure"
 )
+
+// Measure units.
+const (
+	UnitBytes  = "bytes"
+	UnitShards = "shards"
+)
+
+// Measure is how far a long step has come: Done of Total in Unit, for What
+// ("copy", "snapshot", "restore", "recovery"). Total 0 means not known yet.
+// Detail is a short free text ("12/40 shards").
+type Measure struct {
+	What   string `json:"what"`
+	Unit   string `json:"unit"`
+	Done   int64  `json:"done"`
+	Total  int64  `json:"total"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Percent is Done of Total in percent (0 while Total is not known).
+func (m Measure) Percent() float64 {
+	if m.Total <= 0 {
+		return 0
+	}
+	return min(100, 100*float64(m.Done)/float64(m.Total))
+}
 
 // Progress is one progress notification for the observer (the CLI renders
 // it on stderr as "[n/m] step-id ... elapsed, waiting for ...", or as JSON).
@@ -61,7 +89,9 @@ type Progress struct {
 	Message  string        `json:"message,omitempty"`
 	Describe []string      `json:"describe,omitempty"`
 	Status   string        `json:"status,omitempty"`
-	Err      error         `json:"-"`
+	// Measure is set on measure progress.
+	Measure *Measure `json:"measure,omitempty"`
+	Err     error    `json:"-"`
 }
 
 // Observer receives progress. It must not block for long.

@@ -439,3 +439,44 @@ func (c *Client) parseSnapshots(r *response) ([]SnapshotInfo, error) {
 	}
 	return out, nil
 }
+
+// ShardRecovery is one row of _cat/recovery (bytes): a shard being (or done) recovered from a
+// snapshot ("snapshot"), its own files ("existing_store"), nothing ("empty_store") or another node
+// ("peer").
+type ShardRecovery struct {
+	Index          string `json:"index"`
+	Shard          int    `json:"shard"`
+	Type           string `json:"type"`
+	Stage          string `json:"stage"` // init, index, verify_index, translog, finalize, done
+	Snapshot       string `json:"snapshot,omitempty"`
+	BytesRecovered int64  `json:"bytes_recovered"`
+	BytesTotal     int64  `json:"bytes_total"`
+}
+
+// Recoveries calls _cat/recovery[/<pattern>]?bytes=b, with active_only when asked (only the shards
+// still recovering). An empty pattern means every index; a pattern matching nothing gives none.
+func (c *Client) Recoveries(ctx context.Context, pattern string, activeOnly bool) ([]ShardRecovery, error) {
+	path := "/_cat/recovery"
+	if pattern != "" {
+		path += "/" + escapePath(pattern)
+	}
+	q := url.Values{"bytes": {"b"}, "active_only": {fmt.Sprint(activeOnly)},
+		"h": {"index,shard,type,stage,snapshot,bytes_recovered,bytes_total"}}
+	rows, r, err := c.catRows(ctx, path, q, path)
+	if err != nil {
+		if hasWildcard(pattern) && errors.Is(err, ErrIndexNotFound) {
+			return []ShardRecovery{}, nil
+		}
+		return nil, err
+	}
+	var p rowParser
+	out := make([]ShardRecovery, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, ShardRecovery{Index: row["index"], Shard: p.int(row, "shard"), Type: row["type"], Stage: row["stage"],
+			Snapshot: row["snapshot"], BytesRecovered: p.int64(row, "bytes_recovered"), BytesTotal: p.int64(row, "bytes_total")})
+	}
+	if p.err != nil {
+		return nil, c.badResponse(r, p.err, p.err.Error())
+	}
+	return out, nil
+}

@@ -161,3 +161,28 @@ func TestSnapshotsList(t *testing.T) {
 		t.Error("invalid repository name accepted")
 	}
 }
+
+func TestRecoveries(t *testing.T) {
+	ctx := context.Background()
+	// GET /_cat/recovery/siem-alerts-4.x-*?format=json&bytes=b&h=… on 2.11.1 while restoring.
+	body := `[{"index":"siem-alerts-4.x-2026.11.22","shard":"0","type":"snapshot","stage":"index","snapshot":"siemctl-r1","bytes_recovered":"524288","bytes_total":"1048576"},` +
+		`{"index":"siem-alerts-4.x-2026.11.23","shard":"0","type":"existing_store","stage":"done","snapshot":"n/a","bytes_recovered":"0","bytes_total":"0"}]`
+	srv, c := fakeClient(t, map[string]indexertest.Route{
+		"GET /_cat/recovery/siem-alerts-4.x-*": {Body: []byte(body)},
+		"GET /_cat/recovery":                   {Body: []byte(`[{"index":"a","shard":"x"}]`)},
+	})
+	got, err := c.Recoveries(ctx, "siem-alerts-4.x-*", false)
+	want := []indexer.ShardRecovery{
+		{Index: "siem-alerts-4.x-2026.11.22", Shard: 0, Type: "snapshot", Stage: "index", Snapshot: "siemctl-r1", BytesRecovered: 524288, BytesTotal: 1048576},
+		{Index: "siem-alerts-4.x-2026.11.23", Shard: 0, Type: "existing_store", Stage: "done", Snapshot: "n/a"},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("recoveries %+v, %v", got, err)
+	}
+	if req, _ := srv.Last("GET /_cat/recovery/siem-alerts-4.x-*"); req.Query.Get("bytes") != "b" || req.Query.Get("active_only") != "false" {
+		t.Errorf("query %v", req.Query)
+	}
+	if _, err := c.Recoveries(ctx, "", true); err == nil || !strings.Contains(err.Error(), "column shard") {
+		t.Errorf("a bad row: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
 	"golang.org/x/sys/unix"
 )
 
@@ -185,7 +186,13 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 		return engine.Outcome{}, err
 	}
 	paths := ConfigPaths(d.Config, p.comps())
-	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths)
+	var total int64
+	for _, p := range paths {
+		if n, err := dirBytes(ctx, p); err == nil {
+			total += n
+		}
+	}
+	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths, newMeter(env, d, "archive", total).set)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -206,7 +213,7 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 	if err := setBackups(env, func(b *Backups) { b.Configs, b.ConfigsSHA256 = arch, sum }); err != nil {
 		return engine.Outcome{}, err
 	}
-	msg := fmt.Sprintf("%s: %d files, %s, sha256 %s", arch, man.Files, bytesText(man.Bytes), sum[:12])
+	msg := fmt.Sprintf("%s: %d files, %s, sha256 %s", arch, man.Files, output.Bytes(man.Bytes), sum[:12])
 	if len(missing) > 0 {
 		msg += "; not present: " + strings.Join(missing, ", ")
 	}
@@ -216,7 +223,7 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 // writeArchive writes a tar.gz of paths (absolute names without the
 // leading slash) atomically and returns the manifest of its content, the
 // archive's sha256, and the paths that did not exist.
-func writeArchive(ctx context.Context, dst string, paths []string) (treeManifest, string, []string, error) {
+func writeArchive(ctx context.Context, dst string, paths []string, progress func(done int64)) (treeManifest, string, []string, error) {
 	man := treeManifest{Source: strings.Join(paths, " "), Entries: []treeEntry{}}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".configs-*.tmp")
 	if err != nil {
@@ -278,7 +285,12 @@ func writeArchive(ctx context.Context, dst string, paths []string) (treeManifest
 					return err
 				}
 				fh := sha256.New()
-				n, err := io.Copy(io.MultiWriter(tw, fh), f)
+				base := man.Bytes
+				n, err := io.Copy(io.MultiWriter(tw, fh, &countWriter{progress: func(n int64) {
+					if progress != nil {
+						progress(base + n)
+					}
+				}}), f)
 				f.Close()
 				if err != nil {
 					return err
@@ -636,7 +648,7 @@ func dataBackupOK(ctx context.Context, env engine.Env) (bool, string, error) {
 	if compareTrees(man, got) != nil {
 		return false, "", nil
 	}
-	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes)), nil
+	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.IndexerData, man.Files, output.Bytes(man.Bytes)), nil
 }
 
 func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
@@ -659,7 +671,7 @@ func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Out
 	if err := setBackups(env, func(b *Backups) { b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files }); err != nil {
 		return engine.Outcome{}, err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, bytesText(man.Bytes)),
+	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, output.Bytes(man.Bytes)),
 		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
 }
 
@@ -727,11 +739,11 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes))
-	if err := swapInCopy(ctx, b.IndexerData, man, target); err != nil {
+	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, output.Bytes(man.Bytes))
+	if err := swapInCopy(ctx, b.IndexerData, man, target, newMeter(env, d, "copy back", man.Bytes).set); err != nil {
 		return engine.Outcome{}, err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, bytesText(man.Bytes))}, nil
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, output.Bytes(man.Bytes))}, nil
 }
 
 // swapInCopy copies the verified tree copy src (manifest man) next to
@@ -739,7 +751,7 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 // without following a foreign symlink; a target that became a symlink
 // although it was a directory when copied is refused. The replaced tree is
 // removed once the swap is done.
-func swapInCopy(ctx context.Context, src string, man treeManifest, target string) error {
+func swapInCopy(ctx context.Context, src string, man treeManifest, target string, progress func(done int64)) error {
 	// The directory belongs to the component's service account; its
 	// parent must be reached without a foreign symlink, and the directory
 	// itself must not have become one: the swap happens inside that parent.
@@ -758,7 +770,7 @@ func swapInCopy(ctx context.Context, src string, man treeManifest, target string
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	got, err := copyTree(ctx, src, tmp, nil)
+	got, err := copyTree(ctx, src, tmp, progress)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
@@ -782,17 +794,4 @@ func swapInCopy(ctx context.Context, src string, man treeManifest, target string
 		return err
 	}
 	return nil
-}
-
-func bytesText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

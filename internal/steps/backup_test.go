@@ -162,6 +162,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if b.IndexerDataN != 2 || b.IndexerDataSize != 100007 || !strings.Contains(out.Message, "verified") {
 		t.Fatalf("backup %q %+v", out.Message, b)
 	}
+	checkCopyMeasures(t, e.takeMeasures(), "copy", 100007)
 	if asRoot {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(filepath.Join(b.IndexerData, "nodes/0/_state/global-1.st"), &st); err != nil || st.Uid != 65534 {
@@ -183,6 +184,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if _, err := run(t, d, e, "restore.indexer_data", nil); err != nil {
 		t.Fatal(err)
 	}
+	checkCopyMeasures(t, e.takeMeasures(), "copy back", 100007)
 	if got := u.opsOf("stop"); len(got) != 1 || got[0] != "stop siem-indexer.service" {
 		t.Fatalf("ops %v", got)
 	}

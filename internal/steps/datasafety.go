@@ -24,14 +24,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // SnapshotAPI is the snapshot-repository part of *indexer.Client (the kinds
@@ -80,11 +84,36 @@ func (d *Deps) snapshots() (SnapshotAPI, error) {
 	return s, nil
 }
 
+// dataSafety is the configured mode (auto when unset).
 func dataSafety(c *config.Config) string {
 	if c == nil || c.Indexer.DataSafety == "" {
-		return config.DataSafetyCopy
+		return config.DataSafetyAuto
 	}
 	return c.Indexer.DataSafety
+}
+
+// runMode is the mode this run uses: the one it recorded (gate.data_safety
+// resolves auto and records it), else the configured one; auto not yet
+// resolved is resolved now (snapshot when the repository is usable or can
+// be registered, else copy) and recorded, so every later step and the
+// rollback agree.
+func runMode(ctx context.Context, env engine.Env, d *Deps) (string, error) {
+	b, err := backups(env)
+	if err != nil {
+		return "", err
+	}
+	if b.DataSafety != "" {
+		return b.DataSafety, nil
+	}
+	m := dataSafety(d.Config)
+	if m != config.DataSafetyAuto {
+		return m, nil
+	}
+	mode, why := config.DataSafetySnapshot, "indexer.data_safety auto: the snapshot repository is usable"
+	if _, _, err := snapshotReady(ctx, d, false); err != nil {
+		mode, why = config.DataSafetyCopy, "indexer.data_safety auto: no usable snapshot repository ("+err.Error()+")"
+	}
+	return mode, setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = mode, why })
 }
 
 // SnapshotName is the snapshot a run takes: derived from the run id.
@@ -124,35 +153,47 @@ func UnderPathRepo(location string, pathRepo []string) bool {
 }
 
 // snapshotReady checks the repository is usable: path.repo covers it, it is
-// registered as fs at that location, and the node verifies it. The error
-// names the prepare command.
-func snapshotReady(ctx context.Context, d *Deps) (indexer.Repository, error) {
+// registered as fs at that location, and the node verifies it. A
+// repository not registered yet whose location (indexer.snapshot_location,
+// else <first path.repo>/siemctl) path.repo covers is usable too: with
+// register it is registered now, without it the result says pending. The
+// error names the prepare command and how to add path.repo.
+func snapshotReady(ctx context.Context, d *Deps, register bool) (repo indexer.Repository, pending bool, err error) {
 	sa, err := d.snapshots()
 	if err != nil {
-		return indexer.Repository{}, err
+		return indexer.Repository{}, false, err
 	}
 	name := d.Config.Indexer.SnapshotRepository
 	pr, err := sa.PathRepo(ctx)
 	if err != nil {
-		return indexer.Repository{}, err
+		return indexer.Repository{}, false, err
 	}
 	if len(pr) == 0 {
-		return indexer.Repository{}, fmt.Errorf("the indexer has no path.repo: snapshot mode needs a file-system repository; run %s (or set indexer.data_safety: copy)", PrepareCommand)
+		return indexer.Repository{}, false, fmt.Errorf("the indexer has no path.repo: snapshot mode needs a file-system repository; run %s (it adds path.repo to opensearch.yml and restarts the indexer once), or add `path.repo: [<dir>]` to <indexer config_dir>/opensearch.yml yourself and restart it", PrepareCommand)
 	}
-	repo, err := sa.GetRepository(ctx, name)
+	repo, err = sa.GetRepository(ctx, name)
 	if errors.Is(err, indexer.ErrRepositoryMissing) {
-		return repo, fmt.Errorf("snapshot repository %q is not registered (path.repo %s); run %s", name, strings.Join(pr, ", "), PrepareCommand)
-	}
-	if err != nil {
-		return repo, err
+		loc := RepositoryLocation(d.Config, pr)
+		if !UnderPathRepo(loc, pr) {
+			return repo, false, fmt.Errorf("snapshot repository %q is not registered and its location %s is not under path.repo %s; run %s", name, loc, strings.Join(pr, ", "), PrepareCommand)
+		}
+		repo = indexer.Repository{Name: name, Type: "fs", Location: loc}
+		if !register {
+			return repo, true, nil
+		}
+		if err := sa.PutFSRepository(ctx, name, loc); err != nil {
+			return repo, false, fmt.Errorf("register snapshot repository %q at %s: %w", name, loc, err)
+		}
+	} else if err != nil {
+		return repo, false, err
 	}
 	if repo.Type != "fs" || !UnderPathRepo(filepath.Clean(repo.Location), pr) {
-		return repo, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
+		return repo, false, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
 	}
 	if _, err := sa.VerifyRepository(ctx, name); err != nil {
-		return repo, fmt.Errorf("snapshot repository %q does not verify: %w", name, err)
+		return repo, false, fmt.Errorf("snapshot repository %q does not verify: %w", name, err)
 	}
-	return repo, nil
+	return repo, false, nil
 }
 
 // --- indexer.snapshot_take / restore.indexer_snapshot -----------------------------
@@ -163,13 +204,18 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 		engine.Define(engine.Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
 			New: simple(pl, func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
+				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
 				if c := pl.cfg(); c != nil {
 					repo, pattern = c.Indexer.SnapshotRepository, alertsPattern(c)
-					if dataSafety(c) != config.DataSafetySnapshot {
+					switch dataSafety(c) {
+					case config.DataSafetySnapshot:
+					case config.DataSafetyAuto:
+						first = "indexer.data_safety auto: only when preflight/data-safety chose snapshot; " + first
+					default:
 						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
 					}
 				}
-				return []string{"GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + ", POST /_snapshot/" + repo + "/_verify",
+				return []string{first,
 					"PUT /_snapshot/" + repo + "/siemctl-<run-id> {indices: " + pattern + ", include_global_state: true}",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
@@ -179,8 +225,12 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				if err != nil {
 					return "", false, err
 				}
-				if m := dataSafety(d.Config); m != config.DataSafetySnapshot {
-					return "indexer.data_safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
+				m, err := runMode(ctx, env, d)
+				if err != nil {
+					return "", false, err
+				}
+				if m != config.DataSafetySnapshot {
+					return "data safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
 				}
 				ok, msg, err := snapshotTaken(ctx, env, d)
 				if err != nil || !ok {
@@ -201,8 +251,8 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				repo := "<indexer.snapshot_repository>"
 				if c := pl.cfg(); c != nil {
 					repo = c.Indexer.SnapshotRepository
-					if dataSafety(c) != config.DataSafetySnapshot {
-						return []string{"skipped: indexer.data_safety is " + dataSafety(c) + " (snapshot mode only)"}
+					if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
+						return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
 					}
 				}
 				return []string{"wait until the (old) indexer answers on its empty data directory",
@@ -266,7 +316,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	repo, err := snapshotReady(ctx, d)
+	repo, _, err := snapshotReady(ctx, d, true)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -298,6 +348,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 			return false, err
 		}
 		prog = p
+		env.Report(snapshotMeasure("snapshot", p))
 		switch p.State {
 		case "SUCCESS":
 			if info, err = sa.GetSnapshot(ctx, rname, name); err != nil {
@@ -311,7 +362,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 		case "FAILED", "ABORTED", "PARTIAL":
 			return false, fmt.Errorf("snapshot %s ended %s (%d of %d shards failed)", name, p.State, p.ShardsFailed, p.ShardsTotal)
 		}
-		env.Waiting("snapshot %s: %.0f%% of %s incremental, %d/%d shards", name, p.Percent(), bytesText(p.IncrementalBytes), p.ShardsDone, p.ShardsTotal)
+		env.Waiting("snapshot %s: %.0f%% of %s incremental, %d/%d shards", name, p.Percent(), output.Bytes(p.IncrementalBytes), p.ShardsDone, p.ShardsTotal)
 		return false, nil
 	})
 	if err != nil {
@@ -326,7 +377,7 @@ func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("snapshot %s/%s SUCCESS: %d indices, %d shards, %s copied (incremental) of %s, in %s",
-		rname, name, len(info.Indices), info.ShardsTotal, bytesText(prog.IncrementalBytes), bytesText(prog.TotalBytes), d.now().Sub(start).Round(time.Millisecond)),
+		rname, name, len(info.Indices), info.ShardsTotal, output.Bytes(prog.IncrementalBytes), output.Bytes(prog.TotalBytes), d.now().Sub(start).Round(time.Millisecond)),
 		Data: map[string]any{"snapshot": name, "repository": rname, "indices": len(info.Indices), "shards": info.ShardsTotal,
 			"incremental_bytes": prog.IncrementalBytes, "total_bytes": prog.TotalBytes}}, nil
 }
@@ -364,8 +415,15 @@ func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, 
 	if err != nil {
 		return "", false, err
 	}
-	if m := dataSafety(d.Config); m != config.DataSafetySnapshot && b.IndexerDataMode != config.DataSafetySnapshot {
-		return "indexer.data_safety is " + m + ": restore.indexer_data brought the data back", true, nil
+	m := b.IndexerDataMode
+	if m == "" {
+		m = b.DataSafety
+	}
+	if m == "" {
+		m = dataSafety(d.Config)
+	}
+	if m != config.DataSafetySnapshot {
+		return "data safety is " + m + ": restore.indexer_data brought the data back", true, nil
 	}
 	if b.IndexerDataAside == "" {
 		return "the data directory was not replaced (no indexer data set aside): the indexer still has its own data", true, nil
@@ -490,6 +548,14 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 			return engine.Outcome{}, fmt.Errorf("restore snapshot %s: %w", rec.Name, err)
 		}
 	}
+	restored := map[string]bool{}
+	for _, i := range rec.Indices {
+		restored[i] = true
+	}
+	stop := watchRecovery(ctx, env, d, "restore", alertsPattern(d.Config), false, func(r indexer.ShardRecovery) bool {
+		return r.Type == "snapshot" && restored[r.Index]
+	})
+	defer stop()
 	err = wait(ctx, env, d.poll(), "restored indices to be allocated", func() (bool, error) {
 		shards, err := ix.CatShards(ctx)
 		if err != nil {
@@ -525,12 +591,15 @@ func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engin
 
 func backupDataDescribe(pl *Planning) []string {
 	c := pl.cfg()
+	snap := "indexer.data_safety snapshot: no copy; record the snapshot indexer/snapshot took (the data directory stays as it is)"
 	switch dataSafety(c) {
 	case config.DataSafetySnapshot:
-		return []string{"indexer.data_safety snapshot: no copy; record the snapshot indexer/snapshot took (the data directory stays as it is)"}
+		return []string{snap}
 	case config.DataSafetyCommand:
 		return []string{"check " + pl.unit("indexer") + " is stopped",
 			"run " + strings.Join(c.Indexer.DataHookTake, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + c.Indexer.DataDir + " (output recorded; non-zero exit fails the step)"}
+	case config.DataSafetyAuto:
+		return append([]string{"indexer.data_safety auto: the mode preflight/data-safety chose", "snapshot: " + snap, "copy:"}, copyDescribe(pl)...)
 	}
 	return copyDescribe(pl)
 }
@@ -540,7 +609,10 @@ func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	mode := dataSafety(d.Config)
+	mode, err := runMode(ctx, env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
 	switch mode {
 	case config.DataSafetySnapshot:
 		b, err := backups(env)
@@ -583,7 +655,11 @@ func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	switch dataSafety(d.Config) {
+	mode, err := runMode(ctx, env, d)
+	if err != nil {
+		return false, "", err
+	}
+	switch mode {
 	case config.DataSafetySnapshot:
 		if b.IndexerDataMode == config.DataSafetySnapshot && b.IndexerSnapshot != nil {
 			return true, "data safety by snapshot " + b.IndexerSnapshot.Name + " (recorded)", nil
@@ -607,7 +683,13 @@ func restoreMode(env engine.Env, d *Deps) (Backups, string, error) {
 	if b.IndexerDataMode != "" {
 		return b, b.IndexerDataMode, nil
 	}
-	return b, dataSafety(d.Config), nil
+	if b.DataSafety != "" {
+		return b, b.DataSafety, nil
+	}
+	if m := dataSafety(d.Config); m != config.DataSafetyAuto {
+		return b, m, nil
+	}
+	return b, config.DataSafetyCopy, nil // nothing secured yet: copy mode's restore refuses without a copy
 }
 
 func restoreDataDescribe(pl *Planning) []string {
@@ -616,11 +698,14 @@ func restoreDataDescribe(pl *Planning) []string {
 	if c != nil {
 		dd = c.Indexer.DataDir
 	}
+	snap := []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
+		"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept; " + PruneCommand + " removes it later); create an empty " + dd + " (owner and mode kept)",
+		"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
 	switch dataSafety(c) {
 	case config.DataSafetySnapshot:
-		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
-			"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept); create an empty " + dd + " (owner and mode kept)",
-			"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
+		return snap
+	case config.DataSafetyAuto:
+		return append(append([]string{"in the mode the upgrade run chose (indexer.data_safety auto)", "snapshot:"}, snap...), append([]string{"copy:"}, copyRestoreDescribe(pl)...)...)
 	case config.DataSafetyCommand:
 		return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
 			"run " + strings.Join(c.Indexer.DataHookRestore, " ") + " with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR=" + dd + " (output recorded)"}
@@ -654,7 +739,7 @@ func restoreIndexerData(ctx context.Context, env engine.Env, p *noParams) (engin
 		return engine.Outcome{}, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot): the data directory is left as it is")
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	aside := target + ".siemctl-" + strings.ToLower(env.RunID())
+	aside := AsidePath(target, env.RunID())
 	fi, err := os.Lstat(target)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("data directory: %w", err)
@@ -770,9 +855,6 @@ func hookSummary(r DataHookRun) string {
 // DataSafetyMode is the configured indexer.data_safety (copy when unset).
 func DataSafetyMode(c *config.Config) string { return dataSafety(c) }
 
-// BytesText formats a byte count as "1.2 GiB".
-func BytesText(n int64) string { return bytesText(n) }
-
 // DataSafetyCost is what the chosen mode costs (gate.data_safety's data).
 type DataSafetyCost struct {
 	Mode string `json:"mode"`
@@ -796,6 +878,10 @@ func gateDataSafetyKind(pl *Planning) engine.Kind {
 					"statfs <repository location>: room for the data not yet in the repository (first snapshot: the data size) + 64 MiB"}
 			case config.DataSafetyCommand:
 				return []string{"the take and restore hooks exist and are executable (their cost is the site's)"}
+			case config.DataSafetyAuto:
+				return []string{"indexer.data_safety auto: snapshot when the repository is usable (GET /_nodes/settings path.repo, GET /_snapshot/<repository> or its location under path.repo, POST /_snapshot/<repository>/_verify) and statfs <repository location> has room for the data not yet in it + 64 MiB",
+					"else copy when du <indexer data_dir> + 10% + 64 MiB is free in <backup_dir>; else no-go naming " + PrepareCommand,
+					"the choice is recorded for the run (and its rollback)"}
 			}
 			return []string{"du <indexer data_dir>; statfs <backup_dir>: data + 10% + 64 MiB free for the cold copy"}
 		})})
@@ -804,8 +890,15 @@ func gateDataSafetyKind(pl *Planning) engine.Kind {
 // dirBytes sums the regular files under root; files vanishing meanwhile
 // (a running indexer merges segments) are ignored.
 func dirBytes(ctx context.Context, root string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+	n, _, err := dirBytesSince(ctx, root, time.Time{})
+	return n, err
+}
+
+// dirBytesSince sums the regular files under root, and those modified
+// after since (OpenSearch segments are immutable: the files written since
+// the last snapshot are what an incremental snapshot copies).
+func dirBytesSince(ctx context.Context, root string, since time.Time) (n, newer int64, err error) {
+	err = filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p != root {
 				return nil
@@ -818,11 +911,14 @@ func dirBytes(ctx context.Context, root string) (int64, error) {
 		if de.Type().IsRegular() {
 			if fi, err := de.Info(); err == nil {
 				n += fi.Size()
+				if fi.ModTime().After(since) {
+					newer += fi.Size()
+				}
 			}
 		}
 		return nil
 	})
-	return n, err
+	return n, newer, err
 }
 
 // existingParent is path or its nearest existing parent (statfs needs one).
@@ -844,39 +940,16 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 	if d.Config == nil || d.Disk == nil {
 		return engine.Outcome{}, errors.New("disk usage is not available")
 	}
-	cost := DataSafetyCost{Mode: dataSafety(d.Config)}
-	if cost.DataBytes, err = dirBytes(ctx, d.Config.Indexer.DataDir); err != nil {
+	data, err := dirBytes(ctx, d.Config.Indexer.DataDir)
+	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("size of the data directory: %w", err)
 	}
-	const margin = 64 << 20
-	var msg string
-	switch cost.Mode {
-	case config.DataSafetySnapshot:
-		repo, err := snapshotReady(ctx, d)
-		if err != nil {
-			return engine.Outcome{}, engine.NoGo("data safety snapshot: %s", err.Error())
-		}
-		cost.Where = repo.Location
-		// Only segments the repository lacks are copied: everything the
-		// first time, the new segments afterwards.
-		first := true
-		if ents, err := os.ReadDir(repo.Location); err == nil {
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), "index-") {
-					first = false
-				}
-			}
-		}
-		cost.NeedBytes = margin
-		if first {
-			cost.NeedBytes += cost.DataBytes
-		}
-		cost.Rollback = "the alert indices and global state as of the snapshot (taken before the indexer stops); alerts indexed after it are not in it; the new version's data directory is kept aside"
-		kind := "incremental (only segments not yet in the repository)"
-		if first {
-			kind = "first snapshot: up to the whole data"
-		}
-		msg = fmt.Sprintf("data safety snapshot into %s at %s: %s of data, %s", repo.Name, repo.Location, bytesText(cost.DataBytes), kind)
+	var (
+		cost      DataSafetyCost
+		msg, why  string
+		configred = dataSafety(d.Config)
+	)
+	switch configred {
 	case config.DataSafetyCommand:
 		for _, argv := range [][]string{d.Config.Indexer.DataHookTake, d.Config.Indexer.DataHookRestore} {
 			if len(argv) == 0 {
@@ -887,42 +960,291 @@ func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine
 				return engine.Outcome{}, engine.NoGo("data safety command: hook %s is not an executable file", argv[0])
 			}
 		}
-		cost.Rollback = "whatever the site's restore hook brings back"
-		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], bytesText(cost.DataBytes))
-		return engine.Outcome{Message: msg, Data: map[string]any{"cost": cost}}, nil
-	default:
-		cost.Where = d.Config.BackupDir
-		cost.NeedBytes = cost.DataBytes + cost.DataBytes/10 + margin
-		cost.Rollback = "the data directory exactly as it was when the indexer stopped"
-		msg = fmt.Sprintf("data safety copy: %s to copy into %s with the indexer stopped", bytesText(cost.DataBytes), cost.Where)
+		cost = DataSafetyCost{Mode: config.DataSafetyCommand, DataBytes: data, Rollback: RollbackBrings(Backups{IndexerDataMode: config.DataSafetyCommand})}
+		msg = fmt.Sprintf("data safety command: site hook %s (cost: the site's), %s of data", d.Config.Indexer.DataHookTake[0], output.Bytes(data))
+		if err := setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = cost.Mode, "indexer.data_safety is command" }); err != nil {
+			return engine.Outcome{}, err
+		}
+		return engine.Outcome{Message: msg + asideNote(ctx, d), Data: map[string]any{"cost": cost}}, nil
+	case config.DataSafetySnapshot:
+		if cost, msg, err = snapshotCost(ctx, d, data); err != nil {
+			return engine.Outcome{}, engine.NoGo("data safety snapshot: %s", err.Error())
+		}
+		msg, why = "data safety "+msg, "indexer.data_safety is snapshot"
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; free space on the repository's filesystem or prepare another location (%s --location DIR)%s",
+				msg, output.Bytes(cost.FreeBytes), output.Bytes(cost.NeedBytes), PrepareCommand, asideNote(ctx, d))
+		}
+	case config.DataSafetyCopy:
+		if cost, msg, err = copyCost(d, data); err != nil {
+			return engine.Outcome{}, err
+		}
+		msg, why = "data safety "+msg, "indexer.data_safety is copy"
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; free space or point backup_dir elsewhere, or use a snapshot (%s)%s",
+				msg, output.Bytes(cost.FreeBytes), output.Bytes(cost.NeedBytes), PrepareCommand, asideNote(ctx, d))
+		}
+	default: // auto: snapshot when usable and it fits, else copy when it fits
+		scost, smsg, serr := snapshotCost(ctx, d, data)
+		if serr == nil && scost.FreeBytes >= scost.NeedBytes {
+			cost, msg, why = scost, "data safety auto → "+smsg, "indexer.data_safety auto: the snapshot repository is usable and has room"
+			break
+		}
+		notSnap := "no usable snapshot repository: "
+		if serr != nil {
+			notSnap += serr.Error()
+		} else {
+			notSnap = fmt.Sprintf("the snapshot repository lacks room (%s free, %s needed)", output.Bytes(scost.FreeBytes), output.Bytes(scost.NeedBytes))
+		}
+		if cost, msg, err = copyCost(d, data); err != nil {
+			return engine.Outcome{}, err
+		}
+		if cost.FreeBytes < cost.NeedBytes {
+			return engine.Outcome{}, engine.NoGo("data safety auto: %s; and %s: %s free, %s needed. Make snapshots usable with %s (it adds path.repo to the indexer's opensearch.yml, restarts it once, registers and verifies the repository), or free space in %s%s",
+				notSnap, msg, output.Bytes(cost.FreeBytes), output.Bytes(cost.NeedBytes), PrepareCommand, cost.Where, asideNote(ctx, d))
+		}
+		msg, why = "data safety auto → "+msg+" ("+notSnap+")", "indexer.data_safety auto: "+notSnap
+	}
+	if err := setBackups(env, func(b *Backups) { b.DataSafety, b.DataSafetyWhy = cost.Mode, why }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free%s", msg, output.Bytes(cost.NeedBytes), output.Bytes(cost.FreeBytes), asideNote(ctx, d)), Data: map[string]any{"cost": cost}}, nil
+}
+
+// dataMargin is the room a data safety mode keeps beyond its estimate.
+const dataMargin = 64 << 20
+
+// snapshotCost is the snapshot mode's cost: the repository must be usable
+// (or registrable under path.repo); the first snapshot copies up to the
+// whole data, later ones only the segments the repository lacks.
+func snapshotCost(ctx context.Context, d *Deps, data int64) (DataSafetyCost, string, error) {
+	cost := DataSafetyCost{Mode: config.DataSafetySnapshot, DataBytes: data}
+	repo, pending, err := snapshotReady(ctx, d, false)
+	if err != nil {
+		return cost, "", err
+	}
+	cost.Where = repo.Location
+	// The repository's index-N file is rewritten by every snapshot: its
+	// time is the last snapshot's.
+	var last time.Time
+	if ents, err := os.ReadDir(repo.Location); err == nil {
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), "index-") && fi.ModTime().After(last) {
+				last = fi.ModTime()
+			}
+		}
+	}
+	cost.NeedBytes = dataMargin + data
+	kind := "first snapshot: up to the whole data"
+	if !last.IsZero() {
+		_, newer, err := dirBytesSince(ctx, d.Config.Indexer.DataDir, last)
+		if err != nil {
+			return cost, "", fmt.Errorf("size of the data directory: %w", err)
+		}
+		cost.NeedBytes = dataMargin + newer
+		kind = fmt.Sprintf("incremental: about %s written since the last snapshot (%s)", output.Bytes(newer), last.UTC().Format(time.RFC3339))
+	}
+	cost.Rollback = RollbackBrings(Backups{IndexerDataMode: config.DataSafetySnapshot})
+	reg := "registered and verified"
+	if pending {
+		reg = "not registered yet: registered by indexer/snapshot (under path.repo)"
 	}
 	u, err := d.Disk(existingParent(cost.Where))
 	if err != nil {
-		return engine.Outcome{}, err
+		return cost, "", err
 	}
 	cost.FreeBytes = int64(u.FreeBytes)
-	if cost.FreeBytes < cost.NeedBytes {
-		hint := "free space or point backup_dir elsewhere, or use indexer.data_safety: snapshot (" + PrepareCommand + ")"
-		if cost.Mode == config.DataSafetySnapshot {
-			hint = "free space on the repository's filesystem or prepare another location (" + PrepareCommand + " --location DIR)"
-		}
-		return engine.Outcome{}, engine.NoGo("%s: %s free, %s needed; %s", msg, bytesText(cost.FreeBytes), bytesText(cost.NeedBytes), hint)
+	return cost, fmt.Sprintf("snapshot into %s at %s: %s of data, %s (repository %s)", repo.Name, repo.Location, output.Bytes(data), kind, reg), nil
+}
+
+// copyCost is the copy mode's cost: the data + 10% + a margin in backup_dir.
+func copyCost(d *Deps, data int64) (DataSafetyCost, string, error) {
+	cost := DataSafetyCost{Mode: config.DataSafetyCopy, DataBytes: data, Where: d.Config.BackupDir,
+		NeedBytes: data + data/10 + dataMargin, Rollback: RollbackBrings(Backups{IndexerDataMode: config.DataSafetyCopy})}
+	u, err := d.Disk(existingParent(cost.Where))
+	if err != nil {
+		return cost, "", err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("%s; %s needed, %s free", msg, bytesText(cost.NeedBytes), bytesText(cost.FreeBytes)), Data: map[string]any{"cost": cost}}, nil
+	cost.FreeBytes = int64(u.FreeBytes)
+	return cost, fmt.Sprintf("copy: %s to copy into %s with the indexer stopped", output.Bytes(data), cost.Where), nil
+}
+
+// PruneCommand removes kept set-aside data directories.
+const PruneCommand = "siemctl upgrade prune"
+
+// asideNote warns of set-aside data directories eating disk ("" when none).
+func asideNote(ctx context.Context, d *Deps) string {
+	dirs, err := AsideDirs(ctx, d.Config.Indexer.DataDir, nil)
+	if err != nil {
+		return ""
+	}
+	n, total := 0, int64(0)
+	for _, a := range dirs {
+		if a.Refused == "" {
+			n++
+			total += a.Bytes
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; warning: %d set-aside data director%s (%s.siemctl-<run-id>) kept from earlier rollbacks, %s: see %s --dry-run",
+		n, map[bool]string{true: "y", false: "ies"}[n == 1], d.Config.Indexer.DataDir, output.Bytes(total), PruneCommand)
 }
 
 // RollbackBrings says what a rollback of a run with these backups restores
 // of the indexer data and what it does not (confirmations, reports).
 func RollbackBrings(b Backups) string {
+	const after = "documents indexed after it are not brought back by the indexer (they return only where the shipper sends them again from its read position)"
 	switch b.IndexerDataMode {
 	case config.DataSafetySnapshot:
 		name := "<none recorded>"
 		if b.IndexerSnapshot != nil {
 			name = b.IndexerSnapshot.Name
 		}
-		return "restoring the alert indices from snapshot " + name + " (alerts indexed after it are lost; the new version's data directory is kept aside)"
+		return "restoring the alert indices as of snapshot " + name + " (taken while the old version still ran); " + after +
+			"; the new version's data directory is kept aside (" + PruneCommand + " removes it later)"
 	case config.DataSafetyCommand:
-		return "restoring the indexer data through the site's restore hook (it decides what comes back)"
+		return "restoring the indexer data through the site's restore hook (what comes back is the hook's; siemctl brings back nothing indexed after its take)"
 	}
-	return "restoring the indexer data copied at the upgrade (later documents are lost)"
+	return "restoring the indexer data directory exactly as copied when the indexer stopped for the upgrade; " + after
+}
+
+// DataSafetyPromise says, before an upgrade, how the indexer data is made
+// safe and what a rollback will and will not bring back (the confirmation).
+func DataSafetyPromise(c *config.Config) string {
+	switch m := dataSafety(c); m {
+	case config.DataSafetyAuto:
+		return "data safety auto (preflight/data-safety picks a snapshot when the repository is usable, else a cold copy): a rollback brings back the indexer data as of that snapshot or copy, not documents indexed after it"
+	case config.DataSafetySnapshot, config.DataSafetyCopy, config.DataSafetyCommand:
+		return "data safety " + m + ": a rollback means " + RollbackBrings(Backups{IndexerDataMode: m, IndexerSnapshot: &DataSnapshot{Name: SnapshotName("<run-id>")}})
+	default:
+		return "data safety " + m
+	}
+}
+
+// --- set-aside data directories (upgrade prune) -----------------------------------
+
+// asideRE is the exact name suffix of a set-aside data directory:
+// ".siemctl-" and a lowercased run id.
+var asideRE = regexp.MustCompile(`^\.siemctl-(\d{8}t\d{6}z-[0-9a-f]{6})$`)
+
+// AsidePath is where restore.indexer_data sets a run's data directory aside.
+func AsidePath(dataDir, runID string) string {
+	return filepath.Clean(dataDir) + ".siemctl-" + strings.ToLower(runID)
+}
+
+// AsideDir is an entry next to the data directory named like a set-aside
+// data directory. Refused says why prune leaves it alone ("" when it may go).
+type AsideDir struct {
+	Path    string `json:"path"`
+	RunID   string `json:"run_id,omitempty"`
+	Bytes   int64  `json:"bytes"`
+	Refused string `json:"refused,omitempty"`
+}
+
+// AsideDirs lists the entries of the data directory's parent whose name is
+// <base>.siemctl-<something>: those matching the exact pattern and being
+// real directories may be pruned; a symlink, a file or another name is
+// listed as refused. protect gives the reason to keep a run's directory
+// ("" to let it go); RunID is spelt as the engine writes it.
+func AsideDirs(ctx context.Context, dataDir string, protect func(runID string) string) ([]AsideDir, error) {
+	dataDir = filepath.Clean(dataDir)
+	parent, base := filepath.Dir(dataDir), filepath.Base(dataDir)
+	ents, err := os.ReadDir(parent)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []AsideDir{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []AsideDir{}
+	for _, e := range ents {
+		suffix, ok := strings.CutPrefix(e.Name(), base)
+		if !ok || !strings.HasPrefix(suffix, ".siemctl-") {
+			continue
+		}
+		a := AsideDir{Path: filepath.Join(parent, e.Name())}
+		m := asideRE.FindStringSubmatch(suffix)
+		switch {
+		case m == nil:
+			a.Refused = "not named " + base + ".siemctl-<run-id>: not a set-aside data directory of siemctl"
+		case e.Type()&fs.ModeSymlink != 0:
+			a.Refused = "a symlink: never followed nor removed"
+		case !e.IsDir():
+			a.Refused = "not a directory"
+		}
+		if m != nil {
+			id := m[1] // 20261120t100000z-3d4e5f: the engine's id, lowercased
+			a.RunID = id[:8] + "T" + id[9:15] + "Z" + id[16:]
+			if a.Refused == "" && protect != nil {
+				a.Refused = protect(a.RunID)
+			}
+		}
+		if a.Refused == "" || e.IsDir() {
+			if a.Bytes, err = dirBytes(ctx, a.Path); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// RemoveAside removes a set-aside data directory without following a link:
+// its parent is reached with openDirNoFollow, the entry must still be a
+// real directory with the exact name, and the tree is removed entry by
+// entry with unlinkat (a symlink inside is removed, never followed).
+func RemoveAside(dataDir string, a AsideDir) error {
+	parent, name := filepath.Dir(a.Path), filepath.Base(a.Path)
+	base := filepath.Base(filepath.Clean(dataDir))
+	if parent != filepath.Dir(filepath.Clean(dataDir)) || !strings.HasPrefix(name, base) || !asideRE.MatchString(strings.TrimPrefix(name, base)) {
+		return fmt.Errorf("%s is not a set-aside data directory of %s: left alone", a.Path, dataDir)
+	}
+	pfd, err := openDirNoFollow(parent, nil, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(pfd)
+	st, err := lstatAt(pfd, name)
+	if err != nil {
+		return &os.PathError{Op: "lstat", Path: a.Path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return &LinkError{Path: a.Path, Reason: "is not a directory (a symlink is never followed)"}
+	}
+	return removeAllAt(pfd, name, a.Path)
+}
+
+// removeAllAt removes name inside dirfd and, when it is a directory,
+// everything below it, never following a symlink.
+func removeAllAt(dirfd int, name, full string) error {
+	err := unix.Unlinkat(dirfd, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return &os.PathError{Op: "unlink", Path: full, Err: err}
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), full)
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, n := range names {
+		if err := removeAllAt(int(d.Fd()), n, filepath.Join(full, n)); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	d.Close()
+	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "rmdir", Path: full, Err: err}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -45,6 +46,11 @@ type fakeRepo struct {
 	secInit     bool
 	notInit     []byte
 	green       []byte
+	// statuses are the _status bodies answered in turn (the last repeats);
+	// none: STARTED once, then SUCCESS.
+	statuses []string
+	// recovery is the _cat/recovery body while restoring.
+	recovery string
 }
 
 func (f *fakeRepo) routes() map[string]indexertest.Route {
@@ -82,6 +88,10 @@ func (f *fakeRepo) routes() map[string]indexertest.Route {
 		}),
 		"GET " + base + "/_status": h(func(w http.ResponseWriter, _ *http.Request) {
 			f.polls++
+			if len(f.statuses) > 0 {
+				fmt.Fprint(w, f.statuses[min(f.polls, len(f.statuses))-1])
+				return
+			}
 			if f.polls == 1 {
 				fmt.Fprintf(w, dsStatus, dsRunSnap, "STARTED", 0, 283038)
 				return
@@ -104,6 +114,13 @@ func (f *fakeRepo) routes() map[string]indexertest.Route {
 		"POST " + base + "/_restore": h(func(w http.ResponseWriter, r *http.Request) {
 			f.indices = append(f.indices, f.snapIndices...)
 			fmt.Fprint(w, `{"accepted":true}`)
+		}),
+		"GET /_cat/recovery/siem-alerts-4.x-*": h(func(w http.ResponseWriter, _ *http.Request) {
+			if f.recovery == "" {
+				fmt.Fprint(w, "[]")
+				return
+			}
+			fmt.Fprint(w, f.recovery)
 		}),
 		"GET /_cat/shards": h(func(w http.ResponseWriter, _ *http.Request) {
 			var rows []map[string]string
@@ -211,10 +228,37 @@ func TestSnapshotModeWithoutPathRepoIsNoGo(t *testing.T) {
 	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err == nil || !strings.Contains(err.Error(), "siemctl indexer repository prepare") {
 		t.Fatalf("take: %v", err)
 	}
-	// Registered at a place path.repo does not cover, or not registered: the same advice.
+	// Not registered, but path.repo covers its location: usable, the take registers it.
 	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(dsPathRepo)})
-	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, `repository "siemctl" is not registered`) {
-		t.Fatalf("gate, repository missing: %v", err)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "snapshot into siemctl at /var/lib/siem-snaprepo/siemctl") || !strings.Contains(out.Message, "not registered yet: registered by indexer/snapshot") {
+		t.Fatalf("gate, repository not registered under path.repo: %q %v", out.Message, err)
+	}
+	if f.registered {
+		t.Fatal("the read-only gate registered the repository")
+	}
+	// A configured location path.repo does not cover: the advice names prepare.
+	d.Config.Indexer.SnapshotLocation = "/srv/elsewhere"
+	if _, err := run(t, d, e, "gate.data_safety", nil); !errors.As(err, &ng) || !strings.Contains(ng.Reason, `repository "siemctl" is not registered and its location /srv/elsewhere is not under path.repo /var/lib/siem-snaprepo; run siemctl indexer repository prepare`) {
+		t.Fatalf("gate, location outside path.repo: %v", err)
+	}
+}
+
+// The take registers a repository that is not registered yet at its
+// location under path.repo, verifies it and takes the snapshot.
+func TestSnapshotTakeRegistersTheRepository(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	f := &fakeRepo{secInit: true, indices: idx, snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	if req, ok := srv.Last("PUT /_snapshot/siemctl"); !ok || !strings.Contains(string(req.Body), `"location":"/var/lib/siem-snaprepo/siemctl"`) || !f.registered {
+		t.Fatalf("repository not registered: %s", req.Body)
+	}
+	if _, ok := srv.Last("POST /_snapshot/siemctl/_verify"); !ok {
+		t.Error("the registered repository was not verified")
 	}
 }
 
@@ -223,8 +267,16 @@ func TestDataSafetyGateCost(t *testing.T) {
 	d, _ := snapshotDeps(t, "copy", f)
 	e := newEnv(d, nil)
 	out, err := run(t, d, e, "gate.data_safety", nil)
-	if err != nil || !strings.Contains(out.Message, "data safety copy: 4.0 KiB to copy into "+d.Config.BackupDir) {
+	if err != nil || !strings.Contains(out.Message, "data safety copy: 4.0 KiB to copy into "+d.Config.BackupDir) || strings.Contains(out.Message, "set-aside") {
 		t.Fatalf("copy cost: %q %v", out.Message, err)
+	}
+	// Data directories kept aside by earlier rollbacks are named, with the
+	// command that removes them; other names next to it are not counted.
+	writeFile(t, filepath.Join(steps.AsidePath(d.Config.Indexer.DataDir, "20261101T100000Z-0a1b2c"), "x"), strings.Repeat("a", 3000), 0o640)
+	writeFile(t, filepath.Join(d.Config.Indexer.DataDir+".siemctl-restore", "x"), "b", 0o640)
+	out, err = run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "warning: 1 set-aside data directory ("+d.Config.Indexer.DataDir+".siemctl-<run-id>) kept from earlier rollbacks, 2.9 KiB: see siemctl upgrade prune --dry-run") {
+		t.Fatalf("set-aside warning: %q %v", out.Message, err)
 	}
 	d.Disk = func(string) (steps.DiskUsage, error) {
 		return steps.DiskUsage{TotalBytes: 1 << 30, FreeBytes: 1 << 20, UsedPercent: 99}, nil
@@ -240,10 +292,10 @@ func TestDataSafetyGateCost(t *testing.T) {
 		t.Fatalf("snapshot cost: %q %v", out.Message, err)
 	}
 	// Skipped kinds say why.
-	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: indexer.data_safety is copy: no snapshot (backup.indexer_data secures the data)" {
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: data safety is copy: no snapshot (backup.indexer_data secures the data)" {
 		t.Fatalf("take in copy mode: %q %v", out.Message, err)
 	}
-	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: indexer.data_safety is copy") {
+	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: data safety is copy") {
 		t.Fatalf("restore in copy mode: %q %v", out.Message, err)
 	}
 }
@@ -305,11 +357,21 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	// The old version starts empty: no security index, no repository, no indices.
 	f.mu.Lock()
 	f.indices, f.registered, f.secInit = nil, false, false
+	// _cat/recovery as 2.11.1 lists it while restoring (bytes=b): the
+	// snapshot's shards half done and done, and a shard of another index
+	// recovering from its own store, which is not counted.
+	f.recovery = `[{"index":"siem-alerts-4.x-2026.11.22","shard":"0","type":"snapshot","stage":"index","snapshot":"` + dsRunSnap + `","bytes_recovered":"2048","bytes_total":"4096"},` +
+		`{"index":"siem-alerts-4.x-2026.11.23","shard":"0","type":"snapshot","stage":"done","snapshot":"` + dsRunSnap + `","bytes_recovered":"1000","bytes_total":"1000"},` +
+		`{"index":"siem-alerts-4.x-2026.11.24","shard":"0","type":"existing_store","stage":"done","snapshot":"n/a","bytes_recovered":"0","bytes_total":"0"}]`
 	f.mu.Unlock()
 	tool.onRun = func() { f.mu.Lock(); f.secInit = true; f.mu.Unlock() }
+	e.takeMeasures()
 	out, err = run(t, d, e, "restore.indexer_snapshot", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ms := e.takeMeasures(); len(ms) == 0 || ms[0] != (engine.Measure{What: "restore", Unit: engine.UnitBytes, Done: 3048, Total: 5096, Detail: "1/2 shards recovered"}) {
+		t.Errorf("restore progress %+v", ms)
 	}
 	if len(tool.argv) != 1 || !strings.Contains(out.Message, "security re-initialised from "+secDir) || !strings.Contains(out.Message, "restored 2 indices from snapshot siemctl/"+dsRunSnap) {
 		t.Fatalf("restore: %q, tool %v", out.Message, tool.argv)
@@ -415,13 +477,24 @@ func TestRollbackBringsSaysWhatComesBack(t *testing.T) {
 		b    steps.Backups
 		want string
 	}{
-		{steps.Backups{}, "copied at the upgrade"},
-		{steps.Backups{IndexerDataMode: "copy"}, "copied at the upgrade"},
-		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "from snapshot " + dsRunSnap + " (alerts indexed after it are lost"},
+		{steps.Backups{}, "exactly as copied when the indexer stopped for the upgrade; documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "copy"}, "exactly as copied when the indexer stopped for the upgrade; documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "as of snapshot " + dsRunSnap + " (taken while the old version still ran); documents indexed after it are not brought back"},
+		{steps.Backups{IndexerDataMode: "snapshot", IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap}}, "data directory is kept aside (siemctl upgrade prune removes it later)"},
 		{steps.Backups{IndexerDataMode: "command"}, "site's restore hook"},
 	} {
 		if got := steps.RollbackBrings(tt.b); !strings.Contains(got, tt.want) {
 			t.Errorf("%+v: %q lacks %q", tt.b, got, tt.want)
+		}
+	}
+	for mode, want := range map[string]string{
+		"auto":     "data safety auto (preflight/data-safety picks a snapshot when the repository is usable, else a cold copy): a rollback brings back the indexer data as of that snapshot or copy, not documents indexed after it",
+		"snapshot": "data safety snapshot: a rollback means restoring the alert indices as of snapshot siemctl-<run-id>",
+		"copy":     "data safety copy: a rollback means restoring the indexer data directory exactly as copied",
+	} {
+		c := testConfig(t, "indexer:\n  data_safety: "+mode+"\n")
+		if got := steps.DataSafetyPromise(c); !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", mode, got, want)
 		}
 	}
 }
@@ -437,4 +510,92 @@ func (p *pipelineShipper) SetupPipelines(context.Context) error {
 func (p *pipelineShipper) SetupIndexManagement(context.Context) error { return nil }
 func (p *pipelineShipper) TestOutput(context.Context) (shipper.Report, error) {
 	return shipper.Report{}, nil
+}
+
+// indexer.data_safety auto (the default): snapshot when the repository is
+// usable, else copy when it fits, else no-go naming prepare and path.repo;
+// the choice is recorded so every later step and the rollback agree.
+func TestDataSafetyAutoChooses(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	var ng *engine.NoGoError
+
+	f := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx}
+	d, _ := snapshotDeps(t, "auto", f)
+	e := newEnv(d, nil)
+	out, err := run(t, d, e, "gate.data_safety", nil)
+	if err != nil || !strings.HasPrefix(out.Message, "data safety auto → snapshot into siemctl at /var/lib/siem-snaprepo/siemctl: 4.0 KiB of data, first snapshot") {
+		t.Fatalf("auto with a usable repository: %q %v", out.Message, err)
+	}
+	if b := backupsOf(t, e); b.DataSafety != "snapshot" || !strings.Contains(b.DataSafetyWhy, "usable") {
+		t.Fatalf("recorded %+v", b)
+	}
+	if out, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil || strings.HasPrefix(out.Message, "SKIPPED") {
+		t.Fatalf("take after auto chose snapshot: %q %v", out.Message, err)
+	}
+
+	// No path.repo: copy, with the reason.
+	f2 := &fakeRepo{secInit: true}
+	d2, srv2 := snapshotDeps(t, "auto", f2)
+	srv2.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{}`)})
+	e2 := newEnv(d2, nil)
+	out, err = run(t, d2, e2, "gate.data_safety", nil)
+	if err != nil || !strings.HasPrefix(out.Message, "data safety auto → copy: 4.0 KiB to copy into "+d2.Config.BackupDir) || !strings.Contains(out.Message, "no usable snapshot repository: the indexer has no path.repo") {
+		t.Fatalf("auto without path.repo: %q %v", out.Message, err)
+	}
+	if out, err := run(t, d2, e2, "indexer.snapshot_take", nil); err != nil || out.Message != "SKIPPED: data safety is copy: no snapshot (backup.indexer_data secures the data)" {
+		t.Fatalf("take after auto chose copy: %q %v", out.Message, err)
+	}
+	// …and no room for the copy either: no-go naming both ways out.
+	d2.Disk = func(string) (steps.DiskUsage, error) {
+		return steps.DiskUsage{TotalBytes: 1 << 30, FreeBytes: 1 << 20, UsedPercent: 99}, nil
+	}
+	if _, err := run(t, d2, newEnv(d2, nil), "gate.data_safety", nil); !errors.As(err, &ng) ||
+		!strings.Contains(ng.Reason, "no path.repo") || !strings.Contains(ng.Reason, "1.0 MiB free, 64.0 MiB needed") ||
+		!strings.Contains(ng.Reason, "siemctl indexer repository prepare (it adds path.repo") {
+		t.Fatalf("auto without path.repo nor room: %v", err)
+	}
+
+	// Without the gate (left out), the first step that needs the mode resolves it.
+	f3 := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx}
+	d3, _ := snapshotDeps(t, "auto", f3)
+	e3 := newEnv(d3, nil)
+	if _, err := run(t, d3, e3, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b := backupsOf(t, e3); b.DataSafety != "snapshot" || b.IndexerSnapshot == nil {
+		t.Fatalf("lazily resolved: %+v", b)
+	}
+}
+
+// After a first snapshot the cost is the data written since it: the files
+// of the data directory newer than the repository's index-N.
+func TestSnapshotCostIsIncremental(t *testing.T) {
+	f := &fakeRepo{registered: true, secInit: true}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	repoRoot := t.TempDir()
+	loc := filepath.Join(repoRoot, "siemctl")
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{"nodes":{"n":{"settings":{"path":{"repo":["` + repoRoot + `"]}}}}}`)})
+	srv.Set("GET /_snapshot/siemctl", indexertest.Route{Body: []byte(`{"siemctl":{"type":"fs","settings":{"location":"` + loc + `"}}}`)})
+	last := time.Now().Add(-time.Hour)
+	writeFile(t, filepath.Join(loc, "index-3"), "{}", 0o644)
+	old := filepath.Join(d.Config.Indexer.DataDir, "nodes/0/indices/a/0/index/_0.cfs")
+	newer := filepath.Join(d.Config.Indexer.DataDir, "nodes/0/indices/a/0/index/_1.cfs")
+	writeFile(t, newer, strings.Repeat("n", 10000), 0o640)
+	for p, mt := range map[string]time.Time{filepath.Join(loc, "index-3"): last, old: last.Add(-time.Hour), newer: last.Add(30 * time.Minute)} {
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(t, d, newEnv(d, nil), "gate.data_safety", nil)
+	if err != nil || !strings.Contains(out.Message, "13.8 KiB of data, incremental: about 9.8 KiB written since the last snapshot ("+last.UTC().Format(time.RFC3339)+")") ||
+		!strings.Contains(out.Message, "64.0 MiB needed") {
+		t.Fatalf("incremental cost: %q %v", out.Message, err)
+	}
+	var cost struct {
+		Need int64 `json:"need_bytes"`
+	}
+	raw, _ := json.Marshal(out.Data["cost"])
+	if err := json.Unmarshal(raw, &cost); err != nil || cost.Need != 64<<20+10000 {
+		t.Fatalf("need %d, want 64 MiB + 10000: %v", cost.Need, err)
+	}
 }

@@ -39,11 +39,12 @@ func testConfig(t *testing.T, extra string) *config.Config {
 
 // env is an engine.Env for calling kinds directly.
 type env struct {
-	mu    sync.Mutex
-	deps  *steps.Deps
-	data  map[string]json.RawMessage
-	step  string
-	waits []string
+	mu       sync.Mutex
+	deps     *steps.Deps
+	data     map[string]json.RawMessage
+	step     string
+	waits    []string
+	measures []engine.Measure
 }
 
 func newEnv(deps *steps.Deps, seed map[string]any) *env {
@@ -81,6 +82,11 @@ func (e *env) Waiting(format string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.waits = append(e.waits, fmt.Sprintf(format, args...))
+}
+func (e *env) Report(m engine.Measure) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.measures = append(e.measures, m)
 }
 func (e *env) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 

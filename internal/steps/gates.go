@@ -15,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
 
@@ -84,8 +85,10 @@ func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (eng
 		return engine.Outcome{}, judgeRed(ctx, ix, h)
 	}
 	env.Waiting("cluster %s, waiting server-side for %s", h.Status, p.Status)
+	stop := watchRecovery(ctx, env, d, "recovery", "", true, nil)
 	h, err = ix.Health(ctx, indexer.HealthRequest{WaitForStatus: p.Status, WaitForNoRelocatingShards: p.WaitForNoRelocating,
 		WaitForNoInitializingShards: p.WaitForNoInitializing, Timeout: waitBudget(ctx)})
+	stop()
 	if err != nil {
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
@@ -198,7 +201,7 @@ func runDisk(_ context.Context, env engine.Env, p *diskParams) (engine.Outcome, 
 		return engine.Outcome{}, err
 	}
 	free := 100 - u.UsedPercent
-	msg := fmt.Sprintf("%s: %.1f%% used, %.1f%% free (%s of %s)", path, u.UsedPercent, free, bytesText(int64(u.FreeBytes)), bytesText(int64(u.TotalBytes)))
+	msg := fmt.Sprintf("%s: %.1f%% used, %.1f%% free (%s of %s)", path, u.UsedPercent, free, output.Bytes(int64(u.FreeBytes)), output.Bytes(int64(u.TotalBytes)))
 	switch {
 	case u.UsedPercent > float64(nogo):
 		return engine.Outcome{}, engine.NoGo("%s: above the %d%% no-go limit; free space first (siemctl alerts cleanup --disk-above %d)", msg, nogo, d.Config.Thresholds.DiskWarnPercent)

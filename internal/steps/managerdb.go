@@ -10,6 +10,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // Names inside a run's backup directory for the manager's databases.
@@ -95,7 +96,7 @@ func managerDBCopied(ctx context.Context, env engine.Env) (bool, string) {
 	if err != nil || compareTrees(man, got) != nil {
 		return false, ""
 	}
-	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, bytesText(man.Bytes))
+	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
 }
 
 // requireManagerStopped fails unless the manager's unit is down.
@@ -135,7 +136,7 @@ func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engin
 	if err := setBackups(env, func(b *Backups) { b.ManagerDB = dst }); err != nil {
 		return engine.Outcome{}, err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, bytesText(man.Bytes)),
+	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, output.Bytes(man.Bytes)),
 		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
 }
 
@@ -160,11 +161,11 @@ func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engi
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(ManagerDBPath(d.Config))
-	env.Waiting("copying %s back (%d files, %s)", b.ManagerDB, man.Files, bytesText(man.Bytes))
-	if err := swapInCopy(ctx, b.ManagerDB, man, target); err != nil {
+	env.Waiting("copying %s back (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
+	if err := swapInCopy(ctx, b.ManagerDB, man, target, newMeter(env, d, "copy back", man.Bytes).set); err != nil {
 		return engine.Outcome{}, err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.ManagerDB, man.Files, bytesText(man.Bytes))}, nil
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.ManagerDB, man.Files, output.Bytes(man.Bytes))}, nil
 }
 
 // coldCopy copies src into dir/name with copyTree (no symlink followed),
@@ -183,7 +184,7 @@ func coldCopy(ctx context.Context, env engine.Env, d *Deps, src, dir, name, mani
 		need := size.Bytes + size.Bytes/10 + 64<<20
 		if int64(u.FreeBytes) < need {
 			return "", treeManifest{}, fmt.Errorf("not enough room for the copy of %s in %s: %s free, %s needed (%s + 10%% + 64 MiB); free space or point backup_dir elsewhere",
-				src, dir, bytesText(int64(u.FreeBytes)), bytesText(need), bytesText(size.Bytes))
+				src, dir, output.Bytes(int64(u.FreeBytes)), output.Bytes(need), output.Bytes(size.Bytes))
 		}
 	}
 	dst := filepath.Join(dir, name)
@@ -194,8 +195,8 @@ func coldCopy(ctx context.Context, env engine.Env, d *Deps, src, dir, name, mani
 	if err := os.RemoveAll(dst); err != nil {
 		return "", treeManifest{}, err
 	}
-	env.Waiting("copying %s (%d files, %s)", src, size.Files, bytesText(size.Bytes))
-	man, err := copyTree(ctx, src, tmp, nil)
+	env.Waiting("copying %s (%d files, %s)", src, size.Files, output.Bytes(size.Bytes))
+	man, err := copyTree(ctx, src, tmp, newMeter(env, d, "copy", size.Bytes).set)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return "", man, err

@@ -157,6 +157,7 @@ func (e *memEnv) Set(key string, v any) error {
 	return err
 }
 func (e *memEnv) Waiting(string, ...any) {}
+func (e *memEnv) Report(engine.Measure)  {}
 func (e *memEnv) Logger() *slog.Logger {
 	if e.deps != nil && e.deps.Logger != nil {
 		return e.deps.Logger

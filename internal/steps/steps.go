@@ -71,6 +71,11 @@ type Backups struct {
 	IndexerDataN    int    `json:"indexer_data_files,omitempty"`
 	// IndexerDataMode is the indexer.data_safety mode the run used.
 	IndexerDataMode string `json:"indexer_data_mode,omitempty"`
+	// DataSafety is the mode the run chose (indexer.data_safety auto
+	// resolved by gate.data_safety or the first step that needs it), and
+	// DataSafetyWhy the reason.
+	DataSafety    string `json:"data_safety,omitempty"`
+	DataSafetyWhy string `json:"data_safety_why,omitempty"`
 	// IndexerSnapshot is the snapshot taken in snapshot mode.
 	IndexerSnapshot *DataSnapshot `json:"indexer_snapshot,omitempty"`
 	// IndexerDataHook is the take hook's run in command mode.

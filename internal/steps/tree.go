@@ -179,15 +179,17 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 				return err
 			}
 		case "file":
-			if e.SHA, err = copyFileHashed(p, target, e); err != nil {
+			base := done
+			if e.SHA, err = copyFileHashed(p, target, e, func(n int64) {
+				if progress != nil {
+					progress(base + n)
+				}
+			}); err != nil {
 				return err
 			}
 			m.Files++
 			m.Bytes += e.Size
 			done += e.Size
-			if progress != nil {
-				progress(done)
-			}
 		}
 		m.Entries = append(m.Entries, e)
 		return nil
@@ -204,7 +206,23 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 	return m, nil
 }
 
-func copyFileHashed(src, dst string, e treeEntry) (string, error) {
+// countWriter calls progress with the bytes written so far.
+type countWriter struct {
+	n        int64
+	progress func(n int64)
+}
+
+func (w *countWriter) Write(b []byte) (int, error) {
+	w.n += int64(len(b))
+	if w.progress != nil {
+		w.progress(w.n)
+	}
+	return len(b), nil
+}
+
+// copyFileHashed copies src to dst and returns its sha256; progress (may
+// be nil) gets the bytes of this file copied so far.
+func copyFileHashed(src, dst string, e treeEntry, progress func(n int64)) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", err
@@ -215,7 +233,7 @@ func copyFileHashed(src, dst string, e treeEntry) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
+	n, err := io.Copy(io.MultiWriter(out, h, &countWriter{progress: progress}), in)
 	if err == nil && n != e.Size {
 		err = fmt.Errorf("%s changed while copying (%d bytes, %d expected)", src, n, e.Size)
 	}

@@ -361,8 +361,8 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 	if err := renderRepository(opts, rep); err != nil {
 		return err
 	}
-	if c.Indexer.DataSafety != config.DataSafetySnapshot && opts.Output != "json" {
-		fmt.Fprintln(opts.IO.ErrOut, "the upgrade uses it once indexer.data_safety is snapshot (siemctl.yaml or SIEMCTL_INDEXER_DATA_SAFETY=snapshot)")
+	if m := c.Indexer.DataSafety; m != config.DataSafetySnapshot && m != config.DataSafetyAuto && opts.Output != "json" {
+		fmt.Fprintf(opts.IO.ErrOut, "indexer.data_safety is %s: the upgrade uses the repository once it is auto or snapshot (siemctl.yaml or SIEMCTL_INDEXER_DATA_SAFETY=auto)\n", m)
 	}
 	return nil
 }

@@ -297,7 +297,7 @@ func TestRepositoryShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := f.io.Out.(interface{ String() string }).String()
-	for _, want := range []string{"path.repo", "(none: snapshot mode needs it; siemctl indexer repository prepare)", "repository siemctl", "not registered", "data_safety", "copy"} {
+	for _, want := range []string{"path.repo", "(none: snapshot mode needs it; siemctl indexer repository prepare)", "repository siemctl", "not registered", "data_safety", "auto"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}

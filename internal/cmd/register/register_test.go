@@ -91,7 +91,7 @@ var changing = []string{
 	"security indexer apply", "security api-users add",
 	"agents restart", "agents remove",
 	"snapshot prune",
-	"upgrade apply", "upgrade resume", "upgrade abort", "rollback",
+	"upgrade apply", "upgrade resume", "upgrade abort", "upgrade prune", "rollback",
 }
 
 func TestChangingCommandsHaveDryRun(t *testing.T) {

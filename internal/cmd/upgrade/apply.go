@@ -182,7 +182,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		ck.apply(r)
 	}
-	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs. Proceed?", opts.To, summary(p), p.plan.Total())
+	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.plan.Total(), steps.DataSafetyPromise(p.deps.Config))
 	if err := confirm(opts.Common, q); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 // estimated from this host's earlier runs (the median of the last
 // successful upgrade runs' journals), from the data volume for the steps
 // that copy the indexer data, and otherwise from defaults whose floor is the
-// operations spec's start waits (indexer 60 s, manager 30 s, dashboard 60 s).
+// start wait limits (indexer 60 s, manager 30 s, dashboard 60 s).
 
 // HistoryRuns is how many of the latest successful runs the estimate uses.
 const HistoryRuns = 5
@@ -43,7 +43,7 @@ const (
 
 // defaultDurations are the estimates of kinds without history: what they
 // cost on a healthy single host (their timeout is the worst case, not the
-// estimate). units.start uses the step's wait (the spec's start waits).
+// estimate). units.start uses the step's wait (the start wait limits).
 var defaultDurations = map[string]time.Duration{
 	"snapshot.capture": 3 * time.Second, "snapshot.diff": time.Second,
 	"gate.cluster_health": 5 * time.Second, "gate.probe": 30 * time.Second, "gate.manager_api": 10 * time.Second,
@@ -62,7 +62,7 @@ const defaultGate = 2 * time.Second
 const (
 	srcHistory = "history"
 	srcDefault = "default"
-	srcSpec    = "spec start wait"
+	srcSpec    = "start wait"
 	srcVolume  = "volume"
 )
 
@@ -244,7 +244,7 @@ type Budget struct {
 	Rollback    Seconds       `json:"rollback_s"`
 	// RollbackSource says where the rollback estimate comes from.
 	RollbackSource string `json:"rollback_source"`
-	// WindowMin/Max: the maintenance window with the spec's 50–100% buffer.
+	// WindowMin/Max: the maintenance window with the usual 50–100% buffer.
 	WindowMin Seconds      `json:"window_min_s"`
 	WindowMax Seconds      `json:"window_max_s"`
 	Steps     []StepBudget `json:"steps"`
@@ -347,7 +347,7 @@ func rate(measured []float64, assumed float64) (float64, string) {
 	return assumed, "assumed"
 }
 
-// startWait is a units.start's wait parameter (the spec's start waits).
+// startWait is a units.start's wait parameter (the start wait limits).
 func startWait(with map[string]any) time.Duration {
 	if s, ok := with["wait"].(string); ok {
 		if d, err := time.ParseDuration(s); err == nil {
@@ -366,7 +366,7 @@ func fromHistory(ds []time.Duration) (time.Duration, string, bool) {
 
 func volumeEstimate(bytes float64, r float64, rateSrc, what string) (time.Duration, string) {
 	d := time.Duration(bytes / r * float64(time.Second))
-	return d, fmt.Sprintf("%s: %s %s at %s/s %s", srcVolume, steps.BytesText(int64(bytes)), what, steps.BytesText(int64(r)), rateSrc)
+	return d, fmt.Sprintf("%s: %s %s at %s/s %s", srcVolume, output.Bytes(int64(bytes)), what, output.Bytes(int64(r)), rateSrc)
 }
 
 // rates are the data rates an estimate uses, with where they come from.
@@ -457,7 +457,7 @@ func kindDefault(kind string, with map[string]any) (time.Duration, string) {
 }
 
 // sourceSummary names the distinct kinds of source, in a fixed order:
-// "history + spec start wait".
+// "history + start wait".
 func sourceSummary(srcs []string) string {
 	seen := map[string]bool{}
 	var out []string
@@ -525,13 +525,13 @@ func (b Budget) Window() string {
 }
 
 func (b Budget) header() string {
-	hist := "no earlier run on this host: defaults and the spec's start waits"
+	hist := "no earlier run on this host: defaults and the start wait limits"
 	if b.HistoryRuns > 0 {
 		hist = fmt.Sprintf("medians of the last %d successful runs on this host", b.HistoryRuns)
 	}
 	data := "data size unknown"
 	if b.Data.Known {
-		data = steps.BytesText(b.Data.Bytes) + " of indexer data"
+		data = output.Bytes(b.Data.Bytes) + " of indexer data"
 	}
 	return fmt.Sprintf("Time budget (%s; %s, data safety %s):", hist, data, b.Data.Mode)
 }
@@ -545,7 +545,7 @@ func renderBudget(w io.Writer, tty bool, b Budget) error {
 	}
 	t.Row("total", fmtDur(b.Total.D()), "")
 	t.Row("rollback", fmtDur(b.Rollback.D()), b.RollbackSource+" (every undo, then the finally-steps)")
-	t.Row("window", b.Window(), "total + the spec's 50–100% buffer")
+	t.Row("window", b.Window(), "total + a 50–100% buffer")
 	t.Row("least window", fmtDur((b.Total + b.Rollback).D()), "upgrade + full rollback: the shortest --window apply accepts")
 	if b.Later != nil {
 		t.Row("rollback later", fmtDur(b.Later.Estimate.D()), fmt.Sprintf("%s (siemctl rollback after a finished upgrade, rollback.yaml; %d earlier rollback runs)", b.Later.Source, b.Later.HistoryRuns))

@@ -195,6 +195,15 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 		}
 	})
 
+	// indexer.data_safety auto (the default) chooses the prepared repository.
+	t.Run("plan-auto", func(t *testing.T) {
+		r := l.Siemctl("upgrade", "plan", "--to", "4.10.0")
+		mustCode(t, r, 0, "upgrade plan with the default data safety")
+		if !strings.Contains(r.Stdout, "data safety auto → snapshot into siemctl") {
+			t.Errorf("auto did not choose the prepared repository:\n%s", lines(r.Stdout, "data-safety", "data safety"))
+		}
+	})
+
 	t.Run("apply", func(t *testing.T) {
 		before = c.stableCounts(t)
 		t.Logf("alerts before (without probe events): %v", before)
@@ -282,6 +291,34 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 			t.Errorf("rollback run %s", st.Status)
 		}
 		logTime(t, "snapshot-mode rollback", st)
+
+		// The new version's data directory the rollback set aside: the plan
+		// warns, prune removes it (a dry run first), and nothing else.
+		aside := ".siemctl-" + strings.ToLower(st.RunID)
+		r = l.Siemctl("upgrade", "prune", "--dry-run")
+		mustCode(t, r, 0, "upgrade prune --dry-run")
+		if !strings.Contains(r.Stdout, aside+" (") {
+			t.Errorf("prune --dry-run does not list the set-aside %s:\n%s", aside, r.Stdout)
+		}
+		r = l.Siemctl("upgrade", "plan", "--to", "4.10.0")
+		if !strings.Contains(r.Stdout, "set-aside data directory") {
+			t.Errorf("the plan does not warn of the set-aside data directory:\n%s", lines(r.Stdout, "data-safety", "data safety"))
+		}
+		r = l.Siemctl("upgrade", "prune", "--yes", "-o", "json")
+		mustCode(t, r, 0, "upgrade prune --yes")
+		var pr struct {
+			Removed []struct {
+				Path string `json:"path"`
+			} `json:"removed"`
+			Freed int64 `json:"freed_bytes"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &pr); err != nil || len(pr.Removed) != 1 || !strings.HasSuffix(pr.Removed[0].Path, aside) || pr.Freed <= 0 {
+			t.Fatalf("prune: %+v %v\n%s", pr, err, r.Stderr)
+		}
+		if _, err := os.Lstat(pr.Removed[0].Path); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", pr.Removed[0].Path, err)
+		}
+		healthOK(t, l)
 	})
 
 	// A red cluster after the indexer upgrade: the automatic rollback's undos

@@ -282,6 +282,9 @@ func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 	if b.IndexerData != "" {
 		ev.backups = append(ev.backups, BackupEvidence{What: "indexer data copy", Path: b.IndexerData, Bytes: b.IndexerDataSize, Files: b.IndexerDataN})
 	}
+	if s := b.IndexerSnapshot; s != nil {
+		ev.backups = append(ev.backups, BackupEvidence{What: fmt.Sprintf("indexer snapshot %s/%s (%d indices, incremental)", s.Repository, s.Name, len(s.Indices)), Path: s.Location, Bytes: s.IncrementalBytes})
+	}
 	return ev, nil
 }
 

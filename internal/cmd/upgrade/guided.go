@@ -117,7 +117,7 @@ func checkWindow(window time.Duration, b Budget) error {
 		return nil
 	}
 	return &cli.ExitError{Code: cli.ExitNoGo, Reason: fmt.Sprintf(
-		"no-go: the %s window does not hold the estimated upgrade (%s) plus a full rollback (%s) = %s; plan a window of at least %s (the spec's buffer makes it %s), see 'siemctl upgrade plan'",
+		"no-go: the %s window does not hold the estimated upgrade (%s) plus a full rollback (%s) = %s; plan a window of at least %s (with a 50–100%% buffer: %s), see 'siemctl upgrade plan'",
 		fmtDur(window), fmtDur(b.Total.D()), fmtDur(b.Rollback.D()), fmtDur(need), fmtDur(need), b.Window())}
 }
 

@@ -126,7 +126,7 @@ loop:
 }
 
 // TestE2EGuidedBudget: the plan's time budget on a fresh lab (no history:
-// defaults, the spec's start waits, the data volume), a guided upgrade in
+// defaults, the start wait limits, the data volume), a guided upgrade in
 // a pseudo-terminal answered "continue" at each boundary inside a 2h window,
 // the decisions in upgrade status, and the estimated vs measured phase
 // durations (then the estimate with this run as history).

@@ -15,25 +15,49 @@ import (
 // RunReport is a run's report (stdout of apply, resume, abort, rollback and
 // status; -o json prints it as is).
 type RunReport struct {
-	RunID    string             `json:"run_id"`
-	Runbook  string             `json:"runbook"`
-	Parent   string             `json:"parent,omitempty"`
-	Status   string             `json:"status"`
-	Error    string             `json:"error,omitempty"`
-	Started  time.Time          `json:"started"`
-	Ended    time.Time          `json:"ended,omitzero"`
-	Target   string             `json:"target,omitempty"`
-	Previous map[string]string  `json:"previous_versions"`
-	Targets  map[string]string  `json:"target_versions"`
-	Backups  steps.Backups      `json:"backups"`
-	Diff     *steps.DiffSummary `json:"diff,omitempty"`
-	Time     TimeReport         `json:"time"`
-	Steps    []StepReport       `json:"steps"`
-	Holder   string             `json:"held_by,omitempty"`
+	RunID    string            `json:"run_id"`
+	Runbook  string            `json:"runbook"`
+	Parent   string            `json:"parent,omitempty"`
+	Status   string            `json:"status"`
+	Error    string            `json:"error,omitempty"`
+	Started  time.Time         `json:"started"`
+	Ended    time.Time         `json:"ended,omitzero"`
+	Target   string            `json:"target,omitempty"`
+	Previous map[string]string `json:"previous_versions"`
+	Targets  map[string]string `json:"target_versions"`
+	Backups  steps.Backups     `json:"backups"`
+	// DataSafety is how the run made the indexer data safe and what a
+	// rollback brings back (absent before the mode was chosen).
+	DataSafety *DataSafetyReport  `json:"data_safety,omitempty"`
+	Diff       *steps.DiffSummary `json:"diff,omitempty"`
+	Time       TimeReport         `json:"time"`
+	Steps      []StepReport       `json:"steps"`
+	Holder     string             `json:"held_by,omitempty"`
 	// Window and Decisions: the maintenance window and the operator's
 	// decisions at phase boundaries (apply --window, --guided).
 	Window    *WindowRecord         `json:"window,omitempty"`
 	Decisions []engine.DecisionInfo `json:"decisions,omitempty"`
+}
+
+// DataSafetyReport is the run's data safety mode, why it was chosen, and
+// what a rollback of the run will and will not bring back.
+type DataSafetyReport struct {
+	Mode     string `json:"mode"`
+	Why      string `json:"why,omitempty"`
+	Rollback string `json:"rollback_brings"`
+}
+
+// dataSafetyReport reads it from the run's backups.
+func dataSafetyReport(b steps.Backups) *DataSafetyReport {
+	mode := b.IndexerDataMode
+	if mode == "" {
+		mode = b.DataSafety
+	}
+	if mode == "" {
+		return nil
+	}
+	b.IndexerDataMode = mode
+	return &DataSafetyReport{Mode: mode, Why: b.DataSafetyWhy, Rollback: steps.RollbackBrings(b)}
 }
 
 // TimeReport is the run's wall time and how it splits (seconds).
@@ -61,7 +85,7 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 	rd, _ := steps.DecodeRunData(ri.Data)
 	r := RunReport{RunID: ri.ID, Runbook: ri.Runbook.Name, Parent: ri.Parent, Status: ri.Status, Error: ri.Error,
 		Started: ri.Started, Ended: ri.Ended, Target: rd.Target, Previous: rd.Previous, Targets: rd.Targets,
-		Backups: rd.Backups, Diff: rd.Diff, Steps: []StepReport{}}
+		Backups: rd.Backups, DataSafety: dataSafetyReport(rd.Backups), Diff: rd.Diff, Steps: []StepReport{}}
 	if ri.Holder != nil {
 		r.Holder = ri.Holder.String()
 	}
@@ -111,6 +135,13 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 	}
 	if r.Backups.Dir != "" {
 		kv = append(kv, [2]string{"backups", r.Backups.Dir})
+	}
+	if ds := r.DataSafety; ds != nil {
+		mode := ds.Mode
+		if ds.Why != "" {
+			mode += " (" + ds.Why + ")"
+		}
+		kv = append(kv, [2]string{"data safety", mode}, [2]string{"rollback", ds.Rollback})
 	}
 	if r.Diff != nil {
 		kv = append(kv, [2]string{"diff", fmt.Sprintf("%s → %s: documents %d → %d; %d critical, %d warning, %d info",

@@ -101,7 +101,7 @@ back, 11 rollback failed (manual action), 130 interrupted (resumable).`,
   siemctl upgrade status -o json
   siemctl upgrade resume --yes`,
 	}
-	cmd.AddCommand(NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil))
+	cmd.AddCommand(NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil))
 	return cmd
 }
 

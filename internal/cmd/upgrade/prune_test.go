@@ -1,0 +1,172 @@
+package upgrade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/steps"
+)
+
+func writeTestFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRun records a run with a final status, as the engine journals it.
+func writeRun(t *testing.T, stateDir, id, status string) {
+	t.Helper()
+	j := `{"seq":1,"time":"2026-11-20T10:00:00Z","type":"run-start","command":"siemctl upgrade apply --to 4.10.0"}` + "\n" +
+		`{"seq":2,"time":"2026-11-20T10:05:00Z","type":"run-end","status":"` + status + `"}` + "\n"
+	writeTestFile(t, filepath.Join(stateDir, "runs", id, "journal.jsonl"), j)
+	writeTestFile(t, filepath.Join(stateDir, "runs", "latest"), id+"\n")
+}
+
+type pruneFixture struct {
+	root, data, state string
+	opts              *PruneOptions
+	out, errOut       interface{ String() string }
+}
+
+func newPruneFixture(t *testing.T, dryRun bool) *pruneFixture {
+	t.Helper()
+	root := t.TempDir()
+	fx := &pruneFixture{root: root, data: filepath.Join(root, "var/lib/siem-indexer"), state: filepath.Join(root, "state")}
+	writeTestFile(t, filepath.Join(fx.data, "nodes/0/_state/global-3.st"), "live data")
+	ios, _, out, errOut := output.Test()
+	fx.out, fx.errOut = out, errOut
+	cfg := &config.Config{StateDir: fx.state}
+	cfg.Indexer.DataDir = fx.data
+	locked := 0
+	fx.opts = &PruneOptions{IO: ios, Config: func() (*config.Config, error) { return cfg, nil },
+		Change: cli.Change{IO: ios, Yes: true, DryRun: dryRun, Lock: func(context.Context) (func(), error) {
+			locked++
+			return func() {}, nil
+		}}}
+	return fx
+}
+
+func TestPruneRemovesOnlyExactRealAsideDirs(t *testing.T) {
+	fx := newPruneFixture(t, false)
+	old, latest := "20261101T100000Z-0a1b2c", "20261120T100000Z-3d4e5f"
+	// An old run rolled back long ago; its set-aside data goes.
+	gone := steps.AsidePath(fx.data, old)
+	writeTestFile(t, filepath.Join(gone, "nodes/0/indices/x/0/index/_0.cfs"), strings.Repeat("s", 5000))
+	// A link inside it is removed, never followed.
+	victim := filepath.Join(fx.root, "victim")
+	writeTestFile(t, filepath.Join(victim, "precious"), "keep me")
+	if err := os.Symlink(victim, filepath.Join(gone, "nodes/0/link")); err != nil {
+		t.Fatal(err)
+	}
+	// The latest run failed during its rollback: its directory stays.
+	writeRun(t, fx.state, latest, "rollback-failed")
+	kept := steps.AsidePath(fx.data, latest)
+	writeTestFile(t, filepath.Join(kept, "nodes/0/x"), "new version's data")
+	// A symlink with the exact name: neither followed nor removed.
+	linked := steps.AsidePath(fx.data, "20261102T100000Z-aaaaaa")
+	target := filepath.Join(fx.root, "elsewhere")
+	writeTestFile(t, filepath.Join(target, "data"), "not ours")
+	if err := os.Symlink(target, linked); err != nil {
+		t.Fatal(err)
+	}
+	// Wrong names: siemctl's own temporary names and an upper-case run id.
+	wrong1, wrong2 := fx.data+".siemctl-restore", fx.data+".siemctl-20261103T100000Z-bbbbbb"
+	writeTestFile(t, filepath.Join(wrong1, "f"), "x")
+	writeTestFile(t, filepath.Join(wrong2, "f"), "x")
+
+	fx.opts.Output = "json"
+	if err := runPrune(context.Background(), fx.opts); err != nil {
+		t.Fatal(err)
+	}
+	var res PruneResult
+	if err := json.Unmarshal([]byte(fx.out.String()), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 1 || res.Removed[0].Path != gone || res.Removed[0].RunID != old || res.Freed != 5000 {
+		t.Fatalf("removed %+v (freed %d)", res.Removed, res.Freed)
+	}
+	if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s still there: %v", gone, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(victim, "precious")); err != nil || string(b) != "keep me" {
+		t.Fatalf("a link inside was followed: %q %v", b, err)
+	}
+	reasons := map[string]string{}
+	for _, k := range res.Kept {
+		reasons[k.Path] = k.Refused
+	}
+	for path, want := range map[string]string{kept: "latest run " + latest + " (rollback-failed)", linked: "a symlink", wrong1: "not named", wrong2: "not named"} {
+		if !strings.Contains(reasons[path], want) {
+			t.Errorf("%s: kept for %q, want %q", path, reasons[path], want)
+		}
+		if _, err := os.Lstat(path); err != nil {
+			t.Errorf("%s was removed", path)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(target, "data")); err != nil || string(b) != "not ours" {
+		t.Fatalf("the linked directory's target was touched: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(fx.data, "nodes/0/_state/global-3.st")); string(b) != "live data" {
+		t.Fatal("the live data directory was touched")
+	}
+}
+
+// Once the latest run has ended (here: rolled back), its directory may go;
+// a dry run lists it and removes nothing.
+func TestPruneDryRunAndRolledBackLatest(t *testing.T) {
+	fx := newPruneFixture(t, true)
+	latest := "20261120T100000Z-3d4e5f"
+	writeRun(t, fx.state, latest, "rolled-back")
+	aside := steps.AsidePath(fx.data, latest)
+	writeTestFile(t, filepath.Join(aside, "f"), "1234")
+	if err := runPrune(context.Background(), fx.opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.out.String(); got != "rm -r "+aside+" (4 B, run "+latest+")\n" {
+		t.Fatalf("dry run printed %q", got)
+	}
+	if _, err := os.Stat(aside); err != nil {
+		t.Fatal("a dry run removed the directory")
+	}
+	fx.opts.Change.DryRun = false
+	if err := runPrune(context.Background(), fx.opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(aside); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the rolled-back run's directory is still there: %v", err)
+	}
+}
+
+// A directory swapped for a symlink between listing and removal is refused.
+func TestRemoveAsideRefusesALink(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "data")
+	target := filepath.Join(root, "t")
+	writeTestFile(t, filepath.Join(target, "f"), "x")
+	a := steps.AsideDir{Path: steps.AsidePath(data, "20261120T100000Z-3d4e5f"), RunID: "20261120T100000Z-3d4e5f"}
+	if err := os.Symlink(target, a.Path); err != nil {
+		t.Fatal(err)
+	}
+	var le *steps.LinkError
+	if err := steps.RemoveAside(data, a); !errors.As(err, &le) {
+		t.Fatalf("err %v, want a LinkError", err)
+	}
+	if err := steps.RemoveAside(data, steps.AsideDir{Path: filepath.Join(root, "other")}); err == nil || !strings.Contains(err.Error(), "not a set-aside data directory") {
+		t.Fatalf("a foreign path: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "f")); err != nil {
+		t.Fatal("the link's target was touched")
+	}
+}
