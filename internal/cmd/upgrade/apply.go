@@ -25,6 +25,8 @@ type ApplyOptions struct {
 	SkipSteps   []string
 	IgnoreGates []string
 	RetryLock   time.Duration
+	// Watch is the watch window after validation (0: none).
+	Watch time.Duration
 }
 
 // NewCmdApply builds `upgrade apply`.
@@ -42,10 +44,16 @@ versions with the indexer data copy (exit 10). An interrupted run (Ctrl-C, crash
 continued with 'siemctl upgrade resume'.
 
 Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 6 locked, 10 failed and rolled
-back, 11 rollback failed, 130 interrupted.`,
+back, 11 rollback failed, 130 interrupted.
+
+--watch DURATION keeps judging the stack after validation (step watch/window:
+cluster status, alert rate against the pre-upgrade snapshot, agents active
+against before, unit restarts, the data-flow probe); a breach rolls back (exit
+10). 'siemctl upgrade resume' continues the remaining window.`,
 		Example: `  siemctl upgrade apply --to 4.10.0
   siemctl upgrade apply --to 4.10.0 --yes -o json
   siemctl upgrade apply --to 4.10.0 --dry-run
+  siemctl upgrade apply --to 4.10.0 --yes --watch 20m
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,6 +66,9 @@ back, 11 rollback failed, 130 interrupted.`,
 			}
 			if err := steps.CheckTarget(opts.To); err != nil {
 				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+			}
+			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -73,6 +84,7 @@ back, 11 rollback failed, 130 interrupted.`,
 	fl.StringSliceVar(&opts.SkipSteps, "skip-steps", nil, "skip these step ids")
 	fl.StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "skip an ignorable gate (step id or kind: "+strings.Join(steps.Ignorable, ", ")+")")
 	cli.DurationVar(fl, &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
+	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the stack this long and roll back on a breach (e.g. 20m)")
 	return cmd
 }
 
@@ -147,6 +159,12 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		return err
 	}
 	cmdline := commandLine("upgrade", "apply", "--to", opts.To)
+	if opts.Watch > 0 {
+		if err := steps.RequestWatch(p.plan, p.seed, opts.Watch); err != nil {
+			return &cli.FlagError{Err: err}
+		}
+		cmdline += " --watch " + opts.Watch.String()
+	}
 	r := Runner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
