@@ -436,8 +436,13 @@ func runWatch(ctx context.Context, env engine.Env, p *watchParams) (engine.Outco
 		return engine.Outcome{}, err
 	}
 	if !found || st.Start.IsZero() {
-		st = &WatchState{Start: d.now().UTC(), Window: window.String(), Units: map[string]unitMark{}}
+		st = &WatchState{Start: d.now().UTC(), Window: window.String(), Units: map[string]unitMark{}, Last: map[string]string{}}
 		st.AlertBaseline, st.AlertBaselineFrom = alertBaseline(env, d)
+		// Journal the start before the first judgement (which may take a
+		// probe's time): a crash from here on resumes this window.
+		if err := env.Set(KeyWatchState, st); err != nil {
+			return engine.Outcome{}, err
+		}
 	} else {
 		st.Resumes++
 	}

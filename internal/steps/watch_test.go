@@ -273,6 +273,26 @@ func TestWatchResumeContinuesWindow(t *testing.T) {
 	}
 }
 
+// The window's start is journaled before the first judgement: a crash
+// during a slow first probe resumes the same window.
+func TestWatchJournalsStartFirst(t *testing.T) {
+	r := newWatchRig(t, "10m")
+	e := newEnv(r.d, r.seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.d.Probe = func(context.Context) (steps.ProbeResult, error) {
+		var st steps.WatchState
+		if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() {
+			t.Error("window start not journaled before the first probe")
+		}
+		cancel() // the crash
+		return steps.ProbeResult{}, context.Canceled
+	}
+	k, p := kind(t, &steps.Planning{Config: r.d.Config}, "watch.window", fast(nil))
+	if _, err := k.Run(ctx, e, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the cancellation", err)
+	}
+}
+
 func TestWatchParams(t *testing.T) {
 	reg, err := steps.NewRegistry(&steps.Planning{})
 	if err != nil {

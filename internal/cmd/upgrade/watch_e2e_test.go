@@ -102,6 +102,19 @@ func TestE2EWatch(t *testing.T) {
 		args := append([]string{"upgrade", "apply", "--to", "4.10.0", "--yes", "-o", "json", "--runbook", runbook}, extra...)
 		return siemctlEnv(t, l, env, args...)
 	}
+	// oldAgain puts the stack back at 4.9.0 when a case left it upgraded or
+	// stopped (a failed case must not fail the next ones).
+	oldAgain := func(t *testing.T) {
+		t.Cleanup(func() {
+			if packageVersions(t, l.Dir)["siem-manager"] == "4.9.0-1" && packageVersions(t, l.Dir)["siem-indexer"] == "4.9.0-1" {
+				return
+			}
+			t.Logf("case left the stack upgraded: rolling back")
+			if r := l.Siemctl("rollback", "--yes"); r.Code != 0 {
+				t.Errorf("cleanup rollback: exit %d\n%s", r.Code, tail(r.Stderr, 2000))
+			}
+		})
+	}
 	rolledBack := func(t *testing.T, r e2e.Result, crit string) {
 		t.Helper()
 		mustCode(t, r, 10, "apply with a fault in the watch window")
@@ -119,6 +132,7 @@ func TestE2EWatch(t *testing.T) {
 	}
 
 	t.Run("quiet-window-passes", func(t *testing.T) {
+		oldAgain(t)
 		r := apply(t, nil, rb, "--watch", "45s")
 		mustCode(t, r, 0, "apply --watch 45s on a quiet stack")
 		rep := reportOf(t, r)
@@ -144,6 +158,7 @@ func TestE2EWatch(t *testing.T) {
 	})
 
 	t.Run("kill-in-window-resumes-remaining", func(t *testing.T) {
+		oldAgain(t)
 		r := apply(t, []string{"SIEMCTL_TEST_KILL_AT=watch/window+12s"}, rb, "--watch", "40s")
 		if r.Code == 0 || r.Code == 10 || r.Code == 11 {
 			t.Fatalf("apply killed in the window exited %d: not killed\n%s", r.Code, tail(r.Stderr, 3000))
@@ -165,6 +180,7 @@ func TestE2EWatch(t *testing.T) {
 	})
 
 	t.Run("alerts-stop", func(t *testing.T) {
+		oldAgain(t)
 		// The probe is off so that the alert rate is the criterion that sees it.
 		r := apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "alerts-stopped"}, labRunbook(t, "0s", "30s"), "--watch", "4m")
 		l.MustSiemlab("heal", "alerts-stopped")
@@ -172,6 +188,7 @@ func TestE2EWatch(t *testing.T) {
 	})
 
 	t.Run("agents-do-not-come-back", func(t *testing.T) {
+		oldAgain(t)
 		// The manager restarts in the window and a tenth of the agents stay away.
 		inject := siemlab + "agents-no-reconnect && " + siemlab + "unit-stopped:siem-manager && " +
 			filepath.Join(binDir, "siemlab") + " heal --dir " + l.Dir + " unit-stopped:siem-manager"
@@ -181,12 +198,14 @@ func TestE2EWatch(t *testing.T) {
 	})
 
 	t.Run("unit-flapping", func(t *testing.T) {
+		oldAgain(t)
 		r := apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "unit-flapping:siem-dashboard"}, rb, "--watch", "3m")
 		l.MustSiemlab("heal", "unit-flapping:siem-dashboard")
 		rolledBack(t, r, steps.CritUnits)
 	})
 
 	t.Run("agents-gate-no-go", func(t *testing.T) {
+		oldAgain(t)
 		l.MustSiemlab("fault", "agents-no-reconnect")
 		r := apply(t, nil, rb)
 		l.MustSiemlab("heal", "agents-no-reconnect")
