@@ -1,7 +1,10 @@
 package steps_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
 // fleetServer is the fake manager (real-shaped GET /agents envelopes) with
@@ -127,4 +131,52 @@ func slicesContain(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// The agents gate reads Wazuh's own GET /agents answer (the API spec's
+// example, v4.9.0): its three agents active before; 002 then answers
+// disconnected with its last keep-alive.
+func TestAgentsBackRealBody(t *testing.T) {
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Example json.RawMessage `json:"example"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(wazuhreal.Read(t, "wazuh-v4.9.0", "api-spec.json"), &spec); err != nil {
+		t.Fatal(err)
+	}
+	example := spec.Paths["/agents"]["get"].Responses["200"].Content["application/json"].Example
+	if len(example) == 0 {
+		t.Fatal("no GET /agents example in the API spec")
+	}
+	srv, d := fleetServer(t)
+	body := example
+	srv.Handle("GET /agents", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "agents.record", nil); err != nil {
+		t.Fatal(err)
+	}
+	ids := activeIDs(t, e)
+	if strings.Join(ids, ",") != "001,002,003" {
+		t.Fatalf("active before %v, want 001-003 from the example", ids)
+	}
+	if out, err := run(t, d, e, "gate.agents_back", nil); err != nil || !strings.Contains(out.Message, "3 of 3") {
+		t.Fatalf("%q, %v", out.Message, err)
+	}
+	body = bytes.Replace(example, []byte(`"name": "91642a418627", "status": "active"`), []byte(`"name": "91642a418627", "status": "disconnected"`), 1)
+	if bytes.Equal(body, example) {
+		t.Fatal("the example changed: agent 002 not found")
+	}
+	_, err := run(t, d, e, "gate.agents_back", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "2 of 3") || !strings.Contains(pe.Reason, "002 91642a418627 disconnected, last keep-alive 2021-05-26T12:40:40Z") {
+		t.Fatalf("err %v", err)
+	}
 }
