@@ -52,6 +52,21 @@ func isDuration(v any) error {
 	return err
 }
 
+func isRatio(v any) error {
+	f, ok := v.(float64)
+	if !ok || f < 0 || f > 1 {
+		return fmt.Errorf("must be a share between 0 and 1")
+	}
+	return nil
+}
+
+func isCount(v any) error {
+	if n, ok := v.(int); !ok || n < 1 {
+		return fmt.Errorf("must be a count of at least 1")
+	}
+	return nil
+}
+
 func isLabel(v any) error {
 	if s, ok := v.(string); !ok || s == "" {
 		return fmt.Errorf("must be a non-empty label")
@@ -120,6 +135,13 @@ var kinds = map[string]map[string]param{
 	"shipper.setup":           {"what!": oneOf("pipelines", "index_management")},
 	"shipper.test_output":     {},
 
+	// agents back and the watch window
+	"agents.record":    {},
+	"gate.agents_back": {"min_ratio": isRatio, "show": isCount},
+	"watch.window": {"interval": isDuration, "cluster_breach": oneOf("red", "yellow"), "alert_rate_min": isRatio,
+		"alert_rate_over": isDuration, "alert_rate_intervals": isCount, "agents_min_ratio": isRatio, "agents_intervals": isCount,
+		"restarts_max": isCount, "inactive_intervals": isCount, "probe_every": isDuration, "probe_failures": isCount},
+
 	// data safety modes (indexer.data_safety)
 	"gate.data_safety":         {},
 	"indexer.snapshot_take":    {},
@@ -153,8 +175,10 @@ func (p *schemaParams) Validate() error {
 	return nil
 }
 
-func (k schemaKind) Name() string   { return k.name }
-func (k schemaKind) ReadOnly() bool { return strings.HasPrefix(k.name, "gate.") }
+func (k schemaKind) Name() string { return k.name }
+func (k schemaKind) ReadOnly() bool {
+	return strings.HasPrefix(k.name, "gate.") || k.name == "agents.record" || k.name == "watch.window"
+}
 
 func (k schemaKind) Decode(with map[string]any) (engine.Params, error) {
 	p := &schemaParams{kind: k.name, with: with}
@@ -271,7 +295,13 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"shipper/module", "shipper/template", "shipper/pipelines", "shipper/index-management", "shipper/start", "shipper/test-output",
 		"dashboard/install", "dashboard/start", "dashboard/up",
 		"validate/versions", "validate/units", "validate/ports", "validate/data-flow",
-		"post/snapshot", "post/diff")
+		"post/snapshot", "post/diff", "watch/window")
+	// The agents active before are recorded before the manager stops and
+	// must be back before the shipper and dashboard start.
+	before(t, p, "preflight/agents-before", "manager/stop", "manager/api", "manager/agents-back", "shipper/install")
+	if w := p.Steps[index(t, p, "watch/window")]; w.FailMode() != "rollback" {
+		t.Error("a breach of the watch window must roll back")
+	}
 
 	firstChange := -1
 	for i, s := range p.Steps {

@@ -20,7 +20,7 @@ type FaultKind struct {
 	Emulators   bool // needs the emulators
 }
 
-// FaultKinds lists the faults (unit-stopped takes ":<unit>").
+// FaultKinds lists the faults (unit-stopped and unit-flapping take ":<unit>").
 func FaultKinds() []FaultKind {
 	return []FaultKind{
 		{"unit-stopped:<unit>", "stop a unit (siem-indexer, siem-manager, siem-dashboard or shipper); heal starts it", false},
@@ -35,6 +35,9 @@ func FaultKinds() []FaultKind {
 		{"api-ratelimit", "every manager API call answers 429 / code 6001 (emulator fault)", true},
 		{"shipper-stalled", "SIGSTOP the shipper's (Filebeat's) main PID: the unit stays active, nothing ships; heal sends SIGCONT", true},
 		{"shipper-output-unreachable", "point Filebeat's output at a closed port and restart it (test output fails at dial up); heal restores filebeat.yml and restarts it", true},
+		{"alerts-stopped", "the manager's analysisd drops every event: no alert is written, nothing new reaches the indexer (emulator fault)", true},
+		{"agents-no-reconnect", "once the manager restarts, every tenth active agent (at least one) stays disconnected; the API shows it (emulator fault)", true},
+		{"unit-flapping:<unit>", "the unit restarts every few seconds (drop-in RuntimeMaxSec=4s, Restart=always: systemd counts NRestarts); heal removes the drop-in and starts it", false},
 		{"default-password", "manager API user back to siem/siem on the server and in DIR/secrets/manager; heal restores the generated one", true},
 	}
 }
@@ -136,7 +139,9 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.shipperStalled(ctx, on)
 	case "shipper-output-unreachable":
 		return l.shipperOutput(ctx, on)
-	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit":
+	case "unit-flapping":
+		return l.unitFlapping(ctx, arg, on)
+	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "alerts-stopped", "agents-no-reconnect":
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)
@@ -341,4 +346,42 @@ func (l *Lab) defaultPassword(ctx context.Context, on bool) error {
 		return err
 	}
 	return l.startManager(ctx)
+}
+
+// flappingDropIn makes a unit end after 4 s of running and systemd start it
+// again a second later: a unit that restarts repeatedly, as NRestarts and
+// ActiveEnterTimestamp show it.
+const flappingDropIn = "[Service]\nRuntimeMaxSec=4\nRestart=always\nRestartSec=1\n"
+
+func (l *Lab) flappingDropInPath(unit string) string {
+	return filepath.Join(l.st.Root, "etc/systemd/system", unit+".d", "siemlab-flapping.conf")
+}
+
+// unitFlapping puts the flapping drop-in on a unit and restarts it, or
+// removes it and starts the unit steady again.
+func (l *Lab) unitFlapping(ctx context.Context, unit string, on bool) error {
+	p := l.flappingDropInPath(unit)
+	if on {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(flappingDropIn), 0o644); err != nil {
+			return err
+		}
+	} else if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := l.withUnits(ctx, func(c unitConn) error { return c.ReloadContext(ctx) }); err != nil {
+		return fmt.Errorf("daemon-reload: %w", err)
+	}
+	if err := l.stopUnit(ctx, unit); err != nil {
+		return err
+	}
+	if err := l.withUnits(ctx, func(c unitConn) error { return c.ResetFailedUnitContext(ctx, unit) }); err != nil {
+		l.log.Debug("reset-failed", "unit", unit, "err", err)
+	}
+	if on {
+		return l.startUnit(ctx, unit)
+	}
+	return l.startAndWait(ctx, unit)
 }

@@ -29,6 +29,10 @@ func TestFaultKindParsing(t *testing.T) {
 		{"emulator fault without emulators", indexerOnly, "api-slow", "", true, false},
 		{"emulator fault", full, "api-ratelimit", "", false, false},
 		{"unknown", full, "disk-full", "", true, true},
+		{"unit flapping", full, "unit-flapping:siem-dashboard", "siem-dashboard.service", false, false},
+		{"unit flapping missing arg", full, "unit-flapping", "", true, true},
+		{"alerts stopped", full, "alerts-stopped", "", false, false},
+		{"agents no reconnect needs the emulators", indexerOnly, "agents-no-reconnect", "", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +48,7 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 13 {
+	if len(FaultKinds()) != 16 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
 	}
 }

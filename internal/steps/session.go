@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
 // Gate verdicts of a plan.
@@ -186,6 +187,11 @@ type RunData struct {
 	Backups  Backups
 	Snaps    map[string]string
 	Diff     *DiffSummary
+	// AgentsBefore and AgentsAfter are the fleet before the manager
+	// stopped and as gate.agents_back last saw it; Watch the watch window.
+	AgentsBefore *AgentsBefore
+	AgentsAfter  *snapshot.Agents
+	Watch        *WatchState
 }
 
 // DecodeRunData reads the keys the kinds and the CLI share.
@@ -206,6 +212,18 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 		dec(KeyBackups, &rd.Backups), dec(KeySnapshots, &rd.Snaps), dec(KeyDiff, &d)}
 	if _, ok := data[KeyDiff]; ok {
 		rd.Diff = &d
+	}
+	if _, ok := data[KeyAgentsBefore]; ok {
+		rd.AgentsBefore = &AgentsBefore{}
+		errs = append(errs, dec(KeyAgentsBefore, rd.AgentsBefore))
+	}
+	if _, ok := data[KeyAgentsAfter]; ok {
+		rd.AgentsAfter = &snapshot.Agents{}
+		errs = append(errs, dec(KeyAgentsAfter, rd.AgentsAfter))
+	}
+	if _, ok := data[KeyWatchState]; ok {
+		rd.Watch = &WatchState{}
+		errs = append(errs, dec(KeyWatchState, rd.Watch))
 	}
 	return rd, errors.Join(errs...)
 }

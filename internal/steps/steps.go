@@ -402,6 +402,8 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks := []engine.Kind{}
 	ks = append(ks, snapshotKinds(pl)...)
 	ks = append(ks, gateKinds(pl)...)
+	ks = append(ks, agentKinds(pl)...)
+	ks = append(ks, watchKinds(pl)...)
 	ks = append(ks, backupKinds(pl)...)
 	ks = append(ks, managerDBKinds(pl)...)
 	ks = append(ks, dataSafetyKinds(pl)...)

@@ -27,6 +27,8 @@ type ApplyOptions struct {
 	RetryLock   time.Duration
 	Window      time.Duration
 	Guided      bool
+	// Watch is the watch window after validation (0: none).
+	Watch time.Duration
 }
 
 // NewCmdApply builds `upgrade apply`.
@@ -53,11 +55,17 @@ Each decision is journaled with the operator (SUDO_USER, else USER) and shows in
 'upgrade status'. Resume keeps the window and guided mode.
 
 Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 6 locked, 10 failed and rolled
-back, 11 rollback failed, 130 interrupted or stopped here (resumable).`,
+back, 11 rollback failed, 130 interrupted or stopped here (resumable).
+
+--watch DURATION keeps judging the stack after validation (step watch/window:
+cluster status, alert rate against the pre-upgrade snapshot, agents active
+against before, unit restarts, the data-flow probe); a breach rolls back (exit
+10). 'siemctl upgrade resume' continues the remaining window.`,
 		Example: `  siemctl upgrade apply --to 4.10.0
   siemctl upgrade apply --to 4.10.0 --yes -o json
   siemctl upgrade apply --to 4.10.0 --dry-run
   siemctl upgrade apply --to 4.10.0 --window 2h --guided
+  siemctl upgrade apply --to 4.10.0 --yes --watch 20m
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,6 +81,9 @@ back, 11 rollback failed, 130 interrupted or stopped here (resumable).`,
 			}
 			if opts.Window < 0 {
 				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
+			}
+			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -90,6 +101,7 @@ back, 11 rollback failed, 130 interrupted or stopped here (resumable).`,
 	cli.DurationVar(fl, &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock held by another run")
 	cli.DurationVar(fl, &opts.Window, "window", 0, "maintenance window: refuse to start unless the estimated upgrade + rollback fit; show the point of no return")
 	fl.BoolVar(&opts.Guided, "guided", false, "pause after preflight, indexer, manager and validation and ask: continue, wait, roll back, stop here (needs a terminal)")
+	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the stack this long and roll back on a breach (e.g. 20m)")
 	return cmd
 }
 
@@ -164,6 +176,12 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		return err
 	}
 	cmdline := commandLine("upgrade", "apply", "--to", opts.To)
+	if opts.Watch > 0 {
+		if err := steps.RequestWatch(p.plan, p.seed, opts.Watch); err != nil {
+			return &cli.FlagError{Err: err}
+		}
+		cmdline += " --watch " + opts.Watch.String()
+	}
 	r := Runner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))

@@ -291,10 +291,11 @@ func budgetPhase(id, kind string) string {
 	}
 }
 
-// EstimateBudget estimates every selected step of plan and its undo.
-func EstimateBudget(plan *engine.Plan, h History, vol DataVolume) Budget {
+// EstimateBudget estimates every selected step of plan and its undo; watch
+// is the --watch window the run will hold after validation (0: none).
+func EstimateBudget(plan *engine.Plan, h History, vol DataVolume, watch time.Duration) Budget {
 	b := Budget{HistoryRuns: h.Runs, Data: vol, Phases: []PhaseBudget{}, Steps: []StepBudget{}}
-	var r rates
+	r := rates{watch: watch}
 	r.copy, r.copySrc = rate(h.CopyRates, assumedCopyRate)
 	r.snap, r.snapSrc = rate(h.SnapshotRates, assumedSnapshotRate)
 	idx := map[string]int{}
@@ -373,6 +374,7 @@ func volumeEstimate(bytes float64, r float64, rateSrc, what string) (time.Durati
 type rates struct {
 	copy, snap       float64
 	copySrc, snapSrc string
+	watch            time.Duration // the --watch window (0: the step is skipped)
 }
 
 func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
@@ -389,6 +391,12 @@ func estimateUndo(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (t
 func estimateKind(kind string, with map[string]any, hist []time.Duration, vol DataVolume, r rates) (time.Duration, string) {
 	hd, hsrc, ok := fromHistory(hist)
 	switch kind {
+	case "watch.window":
+		// Its length is the operator's --watch, not a history.
+		if r.watch <= 0 {
+			return 0, "skipped: only with --watch"
+		}
+		return r.watch, srcDefault + ": the --watch window"
 	case "backup.indexer_data":
 		switch vol.Mode {
 		case config.DataSafetyCopy:

@@ -109,8 +109,8 @@ func TestBudgetFromHistoryGolden(t *testing.T) {
 		t.Fatalf("rollback history: %d runs, %v", rh.Runs, err)
 	}
 	rh.CopyRates = h.CopyRates // as runPlan does
-	rb := EstimateBudget(budgetRollbackPlan(t), rh, vol)
-	b := EstimateBudget(plan, h, vol).WithLater(rb)
+	rb := EstimateBudget(budgetRollbackPlan(t), rh, vol, 0)
+	b := EstimateBudget(plan, h, vol, 0).WithLater(rb)
 	// the explicit rollback: its own journal's durations, and the data copied back at the measured rate
 	if rb.HistoryRuns != 1 || b.Later == nil || b.Later.HistoryRuns != 1 {
 		t.Fatalf("later rollback %+v", b.Later)
@@ -143,7 +143,7 @@ func TestBudgetWithoutHistoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := EstimateBudget(plan, h, DataVolume{Mode: config.DataSafetyCopy, Bytes: 6 << 30, Known: true})
+	b := EstimateBudget(plan, h, DataVolume{Mode: config.DataSafetyCopy, Bytes: 6 << 30, Known: true}, 0)
 	text, js := renderBudgetBoth(t, b)
 	golden.Assert(t, "budget-default", text)
 	golden.Assert(t, "budget-default-json", js)
@@ -161,8 +161,8 @@ func TestBudgetWithoutHistoryGolden(t *testing.T) {
 
 func TestBudgetSnapshotAndCommandModes(t *testing.T) {
 	plan, _ := budgetPlan(t, "")
-	first := EstimateBudget(plan, History{}, DataVolume{Mode: config.DataSafetySnapshot, Bytes: 5 << 30, Known: true, FirstSnapshot: true})
-	again := EstimateBudget(plan, History{}, DataVolume{Mode: config.DataSafetySnapshot, Bytes: 5 << 30, Known: true})
+	first := EstimateBudget(plan, History{}, DataVolume{Mode: config.DataSafetySnapshot, Bytes: 5 << 30, Known: true, FirstSnapshot: true}, 0)
+	again := EstimateBudget(plan, History{}, DataVolume{Mode: config.DataSafetySnapshot, Bytes: 5 << 30, Known: true}, 0)
 	est := func(b Budget, id string) StepBudget {
 		for _, s := range b.Steps {
 			if s.Step == id {
@@ -179,7 +179,7 @@ func TestBudgetSnapshotAndCommandModes(t *testing.T) {
 		t.Errorf("snapshot mode records only: %+v", s)
 	}
 	h := History{Runs: 2, Step: map[string][]time.Duration{"indexer/backup-data": {3 * time.Minute, 5 * time.Minute}}}
-	cmd := EstimateBudget(plan, h, DataVolume{Mode: config.DataSafetyCommand, Bytes: 5 << 30, Known: true})
+	cmd := EstimateBudget(plan, h, DataVolume{Mode: config.DataSafetyCommand, Bytes: 5 << 30, Known: true}, 0)
 	if s := est(cmd, "indexer/backup-data"); s.Estimate != 240 || !strings.Contains(s.Source, "take hook") {
 		t.Errorf("command mode: the hook's recorded duration, got %+v", s)
 	}
@@ -192,6 +192,23 @@ func TestFmtDur(t *testing.T) {
 	for d, want := range map[time.Duration]string{44 * time.Second: "44s", 90 * time.Second: "1m30s", 5 * time.Minute: "5m", 72 * time.Minute: "1h12m", 96*time.Minute + 20*time.Second: "1h36m"} {
 		if got := fmtDur(d); got != want {
 			t.Errorf("fmtDur(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// TestBudgetCountsTheWatchWindow: without --watch the watch step costs
+// nothing; with it, the window is part of the total a --window must hold.
+func TestBudgetCountsTheWatchWindow(t *testing.T) {
+	plan, _ := budgetPlan(t, "")
+	vol := DataVolume{Mode: config.DataSafetyCopy, Bytes: 1 << 30, Known: true}
+	without := EstimateBudget(plan, History{}, vol, 0)
+	with := EstimateBudget(plan, History{}, vol, 20*time.Minute)
+	if got := with.Total.D() - without.Total.D(); got != 20*time.Minute {
+		t.Fatalf("--watch 20m adds %s to the total, want 20m", got)
+	}
+	for _, s := range without.Steps {
+		if s.Kind == "watch.window" && (s.Estimate.D() != 0 || !strings.HasPrefix(s.Source, "skipped")) {
+			t.Errorf("watch step without --watch: %s %q", s.Estimate.D(), s.Source)
 		}
 	}
 }

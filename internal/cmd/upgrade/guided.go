@@ -106,7 +106,7 @@ func estimateFor(ctx context.Context, p *prepared) (Budget, error) {
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	gates := steps.PreflightGates(gctx, &only, p.deps, p.seed)
-	return EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, gates)), nil
+	return EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, gates), steps.WatchOf(p.seed)), nil
 }
 
 // checkWindow is the go/no-go of --window: the upgrade and a full rollback
@@ -482,7 +482,7 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.
 			vol = VolumeFromGates(deps.Config, []steps.GateResult{{Kind: s.Kind, Data: s.Outcome.Data}})
 		}
 	}
-	b := EstimateBudget(plan, hist, vol)
+	b := EstimateBudget(plan, hist, vol, watchOfRun(ri))
 	ck := &cockpit{budget: b, started: ri.Started, now: c.now}
 	if hasWin {
 		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, done)
@@ -491,4 +491,17 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.
 		ck.guide = c.newGuide(b, ri.Started, ck.win)
 	}
 	return ck, nil
+}
+
+// watchOfRun is the watch window a journaled run requested (0: none).
+func watchOfRun(ri *engine.RunInfo) time.Duration {
+	var req steps.WatchRequest
+	if raw, ok := ri.Data[steps.KeyWatch]; !ok || json.Unmarshal(raw, &req) != nil {
+		return 0
+	}
+	d, err := time.ParseDuration(req.Window)
+	if err != nil {
+		return 0
+	}
+	return d
 }

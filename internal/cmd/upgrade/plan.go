@@ -142,7 +142,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	vol := VolumeFromGates(p.deps.Config, rep.Gates)
-	rep.Budget = EstimateBudget(p.plan, hist, vol)
+	rep.Budget = EstimateBudget(p.plan, hist, vol, 0)
 	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
 		s := p.plan.Steps[i]
 		if s.Selected && s.Undo != nil {
@@ -173,7 +173,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	}
 	// the data moves at the rates the upgrades measured
 	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
-	rep.Budget = rep.Budget.WithLater(EstimateBudget(rplan, rhist, vol))
+	rep.Budget = rep.Budget.WithLater(EstimateBudget(rplan, rhist, vol, 0))
 	if rep.Gates == nil {
 		rep.Gates = []steps.GateResult{}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -30,6 +31,8 @@ type RunReport struct {
 	// rollback brings back (absent before the mode was chosen).
 	DataSafety *DataSafetyReport  `json:"data_safety,omitempty"`
 	Diff       *steps.DiffSummary `json:"diff,omitempty"`
+	Fleet      *FleetReport       `json:"fleet,omitempty"`
+	Watch      *steps.WatchState  `json:"watch,omitempty"`
 	Time       TimeReport         `json:"time"`
 	Steps      []StepReport       `json:"steps"`
 	Holder     string             `json:"held_by,omitempty"`
@@ -60,6 +63,13 @@ func dataSafetyReport(b steps.Backups) *DataSafetyReport {
 	return &DataSafetyReport{Mode: mode, Why: b.DataSafetyWhy, Rollback: steps.RollbackBrings(b)}
 }
 
+// FleetReport is the agents by status and version before the manager
+// stopped and after it came back (as the agents gate last saw them).
+type FleetReport struct {
+	Before *snapshot.Agents `json:"before,omitempty"`
+	After  *snapshot.Agents `json:"after,omitempty"`
+}
+
 // TimeReport is the run's wall time and how it splits (seconds).
 type TimeReport struct {
 	Wall       float64            `json:"wall_s"`
@@ -85,7 +95,13 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 	rd, _ := steps.DecodeRunData(ri.Data)
 	r := RunReport{RunID: ri.ID, Runbook: ri.Runbook.Name, Parent: ri.Parent, Status: ri.Status, Error: ri.Error,
 		Started: ri.Started, Ended: ri.Ended, Target: rd.Target, Previous: rd.Previous, Targets: rd.Targets,
-		Backups: rd.Backups, DataSafety: dataSafetyReport(rd.Backups), Diff: rd.Diff, Steps: []StepReport{}}
+		Backups: rd.Backups, DataSafety: dataSafetyReport(rd.Backups), Diff: rd.Diff, Watch: rd.Watch, Steps: []StepReport{}}
+	if rd.AgentsBefore != nil || rd.AgentsAfter != nil {
+		r.Fleet = &FleetReport{After: rd.AgentsAfter}
+		if rd.AgentsBefore != nil {
+			r.Fleet.Before = &rd.AgentsBefore.Fleet
+		}
+	}
 	if ri.Holder != nil {
 		r.Holder = ri.Holder.String()
 	}
@@ -150,6 +166,16 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 			kv = append(kv, [2]string{"  " + ch.Severity.String(), ch.Message})
 		}
 	}
+	if r.Fleet != nil {
+		kv = append(kv, [2]string{"agents before", fleetLine(r.Fleet.Before)}, [2]string{"agents after", fleetLine(r.Fleet.After)})
+	}
+	if w := r.Watch; w != nil {
+		verdict := fmt.Sprintf("%d intervals, no breach", w.Intervals)
+		if w.Breach != nil {
+			verdict = fmt.Sprintf("breach after %d intervals: %s: %s", w.Intervals, w.Breach.Criterion, w.Breach.Reason)
+		}
+		kv = append(kv, [2]string{"watch", fmt.Sprintf("%s from %s: %s", w.Window, w.Start.UTC().Format(time.RFC3339), verdict)})
+	}
 	kv = append(kv, [2]string{"time", fmt.Sprintf("%.1fs wall: %.1fs waiting on components, %.1fs siemctl's own work, %.1fs engine and pauses",
 		r.Time.Wall, r.Time.Components, r.Time.Own, r.Time.Overhead)})
 	if r.Window != nil {
@@ -178,6 +204,14 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 		t.Row(fmt.Sprint(s.N), s.ID, s.Kind, paintStatus(c, s.Status), dur, note)
 	}
 	return t.Render()
+}
+
+// fleetLine prints "20 agents: active 10, disconnected 5; Wazuh v4.9.0 15, unknown 5".
+func fleetLine(a *snapshot.Agents) string {
+	if a == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, steps.CountsLine(a.ByStatus), steps.CountsLine(a.ByVersion))
 }
 
 func versionsLine(r RunReport) string {

@@ -18,10 +18,15 @@ const (
 	APIRateLimit       = "api-ratelimit"
 	AgentsDisconnected = "agents-disconnected"
 	AgentNewer         = "agent-newer"
+	// AlertsStopped: analysisd drops every event (no alert is written).
+	AlertsStopped = "alerts-stopped"
+	// AgentsNoReconnect: once the manager (re)starts after the fault was
+	// set, a tenth of the active agents (at least one) stay disconnected.
+	AgentsNoReconnect = "agents-no-reconnect"
 )
 
 // Kinds lists every fault kind.
-var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer}
+var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, AlertsStopped, AgentsNoReconnect}
 
 // Kinds returns every known fault kind.
 func Kinds() []string { return slices.Clone(kinds) }

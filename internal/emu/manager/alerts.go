@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/emu/faults"
 )
 
 // alertTimeFormat is analysisd's timestamp format (local time, milliseconds, numeric zone).
@@ -22,6 +24,8 @@ type Analyzer struct {
 	conf     *Config
 	hostname string
 	now      func() time.Time
+	// Faults: alerts-stopped drops every event.
+	Faults faults.Checker
 
 	mu    sync.Mutex
 	fired map[int]int
@@ -34,6 +38,9 @@ func NewAnalyzer(h Home, conf *Config, rules *Ruleset, hostname string, now func
 
 // Process analyses one event; it returns the alert line written (nil when no alert).
 func (a *Analyzer) Process(ev Event) ([]byte, error) {
+	if a.Faults.Active(faults.AlertsStopped) {
+		return nil, nil
+	}
 	d := decode(&ev)
 	r := a.rules.Evaluate(&ev, d)
 	if r == nil || r.Level == 0 || r.NoAlert || r.Level < a.conf.LogAlertLevel {

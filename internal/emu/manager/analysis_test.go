@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/emu/faults"
 )
 
 func TestParseSyslog(t *testing.T) {
@@ -247,5 +249,24 @@ func TestDaemonRefusesBrokenConfig(t *testing.T) {
 	}
 	if DaemonStates(h)["wazuh-analysisd"] != "failed" {
 		t.Fatalf("analysisd not marked failed")
+	}
+}
+
+func TestAlertsStoppedFault(t *testing.T) {
+	an, h := testAnalyzer(t)
+	an.Faults.Dir = filepath.Join(t.TempDir(), "faults")
+	line := "<13>Mar  2 09:31:07 siem01 sshd[42]: Failed password for invalid user probe from 192.0.2.10 port 4242 ssh2"
+	if out, err := an.Process(ParseSyslog(line)); err != nil || out == nil {
+		t.Fatalf("without the fault: %s, %v", out, err)
+	}
+	if err := faults.Set(an.Faults.Dir, faults.AlertsStopped, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := an.Process(ParseSyslog(line)); err != nil || out != nil {
+		t.Fatalf("alerts-stopped: %s, %v; want no alert", out, err)
+	}
+	data, _ := os.ReadFile(h.AlertsJSON())
+	if n := strings.Count(string(data), "\n"); n != 1 {
+		t.Errorf("alerts.json has %d lines, want the one from before the fault", n)
 	}
 }

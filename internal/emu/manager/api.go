@@ -43,6 +43,8 @@ type APIOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// TokenTTL is auth_token_exp_timeout (default 900 s).
 	TokenTTL time.Duration
+	// Started is when the daemon started (agents-no-reconnect).
+	Started time.Time
 }
 
 // APIServer is the manager REST API.
@@ -494,6 +496,9 @@ func (s *APIServer) viewCtx(agents []*Agent) *viewCtx {
 		c.nodeName = conf.NodeName
 	}
 	c.discSince, c.disconnected = s.o.Faults.Since(faults.AgentsDisconnected)
+	if since, on := s.o.Faults.Since(faults.AgentsNoReconnect); on && !s.o.Started.IsZero() && s.o.Started.After(since) {
+		c.notBack, c.startedAt = notReconnecting(agents), s.o.Started
+	}
 	if s.o.Faults.Active(faults.AgentNewer) {
 		for _, a := range agents {
 			if a.ID > 0 && a.Conn == StatusActive {

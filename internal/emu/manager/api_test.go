@@ -495,3 +495,33 @@ func TestNotFound(t *testing.T) {
 		t.Fatalf("POST summary: %d", st)
 	}
 }
+
+// agents-no-reconnect keeps a tenth of the active agents (at least one)
+// disconnected once the manager started after the fault was set, with the
+// last keep-alive before that start; a manager already running is unaffected.
+func TestAgentsNoReconnectFault(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		var started time.Time
+		f := newAPI(t, 5, func(o *APIOptions) { o.Started = testNow })
+		if err := faults.Set(f.fdir, faults.AgentsNoReconnect, true); err != nil {
+			t.Fatal(err)
+		}
+		if restarted {
+			started = time.Now().Add(time.Minute)
+			f.api.o.Started = started
+		}
+		tok := f.login("siem", "siem")
+		_, _, b := f.do("GET", "/agents?agents_list=001&select=status,lastKeepAlive", tok, "")
+		want := `"status":"active"`
+		if restarted {
+			want = `"status":"disconnected","lastKeepAlive":"` + started.Add(-6*time.Second).UTC().Format(agentTimeFormat) + `"`
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("restarted=%v: %s, want %s", restarted, b, want)
+		}
+		_, _, b = f.do("GET", "/agents?agents_list=002&select=status", tok, "")
+		if !strings.Contains(string(b), `"status":"active"`) {
+			t.Errorf("restarted=%v: agent 002 must stay active: %s", restarted, b)
+		}
+	}
+}

@@ -235,7 +235,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 		olog.write("wazuh-authd", "INFO", fmt.Sprintf("Accepting connections on port %d. No password required.", conf.AuthPort))
 	}
 	fchk := faults.Checker{Dir: o.FaultsDir}
-	api := NewAPIServer(APIOptions{Home: h, Config: apiConf, Logger: o.Logger, Now: o.Now, Faults: fchk, Hostname: o.Hostname, SignKey: signKey})
+	api := NewAPIServer(APIOptions{Home: h, Config: apiConf, Logger: o.Logger, Now: o.Now, Faults: fchk, Hostname: o.Hostname, SignKey: signKey, Started: o.Now()})
 	apiLn, err := net.Listen("tcp", net.JoinHostPort(apiConf.HostAddr(), strconv.Itoa(apiConf.Port)))
 	if err != nil {
 		olog.write("wazuh-apid", "ERROR", fmt.Sprintf("Error starting API server: [Errno 98] error while attempting to bind on address ('%s', %d): address already in use", apiConf.HostAddr(), apiConf.Port))
@@ -276,6 +276,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 	}
 
 	an := NewAnalyzer(h, conf, rules, o.Hostname, o.Now)
+	an.Faults = fchk
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -24,13 +24,33 @@ type viewCtx struct {
 	disconnected   bool
 	discSince      time.Time
 	newerID        int // agent id that reports a newer version (agent-newer fault), 0 = none
+	// notBack are the agents that did not reconnect after the start at
+	// startedAt (agents-no-reconnect fault).
+	notBack   map[int]bool
+	startedAt time.Time
+}
+
+// notReconnecting picks the agents the agents-no-reconnect fault keeps
+// away: every tenth active agent (at least one).
+func notReconnecting(agents []*Agent) map[int]bool {
+	var active []*Agent
+	for _, a := range agents {
+		if a.ID > 0 && a.Conn == StatusActive {
+			active = append(active, a)
+		}
+	}
+	out := map[int]bool{}
+	for i := 0; i < len(active); i += 10 {
+		out[active[i].ID] = true
+	}
+	return out
 }
 
 func (c *viewCtx) status(a *Agent) string {
 	if a.ID == 0 {
 		return StatusActive
 	}
-	if a.Conn == StatusActive && c.disconnected {
+	if a.Conn == StatusActive && (c.disconnected || c.notBack[a.ID]) {
 		return StatusDisconnected
 	}
 	return a.Conn
@@ -43,6 +63,8 @@ func (c *viewCtx) lastKeepAlive(a *Agent) int64 {
 		return neverKeepAlive
 	case a.Conn == StatusActive && c.disconnected:
 		return c.discSince.Add(-time.Duration(5+a.ID%50) * time.Second).Unix()
+	case a.Conn == StatusActive && c.notBack[a.ID]:
+		return c.startedAt.Add(-time.Duration(5+a.ID%50) * time.Second).Unix()
 	case a.Conn == StatusActive:
 		return c.now.Add(-time.Duration(a.ID*7%55) * time.Second).Unix()
 	case a.Conn == StatusNeverConnected:

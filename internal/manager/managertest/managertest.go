@@ -750,3 +750,16 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 	}
 	envelope(w, []User{}, 0, map[int][]string{5001: {id}}, [3]string{"User was successfully updated", "", "User could not be updated"})
 }
+
+// SetAgentStatus changes agent id's status as the manager would when it
+// (dis)connects; a disconnected agent keeps lastKeepAlive (its last contact).
+func (s *Server) SetAgentStatus(id, status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	codes := map[string]int{"active": 0, "pending": 1, "never_connected": 2, "disconnected": 3}
+	for i := range s.agents {
+		if s.agents[i].ID == id {
+			s.agents[i].Status, s.agents[i].StatusCode = status, codes[status]
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package steps_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// restartingUnits reports every unit active; Restart bumps a unit's
+// NRestarts and ActiveEnterTimestamp like systemd's Restart= does.
+type restartingUnits struct {
+	*fakeUnits
+	mu       sync.Mutex
+	restarts map[string]uint32
+	since    map[string]time.Time
+	flap     string // restarted before every Status call but the first
+	calls    int
+}
+
+func (u *restartingUnits) Restart(unit string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.restarts[unit]++
+	u.since[unit] = u.since[unit].Add(time.Second)
+}
+
+func (u *restartingUnits) Status(ctx context.Context, names ...string) ([]units.UnitStatus, error) {
+	sts, err := u.fakeUnits.Status(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	u.calls++
+	flap := u.flap != "" && u.calls > 1
+	u.mu.Unlock()
+	if flap {
+		u.Restart(u.flap)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range sts {
+		sts[i].NRestarts = u.restarts[sts[i].Name]
+		if sts[i].ActiveState == units.Active {
+			if u.since[sts[i].Name].IsZero() {
+				u.since[sts[i].Name] = time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+			}
+			sts[i].ActiveSince = u.since[sts[i].Name]
+		}
+	}
+	return sts, nil
+}
+
+// watchRig is a stack to watch: a fake indexer (health fixture, a count
+// the test sets), the fake manager, units, a probe, and the pre-upgrade
+// snapshot with 50 alerts in its last 5 minutes (10/min).
+type watchRig struct {
+	d      *steps.Deps
+	ix     *indexertest.Server
+	mgr    interface{ SetAgentStatus(id, status string) }
+	units  *restartingUnits
+	count  atomic.Int64
+	probes atomic.Int32
+	probeF atomic.Bool
+	seed   map[string]any
+}
+
+func newWatchRig(t *testing.T, window string) *watchRig {
+	t.Helper()
+	r := &watchRig{}
+	r.count.Store(40) // over the 1m lookback below: 40/min, baseline 10/min
+	routes := indexertest.Healthy()
+	routes["POST /siem-alerts-4.x-*/_count"] = indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `{"count":%d,"_shards":{"total":2,"successful":2,"skipped":0,"failed":0}}`, r.count.Load())
+	}}
+	r.ix = indexertest.NewServer(t, routes)
+	c, err := indexer.New(r.ix.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	srv, d := fleetServer(t)
+	r.mgr = srv
+	d.Indexer = c
+	r.units = &restartingUnits{fakeUnits: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
+	d.Units = func(context.Context) (steps.UnitsAPI, error) { return r.units, nil }
+	d.Probe = func(context.Context) (steps.ProbeResult, error) {
+		r.probes.Add(1)
+		if r.probeF.Load() {
+			return steps.ProbeResult{Nonce: "n1", BrokenAt: "indexer", Detail: "not searchable after 30s"}, nil
+		}
+		return steps.ProbeResult{OK: true, Nonce: "n1", Latency: 1500 * time.Millisecond}, nil
+	}
+	d.Snapshots = &snapshot.Store{Dir: t.TempDir()}
+	doc := &snapshot.Document{SchemaVersion: 1, ID: "20261124T005000Z-abcdef", Label: "pre-upgrade", TakenAt: "2026-11-24T00:50:00Z",
+		Alerts: snapshot.Alerts{Reachable: true, Last5m: 50}}
+	if _, err := d.Snapshots.Save(doc); err != nil {
+		t.Fatal(err)
+	}
+	r.d = d
+	// The agents active before: recorded by agents.record on the same fake.
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "agents.record", nil); err != nil {
+		t.Fatal(err)
+	}
+	var before steps.AgentsBefore
+	_, _ = e.Get(steps.KeyAgentsBefore, &before)
+	r.seed = map[string]any{steps.KeyAgentsBefore: before, steps.KeySnapshots: map[string]string{"pre-upgrade": doc.ID}}
+	if window != "" {
+		r.seed[steps.KeyWatch] = steps.WatchRequest{Window: window}
+	}
+	return r
+}
+
+// fast are the runbook's criteria with test intervals.
+func fast(extra map[string]any) map[string]any {
+	with := map[string]any{"interval": "20ms", "alert_rate_over": "1m", "probe_every": "20ms"}
+	for k, v := range extra {
+		with[k] = v
+	}
+	return with
+}
+
+// watchRun runs the kind with a clock 2m ahead of the window's start after
+// the first interval, so the alert rate is judged (its lookback no longer
+// reaches into the upgrade).
+func watchRun(t *testing.T, r *watchRig, e *env, with map[string]any) (engine.Outcome, error) {
+	t.Helper()
+	var calls atomic.Int32
+	start := time.Now()
+	r.d.Now = func() time.Time {
+		if calls.Add(1) == 1 {
+			return start
+		}
+		return time.Now().Add(2 * time.Minute)
+	}
+	return runLong(t, r.d, e, with)
+}
+
+// runLong runs watch.window with a context as long as a runbook's timeout.
+func runLong(t *testing.T, d *steps.Deps, e *env, with map[string]any) (engine.Outcome, error) {
+	t.Helper()
+	k, p := kind(t, &steps.Planning{Config: d.Config}, "watch.window", with)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	return k.Run(ctx, e, p)
+}
+
+func breachOf(t *testing.T, err error) *steps.WatchBreachError {
+	t.Helper()
+	var b *steps.WatchBreachError
+	var ge *engine.GateError
+	if !errors.As(err, &b) || !errors.As(err, &ge) {
+		t.Fatalf("err %v (%T): want a GateError wrapping a WatchBreachError", err, err)
+	}
+	return b
+}
+
+func TestWatchSkippedWithoutWindow(t *testing.T) {
+	r := newWatchRig(t, "")
+	out, err := run(t, r.d, newEnv(r.d, r.seed), "watch.window", fast(nil))
+	if err != nil || !strings.HasPrefix(out.Message, "SKIPPED: no --watch given") {
+		t.Fatalf("%q, %v", out.Message, err)
+	}
+}
+
+func TestWatchQuietStackPasses(t *testing.T) {
+	r := newWatchRig(t, "2m1s")
+	e := newEnv(r.d, r.seed)
+	out, err := watchRun(t, r, e, fast(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no breach", "cluster green", "alert_rate 40.0/min (baseline 10.0/min)", "agents 10/10 active (100%)", "unit_restarts restarts: siem-indexer 0, siem-manager 0, siem-dashboard 0, shipper 0", "probe ok"} {
+		if !strings.Contains(out.Message, want) {
+			t.Errorf("outcome %q lacks %q", out.Message, want)
+		}
+	}
+	var st steps.WatchState
+	if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() || st.AlertBaseline != 10 || st.Breach != nil {
+		t.Errorf("journaled state %+v", st)
+	}
+}
+
+func TestWatchBreaches(t *testing.T) {
+	cases := []struct {
+		name   string
+		with   map[string]any
+		inject func(r *watchRig)
+		crit   string
+		want   string
+	}{
+		{"cluster red", nil, func(r *watchRig) {
+			r.ix.Set("GET /_cluster/health", indexertest.Route{File: "health-red.json"})
+		}, steps.CritCluster, "cluster status red"},
+		{"alerts stop", nil, func(r *watchRig) { r.count.Store(0) }, steps.CritAlerts,
+			"0.0 alerts/min over the last 1m0s, below 10% of the pre-upgrade 10.0/min for 3 intervals in a row"},
+		{"agents gone", nil, func(r *watchRig) {
+			r.mgr.SetAgentStatus("001", "disconnected")
+		}, steps.CritAgents, "9 of 10 agents active before are active (90% < 95%) for 2 intervals in a row; missing: 001 host-00001 disconnected"},
+		{"unit flapping", nil, func(r *watchRig) { r.units.flap = "siem-dashboard.service" }, steps.CritUnits, "siem-dashboard.service restarted 3 times in the window"},
+		{"unit failed", nil, func(r *watchRig) {
+			r.units.mu.Lock()
+			r.units.fakeUnits.active["shipper.service"], r.units.fakeUnits.failed["shipper.service"] = false, true
+			r.units.mu.Unlock()
+		}, steps.CritUnits, "shipper.service not active for 2 intervals in a row (failed/failed, result exit-code)"},
+		{"probe fails", nil, func(r *watchRig) { r.probeF.Store(true) }, steps.CritProbe,
+			"data-flow probe failed 2 times in a row: failed: n1 broken at indexer not searchable after 30s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newWatchRig(t, "2m5s")
+			tc.inject(r)
+			_, err := watchRun(t, r, newEnv(r.d, r.seed), fast(tc.with))
+			b := breachOf(t, err)
+			if b.Criterion != tc.crit || !strings.Contains(b.Reason, tc.want) {
+				t.Fatalf("breach %s: %q, want %s: %q", b.Criterion, b.Reason, tc.crit, tc.want)
+			}
+			if b.Remaining <= 0 || b.Remaining > 5*time.Second {
+				t.Errorf("remaining %s", b.Remaining)
+			}
+		})
+	}
+}
+
+// A low alert rate while the lookback still reaches into the upgrade, or
+// without a baseline, is shown but not judged.
+func TestWatchAlertRateNeedsBaselineAndLookback(t *testing.T) {
+	r := newWatchRig(t, "100ms")
+	r.count.Store(0)
+	e := newEnv(r.d, r.seed)
+	out, err := runLong(t, r.d, e, fast(nil)) // real clock: the 1m lookback is never reached
+	if err != nil || !strings.Contains(out.Message, "judged after 1m0s of window") {
+		t.Fatalf("%q, %v", out.Message, err)
+	}
+	delete(r.seed, steps.KeySnapshots)
+	out, err = watchRun(t, r, newEnv(r.d, r.seed), fast(nil))
+	if err != nil || !strings.Contains(out.Message, "no pre-upgrade baseline") {
+		t.Fatalf("no baseline: %q, %v", out.Message, err)
+	}
+}
+
+// A resumed run continues the journaled window, not a fresh one.
+func TestWatchResumeContinuesWindow(t *testing.T) {
+	r := newWatchRig(t, "10m")
+	start := time.Now().Add(-10*time.Minute + 50*time.Millisecond)
+	r.seed[steps.KeyWatchState] = steps.WatchState{Start: start, Window: "10m0s", AlertBaseline: 10}
+	e := newEnv(r.d, r.seed)
+	began := time.Now()
+	out, err := runLong(t, r.d, e, fast(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(began) > 5*time.Second || !strings.Contains(out.Message, "watched 10m0s") {
+		t.Fatalf("resumed window: %q after %s", out.Message, time.Since(began))
+	}
+	var st steps.WatchState
+	_, _ = e.Get(steps.KeyWatchState, &st)
+	if !st.Start.Equal(start) || st.Resumes != 1 {
+		t.Errorf("state after resume: start %s (want %s), resumes %d", st.Start, start, st.Resumes)
+	}
+}
+
+// The window's start is journaled before the first judgement: a crash
+// during a slow first probe resumes the same window.
+func TestWatchJournalsStartFirst(t *testing.T) {
+	r := newWatchRig(t, "10m")
+	e := newEnv(r.d, r.seed)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.d.Probe = func(context.Context) (steps.ProbeResult, error) {
+		var st steps.WatchState
+		if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() {
+			t.Error("window start not journaled before the first probe")
+		}
+		cancel() // the crash
+		return steps.ProbeResult{}, context.Canceled
+	}
+	k, p := kind(t, &steps.Planning{Config: r.d.Config}, "watch.window", fast(nil))
+	if _, err := k.Run(ctx, e, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the cancellation", err)
+	}
+}
+
+func TestWatchParams(t *testing.T) {
+	reg, err := steps.NewRegistry(&steps.Planning{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := reg.Lookup("watch.window")
+	for _, with := range []map[string]any{{"interval": "0s"}, {"cluster_breach": "green"}, {"alert_rate_min": 1.5},
+		{"agents_min_ratio": 0.0}, {"restarts_max": 0}, {"probe_every": "-1s"}, {"bogus": 1}} {
+		p, err := k.Decode(with)
+		if err == nil {
+			err = p.Validate()
+		}
+		if err == nil {
+			t.Errorf("%v accepted", with)
+		}
+	}
+}
