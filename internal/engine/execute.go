@@ -82,7 +82,16 @@ func (x *execution) main(ctx context.Context) error {
 			_ = x.j.append(Event{Type: EvStepInterrupted, Step: ps.ID, Kind: ps.Step.Kind, Error: in.err.Error()})
 			return x.interrupted(ps.ID, in.err)
 		}
-		return x.failed(ctx, ps, err)
+		if err := x.failed(ctx, ps, err); err != nil {
+			return err
+		}
+		// Guided mode: the operator chose wait and the step passed on a
+		// later attempt.
+		if phase, ok := bounds[ps.ID]; ok {
+			if err := x.pause(ctx, ps, phase); err != nil {
+				return err
+			}
+		}
 	}
 	if errs := x.finally(ctx); len(errs) > 0 {
 		if err := x.end(StatusFinallyFailed, errs[0].Err); err != nil {
@@ -207,6 +216,9 @@ func (x *execution) failed(ctx context.Context, ps *PlannedStep, err error) erro
 		return ge
 	}
 	if ps.FailMode() == "rollback" {
+		if x.r.Pause != nil {
+			return x.askOnFailure(ctx, ps, cause)
+		}
 		return x.rollback(ctx, ps.ID, cause)
 	}
 	if err := x.j.append(Event{Type: EvRunStop, Status: StatusFailed, Step: ps.ID, Error: cause.Error()}); err != nil {

@@ -68,6 +68,11 @@ type Boundary struct {
 	Data map[string]json.RawMessage
 	// Now is the runner clock's time.
 	Now time.Time
+	// Failure is set when Step failed and the run would roll back (a
+	// breach of the watch window, a gate that says no-go after a change):
+	// the operator chooses roll back, wait (run the step again) or stop
+	// here; continue is not offered.
+	Failure string
 }
 
 // Pauser asks the operator at a boundary. An error (no answer) stops the
@@ -222,6 +227,60 @@ func (x *execution) pause(ctx context.Context, ps *PlannedStep, phase string) er
 			return stop
 		default:
 			return fmt.Errorf("guided pause after %s: unknown decision %q", phase, d.Choice)
+		}
+	}
+}
+
+// askOnFailure: in guided mode a failed step whose on_fail is rollback asks
+// the operator first: roll back (what the run would do unattended), wait
+// (run the step again, e.g. keep watching), or stop here (resumable: resume
+// runs the step again). Every answer is journaled.
+func (x *execution) askOnFailure(ctx context.Context, ps *PlannedStep, cause error) error {
+	for {
+		b := x.boundary(ps, Phase(ps.ID), nil)
+		b.Failure = cause.Error()
+		d, err := x.r.Pause(ctx, b)
+		if err != nil {
+			if ctx.Err() != nil {
+				return x.interrupted(ps.ID, ctx.Err())
+			}
+			return x.interrupted(ps.ID, fmt.Errorf("guided pause after the failure of %s: %w", ps.ID, err))
+		}
+		if d.Choice == DecisionContinue {
+			// Not offered: a failure is never waved through.
+			continue
+		}
+		if err := x.j.append(Event{Type: EvDecision, Step: ps.ID, Phase: "failure", Status: d.Choice, Operator: d.Operator}); err != nil {
+			return err
+		}
+		x.progress(Progress{Type: EvDecision, Step: ps.ID, Status: d.Choice, Message: fmt.Sprintf("%s after the failure of %s by %s", d.Choice, ps.ID, d.Operator)})
+		switch d.Choice {
+		case DecisionRollback:
+			return x.rollback(ctx, ps.ID, cause)
+		case DecisionStop:
+			stop := &StoppedError{RunID: x.id, Step: ps.ID, Phase: Phase(ps.ID), Operator: d.Operator}
+			if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Error: stop.Error()}); err != nil {
+				return errors.Join(stop, err)
+			}
+			x.progress(Progress{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Err: stop})
+			return stop
+		case DecisionWait:
+			err := x.step(ctx, ps, false)
+			if err == nil {
+				return nil
+			}
+			var in *interruption
+			if errors.As(err, &in) {
+				_ = x.j.append(Event{Type: EvStepInterrupted, Step: ps.ID, Kind: ps.Step.Kind, Error: in.err.Error()})
+				return x.interrupted(ps.ID, in.err)
+			}
+			var sf *stepFailure
+			if !errors.As(err, &sf) {
+				return err
+			}
+			cause = sf.err
+		default:
+			return fmt.Errorf("guided pause after the failure of %s: unknown decision %q", ps.ID, d.Choice)
 		}
 	}
 }

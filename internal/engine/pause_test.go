@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -179,4 +180,59 @@ func TestGuidedPhaseGroup(t *testing.T) {
 	if last := g[len(g)-1]; last.Step != "b/gate" || !last.Rechecked || last.Verdict != VerdictNoGo {
 		t.Errorf("re-evaluated %+v", g)
 	}
+}
+
+// TestGuidedAskOnFailure: in guided mode a failure that would roll back asks
+// first; continue is not taken, wait runs the step again, stop leaves the
+// run resumable, roll back rolls back.
+func TestGuidedAskOnFailure(t *testing.T) {
+	t.Run("wait then pass", func(t *testing.T) {
+		f := newFixture(t)
+		f.rec.on("run b/gate", nogo("breach: alerts stopped"), nil)
+		s := guided(f, DecisionContinue, DecisionContinue, DecisionContinue, DecisionWait, DecisionContinue)
+		f.r.PauseAfter = []string{"pre", "a", "c"}
+		ri, err := f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{})
+		if err != nil || ri.Status != StatusSucceeded {
+			t.Fatalf("status %v err %v", ri.Status, err)
+		}
+		var failure Boundary
+		for _, b := range s.seen {
+			if b.Failure != "" {
+				failure = b
+			}
+		}
+		if failure.Step != "b/gate" || !strings.Contains(failure.Failure, "alerts stopped") {
+			t.Errorf("failure boundary %+v", failure)
+		}
+		// the continue offered at the failure was not taken: b/gate ran twice, nothing was undone
+		want := []string{"run pre/gate", "run a/one", "run a/two", "run b/three", "run b/gate", "run b/gate", "run c/four", "run final/check"}
+		if got := f.rec.got(); !slices.Equal(got, want) {
+			t.Errorf("calls %q, want %q", got, want)
+		}
+		if n := len(ri.Decisions); n != 4 || ri.Decisions[2].Phase != "failure" || ri.Decisions[2].Decision != DecisionWait {
+			t.Errorf("decisions %+v", ri.Decisions)
+		}
+	})
+	t.Run("stop is resumable", func(t *testing.T) {
+		f := newFixture(t)
+		f.rec.on("run b/gate", nogo("breach"))
+		guided(f, DecisionContinue, DecisionContinue, DecisionStop)
+		ri, err := f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{})
+		var st *StoppedError
+		if !errors.As(err, &st) || ri.Status != StatusInterrupted || !ri.Resumable() {
+			t.Fatalf("err %v status %s", err, ri.Status)
+		}
+		if got := f.rec.got(); slices.Contains(got, "undo a/one") {
+			t.Errorf("rolled back on stop: %q", got)
+		}
+	})
+	t.Run("roll back", func(t *testing.T) {
+		f := newFixture(t)
+		f.rec.on("run b/gate", nogo("breach"))
+		guided(f, DecisionContinue, DecisionContinue, DecisionRollback)
+		ri, err := f.r.Run(context.Background(), f.plan(t, Selection{}), RunOptions{})
+		if exitCode(err) != 10 || ri.Status != StatusRolledBack {
+			t.Fatalf("err %v status %s", err, ri.Status)
+		}
+	})
 }

@@ -60,7 +60,8 @@ back, 11 rollback failed, 130 interrupted or stopped here (resumable).
 --watch DURATION keeps judging the stack after validation (step watch/window:
 cluster status, alert rate against the pre-upgrade snapshot, agents active
 against before, unit restarts, the data-flow probe); a breach rolls back (exit
-10). 'siemctl upgrade resume' continues the remaining window.`,
+10), or with --guided asks: roll back, wait (keep watching) or stop here.
+'siemctl upgrade resume' continues the remaining window.`,
 		Example: `  siemctl upgrade apply --to 4.10.0
   siemctl upgrade apply --to 4.10.0 --yes -o json
   siemctl upgrade apply --to 4.10.0 --dry-run

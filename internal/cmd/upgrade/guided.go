@@ -270,6 +270,9 @@ func (g *guide) readLine(ctx context.Context) (string, error) {
 }
 
 func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
+	if b.Failure != "" {
+		return g.pauseOnFailure(ctx, b)
+	}
 	g.render(ctx, b)
 	for {
 		fmt.Fprint(g.w, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ")
@@ -291,6 +294,39 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 			choice = engine.DecisionStop
 		default:
 			fmt.Fprintln(g.w, "answer c (continue), w (wait), r (roll back) or s (stop here)")
+			continue
+		}
+		return engine.Decision{Choice: choice, Operator: g.operator}, nil
+	}
+}
+
+// pauseOnFailure asks after a step failed that would roll the run back
+// unattended (a watch-window breach, a no-go gate after a change): roll
+// back, wait (run the step again: keep watching, re-judge the gate), or stop
+// here (resumable). Continue is not offered.
+func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
+	fmt.Fprintf(g.w, "\n== %s failed: unattended, the run would roll back now ==\n%s\n", b.Step, oneLine(b.Failure))
+	if g.health != nil {
+		g.renderHealth(ctx)
+	}
+	for {
+		fmt.Fprint(g.w, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ")
+		line, err := g.readLine(ctx)
+		if err != nil {
+			fmt.Fprintln(g.w)
+			return engine.Decision{}, err
+		}
+		choice := ""
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "r", "roll back", "rollback":
+			choice = engine.DecisionRollback
+		case "w", "wait":
+			choice = engine.DecisionWait
+			fmt.Fprintf(g.w, "running %s again …\n", b.Step)
+		case "s", "stop", "stop here":
+			choice = engine.DecisionStop
+		default:
+			fmt.Fprintln(g.w, "answer r (roll back), w (wait: run the step again) or s (stop here)")
 			continue
 		}
 		return engine.Decision{Choice: choice, Operator: g.operator}, nil

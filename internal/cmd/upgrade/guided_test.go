@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type operatorTerm struct {
 }
 
 const promptMark = "[c/w/r/s] "
+
+// failurePromptMark ends the question after a failure (no continue).
+const failurePromptMark = "[r/w/s] "
 
 func newOperatorTerm(t *testing.T, c *Common) *operatorTerm {
 	t.Helper()
@@ -67,7 +71,7 @@ func newOperatorTerm(t *testing.T, c *Common) *operatorTerm {
 func (o *operatorTerm) prompts() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return strings.Count(o.buf.String(), promptMark)
+	return strings.Count(o.buf.String(), promptMark) + strings.Count(o.buf.String(), failurePromptMark)
 }
 
 // drive runs f, typing answers[i] at the i-th prompt; it returns f's error
@@ -224,5 +228,44 @@ func TestGuidedRollBack(t *testing.T) {
 	}
 	if fx.apt.installed["siem-indexer"] != "4.9.0-1" || !strings.Contains(out, "undo indexer/install ok") {
 		t.Fatalf("not rolled back: %v\n%s", fx.apt.installed, out)
+	}
+}
+
+// TestGuidedAsksAtAFailure: a gate that fails after a change (unattended: an
+// automatic rollback) asks in guided mode; wait runs it again, roll back
+// rolls back; continue is not an answer there.
+func TestGuidedAsksAtAFailure(t *testing.T) {
+	fx := newFixture(t, "4.9.0-1")
+	fx.common.Yes = true
+	term := newOperatorTerm(t, &fx.common)
+	rb := filepath.Join(t.TempDir(), "partial.yaml")
+	if err := os.WriteFile(rb, []byte(partialRunbook), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: rb, Guided: true}
+	out, err := term.drive(t, func() error { return runApply(context.Background(), opts) }, "c", "c", "c", "w", "r")
+	var rbe *engine.RolledBackError
+	if !errors.As(err, &rbe) {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"== validate/versions failed: unattended, the run would roll back now ==",
+		"answer r (roll back), w (wait: run the step again) or s (stop here)", "running validate/versions again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if fx.apt.installed["siem-indexer"] != "4.9.0-1" {
+		t.Fatalf("not rolled back: %v", fx.apt.installed)
+	}
+	ri, err := engine.Status(fx.state, "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ri.Decisions {
+		got = append(got, d.Decision+"@"+d.Phase)
+	}
+	if want := "continue@preflight continue@indexer wait@failure rollback@failure"; strings.Join(got, " ") != want {
+		t.Errorf("decisions %q, want %q", got, want)
 	}
 }
