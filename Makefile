@@ -44,8 +44,12 @@ test: deps vet fmt-check test-unit test-e2e
 test-unit: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
+## The end-to-end tests: every package against siem labs, then health, upgrade
+## and rollback, agents, alerts, services and snapshot against wazuh labs, in
+## two lanes at once on separate port ranges (scripts/test-e2e.sh;
+## SIEMCTL_E2E_LANES=1 runs them one after the other).
 test-e2e: build filebeat
-	SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run 'E2E' ./...
+	GO='$(GO)' E2E_TIMEOUT=$(E2E_TIMEOUT) SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) ./scripts/test-e2e.sh
 
 check: test
 
