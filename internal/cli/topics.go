@@ -95,6 +95,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper
+    data_dir: /var/lib/shipper           # path.data: its registry is saved and restored with the indexer data
     template_source: ""                # URL or file pattern with {version}
     template_name: siem
     pipeline: filebeat-7.10.2-siem-alerts-pipeline

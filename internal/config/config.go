@@ -135,10 +135,13 @@ type Dashboard struct {
 
 // Shipper is the Filebeat-like forwarder.
 type Shipper struct {
-	Binary         string `mapstructure:"binary"`
-	Unit           string `mapstructure:"unit"`
-	Package        string `mapstructure:"package"`
-	ConfigDir      string `mapstructure:"config_dir"`
+	Binary    string `mapstructure:"binary"`
+	Unit      string `mapstructure:"unit"`
+	Package   string `mapstructure:"package"`
+	ConfigDir string `mapstructure:"config_dir"`
+	// DataDir is Filebeat's path.data: its registry (the read position in the alerts file) is saved
+	// with the indexer data before an upgrade and restored on rollback.
+	DataDir        string `mapstructure:"data_dir"`
 	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
 	TemplateName   string `mapstructure:"template_name"`
 	Pipeline       string `mapstructure:"pipeline"`

@@ -80,6 +80,7 @@ func profile(n names) map[string]any {
 			"unit":            n.shipper + ".service",
 			"package":         n.shipper,
 			"config_dir":      "/etc/" + n.shipper,
+			"data_dir":        "/var/lib/" + n.shipper,
 			"template_source": "",
 			"template_name":   n.template,
 			"pipeline":        n.pipeline,

@@ -78,6 +78,11 @@ type Backups struct {
 	// IndexerDataAside is where a snapshot-mode rollback set the new
 	// version's data directory aside (kept).
 	IndexerDataAside string `json:"indexer_data_aside,omitempty"`
+	// ShipperRegistry is the archive of the shipper's registry (its read
+	// position) saved with the indexer data; ShipperRegistryAbsent: the
+	// shipper had none then.
+	ShipperRegistry       string `json:"shipper_registry,omitempty"`
+	ShipperRegistryAbsent bool   `json:"shipper_registry_absent,omitempty"`
 }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
@@ -401,6 +406,7 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks = append(ks, indexerKinds(pl)...)
 	ks = append(ks, packageKinds(pl)...)
 	ks = append(ks, shipperKinds(pl)...)
+	ks = append(ks, registryKinds(pl)...)
 	out := make([]engine.Kind, len(ks))
 	for i, k := range ks {
 		out[i] = &redacting{Kind: k}
