@@ -99,7 +99,7 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	// template's plus the fields the alerts add dynamically), so the indices created ahead below
 	// need no mapping update of their own (one cluster state change per index instead of three).
 	var docs, sent atomic.Int64
-	if first := next(); first != nil {
+	if first, _ := next(); first != nil {
 		n, err := c.bulkRetry(ctx, first)
 		if err != nil {
 			return rep, fmt.Errorf("load: %w", err)
@@ -112,18 +112,31 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 		return rep, err
 	}
 	bodies := make(chan []byte, opts.Workers)
+	created := make(chan struct{}, len(days)) // one per index created ahead, in day order
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { // create the indices ahead of the bulk requests
 		for _, day := range days[1:] {
 			if err := c.createLoadIndex(gctx, rep.Prefix+day.Format("2006.01.02"), mapping); err != nil {
 				return err
 			}
+			created <- struct{}{}
 		}
 		return nil
 	})
 	g.Go(func() error {
 		defer close(bodies)
-		for b := next(); b != nil; b = next() {
+		have := 1 // days[:have] exist
+		for b, last := next(); b != nil; b, last = next() {
+			// A body goes out once its days' indices exist: a bulk that would auto-create hundreds
+			// of them (small days) times out on the cluster state queue.
+			for have <= last {
+				select {
+				case <-created:
+					have++
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
 			select {
 			case bodies <- b:
 			case <-gctx.Done():
@@ -190,11 +203,20 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 }
 
 // loadBodies returns a generator of bulk bodies of about bulkBytes each: perDay bytes of alerts for
-// every day, oldest first; it counts documents and bytes into rep and returns nil at the end.
-func loadBodies(gen *alertGen, prefix string, days []time.Time, perDay int64, bulkBytes int, rep *LoadReport) func() []byte {
+// every day, oldest first, the first day alone in the first body; with each body the index in days
+// of the last day it holds. It counts documents and bytes into rep and returns nil at the end.
+func loadBodies(gen *alertGen, prefix string, days []time.Time, perDay int64, bulkBytes int, rep *LoadReport) func() ([]byte, int) {
 	d, i, n := 0, 0, int64(0)
 	var buf bytes.Buffer
-	return func() []byte {
+	out := func() ([]byte, int) {
+		b := bytes.Clone(buf.Bytes())
+		buf.Reset()
+		if i == 0 { // the day just ended
+			return b, d - 1
+		}
+		return b, d
+	}
+	return func() ([]byte, int) {
 		for d < len(days) {
 			meta := `{"index":{"_index":"` + prefix + days[d].Format("2006.01.02") + `"}}` + "\n"
 			for n < perDay {
@@ -207,19 +229,18 @@ func loadBodies(gen *alertGen, prefix string, days []time.Time, perDay int64, bu
 				buf.Write(doc)
 				buf.WriteByte('\n')
 				if buf.Len() >= bulkBytes {
-					b := bytes.Clone(buf.Bytes())
-					buf.Reset()
-					return b
+					return out()
 				}
 			}
 			d, i, n = d+1, 0, 0
+			if d == 1 && buf.Len() > 0 {
+				return out()
+			}
 		}
 		if buf.Len() == 0 {
-			return nil
+			return nil, 0
 		}
-		b := bytes.Clone(buf.Bytes())
-		buf.Reset()
-		return b
+		return out()
 	}
 }
 
@@ -369,7 +390,8 @@ func (c *indexerClient) bulkRetry(ctx context.Context, body []byte) (int, error)
 }
 
 // bulk sends one _bulk body; it returns how many documents were indexed and the body of those
-// refused with 429 (to send again). Any other refusal fails.
+// refused with 429 or 503 (to send again: a full write queue, a cluster state update that timed
+// out). Any other refusal fails.
 func (c *indexerClient) bulk(ctx context.Context, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/_bulk?filter_path=errors,items.*.error,items.*.status", bytes.NewReader(body))
 	if err != nil {
@@ -414,7 +436,7 @@ func (c *indexerClient) bulk(ctx context.Context, body []byte) (int, []byte, err
 	for i, it := range r.Items {
 		for _, v := range it {
 			switch {
-			case v.Status == http.StatusTooManyRequests:
+			case v.Status == http.StatusTooManyRequests || v.Status == http.StatusServiceUnavailable:
 				again.Write(lines[2*i])
 				again.Write(lines[2*i+1])
 			case len(v.Error) > 0:

@@ -116,8 +116,15 @@ func TestLoadBodies(t *testing.T) {
 	next := loadBodies(newAlertGen(1, "m"), "p-", days, 20000, 30000, &rep)
 	perIndex := map[string]int{}
 	var bodies, docs int
-	for b := next(); b != nil; b = next() {
+	for b, last := next(); b != nil; b, last = next() {
 		bodies++
+		// last is the newest day the body holds; the first body holds the first day alone
+		if !strings.Contains(string(b), `"p-`+days[last].Format("2006.01.02")+`"`) || last+1 < len(days) && strings.Contains(string(b), `"p-`+days[last+1].Format("2006.01.02")+`"`) {
+			t.Errorf("body %d: last day %d wrong", bodies, last)
+		}
+		if bodies == 1 && last != 0 {
+			t.Errorf("the first body holds days up to %d, want the first day alone", last)
+		}
 		if len(b) > 30000+4000 {
 			t.Errorf("body of %d bytes", len(b))
 		}
