@@ -14,7 +14,7 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: dist build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench golden clean deps
+.PHONY: dist build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench bench-upgrade golden clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
@@ -101,6 +101,10 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# upgrade + rollback of a loaded lab per data-safety mode, small and large volume (root; long)
+bench-upgrade: build
+	scripts/bench-upgrade.sh
 
 golden:
 	SIEMCTL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...

@@ -99,41 +99,43 @@ var (
 // use (internal/steps implements them): name → accepted params, required ones
 // marked with a trailing "!".
 var kinds = map[string]map[string]param{
-	"snapshot.capture":        {"label!": isLabel},
-	"snapshot.diff":           {"against!": isLabel},
-	"gate.cluster_health":     {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool},
-	"gate.disk":               {"min_free_percent": isPercent, "nogo_percent": isPercent},
-	"gate.versions":           {"check!": oneOf("candidates", "installed"), "version": version},
-	"gate.agents":             {},
-	"gate.settings_clean":     {},
-	"gate.templates":          {},
-	"gate.manager_api":        {"version": version},
-	"gate.dashboard":          {},
-	"gate.units_active":       {"components": listOf("indexer", "manager", "dashboard", "shipper")},
-	"gate.ports":              {},
-	"gate.probe":              {},
-	"gate.no_trace":           {},
-	"backup.configs":          {"components": listOf("indexer", "manager", "dashboard", "shipper", "certs")},
-	"backup.indexer_security": {},
-	"backup.indexer_data":     {},
-	"restore.indexer_data":    {},
-	"backup.manager_db":       {},
-	"shipper.module":          {"version": version},
-	"restore.manager_db":      {},
-	"restore.configs":         {},
-	"units.stop":              {"component!": componentAll},
-	"units.start":             {"component!": componentAll, "wait": isDuration},
-	"units.daemon_reload":     {},
-	"units.verify_gone":       {"component!": component},
-	"indexer.allocation":      {"value!": oneOf("primaries", "all")},
-	"indexer.flush":           {},
-	"indexer.flush_synced":    {},
-	"indexer.security_apply":  {},
-	"packages.install":        {"component!": component},
-	"packages.downgrade":      {"component!": component},
-	"shipper.template":        {"version": version},
-	"shipper.setup":           {"what!": oneOf("pipelines", "index_management")},
-	"shipper.test_output":     {},
+	"snapshot.capture":         {"label!": isLabel},
+	"snapshot.diff":            {"against!": isLabel},
+	"gate.cluster_health":      {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool},
+	"gate.disk":                {"min_free_percent": isPercent, "nogo_percent": isPercent},
+	"gate.versions":            {"check!": oneOf("candidates", "installed"), "version": version},
+	"gate.agents":              {},
+	"gate.settings_clean":      {},
+	"gate.templates":           {},
+	"gate.manager_api":         {"version": version},
+	"gate.dashboard":           {},
+	"gate.units_active":        {"components": listOf("indexer", "manager", "dashboard", "shipper")},
+	"gate.ports":               {},
+	"gate.probe":               {},
+	"gate.no_trace":            {},
+	"backup.configs":           {"components": listOf("indexer", "manager", "dashboard", "shipper", "certs")},
+	"backup.indexer_security":  {},
+	"backup.indexer_data":      {},
+	"restore.indexer_data":     {},
+	"backup.manager_db":        {},
+	"shipper.module":           {"version": version},
+	"restore.manager_db":       {},
+	"restore.configs":          {},
+	"backup.shipper_registry":  {},
+	"restore.shipper_registry": {},
+	"units.stop":               {"component!": componentAll},
+	"units.start":              {"component!": componentAll, "wait": isDuration},
+	"units.daemon_reload":      {},
+	"units.verify_gone":        {"component!": component},
+	"indexer.allocation":       {"value!": oneOf("primaries", "all")},
+	"indexer.flush":            {},
+	"indexer.flush_synced":     {},
+	"indexer.security_apply":   {},
+	"packages.install":         {"component!": component},
+	"packages.downgrade":       {"component!": component},
+	"shipper.template":         {"version": version},
+	"shipper.setup":            {"what!": oneOf("pipelines", "index_management")},
+	"shipper.test_output":      {},
 
 	// agents back and the watch window
 	"agents.record":    {},
@@ -345,6 +347,11 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		t.Error("the indexer snapshot must be restored on rollback")
 	}
 	before(t, p, "preflight/disk", "preflight/data-safety", "indexer/snapshot", "indexer/stop")
+	// The shipper's read position is saved with the data (shipper stopped) and restored with it.
+	before(t, p, "stop/shipper", "indexer/flush", "backup/shipper-registry", "indexer/snapshot", "indexer/backup-data")
+	if r := p.Steps[index(t, p, "backup/shipper-registry")]; r.Undo == nil || r.Step.Undo.Kind != "restore.shipper_registry" {
+		t.Error("the shipper registry must be restored on rollback")
+	}
 	if !slices.Contains(p.Steps[index(t, p, "indexer/install")].Needs, "indexer/backup-data") {
 		t.Error("indexer/install must need indexer/backup-data")
 	}
@@ -361,10 +368,11 @@ func TestRollbackRunbookOrder(t *testing.T) {
 	before(t, p,
 		"stop/shipper", "stop/dashboard", "stop/manager", "stop/indexer",
 		"packages/dashboard", "packages/shipper", "packages/manager", "packages/indexer",
-		"restore/indexer-data", "restore/configs", "restore/manager-db",
+		"restore/indexer-data", "restore/configs", "restore/manager-db", "restore/shipper-registry",
 		"indexer/start", "indexer/security", "restore/indexer-snapshot", "indexer/health",
 		"manager/start", "dashboard/start", "shipper/start",
 		"validate/versions", "post/snapshot", "post/diff")
+	before(t, p, "stop/shipper", "restore/shipper-registry", "shipper/start")
 	for _, s := range p.Steps {
 		if s.Undo != nil || s.FailMode() != "abort" {
 			t.Errorf("%s: a rollback step has an undo or rolls back", s.ID)

@@ -98,7 +98,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
   shipper:
     binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
-    data_dir: ""                         # --path.data (registry, keystore); wazuh: /var/lib/filebeat
+    data_dir: /var/lib/shipper           # --path.data (registry, keystore; the registry is saved and restored with the indexer data); wazuh: /var/lib/filebeat
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper

@@ -150,9 +150,12 @@ type Dashboard struct {
 
 // Shipper is the Filebeat-like forwarder.
 type Shipper struct {
-	Binary         string `mapstructure:"binary"`
-	HomeDir        string `mapstructure:"home_dir"` // --path.home (the module directory is home_dir/module); empty: not passed
-	DataDir        string `mapstructure:"data_dir"` // --path.data (registry, keystore); empty: not passed
+	Binary  string `mapstructure:"binary"`
+	HomeDir string `mapstructure:"home_dir"` // --path.home (the module directory is home_dir/module); empty: not passed
+	// DataDir is Filebeat's path.data (registry, keystore), passed as
+	// --path.data (empty: not passed); its registry, the read position in the
+	// alerts file, is saved with the indexer data and restored on rollback.
+	DataDir        string `mapstructure:"data_dir"`
 	Unit           string `mapstructure:"unit"`
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`

@@ -7,7 +7,7 @@ import "sort"
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
 		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{}, cleanupPrefixes: []string{},
-		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
+		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper", shipperData: "/var/lib/shipper"}),
 	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
 	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
 	// dashboard listens on 443 with the installer's certificates (IP SAN

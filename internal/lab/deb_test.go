@@ -110,7 +110,7 @@ func TestBuildDebRejectsBadPaths(t *testing.T) {
 
 func TestJVMOptions(t *testing.T) {
 	in := "-Xms1g\n-Xmx1g\n-XX:HeapDumpPath=data\n-XX:ErrorFile=logs/hs_err_pid%p.log\n9-:-Xlog:gc*:file=logs/gc.log:utctime\n8:-Xloggc:logs/gc.log\n## -Xms4g\n"
-	got := string(JVMOptions([]byte(in), "/r/log", "/r/data"))
+	got := string(JVMOptions([]byte(in), "/r/log", "/r/data", ""))
 	for _, want := range []string{"-Xms512m\n", "-Xmx512m\n", "HeapDumpPath=/r/data", "ErrorFile=/r/log/hs_err", "file=/r/log/gc.log", "Xloggc:/r/log/gc.log", "## -Xms4g"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
@@ -118,5 +118,8 @@ func TestJVMOptions(t *testing.T) {
 	}
 	if strings.Contains(got, "1g") {
 		t.Errorf("1g heap left:\n%s", got)
+	}
+	if got := string(JVMOptions([]byte(in), "/r/log", "/r/data", "2g")); !strings.Contains(got, "-Xms2g\n-Xmx2g\n") {
+		t.Errorf("heap 2g:\n%s", got)
 	}
 }

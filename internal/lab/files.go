@@ -56,6 +56,7 @@ func (l *Lab) siemctlConfig() map[string]any {
 			"unit":            "shipper.service",
 			"package":         "shipper",
 			"config_dir":      filepath.Join(r, "etc/shipper"),
+			"data_dir":        filepath.Join(r, l.shipperLayout().DataDir),
 			"template_source": filepath.Join(d, "tpl", "{version}", "siem-template.json"),
 		},
 		"thresholds": map[string]any{"disk_warn_percent": 85, "disk_nogo_percent": 90, "upgrade_min_free_percent": 20},

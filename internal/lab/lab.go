@@ -86,6 +86,9 @@ type Options struct {
 	Poll       time.Duration // readiness poll interval, default 250ms
 	// StartTimeout bounds each component's readiness wait (default 180s: a cold JVM on 2 busy cores).
 	StartTimeout time.Duration
+	// IndexerHeap is the OpenSearch heap (-Xms/-Xmx), e.g. 512m (default) or 2g: thousands of
+	// indices (siemlab load) need more than the default.
+	IndexerHeap string
 }
 
 // Lab is a running lab.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -95,51 +94,61 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	}
 
 	gen := newAlertGen(opts.Seed, l.hostname())
-	perDay := opts.Bytes / int64(opts.Days)
-	bodies := make(chan []byte, opts.Workers)
+	next := loadBodies(gen, rep.Prefix, days, opts.Bytes/int64(opts.Days), opts.BulkBytes, &rep)
+	// The first body goes in alone: its index then has the mapping every day's index gets (the
+	// template's plus the fields the alerts add dynamically), so the indices created ahead below
+	// need no mapping update of their own (one cluster state change per index instead of three).
 	var docs, sent atomic.Int64
+	if first, _ := next(); first != nil {
+		n, err := c.bulkRetry(ctx, first)
+		if err != nil {
+			return rep, fmt.Errorf("load: %w", err)
+		}
+		docs.Add(int64(n))
+		sent.Add(int64(len(first)))
+	}
+	mapping, err := c.mapping(ctx, rep.First)
+	if err != nil {
+		return rep, err
+	}
+	bodies := make(chan []byte, opts.Workers)
+	created := make(chan struct{}, len(days)) // one per index created ahead, in day order
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { // create the indices ahead of the bulk requests
+		for _, day := range days[1:] {
+			if err := c.createLoadIndex(gctx, rep.Prefix+day.Format("2006.01.02"), mapping); err != nil {
+				return err
+			}
+			created <- struct{}{}
+		}
+		return nil
+	})
 	g.Go(func() error {
 		defer close(bodies)
-		var buf bytes.Buffer
-		flush := func() error {
-			if buf.Len() == 0 {
-				return nil
+		have := 1 // days[:have] exist
+		for b, last := next(); b != nil; b, last = next() {
+			// A body goes out once its days' indices exist: a bulk that would auto-create hundreds
+			// of them (small days) times out on the cluster state queue.
+			for have <= last {
+				select {
+				case <-created:
+					have++
+				case <-gctx.Done():
+					return gctx.Err()
+				}
 			}
-			b := bytes.Clone(buf.Bytes())
-			buf.Reset()
 			select {
 			case bodies <- b:
-				return nil
 			case <-gctx.Done():
 				return gctx.Err()
 			}
 		}
-		for _, day := range days {
-			index := rep.Prefix + day.Format("2006.01.02")
-			meta := []byte(`{"index":{"_index":"` + index + `"}}` + "\n")
-			var n int64
-			for i := 0; n < perDay; i++ {
-				doc := gen.alert(day, i)
-				n += int64(len(doc))
-				rep.SourceBytes += int64(len(doc))
-				rep.Docs++
-				buf.Write(meta)
-				buf.Write(doc)
-				buf.WriteByte('\n')
-				if buf.Len() >= opts.BulkBytes {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return flush()
+		return nil
 	})
 	for range opts.Workers {
 		g.Go(func() error {
 			for b := range bodies {
-				n, err := c.bulk(gctx, b)
+				n, err := c.bulkRetry(gctx, b)
 				if err != nil {
 					return err
 				}
@@ -175,6 +184,11 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("load: %w", err)
 	}
+	// The indices were created with asynchronous translog fsync (a bulk load); from now on every
+	// write is durable again, as on a real host.
+	if _, err := c.ok(ctx, http.MethodPut, "/"+rep.Prefix+"*/_settings", map[string]any{"index.translog.durability": "request"}); err != nil {
+		return rep, fmt.Errorf("load: %w", err)
+	}
 	if docs.Load() != rep.Docs {
 		return rep, fmt.Errorf("load: %d documents made but %d indexed", rep.Docs, docs.Load())
 	}
@@ -186,6 +200,78 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	}
 	rep.Took = time.Since(start)
 	return rep, nil
+}
+
+// loadBodies returns a generator of bulk bodies of about bulkBytes each: perDay bytes of alerts for
+// every day, oldest first, the first day alone in the first body; with each body the index in days
+// of the last day it holds. It counts documents and bytes into rep and returns nil at the end.
+func loadBodies(gen *alertGen, prefix string, days []time.Time, perDay int64, bulkBytes int, rep *LoadReport) func() ([]byte, int) {
+	d, i, n := 0, 0, int64(0)
+	var buf bytes.Buffer
+	out := func() ([]byte, int) {
+		b := bytes.Clone(buf.Bytes())
+		buf.Reset()
+		if i == 0 { // the day just ended
+			return b, d - 1
+		}
+		return b, d
+	}
+	return func() ([]byte, int) {
+		for d < len(days) {
+			meta := `{"index":{"_index":"` + prefix + days[d].Format("2006.01.02") + `"}}` + "\n"
+			for n < perDay {
+				doc := gen.alert(days[d], i)
+				i++
+				n += int64(len(doc))
+				rep.SourceBytes += int64(len(doc))
+				rep.Docs++
+				buf.WriteString(meta)
+				buf.Write(doc)
+				buf.WriteByte('\n')
+				if buf.Len() >= bulkBytes {
+					return out()
+				}
+			}
+			d, i, n = d+1, 0, 0
+			if d == 1 && buf.Len() > 0 {
+				return out()
+			}
+		}
+		if buf.Len() == 0 {
+			return nil, 0
+		}
+		return out()
+	}
+}
+
+// mapping returns index's mappings object.
+func (c *indexerClient) mapping(ctx context.Context, index string) (json.RawMessage, error) {
+	data, err := c.ok(ctx, http.MethodGet, "/"+index+"/_mapping", nil)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	var m map[string]struct {
+		Mappings json.RawMessage `json:"mappings"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || len(m[index].Mappings) == 0 {
+		return nil, fmt.Errorf("load: mapping of %s: %v", index, err)
+	}
+	return m[index].Mappings, nil
+}
+
+// createLoadIndex creates a daily index with the learnt mapping and asynchronous translog fsync,
+// without waiting for its shard to start (the bulk request that follows waits for the primary).
+// An index that exists (a load onto loaded days) is used as it is.
+func (c *indexerClient) createLoadIndex(ctx context.Context, index string, mapping json.RawMessage) error {
+	body := map[string]any{"mappings": mapping, "settings": map[string]any{"index.translog.durability": "async"}}
+	code, data, err := c.do(ctx, http.MethodPut, "/"+index+"?wait_for_active_shards=0", body)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", index, err)
+	}
+	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
+		return fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
+	}
+	return nil
 }
 
 // hostname is the manager name the lab's alerts carry.
@@ -277,47 +363,88 @@ func (c *indexerClient) makeShardRoom(ctx context.Context, more int) (was, now i
 	return limit, newLimit, nil
 }
 
-// bulk sends one _bulk body and returns how many documents were indexed; any item error fails.
-func (c *indexerClient) bulk(ctx context.Context, body []byte) (int, error) {
+// bulkRetry sends a _bulk body until every document is in: a request the node refuses as a whole
+// for memory or load (429, 503: its circuit breaker or write queue) is sent again, and of a
+// partly refused one only the refused documents, after a growing pause (0.5 s doubling to 8 s, 10
+// tries). It returns how many documents were indexed.
+func (c *indexerClient) bulkRetry(ctx context.Context, body []byte) (int, error) {
+	total := 0
+	pause := 500 * time.Millisecond
+	for try := 1; ; try++ {
+		n, again, err := c.bulk(ctx, body)
+		total += n
+		if err != nil || len(again) == 0 {
+			return total, err
+		}
+		if try == 10 {
+			return total, fmt.Errorf("bulk: %d documents still refused for load after %d tries", bytes.Count(again, []byte{'\n'})/2, try)
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 8*time.Second)
+		body = again
+	}
+}
+
+// bulk sends one _bulk body; it returns how many documents were indexed and the body of those
+// refused with 429 or 503 (to send again: a full write queue, a cluster state update that timed
+// out). Any other refusal fails.
+func (c *indexerClient) bulk(ctx context.Context, body []byte) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/_bulk?filter_path=errors,items.*.error,items.*.status", bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	req.SetBasicAuth(c.user, c.password)
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("bulk: %w", err)
+		return 0, nil, fmt.Errorf("bulk: %w", err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return 0, fmt.Errorf("bulk: read answer: %w", err)
+		return 0, nil, fmt.Errorf("bulk: read answer: %w", err)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		return 0, body, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return 0, fmt.Errorf("bulk: HTTP %d: %s", resp.StatusCode, tail(string(data), 300))
+		return 0, nil, fmt.Errorf("bulk: HTTP %d: %s", resp.StatusCode, tail(string(data), 300))
 	}
 	var r struct {
-		Errors bool                         `json:"errors"`
-		Items  []map[string]json.RawMessage `json:"items"`
+		Errors bool `json:"errors"`
+		Items  []map[string]struct {
+			Status int             `json:"status"`
+			Error  json.RawMessage `json:"error"`
+		} `json:"items"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return 0, fmt.Errorf("bulk: answer: %w", err)
+		return 0, nil, fmt.Errorf("bulk: answer: %w", err)
 	}
-	if r.Errors {
-		for _, it := range r.Items {
-			for _, v := range it {
-				var e struct {
-					Error json.RawMessage `json:"error"`
-				}
-				if json.Unmarshal(v, &e) == nil && len(e.Error) > 0 {
-					return 0, fmt.Errorf("bulk: a document was refused: %s", tail(string(e.Error), 300))
-				}
+	lines := bytes.SplitAfter(body, []byte{'\n'})
+	docs := len(lines) / 2
+	if !r.Errors {
+		return docs, nil, nil
+	}
+	if len(r.Items) != docs {
+		return 0, nil, fmt.Errorf("bulk: %d answers for %d documents", len(r.Items), docs)
+	}
+	var again bytes.Buffer
+	for i, it := range r.Items {
+		for _, v := range it {
+			switch {
+			case v.Status == http.StatusTooManyRequests || v.Status == http.StatusServiceUnavailable:
+				again.Write(lines[2*i])
+				again.Write(lines[2*i+1])
+			case len(v.Error) > 0:
+				return 0, nil, fmt.Errorf("bulk: a document was refused: %s", tail(string(v.Error), 300))
 			}
 		}
-		return 0, errors.New("bulk: errors reported without an item error")
 	}
-	return bytes.Count(body, []byte{'\n'}) / 2, nil
+	return docs - bytes.Count(again.Bytes(), []byte{'\n'})/2, again.Bytes(), nil
 }
 
 // storeBytes sums the primary store size of the loaded indices.

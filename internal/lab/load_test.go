@@ -3,6 +3,10 @@ package lab
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,5 +69,83 @@ func TestAlertGenShape(t *testing.T) {
 	// Real Wazuh alerts are around a kilobyte; the size flag relies on a stable average.
 	if avg := total / 2000; avg < 500 || avg > 2000 {
 		t.Errorf("average document %d bytes, want 500..2000", avg)
+	}
+}
+
+// A bulk refused whole (429: the node's circuit breaker) is sent again; of a partly refused one
+// only the refused documents are; another refusal fails.
+func TestBulkRetry(t *testing.T) {
+	var got []string
+	answers := []func(w http.ResponseWriter){
+		func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"type":"circuit_breaking_exception"},"status":429}`)
+		},
+		func(w http.ResponseWriter) {
+			io.WriteString(w, `{"errors":true,"items":[{"index":{"status":201}},{"index":{"status":429,"error":{"type":"es_rejected_execution_exception"}}},{"index":{"status":201}}]}`)
+		},
+		func(w http.ResponseWriter) { io.WriteString(w, `{"errors":false}`) },
+		func(w http.ResponseWriter) {
+			io.WriteString(w, `{"errors":true,"items":[{"index":{"status":400,"error":{"type":"mapper_parsing_exception"}}}]}`)
+		},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, string(b))
+		answers[len(got)-1](w)
+	}))
+	defer srv.Close()
+	c := &indexerClient{base: srv.URL, user: "admin", password: "x", hc: srv.Client()}
+	body := "{\"index\":{}}\n{\"n\":1}\n{\"index\":{}}\n{\"n\":2}\n{\"index\":{}}\n{\"n\":3}\n"
+	n, err := c.bulkRetry(t.Context(), []byte(body))
+	if err != nil || n != 3 {
+		t.Fatalf("indexed %d, %v", n, err)
+	}
+	if len(got) != 3 || got[0] != body || got[1] != body || got[2] != "{\"index\":{}}\n{\"n\":2}\n" {
+		t.Fatalf("requests:\n%q", got)
+	}
+	if _, err := c.bulkRetry(t.Context(), []byte("{\"index\":{}}\n{\"n\":\"x\"}\n")); err == nil || !strings.Contains(err.Error(), "mapper_parsing_exception") {
+		t.Fatalf("a refused document: %v", err)
+	}
+}
+
+// The bodies hold every day's share of documents, oldest first, each about bulkBytes.
+func TestLoadBodies(t *testing.T) {
+	days := loadDays(time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC), 5)
+	var rep LoadReport
+	next := loadBodies(newAlertGen(1, "m"), "p-", days, 20000, 30000, &rep)
+	perIndex := map[string]int{}
+	var bodies, docs int
+	for b, last := next(); b != nil; b, last = next() {
+		bodies++
+		// last is the newest day the body holds; the first body holds the first day alone
+		if !strings.Contains(string(b), `"p-`+days[last].Format("2006.01.02")+`"`) || last+1 < len(days) && strings.Contains(string(b), `"p-`+days[last+1].Format("2006.01.02")+`"`) {
+			t.Errorf("body %d: last day %d wrong", bodies, last)
+		}
+		if bodies == 1 && last != 0 {
+			t.Errorf("the first body holds days up to %d, want the first day alone", last)
+		}
+		if len(b) > 30000+4000 {
+			t.Errorf("body of %d bytes", len(b))
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i := 0; i < len(lines); i += 2 {
+			var m struct {
+				Index struct {
+					Index string `json:"_index"`
+				} `json:"index"`
+			}
+			if err := json.Unmarshal([]byte(lines[i]), &m); err != nil {
+				t.Fatal(err)
+			}
+			perIndex[m.Index.Index]++
+			docs++
+		}
+	}
+	if len(perIndex) != 5 || docs != int(rep.Docs) || rep.SourceBytes < 5*20000 || bodies < 3 {
+		t.Fatalf("%d bodies, %d docs (report %d, %d bytes) per index %v", bodies, docs, rep.Docs, rep.SourceBytes, perIndex)
+	}
+	if perIndex["p-2026.03.05"] == 0 || perIndex["p-2026.03.09"] == 0 {
+		t.Errorf("days %v", perIndex)
 	}
 }

@@ -282,6 +282,7 @@ type IndexerSpec struct {
 	TransPort   int
 	ClusterName string
 	JavaHome    string // the Java 17 home OpenSearch runs on (JavaHome)
+	Heap        string // -Xms/-Xmx (default defaultIndexerHeap)
 }
 
 // Indexer paths under the root.
@@ -327,7 +328,7 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 	if err != nil {
 		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
 	}
-	add(File{Path: indexerConf + "/jvm.options", Conffile: true, Data: JVMOptions(jvm, filepath.Join(spec.Root, indexerLogs), filepath.Join(spec.Root, indexerData))})
+	add(File{Path: indexerConf + "/jvm.options", Conffile: true, Data: JVMOptions(jvm, filepath.Join(spec.Root, indexerLogs), filepath.Join(spec.Root, indexerData), spec.Heap)})
 	log4j, err := os.ReadFile(filepath.Join(spec.Dist, "config/log4j2.properties"))
 	if err != nil {
 		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
@@ -376,10 +377,19 @@ var (
 	reHeapDump = regexp.MustCompile(`HeapDumpPath=data`)
 )
 
-// JVMOptions rewrites the distribution's jvm.options: 512m heap and absolute log/dump paths.
-func JVMOptions(orig []byte, logDir, dataDir string) []byte {
-	s := reXms.ReplaceAllString(string(orig), "-Xms512m")
-	s = reXmx.ReplaceAllString(s, "-Xmx512m")
+// defaultIndexerHeap is the lab OpenSearch's heap unless Options.IndexerHeap says otherwise.
+const defaultIndexerHeap = "512m"
+
+var reHeap = regexp.MustCompile(`^[1-9][0-9]{0,5}[mg]$`)
+
+// JVMOptions rewrites the distribution's jvm.options: the heap (default 512m) and absolute
+// log/dump paths.
+func JVMOptions(orig []byte, logDir, dataDir, heap string) []byte {
+	if !reHeap.MatchString(heap) {
+		heap = defaultIndexerHeap
+	}
+	s := reXms.ReplaceAllString(string(orig), "-Xms"+heap)
+	s = reXmx.ReplaceAllString(s, "-Xmx"+heap)
 	s = reLogs.ReplaceAllString(s, "${1}"+logDir+"/")
 	s = reHeapDump.ReplaceAllString(s, "HeapDumpPath="+dataDir)
 	return []byte(s)

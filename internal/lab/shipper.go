@@ -118,7 +118,10 @@ ingest_pipeline: ingest/pipeline.json
 }
 
 // filesetInput is the fileset's input: a log input on the manager's JSON file; the ingest pipeline
-// parses each line and routes it to the daily index of fields.index_prefix.
+// parses each line and routes it to the daily index of fields.index_prefix. The document id is the
+// sha256 of the alert line (which carries the alert's id and timestamp), so a line sent again (a
+// registry restored by a rollback, a resend after a lost acknowledgement) is refused by the
+// indexer as a duplicate (409 on Filebeat's create) instead of being indexed twice.
 const filesetInput = `type: log
 paths:
 {{ range $i, $path := .paths }}
@@ -127,6 +130,10 @@ paths:
 exclude_files: [".gz$"]
 fields:
   index_prefix: {{ .index_prefix }}
+processors:
+  - fingerprint:
+      fields: ["message"]
+      target_field: "@metadata._id"
 `
 
 // removedFields are the Beat bookkeeping fields the pipeline drops from the stored alert (Filebeat's

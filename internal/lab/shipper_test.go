@@ -101,7 +101,8 @@ func TestShipperPackage(t *testing.T) {
 	if err := yaml.Unmarshal(byPath[mod+"archives/manifest.yml"].Data, &man); err != nil || man.Var[1].Default != "siem-archives-4.x-" {
 		t.Errorf("archives manifest = %+v %v", man, err)
 	}
-	if in := string(byPath[mod+"alerts/config/alerts.yml"].Data); !strings.Contains(in, "type: log") || !strings.Contains(in, "index_prefix: {{ .index_prefix }}") {
+	if in := string(byPath[mod+"alerts/config/alerts.yml"].Data); !strings.Contains(in, "type: log") || !strings.Contains(in, "index_prefix: {{ .index_prefix }}") ||
+		!strings.Contains(in, "- fingerprint:\n      fields: [\"message\"]\n      target_field: \"@metadata._id\"") {
 		t.Errorf("alerts input:\n%s", in)
 	}
 	var pl struct {

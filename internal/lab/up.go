@@ -35,6 +35,12 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	if !slices.Contains(Versions, opts.Version) {
 		return nil, fmt.Errorf("lab: unknown version %q (known: %s)", opts.Version, strings.Join(Versions, ", "))
 	}
+	if opts.IndexerHeap == "" {
+		opts.IndexerHeap = defaultIndexerHeap
+	}
+	if !reHeap.MatchString(opts.IndexerHeap) {
+		return nil, fmt.Errorf("lab: indexer heap %q: want a size like 512m or 2g", opts.IndexerHeap)
+	}
 	if opts.PortOffset < 0 || opts.PortOffset > 5000 {
 		return nil, fmt.Errorf("lab: port offset %d out of range 0..5000", opts.PortOffset)
 	}
@@ -229,7 +235,7 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 	}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
-		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome})
+		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap})
 		if err != nil {
 			return err
 		}

@@ -85,6 +85,11 @@ type Backups struct {
 	IndexerDataAside string `json:"indexer_data_aside,omitempty"`
 	// ManagerDB is the cold copy of the manager's queue/db (managerdb.go).
 	ManagerDB string `json:"manager_db,omitempty"`
+	// ShipperRegistry is the archive of the shipper's registry (its read
+	// position) saved with the indexer data; ShipperRegistryAbsent: the
+	// shipper had none then.
+	ShipperRegistry       string `json:"shipper_registry,omitempty"`
+	ShipperRegistryAbsent bool   `json:"shipper_registry_absent,omitempty"`
 }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
@@ -411,6 +416,7 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks = append(ks, indexerKinds(pl)...)
 	ks = append(ks, packageKinds(pl)...)
 	ks = append(ks, shipperKinds(pl)...)
+	ks = append(ks, registryKinds(pl)...)
 	out := make([]engine.Kind, len(ks))
 	for i, k := range ks {
 		out[i] = &redacting{Kind: k}

@@ -118,7 +118,7 @@ func TestDescribeNamesExactCommands(t *testing.T) {
 		{"indexer.security_apply", nil, []string{"/usr/share/siem-indexer/bin/indexer-security-init.sh (no options"}},
 		{"backup.indexer_security", nil, []string{`indexer-security-init.sh --options "-backup <backup_dir>/<run-id>/indexer-security -icl -nhnv"`}},
 		{"gate.manager_api", map[string]any{"version": "target"}, []string{"api_version = 4.10.0"}},
-		{"shipper.setup", map[string]any{"what": "index_management"}, []string{"/usr/bin/shipper --path.config /etc/shipper -e setup --index-management -E output.logstash.enabled=false"}},
+		{"shipper.setup", map[string]any{"what": "index_management"}, []string{"/usr/bin/shipper --path.data /var/lib/shipper --path.config /etc/shipper -e setup --index-management -E output.logstash.enabled=false"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {

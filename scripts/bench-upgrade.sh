@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# bench-upgrade.sh: upgrade + rollback of a loaded lab in each indexer.data_safety mode, at a small
+# and a large volume, with events arriving all the time; prints per mode and volume the data size,
+# upgrade and rollback wall time, the time the indexer was down, siemctl's own share, the space
+# the data safety used, events lost and duplicated, and the ratio large/small. A measurement, not a
+# test: it fails only when a step of it fails. Run as root (the lab needs it), after `make build`.
+#
+#   make bench-upgrade                                  # small 50MiB/50 days, large 1GiB/1000 days
+#   BENCH_VOLUMES="small:20MiB:20 large:200MiB:200" BENCH_MODES="snapshot" scripts/bench-upgrade.sh
+#
+# Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, default a new /tmp dir, kept:
+# results.tsv and the logs), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
+# BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
+# BENCH_MODES (default "snapshot copy command"), BENCH_RATE (events per second, default 5),
+# BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m).
+#
+# The lab is downed at the end, also on failure or interrupt. The machine's other load shows in
+# the figures: they are wall-clock times of one run each.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BENCH_BIN:-$ROOT/bin}
+SIEMCTL=$BIN/siemctl
+SIEMLAB=$BIN/siemlab
+OFFSET=${BENCH_PORT_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
+WORK=${BENCH_DIR:-$(mktemp -d /tmp/siemctl-bench-XXXXXX)}
+VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:1000"}
+MODES=${BENCH_MODES:-"snapshot copy command"}
+RATE=${BENCH_RATE:-5}
+HEAP=${BENCH_HEAP:-2g}
+LAB=$WORK/lab
+RES=$WORK/results.tsv
+FLOW_PID=
+
+log() { printf '%s bench-upgrade: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() {
+	log "FAILED: $*"
+	exit 1
+}
+
+for b in "$SIEMCTL" "$SIEMLAB"; do
+	[ -x "$b" ] || die "$b missing: run make build first"
+done
+command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
+[ "$(id -u)" = 0 ] || die "run as root (the lab runs a private systemd and dpkg root)"
+
+cleanup() {
+	if [ -n "$FLOW_PID" ]; then
+		kill "$FLOW_PID" 2>/dev/null
+		wait "$FLOW_PID" 2>/dev/null
+	fi
+	if [ -d "$LAB" ]; then
+		"$SIEMLAB" down --dir "$LAB" >"$WORK/down.log" 2>&1 || log "siemlab down --dir $LAB failed: see $WORK/down.log"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$WORK/hook"
+# The command mode's hook pair: a plain cold copy of the data directory (what an LVM/ZFS hook
+# replaces with a volume snapshot).
+cat >"$WORK/hook/take" <<EOF
+#!/bin/sh
+set -e
+rm -rf "$WORK/hook/data"
+cp -a "\$SIEMCTL_DATA_DIR" "$WORK/hook/data"
+echo "copied \$SIEMCTL_DATA_DIR for run \$SIEMCTL_RUN_ID"
+EOF
+cat >"$WORK/hook/restore" <<EOF
+#!/bin/sh
+set -e
+[ -d "$WORK/hook/data" ]
+rm -rf "\$SIEMCTL_DATA_DIR"
+cp -a "$WORK/hook/data" "\$SIEMCTL_DATA_DIR"
+echo "restored \$SIEMCTL_DATA_DIR"
+EOF
+chmod 755 "$WORK/hook/take" "$WORK/hook/restore"
+
+log "work directory $WORK; lab port offset $OFFSET"
+"$SIEMLAB" up --dir "$LAB" --port-offset "$OFFSET" --indexer-heap "$HEAP" >"$WORK/up.log" 2>&1 || die "siemlab up: see $WORK/up.log"
+# shellcheck disable=SC1091
+. "$LAB/env"
+export NO_COLOR=1
+conf() { "$SIEMCTL" config view -o json | jq -r --arg k "$1" '.[] | select(.key == $k) | .value'; }
+DATA=$(conf indexer.data_dir)
+URL=$(conf indexer.url)
+[ -d "$DATA" ] && [ -n "$URL" ] || die "indexer.data_dir / indexer.url not found in the lab's configuration"
+"$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 || die "indexer repository prepare: see $WORK/prepare.log"
+REPO=$("$SIEMCTL" indexer repository -o json | jq -r .location)
+
+bytes() { du -sb "$1" 2>/dev/null | cut -f1; }
+mib() { awk -v b="${1:-0}" 'BEGIN { printf "%.0f", b / 1048576 }'; }
+
+# run_with_flow TAG LOG CMD...: the flow runs while CMD does (10 s before and after).
+run_with_flow() {
+	local tag=$1 out=$2 from=$3
+	shift 3
+	"$SIEMLAB" flow send --dir "$LAB" --tag "$tag" --rate "$RATE" --from "$from" >>"$WORK/flow-$tag.log" 2>&1 &
+	FLOW_PID=$!
+	sleep 10
+	local t0 t1 rc
+	t0=$(date +%s.%N)
+	"$@" >"$out" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	sleep 10
+	kill -INT "$FLOW_PID" 2>/dev/null
+	wait "$FLOW_PID" 2>/dev/null
+	FLOW_PID=
+	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	return $rc
+}
+
+# down_s RUNBOOK: seconds from the indexer's stop to the first cluster health gate after it.
+down_s() {
+	"$SIEMCTL" upgrade status -o json "$1" | jq '.steps | to_entries
+		| (map(select(.value.id == "indexer/stop" or .value.id == "stop/indexer"))[0].key) as $a
+		| (map(select(.key > $a and .value.id == "indexer/health"))[0].key) as $b
+		| map(select(.key >= $a and .key <= $b) | .value.duration_s) | add | . * 10 | round / 10'
+}
+
+flow_check() { # TAG → "lost dup written"
+	"$SIEMLAB" flow check --dir "$LAB" --tag "$1" --wait 4m --json 2>>"$WORK/flow-$1.log" | jq -r '"\(.lost) \(.duplicates) \(.in_alerts_file)"'
+}
+
+printf 'volume\tmode\tdata_MiB\tindices\tupgrade_s\trollback_s\tdown_upgrade_s\tdown_rollback_s\town_upgrade_s\town_rollback_s\tspace_MiB\tevents\tlost_after_upgrade\tlost\tduplicates\n' >"$RES"
+loaded=0
+for vol in $VOLUMES; do
+	IFS=: read -r vname vsize vdays <<<"$vol"
+	log "loading $vsize over $vdays daily indices ($vname)"
+	"$SIEMLAB" load --dir "$LAB" --size "$vsize" --days "$vdays" --seed $((++loaded)) --json >"$WORK/load-$vname.json" 2>"$WORK/load-$vname.log" ||
+		die "siemlab load: see $WORK/load-$vname.log"
+	log "loaded: $(jq -r '"\(.docs) docs, \(.store_bytes / 1048576 | floor) MiB on disk, \(.took_ns / 1e9 | floor) s"' "$WORK/load-$vname.json")"
+	for mode in $MODES; do
+		export SIEMCTL_INDEXER_DATA_SAFETY=$mode
+		if [ "$mode" = command ]; then
+			export SIEMCTL_INDEXER_DATA_HOOK_TAKE=$WORK/hook/take SIEMCTL_INDEXER_DATA_HOOK_RESTORE=$WORK/hook/restore
+		else
+			unset SIEMCTL_INDEXER_DATA_HOOK_TAKE SIEMCTL_INDEXER_DATA_HOOK_RESTORE
+		fi
+		tag=$(printf '%s%s' "${vname:0:5}" "${mode:0:4}" | tr -cd 'a-z0-9')
+		dsize=$(bytes "$DATA")
+		indices=$(curl -s --cacert "$LAB/certs/root-ca.pem" -u "admin:$(cat "$LAB/secrets/indexer")" "$URL/_cat/indices/siem-alerts-*?h=index" | wc -l)
+		repo0=$(bytes "$REPO")
+		log "$vname/$mode: upgrade ($(mib "$dsize") MiB data)"
+		run_with_flow "$tag" "$WORK/$tag-upgrade.log" 1 "$SIEMCTL" upgrade apply --to 4.10.0 --yes || die "$vname/$mode upgrade: see $WORK/$tag-upgrade.log"
+		up_wall=$WALL
+		up_run=$("$SIEMCTL" upgrade status -o json | jq -r .run_id)
+		case $mode in
+		snapshot) space=$(($(bytes "$REPO") - repo0)) ;;
+		copy) space=$(bytes "$LAB/backups/$up_run") ;;
+		command) space=$(bytes "$WORK/hook/data") ;;
+		esac
+		read -r lost_up _ _ <<<"$(flow_check "$tag")"
+		log "$vname/$mode: rollback"
+		next=$(($(grep -o 'sent [0-9]*' "$WORK/flow-$tag.log" | awk '{ s += $2 } END { print s + 1 }')))
+		run_with_flow "$tag" "$WORK/$tag-rollback.log" "$next" "$SIEMCTL" rollback --yes || die "$vname/$mode rollback: see $WORK/$tag-rollback.log"
+		rb_wall=$WALL
+		rb_run=$("$SIEMCTL" upgrade status -o json | jq -r .run_id)
+		read -r lost dup written <<<"$(flow_check "$tag")"
+		up_st=$("$SIEMCTL" upgrade status -o json "$up_run")
+		rb_st=$("$SIEMCTL" upgrade status -o json "$rb_run")
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\n' "$vname" "$mode" "$(mib "$dsize")" "$indices" \
+			"$up_wall" "$rb_wall" "$(down_s "$up_run")" "$(down_s "$rb_run")" \
+			"$(jq .time.siemctl_own_work_s <<<"$up_st")" "$(jq .time.siemctl_own_work_s <<<"$rb_st")" \
+			"$(mib "$space")" "$written" "$lost_up" "$lost" "$dup" >>"$RES"
+		log "$vname/$mode: $(tail -1 "$RES")"
+		# what the modes keep after a rollback (the new version's data set aside, the copy, the
+		# hook's copy) is not needed here: disk space for the next mode
+		rm -rf "$DATA".siemctl-* "$LAB/backups/$up_run" "$WORK/hook/data"
+	done
+done
+
+echo
+column -t -s $'\t' "$RES"
+echo
+echo "ratio large/small (last volume / first volume) per mode:"
+first=${VOLUMES%% *}
+last=${VOLUMES##* }
+awk -F'\t' -v a="${first%%:*}" -v b="${last%%:*}" '
+	NR == 1 { for (i = 1; i <= NF; i++) h[i] = $i; next }
+	$1 == a { for (i = 3; i <= 11; i++) s[$2, i] = $i }
+	$1 == b { for (i = 3; i <= 11; i++) l[$2, i] = $i; m[$2] = 1 }
+	END {
+		for (k in m) {
+			line = k ":"
+			for (i = 3; i <= 11; i++) if (s[k, i] + 0 > 0) line = line sprintf(" %s %.2f", h[i], l[k, i] / s[k, i])
+			print "  " line
+		}
+	}' "$RES"
+echo
+echo "results: $RES (own_* = siemctl's own work: wall minus waiting on components, from upgrade status -o json)"
