@@ -8,12 +8,31 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// siemctlConfig is DIR/siemctl.yaml, on the keys of DESIGN.md "Configuration".
+// siemctlConfig is DIR/siemctl.yaml, on the keys of DESIGN.md "Configuration". Every file it names
+// is where siemctl's profile of the same name has its default, under the lab's root: the indexer's
+// CA in its certs directory, the manager API's own server.crt as its trust anchor, the secrets in
+// etc/siemctl/secrets.
 func (l *Lab) siemctlConfig() map[string]any {
-	r, d, p := l.st.Root, l.st.Dir, l.st.Ports
-	ca := filepath.Join(d, "certs", "root-ca.pem")
+	r, d, p, pr := l.st.Root, l.st.Dir, l.st.Ports, l.prof
+	abs := func(rel string) string { return filepath.Join(r, rel) }
+	manager := map[string]any{
+		"api_url":         l.managerAPIURL(),
+		"username":        pr.APIUser,
+		"password_file":   l.siemctlSecretPath(secretManager),
+		"ca_file":         l.apiCertPath(),
+		"install_dir":     abs(pr.InstallDir),
+		"control_tool":    pr.Control,
+		"unit":            pr.ManagerUnit(),
+		"package":         pr.Manager,
+		"syslog":          "",
+		"agent_port":      p.Agent,
+		"enrollment_port": p.Enrollment,
+	}
+	if l.st.Syslog {
+		manager["syslog"] = fmt.Sprintf("udp://127.0.0.1:%d", p.Syslog)
+	}
 	return map[string]any{
-		"profile":    "siem",
+		"profile":    pr.Name,
 		"state_dir":  filepath.Join(d, "state"),
 		"backup_dir": filepath.Join(d, "backups"),
 		"systemd":    map[string]any{"address": "unix:path=" + filepath.Join(d, "rt", "systemd", "private")},
@@ -21,45 +40,52 @@ func (l *Lab) siemctlConfig() map[string]any {
 		"indexer": map[string]any{
 			"url":                 fmt.Sprintf("https://127.0.0.1:%d", p.Indexer),
 			"username":            "admin",
-			"password_file":       filepath.Join(d, "secrets", secretIndexer),
-			"ca_file":             ca,
+			"password_file":       l.siemctlSecretPath(secretIndexer),
+			"ca_file":             abs(filepath.Join(pr.IndexerConf(), "certs", "root-ca.pem")),
 			"insecure":            false,
-			"unit":                "siem-indexer.service",
-			"package":             "siem-indexer",
-			"config_dir":          filepath.Join(r, indexerConf),
-			"data_dir":            filepath.Join(r, indexerData),
-			"security_init":       []string{filepath.Join(r, securityInit)},
-			"hash_tool":           []string{filepath.Join(r, indexerHashSh)},
-			"alerts_index_prefix": alertsIndexPrefix,
+			"unit":                pr.IndexerUnit(),
+			"package":             pr.Indexer,
+			"config_dir":          abs(pr.IndexerConf()),
+			"data_dir":            abs(pr.IndexerData()),
+			"security_init":       []string{abs(pr.SecurityInit())},
+			"hash_tool":           []string{abs(pr.HashTool())},
+			"alerts_index_prefix": pr.AlertsPrefix(),
 		},
-		"manager": map[string]any{
-			"api_url":         fmt.Sprintf("https://127.0.0.1:%d", p.API),
-			"username":        "siem",
-			"password_file":   filepath.Join(d, "secrets", secretManager),
-			"ca_file":         ca,
-			"install_dir":     filepath.Join(r, "var/siem"),
-			"unit":            "siem-manager.service",
-			"package":         "siem-manager",
-			"syslog":          fmt.Sprintf("udp://127.0.0.1:%d", p.Syslog),
-			"agent_port":      p.Agent,
-			"enrollment_port": p.Enrollment,
-		},
+		"manager": manager,
 		"dashboard": map[string]any{
 			"url":        fmt.Sprintf("https://127.0.0.1:%d", p.Dashboard),
-			"ca_file":    ca,
-			"unit":       "siem-dashboard.service",
-			"package":    "siem-dashboard",
-			"config_dir": filepath.Join(r, "etc/siem-dashboard"),
+			"ca_file":    abs(filepath.Join(pr.DashboardConf(), "certs", "root-ca.pem")),
+			"unit":       pr.DashboardUnit(),
+			"package":    pr.Dashboard,
+			"config_dir": abs(pr.DashboardConf()),
 		},
 		"shipper": map[string]any{
-			"binary":          filepath.Join(r, "usr/bin/shipper"),
-			"unit":            "shipper.service",
-			"package":         "shipper",
-			"config_dir":      filepath.Join(r, "etc/shipper"),
-			"template_source": filepath.Join(d, "tpl", "{version}", "siem-template.json"),
+			"binary":          abs(pr.Shipper.Binary),
+			"unit":            pr.Shipper.Unit(),
+			"package":         pr.Shipper.Package,
+			"config_dir":      abs(pr.Shipper.ConfigDir),
+			"template_source": l.templatePath("{version}"),
 		},
 		"thresholds": map[string]any{"disk_warn_percent": 85, "disk_nogo_percent": 90, "upgrade_min_free_percent": 20},
 	}
+}
+
+// templatePath is DIR/tpl/<version>/<name>-template.json, the lab's alerts template of a version
+// (siemctl's shipper.template_source with {version}).
+func (l *Lab) templatePath(version string) string {
+	return filepath.Join(l.st.Dir, "tpl", version, l.prof.Shipper.TemplateName+"-template.json")
+}
+
+// apiCertPath is the manager API's server.crt: signed by the lab CA (siem) or the API's own
+// self-signed one (wazuh); either is the trust anchor siemctl pins.
+func (l *Lab) apiCertPath() string {
+	return filepath.Join(l.managerDir(), "api/configuration/ssl/server.crt")
+}
+
+// siemctlSecretPath is where siemctl's profiles look for a secret by default, under the root
+// (ROOT/etc/siemctl/secrets/<name>).
+func (l *Lab) siemctlSecretPath(name string) string {
+	return filepath.Join(l.st.Root, "etc/siemctl/secrets", name)
 }
 
 // writeConfig writes DIR/siemctl.yaml and DIR/env.

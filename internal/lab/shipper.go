@@ -12,8 +12,7 @@ import (
 )
 
 // ShipperLayout is where one lab profile puts the shipper: the real Filebeat OSS binary, its module,
-// config, data and logs, and the names a profile gives them. The siem profile's is SiemShipper; a
-// Wazuh layout (package and unit filebeat, module wazuh, /var/ossec alerts) is another value.
+// config, data and logs, and the names a profile gives them: SiemShipper and WazuhShipper.
 type ShipperLayout struct {
 	Package      string // Debian package, also the unit name (Package + ".service")
 	Binary       string // the Filebeat binary, relative to the root (the configured shipper.binary)
@@ -31,8 +30,16 @@ type ShipperLayout struct {
 // SiemShipper is the siem profile's shipper layout.
 var SiemShipper = ShipperLayout{
 	Package: "shipper", Binary: "usr/bin/shipper", Home: "usr/share/shipper", ConfigDir: "etc/shipper",
-	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: alertsIndexPrefix,
+	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: "siem-alerts-4.x-",
 	AlertsFile: "var/siem/logs/alerts/alerts.json", ArchivesFile: "var/siem/logs/archives/archives.json", TemplateName: "siem",
+}
+
+// WazuhShipper is a stock Wazuh host's Filebeat: package and unit filebeat, /etc/filebeat with
+// wazuh-template.json, the wazuh module under /usr/share/filebeat/module, /var/ossec alerts.
+var WazuhShipper = ShipperLayout{
+	Package: "filebeat", Binary: "usr/bin/filebeat", Home: "usr/share/filebeat", ConfigDir: "etc/filebeat",
+	DataDir: "var/lib/filebeat", LogsDir: "var/log/filebeat", Module: "wazuh", IndexPrefix: "wazuh-alerts-4.x-",
+	AlertsFile: "var/ossec/logs/alerts/alerts.json", ArchivesFile: "var/ossec/logs/archives/archives.json", TemplateName: "wazuh",
 }
 
 // Unit is the shipper's systemd unit.
@@ -255,7 +262,7 @@ func (l *Lab) shipperCmd(ctx context.Context, stdin string, args ...string) (str
 	return out.String(), nil
 }
 
-func (l *Lab) shipperLayout() ShipperLayout { return SiemShipper }
+func (l *Lab) shipperLayout() ShipperLayout { return l.prof.Shipper }
 
 // shipperKeystore creates Filebeat's keystore in path.data with the indexer credentials, passed on
 // stdin (`filebeat keystore add NAME --stdin --force`, as the Wazuh installer does).

@@ -51,7 +51,7 @@ func TestE2EServices(t *testing.T) {
 			t.Errorf("stop one unit without --yes: exit %d %s", r.Code, r.Stderr)
 		}
 		r := l.Siemctl("services", "stop", "shipper", "--dry-run")
-		if r.Code != 0 || r.Stdout != "systemd StopUnit shipper.service (replace), wait up to 30s for inactive and its processes gone\n" {
+		if r.Code != 0 || r.Stdout != "systemd StopUnit "+l.Profile.Shipper.Unit()+" (replace), wait up to 30s for inactive and its processes gone\n" {
 			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if m, _ := status(); m["indexer"] != "active" || m["shipper"] != "active" {
@@ -98,15 +98,15 @@ func TestE2EServices(t *testing.T) {
 	})
 	t.Run("restart", func(t *testing.T) {
 		r := l.Siemctl("services", "restart", "dashboard", "--yes")
-		if r.Code != 0 || !strings.Contains(r.Stdout, "dashboard\tsiem-dashboard.service\trestart\tOK\tactive/running") {
+		if r.Code != 0 || !strings.Contains(r.Stdout, "dashboard\t"+l.Profile.DashboardUnit()+"\trestart\tOK\tactive/running") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("broken manager explained", func(t *testing.T) {
 		l.MustSiemlab("fault", "manager-config-broken")
 		r := l.Siemctl("services", "restart", "manager", "shipper", "--yes")
-		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\tsiem-manager.service\trestart\tFAILED") ||
-			!strings.Contains(r.Stdout, "shipper\tshipper.service\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
+		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\t"+l.Profile.ManagerUnit()+"\trestart\tFAILED") ||
+			!strings.Contains(r.Stdout, "shipper\t"+l.Profile.Shipper.Unit()+"\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		l.MustSiemlab("heal", "manager-config-broken")
