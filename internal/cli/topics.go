@@ -46,6 +46,8 @@ by SIEMCTL_<SECTION>_<KEY> environment variables (e.g. SIEMCTL_INDEXER_URL) and 
 A profile (siem or wazuh) sets every default. Unknown keys are errors.
 
   profile: siem                        # siem (operations spec names) | wazuh (real Wazuh 4.x layout)
+  root: ""                             # prefix for every DEFAULT path (like DPKG_ROOT); absolute, must exist
+  port_offset: 0                       # added to every DEFAULT port (URLs, agent/enrollment, syslog); 0-60000
   state_dir: /var/lib/siemctl          # journals, snapshots, the host lock
   backup_dir: /var/backups/siemctl
   systemd:
@@ -71,27 +73,30 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     data_hook_take: []                 # command mode: argv run with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR; non-zero exit = no-go
     data_hook_restore: []              # command mode: argv run by the rollback with the indexer stopped
   manager:
-    api_url: https://127.0.0.1:55000
+    api_url: https://127.0.0.1:55000     # wazuh: https://localhost:55000 (the API's own certificate names localhost)
     username: siem
     password_file: /etc/siemctl/secrets/manager
-    ca_file: ""
+    ca_file: ""                          # wazuh: /var/ossec/api/configuration/ssl/server.crt (self-signed)
     insecure: false
     install_dir: /var/siem
     control_tool: siem-control         # wazuh-control in the wazuh profile
+    config_check: [bin/siem-control, check]  # offline config check argv, relative to install_dir; wazuh: [bin/wazuh-analysisd, -t]
     unit: siem-manager.service
     package: siem-manager
-    syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event
+    syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event; wazuh: "" (stock ossec.conf has no syslog <remote>)
     agent_port: 1514
     enrollment_port: 1515
   dashboard:
-    url: https://127.0.0.1:5601
-    ca_file: ""
+    url: https://127.0.0.1:5601          # wazuh: https://127.0.0.1:443
+    ca_file: ""                          # wazuh: /etc/wazuh-dashboard/certs/root-ca.pem
     insecure: false
     unit: siem-dashboard.service
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
   shipper:
-    binary: /usr/bin/shipper
+    binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
+    home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
+    data_dir: ""                         # --path.data (registry, keystore); wazuh: /var/lib/filebeat
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper
@@ -102,6 +107,13 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     disk_warn_percent: 85
     disk_nogo_percent: 90
     upgrade_min_free_percent: 20
+
+root and port_offset move only the profile's defaults: with root /srv/lab every default path
+(state_dir, backup_dir, password files, CA files, install_dir, config and data dirs, tools, the
+shipper binary) is read under /srv/lab, and with port_offset 1000 the default indexer URL is
+https://127.0.0.1:10200. A value set in the file, the environment or a flag is taken as given.
+siemctl config view shows each moved value with the origin "profile <name> + root" or
+"+ port_offset".
 
 Secrets are read at use, never logged, never put in snapshots, journals or child argv.
 A password file readable by group or others is a health warning.

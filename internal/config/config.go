@@ -25,7 +25,11 @@ const DefaultPath = "/etc/siemctl/siemctl.yaml"
 
 // Config is the whole configuration.
 type Config struct {
-	Profile    string     `mapstructure:"profile"`
+	Profile string `mapstructure:"profile"`
+	// Root prefixes every default path (like DPKG_ROOT); PortOffset is added
+	// to every default port. Explicit values are taken as given (root.go).
+	Root       string     `mapstructure:"root"`
+	PortOffset int        `mapstructure:"port_offset"`
 	StateDir   string     `mapstructure:"state_dir"`
 	BackupDir  string     `mapstructure:"backup_dir"`
 	Systemd    Systemd    `mapstructure:"systemd"`
@@ -109,18 +113,21 @@ const (
 
 // Manager is the manager: REST API, unit, install dir and tools.
 type Manager struct {
-	APIURL         string `mapstructure:"api_url"`
-	Username       string `mapstructure:"username"`
-	Secret         `mapstructure:",squash"`
-	CAFile         string `mapstructure:"ca_file"`
-	Insecure       bool   `mapstructure:"insecure"`
-	InstallDir     string `mapstructure:"install_dir"`
-	ControlTool    string `mapstructure:"control_tool"` // basename under install_dir/bin
-	Unit           string `mapstructure:"unit"`
-	Package        string `mapstructure:"package"`
-	Syslog         string `mapstructure:"syslog"`
-	AgentPort      int    `mapstructure:"agent_port"`
-	EnrollmentPort int    `mapstructure:"enrollment_port"`
+	APIURL      string `mapstructure:"api_url"`
+	Username    string `mapstructure:"username"`
+	Secret      `mapstructure:",squash"`
+	CAFile      string `mapstructure:"ca_file"`
+	Insecure    bool   `mapstructure:"insecure"`
+	InstallDir  string `mapstructure:"install_dir"`
+	ControlTool string `mapstructure:"control_tool"` // basename under install_dir/bin
+	// ConfigCheck is the offline configuration check's argv; a relative
+	// program is under install_dir (wazuh: [bin/wazuh-analysisd, -t]).
+	ConfigCheck    []string `mapstructure:"config_check"`
+	Unit           string   `mapstructure:"unit"`
+	Package        string   `mapstructure:"package"`
+	Syslog         string   `mapstructure:"syslog"`
+	AgentPort      int      `mapstructure:"agent_port"`
+	EnrollmentPort int      `mapstructure:"enrollment_port"`
 }
 
 // Dashboard is the web UI.
@@ -136,6 +143,8 @@ type Dashboard struct {
 // Shipper is the Filebeat-like forwarder.
 type Shipper struct {
 	Binary         string `mapstructure:"binary"`
+	HomeDir        string `mapstructure:"home_dir"` // --path.home (the module directory is home_dir/module); empty: not passed
+	DataDir        string `mapstructure:"data_dir"` // --path.data (registry, keystore); empty: not passed
 	Unit           string `mapstructure:"unit"`
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`
@@ -281,6 +290,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	for k, val := range opts.Overrides {
 		v.Set(k, val)
 		origins[k] = "flag"
+	}
+	if err := applyRootAndOffset(v, defaults, origins); err != nil {
+		return nil, err
 	}
 
 	var cfg Config

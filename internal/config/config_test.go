@@ -39,7 +39,7 @@ func TestLoadProfilesAndPrecedence(t *testing.T) {
 			return ""
 		}},
 		{"wazuh profile", LoadOptions{Path: file, Profile: "wazuh", ExplicitPath: true}, func(c *Config) string {
-			if c.Manager.Unit != "wazuh-manager.service" || c.Shipper.Binary != "/usr/bin/filebeat" || c.Manager.ControlTool != "wazuh-control" {
+			if c.Manager.Unit != "wazuh-manager.service" || c.Shipper.Binary != "/usr/share/filebeat/bin/filebeat" || c.Manager.ControlTool != "wazuh-control" {
 				return "wrong wazuh defaults"
 			}
 			if c.Manager.InstallDir != "/opt/siem" {
@@ -256,5 +256,169 @@ func TestUnknownEnvWarning(t *testing.T) {
 	c, err = Load(LoadOptions{Path: file, ExplicitPath: true, Env: []string{"SIEMCTL_INDEXER_URL=https://10.0.0.2:9200"}})
 	if err != nil || len(c.Warnings) != 0 {
 		t.Errorf("known keys only: %v %v", c.Warnings, err)
+	}
+}
+
+// TestRootAndPortOffset: a file with only profile, root and port_offset puts
+// every default path under root and shifts every default port; explicit
+// values (file, environment) are taken as given; origins say which.
+func TestRootAndPortOffset(t *testing.T) {
+	root := t.TempDir()
+	path := writeFile(t, "profile: wazuh\nroot: "+root+"\nport_offset: 2050\nmanager:\n  install_dir: /opt/ossec\n")
+	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: []string{"SIEMCTL_DASHBOARD_URL=https://10.0.0.7:8443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range cfg.Effective() {
+		got[s.Key] = s
+	}
+	for key, want := range map[string]Setting{
+		"root":                      {Value: root, Origin: "file " + path},
+		"port_offset":               {Value: 2050, Origin: "file " + path},
+		"state_dir":                 {Value: root + "/var/lib/siemctl", Origin: "profile wazuh + root"},
+		"backup_dir":                {Value: root + "/var/backups/siemctl", Origin: "profile wazuh + root"},
+		"indexer.password_file":     {Value: root + "/etc/siemctl/secrets/indexer", Origin: "profile wazuh + root"},
+		"manager.password_file":     {Value: root + "/etc/siemctl/secrets/manager", Origin: "profile wazuh + root"},
+		"indexer.ca_file":           {Value: root + "/etc/wazuh-indexer/certs/root-ca.pem", Origin: "profile wazuh + root"},
+		"indexer.config_dir":        {Value: root + "/etc/wazuh-indexer", Origin: "profile wazuh + root"},
+		"indexer.data_dir":          {Value: root + "/var/lib/wazuh-indexer", Origin: "profile wazuh + root"},
+		"indexer.security_init":     {Value: []string{root + "/usr/share/wazuh-indexer/bin/indexer-security-init.sh"}, Origin: "profile wazuh + root"},
+		"shipper.binary":            {Value: root + "/usr/share/filebeat/bin/filebeat", Origin: "profile wazuh + root"},
+		"shipper.config_dir":        {Value: root + "/etc/filebeat", Origin: "profile wazuh + root"},
+		"dashboard.config_dir":      {Value: root + "/etc/wazuh-dashboard", Origin: "profile wazuh + root"},
+		"manager.install_dir":       {Value: "/opt/ossec", Origin: "file " + path}, // explicit: as given
+		"indexer.url":               {Value: "https://127.0.0.1:11250", Origin: "profile wazuh + port_offset"},
+		"manager.agent_port":        {Value: 3564, Origin: "profile wazuh + port_offset"},
+		"manager.enrollment_port":   {Value: 3565, Origin: "profile wazuh + port_offset"},
+		"dashboard.url":             {Value: "https://10.0.0.7:8443", Origin: "env SIEMCTL_DASHBOARD_URL"}, // explicit: as given
+		"indexer.unit":              {Value: "wazuh-indexer.service", Origin: "profile wazuh"},
+		"indexer.snapshot_location": {Value: "", Origin: "profile wazuh"}, // empty default stays empty
+	} {
+		g, ok := got[key]
+		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(want.Value) || g.Origin != want.Origin {
+			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, want.Value, want.Origin)
+		}
+	}
+	if cfg.Root != root || cfg.PortOffset != 2050 || cfg.StateDir != root+"/var/lib/siemctl" || cfg.Manager.AgentPort != 3564 {
+		t.Errorf("typed config: root %q offset %d state_dir %q agent_port %d", cfg.Root, cfg.PortOffset, cfg.StateDir, cfg.Manager.AgentPort)
+	}
+	// Every default absolute path is moved: none is left outside root.
+	for _, s := range cfg.Effective() {
+		if !strings.HasPrefix(s.Origin, "profile ") {
+			continue
+		}
+		vals := []string{}
+		switch x := s.Value.(type) {
+		case string:
+			vals = append(vals, x)
+		case []string:
+			vals = append(vals, x...)
+		case []any:
+			for _, e := range x {
+				vals = append(vals, fmt.Sprint(e))
+			}
+		}
+		for _, v := range vals {
+			if filepath.IsAbs(v) && !strings.HasPrefix(v, root+"/") {
+				t.Errorf("%s = %s: a default path outside root", s.Key, v)
+			}
+		}
+	}
+
+	// The siem profile's syslog default (a port) moves too; a URL without a
+	// port gets the scheme's default plus the offset.
+	siem := writeFile(t, "root: "+root+"\nport_offset: 100\n")
+	cfg, err = Load(LoadOptions{Path: siem, ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Manager.Syslog != "udp://127.0.0.1:614" || cfg.Manager.APIURL != "https://127.0.0.1:55100" || cfg.Manager.InstallDir != root+"/var/siem" {
+		t.Errorf("siem: syslog %s api %s install_dir %s", cfg.Manager.Syslog, cfg.Manager.APIURL, cfg.Manager.InstallDir)
+	}
+	if u, _, err := shiftURL("https://localhost", 10); err != nil || u != "https://localhost:453" {
+		t.Errorf("shiftURL without port = %q, %v", u, err)
+	}
+
+	// Environment variables set them too.
+	cfg, err = Load(LoadOptions{Path: filepath.Join(t.TempDir(), "none.yaml"), Env: []string{"SIEMCTL_ROOT=" + root, "SIEMCTL_PORT_OFFSET=7"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Indexer.URL != "https://127.0.0.1:9207" || cfg.BackupDir != root+"/var/backups/siemctl" {
+		t.Errorf("env root/offset: %s %s", cfg.Indexer.URL, cfg.BackupDir)
+	}
+}
+
+// TestRootAndPortOffsetInvalid: a relative or missing root and an offset
+// outside 0..60000 are configuration errors (exit 2) naming the key.
+func TestRootAndPortOffsetInvalid(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"root: srv/lab\n", `config: root: "srv/lab" must be an absolute path`},
+		{"root: /nonexistent/siemctl-root\n", "config: root: /nonexistent/siemctl-root: no such file or directory (create it, or fix root)"},
+		{"root: " + notDir + "\n", "is not a directory"},
+		{"port_offset: -1\n", "config: port_offset: -1 is outside 0 to 60000"},
+		{"port_offset: 60001\n", "config: port_offset: 60001 is outside 0 to 60000"},
+		{"port_offset: 12000\n", "config: port_offset: 12000 moves"}, // 55000+12000 > 65535
+		{"port_offset: many\n", `config: port_offset: "many" is not a number`},
+	} {
+		_, err := Load(LoadOptions{Path: writeFile(t, tt.body), ExplicitPath: true})
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want a config error containing %q", tt.body, err, tt.want)
+		}
+	}
+	// An explicit port beyond the default's reach is not shifted, so a large
+	// offset is fine when those keys are set.
+	body := "port_offset: 12000\nmanager:\n  api_url: https://127.0.0.1:55000\n"
+	if _, err := Load(LoadOptions{Path: writeFile(t, body), ExplicitPath: true}); err != nil {
+		t.Errorf("explicit api_url with offset 12000: %v", err)
+	}
+}
+
+// TestWazuhStockDefaults: the wazuh profile's defaults are those of a stock
+// Wazuh 4.x all-in-one host; the siem profile keeps the operations spec's.
+func TestWazuhStockDefaults(t *testing.T) {
+	none := filepath.Join(t.TempDir(), "none.yaml")
+	w, err := Load(LoadOptions{Path: none, Profile: "wazuh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, tt := range map[string][2]string{
+		"manager.api_url":      {w.Manager.APIURL, "https://localhost:55000"},
+		"manager.ca_file":      {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
+		"dashboard.url":        {w.Dashboard.URL, "https://127.0.0.1:443"},
+		"dashboard.ca_file":    {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
+		"indexer.url":          {w.Indexer.URL, "https://127.0.0.1:9200"},
+		"indexer.ca_file":      {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
+		"manager.syslog":       {w.Manager.Syslog, ""},
+		"shipper.binary":       {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
+		"shipper.home_dir":     {w.Shipper.HomeDir, "/usr/share/filebeat"},
+		"shipper.data_dir":     {w.Shipper.DataDir, "/var/lib/filebeat"},
+		"shipper.config_dir":   {w.Shipper.ConfigDir, "/etc/filebeat"},
+		"manager.config_check": {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
+	} {
+		if tt[0] != tt[1] {
+			t.Errorf("wazuh %s = %q, want %q", key, tt[0], tt[1])
+		}
+	}
+	s, err := Load(LoadOptions{Path: none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Manager.APIURL != "https://127.0.0.1:55000" || s.Manager.CAFile != "" || s.Dashboard.URL != "https://127.0.0.1:5601" || s.Manager.Syslog != "udp://127.0.0.1:514" || s.Shipper.Binary != "/usr/bin/shipper" || s.Shipper.HomeDir != "" {
+		t.Errorf("siem defaults changed: %+v %+v", s.Manager, s.Shipper)
+	}
+	// With a port offset the wazuh dashboard moves from 443.
+	root := t.TempDir()
+	w, err = Load(LoadOptions{Path: writeFile(t, "profile: wazuh\nroot: "+root+"\nport_offset: 2050\n"), ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Dashboard.URL != "https://127.0.0.1:2493" || w.Manager.APIURL != "https://localhost:57050" || w.Manager.CAFile != root+"/var/ossec/api/configuration/ssl/server.crt" || w.Manager.Syslog != "" {
+		t.Errorf("wazuh with root/offset: dashboard %s api %s ca %s syslog %q", w.Dashboard.URL, w.Manager.APIURL, w.Manager.CAFile, w.Manager.Syslog)
 	}
 }

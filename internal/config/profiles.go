@@ -5,8 +5,21 @@ import "sort"
 // Profiles hold every default. "siem" follows the operations spec; "wazuh"
 // the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
-	"siem":  profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline"}),
-	"wazuh": profile(names{indexer: "wazuh-indexer", manager: "wazuh-manager", dashboard: "wazuh-dashboard", shipper: "filebeat", installDir: "/var/ossec", control: "wazuh-control", apiUser: "wazuh", alerts: "wazuh-alerts-4.x-", template: "wazuh", pipeline: "filebeat-7.10.2-wazuh-alerts-pipeline"}),
+	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
+		configCheck: []string{"bin/siem-control", "check"},
+		apiURL:      "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
+	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
+	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
+	// dashboard listens on 443 with the installer's certificates (IP SAN
+	// 127.0.0.1, like the indexer's); ossec.conf has no syslog <remote>; the
+	// filebeat deb puts the binary under /usr/share/filebeat/bin and runs it
+	// with --path.home /usr/share/filebeat --path.data /var/lib/filebeat
+	// (where the module directory and the keystore are).
+	"wazuh": profile(names{indexer: "wazuh-indexer", manager: "wazuh-manager", dashboard: "wazuh-dashboard", shipper: "filebeat", installDir: "/var/ossec", control: "wazuh-control", apiUser: "wazuh", alerts: "wazuh-alerts-4.x-", template: "wazuh", pipeline: "filebeat-7.10.2-wazuh-alerts-pipeline",
+		configCheck: []string{"bin/wazuh-analysisd", "-t"}, // wazuh-control has no check
+		apiURL:      "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
+		dashboardURL: "https://127.0.0.1:443", dashboardCA: "/etc/wazuh-dashboard/certs/root-ca.pem",
+		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat"}),
 }
 
 // ProfileNames lists the profiles, sorted.
@@ -21,15 +34,20 @@ func ProfileNames() []string {
 
 type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
+	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
+	shipperBinary, shipperHome, shipperData                                                        string
+	configCheck                                                                                    []string
 }
 
 func profile(n names) map[string]any {
 	return map[string]any{
-		"profile":    "",
-		"state_dir":  "/var/lib/siemctl",
-		"backup_dir": "/var/backups/siemctl",
-		"systemd":    map[string]any{"address": ""},
-		"packages":   map[string]any{"manager": "auto"},
+		"profile":     "",
+		"root":        "",
+		"port_offset": 0,
+		"state_dir":   "/var/lib/siemctl",
+		"backup_dir":  "/var/backups/siemctl",
+		"systemd":     map[string]any{"address": ""},
+		"packages":    map[string]any{"manager": "auto"},
 		"indexer": map[string]any{
 			"url":                 "https://127.0.0.1:9200",
 			"username":            "admin",
@@ -52,31 +70,34 @@ func profile(n names) map[string]any {
 			"data_hook_restore":   []string{},
 		},
 		"manager": map[string]any{
-			"api_url":          "https://127.0.0.1:55000",
+			"api_url":          n.apiURL,
 			"username":         n.apiUser,
 			"password_file":    "/etc/siemctl/secrets/manager",
 			"password_env":     "",
 			"password_command": []string{},
-			"ca_file":          "",
+			"ca_file":          n.apiCA,
 			"insecure":         false,
 			"install_dir":      n.installDir,
 			"control_tool":     n.control,
+			"config_check":     n.configCheck,
 			"unit":             n.manager + ".service",
 			"package":          n.manager,
-			"syslog":           "udp://127.0.0.1:514",
+			"syslog":           n.syslog,
 			"agent_port":       1514,
 			"enrollment_port":  1515,
 		},
 		"dashboard": map[string]any{
-			"url":        "https://127.0.0.1:5601",
-			"ca_file":    "",
+			"url":        n.dashboardURL,
+			"ca_file":    n.dashboardCA,
 			"insecure":   false,
 			"unit":       n.dashboard + ".service",
 			"package":    n.dashboard,
 			"config_dir": "/etc/" + n.dashboard,
 		},
 		"shipper": map[string]any{
-			"binary":          "/usr/bin/" + n.shipper,
+			"binary":          n.shipperBinary,
+			"home_dir":        n.shipperHome,
+			"data_dir":        n.shipperData,
 			"unit":            n.shipper + ".service",
 			"package":         n.shipper,
 			"config_dir":      "/etc/" + n.shipper,

@@ -904,14 +904,15 @@ func checkManagerConfig(ctx context.Context, e *Env) Result {
 		}
 	}
 	if e.Stack.Tools == nil {
-		return unknown("not checked: manager API down and no control tool", "see manager.api")
+		return unknown("not checked: manager API down and no configuration check tool", "see manager.api")
 	}
+	check := manager.Tools{InstallDir: c.Manager.InstallDir, ControlName: c.Manager.ControlTool, ConfigCheck: c.Manager.ConfigCheck}.ConfigCheckCommand()
 	res, err := e.Stack.Tools.ControlCheck(ctx)
 	if err != nil {
-		return unknown("cannot run the control tool's check: "+err.Error(), "run "+c.Manager.InstallDir+"/bin/"+c.Manager.ControlTool+" check by hand")
+		return unknown("cannot run the configuration check: "+err.Error(), "run "+check+" by hand (manager.config_check)")
 	}
 	if res.OK {
-		return ok("configuration valid (" + c.Manager.ControlTool + " check)")
+		return ok("configuration valid (" + check + ")")
 	}
 	var ev []string
 	for _, p := range res.Problems {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
 var _ = iter.Seq[int](nil)
@@ -367,5 +370,42 @@ func TestAFewDisconnectedAgentsAreNormal(t *testing.T) {
 	w.mgr.summary.Connection.Active, w.mgr.summary.Connection.Disconnected, w.mgr.summary.Connection.NeverConnected = 3, 1, 1
 	if r := runAll(t, w, false)["agents"]; r.Status != OK {
 		t.Errorf("1 of 4 disconnected: %s %s", r.Status, r.Summary)
+	}
+}
+
+// TestManagerConfigWazuhAnalysisd: with the manager API down, the wazuh
+// profile's default offline check is `{install_dir}/bin/wazuh-analysisd -t`
+// (the real wazuh-control has no check): OK names it; the real -t error
+// lines make it CRIT with the element.
+func TestManagerConfigWazuhAnalysisd(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "var/ossec/bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	errLines := wazuhreal.Read(t, "tool-outputs", "wazuh-control-start-config-error.stderr.txt")
+	if err := os.WriteFile(filepath.Join(root, "err.txt"), errLines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n[ \"$*\" = -t ] || exit 9\n[ -f " + root + "/broken ] || exit 0\ncat " + root + "/err.txt >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "wazuh-analysisd"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(root, "none.yaml"), Profile: "wazuh", Env: []string{"SIEMCTL_ROOT=" + root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool, ConfigCheck: cfg.Manager.ConfigCheck, Runner: manager.ExecRunner(0)}
+	e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Tools: tools}}
+	r := checkManagerConfig(context.Background(), e)
+	if r.Status != OK || !strings.Contains(r.Summary, filepath.Join(bin, "wazuh-analysisd")+" -t") {
+		t.Fatalf("valid: %s %s", r.Status, r.Summary)
+	}
+	if err := os.WriteFile(filepath.Join(root, "broken"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = checkManagerConfig(context.Background(), e)
+	if r.Status != Crit || !strings.Contains(r.Summary, "jsonout_outputt") || !strings.Contains(r.Fix, "ossec.conf") {
+		t.Fatalf("broken: %s %s (fix %s)", r.Status, r.Summary, r.Fix)
 	}
 }

@@ -65,6 +65,9 @@ func ExecRunner(limit int) Runner {
 type Tools struct {
 	InstallDir  string // /var/ossec, /var/siem
 	ControlName string // "siem-control" (profile siem) or "wazuh-control"; default wazuh-control
+	// ConfigCheck is the offline configuration check's argv (manager.config_check);
+	// a relative program is under InstallDir. Default: bin/<control> check.
+	ConfigCheck []string
 	Runner      Runner // default ExecRunner(0)
 }
 
@@ -152,11 +155,46 @@ type CheckResult struct {
 	Problems []LogLine `json:"problems"`
 }
 
-// ControlCheck runs `<control> check` (the spec's config syntax check). A
-// control tool without `check` (real wazuh-control prints its usage) is
-// ErrUnsupported: use Client.ValidateConfig instead.
+// configCheck returns the check's program (absolute) and arguments.
+func (t Tools) configCheck() (string, []string) {
+	argv := t.ConfigCheck
+	if len(argv) == 0 {
+		argv = []string{filepath.Join("bin", t.control()), "check"}
+	}
+	prog := argv[0]
+	if !filepath.IsAbs(prog) {
+		prog = filepath.Join(t.InstallDir, prog)
+	}
+	return prog, argv[1:]
+}
+
+// ConfigCheckCommand is the check's command line as it runs (for messages
+// and fixes).
+func (t Tools) ConfigCheckCommand() string {
+	prog, args := t.configCheck()
+	return strings.TrimSpace(prog + " " + strings.Join(args, " "))
+}
+
+// ControlCheck runs the offline configuration check (manager.config_check:
+// `wazuh-analysisd -t` on Wazuh, whose wazuh-control has no `check`; the
+// spec's `<control> check` in the siem profile). Exit 0 without ERROR or
+// CRITICAL lines is valid; those lines (the daemon's `-t` output, e.g.
+// "wazuh-analysisd: ERROR: (1230): Invalid element …" then "CRITICAL:
+// (1202): Configuration error at 'etc/ossec.conf'.") are the problems. A
+// control tool that answers with its usage (no `check` command) is
+// ErrUnsupported: configure manager.config_check or use
+// Client.ValidateConfig.
 func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
-	out, errOut, code, err := t.run(ctx, t.control(), "check")
+	if t.InstallDir == "" {
+		return CheckResult{}, errors.New("manager tools: no install_dir configured")
+	}
+	prog, args := t.configCheck()
+	r := t.Runner
+	if r == nil {
+		r = ExecRunner(0)
+	}
+	tool := filepath.Base(prog)
+	out, errOut, code, err := r(ctx, prog, args...)
 	if err != nil {
 		return CheckResult{}, err
 	}
@@ -168,8 +206,8 @@ func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
 		return CheckResult{OK: true, Problems: []LogLine{}}, nil
 	}
 	if bytes.Contains(out, []byte("Usage:")) || bytes.Contains(errOut, []byte("Usage:")) {
-		return CheckResult{}, &ToolError{Tool: t.control(), Args: []string{"check"}, ExitCode: code,
-			Lines: []string{"the control tool has no check command"}, kind: ErrUnsupported}
+		return CheckResult{}, &ToolError{Tool: tool, Args: args, ExitCode: code,
+			Lines: []string{tool + " has no " + strings.Join(args, " ") + " command (set manager.config_check, e.g. [bin/wazuh-analysisd, -t])"}, kind: ErrUnsupported}
 	}
 	msg := tail(out, errOut, 3)
 	if len(msg) == 0 {
@@ -177,7 +215,7 @@ func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
 	}
 	lines := make([]LogLine, 0, len(msg))
 	for _, m := range msg {
-		lines = append(lines, LogLine{Tag: t.control(), Level: "ERROR", Message: m})
+		lines = append(lines, LogLine{Tag: tool, Level: "ERROR", Message: m})
 	}
 	return CheckResult{OK: false, Problems: lines}, nil
 }

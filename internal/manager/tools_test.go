@@ -398,3 +398,57 @@ func TestRealToolAnswers(t *testing.T) {
 		t.Fatalf("removal of 001: %v", err)
 	}
 }
+
+// TestConfigCheckAnalysisd: on Wazuh the offline check is
+// `bin/wazuh-analysisd -t` (wazuh-control has no check): exit 0 and silence
+// is valid; the real -t error lines (exit 1) are the problems. A relative
+// program is under install_dir, an absolute one is taken as given.
+func TestConfigCheckAnalysisd(t *testing.T) {
+	realErr := wazuhreal.Read(t, "tool-outputs", "wazuh-control-start-config-error.stderr.txt")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "err.txt"), realErr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n[ \"$1\" = -t ] || { echo \"wrong args: $*\" >&2; exit 2; }\n[ -f " + dir + "/broken ] || exit 0\ncat " + dir + "/err.txt >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "wazuh-analysisd"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := manager.Tools{InstallDir: dir, ControlName: "wazuh-control", ConfigCheck: []string{"bin/wazuh-analysisd", "-t"}, Runner: manager.ExecRunner(0)}
+	if got := tools.ConfigCheckCommand(); got != filepath.Join(bin, "wazuh-analysisd")+" -t" {
+		t.Errorf("command = %q", got)
+	}
+	chk, err := tools.ControlCheck(ctxT(t))
+	if err != nil || !chk.OK || len(chk.Problems) != 0 {
+		t.Fatalf("valid config: %+v, %v", chk, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chk, err = tools.ControlCheck(ctxT(t))
+	if err != nil || chk.OK || len(chk.Problems) != 2 {
+		t.Fatalf("broken config: %+v, %v", chk, err)
+	}
+	if p := chk.Problems[0]; p.Tag != "wazuh-analysisd" || p.Level != "ERROR" || !strings.Contains(p.Message, "(1230): Invalid element in the configuration: 'jsonout_outputt'") {
+		t.Errorf("first problem = %+v", p)
+	}
+	if p := chk.Problems[1]; p.Level != "CRITICAL" || !strings.Contains(p.Message, "etc/ossec.conf") {
+		t.Errorf("second problem = %+v", p)
+	}
+	// An absolute program is taken as given.
+	abs := manager.Tools{InstallDir: "/nonexistent", ConfigCheck: []string{filepath.Join(bin, "wazuh-analysisd"), "-t"}, Runner: manager.ExecRunner(0)}
+	if chk, err := abs.ControlCheck(ctxT(t)); err != nil || chk.OK {
+		t.Fatalf("absolute program: %+v, %v", chk, err)
+	}
+	// The real wazuh-control answers `check` with its usage: unsupported,
+	// and the error names the key to set.
+	usage := wazuhreal.Read(t, "tool-outputs", "wazuh-control-check-usage.txt")
+	f := &fakeRunner{out: map[string]string{"wazuh-control check": string(usage)}, code: map[string]int{"wazuh-control check": 1}}
+	_, err = manager.Tools{InstallDir: "/var/ossec", Runner: f.Run}.ControlCheck(ctxT(t))
+	if !errors.Is(err, manager.ErrUnsupported) || !strings.Contains(err.Error(), "manager.config_check") {
+		t.Fatalf("usage answer: %v", err)
+	}
+}

@@ -2,7 +2,9 @@
 // commands (test config, test output, setup --pipelines, setup
 // --index-management) and parses what they print.
 //
-// Every command runs as `<binary> --path.config <configDir> [-e] …` with
+// Every command runs as `<binary> [--path.home H --path.data D]
+// --path.config <configDir> [-e] …` (home and data as the package's unit
+// passes them, where set) with
 // stdout and stderr captured (size-capped). Credentials live in the
 // shipper's own keystore/config, never on its argv.
 package shipper
@@ -66,6 +68,8 @@ func (e *Error) Is(target error) bool { return target == ErrFailed }
 type Shipper struct {
 	binary    string
 	configDir string
+	home      string
+	data      string
 	run       Runner
 	env       []string
 }
@@ -82,9 +86,23 @@ func New(binary, configDir string, runner Runner, env ...string) (*Shipper, erro
 	return &Shipper{binary: binary, configDir: configDir, run: runner, env: env}, nil
 }
 
+// WithPaths sets --path.home (where the module directory is) and
+// --path.data (the registry and the keystore), as the package's unit passes
+// them to a binary that is not a wrapper; empty values are not passed.
+func (s *Shipper) WithPaths(home, data string) *Shipper {
+	s.home, s.data = home, data
+	return s
+}
+
 // Describe returns the exact argv op runs (for plans and --dry-run).
 func (s *Shipper) Describe(op Op) []string {
 	argv := []string{s.binary}
+	if s.home != "" {
+		argv = append(argv, "--path.home", s.home)
+	}
+	if s.data != "" {
+		argv = append(argv, "--path.data", s.data)
+	}
 	if s.configDir != "" {
 		argv = append(argv, "--path.config", s.configDir)
 	}

@@ -351,6 +351,13 @@ func TestDescribe(t *testing.T) {
 	if s.Describe("bogus") != nil {
 		t.Error("unknown op described")
 	}
+	// The filebeat deb's binary needs the unit's --path.home (module
+	// directory) and --path.data (keystore): passed where configured.
+	fb, _ := New("/usr/share/filebeat/bin/filebeat", "/etc/filebeat", nil)
+	fb.WithPaths("/usr/share/filebeat", "/var/lib/filebeat")
+	if got, want := strings.Join(fb.Describe(OpSetupPipelines), " "), "/usr/share/filebeat/bin/filebeat --path.home /usr/share/filebeat --path.data /var/lib/filebeat --path.config /etc/filebeat -e setup --pipelines"; got != want {
+		t.Errorf("with paths: %q, want %q", got, want)
+	}
 	if _, err := New("", "/etc/shipper", nil); err == nil {
 		t.Error("empty binary accepted")
 	}

@@ -9,7 +9,11 @@ import (
 
 // Shipper returns the shipper runner for the configured binary.
 func (s *Stack) Shipper() (*shipper.Shipper, error) {
-	return shipper.New(s.Config.Shipper.Binary, s.Config.Shipper.ConfigDir, nil)
+	sh, err := shipper.New(s.Config.Shipper.Binary, s.Config.Shipper.ConfigDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sh.WithPaths(s.Config.Shipper.HomeDir, s.Config.Shipper.DataDir), nil
 }
 
 // shipperCheck adapts the shipper to the health check's interface.

@@ -72,7 +72,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) *Stack {
 	if s.Redactor == nil {
 		s.Redactor = redact.New()
 	}
-	s.Tools = manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool}
+	s.Tools = manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool, ConfigCheck: cfg.Manager.ConfigCheck}
 
 	if pw, err := cfg.Indexer.Resolve(ctx, "indexer", opts.LookupEnv); err != nil {
 		s.IndexerErr = err

@@ -72,15 +72,15 @@ func (p *setupParams) Describe() []string {
 }
 
 func shipperArgv(pl *Planning, op shipper.Op) []string {
-	bin, dir := "<shipper.binary>", "<shipper.config_dir>"
+	bin, dir, home, data := "<shipper.binary>", "<shipper.config_dir>", "", ""
 	if c := pl.cfg(); c != nil {
-		bin, dir = c.Shipper.Binary, c.Shipper.ConfigDir
+		bin, dir, home, data = c.Shipper.Binary, c.Shipper.ConfigDir, c.Shipper.HomeDir, c.Shipper.DataDir
 	}
 	sh, err := shipper.New(bin, dir, nil)
 	if err != nil {
 		return []string{bin, string(op)}
 	}
-	return sh.Describe(op)
+	return sh.WithPaths(home, data).Describe(op)
 }
 
 // TemplatePath is where the shipper's template file lives.
