@@ -44,8 +44,13 @@ test: deps vet fmt-check test-unit test-e2e
 test-unit: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
+## The end-to-end tests run every package against siem labs, then the suites
+## that hold in both layouts once more against wazuh labs (a stock Wazuh 4.x
+## host: SIEMCTL_E2E_PROFILE=wazuh).
+E2E_WAZUH_PKGS ?= ./internal/cmd/health ./internal/cmd/upgrade ./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot
 test-e2e: build filebeat
 	SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run 'E2E' ./...
+	SIEMCTL_E2E_PROFILE=wazuh SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run 'E2E' $(E2E_WAZUH_PKGS)
 
 check: test
 

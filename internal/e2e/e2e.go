@@ -326,3 +326,7 @@ func (l *Lab) Root() string { return filepath.Join(l.Dir, "root") }
 
 // Path is a path under the lab's root, e.g. l.Path(l.Profile.InstallDir, "etc/ossec.conf").
 func (l *Lab) Path(rel ...string) string { return filepath.Join(append([]string{l.Root()}, rel...)...) }
+
+// StateDir is siemctl's state_dir in the lab: the profile's default under the root (the lab's
+// siemctl.yaml sets no state_dir).
+func (l *Lab) StateDir() string { return l.Path("var/lib/siemctl") }

@@ -8,66 +8,36 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// siemctlConfig is DIR/siemctl.yaml, on the keys of DESIGN.md "Configuration". Every file it names
-// is where siemctl's profile of the same name has its default, under the lab's root: the indexer's
-// CA in its certs directory, the manager API's own server.crt as its trust anchor, the secrets in
-// etc/siemctl/secrets.
+// siemctlConfig is DIR/siemctl.yaml, minimal: the profile, the root every default path is put
+// under, the port offset every default port is shifted by, and the lab's systemd. Everything else
+// is the profile's default (internal/config/profiles.go), so that is what the tests exercise: the
+// lab puts each file where its profile's default points (the indexer's CA in its certs directory,
+// the manager API's server.crt, the secrets in etc/siemctl/secrets) and listens on the default
+// ports plus the offset. What no path under the root can stand for is set: the alerts templates
+// (the default source is not reachable from the lab) and, in the siem profile, whose defaults
+// trust the system's CAs, the CA files of the manager API and the dashboard.
 func (l *Lab) siemctlConfig() map[string]any {
-	r, d, p, pr := l.st.Root, l.st.Dir, l.st.Ports, l.prof
-	abs := func(rel string) string { return filepath.Join(r, rel) }
-	manager := map[string]any{
-		"api_url":         l.managerAPIURL(),
-		"username":        pr.APIUser,
-		"password_file":   l.siemctlSecretPath(secretManager),
-		"ca_file":         l.apiCertPath(),
-		"install_dir":     abs(pr.InstallDir),
-		"control_tool":    pr.Control,
-		"unit":            pr.ManagerUnit(),
-		"package":         pr.Manager,
-		"syslog":          "",
-		"agent_port":      p.Agent,
-		"enrollment_port": p.Enrollment,
+	pr := l.prof
+	cfg := map[string]any{
+		"profile":     pr.Name,
+		"root":        l.st.Root,
+		"port_offset": l.st.PortOffset,
+		"systemd":     map[string]any{"address": "unix:path=" + filepath.Join(l.st.Dir, "rt", "systemd", "private")},
+		"shipper":     map[string]any{"template_source": l.templatePath("{version}")},
 	}
-	if l.st.Syslog {
-		manager["syslog"] = fmt.Sprintf("udp://127.0.0.1:%d", p.Syslog)
+	if pr.APICertFromCA {
+		cfg["manager"] = map[string]any{"ca_file": l.apiCertPath()}
+		cfg["dashboard"] = map[string]any{"ca_file": filepath.Join(l.st.Root, pr.DashboardConf(), "certs", "root-ca.pem")}
 	}
-	return map[string]any{
-		"profile":    pr.Name,
-		"state_dir":  filepath.Join(d, "state"),
-		"backup_dir": filepath.Join(d, "backups"),
-		"systemd":    map[string]any{"address": "unix:path=" + filepath.Join(d, "rt", "systemd", "private")},
-		"packages":   map[string]any{"manager": "apt"},
-		"indexer": map[string]any{
-			"url":                 fmt.Sprintf("https://127.0.0.1:%d", p.Indexer),
-			"username":            "admin",
-			"password_file":       l.siemctlSecretPath(secretIndexer),
-			"ca_file":             abs(filepath.Join(pr.IndexerConf(), "certs", "root-ca.pem")),
-			"insecure":            false,
-			"unit":                pr.IndexerUnit(),
-			"package":             pr.Indexer,
-			"config_dir":          abs(pr.IndexerConf()),
-			"data_dir":            abs(pr.IndexerData()),
-			"security_init":       []string{abs(pr.SecurityInit())},
-			"hash_tool":           []string{abs(pr.HashTool())},
-			"alerts_index_prefix": pr.AlertsPrefix(),
-		},
-		"manager": manager,
-		"dashboard": map[string]any{
-			"url":        fmt.Sprintf("https://127.0.0.1:%d", p.Dashboard),
-			"ca_file":    abs(filepath.Join(pr.DashboardConf(), "certs", "root-ca.pem")),
-			"unit":       pr.DashboardUnit(),
-			"package":    pr.Dashboard,
-			"config_dir": abs(pr.DashboardConf()),
-		},
-		"shipper": map[string]any{
-			"binary":          abs(pr.Shipper.Binary),
-			"unit":            pr.Shipper.Unit(),
-			"package":         pr.Shipper.Package,
-			"config_dir":      abs(pr.Shipper.ConfigDir),
-			"template_source": l.templatePath("{version}"),
-		},
-		"thresholds": map[string]any{"disk_warn_percent": 85, "disk_nogo_percent": 90, "upgrade_min_free_percent": 20},
+	if l.st.Syslog && !pr.Syslog {
+		m, _ := cfg["manager"].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+			cfg["manager"] = m
+		}
+		m["syslog"] = fmt.Sprintf("udp://127.0.0.1:%d", l.st.Ports.Syslog)
 	}
+	return cfg
 }
 
 // templatePath is DIR/tpl/<version>/<name>-template.json, the lab's alerts template of a version

@@ -1,16 +1,21 @@
 package lab
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/siemctl/siemctl/internal/config"
 )
 
-// The config the lab writes must load with siemctl's own loader (known keys only) and point at the
-// lab, in each profile at the paths where that profile's defaults are, under the root.
+// The config the lab writes is minimal (profile, root, port_offset, systemd, the template source;
+// in siem the CA files its defaults leave to the system) and, loaded with siemctl's own loader, points
+// at the lab: every other value is the profile's default under the root, at its port plus the offset.
 func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 	for _, tc := range []struct {
 		profile string
@@ -28,18 +33,21 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 			"indexer.security_init": "/root/usr/share/siem-indexer/bin/indexer-security-init.sh", "manager.unit": "siem-manager.service"}},
 		{"wazuh", false, map[string]string{
 			"profile": "wazuh", "indexer.url": "https://127.0.0.1:9300", "manager.api_url": "https://localhost:55100",
-			"manager.syslog": "", "indexer.ca_file": "/root/etc/wazuh-indexer/certs/root-ca.pem",
+			"manager.syslog": "", "indexer.ca_file": "/root/etc/wazuh-indexer/certs/root-ca.pem", "state_dir": "/root/var/lib/siemctl",
 			"manager.ca_file": "/root/var/ossec/api/configuration/ssl/server.crt", "manager.install_dir": "/root/var/ossec",
 			"manager.username": "wazuh", "manager.password_file": "/root/etc/siemctl/secrets/manager",
 			"indexer.password_file": "/root/etc/siemctl/secrets/indexer", "dashboard.url": "https://127.0.0.1:543",
-			"dashboard.ca_file": "/root/etc/wazuh-dashboard/certs/root-ca.pem", "shipper.binary": "/root/usr/bin/filebeat",
+			"dashboard.ca_file": "/root/etc/wazuh-dashboard/certs/root-ca.pem", "shipper.binary": "/root/usr/share/filebeat/bin/filebeat",
 			"shipper.template_source": "/tpl/{version}/wazuh-template.json", "indexer.alerts_index_prefix": "wazuh-alerts-4.x-",
 			"indexer.security_init": "/root/usr/share/wazuh-indexer/bin/indexer-security-init.sh", "manager.unit": "wazuh-manager.service"}},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
 			dir := t.TempDir()
 			p := Profiles[tc.profile]
-			l := &Lab{st: &State{ID: "abc", Dir: dir, Root: filepath.Join(dir, "root"), Ports: p.Ports(100), Profile: tc.profile, Syslog: tc.syslog}, prof: p}
+			l := &Lab{st: &State{ID: "abc", Dir: dir, Root: filepath.Join(dir, "root"), Ports: p.Ports(100), PortOffset: 100, Profile: tc.profile, Syslog: tc.syslog}, prof: p}
+			if err := os.MkdirAll(l.st.Root, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := l.writeConfig(); err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +62,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 				"indexer.password_file": cfg.Indexer.PasswordFile, "dashboard.url": cfg.Dashboard.URL, "dashboard.ca_file": cfg.Dashboard.CAFile,
 				"shipper.binary": cfg.Shipper.Binary, "shipper.template_source": cfg.Shipper.TemplateSource,
 				"indexer.alerts_index_prefix": cfg.Indexer.AlertsIndexPrefix, "indexer.security_init": strings.Join(cfg.Indexer.SecurityInit, " "),
-				"manager.unit": cfg.Manager.Unit,
+				"manager.unit": cfg.Manager.Unit, "state_dir": cfg.StateDir,
 			}
 			for k, want := range tc.want {
 				if strings.HasPrefix(want, "/") {
@@ -66,6 +74,20 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 			}
 			if cfg.Systemd.Address != "unix:path="+dir+"/rt/systemd/private" {
 				t.Errorf("systemd.address = %q", cfg.Systemd.Address)
+			}
+			// Minimal: no more keys than the lab cannot do without.
+			raw, _ := os.ReadFile(l.ConfigPath())
+			var top map[string]any
+			if err := yaml.Unmarshal(raw, &top); err != nil {
+				t.Fatal(err)
+			}
+			keys := slices.Sorted(maps.Keys(top))
+			want := "port_offset,profile,root,shipper,systemd"
+			if tc.profile == "siem" {
+				want = "dashboard,manager,port_offset,profile,root,shipper,systemd"
+			}
+			if strings.Join(keys, ",") != want {
+				t.Errorf("siemctl.yaml keys %v, want %s:\n%s", keys, want, raw)
 			}
 			if cfg.Manager.AgentPort != 1614 || cfg.Manager.EnrollmentPort != 1615 {
 				t.Errorf("agent/enrollment ports = %d/%d", cfg.Manager.AgentPort, cfg.Manager.EnrollmentPort)

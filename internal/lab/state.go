@@ -51,6 +51,7 @@ type State struct {
 	SystemdPID int               `json:"systemd_pid"`
 	Cgroups    []string          `json:"cgroups"`
 	Ports      Ports             `json:"ports"`
+	PortOffset int               `json:"port_offset"` // added to every default port
 	Version    string            `json:"version"`
 	Versions   map[string]string `json:"versions"` // package → Debian version installed by up
 	Units      []string          `json:"units"`    // in start order

@@ -5,7 +5,6 @@ package services_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,7 +61,7 @@ func TestE2EServices(t *testing.T) {
 		// Another process holds the host lock, as upgrade apply does for
 		// its whole run: every changing verb exits 6 naming it, and no
 		// unit is touched.
-		held, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(l.Dir, "state")),
+		held, err := lock.Acquire(context.Background(), lock.HostPath(l.StateDir()),
 			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
 		if err != nil {
 			t.Fatal(err)

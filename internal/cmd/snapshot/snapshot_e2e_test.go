@@ -15,6 +15,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -120,7 +121,11 @@ func TestE2ESnapshotLab(t *testing.T) {
 		t.Errorf("manager/indexer sections incomplete: agents %+v daemons %d settings %q disk %+v",
 			d.Manager.Agents, len(d.Manager.Daemons), d.Indexer.SettingsHash, d.Indexer.Disk)
 	}
-	golden.Assert(t, "e2e_capture_lab_shape", shape(d))
+	gname := "e2e_capture_lab_shape"
+	if l.Profile.Name != lab.DefaultProfile {
+		gname += "_" + l.Profile.Name
+	}
+	golden.Assert(t, gname, shape(d))
 
 	// No secret of the lab, in any usual encoding, anywhere in the file.
 	secrets, _ := filepath.Glob(filepath.Join(l.Dir, "secrets", "*"))
