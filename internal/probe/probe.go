@@ -1,6 +1,8 @@
-// Package probe is the end-to-end data-flow probe: it sends one syslog line
+// Package probe is the end-to-end data-flow probe: it sends one sshd line
 // with a unique nonce to the manager, shaped so the stock ruleset alerts on
-// it (sshd "Failed password for invalid user …", rule 5710 level 5), then
+// it (sshd "Failed password for invalid user …", rule 5710 level 5) — as
+// syslog where manager.syslog is configured, else into analysisd's queue
+// socket the way the manager's own logcollector does — then
 // watches the manager's alerts file (hop "manager") and polls the indexer
 // (hop "indexer") for the nonce, and reports per-hop latency from the send
 // and the component that broke: manager, shipper or indexer.
@@ -19,7 +21,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -55,7 +59,8 @@ type Searcher interface {
 
 // Options configure Run. Zero values get defaults.
 type Options struct {
-	Syslog       string // udp://host:port or tcp://host:port
+	Syslog       string // udp://host:port or tcp://host:port; "" sends to Queue
+	Queue        string // analysisd's queue socket ({install_dir}/queue/sockets/queue), used when Syslog is ""
 	AlertsFile   string // manager's alerts.json; "" or unreadable: hop skipped
 	IndexPattern string // e.g. siem-alerts-4.x-*
 	Searcher     Searcher
@@ -104,6 +109,116 @@ func Frame(ts time.Time, hostname, msg string) string {
 		hostname = "localhost"
 	}
 	return "<38>" + ts.Format(time.Stamp) + " " + hostname + " sshd: " + msg
+}
+
+// QueueSocket is analysisd's input socket under the manager's install dir,
+// where logcollector and the other local components send their events.
+func QueueSocket(installDir string) string {
+	return filepath.Join(installDir, "queue", "sockets", "queue")
+}
+
+// QueueLocation is the location the probe's queued event carries (the
+// alert's "location" field); logcollector puts the file path there.
+const QueueLocation = "siemctl-probe"
+
+// QueueFrame builds the datagram logcollector sends to analysisd's queue:
+// "1:<location>:<log line>" ('1' is LOCALFILE_MQ), the log line with its
+// syslog header (time, host, sshd[pid]) as read from a log file.
+func QueueFrame(ts time.Time, hostname string, pid int, msg string) string {
+	if hostname == "" || strings.ContainsAny(hostname, " \t:") {
+		hostname = "localhost"
+	}
+	return fmt.Sprintf("1:%s:%s %s sshd[%d]: %s", QueueLocation, ts.Format(time.Stamp), hostname, pid, msg)
+}
+
+// Target is where the probe's event goes: manager.syslog when configured,
+// else analysisd's queue socket.
+type Target struct {
+	Syslog   string
+	Queue    string
+	Hostname string
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error) // default net.Dialer
+}
+
+// NewTarget is the probe's destination for a manager: syslog (manager.syslog)
+// where configured, else analysisd's queue socket under installDir (a
+// stock ossec.conf has no syslog listener).
+func NewTarget(syslog, installDir string) Target {
+	t := Target{Syslog: syslog}
+	if syslog == "" && installDir != "" {
+		t.Queue = QueueSocket(installDir)
+	}
+	return t
+}
+
+// String names the destination for messages.
+func (t Target) String() string {
+	if t.Syslog != "" {
+		return t.Syslog
+	}
+	return "unixgram://" + t.Queue
+}
+
+// Validate checks the destination without sending.
+func (t Target) Validate() error {
+	if t.Syslog != "" {
+		_, _, err := ParseSyslog(t.Syslog)
+		return err
+	}
+	if t.Queue == "" || !filepath.IsAbs(t.Queue) {
+		return errors.New("probe: no destination: set manager.syslog (udp://host:port) or manager.install_dir (the queue socket is {install_dir}/queue/sockets/queue)")
+	}
+	return nil
+}
+
+// Send delivers msg (the sshd message, without header) as of ts.
+func (t Target) Send(ctx context.Context, ts time.Time, pid int, msg string) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	dial := t.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	if t.Syslog != "" {
+		network, addr, _ := ParseSyslog(t.Syslog)
+		return send(ctx, dial, network, addr, Frame(ts, t.Hostname, msg))
+	}
+	return sendQueue(ctx, dial, t.Queue, QueueFrame(ts, t.Hostname, pid, msg))
+}
+
+// sendQueue writes one datagram to analysisd's queue socket; the errors
+// name the fix.
+func sendQueue(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), path, frame string) error {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := dial(dctx, "unixgram", path)
+	if err == nil {
+		defer c.Close()
+		if d, ok := dctx.Deadline(); ok {
+			_ = c.SetWriteDeadline(d)
+		}
+		_, err = io.WriteString(c, frame)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.ENOENT):
+		return fmt.Errorf("send the probe to %s: the socket does not exist: the manager is not running (siemctl services status manager) or manager.install_dir is wrong", path)
+	case errors.Is(err, syscall.ECONNREFUSED) && !isSocket(path), errors.Is(err, syscall.EPROTOTYPE), errors.Is(err, syscall.ENOTSOCK):
+		return fmt.Errorf("send the probe to %s: not the manager's datagram socket: check manager.install_dir", path)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("send the probe to %s: nothing reads the socket: wazuh-analysisd is not running (siemctl services restart manager)", path)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("send the probe to %s: permission denied: run siemctl as root (the socket belongs to the manager's user)", path)
+	}
+	return fmt.Errorf("send the probe to %s: %w", path, err)
+}
+
+func isSocket(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
 func (o *Options) defaults() error {
@@ -172,8 +287,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
-	network, addr, err := ParseSyslog(o.Syslog)
-	if err != nil {
+	target := Target{Syslog: o.Syslog, Queue: o.Queue, Hostname: o.Hostname, Dial: o.Dial}
+	if err := target.Validate(); err != nil {
 		return Report{}, err
 	}
 	var rnd [9]byte
@@ -191,7 +306,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 
 	start := o.Now()
 	rep.SentAt = start.UTC()
-	if err := send(ctx, o.Dial, network, addr, Frame(start, o.Hostname, rep.Line)); err != nil {
+	if err := target.Send(ctx, start, 1000+port%30000, rep.Line); err != nil {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
@@ -273,7 +388,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		switch {
 		case mgr.State == StateFailed:
 			rep.BrokenAt = BrokenManager
-			rep.Detail = fmt.Sprintf("the manager wrote no alert for the probe within %s (is it listening on %s and does it accept syslog from here?)", round(waited), o.Syslog)
+			if o.Syslog != "" {
+				rep.Detail = fmt.Sprintf("the manager wrote no alert for the probe within %s (is it listening on %s and does it accept syslog from here?)", round(waited), o.Syslog)
+			} else {
+				rep.Detail = fmt.Sprintf("the manager wrote no alert for the probe within %s (the event was queued to %s: is wazuh-analysisd running, and does its ruleset still alert on sshd invalid users, rule 5710?)", round(waited), o.Queue)
+			}
 			idx.Detail = "not attempted: no alert to ship"
 		case lastErr != nil:
 			rep.BrokenAt = BrokenIndexer

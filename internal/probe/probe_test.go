@@ -276,3 +276,113 @@ func TestWatcherRotation(t *testing.T) {
 		t.Errorf("after truncation: %q %v", l, err)
 	}
 }
+
+// TestRunQueueSocket: with no syslog configured (a stock ossec.conf) the
+// probe sends its event to analysisd's queue socket as logcollector does:
+// one datagram "1:<location>:<syslog line>" on a real unixgram socket; the
+// "manager" (here the test) alerts on it and the flow is followed as usual.
+func TestRunQueueSocket(t *testing.T) {
+	dir := t.TempDir()
+	install := filepath.Join(dir, "ossec")
+	sock := QueueSocket(install)
+	if err := os.MkdirAll(filepath.Dir(sock), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	alerts := filepath.Join(dir, "alerts.json")
+	if err := os.WriteFile(alerts, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	frames := make(chan string, 4)
+	go func() {
+		buf := make([]byte, 65536)
+		for {
+			n, err := pc.Read(buf)
+			if err != nil {
+				return
+			}
+			frame := string(buf[:n])
+			frames <- frame
+			m := userRe.FindStringSubmatch(frame)
+			if m == nil {
+				continue
+			}
+			f, _ := os.OpenFile(alerts, os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(f, `{"rule":{"level":5,"id":"5710"},"data":{"srcuser":%q},"location":"siemctl-probe"}`+"\n", m[1])
+			f.Close()
+		}
+	}()
+	s := &searcher{foundAt: 4}
+	rep, err := Run(context.Background(), Options{
+		Queue: sock, AlertsFile: alerts, IndexPattern: "wazuh-alerts-4.x-*", Searcher: s,
+		Timeout: 30 * time.Second, Interval: 50 * time.Millisecond, Hostname: "wazuh01",
+		Rand: bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 9, 0x10, 0x00}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := <-frames
+	want := regexp.MustCompile(`^1:siemctl-probe:[A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d wazuh01 sshd\[\d+\]: Failed password for invalid user siemctl-probe-deadbeef0102 from 192\.0\.2\.10 port 5120 ssh2$`)
+	if !want.MatchString(frame) {
+		t.Errorf("queued frame %q", frame)
+	}
+	if !rep.OK || rep.RuleID != "5710" || rep.Hops[0].State != StateOK {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// TestQueueSocketErrors: a missing socket and a socket nobody reads are
+// broken at the manager, with the fix in the detail; no destination at all
+// is a configuration error.
+func TestQueueSocketErrors(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "stale")
+	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: stale, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A datagram socket leaves its file when closed: nobody reads (analysisd died).
+	pc.Close()
+	notSock := filepath.Join(dir, "plain")
+	if err := os.WriteFile(notSock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ queue, want string }{
+		{filepath.Join(dir, "missing", "queue"), "the manager is not running (siemctl services status manager) or manager.install_dir is wrong"},
+		{stale, "wazuh-analysisd is not running (siemctl services restart manager)"},
+		{notSock, "manager.install_dir"},
+	} {
+		rep, err := Run(context.Background(), Options{Queue: tt.queue, IndexPattern: "wazuh-alerts-4.x-*", Searcher: &searcher{}, Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.OK || rep.BrokenAt != BrokenManager || !strings.Contains(rep.Detail, tt.want) || !strings.Contains(rep.Detail, tt.queue) {
+			t.Errorf("%s: broken at %q: %s; want %q", tt.queue, rep.BrokenAt, rep.Detail, tt.want)
+		}
+	}
+	if _, err := Run(context.Background(), Options{IndexPattern: "x-*", Searcher: &searcher{}}); err == nil || !strings.Contains(err.Error(), "manager.syslog") {
+		t.Errorf("no destination: %v", err)
+	}
+	if got := (Target{Queue: "/var/ossec/queue/sockets/queue"}).String(); got != "unixgram:///var/ossec/queue/sockets/queue" {
+		t.Errorf("target %q", got)
+	}
+	if got := (Target{Syslog: "udp://127.0.0.1:514", Queue: "/q"}).String(); got != "udp://127.0.0.1:514" {
+		t.Errorf("syslog wins: %q", got)
+	}
+}
+
+func TestNewTarget(t *testing.T) {
+	if q := NewTarget("", "/var/ossec").Queue; q != "/var/ossec/queue/sockets/queue" {
+		t.Errorf("queue %q", q)
+	}
+	if tg := NewTarget("udp://127.0.0.1:514", "/var/ossec"); tg.Queue != "" || tg.Syslog != "udp://127.0.0.1:514" {
+		t.Errorf("syslog target %+v", tg)
+	}
+	if err := NewTarget("", "").Validate(); err == nil {
+		t.Error("no destination accepted")
+	}
+}

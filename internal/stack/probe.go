@@ -2,7 +2,6 @@ package stack
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 
 	"github.com/siemctl/siemctl/internal/health"
@@ -27,10 +26,13 @@ func (s *Stack) ProbeOptions() (probe.Options, error) {
 	if err != nil {
 		return probe.Options{}, err
 	}
-	if s.Config.Manager.Syslog == "" {
-		return probe.Options{}, errors.New("manager.syslog is not set: the probe needs an address to send its event to")
-	}
-	return probe.Options{Syslog: s.Config.Manager.Syslog, AlertsFile: s.AlertsFile(), IndexPattern: s.AlertsPattern(), Searcher: ix}, nil
+	t := s.ProbeTarget() // validated by the caller (a usage error) or probe.Run
+	return probe.Options{Syslog: t.Syslog, Queue: t.Queue, AlertsFile: s.AlertsFile(), IndexPattern: s.AlertsPattern(), Searcher: ix}, nil
+}
+
+// ProbeTarget is where the probe's event goes (probe.NewTarget).
+func (s *Stack) ProbeTarget() probe.Target {
+	return probe.NewTarget(s.Config.Manager.Syslog, s.Config.Manager.InstallDir)
 }
 
 // Probe runs the data-flow probe for the health check (alerts.probe): the

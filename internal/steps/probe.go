@@ -6,11 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/probe"
 )
 
 // probeResend is how long the fallback probe waits for its event before it
@@ -26,42 +25,14 @@ type probeState struct {
 }
 
 func describeProbe(pl *Planning) []string {
-	to, prefix := "<manager.syslog>", "<alerts prefix>"
+	to, prefix := "<manager.syslog, or {manager.install_dir}/queue/sockets/queue>", "<alerts prefix>"
 	if c := pl.cfg(); c != nil {
-		to, prefix = c.Manager.Syslog, c.Indexer.AlertsIndexPrefix
+		to, prefix = probe.NewTarget(c.Manager.Syslog, c.Manager.InstallDir).String(), c.Indexer.AlertsIndexPrefix
 	}
 	return []string{
-		"send a syslog line \"sshd[…]: Failed password for invalid user siemctl-probe-<nonce> …\" to " + to,
+		"send \"sshd[…]: Failed password for invalid user siemctl-probe-<nonce> …\" to " + to,
 		"POST /" + prefix + "*/_count full_log:\"siemctl-probe-<nonce>\" until it is searchable",
 	}
-}
-
-// ProbeLine is the syslog line of the data-flow probe: shaped so that the
-// stock ruleset alerts on it (sshd invalid user, rule 5710).
-func ProbeLine(nonce string, now time.Time, host string) string {
-	return fmt.Sprintf("<38>%s %s sshd[4242]: Failed password for invalid user siemctl-probe-%s from 127.0.0.1 port 4242 ssh2",
-		now.Format(time.Stamp), host, nonce)
-}
-
-// SendSyslog sends one line to a udp:// or tcp:// address.
-func SendSyslog(ctx context.Context, addr, line string) error {
-	u, err := url.Parse(addr)
-	if err != nil || (u.Scheme != "udp" && u.Scheme != "tcp") || u.Host == "" {
-		return fmt.Errorf("manager.syslog %q: want udp://host:port or tcp://host:port", addr)
-	}
-	var dl net.Dialer
-	c, err := dl.DialContext(ctx, u.Scheme, u.Host)
-	if err != nil {
-		return fmt.Errorf("syslog %s: %w", addr, err)
-	}
-	defer c.Close()
-	if u.Scheme == "tcp" {
-		line += "\n"
-	}
-	if _, err := c.Write([]byte(line)); err != nil {
-		return fmt.Errorf("syslog %s: %w", addr, err)
-	}
-	return nil
 }
 
 func newNonce() (string, error) {
@@ -97,9 +68,14 @@ func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if d.Config == nil || d.Config.Manager.Syslog == "" {
-		return engine.Outcome{}, errors.New("manager.syslog is not set: the data-flow probe has nowhere to send its event")
+	if d.Config == nil {
+		return engine.Outcome{}, errors.New("no configuration: the data-flow probe has nowhere to send its event")
 	}
+	target := probe.NewTarget(d.Config.Manager.Syslog, d.Config.Manager.InstallDir)
+	if err := target.Validate(); err != nil {
+		return engine.Outcome{}, err
+	}
+	target.Hostname = "siemctl"
 	key := "probe:" + env.StepID()
 	var st probeState
 	if _, err := env.Get(key, &st); err != nil {
@@ -112,7 +88,7 @@ func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome
 				return engine.Outcome{}, err
 			}
 		}
-		if err := SendSyslog(ctx, d.Config.Manager.Syslog, ProbeLine(st.Nonce, now, "siemctl")); err != nil {
+		if err := target.Send(ctx, now, 4242, probe.Message(st.Nonce, 1, 4242)); err != nil {
 			return engine.Outcome{}, engine.Pending("%v", err)
 		}
 		st.Sent, st.Tries = now, st.Tries+1

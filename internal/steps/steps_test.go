@@ -628,3 +628,51 @@ func TestSplitTime(t *testing.T) {
 		t.Fatalf("%+v", ts)
 	}
 }
+
+// TestFallbackProbeQueue: with no manager.syslog (the wazuh profile on a
+// stock ossec.conf) the probe gate queues its event to analysisd's socket
+// under install_dir, as logcollector does.
+func TestFallbackProbeQueue(t *testing.T) {
+	install := t.TempDir()
+	sock := filepath.Join(install, "queue", "sockets", "queue")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	srv := indexertest.NewServer(t, indexertest.Healthy())
+	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"count":0}`)
+	}})
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := depsWith(testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
+	d.Indexer = c
+	e := newEnv(d, nil)
+	_, err = run(t, d, e, "gate.probe", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) {
+		t.Fatalf("not searchable yet: %v", err)
+	}
+	buf := make([]byte, 4096)
+	_ = pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := pc.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := string(buf[:n]); !strings.HasPrefix(line, "1:siemctl-probe:") || !strings.Contains(line, " siemctl sshd[4242]: Failed password for invalid user siemctl-probe-") {
+		t.Fatalf("queued %q", line)
+	}
+	// Nothing reads the socket any more: the gate waits and names the fix.
+	pc.Close()
+	e = newEnv(d, nil)
+	_, err = run(t, d, e, "gate.probe", nil)
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "wazuh-analysisd is not running") {
+		t.Fatalf("dead analysisd: %v", err)
+	}
+}

@@ -408,9 +408,15 @@ func TestProbeBadSyslog(t *testing.T) {
 	if err := cmd.Execute(); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "udp:// or tcp://") {
 		t.Errorf("%v", err)
 	}
-	st.Config.Manager.Syslog = ""
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "manager.syslog is not set") {
+	st.Config.Manager.Syslog, st.Config.Manager.InstallDir = "", ""
+	if err := cmd.Execute(); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "set manager.syslog") {
 		t.Errorf("%v", err)
+	}
+	// No syslog but an install dir: the event goes to analysisd's queue
+	// socket; a missing socket is broken at the manager, naming the fix.
+	st.Config.Manager.InstallDir = t.TempDir()
+	if err := cmd.Execute(); cli.ExitCode(err) != 3 {
+		t.Errorf("missing queue socket: %v", err)
 	}
 	if len(srv.Requests()) != 0 {
 		t.Error("the indexer was contacted")

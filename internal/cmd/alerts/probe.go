@@ -93,14 +93,15 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 		return err
 	}
 	po.Timeout, po.Interval = opts.Wait, opts.Interval
-	if _, _, err := probe.ParseSyslog(po.Syslog); err != nil {
+	target := probe.Target{Syslog: po.Syslog, Queue: po.Queue}
+	if err := target.Validate(); err != nil {
 		return &cli.FlagError{Err: err}
 	}
 	if opts.Tune != nil {
 		opts.Tune(&po)
 	}
 	if opts.IO.IsStderrTTY() {
-		fmt.Fprintf(opts.IO.ErrOut, "sending the probe to %s and waiting up to %s…\n", po.Syslog, opts.Wait)
+		fmt.Fprintf(opts.IO.ErrOut, "sending the probe to %s and waiting up to %s…\n", target, opts.Wait)
 	}
 	rep, err := probe.Run(ctx, po)
 	if err != nil {
