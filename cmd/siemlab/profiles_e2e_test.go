@@ -7,6 +7,8 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
 // TestE2EProfiles brings up each lab profile with the siemlab binary as a user does, checks that
@@ -30,11 +33,26 @@ func TestE2EProfiles(t *testing.T) {
 			if r.Code != 0 || !strings.Contains(r.Stdout, "verdict\tOK") {
 				t.Errorf("siemctl health with %s/siemctl.yaml: exit %d\n%s%s", l.Dir, r.Code, r.Stdout, r.Stderr)
 			}
+			// The data-flow probe passes through the real Filebeat; in wazuh on the stock ossec.conf,
+			// which has no syslog listener (the event goes through analysisd's queue socket).
+			if r := l.Siemctl("alerts", "probe", "--wait", "90s"); r.Code != 0 {
+				t.Errorf("alerts probe: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			// A failed analysisd is CRIT at once, named, with the real fix.
+			l.MustSiemlab("fault", "analysisd-failed")
+			r = l.Siemctl("health", "--check", "manager.api", "-o", "json")
+			if r.Code != 2 || !strings.Contains(r.Stdout, "wazuh-analysisd (failed)") || !strings.Contains(r.Stdout, "wazuh-analysisd -t") {
+				t.Errorf("health with analysisd failed: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			l.MustSiemlab("heal", "analysisd-failed")
 			out, err := exec.Command(l.Path(p.Shipper.Binary), "version").CombinedOutput()
 			if err != nil || !strings.HasPrefix(string(out), "filebeat version 7.10.2 ") {
 				t.Errorf("%s version: %v %q", p.Shipper.Binary, err, out)
 			}
 			checkLayout(t, l)
+			if p.Name == "wazuh" {
+				checkRealTemplate(t, l)
+			}
 			checkDownLeavesNothing(t, l)
 		})
 	}
@@ -93,6 +111,63 @@ func checkLayout(t *testing.T, l *e2e.Lab) {
 		if _, err := os.Stat(l.Path(f)); err == nil {
 			t.Errorf("wazuh layout has the siem path %s", f)
 		}
+	}
+}
+
+// checkRealTemplate runs the upgrade's template steps with Wazuh's own wazuh-template.json of the
+// target version as shipper.template_source, read in place from ../shared (never copied into the
+// project): siemctl writes it as the shipper's template file and loads it into the real OpenSearch,
+// then the real Filebeat loads it again with setup --index-management.
+func checkRealTemplate(t *testing.T, l *e2e.Lab) {
+	t.Helper()
+	src := filepath.Join(wazuhreal.Dir(t), "wazuh-v{version}", "wazuh-template.json")
+	real := wazuhreal.Read(t, "wazuh-v4.10.0", "wazuh-template.json")
+	tl := *l
+	tl.Env = append(append([]string{}, l.Env...), "SIEMCTL_SHIPPER_TEMPLATE_SOURCE="+src)
+	r := tl.Siemctl("upgrade", "apply", "--to", "4.10.0", "--only", "shipper/template,shipper/index-management", "--yes")
+	if r.Code != 0 {
+		t.Fatalf("template steps with the real Wazuh template: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got, _ := os.ReadFile(l.Path(l.Profile.Shipper.TemplateFile())); !bytes.Equal(got, real) {
+		t.Errorf("%s is not Wazuh's 4.10.0 template (%d bytes, want %d)", l.Profile.Shipper.TemplateFile(), len(got), len(real))
+	}
+	pw, err := os.ReadFile(filepath.Join(l.Dir, "secrets", "indexer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := client(t, l.Path(l.Profile.IndexerConf(), "certs", "root-ca.pem"))
+	data, err := os.ReadFile(filepath.Join(l.Dir, "lab.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st lab.State
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/_template/%s", st.Ports.Indexer, l.Profile.Shipper.TemplateName), nil)
+	req.SetBasicAuth("admin", strings.TrimSpace(string(pw)))
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tpl map[string]struct {
+		IndexPatterns []string `json:"index_patterns"`
+		Settings      struct {
+			Index struct {
+				Shards string `json:"number_of_shards"`
+			} `json:"index"`
+		} `json:"settings"`
+		Mappings struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"mappings"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tpl); err != nil {
+		t.Fatal(err)
+	}
+	got := tpl[l.Profile.Shipper.TemplateName]
+	if strings.Join(got.IndexPatterns, ",") != "wazuh-alerts-4.x-*,wazuh-archives-4.x-*" || got.Settings.Index.Shards != "3" || got.Mappings.Properties["GeoLocation"] == nil {
+		t.Errorf("the indexer's template is not Wazuh's: patterns %v shards %q GeoLocation %v", got.IndexPatterns, got.Settings.Index.Shards, got.Mappings.Properties["GeoLocation"] != nil)
 	}
 }
 
