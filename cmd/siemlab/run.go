@@ -27,6 +27,7 @@ func run(ctx context.Context, argv []string) int {
 type emulators struct{}
 
 func (emulators) PackageFiles(s lab.EmuPackageSpec) ([]lab.File, error) {
+	// A profile whose packaged ossec.conf has no syslog listener is a stock Wazuh host (lab.Profile).
 	p := s.Profile
 	files, err := emu.PackageFiles(emu.PackageSpec{Component: s.Component, Version: s.Version, Root: s.Root, Binary: s.Binary,
 		Ports: emu.Ports{API: s.Ports.API, Agent: s.Ports.Agent, Enrollment: s.Ports.Enrollment, Syslog: s.Ports.Syslog,
