@@ -201,6 +201,53 @@ func TestInstallScript(t *testing.T) {
 			t.Errorf("dry run called systemctl: %s", got)
 		}
 	})
+	t.Run("after the host profile units", func(t *testing.T) {
+		dir := t.TempDir()
+		path, _ := fakeSystemctl(t, dir)
+		unitDir := filepath.Join(dir, "units")
+		// A siemctl whose `config view indexer.unit manager.unit` answers as
+		// the real one does off a terminal (header, then tab-separated rows).
+		bin := filepath.Join(dir, "bin", "siemctl")
+		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		script := "#!/bin/sh\n[ \"$*\" = 'config view indexer.unit manager.unit' ] || exit 2\n" +
+			"printf 'key\\tvalue\\torigin\\nindexer.unit\\twazuh-indexer.service\\tprofile wazuh\\nmanager.unit\\twazuh-manager.service\\tprofile wazuh\\n'\n"
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}
+		if out, err := runInstall(t, env, "--bin", bin); err != nil {
+			t.Fatalf("install.sh: %v\n%s", err, out)
+		}
+		svc := readLog(t, filepath.Join(unitDir, "siemctl-snapshot.service"))
+		if !strings.Contains(svc, "\nAfter=network-online.target wazuh-indexer.service wazuh-manager.service\n") || strings.Contains(svc, "siem-indexer.service") {
+			t.Errorf("After= not the profile's units:\n%s", svc)
+		}
+		// --units wins; unsafe or non-service names are refused.
+		if out, err := runInstall(t, env, "--bin", bin, "--units", "idx.service mgr.service"); err != nil {
+			t.Fatalf("--units: %v\n%s", err, out)
+		}
+		if svc := readLog(t, filepath.Join(unitDir, "siemctl-snapshot.service")); !strings.Contains(svc, "\nAfter=network-online.target idx.service mgr.service\n") {
+			t.Errorf("--units ignored:\n%s", svc)
+		}
+		for _, bad := range []string{"a.service;rm", "idx.timer", ""} {
+			if out, err := runInstall(t, env, "--bin", bin, "--units", bad); err == nil {
+				t.Errorf("--units %q accepted:\n%s", bad, out)
+			}
+		}
+		// A siemctl that cannot answer leaves every profile's units, with a note.
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'config: broken' >&2\nexit 2\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := runInstall(t, env, "--bin", bin)
+		if err != nil || !strings.Contains(out, "After= lists every profile's units") {
+			t.Fatalf("fallback: %v\n%s", err, out)
+		}
+		if svc := readLog(t, filepath.Join(unitDir, "siemctl-snapshot.service")); !strings.Contains(svc, "\nAfter=network-online.target "+strings.Join(StackUnits(), " ")+"\n") {
+			t.Errorf("fallback After=:\n%s", svc)
+		}
+	})
 	t.Run("bad arguments", func(t *testing.T) {
 		for _, args := range [][]string{{"--bin", "relative/siemctl"}, {"--bin", "/usr/bin/x;rm"}, {"--frobnicate"}, {"--bin"}} {
 			if out, err := runInstall(t, []string{"DESTDIR=" + t.TempDir()}, args...); err == nil {

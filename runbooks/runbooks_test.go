@@ -102,6 +102,9 @@ var kinds = map[string]map[string]param{
 	"backup.indexer_security": {},
 	"backup.indexer_data":     {},
 	"restore.indexer_data":    {},
+	"backup.manager_db":       {},
+	"shipper.module":          {"version": version},
+	"restore.manager_db":      {},
 	"restore.configs":         {},
 	"units.stop":              {"component!": componentAll},
 	"units.start":             {"component!": componentAll, "wait": isDuration},
@@ -265,7 +268,7 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"indexer/security", "indexer/health",
 		"indexer/allocation-all", "indexer/settled",
 		"manager/install", "manager/start", "manager/api",
-		"shipper/template", "shipper/pipelines", "shipper/index-management", "shipper/start", "shipper/test-output",
+		"shipper/module", "shipper/template", "shipper/pipelines", "shipper/index-management", "shipper/start", "shipper/test-output",
 		"dashboard/install", "dashboard/start", "dashboard/up",
 		"validate/versions", "validate/units", "validate/ports", "validate/data-flow",
 		"post/snapshot", "post/diff")
@@ -300,6 +303,12 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 	if b := p.Steps[index(t, p, "indexer/backup-data")]; b.Undo == nil || b.Step.Undo.Kind != "restore.indexer_data" {
 		t.Error("the indexer data copy must be restored on rollback")
 	}
+	// The manager's databases are copied once it is gone, before the new
+	// version migrates them, and put back on rollback.
+	before(t, p, "manager/gone", "manager/backup-db", "manager/install")
+	if b := p.Steps[index(t, p, "manager/backup-db")]; b.Undo == nil || b.Step.Undo.Kind != "restore.manager_db" || b.FailMode() != "rollback" {
+		t.Error("the manager database copy must be restored on rollback")
+	}
 	// The snapshot is taken while the old version runs and restored after
 	// the old indexer is started again (undos run in reverse).
 	if sn := p.Steps[index(t, p, "indexer/snapshot")]; sn.Undo == nil || sn.Step.Undo.Kind != "restore.indexer_snapshot" {
@@ -322,7 +331,7 @@ func TestRollbackRunbookOrder(t *testing.T) {
 	before(t, p,
 		"stop/shipper", "stop/dashboard", "stop/manager", "stop/indexer",
 		"packages/dashboard", "packages/shipper", "packages/manager", "packages/indexer",
-		"restore/indexer-data", "restore/configs",
+		"restore/indexer-data", "restore/configs", "restore/manager-db",
 		"indexer/start", "indexer/security", "restore/indexer-snapshot", "indexer/health",
 		"manager/start", "dashboard/start", "shipper/start",
 		"validate/versions", "post/snapshot", "post/diff")

@@ -131,9 +131,10 @@ func Load(path string, key []byte) (Plan, error) {
 			reasons = append(reasons, fmt.Sprintf("%q listed twice", ix.Name))
 		}
 		seen[ix.Name] = true
-		date, err := ParseIndexDate(p.Prefix, ix.Name)
-		if err != nil || strings.ContainsAny(p.Prefix, "*?,/ ") {
-			reasons = append(reasons, fmt.Sprintf("%q does not parse as %sYYYY.MM.DD", ix.Name, p.Prefix))
+		prefix := prefixFor(p.Prefixes(), ix.Name)
+		date, err := ParseIndexDate(prefix, ix.Name)
+		if err != nil || ValidPrefixes(p.Prefixes()) != nil {
+			reasons = append(reasons, fmt.Sprintf("%q does not parse as %sYYYY.MM.DD", ix.Name, strings.Join(p.Prefixes(), "YYYY.MM.DD or ")))
 			continue
 		}
 		if date.Format(time.DateOnly) != ix.Date {
@@ -200,19 +201,24 @@ func (v Verification) Ready() []string {
 // verification still returned for display); missing indices are reported
 // and skipped.
 func Verify(ctx context.Context, ix Indexer, p Plan, now time.Time) (Verification, error) {
-	live, err := ix.CatIndices(ctx, p.Prefix+"*")
-	if err != nil {
-		return Verification{}, fmt.Errorf("list %s*: %w", p.Prefix, err)
-	}
-	byName := make(map[string]*indexer.Index, len(live))
-	for i := range live {
-		byName[live[i].Name] = &live[i]
+	byName := map[string]*indexer.Index{}
+	for _, prefix := range p.Prefixes() {
+		live, err := ix.CatIndices(ctx, prefix+"*")
+		if errors.Is(err, indexer.ErrIndexNotFound) {
+			continue
+		}
+		if err != nil {
+			return Verification{}, fmt.Errorf("list %s*: %w", prefix, err)
+		}
+		for i := range live {
+			byName[live[i].Name] = &live[i]
+		}
 	}
 	v := Verification{Items: make([]Item, 0, len(p.Indices))}
 	var reasons []string
 	for _, pi := range p.Indices {
 		it := Item{PlannedIndex: pi}
-		if _, why := checkDeletable(p.Prefix, pi.Name, now); why != "" {
+		if _, why := checkDeletable(prefixFor(p.Prefixes(), pi.Name), pi.Name, now); why != "" {
 			it.Status, it.Detail = StatusUnsafe, why
 		} else if cur, ok := byName[pi.Name]; !ok {
 			it.Status, it.Detail = StatusMissing, "no longer exists"
@@ -258,7 +264,7 @@ func Apply(ctx context.Context, ix Indexer, p Plan, v Verification, now time.Tim
 		if err := ctx.Err(); err != nil {
 			return append(out, items[i:]...), err
 		}
-		if _, why := checkDeletable(p.Prefix, it.Name, now); why != "" {
+		if _, why := checkDeletable(prefixFor(p.Prefixes(), it.Name), it.Name, now); why != "" {
 			it.Status, it.Detail = StatusUnsafe, why
 			out = append(out, it)
 			return append(out, items[i+1:]...), &RefusedError{Reasons: []string{it.Name + ": " + why}}

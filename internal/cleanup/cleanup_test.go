@@ -567,3 +567,64 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestArchivesPrefix: with the wazuh profile's extra prefix the plan also
+// covers wazuh-archives-4.x-YYYY.MM.DD under the same rules (today's,
+// future and unparsable archives never selected), the plan file round-trips
+// and Verify/Apply delete exactly the planned names of both prefixes.
+func TestArchivesPrefix(t *testing.T) {
+	const alerts, archives = "wazuh-alerts-4.x-", "wazuh-archives-4.x-"
+	mk := func(name string, docs int64) indexer.Index {
+		return indexer.Index{Name: name, UUID: "u-" + name, DocsCount: docs, StoreBytes: docs * 10, Status: "open", Health: "green"}
+	}
+	list := []indexer.Index{
+		mk(alerts+"2025.01.01", 5), mk(archives+"2025.01.01", 50), mk(archives+"2025.01.02", 60),
+		mk(archives+"2025.03.10", 7),           // today
+		mk(archives+"2025.03.11", 1),           // future
+		mk(archives+"2025.01.01-reindexed", 3), // does not parse
+		mk("wazuh-monitoring-2025.1w", 9),      // no prefix of ours
+	}
+	p, err := Build(Input{Prefix: alerts, ExtraPrefixes: []string{archives}, Indices: list,
+		Criteria: Criteria{OlderThan: 30 * day, OlderThanText: "30d"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(p), " "); got != alerts+"2025.01.01 "+archives+"2025.01.01 "+archives+"2025.01.02" {
+		t.Fatalf("planned %s", got)
+	}
+	var skipped []string
+	for _, s := range p.Skipped {
+		skipped = append(skipped, s.Name+"="+s.Reason)
+	}
+	for _, want := range []string{archives + "2025.03.10=today's index", archives + "2025.03.11=future-dated index", archives + "2025.01.01-reindexed=name does not parse as " + archives + "YYYY.MM.DD"} {
+		if !strings.Contains(strings.Join(skipped, "\n"), want) {
+			t.Errorf("skipped %v, want %s", skipped, want)
+		}
+	}
+	path := DefaultPlanPath(t.TempDir(), now)
+	if err := Write(path, &p, testKey); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(path, testKey)
+	if err != nil || strings.Join(loaded.ExtraPrefixes, ",") != archives {
+		t.Fatalf("load: %+v %v", loaded.ExtraPrefixes, err)
+	}
+	f := newFake(list...)
+	v, err := Verify(context.Background(), f, loaded, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(context.Background(), f, loaded, v, now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.deleted, " "); got != alerts+"2025.01.01 "+archives+"2025.01.01 "+archives+"2025.01.02" {
+		t.Errorf("deleted %s", got)
+	}
+	// Prefixes that overlap are refused: an index must belong to one.
+	if _, err := Build(Input{Prefix: alerts, ExtraPrefixes: []string{"wazuh-"}, Criteria: Criteria{OlderThan: day}, Now: now}); err == nil {
+		t.Error("overlapping prefixes accepted")
+	}
+	if _, err := Build(Input{Prefix: alerts, ExtraPrefixes: []string{"wazuh-archives-*"}, Criteria: Criteria{OlderThan: day}, Now: now}); err == nil {
+		t.Error("a wildcard prefix accepted")
+	}
+}

@@ -58,12 +58,15 @@ func (c Criteria) Validate() error {
 
 // Input is what Build plans from.
 type Input struct {
-	Prefix     string               // e.g. siem-alerts-4.x-
-	IndexerURL string               // recorded in the plan
-	Indices    []indexer.Index      // _cat/indices for Prefix*
-	Allocation []indexer.Allocation // _cat/allocation (DiskAbove only)
-	Criteria   Criteria
-	Now        time.Time
+	Prefix string // e.g. siem-alerts-4.x-
+	// ExtraPrefixes are further literal daily-index prefixes handled with
+	// the same rules (indexer.cleanup_prefixes, e.g. wazuh-archives-4.x-).
+	ExtraPrefixes []string
+	IndexerURL    string               // recorded in the plan
+	Indices       []indexer.Index      // _cat/indices for Prefix* and every ExtraPrefixes*
+	Allocation    []indexer.Allocation // _cat/allocation (DiskAbove only)
+	Criteria      Criteria
+	Now           time.Time
 }
 
 // PlannedIndex is one index the plan deletes.
@@ -92,21 +95,23 @@ type Disk struct {
 
 // Plan is a reviewed list of indices to delete.
 type Plan struct {
-	Version    int            `json:"version"`
-	CreatedAt  time.Time      `json:"created_at"`
-	IndexerURL string         `json:"indexer_url"`
-	Prefix     string         `json:"prefix"`
-	OlderThan  string         `json:"older_than,omitempty"`
-	Cutoff     *time.Time     `json:"cutoff,omitempty"` // OlderThan: days ending at or before this go
-	DiskAbove  int            `json:"disk_above,omitempty"`
-	Disk       *Disk          `json:"disk,omitempty"`
-	Indices    []PlannedIndex `json:"indices"`
-	TotalDocs  int64          `json:"total_docs"`
-	TotalBytes int64          `json:"total_bytes"`
-	Kept       int            `json:"kept"` // dated indices that stay
-	Skipped    []Skipped      `json:"skipped"`
-	Warnings   []string       `json:"warnings"`
-	Checksum   string         `json:"checksum"`
+	Version    int       `json:"version"`
+	CreatedAt  time.Time `json:"created_at"`
+	IndexerURL string    `json:"indexer_url"`
+	Prefix     string    `json:"prefix"`
+	// ExtraPrefixes are the further prefixes the plan covers (archives).
+	ExtraPrefixes []string       `json:"extra_prefixes,omitempty"`
+	OlderThan     string         `json:"older_than,omitempty"`
+	Cutoff        *time.Time     `json:"cutoff,omitempty"` // OlderThan: days ending at or before this go
+	DiskAbove     int            `json:"disk_above,omitempty"`
+	Disk          *Disk          `json:"disk,omitempty"`
+	Indices       []PlannedIndex `json:"indices"`
+	TotalDocs     int64          `json:"total_docs"`
+	TotalBytes    int64          `json:"total_bytes"`
+	Kept          int            `json:"kept"` // dated indices that stay
+	Skipped       []Skipped      `json:"skipped"`
+	Warnings      []string       `json:"warnings"`
+	Checksum      string         `json:"checksum"`
 	// Signature is the HMAC of the plan under the host's key in state_dir
 	// (see Key): only siemctl on this host can write a plan apply accepts.
 	Signature string `json:"signature"`
@@ -155,6 +160,37 @@ func today(now time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
+// Prefixes are every literal prefix the plan covers, the alerts prefix first.
+func (p Plan) Prefixes() []string { return append([]string{p.Prefix}, p.ExtraPrefixes...) }
+
+// prefixFor returns the longest of prefixes that name starts with ("" if none).
+func prefixFor(prefixes []string, name string) string {
+	best := ""
+	for _, pr := range prefixes {
+		if pr != "" && strings.HasPrefix(name, pr) && len(pr) > len(best) {
+			best = pr
+		}
+	}
+	return best
+}
+
+// ValidPrefixes checks a set of cleanup prefixes: literal (no wildcard or
+// separator), not empty, none the start of another (an index must belong
+// to exactly one).
+func ValidPrefixes(prefixes []string) error {
+	for i, a := range prefixes {
+		if a == "" || strings.ContainsAny(a, "*?,/ ") {
+			return fmt.Errorf("index prefix %q must be a literal prefix without wildcards", a)
+		}
+		for j, b := range prefixes {
+			if i != j && strings.HasPrefix(b, a) {
+				return fmt.Errorf("index prefix %q is the start of %q: each index must belong to one prefix", a, b)
+			}
+		}
+	}
+	return nil
+}
+
 // checkDeletable says why a name must never be deleted at now ("" if it may be).
 func checkDeletable(prefix, name string, now time.Time) (time.Time, string) {
 	if strings.ContainsAny(prefix, "*?,/ ") {
@@ -189,13 +225,22 @@ func Build(in Input) (Plan, error) {
 	}
 	p := Plan{Version: PlanVersion, CreatedAt: in.Now.UTC().Truncate(time.Second), IndexerURL: in.IndexerURL, Prefix: in.Prefix,
 		Indices: []PlannedIndex{}, Skipped: []Skipped{}, Warnings: []string{}}
+	if len(in.ExtraPrefixes) > 0 {
+		p.ExtraPrefixes = append([]string(nil), in.ExtraPrefixes...)
+	}
+	if err := ValidPrefixes(p.Prefixes()); err != nil {
+		return Plan{}, err
+	}
 	cands := make([]dated, 0, len(in.Indices))
+	seen := map[string]bool{}
 	for i := range in.Indices {
 		ix := &in.Indices[i]
-		if !strings.HasPrefix(ix.Name, in.Prefix) {
-			continue // not ours: not even worth a line
+		prefix := prefixFor(p.Prefixes(), ix.Name)
+		if prefix == "" || seen[ix.Name] {
+			continue // not ours (or listed twice): not even worth a line
 		}
-		date, why := checkDeletable(in.Prefix, ix.Name, in.Now)
+		seen[ix.Name] = true
+		date, why := checkDeletable(prefix, ix.Name, in.Now)
 		if why != "" {
 			p.Skipped = append(p.Skipped, Skipped{Name: ix.Name, Reason: why})
 			continue

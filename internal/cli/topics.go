@@ -67,6 +67,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     security_init: [/usr/share/siem-indexer/bin/indexer-security-init.sh]
     hash_tool: [/usr/share/siem-indexer/plugins/opensearch-security/tools/hash.sh]
     alerts_index_prefix: siem-alerts-4.x-
+    cleanup_prefixes: []               # further daily-index prefixes alerts cleanup handles (same rules); wazuh: [wazuh-archives-4.x-]
     data_safety: copy                  # copy (cold copy of data_dir) | snapshot (OpenSearch snapshot; the default once proven) | command (site hooks)
     snapshot_repository: siemctl       # fs repository used by snapshot mode (siemctl indexer repository prepare)
     snapshot_location: ""              # empty: <first path.repo>/siemctl
@@ -93,6 +94,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     unit: siem-dashboard.service
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
+    backup_paths: []                   # further files backed up with the config; wazuh: [/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml]
   shipper:
     binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
@@ -100,9 +102,11 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     unit: shipper.service
     package: shipper
     config_dir: /etc/shipper
-    template_source: ""                # URL or file pattern with {version}
+    template_source: ""                # URL or file pattern with {version}; wazuh: https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json
+    module_source: ""                  # Filebeat module tarball URL/file with {module}; wazuh: https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz
     template_name: siem
     pipeline: filebeat-7.10.2-siem-alerts-pipeline
+    backup_paths: []                   # wazuh: [/var/lib/filebeat/filebeat.keystore]
   thresholds:
     disk_warn_percent: 85
     disk_nogo_percent: 90

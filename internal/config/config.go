@@ -94,6 +94,9 @@ type Indexer struct {
 	SecurityInit      []string `mapstructure:"security_init"`
 	HashTool          []string `mapstructure:"hash_tool"`
 	AlertsIndexPrefix string   `mapstructure:"alerts_index_prefix"`
+	// CleanupPrefixes are further daily-index prefixes `alerts cleanup`
+	// handles with the same safety rules (wazuh: wazuh-archives-4.x-).
+	CleanupPrefixes []string `mapstructure:"cleanup_prefixes"`
 	// DataSafety is how the upgrade secures the data an OpenSearch node
 	// cannot downgrade: copy (cold copy of data_dir), snapshot (OpenSearch
 	// snapshot into SnapshotRepository) or command (DataHookTake/Restore).
@@ -138,6 +141,9 @@ type Dashboard struct {
 	Unit      string `mapstructure:"unit"`
 	Package   string `mapstructure:"package"`
 	ConfigDir string `mapstructure:"config_dir"` // backed up and restored by the upgrade
+	// BackupPaths are further files the upgrade backs up with the config
+	// (wazuh: the app's wazuh.yml under the dashboard's data directory).
+	BackupPaths []string `mapstructure:"backup_paths"`
 }
 
 // Shipper is the Filebeat-like forwarder.
@@ -149,8 +155,14 @@ type Shipper struct {
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`
 	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
-	TemplateName   string `mapstructure:"template_name"`
-	Pipeline       string `mapstructure:"pipeline"`
+	// ModuleSource is where the Filebeat module tarball is fetched
+	// ({module} = e.g. wazuh-filebeat-0.4); "" leaves the module alone.
+	ModuleSource string `mapstructure:"module_source"`
+	TemplateName string `mapstructure:"template_name"`
+	Pipeline     string `mapstructure:"pipeline"`
+	// BackupPaths are further files the upgrade backs up with the config
+	// (wazuh: the Filebeat keystore in path.data).
+	BackupPaths []string `mapstructure:"backup_paths"`
 }
 
 // Thresholds are the disk limits of the spec.
@@ -340,6 +352,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
 	}
 	errs = append(errs, c.Indexer.validateDataSafety()...)
+	if err := validCleanupPrefixes(append([]string{c.Indexer.AlertsIndexPrefix}, c.Indexer.CleanupPrefixes...)); err != "" {
+		errs = append(errs, &Error{Key: "indexer.cleanup_prefixes", Msg: err})
+	}
 	if c.Systemd.Address != "" && !strings.HasPrefix(c.Systemd.Address, "unix:") {
 		errs = append(errs, &Error{Key: "systemd.address", Msg: fmt.Sprintf("%q must be empty (the system manager) or a D-Bus address like unix:path=/run/systemd/private", c.Systemd.Address)})
 	}
@@ -364,6 +379,9 @@ func (c *Config) Validate() error {
 	}
 	if c.StateDir == "" {
 		errs = append(errs, &Error{Key: "state_dir", Msg: "is empty; siemctl keeps journals, snapshots and its lock there"})
+	}
+	if c.Shipper.ModuleSource != "" && !strings.Contains(c.Shipper.ModuleSource, "{module}") {
+		errs = append(errs, &Error{Key: "shipper.module_source", Msg: "must contain {module} (e.g. https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz) so the module of the exact version is fetched"})
 	}
 	if c.Shipper.TemplateSource != "" && !strings.Contains(c.Shipper.TemplateSource, "{version}") {
 		errs = append(errs, &Error{Key: "shipper.template_source", Msg: "must contain {version} so the template for the exact target version is fetched"})
@@ -478,6 +496,22 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// validCleanupPrefixes mirrors cleanup.ValidPrefixes (config may not import
+// it): literal prefixes, none the start of another.
+func validCleanupPrefixes(prefixes []string) string {
+	for i, a := range prefixes {
+		if a == "" || strings.ContainsAny(a, "*?,/ ") {
+			return fmt.Sprintf("%q must be a literal index prefix without wildcards (e.g. wazuh-archives-4.x-)", a)
+		}
+		for j, b := range prefixes {
+			if i != j && strings.HasPrefix(b, a) {
+				return fmt.Sprintf("%q is the start of %q: each daily index must belong to one prefix", a, b)
+			}
+		}
+	}
+	return ""
 }
 
 func (ix *Indexer) validateDataSafety() []error {

@@ -388,18 +388,21 @@ func TestWazuhStockDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, tt := range map[string][2]string{
-		"manager.api_url":      {w.Manager.APIURL, "https://localhost:55000"},
-		"manager.ca_file":      {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
-		"dashboard.url":        {w.Dashboard.URL, "https://127.0.0.1:443"},
-		"dashboard.ca_file":    {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
-		"indexer.url":          {w.Indexer.URL, "https://127.0.0.1:9200"},
-		"indexer.ca_file":      {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
-		"manager.syslog":       {w.Manager.Syslog, ""},
-		"shipper.binary":       {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
-		"shipper.home_dir":     {w.Shipper.HomeDir, "/usr/share/filebeat"},
-		"shipper.data_dir":     {w.Shipper.DataDir, "/var/lib/filebeat"},
-		"shipper.config_dir":   {w.Shipper.ConfigDir, "/etc/filebeat"},
-		"manager.config_check": {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
+		"manager.api_url":          {w.Manager.APIURL, "https://localhost:55000"},
+		"manager.ca_file":          {w.Manager.CAFile, "/var/ossec/api/configuration/ssl/server.crt"},
+		"dashboard.url":            {w.Dashboard.URL, "https://127.0.0.1:443"},
+		"dashboard.ca_file":        {w.Dashboard.CAFile, "/etc/wazuh-dashboard/certs/root-ca.pem"},
+		"indexer.url":              {w.Indexer.URL, "https://127.0.0.1:9200"},
+		"indexer.ca_file":          {w.Indexer.CAFile, "/etc/wazuh-indexer/certs/root-ca.pem"},
+		"manager.syslog":           {w.Manager.Syslog, ""},
+		"shipper.binary":           {w.Shipper.Binary, "/usr/share/filebeat/bin/filebeat"},
+		"shipper.home_dir":         {w.Shipper.HomeDir, "/usr/share/filebeat"},
+		"shipper.data_dir":         {w.Shipper.DataDir, "/var/lib/filebeat"},
+		"shipper.config_dir":       {w.Shipper.ConfigDir, "/etc/filebeat"},
+		"manager.config_check":     {strings.Join(w.Manager.ConfigCheck, " "), "bin/wazuh-analysisd -t"},
+		"indexer.cleanup_prefixes": {strings.Join(w.Indexer.CleanupPrefixes, " "), "wazuh-archives-4.x-"},
+		"shipper.module_source":    {w.Shipper.ModuleSource, "https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz"},
+		"shipper.template_source":  {w.Shipper.TemplateSource, "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json"},
 	} {
 		if tt[0] != tt[1] {
 			t.Errorf("wazuh %s = %q, want %q", key, tt[0], tt[1])
@@ -420,5 +423,30 @@ func TestWazuhStockDefaults(t *testing.T) {
 	}
 	if w.Dashboard.URL != "https://127.0.0.1:2493" || w.Manager.APIURL != "https://localhost:57050" || w.Manager.CAFile != root+"/var/ossec/api/configuration/ssl/server.crt" || w.Manager.Syslog != "" {
 		t.Errorf("wazuh with root/offset: dashboard %s api %s ca %s syslog %q", w.Dashboard.URL, w.Manager.APIURL, w.Manager.CAFile, w.Manager.Syslog)
+	}
+}
+
+// TestCleanupPrefixesInvalid: a wildcard or a prefix that is the start of
+// another (an index would belong to two) is a config error.
+func TestCleanupPrefixesInvalid(t *testing.T) {
+	for _, body := range []string{
+		"indexer:\n  cleanup_prefixes: [siem-archives-*]\n",
+		"indexer:\n  cleanup_prefixes: [siem-]\n",
+		"indexer:\n  cleanup_prefixes: [\"\"]\n",
+	} {
+		_, err := Load(LoadOptions{Path: writeFile(t, body), ExplicitPath: true})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "indexer.cleanup_prefixes") {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+	if _, err := Load(LoadOptions{Path: writeFile(t, "indexer:\n  cleanup_prefixes: [siem-archives-4.x-]\n"), ExplicitPath: true}); err != nil {
+		t.Errorf("valid extra prefix: %v", err)
+	}
+}
+
+func TestModuleSourceNeedsPlaceholder(t *testing.T) {
+	_, err := Load(LoadOptions{Path: writeFile(t, "shipper:\n  module_source: /srv/wazuh-filebeat-0.4.tar.gz\n"), ExplicitPath: true})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "shipper.module_source") || !strings.Contains(err.Error(), "{module}") {
+		t.Errorf("%v", err)
 	}
 }

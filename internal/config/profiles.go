@@ -6,8 +6,8 @@ import "sort"
 // the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
-		configCheck: []string{"bin/siem-control", "check"},
-		apiURL:      "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
+		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{}, cleanupPrefixes: []string{},
+		apiURL: "https://127.0.0.1:55000", dashboardURL: "https://127.0.0.1:5601", syslog: "udp://127.0.0.1:514", shipperBinary: "/usr/bin/shipper"}),
 	// wazuh: a stock Wazuh 4.x all-in-one host. The API serves its own
 	// self-signed api/configuration/ssl/server.crt (SAN localhost); the
 	// dashboard listens on 443 with the installer's certificates (IP SAN
@@ -19,7 +19,17 @@ var Profiles = map[string]map[string]any{
 		configCheck: []string{"bin/wazuh-analysisd", "-t"}, // wazuh-control has no check
 		apiURL:      "https://localhost:55000", apiCA: "/var/ossec/api/configuration/ssl/server.crt",
 		dashboardURL: "https://127.0.0.1:443", dashboardCA: "/etc/wazuh-dashboard/certs/root-ca.pem",
-		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat"}),
+		shipperBinary: "/usr/share/filebeat/bin/filebeat", shipperHome: "/usr/share/filebeat", shipperData: "/var/lib/filebeat",
+		// the template of the exact manager version, where Wazuh's docs fetch it
+		templateSource: "https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json",
+		// the module tarball, where Wazuh's upgrade guide downloads it
+		moduleSource: "https://packages.wazuh.com/4.x/filebeat/{module}.tar.gz",
+		// what Wazuh's upgrade guide backs up beyond the config directories
+		// (the indexer's opensearch.keystore is in its config_dir)
+		dashboardBackup: []string{"/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"},
+		shipperBackup:   []string{"/var/lib/filebeat/filebeat.keystore"},
+		// the Filebeat module's archives fileset writes wazuh-archives-4.x-YYYY.MM.DD
+		cleanupPrefixes: []string{"wazuh-archives-4.x-"}}),
 }
 
 // ProfileNames lists the profiles, sorted.
@@ -35,8 +45,8 @@ func ProfileNames() []string {
 type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
 	apiURL, apiCA, dashboardURL, dashboardCA, syslog                                               string
-	shipperBinary, shipperHome, shipperData                                                        string
-	configCheck                                                                                    []string
+	shipperBinary, shipperHome, shipperData, templateSource, moduleSource                          string
+	configCheck, dashboardBackup, shipperBackup, cleanupPrefixes                                   []string
 }
 
 func profile(n names) map[string]any {
@@ -63,6 +73,7 @@ func profile(n names) map[string]any {
 			"security_init":       []string{"/usr/share/" + n.indexer + "/bin/indexer-security-init.sh"},
 			"hash_tool":           []string{"/usr/share/" + n.indexer + "/plugins/opensearch-security/tools/hash.sh"},
 			"alerts_index_prefix": n.alerts,
+			"cleanup_prefixes":    n.cleanupPrefixes,
 			"data_safety":         "copy",
 			"snapshot_repository": "siemctl",
 			"snapshot_location":   "",
@@ -87,12 +98,13 @@ func profile(n names) map[string]any {
 			"enrollment_port":  1515,
 		},
 		"dashboard": map[string]any{
-			"url":        n.dashboardURL,
-			"ca_file":    n.dashboardCA,
-			"insecure":   false,
-			"unit":       n.dashboard + ".service",
-			"package":    n.dashboard,
-			"config_dir": "/etc/" + n.dashboard,
+			"url":          n.dashboardURL,
+			"ca_file":      n.dashboardCA,
+			"insecure":     false,
+			"unit":         n.dashboard + ".service",
+			"package":      n.dashboard,
+			"config_dir":   "/etc/" + n.dashboard,
+			"backup_paths": n.dashboardBackup,
 		},
 		"shipper": map[string]any{
 			"binary":          n.shipperBinary,
@@ -101,9 +113,11 @@ func profile(n names) map[string]any {
 			"unit":            n.shipper + ".service",
 			"package":         n.shipper,
 			"config_dir":      "/etc/" + n.shipper,
-			"template_source": "",
+			"template_source": n.templateSource,
+			"module_source":   n.moduleSource,
 			"template_name":   n.template,
 			"pipeline":        n.pipeline,
+			"backup_paths":    n.shipperBackup,
 		},
 		"thresholds": map[string]any{
 			"disk_warn_percent":        85,

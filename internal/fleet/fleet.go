@@ -350,7 +350,9 @@ type Outcome struct {
 
 // Outcomes is the per-agent result of an action.
 type Outcomes struct {
-	Action   string    `json:"action"`
+	Action string `json:"action"`
+	// Source is "manage_agents" when the tool did (some of) the work.
+	Source   string    `json:"source,omitempty"`
 	Message  string    `json:"message"`
 	Agents   []Outcome `json:"agents"`
 	OK       int       `json:"ok"`
@@ -431,15 +433,82 @@ func RestartAll(ctx context.Context, api API) (Outcomes, error) {
 // Remove deletes ids (validated first) whatever their status and age
 // (status=all, older_than=0s: the API's default 7d would refuse recently
 // seen agents with 1731).
-func Remove(ctx context.Context, api API, ids []string) (Outcomes, error) {
+func Remove(ctx context.Context, api API, tools Remover, ids []string) (Outcomes, error) {
 	if err := ValidateIDs(ids, "remove"); err != nil {
 		return Outcomes{}, err
 	}
-	r, err := api.DeleteAgents(ctx, dedupe(ids), removeOptions)
+	ids = dedupe(ids)
+	r, err := api.DeleteAgents(ctx, ids, removeOptions)
 	if err != nil {
-		return Outcomes{}, fmt.Errorf("remove agents: %w", err)
+		if !APIDown(err) || tools == nil || ctx.Err() != nil {
+			return Outcomes{}, fmt.Errorf("remove agents: %w", err)
+		}
+		o := Outcomes{Action: "remove", Source: SourceRemoveTool, Agents: []Outcome{},
+			Message: fmt.Sprintf("the manager API is down (%v): removed with manage_agents", err)}
+		for _, id := range ids {
+			o.add(removeWithTool(ctx, tools, id))
+		}
+		o.Complete = o.Failed == 0
+		return o, nil
 	}
-	return outcomesOf("remove", dedupe(ids), r), nil
+	o := outcomesOf("remove", ids, r)
+	// authd could not remove some (9011): manage_agents asks it again
+	// through its own channel and says whether the id exists at all.
+	if tools == nil {
+		return o, nil
+	}
+	retried := false
+	for i, a := range o.Agents {
+		if a.OK || a.Code != codeAuthdNotFound {
+			continue
+		}
+		retried = true
+		out := removeWithTool(ctx, tools, a.ID)
+		if out.OK {
+			o.OK++
+			o.Failed--
+		}
+		o.Agents[i] = out
+	}
+	if retried {
+		o.Source = SourceRemoveTool
+		o.Complete = o.Failed == 0
+		o.Message = fmt.Sprintf("authd refused some removals through the API (%d); manage_agents asked it again. %s", codeAuthdNotFound, o.Message)
+	}
+	return o, nil
+}
+
+// Remover removes an agent with the manager's own tool (manage_agents -r;
+// manager.Tools.RemoveAgent): the fallback when the API cannot.
+type Remover interface {
+	RemoveAgent(ctx context.Context, id string) error
+}
+
+// SourceRemoveTool marks outcomes (some) obtained with manage_agents.
+const SourceRemoveTool = "manage_agents"
+
+// codeAuthdNotFound is authd's "Agent ID not found" (9011), which the API
+// passes on when authd refuses a removal.
+const codeAuthdNotFound = 9011
+
+func removeWithTool(ctx context.Context, tools Remover, id string) Outcome {
+	err := tools.RemoveAgent(ctx, id)
+	switch {
+	case err == nil:
+		return Outcome{ID: id, OK: true, Message: "removed with manage_agents"}
+	case errors.Is(err, manager.ErrAgentNotFound):
+		return Outcome{ID: id, Code: 1701, Message: "agent not found (manage_agents)", Explanation: "no agent has this id: see siemctl agents list"}
+	}
+	return Outcome{ID: id, Message: "manage_agents: " + err.Error()}
+}
+
+func (o *Outcomes) add(a Outcome) {
+	o.Agents = append(o.Agents, a)
+	if a.OK {
+		o.OK++
+	} else {
+		o.Failed++
+	}
 }
 
 // removeOptions: whatever their status and age (see Remove).

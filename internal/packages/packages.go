@@ -274,12 +274,12 @@ func (m *Manager) UpdateCommand() Command {
 	return Command{Env: []string{"DEBIAN_FRONTEND=noninteractive"}, Argv: []string{"apt-get", "-q", "update"}}
 }
 
-// Candidates returns apt's view of a package (apt-cache policy): installed
-// version, candidate, and every available version, newest first. An
-// unknown package is ErrNotFound. Not supported for yum.
+// Candidates returns the package manager's view of a package (apt-cache
+// policy; yum --showduplicates list): installed version, candidate, and
+// every available version, newest first. An unknown package is ErrNotFound.
 func (m *Manager) Candidates(ctx context.Context, pkg string) (Policy, error) {
 	if m.kind == KindYum {
-		return Policy{Package: pkg}, fmt.Errorf("candidates of %s: %w", pkg, ErrUnsupported)
+		return m.yumCandidates(ctx, pkg)
 	}
 	c := Command{Argv: []string{"apt-cache", "policy", pkg}}
 	stdout, stderr, code, err := m.exec(ctx, c)
@@ -299,6 +299,28 @@ func (m *Manager) Candidates(ctx context.Context, pkg string) (Policy, error) {
 		}
 	}
 	return Policy{Package: pkg}, fmt.Errorf("apt-cache policy %s: %w", pkg, ErrNotFound)
+}
+
+// yumCandidates runs `yum --showduplicates list PKG`: its "Installed
+// Packages" and "Available Packages" sections (dnf prints the same). "No
+// matching Packages" is ErrNotFound.
+func (m *Manager) yumCandidates(ctx context.Context, pkg string) (Policy, error) {
+	c := Command{Argv: []string{"yum", "--showduplicates", "list", pkg}}
+	stdout, stderr, code, err := m.exec(ctx, c)
+	if err != nil {
+		return Policy{Package: pkg}, err
+	}
+	if code != 0 {
+		if strings.Contains(string(stderr)+string(stdout), "No matching Packages") {
+			return Policy{Package: pkg}, fmt.Errorf("yum list %s: %w", pkg, ErrNotFound)
+		}
+		return Policy{Package: pkg}, m.fail(c, code, stdout, stderr)
+	}
+	p := ParseYumList(string(stdout), pkg)
+	if p.Installed == "" && len(p.Available) == 0 {
+		return p, fmt.Errorf("yum list %s: %w", pkg, ErrNotFound)
+	}
+	return p, nil
 }
 
 // Madison lists a package's available versions and where each comes from

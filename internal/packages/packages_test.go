@@ -3,7 +3,9 @@ package packages
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -212,8 +214,53 @@ func TestHoldCommandAndCandidatesYum(t *testing.T) {
 	if got := yum.HoldCommand(false, "a").String(); got != "yum versionlock delete a" {
 		t.Fatal(got)
 	}
-	if _, err := yum.Candidates(context.Background(), "a"); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("yum Candidates = %v", err)
+}
+
+// yumList is `yum --showduplicates list wazuh-manager` on an EL8 host with
+// the Wazuh repository: dnf's metadata line, the installed version, every
+// repository version (one row wrapped after a long name).
+const yumList = `Last metadata expiration check: 0:41:07 ago on Tue 24 Nov 2026 00:59:12 UTC.
+Installed Packages
+wazuh-manager.x86_64                    4.9.0-1                     @wazuh
+Available Packages
+wazuh-manager.x86_64                    4.8.2-1                     wazuh
+wazuh-manager.x86_64                    4.9.0-1                     wazuh
+wazuh-manager.x86_64
+                                        4.10.0-1                    wazuh
+wazuh-manager.x86_64                    4.9.2-1                     wazuh
+wazuh-manager-debuginfo.x86_64          4.10.0-1                    wazuh
+`
+
+// TestCandidatesYum: on yum hosts the installability gate is evaluated from
+// yum's own list of versions (a fake yum script on PATH answering as the
+// real one), not skipped.
+func TestCandidatesYum(t *testing.T) {
+	p := ParseYumList(yumList, "wazuh-manager")
+	if p.Installed != "4.9.0-1" || p.Candidate != "4.10.0-1" || strings.Join(p.Available, " ") != "4.10.0-1 4.9.2-1 4.9.0-1 4.8.2-1" || !p.Has("4.10.0-1") || p.Has("4.11.0-1") {
+		t.Fatalf("parsed %+v", p)
+	}
+	dir := t.TempDir()
+	script := "#!/bin/sh\n" +
+		"[ \"$1 $2\" = '--showduplicates list' ] || { echo \"unexpected: $*\" >&2; exit 2; }\n" +
+		"if [ \"$3\" = wazuh-manager ]; then cat '" + filepath.Join(dir, "list.txt") + "'; exit 0; fi\n" +
+		"echo 'Error: No matching Packages to list' >&2; exit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "yum"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "list.txt"), []byte(yumList), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	yum, err := New(KindYum, ExecRunner{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := yum.Candidates(context.Background(), "wazuh-manager")
+	if err != nil || !got.Has("4.10.0-1") || got.Installed != "4.9.0-1" {
+		t.Fatalf("Candidates = %+v, %v", got, err)
+	}
+	if _, err := yum.Candidates(context.Background(), "wazuh-nothing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown package: %v", err)
 	}
 }
 

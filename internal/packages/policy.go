@@ -2,6 +2,8 @@ package packages
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -181,4 +183,57 @@ func ParseMadison(out string) []MadisonEntry {
 		res = append(res, e)
 	}
 	return res
+}
+
+// ParseYumList parses `yum --showduplicates list PKG` (or dnf's) for pkg:
+// rows "name.arch  version  repo" under "Installed Packages" and
+// "Available Packages" (a long name may wrap the rest of its row onto the
+// next line). Available is newest first (rpm order); Candidate is the
+// newest available.
+func ParseYumList(out, pkg string) Policy {
+	p := Policy{Package: pkg, Available: []string{}}
+	section := ""
+	var fields []string
+	flush := func() {
+		for len(fields) >= 3 {
+			name, ver := fields[0], fields[1]
+			fields = fields[3:]
+			if i := strings.LastIndexByte(name, '.'); i > 0 {
+				name = name[:i] // drop .arch
+			}
+			if name != pkg {
+				continue
+			}
+			switch section {
+			case "installed":
+				p.Installed = ver
+			case "available":
+				if !slices.Contains(p.Available, ver) {
+					p.Available = append(p.Available, ver)
+				}
+			}
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "Installed Packages":
+			flush()
+			fields, section = nil, "installed"
+			continue
+		case t == "Available Packages":
+			flush()
+			fields, section = nil, "available"
+			continue
+		case t == "" || section == "":
+			continue // metadata lines before the first section
+		}
+		fields = append(fields, strings.Fields(t)...)
+		flush()
+	}
+	sort.SliceStable(p.Available, func(i, j int) bool { return CompareRPM(p.Available[i], p.Available[j]) > 0 })
+	if len(p.Available) > 0 {
+		p.Candidate = p.Available[0]
+	}
+	return p
 }

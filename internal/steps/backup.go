@@ -78,8 +78,10 @@ func ConfigPaths(c *config.Config, comps []string) []string {
 			add(c.Indexer.ConfigDir)
 		case "dashboard":
 			add(c.Dashboard.ConfigDir)
+			add(c.Dashboard.BackupPaths...)
 		case "shipper":
 			add(c.Shipper.ConfigDir)
+			add(c.Shipper.BackupPaths...)
 		case "manager":
 			add(filepath.Join(c.Manager.InstallDir, "etc"), filepath.Join(c.Manager.InstallDir, "api", "configuration"))
 		case "certs":
@@ -650,54 +652,8 @@ func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Out
 		return engine.Outcome{}, err
 	}
 	src := d.Config.Indexer.DataDir
-	size, err := scanTree(ctx, src, false)
+	dst, man, err := coldCopy(ctx, env, d, src, dir, dataDir, dataManifestName)
 	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if d.Disk != nil {
-		u, err := d.Disk(dir)
-		if err != nil {
-			return engine.Outcome{}, err
-		}
-		need := size.Bytes + size.Bytes/10 + 64<<20
-		if int64(u.FreeBytes) < need {
-			return engine.Outcome{}, fmt.Errorf("not enough room for the data copy in %s: %s free, %s needed (%s data + 10%% + 64 MiB); free space or point backup_dir elsewhere",
-				dir, bytesText(int64(u.FreeBytes)), bytesText(need), bytesText(size.Bytes))
-		}
-	}
-	dst := filepath.Join(dir, dataDir)
-	tmp := dst + ".partial"
-	if err := os.RemoveAll(tmp); err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := os.RemoveAll(dst); err != nil {
-		return engine.Outcome{}, err
-	}
-	env.Waiting("copying %s (%d files, %s)", src, size.Files, bytesText(size.Bytes))
-	man, err := copyTree(ctx, src, tmp, nil)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return engine.Outcome{}, err
-	}
-	got, err := scanTree(ctx, tmp, false)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := compareTrees(man, got); err != nil {
-		return engine.Outcome{}, fmt.Errorf("the data copy does not match its source: %w", err)
-	}
-	man.Created = d.now().UTC()
-	if err := writeJSONFile(filepath.Join(dir, dataManifestName), man); err != nil {
-		return engine.Outcome{}, err
-	}
-	msum, err := hashFile(filepath.Join(dir, dataManifestName))
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := addSums(dir, map[string]string{dataManifestName: msum}); err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
 		return engine.Outcome{}, err
 	}
 	if err := setBackups(env, func(b *Backups) { b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files }); err != nil {
@@ -771,49 +727,61 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	// The data directory belongs to the indexer's service account; its
+	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes))
+	if err := swapInCopy(ctx, b.IndexerData, man, target); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, bytesText(man.Bytes))}, nil
+}
+
+// swapInCopy copies the verified tree copy src (manifest man) next to
+// target and swaps it in by rename inside target's parent, which is reached
+// without following a foreign symlink; a target that became a symlink
+// although it was a directory when copied is refused. The replaced tree is
+// removed once the swap is done.
+func swapInCopy(ctx context.Context, src string, man treeManifest, target string) error {
+	// The directory belongs to the component's service account; its
 	// parent must be reached without a foreign symlink, and the directory
 	// itself must not have become one: the swap happens inside that parent.
 	parent, base := filepath.Dir(target), filepath.Base(target)
 	pfd, err := openDirNoFollow(parent, nil, false)
 	if err != nil {
-		return engine.Outcome{}, fmt.Errorf("restore %s: %w", target, err)
+		return fmt.Errorf("restore %s: %w", target, err)
 	}
 	defer unix.Close(pfd)
 	wasDir := slices.ContainsFunc(man.Entries, func(e treeEntry) bool { return e.Path == "." && e.Type == "dir" })
 	if st, err := lstatAt(pfd, base); err == nil && wasDir && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return engine.Outcome{}, &LinkError{Path: target, Reason: "is a symlink now but was a directory when the data copy was taken"}
+		return &LinkError{Path: target, Reason: "is a symlink now but was a directory when the copy was taken"}
 	}
 	tmpBase, oldBase := base+".siemctl-restore", base+".siemctl-replaced"
 	tmp, old := filepath.Join(parent, tmpBase), filepath.Join(parent, oldBase)
 	if err := os.RemoveAll(tmp); err != nil {
-		return engine.Outcome{}, err
+		return err
 	}
-	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, bytesText(man.Bytes))
-	got, err := copyTree(ctx, b.IndexerData, tmp, nil)
+	got, err := copyTree(ctx, src, tmp, nil)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return engine.Outcome{}, err
+		return err
 	}
 	if err := compareTrees(man, got); err != nil {
 		os.RemoveAll(tmp)
-		return engine.Outcome{}, fmt.Errorf("the data copy %s does not match its manifest: %w", b.IndexerData, err)
+		return fmt.Errorf("the copy %s does not match its manifest: %w", src, err)
 	}
 	if err := os.RemoveAll(old); err != nil {
-		return engine.Outcome{}, err
+		return err
 	}
 	if _, err := lstatAt(pfd, base); err == nil {
 		if err := unix.Renameat(pfd, base, pfd, oldBase); err != nil {
-			return engine.Outcome{}, &os.LinkError{Op: "rename", Old: target, New: old, Err: err}
+			return &os.LinkError{Op: "rename", Old: target, New: old, Err: err}
 		}
 	}
 	if err := unix.Renameat(pfd, tmpBase, pfd, base); err != nil {
-		return engine.Outcome{}, fmt.Errorf("swap in the restored data: %w (the replaced data is in %s)", err, old)
+		return fmt.Errorf("swap in the restored data: %w (the replaced data is in %s)", err, old)
 	}
 	if err := os.RemoveAll(old); err != nil {
-		return engine.Outcome{}, err
+		return err
 	}
-	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, bytesText(man.Bytes))}, nil
+	return nil
 }
 
 func bytesText(n int64) string {

@@ -386,3 +386,111 @@ func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 		t.Fatalf("the link was replaced without a word: %q %v", l, err)
 	}
 }
+
+// TestWazuhBackupCoversUpgradeGuide: on a stock Wazuh layout the config
+// backup holds what Wazuh's upgrade guide backs up — ossec.conf, client.keys,
+// local rules and decoders, the API configuration, the indexer's config and
+// keystore, opensearch_dashboards.yml and the app's wazuh.yml, filebeat.yml
+// and its keystore — and restores them; queue/db is cold-copied with the
+// manager stopped (no symlink followed) and restored by swap.
+func TestWazuhBackupCoversUpgradeGuide(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"etc/wazuh-indexer/opensearch.yml":                      "cluster.name: wazuh-cluster\n",
+		"etc/wazuh-indexer/opensearch.keystore":                 "KEYSTORE",
+		"etc/wazuh-indexer/jvm.options":                         "-Xms1g\n",
+		"etc/wazuh-dashboard/opensearch_dashboards.yml":         "server.port: 443\n",
+		"usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml": "hosts:\n  - default:\n      url: https://localhost\n",
+		"etc/filebeat/filebeat.yml":                             "output.elasticsearch: {}\n",
+		"var/lib/filebeat/filebeat.keystore":                    "FBKEYSTORE",
+		"var/ossec/etc/ossec.conf":                              "<ossec_config/>\n",
+		"var/ossec/etc/client.keys":                             "001 web-01 any KEY\n",
+		"var/ossec/etc/rules/local_rules.xml":                   "<group/>\n",
+		"var/ossec/etc/decoders/local_decoder.xml":              "<decoder/>\n",
+		"var/ossec/api/configuration/api.yaml":                  "https:\n  enabled: yes\n",
+		"var/ossec/api/configuration/ssl/server.crt":            "CERT\n",
+		"var/ossec/queue/db/global.db":                          "GLOBAL-v1",
+		"var/ossec/queue/db/001.db":                             "AGENT-1",
+	}
+	for p, body := range files {
+		writeFile(t, filepath.Join(root, p), body, 0o640)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(root, "var/ossec/queue/db/outside")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\n")
+	u := newUnits(false)
+	u.active["wazuh-manager.service"] = true
+	d := depsWith(cfg, u)
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer", "dashboard", "shipper", "manager", "certs"}}); err != nil {
+		t.Fatal(err)
+	}
+	b := backupsOf(t, e)
+	manifest := readFile(t, filepath.Join(filepath.Dir(b.Configs), "configs.manifest.json"))
+	for p := range files {
+		if strings.Contains(p, "queue/db") {
+			if strings.Contains(manifest, p) {
+				t.Errorf("%s is in the config archive (it is copied with the manager stopped)", p)
+			}
+			continue
+		}
+		if !strings.Contains(manifest, `"`+strings.TrimPrefix(filepath.Join(root, p), "/")+`"`) {
+			t.Errorf("%s is not in the config archive", p)
+		}
+	}
+	writeFile(t, filepath.Join(root, "usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml"), "hosts: []\n", 0o640)
+	if err := os.Remove(filepath.Join(root, "var/lib/filebeat/filebeat.keystore")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, d, e, "restore.configs", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml", "var/lib/filebeat/filebeat.keystore"} {
+		if got := readFile(t, filepath.Join(root, p)); got != files[p] {
+			t.Errorf("%s restored as %q", p, got)
+		}
+	}
+
+	// queue/db: refused while the manager runs, copied once it is stopped.
+	if _, err := run(t, d, e, "backup.manager_db", nil); err == nil || !strings.Contains(err.Error(), "only while the manager is stopped") {
+		t.Fatalf("running manager: %v", err)
+	}
+	u.active["wazuh-manager.service"] = false
+	out, err := run(t, d, e, "backup.manager_db", nil)
+	if err != nil || !strings.Contains(out.Message, "2 files") {
+		t.Fatalf("backup.manager_db: %q %v", out.Message, err)
+	}
+	copyDir := backupsOf(t, e).ManagerDB
+	if fi, err := os.Lstat(filepath.Join(copyDir, "outside")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symlink was followed or lost: %v %v", fi, err)
+	}
+	if out, err := run(t, d, e, "backup.manager_db", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: copy") {
+		t.Fatalf("resumed: %q %v", out.Message, err)
+	}
+	// The new manager migrates its databases; the rollback puts them back.
+	writeFile(t, filepath.Join(root, "var/ossec/queue/db/global.db"), "GLOBAL-v2-migrated", 0o640)
+	writeFile(t, filepath.Join(root, "var/ossec/queue/db/002.db"), "NEW", 0o640)
+	out, err = run(t, d, e, "restore.manager_db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(root, "var/ossec/queue/db/global.db")); got != "GLOBAL-v1" {
+		t.Errorf("global.db restored as %q (%s)", got, out.Message)
+	}
+	if _, err := os.Stat(filepath.Join(root, "var/ossec/queue/db/002.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a database created after the copy survived the restore: %v", err)
+	}
+
+	// A manager without queue/db: skipped with a reason, and so is the restore.
+	if err := os.RemoveAll(filepath.Join(root, "var/ossec/queue")); err != nil {
+		t.Fatal(err)
+	}
+	e2 := newEnv(d, nil)
+	if out, err := run(t, d, e2, "backup.manager_db", nil); err != nil || !strings.Contains(out.Message, "SKIPPED: no "+root+"/var/ossec/queue/db") {
+		t.Fatalf("absent queue/db: %q %v", out.Message, err)
+	}
+	if out, err := run(t, d, e2, "restore.manager_db", nil); err != nil || !strings.Contains(out.Message, "SKIPPED") {
+		t.Fatalf("restore without copy: %q %v", out.Message, err)
+	}
+}

@@ -230,8 +230,12 @@ func (p *versionsParams) Describe() []string {
 		pkgs = append(pkgs, p.pl.pkg(c)+"="+p.pl.version(p.which(), c))
 	}
 	if p.Check == "candidates" {
+		list := "apt-cache policy "
+		if c := p.pl.cfg(); c != nil && c.Packages.Manager == "yum" {
+			list = "yum --showduplicates list "
+		}
 		for _, c := range Components {
-			lines = append(lines, "apt-cache policy "+p.pl.pkg(c))
+			lines = append(lines, list+p.pl.pkg(c))
 		}
 		lines = append(lines, "want installable: "+strings.Join(pkgs, " ")+"; indexer = manager = dashboard; no downgrade, no major jump")
 		return lines
@@ -310,6 +314,9 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 		pol, err := pk.Candidates(ctx, names[c])
 		switch {
 		case errors.Is(err, packages.ErrUnsupported):
+			// never a silent pass: what cannot be checked is a no-go
+			problems = append(problems, fmt.Sprintf("%s %s: installability unknown: %v: the upgrade does not go ahead on a version it cannot see in a repository", names[c], v, err))
+			continue
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", c, err))
 			continue

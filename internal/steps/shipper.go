@@ -10,8 +10,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -102,6 +104,7 @@ func shipperKinds(pl *Planning) []engine.Kind {
 				}
 				return "", false, nil
 			}}),
+		moduleKind(pl),
 		engine.Define(engine.Spec[*setupParams]{Name: "shipper.setup",
 			New: func() *setupParams { return &setupParams{pl: pl} }, Run: runSetup}),
 		engine.Define(engine.Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
@@ -112,40 +115,55 @@ func shipperKinds(pl *Planning) []engine.Kind {
 }
 
 func fetchTemplate(ctx context.Context, d *Deps, src string) ([]byte, error) {
+	return fetchCapped(ctx, d, src, maxTemplate)
+}
+
+// fetchCapped reads an http(s) URL (through Deps.Fetch where set) or a file
+// (file:// optional), refusing more than limit bytes.
+func fetchCapped(ctx context.Context, d *Deps, src string, limit int64) ([]byte, error) {
 	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		var b []byte
 		if d.Fetch != nil {
-			return d.Fetch(ctx, src)
+			var err error
+			if b, err = d.Fetch(ctx, src); err != nil {
+				return nil, err
+			}
+		} else {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return nil, fmt.Errorf("fetch %s: %w", src, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
+			}
+			if b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
+				return nil, fmt.Errorf("fetch %s: %w", src, err)
+			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", src, err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxTemplate+1))
-		if err != nil {
-			return nil, fmt.Errorf("fetch %s: %w", src, err)
-		}
-		if len(b) > maxTemplate {
-			return nil, fmt.Errorf("fetch %s: larger than %d bytes", src, maxTemplate)
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("fetch %s: larger than %d bytes", src, limit)
 		}
 		return b, nil
 	}
 	src = strings.TrimPrefix(src, "file://")
-	fi, err := os.Stat(src)
+	f, err := os.Open(src)
 	if err != nil {
-		return nil, fmt.Errorf("template %s: %w", src, err)
+		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	if fi.Size() > maxTemplate {
-		return nil, fmt.Errorf("template %s: larger than %d bytes", src, maxTemplate)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	return os.ReadFile(src)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("read %s: larger than %d bytes", src, limit)
+	}
+	return b, nil
 }
 
 func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine.Outcome, error) {
@@ -171,12 +189,8 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return engine.Outcome{}, fmt.Errorf("template %s is not a JSON object: %w", src, err)
-	}
-	if _, ok := probe["index_patterns"]; !ok {
-		return engine.Outcome{}, fmt.Errorf("template %s has no index_patterns: not an index template", src)
+	if err := checkTemplate(body, d.Config.Indexer.AlertsIndexPrefix); err != nil {
+		return engine.Outcome{}, fmt.Errorf("template %s: %w", src, err)
 	}
 	dst := TemplatePath(c.ConfigDir, c.TemplateName)
 	e := treeEntry{Mode: 0o644, UID: -1}
@@ -185,7 +199,7 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 		e.UID, e.GID = owner(fi)
 	}
 	tmp := dst + ".siemctl-tmp"
-	if err := os.WriteFile(tmp, body, 0o600); err != nil {
+	if err := writeNew(tmp, body); err != nil {
 		return engine.Outcome{}, err
 	}
 	if err := applyMeta(tmp, e); err != nil {
@@ -201,6 +215,60 @@ func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine
 	}
 	sum := sha256.Sum256(body)
 	return engine.Outcome{Message: fmt.Sprintf("template %s of manager %s (sha256 %s) written to %s and loaded", c.TemplateName, v, hex.EncodeToString(sum[:])[:12], dst)}, nil
+}
+
+// checkTemplate accepts a legacy index template (a JSON object with
+// index_patterns) whose patterns cover the alerts indices
+// (prefix+YYYY.MM.DD): the wrong profile's or an unrelated template is
+// refused before anything is written.
+func checkTemplate(body []byte, alertsPrefix string) error {
+	var t struct {
+		IndexPatterns json.RawMessage `json:"index_patterns"`
+	}
+	if err := json.Unmarshal(body, &t); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if len(t.IndexPatterns) == 0 {
+		return errors.New("no index_patterns: not an index template")
+	}
+	var pats []string
+	if err := json.Unmarshal(t.IndexPatterns, &pats); err != nil {
+		var one string
+		if json.Unmarshal(t.IndexPatterns, &one) != nil {
+			return errors.New("index_patterns is neither a string nor a list of strings")
+		}
+		pats = []string{one}
+	}
+	sample := alertsPrefix + "2000.01.01"
+	for _, p := range pats {
+		if ok, _ := path.Match(p, sample); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("index_patterns %v do not cover the alerts indices %s* (indexer.alerts_index_prefix): the wrong template for this stack", pats, alertsPrefix)
+}
+
+// writeNew writes a new file (mode 0600) at p; a stale file there is
+// removed first, and a symlink planted there is never followed.
+func writeNew(p string, data []byte) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(p)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(p)
+		return err
+	}
+	return f.Close()
 }
 
 func runSetup(ctx context.Context, env engine.Env, p *setupParams) (engine.Outcome, error) {

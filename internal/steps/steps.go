@@ -78,6 +78,8 @@ type Backups struct {
 	// IndexerDataAside is where a snapshot-mode rollback set the new
 	// version's data directory aside (kept).
 	IndexerDataAside string `json:"indexer_data_aside,omitempty"`
+	// ManagerDB is the cold copy of the manager's queue/db (managerdb.go).
+	ManagerDB string `json:"manager_db,omitempty"`
 }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
@@ -396,6 +398,7 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks = append(ks, snapshotKinds(pl)...)
 	ks = append(ks, gateKinds(pl)...)
 	ks = append(ks, backupKinds(pl)...)
+	ks = append(ks, managerDBKinds(pl)...)
 	ks = append(ks, dataSafetyKinds(pl)...)
 	ks = append(ks, unitKinds(pl)...)
 	ks = append(ks, indexerKinds(pl)...)

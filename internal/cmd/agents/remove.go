@@ -76,9 +76,16 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := fleet.Remove(ctx, api, opts.IDs)
+	var rm fleet.Remover
+	if tools, err := opts.Clients.Tools(ctx); err == nil {
+		rm, _ = tools.(fleet.Remover)
+	}
+	res, err := fleet.Remove(ctx, api, rm, opts.IDs)
 	if err != nil {
 		return usage(timeoutError(ctx, err, opts.Timeout, "the manager may still remove them; see `siemctl agents list` before retrying"))
+	}
+	if res.Source == fleet.SourceRemoveTool {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: removed with %s: %s\n", fleet.SourceRemoveTool, res.Message)
 	}
 	return renderOutcomes(opts.IO, opts.Output, res, "removed")
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,9 +134,13 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 		return err
 	}
 	prefix := st.Config.Indexer.AlertsIndexPrefix
-	in := cleanup.Input{Prefix: prefix, IndexerURL: ix.URL(), Criteria: opts.Criteria, Now: opts.Now()}
-	if in.Indices, err = ix.CatIndices(ctx, prefix+"*"); err != nil {
-		return err
+	in := cleanup.Input{Prefix: prefix, ExtraPrefixes: st.Config.Indexer.CleanupPrefixes, IndexerURL: ix.URL(), Criteria: opts.Criteria, Now: opts.Now()}
+	for _, pr := range append([]string{prefix}, in.ExtraPrefixes...) {
+		got, err := ix.CatIndices(ctx, pr+"*")
+		if err != nil {
+			return err
+		}
+		in.Indices = append(in.Indices, got...)
 	}
 	if opts.Criteria.DiskAbove > 0 {
 		if in.Allocation, err = ix.CatAllocation(ctx); err != nil {
@@ -209,6 +215,11 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 	}
 	if prefix := st.Config.Indexer.AlertsIndexPrefix; plan.Prefix != prefix {
 		return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan is for prefix %q, the configured alerts prefix is %q", plan.Prefix, prefix)}}
+	}
+	for _, pr := range plan.ExtraPrefixes {
+		if !slices.Contains(st.Config.Indexer.CleanupPrefixes, pr) {
+			return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan covers prefix %q, which indexer.cleanup_prefixes no longer lists (%s); make a new plan", pr, strings.Join(st.Config.Indexer.CleanupPrefixes, ", "))}}
+		}
 	}
 	vctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	v, verr := cleanup.Verify(vctx, ix, plan, opts.Now())

@@ -1,0 +1,225 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+)
+
+// Names inside a run's backup directory for the manager's databases.
+const (
+	managerDBDir      = "manager-db"
+	managerDBManifest = "manager-db.manifest.json"
+)
+
+// ManagerDBPath is the manager's database directory ({install_dir}/queue/db:
+// wazuh-db's global.db and the per-agent databases), which Wazuh's upgrade
+// guide backs up. A newer manager migrates these databases when it starts,
+// so a rollback needs them as they were. It may be large and is written
+// while the manager runs: it is copied (not archived) with the manager
+// stopped.
+func ManagerDBPath(c *config.Config) string {
+	if c == nil || c.Manager.InstallDir == "" {
+		return ""
+	}
+	return filepath.Join(c.Manager.InstallDir, "queue", "db")
+}
+
+func managerDBKinds(pl *Planning) []engine.Kind {
+	return []engine.Kind{
+		engine.Define(engine.Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
+			New: simple(pl, func(pl *Planning) []string {
+				src := "<manager install_dir>/queue/db"
+				if c := pl.cfg(); c != nil {
+					src = ManagerDBPath(c)
+				}
+				return []string{"check " + pl.unit("manager") + " is stopped and the backup filesystem has room",
+					"cold copy " + src + " → <backup_dir>/<run-id>/" + managerDBDir + " (no symlink followed; owners, modes, times kept; sha256 per file)",
+					"verify the copy against " + managerDBManifest}
+			}),
+			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				d, err := depsOf(env)
+				if err != nil {
+					return "", false, err
+				}
+				src := ManagerDBPath(d.Config)
+				if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) || src == "" {
+					return "no " + orDash(src) + ": this manager keeps no databases to copy", true, nil
+				}
+				if ok, msg := managerDBCopied(ctx, env); ok {
+					return msg, true, nil
+				}
+				return "", false, nil
+			}}),
+		engine.Define(engine.Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
+			New: simple(pl, func(pl *Planning) []string {
+				dst := "<manager install_dir>/queue/db"
+				if c := pl.cfg(); c != nil {
+					dst = ManagerDBPath(c)
+				}
+				return []string{"check " + pl.unit("manager") + " is stopped",
+					"copy <backup_dir>/<run-id>/" + managerDBDir + " → " + dst + ".siemctl-restore (sha256 checked against " + managerDBManifest + ")",
+					"swap it in for " + dst + " (rename), remove the replaced databases"}
+			}),
+			Skip: func(_ context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+				b, err := backups(env)
+				if err != nil {
+					return "", false, err
+				}
+				if b.ManagerDB == "" {
+					return "the upgrade took no copy of the manager's databases (none existed)", true, nil
+				}
+				return "", false, nil
+			}}),
+	}
+}
+
+// managerDBCopied reports whether this run's copy exists and matches its
+// manifest (a resumed run does not copy again).
+func managerDBCopied(ctx context.Context, env engine.Env) (bool, string) {
+	b, err := backups(env)
+	if err != nil || b.ManagerDB == "" {
+		return false, ""
+	}
+	var man treeManifest
+	if readJSONFile(filepath.Join(filepath.Dir(b.ManagerDB), managerDBManifest), &man) != nil {
+		return false, ""
+	}
+	got, err := scanTree(ctx, b.ManagerDB, false)
+	if err != nil || compareTrees(man, got) != nil {
+		return false, ""
+	}
+	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, bytesText(man.Bytes))
+}
+
+// requireManagerStopped fails unless the manager's unit is down.
+func requireManagerStopped(ctx context.Context, d *Deps, why string) error {
+	u, err := d.units(ctx)
+	if err != nil {
+		return err
+	}
+	unit := unitOf(d, "manager")
+	down, state, err := unitDown(ctx, u, unit)
+	if err != nil {
+		return err
+	}
+	if !down {
+		return fmt.Errorf("%s is %s: %s only while the manager is stopped (siemctl services stop manager)", unit, state, why)
+	}
+	return nil
+}
+
+func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := requireManagerStopped(ctx, d, "its databases are copied"); err != nil {
+		return engine.Outcome{}, err
+	}
+	dir, err := runDir(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	src := ManagerDBPath(d.Config)
+	dst, man, err := coldCopy(ctx, env, d, src, dir, managerDBDir, managerDBManifest)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := setBackups(env, func(b *Backups) { b.ManagerDB = dst }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, bytesText(man.Bytes)),
+		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
+}
+
+func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	b, err := backups(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	dir := filepath.Dir(b.ManagerDB)
+	if err := verifySum(dir, managerDBManifest); err != nil {
+		return engine.Outcome{}, err
+	}
+	var man treeManifest
+	if err := readJSONFile(filepath.Join(dir, managerDBManifest), &man); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := requireManagerStopped(ctx, d, "its databases are restored"); err != nil {
+		return engine.Outcome{}, err
+	}
+	target := filepath.Clean(ManagerDBPath(d.Config))
+	env.Waiting("copying %s back (%d files, %s)", b.ManagerDB, man.Files, bytesText(man.Bytes))
+	if err := swapInCopy(ctx, b.ManagerDB, man, target); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.ManagerDB, man.Files, bytesText(man.Bytes))}, nil
+}
+
+// coldCopy copies src into dir/name with copyTree (no symlink followed),
+// after checking the room, verifies the copy, writes and checksums its
+// manifest as dir/manifestName, and returns the copy's path and manifest.
+func coldCopy(ctx context.Context, env engine.Env, d *Deps, src, dir, name, manifestName string) (string, treeManifest, error) {
+	size, err := scanTree(ctx, src, false)
+	if err != nil {
+		return "", treeManifest{}, err
+	}
+	if d.Disk != nil {
+		u, err := d.Disk(dir)
+		if err != nil {
+			return "", treeManifest{}, err
+		}
+		need := size.Bytes + size.Bytes/10 + 64<<20
+		if int64(u.FreeBytes) < need {
+			return "", treeManifest{}, fmt.Errorf("not enough room for the copy of %s in %s: %s free, %s needed (%s + 10%% + 64 MiB); free space or point backup_dir elsewhere",
+				src, dir, bytesText(int64(u.FreeBytes)), bytesText(need), bytesText(size.Bytes))
+		}
+	}
+	dst := filepath.Join(dir, name)
+	tmp := dst + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", treeManifest{}, err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return "", treeManifest{}, err
+	}
+	env.Waiting("copying %s (%d files, %s)", src, size.Files, bytesText(size.Bytes))
+	man, err := copyTree(ctx, src, tmp, nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", man, err
+	}
+	got, err := scanTree(ctx, tmp, false)
+	if err != nil {
+		return "", man, err
+	}
+	if err := compareTrees(man, got); err != nil {
+		return "", man, fmt.Errorf("the copy of %s does not match its source: %w", src, err)
+	}
+	man.Created = d.now().UTC()
+	if err := writeJSONFile(filepath.Join(dir, manifestName), man); err != nil {
+		return "", man, err
+	}
+	msum, err := hashFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return "", man, err
+	}
+	if err := addSums(dir, map[string]string{manifestName: msum}); err != nil {
+		return "", man, err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return "", man, err
+	}
+	return dst, man, nil
+}
