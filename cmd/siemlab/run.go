@@ -27,9 +27,14 @@ func run(ctx context.Context, argv []string) int {
 type emulators struct{}
 
 func (emulators) PackageFiles(s lab.EmuPackageSpec) ([]lab.File, error) {
+	// A profile whose packaged ossec.conf has no syslog listener is a stock Wazuh host (lab.Profile).
+	p := s.Profile
 	files, err := emu.PackageFiles(emu.PackageSpec{Component: s.Component, Version: s.Version, Root: s.Root, Binary: s.Binary,
 		Ports: emu.Ports{API: s.Ports.API, Agent: s.Ports.Agent, Enrollment: s.Ports.Enrollment, Syslog: s.Ports.Syslog,
-			Dashboard: s.Ports.Dashboard, Indexer: s.Ports.Indexer}})
+			Dashboard: s.Ports.Dashboard, Indexer: s.Ports.Indexer},
+		Layout: emu.Layout{InstallDir: p.InstallDir, ManagerUnit: p.ManagerUnit(), Control: p.Control, Stock: !p.Syslog, Syslog: s.Syslog,
+			DashboardHome: p.DashboardHome(), DashboardUnit: p.DashboardUnit(), DashboardConfig: p.DashboardConfig,
+			DashboardCerts: p.DashboardConf() + "/certs"}})
 	if err != nil {
 		return nil, err
 	}
@@ -44,6 +49,8 @@ func (emulators) SetAPIUserPassword(installDir, user, password string) error {
 	return emu.SetAPIUserPassword(installDir, user, password)
 }
 
-func (emulators) Template(version string) []byte { return emu.Template(version) }
+func (emulators) Template(version, alertsPrefix string) []byte {
+	return emu.Template(version, alertsPrefix)
+}
 
 func (emulators) SetFault(root, kind string, on bool) error { return emu.SetFault(root, kind, on) }

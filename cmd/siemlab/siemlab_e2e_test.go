@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/shipper"
 )
@@ -107,10 +108,10 @@ func TestE2EFullLab(t *testing.T) {
 	if code, _ := get(fmt.Sprintf("https://127.0.0.1:%d/", p.Dashboard), "", ""); code != 302 && code != 200 {
 		t.Errorf("dashboard GET / = %d", code)
 	}
-	// The siemctl config the lab wrote points at the same things.
-	cfg, err := os.ReadFile(l.ConfigPath())
-	if err != nil || !strings.Contains(string(cfg), fmt.Sprintf("https://127.0.0.1:%d", p.API)) {
-		t.Errorf("siemctl.yaml: %v\n%s", err, cfg)
+	// The siemctl config the lab wrote points at the same things (through the profile's defaults,
+	// the root and the port offset).
+	if cfg, err := config.Load(config.LoadOptions{Path: l.ConfigPath(), ExplicitPath: true}); err != nil || cfg.Manager.APIURL != fmt.Sprintf("https://127.0.0.1:%d", p.API) {
+		t.Errorf("siemctl.yaml: %v %+v", err, cfg)
 	}
 
 	for _, tc := range []struct{ kind, check, want string }{

@@ -121,10 +121,28 @@ func Require(t testing.TB) {
 	t.Skip(msg)
 }
 
+// ProfileEnv names the environment variable that selects the lab layout of every e2e lab (siem,
+// the default, or wazuh): `make test-e2e` runs the suites once per profile.
+const ProfileEnv = "SIEMCTL_E2E_PROFILE"
+
+// Profile returns the lab profile $SIEMCTL_E2E_PROFILE names (default siem), failing the test on
+// an unknown one.
+func Profile(t testing.TB) lab.Profile {
+	t.Helper()
+	p, err := lab.ProfileFor(os.Getenv(ProfileEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", ProfileEnv, err)
+	}
+	return p
+}
+
 // Lab is a running lab for one test.
 type Lab struct {
-	Dir     string
-	Env     []string // SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT, …
+	Dir string
+	Env []string // SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT, …
+	// Profile is the lab's layout: its package, unit and path names (tests never spell siem- or
+	// wazuh- names themselves).
+	Profile lab.Profile
 	siemctl string
 	siemlab string
 	t       testing.TB
@@ -135,6 +153,8 @@ type Lab struct {
 type Options struct {
 	PortOffset int    // distinct per test package so labs never collide
 	Version    string // default 4.9.0
+	Profile    string // default $SIEMCTL_E2E_PROFILE, else siem
+	Syslog     bool   // siemlab up --syslog (a syslog listener where the profile's ossec.conf has none)
 }
 
 // Up brings up a lab and registers its teardown.
@@ -148,7 +168,13 @@ func Up(t testing.TB, opts Options) *Lab {
 	}
 	_ = os.Chmod(base, 0o755) // the indexer runs unprivileged and must traverse it
 	dir := filepath.Join(base, "lab")
-	l := &Lab{Dir: dir, siemctl: siemctl, siemlab: siemlab, t: t}
+	prof := Profile(t)
+	if opts.Profile != "" {
+		if prof, err = lab.ProfileFor(opts.Profile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &Lab{Dir: dir, Profile: prof, siemctl: siemctl, siemlab: siemlab, t: t}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -178,7 +204,10 @@ func Up(t testing.TB, opts Options) *Lab {
 			l.Dir = dir
 		}
 		l.tried = append(l.tried, dir)
-		args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset + shift)}
+		args := []string{"up", "--dir", dir, "--port-offset", fmt.Sprint(opts.PortOffset + shift), "--profile", prof.Name}
+		if opts.Syslog {
+			args = append(args, "--syslog")
+		}
 		if opts.Version != "" {
 			args = append(args, "--version", opts.Version)
 		}
@@ -198,7 +227,7 @@ func Up(t testing.TB, opts Options) *Lab {
 		}
 		t.Logf("siemlab up failed, trying once more in a fresh directory: %v\n%s", err, out.String())
 	}
-	t.Logf("lab up in %s (%s)", time.Since(start).Round(time.Millisecond), dir)
+	t.Logf("%s lab up in %s (%s)", prof.Name, time.Since(start).Round(time.Millisecond), dir)
 	l.Env = []string{
 		"SIEMCTL_CONFIG=" + filepath.Join(dir, "siemctl.yaml"),
 		"APT_CONFIG=" + filepath.Join(dir, "root", "apt-lab.conf"),
@@ -291,3 +320,13 @@ func (l *Lab) For(t testing.TB) *Lab {
 	c.t = t
 	return &c
 }
+
+// Root is the lab's dpkg root (where every component's files are).
+func (l *Lab) Root() string { return filepath.Join(l.Dir, "root") }
+
+// Path is a path under the lab's root, e.g. l.Path(l.Profile.InstallDir, "etc/ossec.conf").
+func (l *Lab) Path(rel ...string) string { return filepath.Join(append([]string{l.Root()}, rel...)...) }
+
+// StateDir is siemctl's state_dir in the lab: the profile's default under the root (the lab's
+// siemctl.yaml sets no state_dir).
+func (l *Lab) StateDir() string { return l.Path("var/lib/siemctl") }

@@ -30,6 +30,41 @@ type PackageSpec struct {
 	Root      string // absolute DPKG_ROOT of the lab
 	Binary    string // absolute path of the multi-call binary to ship (the siemlab executable)
 	Ports     Ports
+	Layout    Layout // zero: the siem layout
+}
+
+// Layout is where the packages put the emulators and what they call them: the lab profile's names.
+// Empty fields take the siem layout's values.
+type Layout struct {
+	InstallDir  string // the manager's install directory relative to the root: var/siem | var/ossec
+	ManagerUnit string // siem-manager.service | wazuh-manager.service
+	Control     string // the control tool: siem-control (with check) | wazuh-control (without)
+	// Stock: a stock Wazuh 4.x manager: its packaged ossec.conf (StockOssecConf: no syslog listener
+	// unless Syslog), the API listening on every address.
+	Stock  bool
+	Syslog bool
+	// The dashboard's package: its home (bin/, VERSION.json), unit, config file and certificates.
+	DashboardHome   string // usr/share/siem-dashboard | usr/share/wazuh-dashboard
+	DashboardUnit   string
+	DashboardConfig string // etc/siem-dashboard/dashboard.yml | etc/wazuh-dashboard/opensearch_dashboards.yml
+	DashboardCerts  string // etc/siem-dashboard/certs | etc/wazuh-dashboard/certs
+}
+
+// SiemLayout is the siem profile's layout.
+var SiemLayout = Layout{InstallDir: "var/siem", ManagerUnit: "siem-manager.service", Control: ProgControl,
+	DashboardHome: "usr/share/siem-dashboard", DashboardUnit: "siem-dashboard.service",
+	DashboardConfig: "etc/siem-dashboard/dashboard.yml", DashboardCerts: "etc/siem-dashboard/certs"}
+
+func (l Layout) withDefaults() Layout {
+	d := SiemLayout
+	for _, f := range []struct{ v, def *string }{{&l.InstallDir, &d.InstallDir}, {&l.ManagerUnit, &d.ManagerUnit}, {&l.Control, &d.Control},
+		{&l.DashboardHome, &d.DashboardHome}, {&l.DashboardUnit, &d.DashboardUnit}, {&l.DashboardConfig, &d.DashboardConfig},
+		{&l.DashboardCerts, &d.DashboardCerts}} {
+		if *f.v == "" {
+			*f.v = *f.def
+		}
+	}
+	return l
 }
 
 // File is one file of a package.
@@ -47,14 +82,16 @@ const (
 	ProgControl  = "siem-control"
 	// ProgWazuhControl is the real tool's name: like siem-control but without `check`.
 	ProgWazuhControl = "wazuh-control"
-	ProgAgentCtl     = "agent_control"
-	ProgManageAgent  = "manage_agents"
-	ProgDashboard    = "siem-dashboard"
+	// ProgAnalysisd tests the configuration (-t) like the real wazuh-analysisd.
+	ProgAnalysisd   = "wazuh-analysisd"
+	ProgAgentCtl    = "agent_control"
+	ProgManageAgent = "manage_agents"
+	ProgDashboard   = "siem-dashboard"
 )
 
 // Programs lists every emulator program name.
 func Programs() []string {
-	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAgentCtl, ProgManageAgent, ProgDashboard}
+	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAnalysisd, ProgAgentCtl, ProgManageAgent, ProgDashboard}
 }
 
 // ErrSpec reports an invalid PackageSpec.
@@ -78,42 +115,60 @@ func PackageFiles(spec PackageSpec) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: read binary: %w", ErrSpec, err)
 	}
-	p := spec.Ports
+	p, lay := spec.Ports, spec.Layout.withDefaults()
 	root := filepath.Clean(spec.Root)
 	abs := func(rel string) string { return filepath.Join(root, rel) }
 	faultsEnv := faults.EnvDir + "=" + faults.DirForRoot(root)
 	switch spec.Component {
 	case "manager":
-		home := "var/siem"
-		if p.API == 0 || p.Agent == 0 || p.Enrollment == 0 || p.Syslog == 0 {
-			return nil, fmt.Errorf("%w: manager needs API, Agent, Enrollment and Syslog ports", ErrSpec)
+		home := lay.InstallDir
+		if p.API == 0 || p.Agent == 0 || p.Enrollment == 0 || (p.Syslog == 0 && (!lay.Stock || lay.Syslog)) || (lay.Stock && p.Indexer == 0) {
+			return nil, fmt.Errorf("%w: manager needs API, Agent, Enrollment, Syslog (when it listens) and Indexer (stock) ports", ErrSpec)
 		}
-		return []File{
+		conf, apiYAML := manager.DefaultOssecConf(p.Agent, p.Enrollment, p.Syslog), manager.DefaultAPIYAML("127.0.0.1", p.API)
+		if lay.Stock {
+			so := manager.StockOptions{AgentPort: p.Agent, EnrollmentPort: p.Enrollment, IndexerPort: p.Indexer, Root: root}
+			if lay.Syslog {
+				so.SyslogPort = p.Syslog
+			}
+			conf, apiYAML = manager.StockOssecConf(so), manager.DefaultAPIYAML("0.0.0.0", p.API)
+		}
+		files := []File{
 			{Path: home + "/bin/siem-managerd", Mode: 0o755, Data: bin},
-			{Path: home + "/bin/siem-control", Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/bin/" + lay.Control, Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/bin/" + ProgAnalysisd, Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/bin/agent_control", Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/bin/manage_agents", Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/VERSION", Mode: 0o644, Data: []byte("v" + spec.Version + "\n")},
 			{Path: home + "/REVISION", Mode: 0o644, Data: []byte(strconv.Itoa(manager.DefaultRevision(spec.Version)) + "\n")},
-			{Path: home + "/etc/ossec.conf", Mode: 0o640, Data: manager.DefaultOssecConf(p.Agent, p.Enrollment, p.Syslog), Conffile: true},
+			{Path: home + "/etc/ossec.conf", Mode: 0o640, Data: conf, Conffile: true},
 			{Path: home + "/etc/rules/local_rules.xml", Mode: 0o640, Data: []byte(defaultLocalRules), Conffile: true},
 			{Path: home + "/etc/decoders/local_decoder.xml", Mode: 0o640, Data: []byte(defaultLocalDecoder), Conffile: true},
-			{Path: home + "/api/configuration/api.yaml", Mode: 0o640, Data: manager.DefaultAPIYAML(p.API), Conffile: true},
+			{Path: home + "/api/configuration/api.yaml", Mode: 0o640, Data: apiYAML, Conffile: true},
 			{Path: home + "/logs/alerts/.keep", Mode: 0o644, Data: nil},
-			{Path: "usr/lib/systemd/system/siem-manager.service", Mode: 0o644, Data: unit("SIEM manager (Wazuh-like emulator)", faultsEnv,
+			{Path: home + "/queue/db/.keep", Mode: 0o644, Data: nil},
+			{Path: home + "/queue/sockets/.keep", Mode: 0o644, Data: nil},
+			{Path: "usr/lib/systemd/system/" + lay.ManagerUnit, Mode: 0o644, Data: unit(strings.TrimSuffix(lay.ManagerUnit, ".service")+" (Wazuh-like emulator)", faultsEnv,
 				abs(home+"/bin/siem-managerd")+" --home "+abs(home), abs(home+"/logs/siem-managerd.log"))},
-		}, nil
+		}
+		return files, nil
 	case "dashboard":
 		if p.Dashboard == 0 || p.Indexer == 0 {
 			return nil, fmt.Errorf("%w: dashboard needs Dashboard and Indexer ports", ErrSpec)
 		}
+		dconf := dashboard.DefaultConfig(abs(lay.DashboardCerts), p.Dashboard, p.Indexer)
+		if lay.Stock {
+			dconf = dashboard.StockConfig(abs(lay.DashboardCerts), p.Dashboard, p.Indexer)
+		}
+		name := strings.TrimSuffix(lay.DashboardUnit, ".service")
+		logDir := "var/log/" + name
 		return []File{
-			{Path: "usr/share/siem-dashboard/bin/siem-dashboard", Mode: 0o755, Data: bin},
-			{Path: "var/log/siem-dashboard/.keep", Mode: 0o644},
-			{Path: "usr/share/siem-dashboard/VERSION.json", Mode: 0o644, Data: fmt.Appendf(nil, "{\"version\": %q, \"revision\": \"01\"}\n", spec.Version)},
-			{Path: "etc/siem-dashboard/dashboard.yml", Mode: 0o640, Data: dashboard.DefaultConfig(root, p.Dashboard, p.Indexer), Conffile: true},
-			{Path: "usr/lib/systemd/system/siem-dashboard.service", Mode: 0o644, Data: unit("SIEM dashboard", faultsEnv,
-				abs("usr/share/siem-dashboard/bin/siem-dashboard")+" --config "+abs("etc/siem-dashboard/dashboard.yml"), abs("var/log/siem-dashboard/siem-dashboard.log"))},
+			{Path: lay.DashboardHome + "/bin/siem-dashboard", Mode: 0o755, Data: bin},
+			{Path: logDir + "/.keep", Mode: 0o644},
+			{Path: lay.DashboardHome + "/VERSION.json", Mode: 0o644, Data: fmt.Appendf(nil, "{\"version\": %q, \"revision\": \"01\"}\n", spec.Version)},
+			{Path: lay.DashboardConfig, Mode: 0o640, Data: dconf, Conffile: true},
+			{Path: "usr/lib/systemd/system/" + lay.DashboardUnit, Mode: 0o644, Data: unit(name+" (OpenSearch Dashboards-like emulator)", faultsEnv,
+				abs(lay.DashboardHome+"/bin/siem-dashboard")+" --config "+abs(lay.DashboardConfig), abs(logDir+"/"+name+".log"))},
 		}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown component %q", ErrSpec, spec.Component)
@@ -190,6 +245,8 @@ func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdo
 		return manager.DaemonMain(ctx, args, stderr, os.Getenv)
 	case ProgControl, ProgWazuhControl:
 		return manager.Control(ctx, toolEnv(), args)
+	case ProgAnalysisd:
+		return manager.Analysisd(ctx, toolEnv(), args)
 	case ProgAgentCtl:
 		return manager.AgentControl(ctx, toolEnv(), args)
 	case ProgManageAgent:

@@ -99,13 +99,13 @@ func TestPackageFiles(t *testing.T) {
 
 func TestTemplateVersions(t *testing.T) {
 	var a, b map[string]any
-	if err := json.Unmarshal(Template("4.9.0"), &a); err != nil {
+	if err := json.Unmarshal(Template("4.9.0", "siem-alerts-4.x-"), &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(Template("4.10.0"), &b); err != nil {
+	if err := json.Unmarshal(Template("4.10.0", "siem-alerts-4.x-"), &b); err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(Template("4.9.0"), Template("4.10.0")) {
+	if bytes.Equal(Template("4.9.0", "siem-alerts-4.x-"), Template("4.10.0", "siem-alerts-4.x-")) {
 		t.Fatal("templates of 4.9.0 and 4.10.0 are identical")
 	}
 	s := a["settings"].(map[string]any)
@@ -146,5 +146,68 @@ func TestSetFaultAndMain(t *testing.T) {
 	}
 	if _, ok := manager.NewUserStore(manager.Home{Dir: home}).Authenticate("siem-wui", "siem-wui"); !ok {
 		t.Fatal("default users not created")
+	}
+}
+
+// The wazuh layout: a stock Wazuh manager under var/ossec with the real tool names (wazuh-control
+// without check, wazuh-analysisd for -t), its stock ossec.conf without a syslog listener (one only
+// when asked), and the dashboard's opensearch_dashboards.yml on every address.
+func TestPackageFilesWazuhLayout(t *testing.T) {
+	lay := Layout{InstallDir: "var/ossec", ManagerUnit: "wazuh-manager.service", Control: ProgWazuhControl, Stock: true,
+		DashboardHome: "usr/share/wazuh-dashboard", DashboardUnit: "wazuh-dashboard.service",
+		DashboardConfig: "etc/wazuh-dashboard/opensearch_dashboards.yml", DashboardCerts: "etc/wazuh-dashboard/certs"}
+	for _, syslog := range []bool{false, true} {
+		spec := testSpec(t, "manager")
+		spec.Ports.Syslog, spec.Layout = 0, lay
+		if syslog {
+			spec.Ports.Syslog, spec.Layout.Syslog = 1514, true
+		}
+		files, err := PackageFiles(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byPath := map[string]File{}
+		for _, f := range files {
+			byPath[f.Path] = f
+		}
+		for _, p := range []string{"var/ossec/bin/wazuh-control", "var/ossec/bin/wazuh-analysisd", "var/ossec/bin/agent_control", "var/ossec/bin/manage_agents",
+			"var/ossec/queue/db/.keep", "var/ossec/etc/rules/local_rules.xml", "usr/lib/systemd/system/wazuh-manager.service"} {
+			if _, ok := byPath[p]; !ok {
+				t.Errorf("no %s", p)
+			}
+		}
+		if _, ok := byPath["var/ossec/bin/siem-control"]; ok {
+			t.Error("wazuh layout ships siem-control")
+		}
+		conf := byPath["var/ossec/etc/ossec.conf"].Data
+		if bytes.Contains(conf, []byte("<connection>syslog</connection>")) != syslog || bytes.Contains(conf, []byte("<emulator>")) ||
+			!bytes.Contains(conf, []byte("<location>/var/log/auth.log</location>")) {
+			t.Errorf("ossec.conf (syslog %v):\n%s", syslog, conf)
+		}
+		if api := byPath["var/ossec/api/configuration/api.yaml"].Data; !bytes.Contains(api, []byte("host: 0.0.0.0\nport: 55000\n")) {
+			t.Errorf("api.yaml:\n%s", api)
+		}
+	}
+	spec := testSpec(t, "dashboard")
+	spec.Layout = lay
+	files, err := PackageFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf, unit []byte
+	for _, f := range files {
+		switch f.Path {
+		case "etc/wazuh-dashboard/opensearch_dashboards.yml":
+			conf = f.Data
+		case "usr/lib/systemd/system/wazuh-dashboard.service":
+			unit = f.Data
+		}
+	}
+	if !bytes.Contains(conf, []byte("server.host: 0.0.0.0\nopensearch.hosts: https://localhost:9200\nserver.port: 5601\n")) ||
+		!bytes.Contains(conf, []byte(`server.ssl.certificate: "/lab/root/etc/wazuh-dashboard/certs/dashboard.pem"`)) {
+		t.Errorf("opensearch_dashboards.yml:\n%s", conf)
+	}
+	if !bytes.Contains(unit, []byte("ExecStart=/lab/root/usr/share/wazuh-dashboard/bin/siem-dashboard --config /lab/root/etc/wazuh-dashboard/opensearch_dashboards.yml")) {
+		t.Errorf("unit:\n%s", unit)
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Template returns the alerts index template (legacy _template body) for a manager version. Like the
+// Template returns the alerts index template (legacy _template body) for a manager version and the
+// alerts index prefix it applies to (siem-alerts-4.x-, wazuh-alerts-4.x-). Like the
 // real wazuh-template.json, "version" stays 1 while the mappings change between releases: 4.10 adds
 // data.vulnerability.under_evaluation and data.vulnerability.scanner.source.
-func Template(version string) []byte {
+func Template(version, alertsPrefix string) []byte {
 	kw := map[string]any{"type": "keyword"}
 	props := map[string]any{
 		"@timestamp": map[string]any{"type": "date"},
@@ -43,7 +44,7 @@ func Template(version string) []byte {
 	}
 	tpl := map[string]any{
 		"order":          0,
-		"index_patterns": []string{"siem-alerts-4.x-*"},
+		"index_patterns": []string{alertsPrefix + "*"},
 		"settings": map[string]any{
 			"index.refresh_interval":           "5s",
 			"index.number_of_shards":           "1",

@@ -5,7 +5,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -13,24 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-)
-
-// Distinguished names of the lab's certificates (the Wazuh certs tool's shape, O/OU "Siem").
-var (
-	subjectBase = pkix.Name{Country: []string{"US"}, Locality: []string{"California"}, Organization: []string{"Siem"}, OrganizationalUnit: []string{"Siem"}}
-)
-
-// Subject returns the lab's subject for a common name.
-func Subject(cn string) pkix.Name {
-	n := subjectBase
-	n.CommonName = cn
-	return n
-}
-
-// AdminDN and NodeDN are the DNs as OpenSearch security prints them (RFC 2253, most specific first).
-const (
-	AdminDN = "CN=admin,OU=Siem,O=Siem,L=California,C=US"
-	NodeDN  = "CN=node-1,OU=Siem,O=Siem,L=California,C=US"
 )
 
 // CertPair is a PEM certificate and its PKCS#8 PEM key.
@@ -47,11 +28,12 @@ type Certs struct {
 	Node      CertPair // indexer node: server+client, 127.0.0.1/localhost
 	Admin     CertPair // security admin (DN in plugins.security.authcz.admin_dn)
 	Dashboard CertPair // dashboard server
-	API       CertPair // manager API server
+	API       CertPair // manager API server (signed by the CA; used where the profile wants it)
 }
 
 // CertOptions controls GenerateCerts.
 type CertOptions struct {
+	Profile  Profile // the subjects' O/OU and the manager's name (zero: the siem profile)
 	Now      time.Time
 	Validity time.Duration // default 3650 days, like the Wazuh certs tool
 	Bits     int           // RSA key size, default 2048
@@ -68,10 +50,14 @@ func GenerateCerts(opts CertOptions) (*Certs, error) {
 	if opts.Bits == 0 {
 		opts.Bits = 2048
 	}
+	p := opts.Profile
+	if p.Name == "" {
+		p = Profiles[DefaultProfile]
+	}
 	c := &Certs{}
 	var err error
 	caTmpl := &x509.Certificate{
-		Subject:               Subject("root-ca"),
+		Subject:               p.Subject("root-ca"),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -91,11 +77,11 @@ func GenerateCerts(opts CertOptions) (*Certs, error) {
 		{&c.Node, "node-1", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, []string{"localhost", "node-1"}, loopback, "node"},
 		{&c.Admin, "admin", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil, nil, "admin"},
 		{&c.Dashboard, "dashboard", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, []string{"localhost", "dashboard"}, loopback, "dashboard"},
-		{&c.API, "siem-manager", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, []string{"localhost", "siem-manager"}, loopback, "manager API"},
+		{&c.API, p.Manager, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, []string{"localhost", p.Manager}, loopback, "manager API"},
 	}
 	for _, l := range leaves {
 		tmpl := &x509.Certificate{
-			Subject:     Subject(l.cn),
+			Subject:     p.Subject(l.cn),
 			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 			ExtKeyUsage: l.ext,
 			DNSNames:    l.dns,

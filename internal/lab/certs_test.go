@@ -7,9 +7,35 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
+
+// The wazuh profile's certificates have the Wazuh certs tool's subjects (O and OU Wazuh), and
+// OpenSearch's admin_dn and nodes_dn name them the way it prints them.
+func TestGenerateCertsWazuh(t *testing.T) {
+	c, err := GenerateCerts(CertOptions{Profile: Profiles["wazuh"], Bits: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ got, want string }{
+		{c.Admin.Cert.Subject.String(), "CN=admin,OU=Wazuh,O=Wazuh,L=California,C=US"},
+		{c.Node.Cert.Subject.String(), Profiles["wazuh"].DN("node-1")},
+		{c.API.Cert.Subject.CommonName, "wazuh-manager"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("subject %q, want %q", tc.got, tc.want)
+		}
+	}
+	yml := opensearchYML(IndexerSpec{Profile: Profiles["wazuh"], Version: "4.9.0", Root: "/r", HTTPPort: 9200, TransPort: 9300})
+	for _, want := range []string{`- "CN=admin,OU=Wazuh,O=Wazuh,L=California,C=US"`, `- "CN=node-1,OU=Wazuh,O=Wazuh,L=California,C=US"`,
+		"pemtrustedcas_filepath: /r/etc/wazuh-indexer/certs/root-ca.pem", "path.data: /r/var/lib/wazuh-indexer", "cluster.name: wazuh-cluster"} {
+		if !strings.Contains(yml, want) {
+			t.Errorf("opensearch.yml lacks %q:\n%s", want, yml)
+		}
+	}
+}
 
 func TestGenerateCerts(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -27,9 +53,9 @@ func TestGenerateCerts(t *testing.T) {
 		host    string // verified as server name when non-empty
 		wantDNS []string
 	}{
-		{"node", c.Node, NodeDN, x509.ExtKeyUsageServerAuth, "127.0.0.1", []string{"localhost", "node-1"}},
-		{"node as client (transport)", c.Node, NodeDN, x509.ExtKeyUsageClientAuth, "", nil},
-		{"admin", c.Admin, AdminDN, x509.ExtKeyUsageClientAuth, "", nil},
+		{"node", c.Node, "CN=node-1,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageServerAuth, "127.0.0.1", []string{"localhost", "node-1"}},
+		{"node as client (transport)", c.Node, "CN=node-1,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageClientAuth, "", nil},
+		{"admin", c.Admin, Profiles["siem"].DN("admin"), x509.ExtKeyUsageClientAuth, "", nil},
 		{"dashboard", c.Dashboard, "CN=dashboard,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageServerAuth, "localhost", nil},
 		{"manager API", c.API, "CN=siem-manager,OU=Siem,O=Siem,L=California,C=US", x509.ExtKeyUsageServerAuth, "127.0.0.1", nil},
 	}

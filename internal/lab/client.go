@@ -35,6 +35,22 @@ func tlsClient(caFile string, timeout time.Duration) (*http.Client, error) {
 	return &http.Client{Transport: tr, Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
 }
 
+// managerAPIURL is the manager API's base URL: https://localhost:<port> when the API has its own
+// certificate (its SAN is localhost only, as on a stock Wazuh host), else the loopback address.
+func (l *Lab) managerAPIURL() string {
+	host := "127.0.0.1"
+	if !l.prof.APICertFromCA {
+		host = "localhost"
+	}
+	return fmt.Sprintf("https://%s:%d", host, l.st.Ports.API)
+}
+
+// managerAPIClient verifies the manager API against its server.crt (which exists once the API
+// started at least once).
+func (l *Lab) managerAPIClient() (*http.Client, error) {
+	return tlsClient(l.apiCertPath(), 10*time.Second)
+}
+
 func (l *Lab) indexer() (*indexerClient, error) {
 	pw, err := l.readSecret(secretIndexer)
 	if err != nil {

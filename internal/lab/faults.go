@@ -23,9 +23,10 @@ type FaultKind struct {
 // FaultKinds lists the faults (unit-stopped and unit-flapping take ":<unit>").
 func FaultKinds() []FaultKind {
 	return []FaultKind{
-		{"unit-stopped:<unit>", "stop a unit (siem-indexer, siem-manager, siem-dashboard or shipper); heal starts it", false},
+		{"unit-stopped:<unit>", "stop a unit (indexer, manager, dashboard or shipper: siem-indexer … shipper, wazuh-indexer … filebeat); heal starts it", false},
 		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
-		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, siem-control check reports it); heal restores it", true},
+		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, wazuh-analysisd -t and siem-control check report it); heal restores it", true},
+		{"analysisd-failed", "wazuh-analysisd failed while the rest of the manager runs (its pidfile gone, var/run/wazuh-analysisd.failed: the API answers 1017, wazuh-control status says not running, events are lost); heal restarts the manager", true},
 		{"allocation-primaries", "persistent cluster.routing.allocation.enable=primaries left on (real OpenSearch setting); heal resets it", false},
 		{"watermark-override", "transient disk watermarks 95%/95%/98% (low/high/flood stage) left on (real OpenSearch settings); heal resets them", false},
 		{"cluster-red", "index siem-lab-red whose primary requires a missing node (cluster red); heal deletes it", false},
@@ -38,7 +39,7 @@ func FaultKinds() []FaultKind {
 		{"alerts-stopped", "the manager's analysisd drops every event: no alert is written, nothing new reaches the indexer (emulator fault)", true},
 		{"agents-no-reconnect", "once the manager restarts, every tenth active agent (at least one) stays disconnected; the API shows it (emulator fault)", true},
 		{"unit-flapping:<unit>", "the unit restarts every few seconds (drop-in RuntimeMaxSec=4s, Restart=always: systemd counts NRestarts); heal removes the drop-in and starts it", false},
-		{"default-password", "manager API user back to siem/siem on the server and in DIR/secrets/manager; heal restores the generated one", true},
+		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
 	}
 }
 
@@ -113,7 +114,7 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		if on {
 			return l.killManager(ctx)
 		}
-		return l.startAndWait(ctx, "siem-manager.service")
+		return l.startAndWait(ctx, l.prof.ManagerUnit())
 	case "manager-config-broken":
 		return l.managerConfig(ctx, on)
 	case "allocation-primaries":
@@ -145,6 +146,8 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)
+	case "analysisd-failed":
+		return l.analysisdFailed(ctx, on)
 	}
 	return fmt.Errorf("%w %q", ErrUnknownFault, kind)
 }
@@ -152,11 +155,11 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 // startAndWait starts a unit and waits for its component to answer.
 func (l *Lab) startAndWait(ctx context.Context, unit string) error {
 	switch unit {
-	case "siem-indexer.service":
+	case l.prof.IndexerUnit():
 		return l.startIndexer(ctx)
-	case "siem-manager.service":
+	case l.prof.ManagerUnit():
 		return l.startManager(ctx)
-	case "siem-dashboard.service":
+	case l.prof.DashboardUnit():
 		return l.startDashboard(ctx)
 	default:
 		return l.startUnit(ctx, unit)
@@ -164,7 +167,7 @@ func (l *Lab) startAndWait(ctx context.Context, unit string) error {
 }
 
 func (l *Lab) killManager(ctx context.Context) error {
-	return l.signalMain(ctx, "siem-manager.service", syscall.SIGKILL)
+	return l.signalMain(ctx, l.prof.ManagerUnit(), syscall.SIGKILL)
 }
 
 // signalMain sends sig to a unit's main PID (which must be in the lab's cgroups).
@@ -270,8 +273,8 @@ func (l *Lab) managerConfig(ctx context.Context, broken bool) error {
 		if err := writeFile(conf, bad, 0o640); err != nil {
 			return err
 		}
-		_ = l.stopUnit(ctx, "siem-manager.service")
-		_ = l.startUnit(ctx, "siem-manager.service") // fails or exits at once: that is the fault
+		_ = l.stopUnit(ctx, l.prof.ManagerUnit())
+		_ = l.startUnit(ctx, l.prof.ManagerUnit()) // fails or exits at once: that is the fault
 		return nil
 	}
 	orig, err := os.ReadFile(saved)
@@ -329,17 +332,17 @@ func (l *Lab) clusterRed(ctx context.Context, on bool) error {
 }
 
 func (l *Lab) defaultPassword(ctx context.Context, on bool) error {
-	pw := "siem"
+	pw := l.prof.APIUser // the default password is the user's name
 	if !on {
 		var err error
 		if pw, err = l.readSecret(secretManagerLab); err != nil {
 			return err
 		}
 	}
-	if err := l.stopUnit(ctx, "siem-manager.service"); err != nil {
+	if err := l.stopUnit(ctx, l.prof.ManagerUnit()); err != nil {
 		return err
 	}
-	if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem", pw); err != nil {
+	if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.APIUser, pw); err != nil {
 		return fmt.Errorf("set manager API password: %w", err)
 	}
 	if err := l.writeSecret(secretManager, pw); err != nil {
@@ -384,4 +387,31 @@ func (l *Lab) unitFlapping(ctx context.Context, unit string, on bool) error {
 		return l.startUnit(ctx, unit)
 	}
 	return l.startAndWait(ctx, unit)
+}
+
+// analysisdFailed makes wazuh-analysisd a failed daemon while the rest of the manager runs, as after
+// a crash: its pidfile gone and var/run/wazuh-analysisd.failed present (what /manager/status and
+// wazuh-control status read; the manager reads no events then). Heal restarts the manager, which
+// brings analysisd back.
+func (l *Lab) analysisdFailed(ctx context.Context, on bool) error {
+	run := filepath.Join(l.managerDir(), "var/run")
+	if !on {
+		if err := os.Remove(filepath.Join(run, "wazuh-analysisd.failed")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("clear analysisd failure: %w", err)
+		}
+		if err := l.stopUnit(ctx, l.prof.ManagerUnit()); err != nil {
+			return err
+		}
+		return l.startManager(ctx)
+	}
+	pids, err := filepath.Glob(filepath.Join(run, "wazuh-analysisd-*.pid"))
+	if err != nil {
+		return err
+	}
+	for _, p := range pids {
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+	}
+	return writeFile(filepath.Join(run, "wazuh-analysisd.failed"), nil, 0o640)
 }

@@ -8,8 +8,8 @@ import (
 type nopEmu struct{ Emulators }
 
 func TestFaultKindParsing(t *testing.T) {
-	full := &Lab{st: &State{Units: startOrder}, emu: nopEmu{}}
-	indexerOnly := &Lab{st: &State{Units: startOrder[:1]}}
+	full := &Lab{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}
+	indexerOnly := &Lab{st: &State{Units: Profiles["siem"].Units()[:1]}, prof: Profiles["siem"]}
 	tests := []struct {
 		name    string
 		l       *Lab
@@ -48,7 +48,7 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 16 {
+	if len(FaultKinds()) != 17 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
 	}
 }

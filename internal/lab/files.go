@@ -8,59 +8,54 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// siemctlConfig is DIR/siemctl.yaml, on the keys of DESIGN.md "Configuration".
+// siemctlConfig is DIR/siemctl.yaml, minimal: the profile, the root every default path is put
+// under, the port offset every default port is shifted by, and the lab's systemd. Everything else
+// is the profile's default (internal/config/profiles.go), so that is what the tests exercise: the
+// lab puts each file where its profile's default points (the indexer's CA in its certs directory,
+// the manager API's server.crt, the secrets in etc/siemctl/secrets) and listens on the default
+// ports plus the offset. What no path under the root can stand for is set: the alerts templates
+// (the default source is not reachable from the lab) and, in the siem profile, whose defaults
+// trust the system's CAs, the CA files of the manager API and the dashboard.
 func (l *Lab) siemctlConfig() map[string]any {
-	r, d, p := l.st.Root, l.st.Dir, l.st.Ports
-	ca := filepath.Join(d, "certs", "root-ca.pem")
-	return map[string]any{
-		"profile":    "siem",
-		"state_dir":  filepath.Join(d, "state"),
-		"backup_dir": filepath.Join(d, "backups"),
-		"systemd":    map[string]any{"address": "unix:path=" + filepath.Join(d, "rt", "systemd", "private")},
-		"packages":   map[string]any{"manager": "apt"},
-		"indexer": map[string]any{
-			"url":                 fmt.Sprintf("https://127.0.0.1:%d", p.Indexer),
-			"username":            "admin",
-			"password_file":       filepath.Join(d, "secrets", secretIndexer),
-			"ca_file":             ca,
-			"insecure":            false,
-			"unit":                "siem-indexer.service",
-			"package":             "siem-indexer",
-			"config_dir":          filepath.Join(r, indexerConf),
-			"data_dir":            filepath.Join(r, indexerData),
-			"security_init":       []string{filepath.Join(r, securityInit)},
-			"hash_tool":           []string{filepath.Join(r, indexerHashSh)},
-			"alerts_index_prefix": alertsIndexPrefix,
-		},
-		"manager": map[string]any{
-			"api_url":         fmt.Sprintf("https://127.0.0.1:%d", p.API),
-			"username":        "siem",
-			"password_file":   filepath.Join(d, "secrets", secretManager),
-			"ca_file":         ca,
-			"install_dir":     filepath.Join(r, "var/siem"),
-			"unit":            "siem-manager.service",
-			"package":         "siem-manager",
-			"syslog":          fmt.Sprintf("udp://127.0.0.1:%d", p.Syslog),
-			"agent_port":      p.Agent,
-			"enrollment_port": p.Enrollment,
-		},
-		"dashboard": map[string]any{
-			"url":        fmt.Sprintf("https://127.0.0.1:%d", p.Dashboard),
-			"ca_file":    ca,
-			"unit":       "siem-dashboard.service",
-			"package":    "siem-dashboard",
-			"config_dir": filepath.Join(r, "etc/siem-dashboard"),
-		},
-		"shipper": map[string]any{
-			"binary":          filepath.Join(r, "usr/bin/shipper"),
-			"unit":            "shipper.service",
-			"package":         "shipper",
-			"config_dir":      filepath.Join(r, "etc/shipper"),
-			"data_dir":        filepath.Join(r, l.shipperLayout().DataDir),
-			"template_source": filepath.Join(d, "tpl", "{version}", "siem-template.json"),
-		},
-		"thresholds": map[string]any{"disk_warn_percent": 85, "disk_nogo_percent": 90, "upgrade_min_free_percent": 20},
+	pr := l.prof
+	cfg := map[string]any{
+		"profile":     pr.Name,
+		"root":        l.st.Root,
+		"port_offset": l.st.PortOffset,
+		"systemd":     map[string]any{"address": "unix:path=" + filepath.Join(l.st.Dir, "rt", "systemd", "private")},
+		"shipper":     map[string]any{"template_source": l.templatePath("{version}")},
 	}
+	if pr.APICertFromCA {
+		cfg["manager"] = map[string]any{"ca_file": l.apiCertPath()}
+		cfg["dashboard"] = map[string]any{"ca_file": filepath.Join(l.st.Root, pr.DashboardConf(), "certs", "root-ca.pem")}
+	}
+	if l.st.Syslog && !pr.Syslog {
+		m, _ := cfg["manager"].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+			cfg["manager"] = m
+		}
+		m["syslog"] = fmt.Sprintf("udp://127.0.0.1:%d", l.st.Ports.Syslog)
+	}
+	return cfg
+}
+
+// templatePath is DIR/tpl/<version>/<name>-template.json, the lab's alerts template of a version
+// (siemctl's shipper.template_source with {version}).
+func (l *Lab) templatePath(version string) string {
+	return filepath.Join(l.st.Dir, "tpl", version, l.prof.Shipper.TemplateName+"-template.json")
+}
+
+// apiCertPath is the manager API's server.crt: signed by the lab CA (siem) or the API's own
+// self-signed one (wazuh); either is the trust anchor siemctl pins.
+func (l *Lab) apiCertPath() string {
+	return filepath.Join(l.managerDir(), "api/configuration/ssl/server.crt")
+}
+
+// siemctlSecretPath is where siemctl's profiles look for a secret by default, under the root
+// (ROOT/etc/siemctl/secrets/<name>).
+func (l *Lab) siemctlSecretPath(name string) string {
+	return filepath.Join(l.st.Root, "etc/siemctl/secrets", name)
 }
 
 // writeConfig writes DIR/siemctl.yaml and DIR/env.

@@ -56,7 +56,7 @@ func TestFirstAlertWaitsForTodaysIndex(t *testing.T) {
 	day := time.Date(2026, 11, 23, 23, 59, 59, 0, time.UTC)
 	calls := 0
 	now := func() time.Time { calls++; return day.Add(time.Duration(calls) * 500 * time.Millisecond) }
-	index, err := firstAlert(context.Background(), c, time.Millisecond, 10*time.Second, now, filepath.Join(t.TempDir(), "alerts.json"))
+	index, err := firstAlert(context.Background(), c, "siem-alerts-4.x-", time.Millisecond, 10*time.Second, now, filepath.Join(t.TempDir(), "alerts.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestFirstAlertNamesTheBrokenHop(t *testing.T) {
 	} {
 		_, c := newCountServer(t, 0)
 		now := func() time.Time { return time.Date(2026, 11, 23, 21, 31, 0, 0, time.UTC) }
-		_, err := firstAlert(context.Background(), c, 5*time.Millisecond, 200*time.Millisecond, now, tc.file)
+		_, err := firstAlert(context.Background(), c, "siem-alerts-4.x-", 5*time.Millisecond, 200*time.Millisecond, now, tc.file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "no alert searchable in siem-alerts-4.x-2026.11.23 after 200ms") {
 			t.Errorf("error %v\nwant %q", err, tc.want)
 		}
@@ -96,7 +96,7 @@ func TestFirstAlertNamesTheBrokenHop(t *testing.T) {
 	_, c := newCountServer(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := firstAlert(ctx, c, time.Millisecond, time.Minute, time.Now, noFile); err == nil || strings.Contains(err.Error(), "broken hop") {
+	if _, err := firstAlert(ctx, c, "siem-alerts-4.x-", time.Millisecond, time.Minute, time.Now, noFile); err == nil || strings.Contains(err.Error(), "broken hop") {
 		t.Errorf("cancelled: %v", err)
 	}
 }

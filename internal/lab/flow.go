@@ -90,7 +90,7 @@ func (l *Lab) CheckFlow(ctx context.Context, tag string) (FlowReport, error) {
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
-	indexed, err := c.flowIndexed(ctx, probe.UserPrefix+tag+"-", re)
+	indexed, err := c.flowIndexed(ctx, l.prof.AlertsPrefix(), probe.UserPrefix+tag+"-", re)
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
@@ -173,9 +173,9 @@ func flowInFile(path string, re *regexp.Regexp) (map[int]bool, error) {
 }
 
 // flowIndexed counts the documents per sequence number whose data.srcuser starts with prefix, in
-// every alerts index (a composite terms aggregation, paged: no result window limit).
-func (c *indexerClient) flowIndexed(ctx context.Context, prefix string, re *regexp.Regexp) (map[int]int, error) {
-	if _, err := c.ok(ctx, http.MethodPost, "/"+alertsIndexPrefix+"*/_refresh", nil); err != nil {
+// every index of indexPrefix (a composite terms aggregation, paged: no result window limit).
+func (c *indexerClient) flowIndexed(ctx context.Context, indexPrefix, prefix string, re *regexp.Regexp) (map[int]int, error) {
+	if _, err := c.ok(ctx, http.MethodPost, "/"+indexPrefix+"*/_refresh", nil); err != nil {
 		return nil, fmt.Errorf("flow: refresh: %w", err)
 	}
 	out := map[int]int{}
@@ -187,7 +187,7 @@ func (c *indexerClient) flowIndexed(ctx context.Context, prefix string, re *rege
 		}
 		body := map[string]any{"size": 0, "query": map[string]any{"prefix": map[string]any{"data.srcuser": prefix}},
 			"aggs": map[string]any{"u": map[string]any{"composite": comp}}}
-		data, err := c.ok(ctx, http.MethodPost, "/"+alertsIndexPrefix+"*/_search", body)
+		data, err := c.ok(ctx, http.MethodPost, "/"+indexPrefix+"*/_search", body)
 		if err != nil {
 			return nil, fmt.Errorf("flow: search: %w", err)
 		}

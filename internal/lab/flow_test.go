@@ -51,7 +51,7 @@ func TestFlowCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	indexed, err := c.flowIndexed(t.Context(), probe.UserPrefix+"t1-", re)
+	indexed, err := c.flowIndexed(t.Context(), "siem-alerts-4.x-", probe.UserPrefix+"t1-", re)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func TestIndexerUnitUsesFoundJavaHome(t *testing.T) {
 	if !strings.Contains(unit, "Environment=OPENSEARCH_JAVA_HOME=/usr/lib/jvm/java-17-openjdk-arm64\n") {
 		t.Fatalf("unit does not use the found Java home:\n%s", unit)
 	}
-	if s := securityInitScript("/r", "/opt/jdk"); !strings.Contains(s, "${OPENSEARCH_JAVA_HOME:-/opt/jdk}") {
+	if s := securityInitScript(Profiles["wazuh"], "/r", "/opt/jdk"); !strings.Contains(s, "${OPENSEARCH_JAVA_HOME:-/opt/jdk}") {
 		t.Fatalf("security init script does not use the found Java home")
 	}
 	if _, err := IndexerPackage(IndexerSpec{Version: "4.9.0", Root: "/r", Dist: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "Java home") {

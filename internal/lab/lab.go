@@ -49,12 +49,6 @@ import (
 	"time"
 )
 
-// Component units in start order.
-var startOrder = []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"}
-
-// Packages in start order.
-var packageNames = []string{"siem-indexer", "siem-manager", "siem-dashboard", "shipper"}
-
 // EmuPackageSpec is the emulator package spec (the shape of emu.PackageSpec).
 type EmuPackageSpec struct {
 	Component string // manager | dashboard
@@ -62,20 +56,25 @@ type EmuPackageSpec struct {
 	Root      string
 	Binary    string
 	Ports     Ports
+	Profile   Profile
+	Syslog    bool // the manager listens for syslog (the profile's default or Options.Syslog)
 }
 
 // Emulators is what the lab needs from internal/emu (adapted in cmd/siemlab).
 type Emulators interface {
 	PackageFiles(spec EmuPackageSpec) ([]File, error)
 	SetAPIUserPassword(installDir, user, password string) error
-	Template(version string) []byte
+	Template(version, alertsPrefix string) []byte
 	SetFault(root, kind string, on bool) error
 }
 
 // Options controls Up.
 type Options struct {
-	Dir        string // lab directory (created; made absolute)
-	Version    string // package version to install, default 4.9.0
+	Dir     string // lab directory (created; made absolute)
+	Version string // package version to install, default 4.9.0
+	Profile string // layout (Profiles), default DefaultProfile
+	// Syslog adds a syslog <remote> to a profile's ossec.conf that has none (a stock Wazuh one).
+	Syslog     bool
 	PortOffset int
 	Logger     *slog.Logger
 	Progress   io.Writer // phase lines with timings (nil: discard)
@@ -94,6 +93,7 @@ type Options struct {
 // Lab is a running lab.
 type Lab struct {
 	st     *State
+	prof   Profile
 	log    *slog.Logger
 	prog   io.Writer
 	emu    Emulators
@@ -124,6 +124,9 @@ func (l *Lab) Root() string { return l.st.Root }
 
 // Ports returns the lab's ports.
 func (l *Lab) Ports() Ports { return l.st.Ports }
+
+// Profile returns the lab's layout.
+func (l *Lab) Profile() Profile { return l.prof }
 
 // State returns a copy of the lab state.
 func (l *Lab) State() State { return *l.st }
@@ -162,10 +165,14 @@ func OpenWith(dir string, logger *slog.Logger, emus Emulators) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	prof, err := ProfileFor(st.Profile)
+	if err != nil {
+		return nil, err
+	}
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Lab{st: st, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}, nil
+	return &Lab{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}, nil
 }
 
 // secret file names under DIR/secrets.
@@ -187,11 +194,22 @@ func (l *Lab) readSecret(name string) (string, error) {
 	return strings.TrimRight(string(data), "\r\n"), nil
 }
 
+// writeSecret writes DIR/secrets/<name>; siemctl's own secrets (indexer, manager) also go where its
+// profiles look for them by default, ROOT/etc/siemctl/secrets/<name>.
 func (l *Lab) writeSecret(name, value string) error {
 	if err := os.MkdirAll(filepath.Join(l.st.Dir, "secrets"), 0o700); err != nil {
 		return fmt.Errorf("secrets dir: %w", err)
 	}
-	return writeFile(l.secretPath(name), []byte(value+"\n"), 0o600)
+	if err := writeFile(l.secretPath(name), []byte(value+"\n"), 0o600); err != nil {
+		return err
+	}
+	if name != secretIndexer && name != secretManager {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.siemctlSecretPath(name)), 0o700); err != nil {
+		return fmt.Errorf("secrets dir: %w", err)
+	}
+	return writeFile(l.siemctlSecretPath(name), []byte(value+"\n"), 0o600)
 }
 
 // GeneratePassword returns a random password with upper, lower, digit and symbol (the manager API's

@@ -78,7 +78,7 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	}
 	c.hc.Timeout = 5 * time.Minute // one bulk request on a busy node
 	start := time.Now()
-	rep := LoadReport{Prefix: alertsIndexPrefix, Indices: opts.Days}
+	rep := LoadReport{Prefix: l.prof.AlertsPrefix(), Indices: opts.Days}
 	days := loadDays(opts.Now, opts.Days)
 	rep.First, rep.Last = rep.Prefix+days[0].Format("2006.01.02"), rep.Prefix+days[len(days)-1].Format("2006.01.02")
 

@@ -20,17 +20,17 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// OpenSearch versions carried by the siem-indexer packages.
+// OpenSearch versions carried by the indexer packages.
 var indexerOpenSearch = map[string]string{"4.9.0": "2.11.1", "4.10.0": "2.19.3"}
 
 // Versions are the package versions the lab builds (upstream; the Debian version is +"-1").
 var Versions = []string{"4.9.0", "4.10.0"}
 
-// OpenSearchVersion returns the OpenSearch version of a siem-indexer package version.
+// OpenSearchVersion returns the OpenSearch version of an indexer package version.
 func OpenSearchVersion(v string) (string, error) {
 	os, ok := indexerOpenSearch[v]
 	if !ok {
-		return "", fmt.Errorf("no OpenSearch for siem-indexer %s (known: %s)", v, strings.Join(Versions, ", "))
+		return "", fmt.Errorf("no OpenSearch for indexer %s (known: %s)", v, strings.Join(Versions, ", "))
 	}
 	return os, nil
 }
@@ -273,11 +273,12 @@ func copyFile(src, dst string, mode fs.FileMode) error {
 	return out.Close()
 }
 
-// IndexerSpec describes one siem-indexer package.
+// IndexerSpec describes one indexer package.
 type IndexerSpec struct {
-	Version     string // upstream, e.g. 4.9.0
-	Root        string // DPKG_ROOT
-	Dist        string // the OpenSearch home farm this version's home links into
+	Profile     Profile // names and paths (zero: the siem profile)
+	Version     string  // upstream, e.g. 4.9.0
+	Root        string  // DPKG_ROOT
+	Dist        string  // the OpenSearch home farm this version's home links into
 	HTTPPort    int
 	TransPort   int
 	ClusterName string
@@ -285,24 +286,22 @@ type IndexerSpec struct {
 	Heap        string // -Xms/-Xmx (default defaultIndexerHeap)
 }
 
-// Indexer paths under the root.
-const (
-	indexerHome   = "usr/share/siem-indexer"
-	indexerConf   = "etc/siem-indexer"
-	indexerData   = "var/lib/siem-indexer"
-	indexerLogs   = "var/log/siem-indexer"
-	indexerTmp    = "var/tmp/siem-indexer"
-	indexerUnit   = "siem-indexer.service"
-	securityInit  = indexerHome + "/bin/indexer-security-init.sh"
-	indexerHashSh = indexerHome + "/plugins/opensearch-security/tools/hash.sh"
-)
+func (spec IndexerSpec) profile() Profile {
+	if spec.Profile.Name == "" {
+		return Profiles[DefaultProfile]
+	}
+	return spec.Profile
+}
 
-// IndexerPackage returns the siem-indexer package: home (symlinks into the OpenSearch farm: lib,
+// IndexerPackage returns the indexer package (siem-indexer, wazuh-indexer): home (symlinks into the OpenSearch farm: lib,
 // modules, plugins and the bin scripts, plus the security-init wrapper), config files (conffiles),
 // the unit, and a postinst that creates data/log dirs owned by the indexer user.
 func IndexerPackage(spec IndexerSpec) (Package, error) {
+	p := spec.profile()
+	name := p.Indexer
+	indexerHome, indexerConf, indexerData, indexerLogs, indexerTmp := p.IndexerHome(), p.IndexerConf(), p.IndexerData(), p.IndexerLogs(), p.IndexerTmp()
 	if spec.JavaHome == "" {
-		return Package{}, fmt.Errorf("siem-indexer %s: no Java home (JavaHome)", spec.Version)
+		return Package{}, fmt.Errorf("%s %s: no Java home (JavaHome)", name, spec.Version)
 	}
 	var files []File
 	add := func(f File) { files = append(files, f) }
@@ -311,7 +310,7 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 	}
 	bins, err := os.ReadDir(filepath.Join(spec.Dist, "bin"))
 	if err != nil {
-		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+		return Package{}, fmt.Errorf("%s %s: %w", name, spec.Version, err)
 	}
 	for _, b := range bins {
 		if strings.HasSuffix(b.Name(), ".bat") || strings.HasSuffix(b.Name(), ".exe") {
@@ -320,24 +319,23 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 		add(File{Path: indexerHome + "/bin/" + b.Name(), Link: filepath.Join(spec.Dist, "bin", b.Name())})
 	}
 	add(File{Path: indexerHome + "/VERSION", Data: []byte(spec.Version + "\n")})
-	add(File{Path: securityInit, Mode: 0o755, Data: []byte(securityInitScript(spec.Root, spec.JavaHome))})
+	add(File{Path: p.SecurityInit(), Mode: 0o755, Data: []byte(securityInitScript(p, spec.Root, spec.JavaHome))})
 
-	confDir := filepath.Join(spec.Root, indexerConf)
 	add(File{Path: indexerConf + "/opensearch.yml", Conffile: true, Data: []byte(opensearchYML(spec))})
 	jvm, err := os.ReadFile(filepath.Join(spec.Dist, "config/jvm.options"))
 	if err != nil {
-		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+		return Package{}, fmt.Errorf("%s %s: %w", name, spec.Version, err)
 	}
 	add(File{Path: indexerConf + "/jvm.options", Conffile: true, Data: JVMOptions(jvm, filepath.Join(spec.Root, indexerLogs), filepath.Join(spec.Root, indexerData), spec.Heap)})
 	log4j, err := os.ReadFile(filepath.Join(spec.Dist, "config/log4j2.properties"))
 	if err != nil {
-		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+		return Package{}, fmt.Errorf("%s %s: %w", name, spec.Version, err)
 	}
 	add(File{Path: indexerConf + "/log4j2.properties", Conffile: true, Data: log4j})
 	secDir := filepath.Join(spec.Dist, "config/opensearch-security")
 	sec, err := os.ReadDir(secDir)
 	if err != nil {
-		return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+		return Package{}, fmt.Errorf("%s %s: %w", name, spec.Version, err)
 	}
 	for _, e := range sec {
 		if !strings.HasSuffix(e.Name(), ".yml") {
@@ -345,13 +343,12 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 		}
 		data, err := os.ReadFile(filepath.Join(secDir, e.Name()))
 		if err != nil {
-			return Package{}, fmt.Errorf("siem-indexer %s: %w", spec.Version, err)
+			return Package{}, fmt.Errorf("%s %s: %w", name, spec.Version, err)
 		}
 		add(File{Path: indexerConf + "/opensearch-security/" + e.Name(), Conffile: true, Data: data})
 	}
-	add(File{Path: "usr/lib/systemd/system/" + indexerUnit, Data: []byte(indexerUnitFile(spec))})
+	add(File{Path: "usr/lib/systemd/system/" + p.IndexerUnit(), Data: []byte(indexerUnitFile(spec))})
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	_ = confDir
 	owned := []string{indexerData, indexerLogs, indexerTmp, indexerConf}
 	var post strings.Builder
 	for _, d := range owned {
@@ -362,9 +359,9 @@ func IndexerPackage(spec IndexerSpec) (Package, error) {
 		fmt.Fprintf(&post, "chown -R %d:%d \"$DPKG_ROOT/%s\"\n", IndexerUID, IndexerUID, d)
 	}
 	return Package{
-		Name:        "siem-indexer",
+		Name:        name,
 		Version:     spec.Version + "-1",
-		Description: "SIEM indexer (OpenSearch " + filepath.Base(spec.Dist) + " with the security plugin)",
+		Description: name + " (OpenSearch " + filepath.Base(spec.Dist) + " with the security plugin)",
 		Files:       files,
 		Postinst:    post.String(),
 	}, nil
@@ -396,13 +393,14 @@ func JVMOptions(orig []byte, logDir, dataDir, heap string) []byte {
 }
 
 func opensearchYML(spec IndexerSpec) string {
-	conf := filepath.Join(spec.Root, indexerConf)
+	p := spec.profile()
+	conf := filepath.Join(spec.Root, p.IndexerConf())
 	certs := filepath.Join(conf, "certs")
 	name := spec.ClusterName
 	if name == "" {
-		name = "siem-cluster"
+		name = p.Name + "-cluster"
 	}
-	return fmt.Sprintf(`# siem-indexer %[1]s (siemlab)
+	return fmt.Sprintf(`# %[10]s %[1]s (siemlab)
 cluster.name: %[2]s
 node.name: node-1
 network.host: 127.0.0.1
@@ -435,14 +433,15 @@ plugins.security.restapi.roles_enabled: ["all_access", "security_rest_api_access
 plugins.security.allow_default_init_securityindex: false
 plugins.security.system_indices.enabled: true
 plugins.security.system_indices.indices: [".opendistro-alerting-config", ".opendistro-alerting-alert*", ".opendistro-anomaly-results*", ".opendistro-anomaly-detector*", ".opendistro-anomaly-checkpoints", ".opendistro-anomaly-detection-state", ".opendistro-reports-*", ".opendistro-notifications-*", ".opendistro-notebooks", ".opensearch-observability", ".opendistro-asynchronous-search-response*", ".replication-metadata-store"]
-`, spec.Version, name, spec.HTTPPort, spec.TransPort, filepath.Join(spec.Root, indexerData), filepath.Join(spec.Root, indexerLogs), certs, AdminDN, NodeDN)
+`, spec.Version, name, spec.HTTPPort, spec.TransPort, filepath.Join(spec.Root, p.IndexerData()), filepath.Join(spec.Root, p.IndexerLogs()), certs,
+		p.DN("admin"), p.DN("node-1"), p.Indexer)
 }
 
 func indexerUnitFile(spec IndexerSpec) string {
-	r := spec.Root
-	log := filepath.Join(r, indexerLogs, "siem-indexer.out")
+	r, p := spec.Root, spec.profile()
+	log := filepath.Join(r, p.IndexerLogs(), p.Indexer+".out")
 	return fmt.Sprintf(`[Unit]
-Description=SIEM indexer %[1]s (OpenSearch)
+Description=%[8]s %[1]s (OpenSearch)
 Documentation=https://opensearch.org/docs/
 
 [Service]
@@ -464,18 +463,18 @@ SendSIGKILL=yes
 
 [Install]
 WantedBy=default.target
-`, spec.Version, filepath.Join(r, indexerHome), filepath.Join(r, indexerConf), spec.JavaHome, filepath.Join(r, indexerTmp), IndexerUID, log)
+`, spec.Version, filepath.Join(r, p.IndexerHome()), filepath.Join(r, p.IndexerConf()), spec.JavaHome, filepath.Join(r, p.IndexerTmp()), IndexerUID, log, p.Indexer)
 }
 
 // securityInitScript is the Wazuh-like indexer-security-init.sh: it reads opensearch.yml for host,
 // port and CA, expects admin.pem/admin-key.pem next to the CA, and runs the plugin's securityadmin.
-func securityInitScript(root, javaHome string) string {
+func securityInitScript(p Profile, root, javaHome string) string {
 	return `#!/bin/bash
 # indexer-security-init.sh (siemlab): initialise the OpenSearch security plugin, like Wazuh's script.
 # Usage: indexer-security-init.sh [-ho|--host HOST] [-p|--port PORT] [--options "SECURITYADMIN OPTIONS"] [-backup DIR]
 set -euo pipefail
-HOME_DIR="` + filepath.Join(root, indexerHome) + `"
-CONF_DIR="` + filepath.Join(root, indexerConf) + `"
+HOME_DIR="` + filepath.Join(root, p.IndexerHome()) + `"
+CONF_DIR="` + filepath.Join(root, p.IndexerConf()) + `"
 OPTIONS="-icl -nhnv"
 HOST=""
 PORT=""

@@ -12,11 +12,12 @@ import (
 )
 
 // ShipperLayout is where one lab profile puts the shipper: the real Filebeat OSS binary, its module,
-// config, data and logs, and the names a profile gives them. The siem profile's is SiemShipper; a
-// Wazuh layout (package and unit filebeat, module wazuh, /var/ossec alerts) is another value.
+// config, data and logs, and the names a profile gives them: SiemShipper and WazuhShipper.
 type ShipperLayout struct {
-	Package      string // Debian package, also the unit name (Package + ".service")
-	Binary       string // the Filebeat binary, relative to the root (the configured shipper.binary)
+	Package string // Debian package, also the unit name (Package + ".service")
+	Binary  string // the Filebeat binary, relative to the root (the configured shipper.binary)
+	// Wrapper is the deb's /usr/bin script that runs Binary with the path settings ("": none).
+	Wrapper      string
 	Home         string // path.home (the module directory is Home/module)
 	ConfigDir    string // path.config: filebeat.yml, certs, the alerts template
 	DataDir      string // path.data: registry, keystore
@@ -31,8 +32,16 @@ type ShipperLayout struct {
 // SiemShipper is the siem profile's shipper layout.
 var SiemShipper = ShipperLayout{
 	Package: "shipper", Binary: "usr/bin/shipper", Home: "usr/share/shipper", ConfigDir: "etc/shipper",
-	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: alertsIndexPrefix,
+	DataDir: "var/lib/shipper", LogsDir: "var/log/shipper", Module: "siem", IndexPrefix: "siem-alerts-4.x-",
 	AlertsFile: "var/siem/logs/alerts/alerts.json", ArchivesFile: "var/siem/logs/archives/archives.json", TemplateName: "siem",
+}
+
+// WazuhShipper is a stock Wazuh host's Filebeat: package and unit filebeat, /etc/filebeat with
+// wazuh-template.json, the wazuh module under /usr/share/filebeat/module, /var/ossec alerts.
+var WazuhShipper = ShipperLayout{
+	Package: "filebeat", Binary: "usr/share/filebeat/bin/filebeat", Wrapper: "usr/bin/filebeat", Home: "usr/share/filebeat", ConfigDir: "etc/filebeat",
+	DataDir: "var/lib/filebeat", LogsDir: "var/log/filebeat", Module: "wazuh", IndexPrefix: "wazuh-alerts-4.x-",
+	AlertsFile: "var/ossec/logs/alerts/alerts.json", ArchivesFile: "var/ossec/logs/archives/archives.json", TemplateName: "wazuh",
 }
 
 // Unit is the shipper's systemd unit.
@@ -82,6 +91,9 @@ func ShipperPackage(spec ShipperSpec) (Package, error) {
 		{Path: filepath.Join(s.LogsDir, ".keep"), Mode: 0o644},
 		{Path: filepath.Join(s.DataDir, ".keep"), Mode: 0o644},
 		{Path: filepath.Join("usr/lib/systemd/system", s.Unit()), Mode: 0o644, Data: shipperUnit(spec)},
+	}
+	if s.Wrapper != "" {
+		files = append(files, File{Path: s.Wrapper, Mode: 0o755, Data: shipperWrapper(spec)})
 	}
 	for _, fs := range []struct{ name, file, prefix string }{
 		{"alerts", s.AlertsFile, s.IndexPrefix},
@@ -224,6 +236,23 @@ seccomp:
 		abs(s.TemplateFile()), s.TemplateName, spec.IndexerPort, abs(filepath.Join(s.ConfigDir, "certs", "root-ca.pem")), s.Package)
 }
 
+// shipperWrapper is the filebeat deb's /usr/bin/filebeat: Filebeat with the package's path settings.
+func shipperWrapper(spec ShipperSpec) []byte {
+	s, abs := spec.Layout, func(rel string) string { return filepath.Join(spec.Root, rel) }
+	return fmt.Appendf(nil, `#!/usr/bin/env bash
+
+# Script to run Filebeat in foreground with the same path settings that
+# the init script / systemd unit file would do.
+
+exec %s \
+  --path.home %s \
+  --path.config %s \
+  --path.data %s \
+  --path.logs %s \
+  "$@"
+`, abs(s.Binary), abs(s.Home), abs(s.ConfigDir), abs(s.DataDir), abs(s.LogsDir))
+}
+
 // shipperUnit runs Filebeat in the foreground with -e (logs on stderr, appended to a file).
 func shipperUnit(spec ShipperSpec) []byte {
 	s, abs := spec.Layout, func(rel string) string { return filepath.Join(spec.Root, rel) }
@@ -262,7 +291,7 @@ func (l *Lab) shipperCmd(ctx context.Context, stdin string, args ...string) (str
 	return out.String(), nil
 }
 
-func (l *Lab) shipperLayout() ShipperLayout { return SiemShipper }
+func (l *Lab) shipperLayout() ShipperLayout { return l.prof.Shipper }
 
 // shipperKeystore creates Filebeat's keystore in path.data with the indexer credentials, passed on
 // stdin (`filebeat keystore add NAME --stdin --force`, as the Wazuh installer does).

@@ -2,8 +2,10 @@ package lab
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +137,36 @@ func TestShipperPackage(t *testing.T) {
 		if _, err := ShipperPackage(bad); err == nil {
 			t.Errorf("spec %+v accepted", bad)
 		}
+	}
+}
+
+// The wazuh layout is the filebeat deb's: the binary under /usr/share/filebeat/bin, the /usr/bin
+// wrapper with the package's path settings, the wazuh module, /etc/filebeat/wazuh-template.json.
+func TestShipperPackageWazuhLayout(t *testing.T) {
+	fb := filepath.Join(t.TempDir(), "filebeat")
+	if err := os.WriteFile(fb, []byte("ELF…"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ShipperPackage(ShipperSpec{Layout: WazuhShipper, Version: "4.9.0", Root: "/lab/root", Filebeat: fb, IndexerPort: 9300, Template: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]File{}
+	for _, f := range p.Files {
+		byPath[f.Path] = f
+	}
+	if p.Name != "filebeat" || byPath["usr/share/filebeat/bin/filebeat"].Source != fb || byPath["etc/filebeat/wazuh-template.json"].Data == nil ||
+		byPath["usr/share/filebeat/module/wazuh/alerts/manifest.yml"].Data == nil || byPath["usr/lib/systemd/system/filebeat.service"].Data == nil {
+		t.Fatalf("wazuh shipper package %s: %v", p.Name, slices.Sorted(maps.Keys(byPath)))
+	}
+	w := string(byPath["usr/bin/filebeat"].Data)
+	for _, want := range []string{"exec /lab/root/usr/share/filebeat/bin/filebeat \\\n", "--path.home /lab/root/usr/share/filebeat \\\n",
+		"--path.config /lab/root/etc/filebeat \\\n", "--path.data /lab/root/var/lib/filebeat \\\n", "--path.logs /lab/root/var/log/filebeat \\\n", `"$@"`} {
+		if !strings.Contains(w, want) {
+			t.Errorf("wrapper lacks %q:\n%s", want, w)
+		}
+	}
+	if byPath["usr/bin/filebeat"].Mode != 0o755 {
+		t.Errorf("wrapper mode %v", byPath["usr/bin/filebeat"].Mode)
 	}
 }

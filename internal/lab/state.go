@@ -22,15 +22,6 @@ type Ports struct {
 	Dashboard  int `json:"dashboard"`
 }
 
-// PortsFor returns the default ports shifted by offset. The indexer's
-// transport port is out of the 9200+N range (not 9300+N) so that labs whose
-// offsets differ by 100 do not collide: offset N's transport would be offset
-// N+100's HTTP port.
-func PortsFor(offset int) Ports {
-	return Ports{Indexer: 9200 + offset, Transport: 19300 + offset, API: 55000 + offset, Agent: 1514 + offset,
-		Enrollment: 1515 + offset, Syslog: 5514 + offset, Dashboard: 5601 + offset}
-}
-
 // PortShiftEnv names the environment variable that moves every test lab's
 // port offset by the same amount, so two checkouts can run the same
 // end-to-end package at once on one machine (0 to 4000, default 0).
@@ -53,11 +44,14 @@ func PortShift() (int, error) {
 // It holds no secrets.
 type State struct {
 	ID         string            `json:"id"`
+	Profile    string            `json:"profile"` // Profiles key ("" in labs made before profiles: siem)
+	Syslog     bool              `json:"syslog"`  // the manager has a syslog <remote>
 	Dir        string            `json:"dir"`
 	Root       string            `json:"root"`
 	SystemdPID int               `json:"systemd_pid"`
 	Cgroups    []string          `json:"cgroups"`
 	Ports      Ports             `json:"ports"`
+	PortOffset int               `json:"port_offset"` // added to every default port
 	Version    string            `json:"version"`
 	Versions   map[string]string `json:"versions"` // package → Debian version installed by up
 	Units      []string          `json:"units"`    // in start order

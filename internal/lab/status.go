@@ -22,6 +22,8 @@ type PortStatus struct {
 type Status struct {
 	Dir          string            `json:"dir"`
 	ID           string            `json:"id"`
+	Profile      string            `json:"profile"`
+	Packages     []string          `json:"packages"` // in start order
 	SystemdPID   int               `json:"systemd_pid"`
 	SystemdAlive bool              `json:"systemd_alive"`
 	Units        []UnitState       `json:"units"`
@@ -37,7 +39,7 @@ type Status struct {
 // Status reads units, pids, ports, installed versions and cluster health.
 func (l *Lab) Status(ctx context.Context) (*Status, error) {
 	sd := l.systemd()
-	st := &Status{Dir: l.st.Dir, ID: l.st.ID, SystemdPID: l.st.SystemdPID, SystemdAlive: sd.pidInLab(l.st.SystemdPID),
+	st := &Status{Dir: l.st.Dir, ID: l.st.ID, Profile: l.prof.Name, SystemdPID: l.st.SystemdPID, SystemdAlive: sd.pidInLab(l.st.SystemdPID),
 		Versions: map[string]string{}, Faults: append([]string{}, l.st.Faults...), Units: []UnitState{}}
 	if st.SystemdAlive {
 		err := l.withUnits(ctx, func(c unitConn) error {
@@ -58,7 +60,11 @@ func (l *Lab) Status(ctx context.Context) (*Status, error) {
 	ports := []PortStatus{{"indexer", "tcp", p.Indexer, false}}
 	if l.st.Emulators {
 		ports = append(ports, PortStatus{"manager-api", "tcp", p.API, false}, PortStatus{"agents", "tcp", p.Agent, false},
-			PortStatus{"enrollment", "tcp", p.Enrollment, false}, PortStatus{"syslog", "udp", p.Syslog, false}, PortStatus{"dashboard", "tcp", p.Dashboard, false})
+			PortStatus{"enrollment", "tcp", p.Enrollment, false})
+		if l.st.Syslog {
+			ports = append(ports, PortStatus{"syslog", "udp", p.Syslog, false})
+		}
+		ports = append(ports, PortStatus{"dashboard", "tcp", p.Dashboard, false})
 	}
 	tcp, udp := listeningPorts("/proc/net/tcp", "0A"), listeningPorts("/proc/net/udp", "07")
 	for k, v := range listeningPorts("/proc/net/tcp6", "0A") {
@@ -76,7 +82,8 @@ func (l *Lab) Status(ctx context.Context) (*Status, error) {
 	}
 	st.Ports = ports
 	a := l.apt()
-	for _, pkg := range packageNames {
+	st.Packages = l.prof.Packages()
+	for _, pkg := range st.Packages {
 		v, err := a.InstalledVersion(ctx, pkg)
 		if err != nil {
 			return nil, err
@@ -131,7 +138,7 @@ func listeningPorts(file, state string) map[int]bool {
 // String renders the status as text.
 func (s *Status) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lab %s (cgroup lab-%s)\n", s.Dir, s.ID)
+	fmt.Fprintf(&b, "lab %s (profile %s, cgroup lab-%s)\n", s.Dir, s.Profile, s.ID)
 	fmt.Fprintf(&b, "systemd  pid %d  alive=%v  processes=%d  memory=%d MiB\n", s.SystemdPID, s.SystemdAlive, s.Processes, s.MemoryRSS>>20)
 	for _, u := range s.Units {
 		fmt.Fprintf(&b, "unit     %-24s %s/%s pid %d\n", u.Name, u.ActiveState, u.SubState, u.MainPID)
@@ -139,7 +146,7 @@ func (s *Status) String() string {
 	for _, p := range s.Ports {
 		fmt.Fprintf(&b, "port     %-12s %s/%d listening=%v\n", p.Name, p.Proto, p.Port, p.Listening)
 	}
-	for _, pkg := range packageNames {
+	for _, pkg := range s.Packages {
 		if v, ok := s.Versions[pkg]; ok {
 			fmt.Fprintf(&b, "package  %-16s %s\n", pkg, v)
 		}

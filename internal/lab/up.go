@@ -35,6 +35,10 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	if !slices.Contains(Versions, opts.Version) {
 		return nil, fmt.Errorf("lab: unknown version %q (known: %s)", opts.Version, strings.Join(Versions, ", "))
 	}
+	prof, err := ProfileFor(opts.Profile)
+	if err != nil {
+		return nil, err
+	}
 	if opts.IndexerHeap == "" {
 		opts.IndexerHeap = defaultIndexerHeap
 	}
@@ -88,13 +92,14 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		return nil, err
 	}
 	l := &Lab{
-		st: &State{ID: LabID(dir), Dir: dir, Root: filepath.Join(dir, "root"), Ports: PortsFor(opts.PortOffset), Version: opts.Version,
-			Versions: map[string]string{}, Emulators: opts.Emulators != nil, Faults: []string{}, StartedAt: opts.Now().UTC()},
-		log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
+		st: &State{ID: LabID(dir), Profile: prof.Name, Syslog: prof.Syslog || opts.Syslog, Dir: dir, Root: filepath.Join(dir, "root"),
+			Ports: prof.Ports(opts.PortOffset), PortOffset: opts.PortOffset, Version: opts.Version, Versions: map[string]string{}, Emulators: opts.Emulators != nil,
+			Faults: []string{}, StartedAt: opts.Now().UTC()},
+		prof: prof, log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
 		Timing: map[string]time.Duration{},
 	}
-	for _, u := range startOrder {
-		if u == "siem-indexer.service" || l.st.Emulators {
+	for _, u := range prof.Units() {
+		if u == prof.IndexerUnit() || l.st.Emulators {
 			l.st.Units = append(l.st.Units, u)
 		}
 	}
@@ -102,7 +107,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		l.st.Cgroups = append(l.st.Cgroups, filepath.Join(h, "lab-"+l.st.ID))
 	}
 	began := time.Now()
-	fmt.Fprintf(l.prog, "siemlab up: %s (version %s, port offset %d, cgroup lab-%s)\n", dir, opts.Version, opts.PortOffset, l.st.ID)
+	fmt.Fprintf(l.prog, "siemlab up: %s (profile %s, version %s, port offset %d, cgroup lab-%s)\n", dir, prof.Name, opts.Version, opts.PortOffset, l.st.ID)
 	started := false
 	defer func() {
 		if err != nil && started {
@@ -217,7 +222,7 @@ func (l *Lab) prepareFilebeat(ctx context.Context, opts Options) error {
 func (l *Lab) distDir(osv string) string { return filepath.Join(l.st.Dir, "dist", "opensearch-"+osv) }
 
 func (l *Lab) writeCerts(context.Context) error {
-	certs, err := GenerateCerts(CertOptions{})
+	certs, err := GenerateCerts(CertOptions{Profile: l.prof})
 	if err != nil {
 		return err
 	}
@@ -235,7 +240,7 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 	}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
-		p, err := IndexerPackage(IndexerSpec{Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap})
+		p, err := IndexerPackage(IndexerSpec{Profile: l.prof, Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap})
 		if err != nil {
 			return err
 		}
@@ -246,20 +251,21 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 			continue
 		}
 		sp, err := ShipperPackage(ShipperSpec{Layout: l.shipperLayout(), Version: v, Root: l.st.Root, Filebeat: l.filebeat,
-			IndexerPort: l.st.Ports.Indexer, Template: l.emu.Template(v)})
+			IndexerPort: l.st.Ports.Indexer, Template: l.emu.Template(v, l.prof.AlertsPrefix())})
 		if err != nil {
 			return err
 		}
 		if _, err := BuildDeb(ctx, repo, sp); err != nil {
 			return err
 		}
-		for _, comp := range []struct{ component, pkg string }{{"manager", "siem-manager"}, {"dashboard", "siem-dashboard"}} {
-			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary, Ports: l.st.Ports})
+		for _, comp := range []struct{ component, pkg string }{{"manager", l.prof.Manager}, {"dashboard", l.prof.Dashboard}} {
+			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary,
+				Ports: l.st.Ports, Profile: l.prof, Syslog: l.st.Syslog})
 			if err != nil {
 				return fmt.Errorf("%s %s files: %w", comp.pkg, v, err)
 			}
 			if _, err := BuildDeb(ctx, repo, Package{Name: comp.pkg, Version: v + "-1", Files: files,
-				Description: "SIEM " + comp.component + " " + v + " (siemlab emulator)"}); err != nil {
+				Description: comp.pkg + " " + v + " (siemlab emulator of the " + comp.component + ")"}); err != nil {
 				return err
 			}
 		}
@@ -276,15 +282,15 @@ func (l *Lab) install(ctx context.Context) error {
 		return err
 	}
 	var pkgs []string
-	for _, p := range packageNames {
-		if p == "siem-indexer" || l.emu != nil {
+	for _, p := range l.prof.Packages() {
+		if p == l.prof.Indexer || l.emu != nil {
 			pkgs = append(pkgs, p+"="+l.st.Version+"-1")
 		}
 	}
 	if err := a.Install(ctx, pkgs...); err != nil {
 		return err
 	}
-	for _, p := range packageNames {
+	for _, p := range l.prof.Packages() {
 		v, err := a.InstalledVersion(ctx, p)
 		if err != nil {
 			return err
@@ -297,7 +303,7 @@ func (l *Lab) install(ctx context.Context) error {
 }
 
 // paths of the emulators' runtime files (lab contract).
-func (l *Lab) managerDir() string { return filepath.Join(l.st.Root, "var/siem") }
+func (l *Lab) managerDir() string { return filepath.Join(l.st.Root, l.prof.InstallDir) }
 
 func (l *Lab) configure(ctx context.Context) error {
 	r := l.st.Root
@@ -334,7 +340,7 @@ func (l *Lab) configure(ctx context.Context) error {
 		return err
 	}
 	// Indexer: certs (the node key readable by the indexer user only) and internal users.
-	ic := filepath.Join(r, indexerConf, "certs")
+	ic := filepath.Join(r, l.prof.IndexerConf(), "certs")
 	for _, c := range []struct {
 		name string
 		mode os.FileMode
@@ -352,7 +358,7 @@ func (l *Lab) configure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("hash kibanaserver password: %w", err)
 	}
-	iu := filepath.Join(r, indexerConf, "opensearch-security", "internal_users.yml")
+	iu := filepath.Join(r, l.prof.IndexerConf(), "opensearch-security", "internal_users.yml")
 	if err := writeFile(iu, InternalUsersYML(string(adminHash), string(kibanaHash)), 0o640); err != nil {
 		return err
 	}
@@ -362,26 +368,31 @@ func (l *Lab) configure(ctx context.Context) error {
 	// Templates of both versions for siemctl's shipper.template_source.
 	if l.emu != nil {
 		for _, v := range Versions {
-			if err := writeFile(filepath.Join(l.st.Dir, "tpl", v, "siem-template.json"), l.emu.Template(v), 0o644); err != nil {
+			if err := writeFile(l.templatePath(v), l.emu.Template(v, l.prof.AlertsPrefix()), 0o644); err != nil {
 				return err
 			}
 		}
 		// Manager: API users and the API certificate (signed by the lab CA, so siemctl verifies TLS).
-		if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem", pw[secretManager]); err != nil {
+		if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.APIUser, pw[secretManager]); err != nil {
 			return fmt.Errorf("set manager API password: %w", err)
 		}
-		if err := l.emu.SetAPIUserPassword(l.managerDir(), "siem-wui", pw[secretManagerWUI]); err != nil {
+		if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.WUIUser, pw[secretManagerWUI]); err != nil {
 			return fmt.Errorf("set manager API password: %w", err)
 		}
-		ssl := filepath.Join(l.managerDir(), "api/configuration/ssl")
-		if err := copyCert("api.pem", filepath.Join(ssl, "server.crt"), 0o644, -1); err != nil {
-			return err
+		if l.prof.APICertFromCA {
+			ssl := filepath.Join(l.managerDir(), "api/configuration/ssl")
+			if err := copyCert("api.pem", filepath.Join(ssl, "server.crt"), 0o644, -1); err != nil {
+				return err
+			}
+			if err := copyCert("api-key.pem", filepath.Join(ssl, "server.key"), 0o600, -1); err != nil {
+				return err
+			}
 		}
-		if err := copyCert("api-key.pem", filepath.Join(ssl, "server.key"), 0o600, -1); err != nil {
+		if err := l.writeDashboardAPIConfig(pw[secretManagerWUI]); err != nil {
 			return err
 		}
 		// Dashboard certs.
-		dc := filepath.Join(r, "etc/siem-dashboard/certs")
+		dc := filepath.Join(r, l.prof.DashboardConf(), "certs")
 		for _, c := range [][2]string{{"dashboard.pem", "dashboard.pem"}, {"dashboard-key.pem", "dashboard-key.pem"}, {"root-ca.pem", "root-ca.pem"}} {
 			mode := os.FileMode(0o644)
 			if strings.Contains(c[0], "key") {
@@ -401,7 +412,7 @@ func (l *Lab) configure(ctx context.Context) error {
 		}
 		tpl := filepath.Join(r, sh.TemplateFile())
 		if _, err := os.Stat(tpl); err != nil {
-			if err := writeFile(tpl, l.emu.Template(l.st.Version), 0o644); err != nil {
+			if err := writeFile(tpl, l.emu.Template(l.st.Version, l.prof.AlertsPrefix()), 0o644); err != nil {
 				return err
 			}
 		}
@@ -447,7 +458,7 @@ func (l *Lab) stopUnit(ctx context.Context, unit string) error {
 }
 
 func (l *Lab) startIndexer(ctx context.Context) error {
-	if err := l.startUnit(ctx, "siem-indexer.service"); err != nil {
+	if err := l.startUnit(ctx, l.prof.IndexerUnit()); err != nil {
 		return err
 	}
 	if err := l.waitIndexerSecure(ctx); err != nil {
@@ -468,7 +479,7 @@ func (l *Lab) waitIndexerSecure(ctx context.Context) error {
 	initDone := false
 	var last string
 	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, "siem-indexer.service"); err != nil {
+		if err := l.unitAlive(ctx, l.prof.IndexerUnit()); err != nil {
 			return false, err
 		}
 		code, body, err := c.do(ctx, http.MethodGet, "/", nil)
@@ -494,14 +505,14 @@ func (l *Lab) waitIndexerSecure(ctx context.Context) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("indexer not ready (last: %s; see %s): %w", last, filepath.Join(l.st.Root, indexerLogs), err)
+		return fmt.Errorf("indexer not ready (last: %s; see %s): %w", last, filepath.Join(l.st.Root, l.prof.IndexerLogs()), err)
 	}
 	return nil
 }
 
-// securityInit runs ROOT/usr/share/siem-indexer/bin/indexer-security-init.sh with extra args.
+// securityInit runs ROOT/usr/share/<indexer>/bin/indexer-security-init.sh with extra args.
 func (l *Lab) securityInit(ctx context.Context, args ...string) (string, error) {
-	out, err := run(ctx, append(os.Environ(), "DPKG_ROOT="+l.st.Root), "", filepath.Join(l.st.Root, securityInit), args...)
+	out, err := run(ctx, append(os.Environ(), "DPKG_ROOT="+l.st.Root), "", filepath.Join(l.st.Root, l.prof.SecurityInit()), args...)
 	if err != nil {
 		return string(out), fmt.Errorf("security init: %w", err)
 	}
@@ -545,7 +556,7 @@ func (l *Lab) startManager(ctx context.Context) error {
 	if l.emu == nil {
 		return nil
 	}
-	if err := l.startUnit(ctx, "siem-manager.service"); err != nil {
+	if err := l.startUnit(ctx, l.prof.ManagerUnit()); err != nil {
 		return err
 	}
 	return l.waitManagerAPI(ctx)
@@ -556,22 +567,24 @@ func (l *Lab) waitManagerAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hc, err := tlsClient(filepath.Join(l.st.Dir, "certs", "root-ca.pem"), 10*time.Second)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, l.tmo)
 	defer cancel()
 	var last string
 	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, "siem-manager.service"); err != nil {
+		if err := l.unitAlive(ctx, l.prof.ManagerUnit()); err != nil {
 			return false, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("https://127.0.0.1:%d/security/user/authenticate", l.st.Ports.API), nil)
+		// The API's own certificate is written by the API at its first start (wazuh profile).
+		hc, err := l.managerAPIClient()
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.managerAPIURL()+"/security/user/authenticate", nil)
 		if err != nil {
 			return false, err
 		}
-		req.SetBasicAuth("siem", pw)
+		req.SetBasicAuth(l.prof.APIUser, pw)
 		resp, err := hc.Do(req)
 		if err != nil {
 			last = err.Error()
@@ -591,7 +604,7 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 	if l.emu == nil {
 		return nil
 	}
-	if err := l.startUnit(ctx, "siem-dashboard.service"); err != nil {
+	if err := l.startUnit(ctx, l.prof.DashboardUnit()); err != nil {
 		return err
 	}
 	hc, err := tlsClient(filepath.Join(l.st.Dir, "certs", "root-ca.pem"), 10*time.Second)
@@ -602,7 +615,7 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 	defer cancel()
 	var last string
 	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, "siem-dashboard.service"); err != nil {
+		if err := l.unitAlive(ctx, l.prof.DashboardUnit()); err != nil {
 			return false, err
 		}
 		for _, scheme := range []string{"https", "http"} {
@@ -645,9 +658,6 @@ func (l *Lab) startShipper(ctx context.Context) error {
 	return l.startUnit(ctx, l.shipperLayout().Unit())
 }
 
-// alertsIndexPrefix is the lab's alerts_index_prefix (siemctl.yaml).
-const alertsIndexPrefix = "siem-alerts-4.x-"
-
 // alertsFile is the manager's alerts file, the shipper's input.
 func (l *Lab) alertsFile() string { return filepath.Join(l.managerDir(), "logs/alerts/alerts.json") }
 
@@ -664,7 +674,7 @@ func (l *Lab) waitFirstAlert(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
-	index, err := firstAlert(ctx, c, l.poll, l.tmo, time.Now, l.alertsFile())
+	index, err := firstAlert(ctx, c, l.prof.AlertsPrefix(), l.poll, l.tmo, time.Now, l.alertsFile())
 	if err != nil {
 		return err
 	}
@@ -675,13 +685,13 @@ func (l *Lab) waitFirstAlert(ctx context.Context) error {
 // firstAlert polls c for a document with a timestamp in the last 5 minutes in today's alerts index
 // (the index name follows the clock, so a wait across midnight looks at the new day's index) and
 // returns that index. After timeout it reports which hop broke, reading alertsFile.
-func firstAlert(parent context.Context, c *indexerClient, every, timeout time.Duration, now func() time.Time, alertsFile string) (string, error) {
+func firstAlert(parent context.Context, c *indexerClient, prefix string, every, timeout time.Duration, now func() time.Time, alertsFile string) (string, error) {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	body := map[string]any{"query": map[string]any{"range": map[string]any{"timestamp": map[string]any{"gte": "now-5m"}}}}
 	var index, last string
 	err := poll(ctx, every, func() (bool, error) {
-		index = alertsIndexPrefix + now().UTC().Format("2006.01.02")
+		index = prefix + now().UTC().Format("2006.01.02")
 		code, data, err := c.do(ctx, http.MethodPost, "/"+index+"/_count?ignore_unavailable=true&allow_no_indices=true", body)
 		switch {
 		case err != nil:
@@ -727,12 +737,6 @@ func countLines(path string) (int, error) {
 		return 0, err
 	}
 	return bytes.Count(data, []byte("\n")), nil
-}
-
-func (l *Lab) shipper(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{"--path.config", filepath.Join(l.st.Root, "etc/shipper")}, args...)
-	out, err := run(ctx, append(os.Environ(), "DPKG_ROOT="+l.st.Root), "", filepath.Join(l.st.Root, "usr/bin/shipper"), full...)
-	return string(out), err
 }
 
 // Down stops every process of the lab (private systemd and everything in its cgroups), removes its
@@ -799,4 +803,26 @@ func lookPath(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: %w", name, syscall.ENOENT)
+}
+
+// writeDashboardAPIConfig writes the dashboard's Wazuh app config (wazuh.yml) with the manager API
+// at https://localhost and the WUI user's password, as the Wazuh installer leaves it (mode 0600:
+// it holds a secret). Profiles without one skip it.
+func (l *Lab) writeDashboardAPIConfig(password string) error {
+	if l.prof.DashboardAPIConfig == "" {
+		return nil
+	}
+	data := fmt.Appendf(nil, `---
+#
+# Wazuh app - App configuration file (written by siemlab, as the Wazuh installer leaves it)
+#
+hosts:
+  - default:
+      url: https://localhost
+      port: %d
+      username: %s
+      password: "%s"
+      run_as: false
+`, l.st.Ports.API, l.prof.WUIUser, password)
+	return writeFile(filepath.Join(l.st.Root, l.prof.DashboardAPIConfig), data, 0o600)
 }

@@ -118,8 +118,8 @@ func TestE2EAgents(t *testing.T) {
 		}
 	})
 	t.Run("fallback to agent_control", func(t *testing.T) {
-		l.MustSiemlab("fault", "unit-stopped:siem-manager")
-		defer l.MustSiemlab("heal", "unit-stopped:siem-manager")
+		l.MustSiemlab("fault", "unit-stopped:"+l.Profile.Manager)
+		defer l.MustSiemlab("heal", "unit-stopped:"+l.Profile.Manager)
 		r := l.Siemctl("agents", "list", "-o", "json")
 		if r.Code != 0 || !strings.Contains(r.Stderr, "listed with agent_control") {
 			t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

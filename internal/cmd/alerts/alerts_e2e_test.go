@@ -43,7 +43,7 @@ func labStack(t *testing.T, l *e2e.Lab) *stack.Stack {
 	return st
 }
 
-func liveIndices(t *testing.T, st *stack.Stack) []string {
+func liveIndices(t *testing.T, st *stack.Stack, prefix string) []string {
 	t.Helper()
 	list, err := st.Indexer.CatIndices(context.Background(), prefix+"*")
 	if err != nil {
@@ -61,6 +61,7 @@ func liveIndices(t *testing.T, st *stack.Stack) []string {
 // then the probe names the shipper when the shipper is stalled.
 func TestE2EAlertsLab(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: 300})
+	ap := l.Profile.AlertsPrefix()
 	st := labStack(t, l)
 
 	// 1. The probe arrives, with a latency per hop.
@@ -141,11 +142,11 @@ func TestE2EAlertsLab(t *testing.T) {
 
 	// 4. Cleanup: old, unparsable and future-dated indices.
 	for _, n := range []string{"2020.01.01", "2020.01.02", "2020.01.03-restored", "2099.01.01"} {
-		if err := st.Indexer.CreateIndex(context.Background(), prefix+n, []byte(`{"settings":{"number_of_replicas":0}}`)); err != nil {
+		if err := st.Indexer.CreateIndex(context.Background(), ap+n, []byte(`{"settings":{"number_of_replicas":0}}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := liveIndices(t, st)
+	before := liveIndices(t, st, ap)
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	r = l.Siemctl("alerts", "cleanup", "--older-than", "90d", "--plan-file", planFile, "-o", "json")
 	var plan struct {
@@ -163,7 +164,7 @@ func TestE2EAlertsLab(t *testing.T) {
 	for _, ix := range plan.Indices {
 		planned = append(planned, ix.Name)
 	}
-	if strings.Join(planned, ",") != prefix+"2020.01.01,"+prefix+"2020.01.02" {
+	if strings.Join(planned, ",") != ap+"2020.01.01,"+ap+"2020.01.02" {
 		t.Errorf("planned %v", planned)
 	}
 	r = l.Siemctl("alerts", "cleanup", "--older-than", "90x")
@@ -176,22 +177,22 @@ func TestE2EAlertsLab(t *testing.T) {
 	}
 	b, _ := os.ReadFile(planFile)
 	tampered := filepath.Join(t.TempDir(), "tampered.json")
-	os.WriteFile(tampered, []byte(strings.Replace(string(b), prefix+"2020.01.02", prefix+"2099.01.01", 1)), 0o600)
+	os.WriteFile(tampered, []byte(strings.Replace(string(b), ap+"2020.01.02", ap+"2099.01.01", 1)), 0o600)
 	r = l.Siemctl("alerts", "cleanup", "--apply", tampered, "--yes")
 	if r.Code != 3 || !strings.Contains(r.Stderr, "checksum mismatch") {
 		t.Errorf("tampered: exit %d %s", r.Code, r.Stderr)
 	}
-	if got := liveIndices(t, st); strings.Join(got, ",") != strings.Join(before, ",") {
+	if got := liveIndices(t, st, ap); strings.Join(got, ",") != strings.Join(before, ",") {
 		t.Fatalf("indices changed before the apply: %v → %v", before, got)
 	}
 	r = l.Siemctl("alerts", "cleanup", "--apply", planFile, "--yes")
 	if r.Code != 0 || !strings.Contains(r.Stderr, "deleted 2 of 2") {
 		t.Errorf("apply: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	after := liveIndices(t, st)
+	after := liveIndices(t, st, ap)
 	var want []string
 	for _, n := range before {
-		if n != prefix+"2020.01.01" && n != prefix+"2020.01.02" {
+		if n != ap+"2020.01.01" && n != ap+"2020.01.02" {
 			want = append(want, n)
 		}
 	}

@@ -56,6 +56,7 @@ func notOK(rep e2eReport) string {
 // the matching check WARN or CRIT with the right fix, and heal turns it OK.
 func TestE2EHealthLab(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{PortOffset: 100})
+	p := l.Profile
 
 	// siemlab up returns when the stack is healthy end to end (the first
 	// alert searchable): no waiting here.
@@ -113,9 +114,12 @@ func TestE2EHealthLab(t *testing.T) {
 		{"api-ratelimit", []string{"--timeout", "5s"}, "manager.api", "CRIT", "rate limited", "300 requests/min", "", nil},
 		// The unit is active: the API is slow, starting it is not the fix.
 		{"api-slow", []string{"--timeout", "2s"}, "manager.api", "CRIT", "", "retry with a longer --timeout", "services start", nil},
-		{"unit-stopped:siem-dashboard.service", nil, "units", "CRIT", "siem-dashboard.service", "siemctl services start dashboard", "", nil},
-		{"process-killed", nil, "units", "CRIT", "siem-manager.service", "siemctl services restart manager", "", nil},
+		{"unit-stopped:" + p.DashboardUnit(), nil, "units", "CRIT", p.DashboardUnit(), "siemctl services start dashboard", "", nil},
+		{"process-killed", nil, "units", "CRIT", p.ManagerUnit(), "siemctl services restart manager", "", nil},
 		{"manager-config-broken", nil, "manager.config", "CRIT", "", "ossec.conf", "", nil},
+		// A failed basic daemon is named at once, with the real fix (its log, the config check of
+		// analysisd, a restart), not "wait and retry".
+		{"analysisd-failed", nil, "manager.api", "CRIT", "wazuh-analysisd (failed)", "/" + p.InstallDir + "/bin/wazuh-analysisd -t", "wait a minute", nil},
 		{"shipper-stalled", []string{"--deep", "--check", "alerts.probe", "--timeout", "90s"}, "alerts.probe", "CRIT", "shipper", "restart shipper", "", nil},
 		{"shipper-output-unreachable", []string{"--deep", "--check", "shipper"}, "shipper", "CRIT", "dial up... ERROR", "shipper's output section", "", nil},
 	}

@@ -5,7 +5,6 @@ package indexer_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,7 +66,7 @@ func TestE2EIndexer(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, `PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"primaries"}`) {
 			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		held, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(l.Dir, "state")),
+		held, err := lock.Acquire(context.Background(), lock.HostPath(l.StateDir()),
 			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ package services_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,7 +50,7 @@ func TestE2EServices(t *testing.T) {
 			t.Errorf("stop one unit without --yes: exit %d %s", r.Code, r.Stderr)
 		}
 		r := l.Siemctl("services", "stop", "shipper", "--dry-run")
-		if r.Code != 0 || r.Stdout != "systemd StopUnit shipper.service (replace), wait up to 30s for inactive and its processes gone\n" {
+		if r.Code != 0 || r.Stdout != "systemd StopUnit "+l.Profile.Shipper.Unit()+" (replace), wait up to 30s for inactive and its processes gone\n" {
 			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		if m, _ := status(); m["indexer"] != "active" || m["shipper"] != "active" {
@@ -62,7 +61,7 @@ func TestE2EServices(t *testing.T) {
 		// Another process holds the host lock, as upgrade apply does for
 		// its whole run: every changing verb exits 6 naming it, and no
 		// unit is touched.
-		held, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(l.Dir, "state")),
+		held, err := lock.Acquire(context.Background(), lock.HostPath(l.StateDir()),
 			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -98,15 +97,15 @@ func TestE2EServices(t *testing.T) {
 	})
 	t.Run("restart", func(t *testing.T) {
 		r := l.Siemctl("services", "restart", "dashboard", "--yes")
-		if r.Code != 0 || !strings.Contains(r.Stdout, "dashboard\tsiem-dashboard.service\trestart\tOK\tactive/running") {
+		if r.Code != 0 || !strings.Contains(r.Stdout, "dashboard\t"+l.Profile.DashboardUnit()+"\trestart\tOK\tactive/running") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("broken manager explained", func(t *testing.T) {
 		l.MustSiemlab("fault", "manager-config-broken")
 		r := l.Siemctl("services", "restart", "manager", "shipper", "--yes")
-		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\tsiem-manager.service\trestart\tFAILED") ||
-			!strings.Contains(r.Stdout, "shipper\tshipper.service\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
+		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\t"+l.Profile.ManagerUnit()+"\trestart\tFAILED") ||
+			!strings.Contains(r.Stdout, "shipper\t"+l.Profile.Shipper.Unit()+"\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		l.MustSiemlab("heal", "manager-config-broken")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/golden"
+	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -109,7 +110,7 @@ func TestE2ESnapshotLab(t *testing.T) {
 	}
 	var alertsDocs int64
 	for _, ix := range d.Indexer.Indices {
-		if strings.HasPrefix(ix.Name, "siem-alerts-4.x-") {
+		if strings.HasPrefix(ix.Name, l.Profile.AlertsPrefix()) {
 			alertsDocs += ix.DocsCount
 		}
 	}
@@ -120,7 +121,11 @@ func TestE2ESnapshotLab(t *testing.T) {
 		t.Errorf("manager/indexer sections incomplete: agents %+v daemons %d settings %q disk %+v",
 			d.Manager.Agents, len(d.Manager.Daemons), d.Indexer.SettingsHash, d.Indexer.Disk)
 	}
-	golden.Assert(t, "e2e_capture_lab_shape", shape(d))
+	gname := "e2e_capture_lab_shape"
+	if l.Profile.Name != lab.DefaultProfile {
+		gname += "_" + l.Profile.Name
+	}
+	golden.Assert(t, gname, shape(d))
 
 	// No secret of the lab, in any usual encoding, anywhere in the file.
 	secrets, _ := filepath.Glob(filepath.Join(l.Dir, "secrets", "*"))
@@ -154,7 +159,7 @@ func TestE2ESnapshotLab(t *testing.T) {
 	t.Logf("capture against the lab: median %s, max %s (inside siemctl)", took[1], took[2])
 
 	// Stop the dashboard: the diff shows its unit no longer active, critical.
-	l.MustSiemlab("fault", "unit-stopped:siem-dashboard.service")
+	l.MustSiemlab("fault", "unit-stopped:"+l.Profile.DashboardUnit())
 	_, post, _, _ := capture(t, l, "post")
 	if post.Components["dashboard"].Reachable {
 		t.Errorf("dashboard still reachable after the fault: %+v", post.Components["dashboard"])
@@ -169,7 +174,7 @@ func TestE2ESnapshotLab(t *testing.T) {
 	}
 	found := false
 	for _, ch := range rep.Changes {
-		if ch.Severity == snapshot.Critical && ch.Category == snapshot.CatUnit && ch.Key == "siem-dashboard.service" {
+		if ch.Severity == snapshot.Critical && ch.Category == snapshot.CatUnit && ch.Key == l.Profile.DashboardUnit() {
 			found = true
 		}
 	}
@@ -180,7 +185,7 @@ func TestE2ESnapshotLab(t *testing.T) {
 	t.Logf("diff pre → post (exit %d):\n%s", table.Code, table.Stdout)
 
 	// Heal: the dashboard is back and nothing critical is left.
-	l.MustSiemlab("heal", "unit-stopped:siem-dashboard.service")
+	l.MustSiemlab("heal", "unit-stopped:"+l.Profile.DashboardUnit())
 	e2e.Eventually(t, 90*time.Second, 2*time.Second, func() error {
 		r := l.Siemctl("health", "--check", "dashboard", "--check", "units", "-o", "json")
 		if r.Code != 0 {

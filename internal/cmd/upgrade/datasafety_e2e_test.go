@@ -110,7 +110,7 @@ func (c *labClient) seedAlerts(t *testing.T, n int, days ...string) {
 	var b strings.Builder
 	for _, d := range days {
 		for i := 0; i < n; i++ {
-			fmt.Fprintf(&b, `{"index":{"_index":"siem-alerts-4.x-%s","_id":"seed-%s-%d"}}`+"\n", d, d, i)
+			fmt.Fprintf(&b, `{"index":{"_index":"%s%s","_id":"seed-%s-%d"}}`+"\n", c.prof.AlertsPrefix(), d, d, i)
 			fmt.Fprintf(&b, `{"timestamp":"%sT10:00:%02d.000+0000","rule":{"id":"5710","level":5,"description":"sshd: Attempt to login using a non-existent user"},"agent":{"id":"000","name":"manager"},"data":{"srcuser":"seed%d","srcip":"192.0.2.%d"},"location":"/var/log/auth.log"}`+"\n", strings.ReplaceAll(d, ".", "-"), i%60, i, i%250+1)
 		}
 	}

@@ -85,6 +85,7 @@ type labClient struct {
 	pw   string
 	hc   *http.Client
 	dir  string
+	prof lab.Profile
 }
 
 func newLabClient(t *testing.T, dir string) *labClient {
@@ -103,7 +104,7 @@ func newLabClient(t *testing.T, dir string) *labClient {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return &labClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.Ports().Indexer), pw: strings.TrimSpace(string(pw)), dir: dir,
+	return &labClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.Ports().Indexer), pw: strings.TrimSpace(string(pw)), dir: dir, prof: l.Profile(),
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 }
 
@@ -133,12 +134,12 @@ func (c *labClient) get(t *testing.T, method, path string, v any) {
 // alertCounts returns docs per alerts index (after a refresh).
 func (c *labClient) alertCounts(t *testing.T) map[string]int64 {
 	t.Helper()
-	c.get(t, http.MethodPost, "/siem-alerts-4.x-*/_refresh", nil)
+	c.get(t, http.MethodPost, "/"+c.prof.AlertsPrefix()+"*/_refresh", nil)
 	var rows []struct {
 		Index string `json:"index"`
 		Docs  string `json:"docs.count"`
 	}
-	c.get(t, http.MethodGet, "/_cat/indices/siem-alerts-4.x-*?format=json&h=index,docs.count", &rows)
+	c.get(t, http.MethodGet, "/_cat/indices/"+c.prof.AlertsPrefix()+"*?format=json&h=index,docs.count", &rows)
 	out := map[string]int64{}
 	for _, r := range rows {
 		var n int64
@@ -181,8 +182,12 @@ func (c *labClient) allocation(t *testing.T) string {
 
 func packageVersions(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	out, err := exec.Command("dpkg-query", "--admindir="+filepath.Join(dir, "root", "var/lib/dpkg"), "-W", "-f=${Package} ${Version}\n",
-		"siem-indexer", "siem-manager", "siem-dashboard", "shipper").Output()
+	l, err := lab.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--admindir=" + filepath.Join(dir, "root", "var/lib/dpkg"), "-W", "-f=${Package} ${Version}\n"}, l.Profile().Packages()...)
+	out, err := exec.Command("dpkg-query", args...).Output()
 	if err != nil {
 		t.Fatalf("dpkg-query: %v", err)
 	}

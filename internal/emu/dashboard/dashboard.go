@@ -372,9 +372,9 @@ func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writ
 	}
 }
 
-// DefaultConfig is the packaged dashboard.yml.
-func DefaultConfig(root string, port, indexerPort int) []byte {
-	certs := filepath.Join(root, "etc", "siem-dashboard", "certs")
+// DefaultConfig is the packaged dashboard.yml (siem layout); certs is the directory of root-ca.pem,
+// dashboard.pem and dashboard-key.pem.
+func DefaultConfig(certs string, port, indexerPort int) []byte {
 	return fmt.Appendf(nil, `server.host: 127.0.0.1
 server.port: %d
 opensearch.hosts: https://127.0.0.1:%d
@@ -389,4 +389,24 @@ server.ssl.key: "%s"
 server.ssl.certificate: "%s"
 uiSettings.overrides.defaultRoute: /app/wz-home
 `, port, indexerPort, filepath.Join(certs, "root-ca.pem"), filepath.Join(certs, "dashboard-key.pem"), filepath.Join(certs, "dashboard.pem"))
+}
+
+// StockConfig is opensearch_dashboards.yml as the wazuh-dashboard 4.x package installs it: every
+// address, the indexer at https://localhost, the dashboard's own certificates under certs.
+func StockConfig(certs string, port, indexerPort int) []byte {
+	return fmt.Appendf(nil, `server.host: 0.0.0.0
+opensearch.hosts: https://localhost:%[2]d
+server.port: %[1]d
+opensearch.ssl.verificationMode: certificate
+# opensearch.username: kibanaserver
+# opensearch.password: kibanaserver
+opensearch.requestHeadersAllowlist: ["securitytenant","Authorization"]
+opensearch_security.multitenancy.enabled: false
+opensearch_security.readonly_mode.roles: ["kibana_read_only"]
+server.ssl.enabled: true
+server.ssl.key: "%[3]s/dashboard-key.pem"
+server.ssl.certificate: "%[3]s/dashboard.pem"
+opensearch.ssl.certificateAuthorities: ["%[3]s/root-ca.pem"]
+uiSettings.overrides.defaultRoute: /app/wz-home
+`, port, indexerPort, certs)
 }

@@ -170,7 +170,7 @@ func TestDaemonSyslogWithLogger(t *testing.T) {
 	if err := os.WriteFile(h.OssecConf(), []byte(base), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(h.APIYAML(), DefaultAPIYAML(freePort(t)), 0o644); err != nil {
+	if err := os.WriteFile(h.APIYAML(), DefaultAPIYAML("127.0.0.1", freePort(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -96,9 +96,9 @@ func LoadAPIConfig(path string) (*APIConfig, error) {
 }
 
 // DefaultAPIYAML is the packaged api.yaml.
-func DefaultAPIYAML(port int) []byte {
-	return fmt.Appendf(nil, `# SIEM manager API configuration (format of Wazuh's api/configuration/api.yaml).
-host: 127.0.0.1
+func DefaultAPIYAML(host string, port int) []byte {
+	return fmt.Appendf(nil, `# Manager API configuration (format of Wazuh's api/configuration/api.yaml).
+host: %s
 port: %d
 
 drop_privileges: yes
@@ -125,5 +125,5 @@ access:
   max_login_attempts: 50
   block_time: 300
   max_request_per_minute: 300
-`, port)
+`, host, port)
 }

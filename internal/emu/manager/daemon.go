@@ -79,6 +79,7 @@ type DaemonOptions struct {
 type Addrs struct {
 	API, Agent, Enrollment string
 	Syslog                 string
+	Queue                  string // analysisd's queue socket (unix datagram)
 }
 
 // DaemonMain parses siem-managerd's flags and runs it.
@@ -280,6 +281,20 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 	var wg sync.WaitGroup
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	queue, err := listenQueue(h)
+	if err != nil {
+		olog.write(confDaemon, "CRITICAL", "(1211): Unable to access queue: '"+h.QueueSocket()+"'. Giving up: "+err.Error())
+		markFailed(h, confDaemon)
+		return 1
+	}
+	listeners = append(listeners, queue)
+	addrs.Queue = queue.LocalAddr().String()
+	defer os.Remove(h.QueueSocket())
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serveQueue(runCtx, queue, h, an, olog)
+	}()
 	for _, pc := range syslogConns {
 		wg.Add(1)
 		go func() {
@@ -446,7 +461,9 @@ func loadOrCreateCert(h Home, c *APIConfig, hostname string, olog *ossecLog) (tl
 	_, errC := os.Stat(certPath)
 	_, errK := os.Stat(keyPath)
 	if errors.Is(errC, os.ErrNotExist) || errors.Is(errK, os.ErrNotExist) {
-		pair, err := tlsutil.SelfSigned("wazuh.com", []string{"127.0.0.1", "localhost", hostname}, 365*24*time.Hour)
+		// What wazuh-apid generates (api/api/configuration.py generate_self_signed_certificate): one
+		// year, CN wazuh.com, the SAN DNS name localhost only, so clients verify it at https://localhost.
+		pair, err := tlsutil.SelfSigned("wazuh.com", []string{"localhost"}, 365*24*time.Hour)
 		if err != nil {
 			return tls.Certificate{}, err
 		}

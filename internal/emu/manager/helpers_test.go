@@ -33,7 +33,7 @@ func newHome(t *testing.T, n int) Home {
 	write("VERSION", []byte("v4.9.0\n"))
 	write("REVISION", []byte("40907\n"))
 	write("etc/ossec.conf", DefaultOssecConf(1514, 1515, 5514))
-	write("api/configuration/api.yaml", DefaultAPIYAML(55000))
+	write("api/configuration/api.yaml", DefaultAPIYAML("127.0.0.1", 55000))
 	write("etc/rules/local_rules.xml", []byte(`<group name="local,syslog,sshd,">
   <rule id="100001" level="5">
     <if_sid>5716</if_sid>

@@ -751,3 +751,46 @@ func (e *ToolEnv) removeAgent(store *AgentStore, agents []*Agent, id string, lis
 	fmt.Fprintf(e.Stdout, "Agent '%03d' removed.\n\nmanage_agents: Exiting.\n", n)
 	return 0
 }
+
+// ---- wazuh-analysisd ----
+
+// Analysisd runs `wazuh-analysisd -t` (and -T): read and check ossec.conf and the rules as the daemon
+// does at start, then exit (src/analysisd/analysisd.c: `if (test_config) exit(0)`): nothing printed and
+// exit 0 when the configuration loads; the daemon's own ERROR and CRITICAL lines on stderr
+// ("YYYY/MM/DD HH:MM:SS wazuh-analysisd: ERROR: (1230): …") and exit 1 when it does not. Unlike
+// wazuh-control's start it marks nothing failed. The daemon itself (without -t) is siem-managerd.
+func Analysisd(_ context.Context, e ToolEnv, args []string) int {
+	e.defaults()
+	test := false
+	for _, a := range args {
+		switch a {
+		case "-t", "-T":
+			test = true
+		case "-f", "-d", "-dd":
+		case "-h":
+			fmt.Fprintf(e.Stdout, "\n%s %s - Wazuh Inc.\n\n  %s: -[Vhdtf] [-u user] [-g group] [-c config] [-D dir]\n    -t          Test configuration\n",
+				confDaemon, e.version().Tag, confDaemon)
+			return 0
+		default:
+			e.logLine(confDaemon, "CRITICAL", fmt.Sprintf("(1101): Invalid option '%s'.", a))
+			return 1
+		}
+	}
+	if !test {
+		e.logLine(confDaemon, "CRITICAL", "(1101): the lab's analysis runs in siem-managerd; this program only tests the configuration (-t).")
+		return 1
+	}
+	if err := ValidateInstall(e.Home); err != nil {
+		var ce *ConfigError
+		lines := []string{confDaemon + ": CRITICAL: " + err.Error()}
+		if errors.As(err, &ce) {
+			lines = ce.Lines
+		}
+		ts := e.Now().In(e.Loc).Format("2006/01/02 15:04:05")
+		for _, l := range lines {
+			fmt.Fprintf(e.Stderr, "%s %s\n", ts, l)
+		}
+		return 1
+	}
+	return 0
+}

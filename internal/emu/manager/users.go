@@ -85,12 +85,24 @@ func checkPassword(hash, pw string) bool {
 
 // UserStore is the API users file.
 type UserStore struct {
-	path string
-	mu   sync.Mutex
+	path     string
+	defaults []string
+	mu       sync.Mutex
 }
 
 // NewUserStore opens the users file of an install directory.
-func NewUserStore(h Home) *UserStore { return &UserStore{path: h.UsersFile()} }
+func NewUserStore(h Home) *UserStore {
+	return &UserStore{path: h.UsersFile(), defaults: h.DefaultUsers()}
+}
+
+// DefaultUsers are the API users a fresh install has, each with its name as password: wazuh and
+// wazuh-wui in Wazuh's own install directory (/var/ossec), siem and siem-wui in the siem layout's.
+func (h Home) DefaultUsers() []string {
+	if filepath.Base(filepath.Clean(h.Dir)) == "ossec" {
+		return []string{"wazuh", "wazuh-wui"}
+	}
+	return []string{"siem", "siem-wui"}
+}
 
 func (s *UserStore) read() (*usersFile, error) {
 	b, err := os.ReadFile(s.path)
@@ -135,13 +147,13 @@ func (s *UserStore) update(fn func(f *usersFile) error) error {
 	return nil
 }
 
-// EnsureDefaults creates the file with the default users (siem/siem, siem-wui/siem-wui) when missing.
+// EnsureDefaults creates the file with the default users (Home.DefaultUsers) when missing.
 func (s *UserStore) EnsureDefaults() error {
 	if _, err := os.Stat(s.path); err == nil {
 		return nil
 	}
 	return s.update(func(f *usersFile) error {
-		for i, name := range []string{"siem", "siem-wui"} {
+		for i, name := range s.defaults {
 			if f.find(name) != nil {
 				continue
 			}

@@ -24,22 +24,23 @@ type Pair struct {
 }
 
 // SelfSigned creates a self-signed server certificate for the given host names/IPs, valid for the given
-// duration from now.
+// duration from now, with the subject wazuh-apid gives its own (C=US, ST=California, L=San Francisco,
+// O=Wazuh, CN=commonName).
 func SelfSigned(commonName string, hosts []string, validFor time.Duration) (*Pair, error) {
-	return issue(nil, commonName, hosts, validFor, false)
+	return issue(nil, "Wazuh", commonName, hosts, validFor, false)
 }
 
 // NewCA creates a self-signed CA.
 func NewCA(commonName string) (*Pair, error) {
-	return issue(nil, commonName, nil, 24*time.Hour*3650, true)
+	return issue(nil, "SIEM", commonName, nil, 24*time.Hour*3650, true)
 }
 
 // Issue creates a server certificate signed by this CA.
 func (ca *Pair) Issue(commonName string, hosts []string) (*Pair, error) {
-	return issue(ca, commonName, hosts, 24*time.Hour*3650, false)
+	return issue(ca, "SIEM", commonName, hosts, 24*time.Hour*3650, false)
 }
 
-func issue(parent *Pair, cn string, hosts []string, validFor time.Duration, isCA bool) (*Pair, error) {
+func issue(parent *Pair, org, cn string, hosts []string, validFor time.Duration, isCA bool) (*Pair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate key: %w", err)
@@ -51,7 +52,7 @@ func issue(parent *Pair, cn string, hosts []string, validFor time.Duration, isCA
 	now := time.Now()
 	tpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{Country: []string{"US"}, Province: []string{"California"}, Locality: []string{"San Francisco"}, Organization: []string{"SIEM"}, CommonName: cn},
+		Subject:      pkix.Name{Country: []string{"US"}, Province: []string{"California"}, Locality: []string{"San Francisco"}, Organization: []string{org}, CommonName: cn},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(validFor),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,

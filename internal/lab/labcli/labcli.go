@@ -99,17 +99,22 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		return lab.OpenWith(dir, logger(), deps.Emulators)
 	}
 
-	var dir, version, heap string
+	var dir, version, profile, heap string
 	var offset int
+	var syslog bool
 	up := &cobra.Command{
-		Use:   "up --dir DIR [--version 4.9.0] [--port-offset N]",
+		Use:   "up --dir DIR [--profile siem|wazuh] [--version 4.9.0] [--port-offset N] [--syslog]",
 		Short: "Build the packages, install them in DIR/root, start the stack and wait until it is healthy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return fmt.Errorf("%w: --dir is required", errUsage)
 			}
-			l, err := lab.Up(cmd.Context(), lab.Options{Dir: dir, Version: version, PortOffset: offset, IndexerHeap: heap, Logger: logger(), Progress: stderr, Emulators: deps.Emulators})
+			if _, err := lab.ProfileFor(profile); err != nil {
+				return fmt.Errorf("%w: --profile: %v", errUsage, err)
+			}
+			l, err := lab.Up(cmd.Context(), lab.Options{Dir: dir, Version: version, Profile: profile, Syslog: syslog, PortOffset: offset, IndexerHeap: heap,
+				Logger: logger(), Progress: stderr, Emulators: deps.Emulators})
 			if err != nil {
 				return err
 			}
@@ -121,6 +126,8 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install")
 	up.Flags().IntVar(&offset, "port-offset", 0, "added to every default port")
 	up.Flags().StringVar(&heap, "indexer-heap", "512m", "OpenSearch heap (-Xms/-Xmx); thousands of indices (siemlab load) need 1g-2g")
+	up.Flags().StringVar(&profile, "profile", lab.DefaultProfile, "layout: siem (the operations spec's names) or wazuh (a stock Wazuh 4.x host)")
+	up.Flags().BoolVar(&syslog, "syslog", false, "add a syslog listener (udp 514+offset) to a manager whose stock ossec.conf has none (wazuh)")
 
 	down := &cobra.Command{
 		Use:   "down --dir DIR",

@@ -28,6 +28,7 @@ func TestMain_Usage(t *testing.T) {
 		{"fault list", []string{"fault", "--list"}, 0, "cluster-red", ""},
 		{"heal list", []string{"heal", "--list"}, 0, "unit-stopped:<unit>", ""},
 		{"up without dir", []string{"up"}, 2, "", "--dir is required"},
+		{"up with an unknown profile", []string{"up", "--dir", "/nonexistent-siemlab", "--profile", "elk"}, 2, "", `unknown profile "elk" (known: siem, wazuh)`},
 		{"down without dir", []string{"down"}, 2, "", "--dir is required"},
 		{"fault without kind", []string{"fault", "--dir", "/nonexistent"}, 2, "", "exactly one fault KIND"},
 		{"status of no lab", []string{"status", "--dir", "/nonexistent-siemlab"}, 1, "", "no lab in this directory"},
