@@ -18,7 +18,7 @@ export GOFLAGS ?= -buildvcs=false
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./cmd/siemlab
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemlab ./lab/cmd/siemlab
 
 ## Release artifacts in dist/: .deb, .rpm, tarball and SHA256SUMS for ARCH
 ## (a GOARCH; default: this machine's), built with nfpm as a Go library

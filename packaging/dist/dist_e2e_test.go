@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // TestE2EPackageInstall builds siemctl's .deb from the e2e binary, installs it into the lab's

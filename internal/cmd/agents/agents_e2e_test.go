@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 type e2eAgent struct {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/stack"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 type e2eProbe struct {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 type e2eReport struct {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // TestE2EIndexer runs the indexer commands against the lab's real

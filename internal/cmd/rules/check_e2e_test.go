@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // TestE2ERulesLab: the lab's rules pass; a bad local rule is reported with

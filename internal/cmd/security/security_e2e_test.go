@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // TestE2ESecurity: API users against the manager emulator, the real

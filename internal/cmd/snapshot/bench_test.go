@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	emumgr "github.com/siemctl/siemctl/internal/emu/manager"
+	emumgr "github.com/siemctl/siemctl/lab/emu/manager"
 
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/snapshot"

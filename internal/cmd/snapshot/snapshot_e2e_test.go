@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/golden"
-	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 type captured struct {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // alertFlowPortOffset: the no-alert-lost lab (550 and 600 are this package's other labs).

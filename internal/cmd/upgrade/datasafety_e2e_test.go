@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // dataSafetyPortOffset: the snapshot-mode lab (its own offset: the other

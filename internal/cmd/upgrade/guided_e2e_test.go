@@ -17,7 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // planBudget is the part of `upgrade plan -o json` the budget test reads.

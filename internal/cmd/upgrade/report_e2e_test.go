@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // checkReportInBrowser writes the latest run's report and renders it in headless Chromium (Debian's

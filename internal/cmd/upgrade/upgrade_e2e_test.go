@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // portOffset: HTTP 9750, transport 9850, API 55550, dashboard 6151. Offsets

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/e2e"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/lab/e2e"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

@@ -13,7 +13,7 @@ import (
 // The real API validates every request against its specification before running it (connexion with
 // strict validation and Wazuh's string formats, api/api/validator.py): undeclared query parameters,
 // values of the wrong type or format, missing required parameters are a 400. The conformance suite
-// (internal/emu/manager, TestConformance) holds this fake and the lab's emulator to the real
+// (lab/emu/manager, TestConformance) holds this fake and the lab's emulator to the real
 // specification with the same cases.
 
 var (

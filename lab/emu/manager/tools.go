@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 // ToolEnv is what the command-line tools need from their process.

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
 )
 
 var (
@@ -75,8 +75,8 @@ func build() (string, error) {
 		return "", err
 	}
 	_ = os.Chmod(dir, 0o755)
-	for _, name := range []string{"siemctl", "siemlab"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
+	for name, pkg := range map[string]string{"siemctl": "./cmd/siemctl", "siemlab": "./lab/cmd/siemlab"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/siemctl/siemctl/internal/emu"
-	"github.com/siemctl/siemctl/internal/lab"
-	"github.com/siemctl/siemctl/internal/lab/labcli"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/emu"
+	"github.com/siemctl/siemctl/lab/labcli"
 )
 
 // emuPrograms are the emulator programs of the lab contract.
@@ -23,7 +23,7 @@ func run(ctx context.Context, argv []string) int {
 	return labcli.Main(ctx, argv[1:], os.Stdin, os.Stdout, os.Stderr, labcli.Deps{Emulators: emulators{}, EmuMain: emu.Main})
 }
 
-// emulators adapts internal/emu to lab.Emulators.
+// emulators adapts lab/emu to lab.Emulators.
 type emulators struct{}
 
 func (emulators) PackageFiles(s lab.EmuPackageSpec) ([]lab.File, error) {

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 const (

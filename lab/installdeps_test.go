@@ -38,7 +38,7 @@ func installDeps(t *testing.T, tools []string, libcDevInstalled bool) string {
 		status = "installed"
 	}
 	write("dpkg-query", `[ "$3" = libc6-dev ] && echo `+status)
-	cmd := exec.Command(filepath.Join(bin, "bash"), "../../scripts/install-deps.sh")
+	cmd := exec.Command(filepath.Join(bin, "bash"), "../scripts/install-deps.sh")
 	cmd.Env = []string{"PATH=" + bin, "JAVA_HOME="}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("install-deps.sh: %v\n%s", err, out)

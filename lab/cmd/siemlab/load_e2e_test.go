@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
 )
 
 // checkLoad fills 40 daily indices through siemlab's load and checks them through the indexer's own

@@ -18,9 +18,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"github.com/siemctl/siemctl/internal/emu/faults"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 // The conformance suite holds the two fake manager APIs (this emulator, which the lab runs, and

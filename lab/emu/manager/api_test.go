@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 func TestAuthErrors(t *testing.T) {

@@ -23,8 +23,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
-	"github.com/siemctl/siemctl/internal/emu/tlsutil"
+	"github.com/siemctl/siemctl/lab/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/tlsutil"
 )
 
 // ossecLog appends daemon lines to logs/ossec.log ("YYYY/MM/DD HH:MM:SS <daemon>: <LEVEL>: <msg>").

@@ -24,8 +24,8 @@
 // `systemd --user` manager that has its own mount namespace and its own cgroups lab-<id> (id derived
 // from DIR). The shipper is the real Filebeat OSS 7.10.2, built once from the Go module proxy into
 // ~/.cache/siemlab/filebeat (FilebeatCache) and packaged with the lab's module (ShipperPackage). The
-// manager and dashboard are the emulators of internal/emu, reached through the Emulators interface
-// (cmd/siemlab adapts internal/emu to it; with nil Emulators the lab runs the indexer only).
+// manager and dashboard are the emulators of lab/emu, reached through the Emulators interface
+// (lab/cmd/siemlab adapts lab/emu to it; with nil Emulators the lab runs the indexer only).
 //
 // Go API for tests in other packages:
 //
@@ -60,7 +60,7 @@ type EmuPackageSpec struct {
 	Syslog    bool // the manager listens for syslog (the profile's default or Options.Syslog)
 }
 
-// Emulators is what the lab needs from internal/emu (adapted in cmd/siemlab).
+// Emulators is what the lab needs from lab/emu (adapted in lab/cmd/siemlab).
 type Emulators interface {
 	PackageFiles(spec EmuPackageSpec) ([]File, error)
 	SetAPIUserPassword(installDir, user, password string) error

@@ -1,5 +1,5 @@
 // Package labcli is the siemlab command line: up, down, status, fault, heal, filebeat (and the hidden emu
-// dispatcher). cmd/siemlab wires the emulators into it.
+// dispatcher). lab/cmd/siemlab wires the emulators into it.
 package labcli
 
 import (
@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
 )
 
 // Deps are what the CLI needs from outside the lab package.

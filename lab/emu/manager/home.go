@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 // Home is a manager install directory (/var/ossec in Wazuh, ROOT/var/siem in the lab).

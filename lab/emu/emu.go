@@ -15,9 +15,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/siemctl/siemctl/internal/emu/dashboard"
-	"github.com/siemctl/siemctl/internal/emu/faults"
-	"github.com/siemctl/siemctl/internal/emu/manager"
+	"github.com/siemctl/siemctl/lab/emu/dashboard"
+	"github.com/siemctl/siemctl/lab/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/manager"
 )
 
 // Ports are the lab's listening ports.

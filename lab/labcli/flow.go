@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/siemctl/siemctl/internal/lab"
+	"github.com/siemctl/siemctl/lab"
 )
 
 // flowCmd: siemlab flow send|check, a steady stream of tagged events and its no-alert-lost check.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
-	"github.com/siemctl/siemctl/internal/emu/manager"
+	"github.com/siemctl/siemctl/lab/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/manager"
 )
 
 func testSpec(t *testing.T, comp string) PackageSpec {

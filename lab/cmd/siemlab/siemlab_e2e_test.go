@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/shipper"
+	"github.com/siemctl/siemctl/lab"
 )
 
 // TestMain lets the test binary double as the multi-call binary the emulator packages ship.

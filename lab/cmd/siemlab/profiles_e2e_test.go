@@ -15,9 +15,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/e2e"
-	"github.com/siemctl/siemctl/internal/lab"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
+	"github.com/siemctl/siemctl/lab"
+	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // TestE2EProfiles brings up each lab profile with the siemlab binary as a user does, checks that

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
 // alertTimeFormat is analysisd's timestamp format (local time, milliseconds, numeric zone).
