@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 )
 
 // A flow is a steady stream of tagged events into the lab's manager (the probe's sshd line over

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 )
 
 // The check counts per event: one lost (in the file, not indexed), one indexed twice, one stray

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cluster"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
 )

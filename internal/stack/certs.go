@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/siemctl/siemctl/internal/health"
-	"github.com/siemctl/siemctl/internal/hostcheck"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 )
 
 // Certs reads the certificates of the indexer, manager API and dashboard

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/health"
-	"github.com/siemctl/siemctl/internal/hostcheck"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 )
 
 // HealthStack returns what the health checks need, backed by this stack.

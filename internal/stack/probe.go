@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/siemctl/siemctl/internal/health"
-	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 )
 
 // AlertsFile is the manager's JSON alerts file ({install_dir}/logs/alerts/alerts.json).

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/probe"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 )

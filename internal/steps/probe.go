@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 )
 
 // probeResend is how long the fallback probe waits for its event before it

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
-	"github.com/siemctl/siemctl/internal/fleet"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
 )
 

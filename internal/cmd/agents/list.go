@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/fleet"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
 )
 

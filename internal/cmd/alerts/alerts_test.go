@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/siemctl/siemctl/internal/cleanup"
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/config"
@@ -24,8 +23,9 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/ops/cleanup"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/probe"
 	"github.com/siemctl/siemctl/internal/stack"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/cluster"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/output"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/cluster"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 // NewCmdIndexer builds the `indexer` group.

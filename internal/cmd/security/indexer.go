@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/secadmin"
 )
 
 // ToolOptions are the inputs shared by the indexer tool commands.

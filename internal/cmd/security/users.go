@@ -11,8 +11,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/secadmin"
 )
 
 // UsersListOptions are the inputs of `security api-users list`.

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/services"
+	"github.com/siemctl/siemctl/internal/ops/services"
 )
 
 // NewCmdServices builds the `services` group.

@@ -14,8 +14,8 @@ import (
 	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/services"
 	"github.com/siemctl/siemctl/internal/units"
 )
 

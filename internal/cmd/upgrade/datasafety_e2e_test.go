@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/probe"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 

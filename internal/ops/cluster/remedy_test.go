@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cluster"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 // redByFilter is a node whose only unassigned shard is the primary of an
