@@ -5,8 +5,10 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,4 +129,40 @@ func shifted(t *testing.T, offset int) int {
 		t.Fatal(err)
 	}
 	return offset + n
+}
+
+// upTest brings up an in-process lab without the emulators in a fresh temp dir at offset (moved by
+// $SIEMCTL_E2E_PORT_SHIFT), logging to stderr at level. It skips without root and downs the lab when
+// the test ends (Down is idempotent, so a test may down it itself first).
+func upTest(ctx context.Context, t *testing.T, offset int, level slog.Level) *Lab {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	base := t.TempDir()
+	if err := OpenParents(base); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	l, err := Up(ctx, Options{Dir: filepath.Join(base, "lab"), PortOffset: shifted(t, offset), Logger: log, Progress: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Down(context.Background()) })
+	return l
+}
+
+// upgradeIndexer is the indexer's package upgrade as an operator does it: stop the unit, install
+// siem-indexer 4.10.0-1 (OpenSearch 2.11.1 -> 2.19.3 on the same data), start it and wait for it.
+func upgradeIndexer(ctx context.Context, t *testing.T, l *Lab) {
+	t.Helper()
+	if err := l.stopUnit(ctx, "siem-indexer.service"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.apt().Install(ctx, "siem-indexer=4.10.0-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.startIndexer(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

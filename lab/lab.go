@@ -232,3 +232,20 @@ func GeneratePassword() (string, error) {
 	}
 	return string(out), nil
 }
+
+// OpenParents makes dir and each of its parents below the system's temp dir traversable by everyone
+// (0755): the indexer runs as an unprivileged user and must reach a lab directory made under a
+// private temp dir (a test's t.TempDir() is 0700). It changes nothing outside the temp dir.
+func OpenParents(dir string) error {
+	tmp := filepath.Clean(os.TempDir())
+	dir = filepath.Clean(dir)
+	if dir != tmp && !strings.HasPrefix(dir, tmp+string(filepath.Separator)) {
+		return fmt.Errorf("open parents: %s is not under %s", dir, tmp)
+	}
+	for d := dir; d != tmp; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return fmt.Errorf("open parents: %w", err)
+		}
+	}
+	return nil
+}

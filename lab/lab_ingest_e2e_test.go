@@ -21,23 +21,9 @@ import (
 // set processors (templated values, on_failure) is stored in the real node and a document indexed
 // through it lands in the dated index, on 2.11.1 and, after the package upgrade, on 2.19.3.
 func TestE2EIngestPipeline(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	dir := labDir(t)
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l, err := Up(ctx, Options{Dir: dir, PortOffset: shifted(t, 740), Logger: log, Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	downed := false
-	t.Cleanup(func() {
-		if !downed {
-			_ = l.Down(context.Background())
-		}
-	})
+	l := upTest(ctx, t, 740, slog.LevelInfo)
 	home, err := os.UserHomeDir()
 	if err != nil {
 		t.Fatal(err)
@@ -55,15 +41,7 @@ func TestE2EIngestPipeline(t *testing.T) {
 
 	checkIngest(ctx, t, l, "2.11.1", "2024-03-05T10:11:12.000+0000", "2024.03.05")
 
-	if err := l.stopUnit(ctx, "siem-indexer.service"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.apt().Install(ctx, "siem-indexer=4.10.0-1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.startIndexer(ctx); err != nil {
-		t.Fatal(err)
-	}
+	upgradeIndexer(ctx, t, l)
 	checkIngest(ctx, t, l, "2.19.3", "2025-11-30T23:59:59.123+0000", "2025.11.30")
 	c, err := l.indexer()
 	if err != nil {
@@ -74,7 +52,6 @@ func TestE2EIngestPipeline(t *testing.T) {
 		t.Errorf("pipeline of 2.11.1 after upgrade: %v", err)
 	}
 	assertDown(ctx, t, l)
-	downed = true
 }
 
 func checkIngest(ctx context.Context, t *testing.T, l *Lab, osv, timestamp, day string) {

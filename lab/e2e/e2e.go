@@ -166,7 +166,9 @@ func Up(t testing.TB, opts Options) *Lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = os.Chmod(base, 0o755) // the indexer runs unprivileged and must traverse it
+	if err := lab.OpenParents(base); err != nil { // the indexer runs unprivileged and must traverse it
+		t.Fatal(err)
+	}
 	dir := filepath.Join(base, "lab")
 	prof := Profile(t)
 	if opts.Profile != "" {

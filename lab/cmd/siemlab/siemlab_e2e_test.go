@@ -33,13 +33,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// labDir returns a lab directory in a temp dir the lab's unprivileged indexer user can traverse.
 func labDir(t *testing.T) string {
 	t.Helper()
 	base := t.TempDir()
-	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := lab.OpenParents(base); err != nil {
+		t.Fatal(err)
 	}
 	return filepath.Join(base, "lab")
 }
