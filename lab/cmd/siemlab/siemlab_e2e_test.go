@@ -187,6 +187,8 @@ func TestE2EFullLab(t *testing.T) {
 	}
 
 	checkLoad(ctx, t, l, idx, pw, hc)
+	// Last: the conformance table changes users and agents.
+	checkConformance(ctx, t, l, hc)
 
 	st, err := l.Status(ctx)
 	if err != nil {

@@ -1,350 +1,18 @@
 package manager
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
-	"github.com/siemctl/siemctl/internal/wazuhreal"
 	"github.com/siemctl/siemctl/lab/emu/faults"
+	"github.com/siemctl/siemctl/lab/emu/manager/conformance"
 )
 
-// The conformance suite holds the two fake manager APIs (this emulator, which the lab runs, and
-// internal/manager/managertest, which siemctl's unit tests use) against the real Wazuh v4.9.0 API
-// specification with kin-openapi: every response's status code must be documented for the operation
-// and its body valid against the schema for that status; every request the real validator rejects
-// must be answered 400 and no other. One table of cases runs against both fakes, so they cannot drift
-// apart.
-
-// wazuhFormats are the string formats of the real API's validator (api/api/validator.py of v4.9.0) that
-// the served operations use: the specification names them, connexion checks them with these patterns.
-var wazuhFormats = map[string]string{
-	"numbers":        `^\d+$`,
-	"numbers_or_all": `^(\d+|all)$`,
-	"names":          `^[\w\-.%]+$`,
-	"alphanumeric":   `^[\w,\-.+\s:]+$`,
-	"timeframe":      `^(\d+[dhms]?)$`,
-	"search":         `^[^;|&^*>]+$`,
-	"sort":           `^[\w_\-,\s+.]+$`,
-	"group_names":    `^(?!^(\.{1,2}|all)$)[\w.\-]+$`,
-	"password":       `^.+$`,
-}
-
-type spec struct {
-	doc     *openapi3.T
-	formats map[string]openapi3.StringFormatValidator
-}
-
-var (
-	specOnce sync.Once
-	specDoc  *spec
-	specErr  error
-)
-
-// loadSpec reads the real specification. Two adjustments make kin-openapi read it as connexion does,
-// both explained: connexion parses query arrays comma-separated (`agents_list=001,002`), which in
-// OpenAPI terms is explode: false; and the real document does not pass kin-openapi's own document
-// validation (schema AgentGroupDeleted is an array without items), so it is not Validate()d.
-func loadSpec(t *testing.T) *spec {
-	t.Helper()
-	path := wazuhreal.Path(t, "wazuh-v4.9.0", "api-spec.json")
-	specOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromFile(path)
-		if err != nil {
-			specErr = err
-			return
-		}
-		f := false
-		for _, pi := range doc.Paths.Map() {
-			for _, op := range pi.Operations() {
-				for _, p := range op.Parameters {
-					if p.Value.In == "query" && p.Value.Schema != nil && p.Value.Schema.Value.Type.Is("array") {
-						p.Value.Explode = &f
-					}
-				}
-			}
-		}
-		s := &spec{doc: doc, formats: map[string]openapi3.StringFormatValidator{}}
-		for name, re := range wazuhFormats {
-			s.formats[name] = openapi3.NewRegexpFormatValidator(strings.ReplaceAll(re, `(?!^(\.{1,2}|all)$)`, ""))
-		}
-		// Go's regexp has no lookahead: group_names also refuses ".", ".." and "all".
-		gn := s.formats["group_names"]
-		s.formats["group_names"] = openapi3.NewCallbackValidator(func(v string) error {
-			if v == "." || v == ".." || v == "all" {
-				return fmt.Errorf("%q is not a valid group name", v)
-			}
-			return gn.Validate(v)
-		})
-		specDoc = s
-	})
-	if specErr != nil {
-		t.Fatalf("load the real API specification: %v", specErr)
-	}
-	return specDoc
-}
-
-func (s *spec) router(t *testing.T, base string) routers.Router {
-	t.Helper()
-	doc := *s.doc
-	doc.Servers = openapi3.Servers{{URL: base}}
-	r, err := gorillamux.NewRouter(&doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func (s *spec) options() *openapi3filter.Options {
-	return &openapi3filter.Options{
-		AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
-		IncludeResponseStatus:   true,
-		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.EnableFormatValidation(), openapi3.WithStringFormatValidators(s.formats)},
-	}
-}
-
-// fakeAPI is one of the two fakes under test.
-type fakeAPI struct {
-	name  string
-	url   string
-	user  string
-	pass  string
-	fault func(t *testing.T, kind string, on bool) // "not-ready" (1017) or "rate-limit" (429)
-}
-
-// conformanceCase is one request. want is the status the real API answers; code the Wazuh error
-// code in the body (0: none expected).
-type conformanceCase struct {
-	name   string
-	method string
-	path   string // with query
-	body   string
-	auth   string // "" token, "none", "bad-token", "basic", "bad-basic"
-	fault  string
-	want   int
-	code   int
-}
-
-var conformanceCases = []conformanceCase{
-	// Valid requests.
-	{name: "api info", method: "GET", path: "/", want: 200},
-	{name: "api info pretty", method: "GET", path: "/?pretty=true", want: 200},
-	{name: "login", method: "POST", path: "/security/user/authenticate", auth: "basic", want: 200},
-	{name: "login raw", method: "POST", path: "/security/user/authenticate?raw=false", auth: "basic", want: 200},
-	{name: "login (deprecated GET)", method: "GET", path: "/security/user/authenticate", auth: "basic", want: 200},
-	{name: "agents", method: "GET", path: "/agents", want: 200},
-	{name: "agents page", method: "GET", path: "/agents?offset=1&limit=2", want: 200},
-	{name: "agents list", method: "GET", path: "/agents?agents_list=001,002", want: 200},
-	{name: "agents list with unknown id", method: "GET", path: "/agents?agents_list=001,999", want: 200},
-	{name: "agents by status", method: "GET", path: "/agents?status=active,disconnected", want: 200},
-	{name: "agents select", method: "GET", path: "/agents?select=name,ip,os.name", want: 200},
-	{name: "agents sort", method: "GET", path: "/agents?sort=-name", want: 200},
-	{name: "agents query", method: "GET", path: "/agents?q=status%3Dactive", want: 200},
-	{name: "agents older than", method: "GET", path: "/agents?older_than=1d", want: 200},
-	{name: "agents search", method: "GET", path: "/agents?search=agent", want: 200},
-	{name: "agents wait_for_complete", method: "GET", path: "/agents?wait_for_complete=true", want: 200},
-	{name: "agents summary", method: "GET", path: "/agents/summary/status", want: 200},
-	{name: "restart one (query)", method: "PUT", path: "/agents/restart?agents_list=001", want: 200},
-	{name: "restart unknown and manager", method: "PUT", path: "/agents/restart?agents_list=000,999", want: 200},
-	{name: "restart all", method: "PUT", path: "/agents/restart", want: 200},
-	{name: "restart one (path)", method: "PUT", path: "/agents/002/restart", want: 200},
-	{name: "manager info", method: "GET", path: "/manager/info", want: 200},
-	{name: "manager status", method: "GET", path: "/manager/status", want: 200},
-	{name: "config validation", method: "GET", path: "/manager/configuration/validation", want: 200},
-	{name: "cluster status", method: "GET", path: "/cluster/status", want: 200},
-	{name: "users", method: "GET", path: "/security/users", want: 200},
-	{name: "users page", method: "GET", path: "/security/users?offset=0&limit=1", want: 200},
-	{name: "users by id", method: "GET", path: "/security/users?user_ids=1,2", want: 200},
-	{name: "create user", method: "POST", path: "/security/users", body: `{"username":"newuser1","password":"Secr3t.Pass1!"}`, want: 200},
-	{name: "create existing user", method: "POST", path: "/security/users", body: `{"username":"newuser1","password":"Secr3t.Pass1!"}`, want: 200},
-	{name: "update user", method: "PUT", path: "/security/users/2", body: `{"password":"N3w.Passw0rd!"}`, want: 200},
-	{name: "delete agent", method: "DELETE", path: "/agents?agents_list=003&status=all&older_than=0s", want: 200},
-	{name: "delete unknown agent", method: "DELETE", path: "/agents?agents_list=999&status=all&older_than=0s", want: 200},
-
-	// Requests the real validator (connexion with strict validation and Wazuh's formats) rejects.
-	{name: "limit 0", method: "GET", path: "/agents?limit=0", want: 400},
-	{name: "limit above maximum", method: "GET", path: "/agents?limit=100001", want: 400},
-	{name: "limit not an integer", method: "GET", path: "/agents?limit=ten", want: 400},
-	{name: "negative offset", method: "GET", path: "/agents?offset=-1", want: 400},
-	{name: "agent id too short", method: "GET", path: "/agents?agents_list=1", want: 400},
-	{name: "agent id not a number", method: "GET", path: "/agents?agents_list=abc", want: 400},
-	{name: "unknown status", method: "GET", path: "/agents?status=running", want: 400},
-	{name: "bad timeframe", method: "GET", path: "/agents?older_than=7x", want: 400},
-	{name: "pretty not a boolean", method: "GET", path: "/agents?pretty=maybe", want: 400},
-	{name: "extra query parameter", method: "GET", path: "/agents?bogus=1", want: 400},
-	{name: "extra parameter on info", method: "GET", path: "/manager/info?limit=1", want: 400},
-	{name: "bad search", method: "GET", path: "/agents?search=a%3Bb", want: 400},
-	{name: "bad name filter", method: "GET", path: "/agents?name=%2A", want: 400},
-	{name: "delete without agents_list", method: "DELETE", path: "/agents?status=all", want: 400},
-	{name: "delete without status", method: "DELETE", path: "/agents?agents_list=001", want: 400},
-	{name: "restart path id too short", method: "PUT", path: "/agents/1/restart", want: 400},
-	{name: "restart bad list", method: "PUT", path: "/agents/restart?agents_list=x", want: 400},
-	{name: "user ids not numbers", method: "GET", path: "/security/users?user_ids=a", want: 400},
-	{name: "username too short", method: "POST", path: "/security/users", body: `{"username":"ab","password":"Secr3t.Pass1!"}`, want: 400},
-	{name: "username missing", method: "POST", path: "/security/users", body: `{"password":"Secr3t.Pass1!"}`, want: 400},
-	{name: "login raw not a boolean", method: "POST", path: "/security/user/authenticate?raw=yes", auth: "basic", want: 400},
-
-	// Valid requests the framework refuses (400 with a Wazuh error code).
-	{name: "unknown select field", method: "GET", path: "/agents?select=bogus", want: 400, code: 1724},
-	{name: "unknown sort field", method: "GET", path: "/agents?sort=bogus", want: 400, code: 1403},
-	{name: "unknown query field", method: "GET", path: "/agents?q=bogus%3D1", want: 400, code: 1408},
-	{name: "short password", method: "POST", path: "/security/users", body: `{"username":"weakuser","password":"short"}`, want: 400, code: 5009},
-	{name: "weak password", method: "POST", path: "/security/users", body: `{"username":"weakuser","password":"longenoughpw"}`, want: 400, code: 5007},
-
-	// Authentication.
-	{name: "no token", method: "GET", path: "/agents", auth: "none", want: 401},
-	{name: "bad token", method: "GET", path: "/agents", auth: "bad-token", want: 401},
-	{name: "bad credentials", method: "POST", path: "/security/user/authenticate", auth: "bad-basic", want: 401},
-
-	// Faults.
-	{name: "daemons not ready", method: "GET", path: "/agents", fault: "not-ready", want: 400, code: 1017},
-	{name: "manager status while not ready", method: "GET", path: "/manager/status", fault: "not-ready", want: 200},
-	{name: "api info while not ready", method: "GET", path: "/", fault: "not-ready", want: 200},
-	{name: "rate limited", method: "GET", path: "/agents", fault: "rate-limit", want: 429, code: 6001},
-}
-
-// conformanceTally counts assertions per fake.
-type conformanceTally struct{ passed, total int }
-
-func (c *conformanceTally) check(t *testing.T, ok bool, format string, args ...any) {
-	t.Helper()
-	c.total++
-	if ok {
-		c.passed++
-		return
-	}
-	t.Errorf(format, args...)
-}
-
-func runConformance(t *testing.T, s *spec, f fakeAPI) conformanceTally {
-	t.Helper()
-	var tally conformanceTally
-	router := s.router(t, f.url)
-	token := loginFake(t, f)
-	client := &http.Client{}
-	for _, c := range conformanceCases {
-		t.Run(c.name, func(t *testing.T) {
-			req, err := http.NewRequest(c.method, f.url+c.path, strings.NewReader(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.body != "" {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			switch c.auth {
-			case "":
-				req.Header.Set("Authorization", "Bearer "+token)
-			case "bad-token":
-				req.Header.Set("Authorization", "Bearer "+token[:len(token)-4]+"AAAA")
-			case "basic":
-				req.SetBasicAuth(f.user, f.pass)
-			case "bad-basic":
-				req.SetBasicAuth(f.user, f.pass+"x")
-			}
-			// What the real validator says about the request.
-			route, pathParams, err := router.FindRoute(req)
-			if err != nil {
-				t.Fatalf("the real API has no operation %s %s: %v", c.method, req.URL.Path, err)
-			}
-			vreq := req.Clone(context.Background())
-			vreq.Body = io.NopCloser(strings.NewReader(c.body))
-			in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: pathParams, Route: route, Options: s.options()}
-			rejectErr := openapi3filter.ValidateRequest(context.Background(), in)
-			if rejectErr == nil {
-				rejectErr = extraQueryParams(route, req.URL.Query())
-			}
-			wantReject := c.want == 400 && c.code == 0
-			tally.check(t, (rejectErr != nil) == wantReject, "the real validator rejects the request: %v (case expects rejection: %v)", rejectErr, wantReject)
-
-			if c.fault != "" {
-				f.fault(t, c.fault, true)
-				defer f.fault(t, c.fault, false)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			tally.check(t, resp.StatusCode == c.want, "status %d, the real API answers %d: %s", resp.StatusCode, c.want, body)
-			if c.code != 0 {
-				var e struct {
-					Error int `json:"error"`
-				}
-				_ = json.Unmarshal(body, &e)
-				tally.check(t, e.Error == c.code, "error code %d, the real API answers %d: %s", e.Error, c.code, body)
-			}
-			// The response against the specification: documented status, body valid for it.
-			hdr := resp.Header.Clone()
-			if strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
-				// connexion sends problems as application/problem+json; the specification declares
-				// every response application/json. The body is validated against that schema.
-				hdr.Set("Content-Type", "application/json")
-			}
-			rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: hdr,
-				Body: io.NopCloser(bytes.NewReader(body)), Options: s.options()}
-			verr := openapi3filter.ValidateResponse(context.Background(), rin)
-			tally.check(t, verr == nil, "response not valid against the real specification: %v\n%s", verr, body)
-		})
-	}
-	return tally
-}
-
-// extraQueryParams is connexion's strict_validation (the real API enables it): a query parameter the
-// operation does not declare is a 400.
-func extraQueryParams(route *routers.Route, q url.Values) error {
-	declared := map[string]bool{}
-	for _, p := range route.PathItem.Parameters {
-		declared[p.Value.Name] = true
-	}
-	for _, p := range route.Operation.Parameters {
-		declared[p.Value.Name] = true
-	}
-	for k := range q {
-		if !declared[k] {
-			return fmt.Errorf("extra query parameter %s not in spec", k)
-		}
-	}
-	return nil
-}
-
-func loginFake(t *testing.T, f fakeAPI) string {
-	t.Helper()
-	req, _ := http.NewRequest("POST", f.url+"/security/user/authenticate", nil)
-	req.SetBasicAuth(f.user, f.pass)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b struct {
-		Data struct {
-			Token string `json:"token"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&b); err != nil || b.Data.Token == "" {
-		t.Fatalf("%s: login: %d %v", f.name, resp.StatusCode, err)
-	}
-	return b.Data.Token
-}
-
-func emulatorFake(t *testing.T) fakeAPI {
+func emulatorTarget(t *testing.T) conformance.Target {
 	fx := newAPI(t, 6, nil)
-	return fakeAPI{name: "emulator", url: fx.srv.URL, user: "siem", pass: "siem", fault: func(t *testing.T, kind string, on bool) {
+	return conformance.Target{Name: "emulator", URL: fx.srv.URL, User: "siem", Pass: "siem", Fault: func(t *testing.T, kind string, on bool) {
 		switch kind {
 		case "not-ready":
 			p := filepath.Join(fx.home.RunDir(), ".restart")
@@ -363,9 +31,9 @@ func emulatorFake(t *testing.T) fakeAPI {
 	}}
 }
 
-func managertestFake(t *testing.T) fakeAPI {
+func managertestTarget(t *testing.T) conformance.Target {
 	s := managertest.New(t, managertest.Config{Agents: managertest.GenerateAgents(6)})
-	return fakeAPI{name: "managertest", url: s.URL, user: s.Username(), pass: s.Password(), fault: func(t *testing.T, kind string, on bool) {
+	return conformance.Target{Name: "managertest", URL: s.URL, User: s.Username(), Pass: s.Password(), Fault: func(t *testing.T, kind string, on bool) {
 		n := int32(0)
 		if on {
 			n = 1
@@ -379,14 +47,14 @@ func managertestFake(t *testing.T) fakeAPI {
 	}}
 }
 
-// TestConformance runs the table against both fakes and reports the assertion counts.
+// TestConformance runs the conformance table against both fakes (the lab's running emulator: the e2e
+// test TestE2EFullLab in lab/cmd/siemlab) and reports the assertion counts.
 func TestConformance(t *testing.T) {
-	s := loadSpec(t)
-	for _, mk := range []func(*testing.T) fakeAPI{emulatorFake, managertestFake} {
+	for _, mk := range []func(*testing.T) conformance.Target{emulatorTarget, managertestTarget} {
 		f := mk(t)
-		t.Run(f.name, func(t *testing.T) {
-			tally := runConformance(t, s, f)
-			t.Logf("conformance %s: %d/%d assertions passed (%d cases)", f.name, tally.passed, tally.total, len(conformanceCases))
+		t.Run(f.Name, func(t *testing.T) {
+			tally := conformance.Run(t, f)
+			t.Logf("conformance %s: %d/%d assertions passed (%d cases)", f.Name, tally.Passed, tally.Total, len(conformance.Cases))
 		})
 	}
 }
