@@ -167,30 +167,9 @@ func TestDaemonSyslogWithLogger(t *testing.T) {
 	h := newHome(t, 5)
 	base := string(DefaultOssecConf(freePort(t), freePort(t), freePort(t)))
 	base = strings.Replace(base, "<background_alerts_interval>20s<", "<background_alerts_interval>0<", 1)
-	if err := os.WriteFile(h.OssecConf(), []byte(base), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(h.APIYAML(), DefaultAPIYAML("127.0.0.1", freePort(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan Addrs, 1)
-	done := make(chan int, 1)
-	go func() {
-		done <- RunDaemon(ctx, DaemonOptions{Home: h, Hostname: "siem01", Ready: func(a Addrs) { ready <- a }, FaultsDir: filepath.Join(t.TempDir(), "f")})
-	}()
-	var addrs Addrs
-	select {
-	case addrs = <-ready:
-	case rc := <-done:
-		log, _ := os.ReadFile(h.OssecLog())
-		t.Fatalf("daemon exited %d:\n%s", rc, log)
-	}
+	addrs, stop := runDaemon(t, h, []byte(base), "siem01")
 	defer func() {
-		cancel()
-		if rc := <-done; rc != 0 {
-			t.Errorf("daemon exit code %d", rc)
-		}
+		stop()
 		if pid, _ := pidfile(h, "wazuh-apid"); pid != 0 {
 			t.Errorf("pidfile left behind")
 		}
@@ -199,28 +178,18 @@ func TestDaemonSyslogWithLogger(t *testing.T) {
 		t.Fatalf("states %v", states)
 	}
 	host, port, _ := strings.Cut(addrs.Syslog, ":")
-	cmd := exec.CommandContext(ctx, "logger", "--udp", "--rfc3164", "--server", host, "--port", port, "-t", "sshd",
+	cmd := exec.CommandContext(t.Context(), "logger", "--udp", "--rfc3164", "--server", host, "--port", port, "-t", "sshd",
 		"Failed password for invalid user probe-xyz from 192.0.2.10 port 4242 ssh2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("logger: %v %s", err, out)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	m := waitAlert(t, h, "probe-xyz")
+	if m == nil {
 		b, _ := os.ReadFile(h.AlertsJSON())
-		if strings.Contains(string(b), "probe-xyz") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(strings.TrimSpace(string(b))), &m); err != nil {
-				t.Fatal(err)
-			}
-			if m["rule"].(map[string]any)["id"] != "5710" || m["location"] != "127.0.0.1" || m["data"].(map[string]any)["srcuser"] != "probe-xyz" {
-				t.Fatalf("alert %s", b)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no alert; alerts.json=%q", b)
-		}
-		time.Sleep(20 * time.Millisecond)
+		t.Fatalf("no alert; alerts.json=%q", b)
+	}
+	if m["rule"].(map[string]any)["id"] != "5710" || m["location"] != "127.0.0.1" || m["data"].(map[string]any)["srcuser"] != "probe-xyz" {
+		t.Fatalf("alert %v", m)
 	}
 }
 

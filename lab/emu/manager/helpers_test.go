@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -169,4 +170,63 @@ func decodeEnv(t *testing.T, b []byte) envelope {
 		t.Fatalf("decode envelope %s: %v", b, err)
 	}
 	return e
+}
+
+// runDaemon writes conf and an api.yaml on a free loopback port into h and runs the daemon on them
+// until stop, which stops it and fails the test on a non-zero exit code. A daemon that exits before
+// it is ready fails the test with its ossec.log.
+func runDaemon(t *testing.T, h Home, conf []byte, hostname string) (addrs Addrs, stop func()) {
+	t.Helper()
+	if err := os.WriteFile(h.OssecConf(), conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.APIYAML(), DefaultAPIYAML("127.0.0.1", freePort(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan Addrs, 1)
+	done := make(chan int, 1)
+	go func() {
+		done <- RunDaemon(ctx, DaemonOptions{Home: h, Hostname: hostname, Ready: func(a Addrs) { ready <- a }, FaultsDir: filepath.Join(t.TempDir(), "f")})
+	}()
+	select {
+	case addrs = <-ready:
+	case rc := <-done:
+		cancel()
+		log, _ := os.ReadFile(h.OssecLog())
+		t.Fatalf("daemon exited %d:\n%s", rc, log)
+	}
+	return addrs, func() {
+		cancel()
+		if rc := <-done; rc != 0 {
+			t.Errorf("daemon exit code %d", rc)
+		}
+	}
+}
+
+// findAlert returns the first alert in alerts.json whose line contains s, or nil.
+func findAlert(t *testing.T, h Home, s string) map[string]any {
+	t.Helper()
+	b, _ := os.ReadFile(h.AlertsJSON())
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, s) {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	return nil
+}
+
+// waitAlert waits up to 5 s for findAlert to find an alert containing s (nil if none came).
+func waitAlert(t *testing.T, h Home, s string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	m := findAlert(t, h, s)
+	for ; m == nil && time.Now().Before(deadline); m = findAlert(t, h, s) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return m
 }

@@ -3,7 +3,6 @@ package manager
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -54,30 +53,9 @@ func TestDaemonQueueSocketOnStockConfig(t *testing.T) {
 	if bytes.Contains(conf, []byte("<connection>syslog</connection>")) {
 		t.Fatal("stock ossec.conf has a syslog remote")
 	}
-	if err := os.WriteFile(h.OssecConf(), conf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(h.APIYAML(), DefaultAPIYAML("127.0.0.1", freePort(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan Addrs, 1)
-	done := make(chan int, 1)
-	go func() {
-		done <- RunDaemon(ctx, DaemonOptions{Home: h, Hostname: "wazuh01", Ready: func(a Addrs) { ready <- a }, FaultsDir: filepath.Join(t.TempDir(), "f")})
-	}()
-	var addrs Addrs
-	select {
-	case addrs = <-ready:
-	case rc := <-done:
-		log, _ := os.ReadFile(h.OssecLog())
-		t.Fatalf("daemon exited %d:\n%s", rc, log)
-	}
+	addrs, stop := runDaemon(t, h, conf, "wazuh01")
 	defer func() {
-		cancel()
-		if rc := <-done; rc != 0 {
-			t.Errorf("daemon exit code %d", rc)
-		}
+		stop()
 		if _, err := os.Stat(h.QueueSocket()); err == nil {
 			t.Error("queue socket left behind")
 		}
@@ -101,25 +79,8 @@ func TestDaemonQueueSocketOnStockConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	alert := func(user string) map[string]any {
-		b, _ := os.ReadFile(h.AlertsJSON())
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			if strings.Contains(l, user) {
-				var m map[string]any
-				if err := json.Unmarshal([]byte(l), &m); err != nil {
-					t.Fatal(err)
-				}
-				return m
-			}
-		}
-		return nil
-	}
 	send("probe-q1")
-	deadline := time.Now().Add(5 * time.Second)
-	var m map[string]any
-	for m = alert("probe-q1"); m == nil && time.Now().Before(deadline); m = alert("probe-q1") {
-		time.Sleep(20 * time.Millisecond)
-	}
+	m := waitAlert(t, h, "probe-q1")
 	if m == nil {
 		t.Fatal("no alert for the queue event")
 	}
@@ -137,7 +98,7 @@ func TestDaemonQueueSocketOnStockConfig(t *testing.T) {
 	send("probe-q2")
 	send("probe-q1-marker") // a later datagram: once it is read, probe-q2 was read (and dropped) before it
 	time.Sleep(300 * time.Millisecond)
-	if alert("probe-q2") != nil || alert("probe-q1-marker") != nil {
+	if findAlert(t, h, "probe-q2") != nil || findAlert(t, h, "probe-q1-marker") != nil {
 		t.Fatal("a failed analysisd wrote an alert")
 	}
 }
