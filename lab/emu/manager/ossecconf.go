@@ -394,33 +394,7 @@ func DefaultOssecConf(agentPort, enrollPort, syslogPort int) []byte {
 -->
 
 <ossec_config>
-  <global>
-    <jsonout_output>yes</jsonout_output>
-    <alerts_log>yes</alerts_log>
-    <logall>no</logall>
-    <logall_json>no</logall_json>
-    <email_notification>no</email_notification>
-    <smtp_server>smtp.example.wazuh.com</smtp_server>
-    <email_from>wazuh@example.wazuh.com</email_from>
-    <email_to>recipient@example.wazuh.com</email_to>
-    <email_maxperhour>12</email_maxperhour>
-    <email_log_source>alerts.log</email_log_source>
-    <agents_disconnection_time>10m</agents_disconnection_time>
-    <agents_disconnection_alert_time>0</agents_disconnection_alert_time>
-    <update_check>no</update_check>
-  </global>
-
-  <alerts>
-    <log_alert_level>3</log_alert_level>
-    <email_alert_level>12</email_alert_level>
-  </alerts>
-
-  <!-- Choose between "plain", "json", or "plain,json" for the format of internal logs -->
-  <logging>
-    <log_format>plain</log_format>
-  </logging>
-
-  <remote>
+%s  <remote>
     <connection>secure</connection>
     <port>%d</port>
     <protocol>tcp</protocol>
@@ -445,37 +419,10 @@ func DefaultOssecConf(agentPort, enrollPort, syslogPort int) []byte {
     <rule_dir>etc/rules</rule_dir>
   </ruleset>
 
-  <auth>
-    <disabled>no</disabled>
-    <port>%d</port>
-    <use_source_ip>no</use_source_ip>
-    <purge>yes</purge>
-    <use_password>no</use_password>
-    <ciphers>HIGH:!ADH:!EXP:!MD5:!RC4:!3DES:!CAMELLIA:@STRENGTH</ciphers>
-    <ssl_verify_host>no</ssl_verify_host>
-    <ssl_manager_cert>etc/sslmanager.cert</ssl_manager_cert>
-    <ssl_manager_key>etc/sslmanager.key</ssl_manager_key>
-    <ssl_auto_negotiate>no</ssl_auto_negotiate>
-  </auth>
-
-  <cluster>
-    <name>siem</name>
-    <node_name>node01</node_name>
-    <node_type>master</node_type>
-    <key></key>
-    <port>1516</port>
-    <bind_addr>0.0.0.0</bind_addr>
-    <nodes>
-        <node>NODE_IP</node>
-    </nodes>
-    <hidden>no</hidden>
-    <disabled>yes</disabled>
-  </cluster>
-
-  <!-- Lab emulator only: background alerts from the emulated agents (0 disables). -->
+%s  <!-- Lab emulator only: background alerts from the emulated agents (0 disables). -->
   <emulator>
     <background_alerts_interval>20s</background_alerts_interval>
   </emulator>
 </ossec_config>
-`, agentPort, syslogPort, enrollPort)
+`, managerHead(false), agentPort, syslogPort, authCluster(enrollPort, "siem"))
 }
