@@ -645,6 +645,16 @@ func parseStatusList(w http.ResponseWriter, raw string, allowAll bool) ([]string
 	return out, true
 }
 
+// parsePage reads the real API's pagination parameters: offset (default 0, not negative) and limit
+// (default 500, 1 to 100000); a bad one is answered 400 and ok is false.
+func parsePage(w http.ResponseWriter, q map[string][]string) (offset, limit int, ok bool) {
+	if offset, ok = parseIntParam(w, q, "offset", 0, 0, 0); !ok {
+		return 0, 0, false
+	}
+	limit, ok = parseIntParam(w, q, "limit", 500, 1, 100000)
+	return offset, limit, ok
+}
+
 func parseIntParam(w http.ResponseWriter, q map[string][]string, name string, def, lo, hi int) (int, bool) {
 	v, ok := q[name]
 	if !ok || len(v) == 0 || v[0] == "" {
@@ -794,11 +804,7 @@ func (s *APIServer) handleGetAgents(w http.ResponseWriter, r *http.Request) {
 	if !checkParams(w, r, params...) {
 		return
 	}
-	offset, ok := parseIntParam(w, q, "offset", 0, 0, 0)
-	if !ok {
-		return
-	}
-	limit, ok := parseIntParam(w, q, "limit", 500, 1, 100000)
+	offset, limit, ok := parsePage(w, q)
 	if !ok {
 		return
 	}
@@ -1251,11 +1257,7 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 	if !checkParams(w, r, "user_ids", "offset", "limit", "search", "select", "sort", "q", "distinct") {
 		return
 	}
-	offset, ok := parseIntParam(w, q, "offset", 0, 0, 0)
-	if !ok {
-		return
-	}
-	limit, ok := parseIntParam(w, q, "limit", 500, 1, 100000)
+	offset, limit, ok := parsePage(w, q)
 	if !ok {
 		return
 	}
