@@ -474,38 +474,49 @@ func (l *Lab) waitIndexerSecure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.tmo)
-	defer cancel()
 	initDone := false
-	var last string
-	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, l.prof.IndexerUnit()); err != nil {
-			return false, err
-		}
+	logs := filepath.Join(l.st.Root, l.prof.IndexerLogs())
+	return l.waitAnswers(ctx, l.prof.IndexerUnit(), "indexer (logs: "+logs+")", func(ctx context.Context) (bool, string, error) {
 		code, body, err := c.do(ctx, http.MethodGet, "/", nil)
 		switch {
 		case err != nil:
-			last = err.Error()
-			return false, nil
+			return false, err.Error(), nil
 		case code == http.StatusOK:
-			return true, nil
+			return true, "", nil
 		case code == http.StatusServiceUnavailable && !initDone:
 			out, err := l.securityInit(ctx)
 			if err != nil {
-				last = err.Error()
 				l.log.Debug("security init not yet", "err", err)
-				return false, nil
+				return false, err.Error(), nil
 			}
 			l.log.Debug("security init", "output", tail(out, 400))
 			initDone = true
-			return false, nil
+			return false, "", nil
 		default:
-			last = fmt.Sprintf("HTTP %d %s", code, tail(string(body), 120))
-			return false, nil
+			return false, fmt.Sprintf("HTTP %d %s", code, tail(string(body), 120)), nil
 		}
 	})
+}
+
+// waitAnswers polls probe every poll interval, up to the lab's start timeout, until the component
+// answers; it fails at once when unit is no longer alive. probe returns whether the component
+// answered and what it saw otherwise, which the timeout error names.
+func (l *Lab) waitAnswers(ctx context.Context, unit, what string, probe func(context.Context) (bool, string, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	var last string
+	err := poll(ctx, l.poll, func() (bool, error) {
+		if err := l.unitAlive(ctx, unit); err != nil {
+			return false, err
+		}
+		ok, seen, err := probe(ctx)
+		if seen != "" {
+			last = seen
+		}
+		return ok, err
+	})
 	if err != nil {
-		return fmt.Errorf("indexer not ready (last: %s; see %s): %w", last, filepath.Join(l.st.Root, l.prof.IndexerLogs()), err)
+		return fmt.Errorf("%s not ready (last: %s): %w", what, last, err)
 	}
 	return nil
 }
@@ -567,37 +578,24 @@ func (l *Lab) waitManagerAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.tmo)
-	defer cancel()
-	var last string
-	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, l.prof.ManagerUnit()); err != nil {
-			return false, err
-		}
+	return l.waitAnswers(ctx, l.prof.ManagerUnit(), "manager API", func(ctx context.Context) (bool, string, error) {
 		// The API's own certificate is written by the API at its first start (wazuh profile).
 		hc, err := l.managerAPIClient()
 		if err != nil {
-			last = err.Error()
-			return false, nil
+			return false, err.Error(), nil
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.managerAPIURL()+"/security/user/authenticate", nil)
 		if err != nil {
-			return false, err
+			return false, "", err
 		}
 		req.SetBasicAuth(l.prof.APIUser, pw)
 		resp, err := hc.Do(req)
 		if err != nil {
-			last = err.Error()
-			return false, nil
+			return false, err.Error(), nil
 		}
 		resp.Body.Close()
-		last = resp.Status
-		return resp.StatusCode == http.StatusOK, nil
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
 	})
-	if err != nil {
-		return fmt.Errorf("manager API not ready (last: %s): %w", last, err)
-	}
-	return nil
 }
 
 func (l *Lab) startDashboard(ctx context.Context) error {
@@ -611,17 +609,12 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.tmo)
-	defer cancel()
-	var last string
-	err = poll(ctx, l.poll, func() (bool, error) {
-		if err := l.unitAlive(ctx, l.prof.DashboardUnit()); err != nil {
-			return false, err
-		}
+	return l.waitAnswers(ctx, l.prof.DashboardUnit(), "dashboard", func(ctx context.Context) (bool, string, error) {
+		var last string
 		for _, scheme := range []string{"https", "http"} {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://127.0.0.1:%d/", scheme, l.st.Ports.Dashboard), nil)
 			if err != nil {
-				return false, err
+				return false, "", err
 			}
 			resp, err := hc.Do(req)
 			if err != nil {
@@ -631,15 +624,11 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 			resp.Body.Close()
 			last = resp.Status
 			if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusFound {
-				return true, nil
+				return true, "", nil
 			}
 		}
-		return false, nil
+		return false, last, nil
 	})
-	if err != nil {
-		return fmt.Errorf("dashboard not ready (last: %s): %w", last, err)
-	}
-	return nil
 }
 
 // startShipper loads the ingest pipelines and the alerts template through the real Filebeat (as the
