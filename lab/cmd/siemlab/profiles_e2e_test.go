@@ -131,21 +131,11 @@ func checkRealTemplate(t *testing.T, l *e2e.Lab) {
 	if got, _ := os.ReadFile(l.Path(l.Profile.Shipper.TemplateFile())); !bytes.Equal(got, real) {
 		t.Errorf("%s is not Wazuh's 4.10.0 template (%d bytes, want %d)", l.Profile.Shipper.TemplateFile(), len(got), len(real))
 	}
-	pw, err := os.ReadFile(filepath.Join(l.Dir, "secrets", "indexer"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pw := secret(t, l.Dir, "indexer")
 	hc := client(t, l.Path(l.Profile.IndexerConf(), "certs", "root-ca.pem"))
-	data, err := os.ReadFile(filepath.Join(l.Dir, "lab.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st lab.State
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := labState(t, l.Dir)
 	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/_template/%s", st.Ports.Indexer, l.Profile.Shipper.TemplateName), nil)
-	req.SetBasicAuth("admin", strings.TrimSpace(string(pw)))
+	req.SetBasicAuth("admin", pw)
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -175,14 +165,7 @@ func checkRealTemplate(t *testing.T, l *e2e.Lab) {
 // mount and no lab.json remain.
 func checkDownLeavesNothing(t *testing.T, l *e2e.Lab) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(l.Dir, "lab.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st lab.State
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := labState(t, l.Dir)
 	if r := l.Siemlab("down"); r.Code != 0 {
 		t.Fatalf("siemlab down: exit %d %s", r.Code, r.Stderr)
 	}

@@ -255,3 +255,13 @@ func secret(t *testing.T, dir, name string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// labState is the state of the lab in dir (lab.json), as siemlab wrote it.
+func labState(t *testing.T, dir string) lab.State {
+	t.Helper()
+	l, err := lab.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.State()
+}
