@@ -14,7 +14,7 @@ E2E_TIMEOUT ?= 60m
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: dist build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench bench-upgrade golden clean deps
+.PHONY: dist build filebeat test test-unit test-e2e check demo demo-down lint vet fmt fmt-check tidy-check cover docs fuzz bench bench-upgrade golden golden-check clean deps
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/siemctl ./cmd/siemctl
@@ -108,6 +108,10 @@ bench-upgrade: build
 
 golden:
 	SIEMCTL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
+
+## CI: on a clean checkout, make golden passes and rewrites every golden file to what it already holds.
+golden-check: golden
+	@if [ -n "$$(git status --porcelain)" ]; then echo "make golden changed the tree:"; git status --short; exit 1; fi
 
 clean:
 	rm -rf $(BIN) $(DIST) cover.out docs/man
