@@ -536,27 +536,11 @@ func paramFormat(name, v string) string {
 		if v != "true" && v != "false" {
 			return fmt.Sprintf("'%s' is not of type 'boolean'", v)
 		}
-	case "name", "ip", "registerIP", "version", "manager", "os.platform", "os.version", "os.name":
-		if !reAlphanumeric.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'alphanumeric'", v)
-		}
-	case "node_name":
-		if !reNames.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'names'", v)
-		}
 	case "select":
 		for _, f := range strings.Split(v, ",") {
 			if !reNames.MatchString(f) {
 				return fmt.Sprintf("'%s' is not a 'names'", f)
 			}
-		}
-	case "search":
-		if !reSearch.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'search'", v)
-		}
-	case "sort":
-		if !reSort.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'sort'", v)
 		}
 	case "group":
 		if !reGroupName.MatchString(v) || v == "." || v == ".." || v == "all" {
@@ -566,9 +550,29 @@ func paramFormat(name, v string) string {
 		if v != "synced" && v != "not synced" {
 			return fmt.Sprintf("'%s' is not one of ['synced', 'not synced']", v)
 		}
+	default:
+		if f, ok := stringFormats[name]; ok && !f.re.MatchString(v) {
+			return fmt.Sprintf("'%s' is not a '%s'", v, f.name)
+		}
 	}
 	return ""
 }
+
+// stringFormat is one of Wazuh's string formats: its name, as the validator's message says it, and
+// its pattern.
+type stringFormat struct {
+	name string
+	re   *regexp.Regexp
+}
+
+// stringFormats are the parameters whose value the specification gives one of Wazuh's string formats.
+var stringFormats = func() map[string]stringFormat {
+	m := map[string]stringFormat{"node_name": {"names", reNames}, "search": {"search", reSearch}, "sort": {"sort", reSort}}
+	for _, p := range []string{"name", "ip", "registerIP", "version", "manager", "os.platform", "os.version", "os.name"} {
+		m[p] = stringFormat{"alphanumeric", reAlphanumeric}
+	}
+	return m
+}()
 
 // checkParams rejects query parameters the endpoint does not define (connexion's strict validation)
 // and values the specification's schema refuses.
