@@ -1023,6 +1023,29 @@ func (s *APIServer) handleRestart(w http.ResponseWriter, r *http.Request) {
 	}
 	var fails failures
 	done := []string{}
+	fail := func(code int, sid string) {
+		if explicit {
+			fails.add(werr(code, ""), sid)
+		}
+	}
+	eachRequested(ids, byID, fail, func(sid string, a *Agent) {
+		if c.status(a) != StatusActive {
+			fail(1707, sid)
+			return
+		}
+		done = append(done, sid)
+	})
+	sort.Strings(done)
+	if len(done) > 0 {
+		s.o.Logger.Info("restart command sent", "agents", len(done))
+	}
+	writeJSON(w, r, 200, affected(done, len(done), &fails, "Restart command was sent to all agents",
+		"Restart command was not sent to some agents", "Restart command was not sent to any agent"))
+}
+
+// eachRequested walks the distinct agent ids of a request in their order: the manager (000) goes to
+// fail with the real API's 1703, an unknown id with 1701, every other agent to ok.
+func eachRequested(ids []int, byID map[int]*Agent, fail func(code int, sid string), ok func(sid string, a *Agent)) {
 	seen := map[int]bool{}
 	for _, id := range ids {
 		if seen[id] {
@@ -1030,30 +1053,16 @@ func (s *APIServer) handleRestart(w http.ResponseWriter, r *http.Request) {
 		}
 		seen[id] = true
 		sid := fmt.Sprintf("%03d", id)
-		a, ok := byID[id]
-		var code int
+		a, found := byID[id]
 		switch {
 		case id == 0:
-			code = 1703
-		case !ok:
-			code = 1701
-		case c.status(a) != StatusActive:
-			code = 1707
+			fail(1703, sid)
+		case !found:
+			fail(1701, sid)
+		default:
+			ok(sid, a)
 		}
-		if code != 0 {
-			if explicit {
-				fails.add(werr(code, ""), sid)
-			}
-			continue
-		}
-		done = append(done, sid)
 	}
-	sort.Strings(done)
-	if len(done) > 0 {
-		s.o.Logger.Info("restart command sent", "agents", len(done))
-	}
-	writeJSON(w, r, 200, affected(done, len(done), &fails, "Restart command was sent to all agents",
-		"Restart command was not sent to some agents", "Restart command was not sent to any agent"))
 }
 
 func (s *APIServer) handleDeleteAgents(w http.ResponseWriter, r *http.Request) {
@@ -1107,25 +1116,14 @@ func (s *APIServer) handleDeleteAgents(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		} else {
-			seen := map[int]bool{}
-			for _, id := range ids {
-				if seen[id] {
-					continue
-				}
-				seen[id] = true
-				sid := fmt.Sprintf("%03d", id)
-				a, ok := byID[id]
-				switch {
-				case id == 0:
-					fails.add(werr(1703, ""), sid)
-				case !ok:
-					fails.add(werr(1701, ""), sid)
-				case !filter.match(c, a):
+			fail := func(code int, sid string) { fails.add(werr(code, ""), sid) }
+			eachRequested(ids, byID, fail, func(sid string, a *Agent) {
+				if !filter.match(c, a) {
 					fails.add(werr(1731, extra), sid)
-				default:
-					del[id] = true
+					return
 				}
-			}
+				del[a.ID] = true
+			})
 		}
 		if len(del) == 0 {
 			return nil, false, nil
