@@ -270,6 +270,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				}
 				return snapshotRestoreSkip(ctx, env, d)
 			}}),
+		recoveriesKind(pl),
 	}
 }
 
