@@ -75,18 +75,11 @@ func runPrimariesRecoveries(ctx context.Context, env engine.Env, p *recoveriesPa
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	var before indexer.Settings
-	// Right after a (re)start the node may not answer yet: wait for it.
-	err = wait(ctx, env, d.poll(), "the indexer to answer", func() (bool, error) {
-		var err error
-		before, err = ix.Settings(ctx, false)
-		if err != nil && notAnswering("indexer", err) != err {
-			return false, nil
-		}
-		return err == nil, err
-	})
+	// The steps run while the node answers: before its stop, after indexer/settled, after
+	// finally/allocation-all (which waits for it).
+	before, err := ix.Settings(ctx, false)
 	if err != nil {
-		return engine.Outcome{}, err
+		return engine.Outcome{}, fmt.Errorf("read %s: %w", keyInitialPrimaries, err)
 	}
 	cur, set := before.Persistent[keyInitialPrimaries]
 	var want any

@@ -79,10 +79,10 @@ func entryOf(rel string, fi fs.FileInfo) (treeEntry, error) {
 	return e, nil
 }
 
-// scanTree lists root (without hashing unless hash is set).
-func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
-	m := treeManifest{Source: root, Entries: []treeEntry{}}
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+// walkTree calls visit for root and every entry below it, in lexical order, with its path and
+// its entry (entryOf; a link's target read).
+func walkTree(ctx context.Context, root string, visit func(p string, e treeEntry) error) error {
+	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -98,15 +98,24 @@ func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error)
 		if err != nil {
 			return err
 		}
-		switch e.Type {
-		case "link":
+		if e.Type == "link" {
 			if e.Link, err = os.Readlink(p); err != nil {
 				return err
 			}
-		case "file":
+		}
+		return visit(p, e)
+	})
+}
+
+// scanTree lists root (without hashing unless hash is set).
+func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
+	m := treeManifest{Source: root, Entries: []treeEntry{}}
+	err := walkTree(ctx, root, func(p string, e treeEntry) error {
+		if e.Type == "file" {
 			m.Files++
 			m.Bytes += e.Size
 			if hash {
+				var err error
 				if e.SHA, err = hashFile(p); err != nil {
 					return err
 				}
@@ -145,23 +154,8 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 	m := treeManifest{Source: src, Entries: []treeEntry{}}
 	var dirs []treeEntry
 	var done int64
-	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		e, err := entryOf(rel, fi)
-		if err != nil {
-			return err
-		}
+	err := walkTree(ctx, src, func(p string, e treeEntry) error {
+		target := filepath.Join(dst, e.Path)
 		switch e.Type {
 		case "dir":
 			if err := os.Mkdir(target, 0o700); err != nil {
@@ -169,9 +163,6 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 			}
 			dirs = append(dirs, e)
 		case "link":
-			if e.Link, err = os.Readlink(p); err != nil {
-				return err
-			}
 			if err := os.Symlink(e.Link, target); err != nil {
 				return err
 			}
@@ -180,6 +171,7 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 			}
 		case "file":
 			base := done
+			var err error
 			if e.SHA, err = copyFileHashed(p, target, e, func(n int64) {
 				if progress != nil {
 					progress(base + n)
