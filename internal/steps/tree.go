@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -352,16 +353,9 @@ func addSums(dir string, sums map[string]string) error {
 	if all == nil {
 		all = map[string]string{}
 	}
-	for k, v := range sums {
-		all[k] = v
-	}
-	names := make([]string, 0, len(all))
-	for k := range all {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	maps.Copy(all, sums)
 	var b strings.Builder
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(all)) {
 		fmt.Fprintf(&b, "%s  %s\n", all[n], n)
 	}
 	return renameio.WriteFile(filepath.Join(dir, sumsName), []byte(b.String()), 0o600)
