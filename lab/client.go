@@ -20,6 +20,7 @@ type indexerClient struct {
 	user     string
 	password string
 	hc       *http.Client
+	pause    time.Duration // the first pause before a refused request is sent again (retryRefused); 0: 0.5 s
 }
 
 func tlsClient(caFile string, timeout time.Duration) (*http.Client, error) {

@@ -261,17 +261,72 @@ func (c *indexerClient) mapping(ctx context.Context, index string) (json.RawMess
 
 // createLoadIndex creates a daily index with the learnt mapping and asynchronous translog fsync,
 // without waiting for its shard to start (the bulk request that follows waits for the primary).
-// An index that exists (a load onto loaded days) is used as it is.
+// An index that exists (a load onto loaded days) is used as it is; a creation the node refuses for
+// memory or load is sent again (retryRefused).
 func (c *indexerClient) createLoadIndex(ctx context.Context, index string, mapping json.RawMessage) error {
 	body := map[string]any{"mappings": mapping, "settings": map[string]any{"index.translog.durability": "async"}}
-	code, data, err := c.do(ctx, http.MethodPut, "/"+index+"?wait_for_active_shards=0", body)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", index, err)
+	return c.retryRefused(ctx, "create "+index, func() (bool, error) {
+		code, data, err := c.do(ctx, http.MethodPut, "/"+index+"?wait_for_active_shards=0", body)
+		if err != nil {
+			return false, fmt.Errorf("create %s: %w", index, err)
+		}
+		if again, err := refused(code, data); again || err != nil {
+			return again, err
+		}
+		if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
+			return false, fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
+		}
+		return false, nil
+	})
+}
+
+// loadTries bounds retryRefused: the pauses (0.5 s doubling to 8 s) add up to about a minute.
+const loadTries = 10
+
+// retryRefused calls send until it has nothing to send again or fails: a request the node refused
+// for memory or load is sent again after a pause of c.pause (0.5 s when zero) doubling to 8 s,
+// loadTries times at most.
+func (c *indexerClient) retryRefused(ctx context.Context, what string, send func() (again bool, err error)) error {
+	pause := c.pause
+	if pause <= 0 {
+		pause = 500 * time.Millisecond
 	}
-	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
+	for try := 1; ; try++ {
+		again, err := send()
+		if err != nil || !again {
+			return err
+		}
+		if try == loadTries {
+			return fmt.Errorf("%s: still refused for memory or load after %d tries: give the indexer more heap (siemlab up --indexer-heap)", what, try)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 8*time.Second)
 	}
-	return nil
+}
+
+// refused tells an answer the node gives when it cannot take a request now (a 429 from a circuit
+// breaker or a full queue, a 503 from a cluster state update that timed out: send again) from one
+// it will never take: a circuit breaker whose durability is PERMANENT (the request alone is bigger
+// than the breaker's limit) fails at once.
+func refused(code int, data []byte) (bool, error) {
+	if code != http.StatusTooManyRequests && code != http.StatusServiceUnavailable {
+		return false, nil
+	}
+	var e struct {
+		Error struct {
+			Type       string `json:"type"`
+			Reason     string `json:"reason"`
+			Durability string `json:"durability"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error.Durability == "PERMANENT" {
+		return false, fmt.Errorf("HTTP %d %s (permanent): %s: give the indexer more heap (siemlab up --indexer-heap) or send smaller requests", code, e.Error.Type, tail(e.Error.Reason, 200))
+	}
+	return true, nil
 }
 
 // hostname is the manager name the lab's alerts carry.
@@ -364,29 +419,17 @@ func (c *indexerClient) makeShardRoom(ctx context.Context, more int) (was, now i
 }
 
 // bulkRetry sends a _bulk body until every document is in: a request the node refuses as a whole
-// for memory or load (429, 503: its circuit breaker or write queue) is sent again, and of a
-// partly refused one only the refused documents, after a growing pause (0.5 s doubling to 8 s, 10
-// tries). It returns how many documents were indexed.
+// for memory or load is sent again, and of a partly refused one only the refused documents
+// (retryRefused). It returns how many documents were indexed.
 func (c *indexerClient) bulkRetry(ctx context.Context, body []byte) (int, error) {
 	total := 0
-	pause := 500 * time.Millisecond
-	for try := 1; ; try++ {
+	err := c.retryRefused(ctx, "bulk", func() (bool, error) {
 		n, again, err := c.bulk(ctx, body)
 		total += n
-		if err != nil || len(again) == 0 {
-			return total, err
-		}
-		if try == 10 {
-			return total, fmt.Errorf("bulk: %d documents still refused for load after %d tries", bytes.Count(again, []byte{'\n'})/2, try)
-		}
-		select {
-		case <-ctx.Done():
-			return total, ctx.Err()
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 8*time.Second)
 		body = again
-	}
+		return len(again) > 0, err
+	})
+	return total, err
 }
 
 // bulk sends one _bulk body; it returns how many documents were indexed and the body of those
@@ -408,7 +451,10 @@ func (c *indexerClient) bulk(ctx context.Context, body []byte) (int, []byte, err
 	if err != nil {
 		return 0, nil, fmt.Errorf("bulk: read answer: %w", err)
 	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+	if again, err := refused(resp.StatusCode, data); again || err != nil {
+		if err != nil {
+			return 0, nil, fmt.Errorf("bulk: %w", err)
+		}
 		return 0, body, nil
 	}
 	if resp.StatusCode/100 != 2 {

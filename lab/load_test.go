@@ -95,7 +95,7 @@ func TestBulkRetry(t *testing.T) {
 		answers[len(got)-1](w)
 	}))
 	defer srv.Close()
-	c := &indexerClient{base: srv.URL, user: "admin", password: "x", hc: srv.Client()}
+	c := &indexerClient{base: srv.URL, user: "admin", password: "x", hc: srv.Client(), pause: time.Millisecond}
 	body := "{\"index\":{}}\n{\"n\":1}\n{\"index\":{}}\n{\"n\":2}\n{\"index\":{}}\n{\"n\":3}\n"
 	n, err := c.bulkRetry(t.Context(), []byte(body))
 	if err != nil || n != 3 {
@@ -147,5 +147,56 @@ func TestLoadBodies(t *testing.T) {
 	}
 	if perIndex["p-2026.03.05"] == 0 || perIndex["p-2026.03.09"] == 0 {
 		t.Errorf("days %v", perIndex)
+	}
+}
+
+// An index creation the node refuses for memory (429 from its parent circuit breaker, TRANSIENT)
+// or a timed-out cluster state update (503) is sent again; a PERMANENT breaker fails at once; a
+// node that keeps refusing fails after loadTries with the fix named.
+func TestCreateLoadIndexRetry(t *testing.T) {
+	const breaker = `{"error":{"root_cause":[{"type":"circuit_breaking_exception","reason":"[parent] Data too large, data for [<http_request>] would be [1530082560/1.4gb], which is larger than the limit of [1530082099/1.4gb]","bytes_wanted":1530082560,"bytes_limit":1530082099,"durability":"%s"}],"type":"circuit_breaking_exception","reason":"[parent] Data too large, data for [<http_request>] would be [1530082560/1.4gb], which is larger than the limit of [1530082099/1.4gb]","bytes_wanted":1530082560,"bytes_limit":1530082099,"durability":"%s"},"status":429}`
+	transient := strings.ReplaceAll(breaker, "%s", "TRANSIENT")
+	permanent := strings.ReplaceAll(breaker, "%s", "PERMANENT")
+	timeout := `{"error":{"root_cause":[{"type":"process_cluster_event_timeout_exception","reason":"failed to process cluster event (create-index [siem-alerts-4.x-2026.01.02], cause [api]) within 30s"}],"type":"process_cluster_event_timeout_exception","reason":"failed to process cluster event (create-index [siem-alerts-4.x-2026.01.02], cause [api]) within 30s"},"status":503}`
+	created := `{"acknowledged":true,"shards_acknowledged":false,"index":"siem-alerts-4.x-2026.01.02"}`
+	type answer struct {
+		code int
+		body string
+	}
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+		tries   int
+		wantErr string
+	}{
+		{"breaker then created", []answer{{429, transient}, {503, timeout}, {200, created}}, 3, ""},
+		{"permanent breaker", []answer{{429, permanent}}, 1, "(permanent)"},
+		{"always refused", nil, loadTries, "--indexer-heap"},
+		{"other error", []answer{{400, `{"error":{"type":"illegal_argument_exception","reason":"bad mapping"},"status":400}`}}, 1, "bad mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tries int
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPut || r.URL.Path != "/siem-alerts-4.x-2026.01.02" {
+					t.Errorf("%s %s", r.Method, r.URL.Path)
+				}
+				a := answer{429, transient}
+				if tries < len(tc.answers) {
+					a = tc.answers[tries]
+				}
+				tries++
+				w.WriteHeader(a.code)
+				io.WriteString(w, a.body)
+			}))
+			defer srv.Close()
+			c := &indexerClient{base: srv.URL, user: "admin", password: "x", hc: srv.Client(), pause: time.Millisecond}
+			err := c.createLoadIndex(t.Context(), "siem-alerts-4.x-2026.01.02", json.RawMessage(`{"properties":{}}`))
+			if tries != tc.tries {
+				t.Errorf("%d requests, want %d", tries, tc.tries)
+			}
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
 	}
 }

@@ -67,6 +67,13 @@ func isCount(v any) error {
 	return nil
 }
 
+func isTrue(v any) error {
+	if b, ok := v.(bool); !ok || !b {
+		return fmt.Errorf("%v is not true", v)
+	}
+	return nil
+}
+
 func isLabel(v any) error {
 	if s, ok := v.(string); !ok || s == "" {
 		return fmt.Errorf("must be a non-empty label")
@@ -148,6 +155,9 @@ var kinds = map[string]map[string]param{
 	"gate.data_safety":         {},
 	"indexer.snapshot_take":    {},
 	"restore.indexer_snapshot": {},
+
+	// a node that recovers thousands of daily indices after its restart
+	"indexer.primaries_recoveries": {"value": isCount, "restore": isTrue},
 }
 
 type schemaKind struct {
@@ -298,6 +308,10 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		"dashboard/install", "dashboard/start", "dashboard/up",
 		"validate/versions", "validate/units", "validate/ports", "validate/data-flow",
 		"post/snapshot", "post/diff", "watch/window")
+	// The node's initial primaries recoveries are raised while it runs, before its stop, and put
+	// back once it settled and in the finally-steps.
+	before(t, p, "indexer/allocation-primaries", "indexer/recoveries-up", "indexer/stop", "indexer/start",
+		"indexer/settled", "indexer/recoveries-back", "finally/recoveries-back", "finally/no-trace")
 	// The agents active before are recorded before the manager stops and
 	// must be back before the shipper and dashboard start.
 	before(t, p, "preflight/agents-before", "manager/stop", "manager/api", "manager/agents-back", "shipper/install")

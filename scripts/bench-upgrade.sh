@@ -9,7 +9,8 @@
 #   BENCH_VOLUMES="small:20MiB:20 large:200MiB:200" BENCH_MODES="snapshot" scripts/bench-upgrade.sh
 #
 # Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, default a new /tmp dir, kept:
-# results.tsv and the logs), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
+# results.tsv, the logs and per upgrade TAG-upgrade.recovery: the indexer's primaries and active
+# recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
 # BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
 # BENCH_MODES (default "snapshot copy command"), BENCH_RATE (events per second, default 5),
 # BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m).
@@ -31,6 +32,7 @@ HEAP=${BENCH_HEAP:-2g}
 LAB=$WORK/lab
 RES=$WORK/results.tsv
 FLOW_PID=
+SAMPLE_PID=
 
 log() { printf '%s bench-upgrade: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() {
@@ -45,6 +47,7 @@ command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
 [ "$(id -u)" = 0 ] || die "run as root (the lab runs a private systemd and dpkg root)"
 
 cleanup() {
+	[ -z "$SAMPLE_PID" ] || kill "$SAMPLE_PID" 2>/dev/null
 	if [ -n "$FLOW_PID" ]; then
 		kill "$FLOW_PID" 2>/dev/null
 		wait "$FLOW_PID" 2>/dev/null
@@ -87,6 +90,20 @@ URL=$(conf indexer.url)
 [ -d "$DATA" ] && [ -n "$URL" ] || die "indexer.data_dir / indexer.url not found in the lab's configuration"
 "$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 || die "indexer repository prepare: see $WORK/prepare.log"
 REPO=$("$SIEMCTL" indexer repository -o json | jq -r .location)
+
+# ix PATH: GET on the lab's indexer (the password through curl's stdin config, never on argv).
+ix() { curl -s --max-time 4 --cacert "$LAB/certs/root-ca.pem" -K- "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
+
+# sample LOG: every 5 s while a run goes, the indexer's primaries (active, initializing,
+# unassigned) and its active recoveries by type/stage, to see what the node waits for.
+sample() {
+	while :; do
+		printf '%s %s %s\n' "$(date -u +%T)" \
+			"$(ix '/_cluster/health?filter_path=status,active_primary_shards,initializing_shards,unassigned_shards')" \
+			"$(ix '/_cat/recovery?active_only=true&h=type,stage' | sort | uniq -c | tr -s ' \n' ' ')"
+		sleep 5
+	done >>"$1" 2>/dev/null
+}
 
 bytes() { du -sb "$1" 2>/dev/null | cut -f1; }
 mib() { awk -v b="${1:-0}" 'BEGIN { printf "%.0f", b / 1048576 }'; }
@@ -140,10 +157,14 @@ for vol in $VOLUMES; do
 		fi
 		tag=$(printf '%s%s' "${vname:0:5}" "${mode:0:4}" | tr -cd 'a-z0-9')
 		dsize=$(bytes "$DATA")
-		indices=$(curl -s --cacert "$LAB/certs/root-ca.pem" -u "admin:$(cat "$LAB/secrets/indexer")" "$URL/_cat/indices/siem-alerts-*?h=index" | wc -l)
+		indices=$(ix '/_cat/indices/siem-alerts-*?h=index' | wc -l)
 		repo0=$(bytes "$REPO")
 		log "$vname/$mode: upgrade ($(mib "$dsize") MiB data)"
+		sample "$WORK/$tag-upgrade.recovery" &
+		SAMPLE_PID=$!
 		run_with_flow "$tag" "$WORK/$tag-upgrade.log" 1 "$SIEMCTL" upgrade apply --to 4.10.0 --yes || die "$vname/$mode upgrade: see $WORK/$tag-upgrade.log"
+		kill "$SAMPLE_PID"
+		SAMPLE_PID=
 		up_wall=$WALL
 		up_run=$("$SIEMCTL" upgrade status -o json | jq -r .run_id)
 		case $mode in

@@ -31,6 +31,10 @@ const (
 	dataManifestName = "indexer-data.manifest.json"
 )
 
+// dataCopied is what happens to the indexer's data directory only while the indexer is stopped
+// (requireStopped): a cold copy, a site hook's take, a restore.
+const dataCopied = "its data directory is copied, taken or replaced"
+
 var configComponents = []string{"indexer", "manager", "dashboard", "shipper", "certs"}
 
 type configsParams struct {
@@ -149,6 +153,26 @@ func backupKinds(pl *Planning) []engine.Kind {
 	}
 }
 
+// depsAndBackups is a step's dependencies and the backups its run recorded.
+func depsAndBackups(env engine.Env) (*Deps, Backups, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return nil, Backups{}, err
+	}
+	b, err := backups(env)
+	return d, b, err
+}
+
+// depsAndRunDir is a step's dependencies and its run's backup directory (runDir).
+func depsAndRunDir(env engine.Env) (*Deps, string, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := runDir(env, d)
+	return d, dir, err
+}
+
 // runDir returns (and creates, 0700) the run's backup directory.
 func runDir(env engine.Env, d *Deps) (string, error) {
 	b, err := backups(env)
@@ -177,11 +201,7 @@ func runDir(env engine.Env, d *Deps) (string, error) {
 // --- backup.configs / restore.configs ------------------------------------------
 
 func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	dir, err := runDir(env, d)
+	d, dir, err := depsAndRunDir(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -192,21 +212,8 @@ func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (en
 			total += n
 		}
 	}
-	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, configsArchive), paths, newMeter(env, d, "archive", total).set)
+	man, sum, missing, err := saveArchive(ctx, dir, configsArchive, configsManifest, paths, newMeter(env, d, "archive", total).set)
 	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := writeJSONFile(filepath.Join(dir, configsManifest), man); err != nil {
-		return engine.Outcome{}, err
-	}
-	msum, err := hashFile(filepath.Join(dir, configsManifest))
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := addSums(dir, map[string]string{configsArchive: sum, configsManifest: msum}); err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := verifySum(dir, configsArchive); err != nil {
 		return engine.Outcome{}, err
 	}
 	arch := filepath.Join(dir, configsArchive)
@@ -334,12 +341,39 @@ func writeArchive(ctx context.Context, dst string, paths []string, progress func
 	return man, hex.EncodeToString(h.Sum(nil)), missing, nil
 }
 
-func runRestoreConfigs(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
+// saveArchive writes paths into dir/archive (writeArchive) and its manifest beside it, records
+// both in dir's SHA256SUMS and verifies the archive against it. It returns the manifest, the
+// archive's sha256 and the paths that were not there.
+func saveArchive(ctx context.Context, dir, archive, manifest string, paths []string, progress func(done int64)) (treeManifest, string, []string, error) {
+	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, archive), paths, progress)
 	if err != nil {
-		return engine.Outcome{}, err
+		return man, "", nil, err
 	}
-	b, err := backups(env)
+	if err := saveManifest(dir, manifest, man, map[string]string{archive: sum}); err != nil {
+		return man, "", nil, err
+	}
+	return man, sum, missing, verifySum(dir, archive)
+}
+
+// saveManifest writes man as dir/name and records its sha256 in dir's SHA256SUMS with the
+// other sums given.
+func saveManifest(dir, name string, man treeManifest, sums map[string]string) error {
+	if err := writeJSONFile(filepath.Join(dir, name), man); err != nil {
+		return err
+	}
+	msum, err := hashFile(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if sums == nil {
+		sums = map[string]string{}
+	}
+	sums[name] = msum
+	return addSums(dir, sums)
+}
+
+func runRestoreConfigs(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -505,11 +539,7 @@ func securityFiles(dir string) ([]string, error) {
 }
 
 func runBackupSecurity(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	dir, err := runDir(env, d)
+	d, dir, err := depsAndRunDir(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -615,19 +645,20 @@ func copyRestoreDescribe(pl *Planning) []string {
 		"swap it in for " + dd + " (rename), remove the replaced data"}
 }
 
-// requireStopped fails unless the indexer unit is down with no process.
-func requireStopped(ctx context.Context, d *Deps) error {
+// requireStopped fails unless comp's unit is down with no process: what (its data copied, ...)
+// happens only then.
+func requireStopped(ctx context.Context, d *Deps, comp, what string) error {
 	u, err := d.units(ctx)
 	if err != nil {
 		return err
 	}
-	unit := unitOf(d, "indexer")
+	unit := unitOf(d, comp)
 	down, state, err := unitDown(ctx, u, unit)
 	if err != nil {
 		return err
 	}
 	if !down {
-		return fmt.Errorf("%s is %s: the data directory is copied only while the indexer is stopped", unit, state)
+		return fmt.Errorf("%s is %s: %s only while the %s is stopped (siemctl services stop %s)", unit, state, what, comp, comp)
 	}
 	return nil
 }
@@ -656,7 +687,7 @@ func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Out
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireStopped(ctx, d); err != nil {
+	if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
 		return engine.Outcome{}, err
 	}
 	dir, err := runDir(env, d)
@@ -735,7 +766,7 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 			return engine.Outcome{}, err
 		}
 	}
-	if err := requireStopped(ctx, d); err != nil {
+	if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)

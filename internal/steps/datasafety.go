@@ -270,6 +270,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				}
 				return snapshotRestoreSkip(ctx, env, d)
 			}}),
+		recoveriesKind(pl),
 	}
 }
 
@@ -454,11 +455,7 @@ func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, 
 }
 
 func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	b, err := backups(env)
+	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -627,7 +624,7 @@ func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine
 		}
 		return engine.Outcome{Message: fmt.Sprintf("data safety by snapshot %s/%s (%d indices); no copy of %s", b.IndexerSnapshot.Repository, b.IndexerSnapshot.Name, len(b.IndexerSnapshot.Indices), d.Config.Indexer.DataDir)}, nil
 	case config.DataSafetyCommand:
-		if err := requireStopped(ctx, d); err != nil {
+		if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
 			return engine.Outcome{}, err
 		}
 		run, err := runDataHook(ctx, env, d, d.Config.Indexer.DataHookTake)
@@ -647,11 +644,7 @@ func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine
 
 // backupDataDone is the Skip/Verify of backup.indexer_data in every mode.
 func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return false, "", err
-	}
-	b, err := backups(env)
+	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return false, "", err
 	}
@@ -815,7 +808,7 @@ func stopIndexer(ctx context.Context, env engine.Env, d *Deps) error {
 	if err := waitGone(ctx, env, d, u, unit); err != nil {
 		return err
 	}
-	return requireStopped(ctx, d)
+	return requireStopped(ctx, d, "indexer", dataCopied)
 }
 
 // runDataHook runs a site hook with the run id and the data path in its

@@ -99,29 +99,12 @@ func managerDBCopied(ctx context.Context, env engine.Env) (bool, string) {
 	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
 }
 
-// requireManagerStopped fails unless the manager's unit is down.
-func requireManagerStopped(ctx context.Context, d *Deps, why string) error {
-	u, err := d.units(ctx)
-	if err != nil {
-		return err
-	}
-	unit := unitOf(d, "manager")
-	down, state, err := unitDown(ctx, u, unit)
-	if err != nil {
-		return err
-	}
-	if !down {
-		return fmt.Errorf("%s is %s: %s only while the manager is stopped (siemctl services stop manager)", unit, state, why)
-	}
-	return nil
-}
-
 func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireManagerStopped(ctx, d, "its databases are copied"); err != nil {
+	if err := requireStopped(ctx, d, "manager", "its databases are copied"); err != nil {
 		return engine.Outcome{}, err
 	}
 	dir, err := runDir(env, d)
@@ -141,11 +124,7 @@ func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engin
 }
 
 func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	b, err := backups(env)
+	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -157,7 +136,7 @@ func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engi
 	if err := readJSONFile(filepath.Join(dir, managerDBManifest), &man); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireManagerStopped(ctx, d, "its databases are restored"); err != nil {
+	if err := requireStopped(ctx, d, "manager", "its databases are restored"); err != nil {
 		return engine.Outcome{}, err
 	}
 	target := filepath.Clean(ManagerDBPath(d.Config))
@@ -209,14 +188,7 @@ func coldCopy(ctx context.Context, env engine.Env, d *Deps, src, dir, name, mani
 		return "", man, fmt.Errorf("the copy of %s does not match its source: %w", src, err)
 	}
 	man.Created = d.now().UTC()
-	if err := writeJSONFile(filepath.Join(dir, manifestName), man); err != nil {
-		return "", man, err
-	}
-	msum, err := hashFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		return "", man, err
-	}
-	if err := addSums(dir, map[string]string{manifestName: msum}); err != nil {
+	if err := saveManifest(dir, manifestName, man, nil); err != nil {
 		return "", man, err
 	}
 	if err := os.Rename(tmp, dst); err != nil {

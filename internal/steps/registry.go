@@ -65,23 +65,6 @@ func registryKinds(pl *Planning) []engine.Kind {
 	}
 }
 
-// requireShipperStopped fails unless the shipper unit is down with no process.
-func requireShipperStopped(ctx context.Context, d *Deps, why string) error {
-	u, err := d.units(ctx)
-	if err != nil {
-		return err
-	}
-	unit := unitOf(d, "shipper")
-	down, state, err := unitDown(ctx, u, unit)
-	if err != nil {
-		return err
-	}
-	if !down {
-		return fmt.Errorf("%s is %s: %s (systemctl stop %s first)", unit, state, why, unit)
-	}
-	return nil
-}
-
 func shipperDataDir(d *Deps) (string, error) {
 	dd := d.Config.Shipper.DataDir
 	if dd == "" || !filepath.IsAbs(dd) {
@@ -99,7 +82,7 @@ func runBackupRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireShipperStopped(ctx, d, "its registry is saved only while it is stopped"); err != nil {
+	if err := requireStopped(ctx, d, "shipper", "its registry is saved"); err != nil {
 		return engine.Outcome{}, err
 	}
 	reg := registryDir(dd)
@@ -116,22 +99,9 @@ func runBackupRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine
 		return engine.Outcome{}, err
 	}
 	arch := filepath.Join(dir, registryArchive)
-	man, sum, _, err := writeArchive(ctx, arch, []string{reg}, nil)
+	man, sum, _, err := saveArchive(ctx, dir, registryArchive, registryManifest, []string{reg}, nil)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("save the shipper registry: %w", err)
-	}
-	if err := writeJSONFile(filepath.Join(dir, registryManifest), man); err != nil {
-		return engine.Outcome{}, err
-	}
-	msum, err := hashFile(filepath.Join(dir, registryManifest))
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := addSums(dir, map[string]string{registryArchive: sum, registryManifest: msum}); err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := verifySum(dir, registryArchive); err != nil {
-		return engine.Outcome{}, err
 	}
 	if err := setBackups(env, func(b *Backups) { b.ShipperRegistry, b.ShipperRegistryAbsent = arch, false }); err != nil {
 		return engine.Outcome{}, err
@@ -141,11 +111,7 @@ func runBackupRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine
 }
 
 func runRestoreRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	b, err := backups(env)
+	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -156,7 +122,7 @@ func runRestoreRegistry(ctx context.Context, env engine.Env, _ *noParams) (engin
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireShipperStopped(ctx, d, "its registry is restored only while it is stopped"); err != nil {
+	if err := requireStopped(ctx, d, "shipper", "its registry is restored"); err != nil {
 		return engine.Outcome{}, err
 	}
 	var man treeManifest

@@ -49,7 +49,7 @@ func TestShipperRegistrySavedAndRestored(t *testing.T) {
 	// prefer over a restored older one if it were left in the directory.
 	writeRegistry(t, reg, "999999", "5000.json")
 	u.active["shipper.service"] = true
-	if _, err := run(t, d, e, "restore.shipper_registry", nil); err == nil || !strings.Contains(err.Error(), "stop shipper.service") {
+	if _, err := run(t, d, e, "restore.shipper_registry", nil); err == nil || !strings.Contains(err.Error(), "only while the shipper is stopped (siemctl services stop shipper)") {
 		t.Fatalf("restore with the shipper running: %v", err)
 	}
 	if got := readFile(t, filepath.Join(reg, "filebeat/log.json")); !strings.Contains(got, "999999") {

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -79,10 +80,10 @@ func entryOf(rel string, fi fs.FileInfo) (treeEntry, error) {
 	return e, nil
 }
 
-// scanTree lists root (without hashing unless hash is set).
-func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
-	m := treeManifest{Source: root, Entries: []treeEntry{}}
-	err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+// walkTree calls visit for root and every entry below it, in lexical order, with its path and
+// its entry (entryOf; a link's target read).
+func walkTree(ctx context.Context, root string, visit func(p string, e treeEntry) error) error {
+	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -98,15 +99,24 @@ func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error)
 		if err != nil {
 			return err
 		}
-		switch e.Type {
-		case "link":
+		if e.Type == "link" {
 			if e.Link, err = os.Readlink(p); err != nil {
 				return err
 			}
-		case "file":
+		}
+		return visit(p, e)
+	})
+}
+
+// scanTree lists root (without hashing unless hash is set).
+func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
+	m := treeManifest{Source: root, Entries: []treeEntry{}}
+	err := walkTree(ctx, root, func(p string, e treeEntry) error {
+		if e.Type == "file" {
 			m.Files++
 			m.Bytes += e.Size
 			if hash {
+				var err error
 				if e.SHA, err = hashFile(p); err != nil {
 					return err
 				}
@@ -145,23 +155,8 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 	m := treeManifest{Source: src, Entries: []treeEntry{}}
 	var dirs []treeEntry
 	var done int64
-	err := filepath.WalkDir(src, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		e, err := entryOf(rel, fi)
-		if err != nil {
-			return err
-		}
+	err := walkTree(ctx, src, func(p string, e treeEntry) error {
+		target := filepath.Join(dst, e.Path)
 		switch e.Type {
 		case "dir":
 			if err := os.Mkdir(target, 0o700); err != nil {
@@ -169,9 +164,6 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 			}
 			dirs = append(dirs, e)
 		case "link":
-			if e.Link, err = os.Readlink(p); err != nil {
-				return err
-			}
 			if err := os.Symlink(e.Link, target); err != nil {
 				return err
 			}
@@ -180,6 +172,7 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 			}
 		case "file":
 			base := done
+			var err error
 			if e.SHA, err = copyFileHashed(p, target, e, func(n int64) {
 				if progress != nil {
 					progress(base + n)
@@ -360,16 +353,9 @@ func addSums(dir string, sums map[string]string) error {
 	if all == nil {
 		all = map[string]string{}
 	}
-	for k, v := range sums {
-		all[k] = v
-	}
-	names := make([]string, 0, len(all))
-	for k := range all {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	maps.Copy(all, sums)
 	var b strings.Builder
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(all)) {
 		fmt.Fprintf(&b, "%s  %s\n", all[n], n)
 	}
 	return renameio.WriteFile(filepath.Join(dir, sumsName), []byte(b.String()), 0o600)

@@ -50,7 +50,7 @@ var defaultDurations = map[string]time.Duration{
 	"gate.dashboard": 5 * time.Second, "gate.units_active": 2 * time.Second, "gate.ports": 2 * time.Second,
 	"backup.configs": 5 * time.Second, "backup.indexer_security": 20 * time.Second,
 	"units.stop": 10 * time.Second, "units.start": 10 * time.Second, "units.verify_gone": 2 * time.Second, "units.daemon_reload": time.Second,
-	"indexer.allocation": time.Second, "indexer.flush": 2 * time.Second, "indexer.flush_synced": 2 * time.Second,
+	"indexer.allocation": time.Second, "indexer.primaries_recoveries": time.Second, "indexer.flush": 2 * time.Second, "indexer.flush_synced": 2 * time.Second,
 	"packages.install": time.Minute, "packages.downgrade": time.Minute,
 	"indexer.security_apply": 30 * time.Second,
 	"shipper.template":       3 * time.Second, "shipper.setup": 15 * time.Second, "shipper.test_output": 3 * time.Second,
