@@ -455,7 +455,7 @@ func TestUnitsStopStart(t *testing.T) {
 	}
 	u.active["siem-manager.service"] = false
 	u.startEr["siem-manager.service"] = errors.New("unit failed")
-	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start siem-manager.service") {
+	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start manager (siem-manager.service)") {
 		t.Fatalf("failed start: %v", err)
 	}
 	// verify_gone: processes left → not yet.

@@ -77,6 +77,10 @@ func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duratio
 	return f.state[u], nil
 }
 func (f *fakeUnits) Processes(context.Context, string) ([]int, error) { return nil, nil }
+
+// ResetFailed is not recorded: the operation's table (internal/ops/services)
+// pins when it runs; these tests pin the verbs' order and output.
+func (f *fakeUnits) ResetFailed(context.Context, string) error { return nil }
 func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
 	f.calls = append(f.calls, "enable "+strings.Join(us, " "))
 	return []units.UnitFileChange{{Type: "symlink", Filename: "/etc/systemd/system/multi-user.target.wants/shipper.service", Destination: "/lib/systemd/system/shipper.service"}}, nil

@@ -92,6 +92,7 @@ type Units interface {
 	Stop(ctx context.Context, unit string) error
 	Wait(ctx context.Context, unit string, want []string, timeout time.Duration) (units.UnitStatus, error)
 	Processes(ctx context.Context, unit string) ([]int, error)
+	ResetFailed(ctx context.Context, unit string) error
 	Enable(ctx context.Context, units ...string) ([]units.UnitFileChange, error)
 }
 
@@ -115,6 +116,9 @@ type Outcome struct {
 	// Failure is systemd's Result and exit status ("exit-code (exit status 1)").
 	Failure string `json:"failure,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Already: the unit was in the wanted state, nothing was done
+	// (Runner.SkipDone).
+	Already bool `json:"already,omitempty"`
 	// LogLines are the unit's last log lines when it failed.
 	LogLines []string `json:"log_lines,omitempty"`
 	// Leftover are PIDs still in the unit's control group after a stop.
@@ -155,8 +159,16 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for Took (default time.Now).
 	Now func() time.Time
-	// Waits overrides the wait limits (tests); missing keys use Waits.
+	// Waits overrides the wait limits (tests); missing keys use the
+	// component's Wait (a runbook step's per-call limit), then Waits.
 	Waits map[string]time.Duration
+	// SkipDone leaves a unit already in the wanted state alone (start:
+	// active; stop: inactive or failed with no process left) and reports it
+	// as Already: a runbook step that runs again on --resume changes nothing.
+	SkipDone bool
+	// Waiting, when set, is told what a wait is for ("processes of X to
+	// exit") each time the runner looks again.
+	Waiting func(format string, args ...any)
 }
 
 func (r *Runner) now() time.Time {
@@ -312,19 +324,31 @@ func (r *Runner) explain(ctx context.Context, o *Outcome) {
 }
 
 func (r *Runner) startOne(ctx context.Context, c Component, o *Outcome) error {
-	st, err := r.Units.StartAndWait(ctx, c.Unit, r.wait(c))
-	o.State, o.MainPID = stateOf(st), st.MainPID
-	if err != nil {
-		if st.IsFailed() {
-			o.Failure = st.Failure()
-		}
-		return waitErr(err, r.wait(c))
-	}
-	return nil
+	return r.startJob(ctx, c, o, r.Units.StartAndWait, r.SkipDone)
 }
 
 func (r *Runner) restartOne(ctx context.Context, c Component, o *Outcome) error {
-	st, err := r.Units.RestartAndWait(ctx, c.Unit, r.wait(c))
+	return r.startJob(ctx, c, o, r.Units.RestartAndWait, false)
+}
+
+// startJob runs a start or restart job and waits for the unit to be active.
+// A failed unit is reset first: its failure (and a start limit hit by
+// earlier crashes) would otherwise refuse or colour the new start.
+func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func(context.Context, string, time.Duration) (units.UnitStatus, error), skipActive bool) error {
+	if skipActive {
+		sts, err := r.Units.Status(ctx, c.Unit)
+		if err != nil {
+			return err
+		}
+		if len(sts) == 1 && sts[0].IsActive() {
+			o.State, o.MainPID, o.Already = stateOf(sts[0]), sts[0].MainPID, true
+			return nil
+		}
+	}
+	if err := r.Units.ResetFailed(ctx, c.Unit); err != nil {
+		return fmt.Errorf("reset-failed: %w", err)
+	}
+	st, err := job(ctx, c.Unit, r.wait(c))
 	o.State, o.MainPID = stateOf(st), st.MainPID
 	if err != nil {
 		if st.IsFailed() {
@@ -343,6 +367,16 @@ func waitErr(err error, limit time.Duration) error {
 }
 
 func (r *Runner) stopOne(ctx context.Context, c Component, o *Outcome) error {
+	if r.SkipDone {
+		down, st, err := r.Stopped(ctx, c.Unit)
+		if err != nil {
+			return err
+		}
+		if down {
+			o.State, o.Already = st, true
+			return nil
+		}
+	}
 	jctx, cancel := context.WithTimeout(ctx, r.wait(c))
 	defer cancel()
 	if err := r.Units.Stop(jctx, c.Unit); err != nil {
@@ -361,7 +395,39 @@ func (r *Runner) stopOne(ctx context.Context, c Component, o *Outcome) error {
 	if err != nil {
 		return err
 	}
+	// A service killed by its stop signal may be left "failed": clean it,
+	// so the next start and the health of the host see a stopped unit.
+	if err := r.Units.ResetFailed(ctx, c.Unit); err != nil {
+		return fmt.Errorf("reset-failed: %w", err)
+	}
+	if st.IsFailed() {
+		o.State = units.Inactive + "/dead"
+	}
 	return nil
+}
+
+// Stopped reports whether unit is stopped: inactive (or failed) with no
+// process left in its control group; state describes it either way.
+func (r *Runner) Stopped(ctx context.Context, unit string) (stopped bool, state string, err error) {
+	sts, err := r.Units.Status(ctx, unit)
+	if err != nil {
+		return false, "", err
+	}
+	if len(sts) != 1 {
+		return false, "", fmt.Errorf("unit status: asked for 1 unit, got %d", len(sts))
+	}
+	st := sts[0]
+	if st.ActiveState != units.Inactive && st.ActiveState != units.Failed {
+		return false, stateOf(st), nil
+	}
+	pids, err := r.Units.Processes(ctx, unit)
+	if err != nil {
+		return false, "", err
+	}
+	if len(pids) > 0 {
+		return false, fmt.Sprintf("%s with %d processes left", stateOf(st), len(pids)), nil
+	}
+	return true, stateOf(st), nil
 }
 
 // processesGone waits up to ProcessWait for the unit's control group to be
@@ -386,6 +452,9 @@ func (r *Runner) processesGone(ctx context.Context, unit string) ([]int, error) 
 		}
 		if waited >= limit {
 			return pids, fmt.Errorf("%w: %d left in %s after %s (pids %s)", ErrProcessesLeft, len(pids), unit, limit, joinInts(pids, 10))
+		}
+		if r.Waiting != nil {
+			r.Waiting("processes of %s to exit", unit)
 		}
 		if err := r.sleep(ctx, poll); err != nil {
 			return pids, err
