@@ -676,3 +676,22 @@ func TestFallbackProbeQueue(t *testing.T) {
 		t.Fatalf("dead analysisd: %v", err)
 	}
 }
+
+// gate.ports maps the hostcheck ports verdict (its table is in
+// internal/ops/hostcheck): a missing port is pending and named with its
+// owner; an indexer on another host is not expected to listen here.
+func TestPortsGate(t *testing.T) {
+	d := depsWith(testConfig(t, "indexer:\n  url: https://10.0.0.5:9200\nmanager:\n  api_url: https://127.0.0.1:55000\n  agent_port: 1514\n  enrollment_port: 1515\ndashboard:\n  url: https://127.0.0.1:443\n"), nil)
+	have := map[int]bool{443: true, 1515: true, 55000: true}
+	d.Ports = func(context.Context) (map[int]bool, error) { return have, nil }
+	_, err := run(t, d, newEnv(d, nil), "gate.ports", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "not listening: 1514 (manager agents)") || strings.Contains(err.Error(), "9200") {
+		t.Fatalf("pending: %v", err)
+	}
+	have[1514] = true
+	out, err := run(t, d, newEnv(d, nil), "gate.ports", nil)
+	if err != nil || out.Message != "listening: 443, 1514, 1515, 55000" {
+		t.Fatalf("%q %v", out.Message, err)
+	}
+}
