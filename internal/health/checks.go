@@ -17,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -231,15 +232,6 @@ func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	})
 }
 
-func componentOfUnit(e *Env, unit string) string {
-	for comp, u := range e.Stack.Config.Units() {
-		if units.Normalize(u) == units.Normalize(unit) {
-			return comp
-		}
-	}
-	return unit
-}
-
 // ---- host ------------------------------------------------------------------
 
 func checkUnits(ctx context.Context, e *Env) Result {
@@ -255,10 +247,10 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
-	var bad, evidence []string
-	var fix []string
+	var bad, evidence, fix []string
 	active := 0
-	for _, st := range sts {
+	for _, u := range services.Judge(c.Units(), sts) {
+		st := u.Status
 		line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
 		if !st.ActiveSince.IsZero() && st.IsActive() {
 			line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
@@ -269,24 +261,20 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		if st.MainPID > 0 {
 			line += fmt.Sprintf(", pid %d", st.MainPID)
 		}
-		if st.IsActive() {
+		if u.Active {
 			active++
 			evidence = append(evidence, line)
 			continue
 		}
-		comp := componentOfUnit(e, st.Name)
 		switch {
-		case !st.Found():
+		case !u.Found:
 			line += " (unit not found: is the package installed?)"
-			fix = append(fix, fmt.Sprintf("install the %s package", comp))
 		case st.IsFailed():
 			if f := st.Failure(); f != "" {
 				line += " (" + f + ")"
 			}
-			fix = append(fix, "siemctl services restart "+comp)
-		default:
-			fix = append(fix, "siemctl services start "+comp)
 		}
+		fix = append(fix, u.Fix())
 		bad = append(bad, st.Name)
 		evidence = append(evidence, line)
 		if lines, err := units.LastLogLines(ctx, st, 3); err == nil {

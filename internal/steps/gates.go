@@ -15,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -642,24 +643,24 @@ func runUnitsActive(ctx context.Context, env engine.Env, p *unitsActiveParams) (
 	return engine.Outcome{Message: fmt.Sprintf("%d units active", len(p.comps()))}, nil
 }
 
+// inactiveUnits describes the units of comps that are not active (the
+// services "units inactive" verdict).
 func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, error) {
 	u, err := d.units(ctx)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(comps))
-	for _, c := range comps {
-		names = append(names, d.Config.Units()[c])
+	cs := make([]services.Component, len(comps))
+	for i, c := range comps {
+		cs[i] = services.Component{Name: c, Unit: d.Config.Units()[c]}
 	}
-	sts, err := u.Status(ctx, names...)
+	sts, err := (&services.Runner{Units: u}).Status(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
 	var bad []string
-	for _, st := range sts {
-		if !st.IsActive() {
-			bad = append(bad, fmt.Sprintf("%s (%s/%s)", st.Name, orDash(st.ActiveState), orDash(st.SubState)))
-		}
+	for _, s := range services.Inactive(sts) {
+		bad = append(bad, s.Describe())
 	}
 	return bad, nil
 }

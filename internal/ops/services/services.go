@@ -7,6 +7,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -475,13 +476,64 @@ func joinInts(v []int, max int) string {
 	return strings.Join(parts, " ")
 }
 
-// Status is one component's unit state.
+// Status is one component's unit state. A list of them is the "units
+// inactive" verdict: Inactive picks the units that are not active, Fix and
+// Describe say what to do and what was seen. The health check "units" maps
+// an inactive unit to CRIT with Fix; the gates gate.units_active and
+// gate.no_trace to pending with Describe.
 type Status struct {
 	Component string           `json:"component"`
 	Unit      string           `json:"unit"`
 	Status    units.UnitStatus `json:"-"`
 	Found     bool             `json:"found"`
 	Active    bool             `json:"active"`
+}
+
+// Judge pairs unit states with their components (the component → unit
+// map; a unit of none is named by itself).
+func Judge(unitMap map[string]string, sts []units.UnitStatus) []Status {
+	out := make([]Status, len(sts))
+	for i, st := range sts {
+		comp := st.Name
+		for c, u := range unitMap {
+			if units.Normalize(u) == units.Normalize(st.Name) {
+				comp = c
+			}
+		}
+		out[i] = Status{Component: comp, Unit: st.Name, Status: st, Found: st.Found(), Active: st.IsActive()}
+	}
+	return out
+}
+
+// Inactive returns the states that are not active (not found, failed,
+// stopped, starting or stopping), in their order.
+func Inactive(sts []Status) []Status {
+	var out []Status
+	for _, s := range sts {
+		if !s.Active {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Fix is what brings an inactive unit back: install its package when the
+// unit is not found, restart a failed one, start a stopped one.
+func (s Status) Fix() string {
+	switch {
+	case s.Active:
+		return ""
+	case !s.Found:
+		return fmt.Sprintf("install the %s package", s.Component)
+	case s.Status.IsFailed():
+		return "siemctl services restart " + s.Component
+	}
+	return "siemctl services start " + s.Component
+}
+
+// Describe is "unit (active/sub)", a dash for a state systemd did not give.
+func (s Status) Describe() string {
+	return fmt.Sprintf("%s (%s/%s)", s.Status.Name, cmp.Or(s.Status.ActiveState, "-"), cmp.Or(s.Status.SubState, "-"))
 }
 
 // Status reads the state of comps' units, in start order.
@@ -498,9 +550,9 @@ func (r *Runner) Status(ctx context.Context, comps []Component) ([]Status, error
 	if len(sts) != len(comps) {
 		return nil, fmt.Errorf("unit status: asked for %d units, got %d", len(comps), len(sts))
 	}
-	out := make([]Status, len(comps))
+	out := Judge(nil, sts)
 	for i, c := range comps {
-		out[i] = Status{Component: c.Name, Unit: c.Unit, Status: sts[i], Found: sts[i].Found(), Active: sts[i].IsActive()}
+		out[i].Component, out[i].Unit = c.Name, c.Unit
 	}
 	return out, nil
 }

@@ -325,3 +325,42 @@ func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
 		t.Errorf("start without SkipDone: %v %v", f.calls, err)
 	}
 }
+
+// One table for the "units inactive" verdict: the health check "units"
+// maps it to CRIT + Fix, the gates to pending + Describe.
+func TestUnitsVerdict(t *testing.T) {
+	st := func(name, load, active, sub string) units.UnitStatus {
+		return units.UnitStatus{Name: name, LoadState: load, ActiveState: active, SubState: sub}
+	}
+	tests := []struct {
+		name     string
+		st       units.UnitStatus
+		inactive bool
+		fix      string
+		describe string
+	}{
+		{"active", st("siem-indexer.service", "loaded", "active", "running"), false, "", "siem-indexer.service (active/running)"},
+		{"reloading counts as active", st("siem-indexer.service", "loaded", "reloading", "reload"), false, "", "siem-indexer.service (reloading/reload)"},
+		{"stopped", st("siem-manager.service", "loaded", "inactive", "dead"), true, "siemctl services start manager", "siem-manager.service (inactive/dead)"},
+		{"failed", st("siem-manager.service", "loaded", "failed", "failed"), true, "siemctl services restart manager", "siem-manager.service (failed/failed)"},
+		{"not found", st("shipper.service", "not-found", "inactive", "dead"), true, "install the shipper package", "shipper.service (inactive/dead)"},
+		{"starting", st("siem-dashboard.service", "loaded", "activating", "start"), true, "siemctl services start dashboard", "siem-dashboard.service (activating/start)"},
+		{"no state from systemd", st("siem-dashboard.service", "loaded", "", ""), true, "siemctl services start dashboard", "siem-dashboard.service (-/-)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Inactive(Judge(unitMap, []units.UnitStatus{tt.st}))
+			if (len(v) == 1) != tt.inactive {
+				t.Fatalf("inactive %v, want %v", v, tt.inactive)
+			}
+			s := Judge(unitMap, []units.UnitStatus{tt.st})[0]
+			if s.Fix() != tt.fix || s.Describe() != tt.describe {
+				t.Errorf("fix %q describe %q", s.Fix(), s.Describe())
+			}
+		})
+	}
+	// A unit of no configured component is named by itself.
+	if s := Judge(unitMap, []units.UnitStatus{st("other.service", "loaded", "inactive", "dead")})[0]; s.Component != "other.service" {
+		t.Errorf("component %q", s.Component)
+	}
+}
