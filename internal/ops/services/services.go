@@ -170,6 +170,11 @@ type Runner struct {
 	// Waiting, when set, is told what a wait is for ("processes of X to
 	// exit") each time the runner looks again.
 	Waiting func(format string, args ...any)
+	// Ready, when set, is asked after a start or restart, every
+	// ProcessPoll, until it returns nil or the component's wait passes:
+	// the service answers, not only its process runs (the indexer's HTTP
+	// after `indexer repository prepare` restarts it).
+	Ready func(ctx context.Context, c Component) error
 }
 
 func (r *Runner) now() time.Time {
@@ -357,7 +362,32 @@ func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func
 		}
 		return waitErr(err, r.wait(c))
 	}
+	if r.Ready != nil {
+		return r.ready(ctx, c)
+	}
 	return nil
+}
+
+// ready asks Ready until it answers nil or the component's wait passes.
+func (r *Runner) ready(ctx context.Context, c Component) error {
+	rctx, cancel := context.WithTimeout(ctx, r.wait(c))
+	defer cancel()
+	poll := cmp.Or(r.ProcessPoll, DefaultProcessPoll)
+	for {
+		err := r.Ready(rctx, c)
+		if err == nil {
+			return nil
+		}
+		if r.Waiting != nil {
+			r.Waiting("%s to answer", c.Unit)
+		}
+		if serr := r.sleep(rctx, poll); serr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("active but does not answer within %s: %w", r.wait(c), err)
+		}
+	}
 }
 
 func waitErr(err error, limit time.Duration) error {

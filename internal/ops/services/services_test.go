@@ -364,3 +364,49 @@ func TestUnitsVerdict(t *testing.T) {
 		t.Errorf("component %q", s.Component)
 	}
 }
+
+// Ready: a start waits for the service to answer, not only for the unit to
+// be active; a service that never answers fails the start.
+func TestStartWaitsUntilReady(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"indexer"})
+	for _, tt := range []struct {
+		name    string
+		answers int // Ready fails this many times first
+		wantErr string
+	}{
+		{"answers at once", 0, ""},
+		{"answers after two looks", 2, ""},
+		{"never answers", 1000, "active but does not answer within 1m0s: connection refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			asked, sleeps := 0, 0
+			var waits []string
+			r := &Runner{Units: f,
+				Ready: func(_ context.Context, c Component) error {
+					asked++
+					if asked <= tt.answers {
+						return errors.New("connection refused")
+					}
+					return nil
+				},
+				Waiting: func(format string, args ...any) { waits = append(waits, fmt.Sprintf(format, args...)) },
+				Sleep: func(context.Context, time.Duration) error {
+					if sleeps++; sleeps > 5 {
+						return context.DeadlineExceeded
+					}
+					return nil
+				}}
+			_, err := r.Start(context.Background(), comps)
+			if tt.wantErr == "" {
+				if err != nil || asked != tt.answers+1 || len(waits) != tt.answers {
+					t.Fatalf("err %v asked %d waits %v", err, asked, waits)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
