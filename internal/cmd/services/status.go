@@ -61,13 +61,9 @@ type statusJSON struct {
 }
 
 func runStatus(ctx context.Context, opts *StatusOptions) error {
-	um, err := opts.UnitMap()
+	comps, _, err := selected(opts.UnitMap, opts.Components)
 	if err != nil {
 		return err
-	}
-	comps, _, err := services.Select(um, opts.Components)
-	if err != nil {
-		return &cli.FlagError{Err: err}
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
