@@ -102,16 +102,16 @@ func unitOf(d *Deps, comp string) string { return d.Config.Units()[comp] }
 // in the wanted state is left alone (a step run again on --resume changes
 // nothing), waits are reported as progress and the processes-gone proof
 // waits until the step's deadline.
-func unitRunner(ctx context.Context, env engine.Env, d *Deps) (*services.Runner, error) {
-	u, err := d.units(ctx)
+func unitRunner(ctx context.Context, env engine.Env) (*services.Runner, *Deps, error) {
+	d, u, err := unitsOf(ctx, env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := &services.Runner{Units: u, SkipDone: true, ProcessPoll: d.poll(), Now: d.now, Waiting: env.Waiting}
 	if dl, ok := ctx.Deadline(); ok {
 		r.ProcessWait = time.Until(dl)
 	}
-	return r, nil
+	return r, d, nil
 }
 
 // components are the runbook step's components with its per-call wait
@@ -144,11 +144,7 @@ func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, b
 }
 
 func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return false, err
-	}
-	u, err := d.units(ctx)
+	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return false, err
 	}
@@ -164,11 +160,7 @@ func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, erro
 // runUnits runs the services operation (Start or Stop) on the step's
 // components and records one line per unit.
 func runUnits(ctx context.Context, env engine.Env, p *unitParams, stop bool) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	r, err := unitRunner(ctx, env, d)
+	r, d, err := unitRunner(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -251,11 +243,7 @@ func runStart(ctx context.Context, env engine.Env, p *startParams) (engine.Outco
 }
 
 func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	u, err := d.units(ctx)
+	_, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -265,29 +253,30 @@ func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	return engine.Outcome{Message: "unit files reloaded"}, nil
 }
 
+// runVerifyGone is the processes-gone proof as a gate: pending while the
+// unit runs or any process is left in its control group.
 func runVerifyGone(ctx context.Context, env engine.Env, p *goneParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	u, err := d.units(ctx)
+	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	unit := unitOf(d, p.Component)
-	pids, err := u.Processes(ctx, unit)
+	down, state, err := unitDown(ctx, u, unit)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if len(pids) > 0 {
-		return engine.Outcome{}, engine.Pending("%d processes of %s still running: %v", len(pids), unit, pids[:min(len(pids), 8)])
-	}
-	sts, err := u.Status(ctx, unit)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if sts[0].IsActive() {
-		return engine.Outcome{}, engine.Pending("%s is %s", unit, sts[0].ActiveState)
+	if !down {
+		return engine.Outcome{}, engine.Pending("%s is %s", unit, state)
 	}
 	return engine.Outcome{Message: unit + ": no process left"}, nil
+}
+
+// unitsOf returns the step's deps and its systemd connection.
+func unitsOf(ctx context.Context, env engine.Env) (*Deps, UnitsAPI, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := d.units(ctx)
+	return d, u, err
 }

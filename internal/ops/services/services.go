@@ -456,7 +456,7 @@ func (r *Runner) Stopped(ctx context.Context, unit string) (stopped bool, state 
 		return false, "", err
 	}
 	if len(pids) > 0 {
-		return false, fmt.Sprintf("%s with %d processes left", stateOf(st), len(pids)), nil
+		return false, fmt.Sprintf("%s with %d processes left (pids %s)", stateOf(st), len(pids), joinInts(pids, 8)), nil
 	}
 	return true, stateOf(st), nil
 }

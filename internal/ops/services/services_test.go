@@ -410,3 +410,32 @@ func TestStartWaitsUntilReady(t *testing.T) {
 		})
 	}
 }
+
+// Stopped is the "processes gone" proof that units.stop's skip,
+// units.verify_gone and the data steps' preconditions share.
+func TestStopped(t *testing.T) {
+	for _, tt := range []struct {
+		name, active, sub string
+		procs             []int
+		want              bool
+		state             string
+	}{
+		{"running", "active", "running", []int{1}, false, "active/running"},
+		{"stopping", "deactivating", "stop-sigterm", nil, false, "deactivating/stop-sigterm"},
+		{"stopped, a daemon left", "inactive", "dead", []int{4242, 4243}, false, "inactive/dead with 2 processes left (pids 4242 4243)"},
+		{"stopped", "inactive", "dead", nil, true, "inactive/dead"},
+		{"failed, nothing left", "failed", "failed", nil, true, "failed/failed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: tt.active, SubState: tt.sub}
+			if tt.procs != nil {
+				f.procs["siem-manager.service"] = [][]int{tt.procs}
+			}
+			down, state, err := (&Runner{Units: f}).Stopped(context.Background(), "siem-manager.service")
+			if err != nil || down != tt.want || state != tt.state {
+				t.Errorf("stopped %v %q %v", down, state, err)
+			}
+		})
+	}
+}
