@@ -1,9 +1,18 @@
-// Package services starts, stops, restarts and enables the stack's systemd
-// units in dependency order with bounded waits: start
-// indexer, manager, dashboard, shipper (waiting up to 60 s, 30 s, 60 s and
-// 30 s), stop in reverse, restart-all in start order. A stop is verified by
-// the unit's control group being empty (the manager forks many daemons), a
-// failure is explained with systemd's Result and the unit's last log lines.
+// Package services is the unit operations floor: it starts, stops,
+// restarts and enables the stack's systemd units in dependency order with
+// bounded waits: start indexer, manager, dashboard, shipper (waiting up to
+// 60 s, 30 s, 60 s and 30 s, or a per-call limit), stop in reverse,
+// restart-all in start order. A stop is proven by the unit's control group
+// being empty (the manager forks many daemons, Stopped) and a unit left
+// failed is reset; a failure is explained with systemd's Result and the
+// unit's last log lines. Options cover what callers differ in: SkipDone
+// (the runbook leaves a unit already in the wanted state alone), Ready (a
+// start waits for the service to answer), Waiting (progress).
+//
+// It also holds the "units inactive" verdict (Judge, Inactive, Status.Fix,
+// Status.Describe). Doors: `siemctl services` (internal/cmd/services), the
+// runbook kinds units.* and gate.units_active (internal/steps), the health
+// check "units" (internal/health), `indexer repository prepare`.
 package services
 
 import (
