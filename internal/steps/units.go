@@ -219,11 +219,21 @@ func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome
 	return runUnits(ctx, env, &p.unitParams, true)
 }
 
-func waitGone(ctx context.Context, env engine.Env, d *Deps, u UnitsAPI, unit string) error {
-	return wait(ctx, env, d.poll(), "processes of "+unit+" to exit", func() (bool, error) {
-		pids, err := u.Processes(ctx, unit)
-		return len(pids) == 0, err
-	})
+// stopUnit stops comp's unit with the services operation before a step
+// touches its files (why), bounded by the step's deadline; a unit already
+// stopped is left alone.
+func stopUnit(ctx context.Context, env engine.Env, comp, why string) error {
+	r, d, err := unitRunner(ctx, env)
+	if err != nil {
+		return err
+	}
+	r.Progress = func(o services.Outcome, done bool) {
+		if !done {
+			env.Waiting("stopping %s %s", o.Unit, why)
+		}
+	}
+	outs, err := r.Stop(ctx, (&unitParams{}).components(ctx, d, []string{comp}, true))
+	return explained(err, outs)
 }
 
 func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
