@@ -79,12 +79,7 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	inactive := 0
-	for _, s := range sts {
-		if !s.Active {
-			inactive++
-		}
-	}
+	inactive := len(services.Inactive(sts))
 	if opts.Output == "json" {
 		out := make([]statusJSON, 0, len(sts))
 		for _, s := range sts {
