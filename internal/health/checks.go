@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
-	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -18,6 +16,8 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -232,15 +232,6 @@ func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	})
 }
 
-func componentOfUnit(e *Env, unit string) string {
-	for comp, u := range e.Stack.Config.Units() {
-		if units.Normalize(u) == units.Normalize(unit) {
-			return comp
-		}
-	}
-	return unit
-}
-
 // ---- host ------------------------------------------------------------------
 
 func checkUnits(ctx context.Context, e *Env) Result {
@@ -256,10 +247,10 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
-	var bad, evidence []string
-	var fix []string
+	var bad, evidence, fix []string
 	active := 0
-	for _, st := range sts {
+	for _, u := range services.Judge(c.Units(), sts) {
+		st := u.Status
 		line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
 		if !st.ActiveSince.IsZero() && st.IsActive() {
 			line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
@@ -270,24 +261,20 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		if st.MainPID > 0 {
 			line += fmt.Sprintf(", pid %d", st.MainPID)
 		}
-		if st.IsActive() {
+		if u.Active {
 			active++
 			evidence = append(evidence, line)
 			continue
 		}
-		comp := componentOfUnit(e, st.Name)
 		switch {
-		case !st.Found():
+		case !u.Found:
 			line += " (unit not found: is the package installed?)"
-			fix = append(fix, fmt.Sprintf("install the %s package", comp))
 		case st.IsFailed():
 			if f := st.Failure(); f != "" {
 				line += " (" + f + ")"
 			}
-			fix = append(fix, "siemctl services restart "+comp)
-		default:
-			fix = append(fix, "siemctl services start "+comp)
 		}
+		fix = append(fix, u.Fix())
 		bad = append(bad, st.Name)
 		evidence = append(evidence, line)
 		if lines, err := units.LastLogLines(ctx, st, 3); err == nil {
@@ -318,36 +305,10 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// expectedPorts returns port → owner for the ports that must listen here.
-func expectedPorts(e *Env) (map[int]string, []string) {
-	c := e.Stack.Config
-	ports := map[int]string{c.Manager.AgentPort: "manager agents", c.Manager.EnrollmentPort: "manager enrollment"}
-	var remote []string
-	for owner, raw := range map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			continue
-		}
-		if !isLocalHost(u.Hostname()) {
-			remote = append(remote, fmt.Sprintf("%s at %s is not on this host: not checked", owner, u.Host))
-			continue
-		}
-		p, _ := strconv.Atoi(u.Port())
-		if p == 0 {
-			p = map[string]int{"https": 443, "http": 80}[u.Scheme]
-		}
-		ports[p] = owner
-	}
-	sort.Strings(remote)
-	return ports, remote
-}
-
-func isLocalHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+// expectedPorts are the stack's ports that must listen on this host.
+func expectedPorts(c *config.Config) ([]hostcheck.ExpectedPort, []string) {
+	return hostcheck.Expected(map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL},
+		map[string]int{"manager agents": c.Manager.AgentPort, "manager enrollment": c.Manager.EnrollmentPort})
 }
 
 func checkPorts(ctx context.Context, e *Env) Result {
@@ -358,30 +319,22 @@ func checkPorts(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot list listening ports: "+err.Error(), "ss -ltn")
 	}
-	want, remote := expectedPorts(e)
-	ports := make([]int, 0, len(want))
-	for p := range want {
-		ports = append(ports, p)
-	}
-	sort.Ints(ports)
-	var missing, evidence, fix []string
-	for _, p := range ports {
-		if listening[p] {
-			evidence = append(evidence, fmt.Sprintf("%d (%s) listening", p, want[p]))
+	want, remote := expectedPorts(e.Stack.Config)
+	v := hostcheck.JudgePorts(want, remote, listening)
+	var evidence, fix, missing, list []string
+	for _, p := range v.Ports {
+		list = append(list, strconv.Itoa(p.Port))
+		if p.Listening {
+			evidence = append(evidence, p.String()+" listening")
 			continue
 		}
-		missing = append(missing, fmt.Sprintf("%d (%s)", p, want[p]))
-		evidence = append(evidence, fmt.Sprintf("%d (%s) NOT listening", p, want[p]))
-		comp := strings.Fields(want[p])[0]
-		fix = append(fix, "siemctl services restart "+comp)
+		evidence = append(evidence, p.String()+" NOT listening")
+		missing = append(missing, p.String())
+		fix = append(fix, "siemctl services restart "+p.Component())
 	}
-	evidence = append(evidence, remote...)
+	evidence = append(evidence, v.Remote...)
 	if len(missing) > 0 {
 		return crit("not listening: "+strings.Join(missing, ", "), strings.Join(dedupe(fix), "; "), evidence...)
-	}
-	list := make([]string, len(ports))
-	for i, p := range ports {
-		list[i] = strconv.Itoa(p)
 	}
 	return ok("listening: "+strings.Join(list, " "), evidence...)
 }

@@ -750,21 +750,8 @@ func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	u, err := d.units(ctx)
-	if err != nil {
+	if err := stopUnit(ctx, env, "indexer", "before restoring its data"); err != nil {
 		return engine.Outcome{}, err
-	}
-	unit := unitOf(d, "indexer")
-	if down, _, err := unitDown(ctx, u, unit); err != nil {
-		return engine.Outcome{}, err
-	} else if !down {
-		env.Waiting("stopping %s before restoring its data", unit)
-		if err := u.Stop(ctx, unit); err != nil {
-			return engine.Outcome{}, fmt.Errorf("stop %s: %w", unit, err)
-		}
-		if err := waitGone(ctx, env, d, u, unit); err != nil {
-			return engine.Outcome{}, err
-		}
 	}
 	if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
 		return engine.Outcome{}, err

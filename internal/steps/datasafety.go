@@ -792,20 +792,7 @@ func restoreDataDone(ctx context.Context, env engine.Env, _ *noParams) (string, 
 }
 
 func stopIndexer(ctx context.Context, env engine.Env, d *Deps) error {
-	u, err := d.units(ctx)
-	if err != nil {
-		return err
-	}
-	unit := unitOf(d, "indexer")
-	down, _, err := unitDown(ctx, u, unit)
-	if err != nil || down {
-		return err
-	}
-	env.Waiting("stopping %s before replacing its data", unit)
-	if err := u.Stop(ctx, unit); err != nil {
-		return fmt.Errorf("stop %s: %w", unit, err)
-	}
-	if err := waitGone(ctx, env, d, u, unit); err != nil {
+	if err := stopUnit(ctx, env, "indexer", "before replacing its data"); err != nil {
 		return err
 	}
 	return requireStopped(ctx, d, "indexer", dataCopied)

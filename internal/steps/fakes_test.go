@@ -289,6 +289,20 @@ func (u *fakeUnits) StartAndWait(_ context.Context, unit string, timeout time.Du
 	return units.UnitStatus{Name: unit, ActiveState: units.Active}, nil
 }
 
+func (u *fakeUnits) RestartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error) {
+	return u.StartAndWait(ctx, unit, timeout)
+}
+
+// Wait answers at once: units change state as soon as they are told.
+func (u *fakeUnits) Wait(ctx context.Context, unit string, _ []string, _ time.Duration) (units.UnitStatus, error) {
+	sts, err := u.Status(ctx, unit)
+	return sts[0], err
+}
+
+func (u *fakeUnits) Enable(context.Context, ...string) ([]units.UnitFileChange, error) {
+	return nil, nil
+}
+
 func (u *fakeUnits) Stop(_ context.Context, unit string) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()

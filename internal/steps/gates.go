@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -642,63 +643,38 @@ func runUnitsActive(ctx context.Context, env engine.Env, p *unitsActiveParams) (
 	return engine.Outcome{Message: fmt.Sprintf("%d units active", len(p.comps()))}, nil
 }
 
+// inactiveUnits describes the units of comps that are not active (the
+// services "units inactive" verdict).
 func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, error) {
 	u, err := d.units(ctx)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(comps))
-	for _, c := range comps {
-		names = append(names, d.Config.Units()[c])
+	cs := make([]services.Component, len(comps))
+	for i, c := range comps {
+		cs[i] = services.Component{Name: c, Unit: d.Config.Units()[c]}
 	}
-	sts, err := u.Status(ctx, names...)
+	sts, err := (&services.Runner{Units: u}).Status(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
 	var bad []string
-	for _, st := range sts {
-		if !st.IsActive() {
-			bad = append(bad, fmt.Sprintf("%s (%s/%s)", st.Name, orDash(st.ActiveState), orDash(st.SubState)))
-		}
+	for _, s := range services.Inactive(sts) {
+		bad = append(bad, s.Describe())
 	}
 	return bad, nil
 }
 
 // --- gate.ports ------------------------------------------------------------------------------
 
-func expectedPorts(pl *Planning) map[int]string {
-	out := map[int]string{}
+// expectedPorts are the stack's ports that must listen on this host.
+func expectedPorts(pl *Planning) ([]hostcheck.ExpectedPort, []string) {
 	c := pl.cfg()
 	if c == nil {
-		return out
+		return nil, nil
 	}
-	for name, raw := range map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL} {
-		if u, err := url.Parse(raw); err == nil {
-			p, err := strconv.Atoi(u.Port())
-			if err != nil {
-				p = map[string]int{"https": 443, "http": 80}[u.Scheme]
-			}
-			if p > 0 {
-				out[p] = name
-			}
-		}
-	}
-	if c.Manager.AgentPort > 0 {
-		out[c.Manager.AgentPort] = "agents"
-	}
-	if c.Manager.EnrollmentPort > 0 {
-		out[c.Manager.EnrollmentPort] = "enrollment"
-	}
-	return out
-}
-
-func portList(m map[int]string) []int {
-	var ps []int
-	for p := range m {
-		ps = append(ps, p)
-	}
-	sort.Ints(ps)
-	return ps
+	return hostcheck.Expected(map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL},
+		map[string]int{"manager agents": c.Manager.AgentPort, "manager enrollment": c.Manager.EnrollmentPort})
 }
 
 func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
@@ -709,23 +685,22 @@ func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome,
 	if d.Ports == nil {
 		return engine.Outcome{}, errors.New("port listing is not available")
 	}
-	want := expectedPorts(&Planning{Config: d.Config})
 	have, err := d.Ports(ctx)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	var missing []string
-	for _, port := range portList(want) {
-		if !have[port] {
-			missing = append(missing, fmt.Sprintf("%d (%s)", port, want[port]))
+	want, remote := expectedPorts(&Planning{Config: d.Config})
+	v := hostcheck.JudgePorts(want, remote, have)
+	if missing := v.Missing(); len(missing) > 0 {
+		ms := make([]string, len(missing))
+		for i, m := range missing {
+			ms[i] = m.String()
 		}
+		return engine.Outcome{}, engine.Pending("not listening: %s", strings.Join(ms, ", "))
 	}
-	if len(missing) > 0 {
-		return engine.Outcome{}, engine.Pending("not listening: %s", strings.Join(missing, ", "))
-	}
-	var ps []string
-	for _, port := range portList(want) {
-		ps = append(ps, strconv.Itoa(port))
+	ps := make([]string, len(v.Ports))
+	for i, p := range v.Ports {
+		ps[i] = strconv.Itoa(p.Port)
 	}
 	return engine.Outcome{Message: "listening: " + strings.Join(ps, ", ")}, nil
 }
@@ -817,8 +792,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 		engine.Define(engine.Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
 			New: simple(pl, func(pl *Planning) []string {
 				var ps []string
-				for _, p := range portList(expectedPorts(pl)) {
-					ps = append(ps, strconv.Itoa(p))
+				want, _ := expectedPorts(pl)
+				for _, p := range want {
+					ps = append(ps, strconv.Itoa(p.Port))
 				}
 				if len(ps) == 0 {
 					return []string{"/proc/net/tcp{,6}: the stack's ports listening"}

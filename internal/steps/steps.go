@@ -27,10 +27,10 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/units"
 )
 
 // Run data keys shared by the kinds and the CLI.
@@ -125,14 +125,11 @@ type ManagerAPI interface {
 	ListAgents(ctx context.Context, q manager.AgentQuery) ([]manager.Agent, error)
 }
 
-// UnitsAPI is the part of *units.Manager the kinds use.
+// UnitsAPI is the part of *units.Manager the kinds use: what the services
+// operations need, and daemon-reload.
 type UnitsAPI interface {
-	Status(ctx context.Context, names ...string) ([]units.UnitStatus, error)
-	StartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error)
-	Stop(ctx context.Context, unit string) error
-	Processes(ctx context.Context, unit string) ([]int, error)
+	services.Units
 	DaemonReload(ctx context.Context) error
-	ResetFailed(ctx context.Context, unit string) error
 }
 
 // PackagesAPI is the part of *packages.Manager the kinds use.

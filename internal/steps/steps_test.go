@@ -460,7 +460,7 @@ func TestUnitsStopStart(t *testing.T) {
 	}
 	u.active["siem-manager.service"] = false
 	u.startEr["siem-manager.service"] = errors.New("unit failed")
-	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start siem-manager.service") {
+	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start manager (siem-manager.service)") {
 		t.Fatalf("failed start: %v", err)
 	}
 	// verify_gone: processes left → not yet.
@@ -679,5 +679,24 @@ func TestFallbackProbeQueue(t *testing.T) {
 	_, err = run(t, d, e, "gate.probe", nil)
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "wazuh-analysisd is not running") {
 		t.Fatalf("dead analysisd: %v", err)
+	}
+}
+
+// gate.ports maps the hostcheck ports verdict (its table is in
+// internal/ops/hostcheck): a missing port is pending and named with its
+// owner; an indexer on another host is not expected to listen here.
+func TestPortsGate(t *testing.T) {
+	d := depsWith(testConfig(t, "indexer:\n  url: https://10.0.0.5:9200\nmanager:\n  api_url: https://127.0.0.1:55000\n  agent_port: 1514\n  enrollment_port: 1515\ndashboard:\n  url: https://127.0.0.1:443\n"), nil)
+	have := map[int]bool{443: true, 1515: true, 55000: true}
+	d.Ports = func(context.Context) (map[int]bool, error) { return have, nil }
+	_, err := run(t, d, newEnv(d, nil), "gate.ports", nil)
+	var pe *engine.PendingError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "not listening: 1514 (manager agents)") || strings.Contains(err.Error(), "9200") {
+		t.Fatalf("pending: %v", err)
+	}
+	have[1514] = true
+	out, err := run(t, d, newEnv(d, nil), "gate.ports", nil)
+	if err != nil || out.Message != "listening: 443, 1514, 1515, 55000" {
+		t.Fatalf("%q %v", out.Message, err)
 	}
 }

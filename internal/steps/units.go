@@ -8,12 +8,10 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/units"
 )
-
-// StartWaits are the spec's start waits per component (shipper: 30 s).
-var StartWaits = map[string]time.Duration{"indexer": 60 * time.Second, "manager": 30 * time.Second, "dashboard": 60 * time.Second, "shipper": 30 * time.Second}
 
 type unitParams struct {
 	pl        *Planning
@@ -34,7 +32,7 @@ func (p *unitParams) wait(comp string) time.Duration {
 	if p.Wait.D() > 0 {
 		return p.Wait.D()
 	}
-	return StartWaits[comp]
+	return services.Waits[comp]
 }
 
 type stopParams struct {
@@ -100,24 +98,41 @@ func unitKinds(pl *Planning) []engine.Kind {
 
 func unitOf(d *Deps, comp string) string { return d.Config.Units()[comp] }
 
+// unitRunner is the services runner as the runbook uses it: a unit already
+// in the wanted state is left alone (a step run again on --resume changes
+// nothing), waits are reported as progress and the processes-gone proof
+// waits until the step's deadline.
+func unitRunner(ctx context.Context, env engine.Env) (*services.Runner, *Deps, error) {
+	d, u, err := unitsOf(ctx, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &services.Runner{Units: u, SkipDone: true, ProcessPoll: d.poll(), Now: d.now, Waiting: env.Waiting}
+	if dl, ok := ctx.Deadline(); ok {
+		r.ProcessWait = time.Until(dl)
+	}
+	return r, d, nil
+}
+
+// components are the runbook step's components with its per-call wait
+// limit (0: the component's default, services.Waits). A stop without a
+// wait is bounded by the step's timeout, as the unit's own stop timeout
+// may be longer than the start wait.
+func (p *unitParams) components(ctx context.Context, d *Deps, names []string, stop bool) []services.Component {
+	limit := p.Wait.D()
+	if dl, ok := ctx.Deadline(); ok && limit == 0 && stop {
+		limit = time.Until(dl)
+	}
+	out := make([]services.Component, len(names))
+	for i, c := range names {
+		out[i] = services.Component{Name: c, Unit: units.Normalize(unitOf(d, c)), Wait: limit}
+	}
+	return out
+}
+
 // unitDown: inactive (or failed) with no process left.
 func unitDown(ctx context.Context, u UnitsAPI, unit string) (bool, string, error) {
-	sts, err := u.Status(ctx, unit)
-	if err != nil {
-		return false, "", err
-	}
-	st := sts[0]
-	if st.IsActive() || st.ActiveState == units.Activating || st.ActiveState == units.Deactivating {
-		return false, st.ActiveState, nil
-	}
-	pids, err := u.Processes(ctx, unit)
-	if err != nil {
-		return false, "", err
-	}
-	if len(pids) > 0 {
-		return false, fmt.Sprintf("%s with %d processes left", st.ActiveState, len(pids)), nil
-	}
-	return true, st.ActiveState, nil
+	return (&services.Runner{Units: u}).Stopped(ctx, unit)
 }
 
 func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
@@ -129,11 +144,7 @@ func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, b
 }
 
 func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return false, err
-	}
-	u, err := d.units(ctx)
+	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return false, err
 	}
@@ -146,46 +157,83 @@ func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, erro
 	return true, nil
 }
 
-func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
+// runUnits runs the services operation (Start or Stop) on the step's
+// components and records one line per unit.
+func runUnits(ctx context.Context, env engine.Env, p *unitParams, stop bool) (engine.Outcome, error) {
+	r, d, err := unitRunner(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	u, err := d.units(ctx)
-	if err != nil {
-		return engine.Outcome{}, err
+	r.Progress = func(o services.Outcome, done bool) {
+		if !done {
+			env.Waiting("%s %s", map[bool]string{true: "stopping", false: "starting"}[stop], o.Unit)
+		}
 	}
-	var msgs []string
-	for _, c := range p.stopOrder() {
-		unit := unitOf(d, c)
-		if down, _, err := unitDown(ctx, u, unit); err != nil {
-			return engine.Outcome{}, err
-		} else if down {
-			msgs = append(msgs, unit+" already stopped")
-			continue
+	var outs []services.Outcome
+	if stop {
+		outs, err = r.Stop(ctx, p.components(ctx, d, p.stopOrder(), true))
+	} else {
+		outs, err = r.Start(ctx, p.components(ctx, d, componentsOf(p.Component), false))
+	}
+	if err != nil {
+		return engine.Outcome{}, explained(err, outs)
+	}
+	msgs := make([]string, 0, len(outs))
+	for _, o := range outs {
+		switch {
+		case o.Already && stop:
+			msgs = append(msgs, o.Unit+" already stopped")
+		case o.Already:
+			msgs = append(msgs, o.Unit+" already active")
+		case stop:
+			msgs = append(msgs, fmt.Sprintf("%s stopped in %s", o.Unit, o.Took.Round(time.Millisecond)))
+		default:
+			msgs = append(msgs, fmt.Sprintf("%s active in %s", o.Unit, o.Took.Round(time.Millisecond)))
 		}
-		start := d.now()
-		env.Waiting("stopping %s", unit)
-		if err := u.Stop(ctx, unit); err != nil {
-			return engine.Outcome{}, fmt.Errorf("stop %s: %w", unit, err)
-		}
-		if err := waitGone(ctx, env, d, u, unit); err != nil {
-			return engine.Outcome{}, err
-		}
-		// A service killed by its stop signal may be left "failed": clean it.
-		if err := u.ResetFailed(ctx, unit); err != nil {
-			return engine.Outcome{}, err
-		}
-		msgs = append(msgs, fmt.Sprintf("%s stopped in %s", unit, d.now().Sub(start).Round(time.Millisecond)))
 	}
 	return engine.Outcome{Message: strings.Join(msgs, "; ")}, nil
 }
 
-func waitGone(ctx context.Context, env engine.Env, d *Deps, u UnitsAPI, unit string) error {
-	return wait(ctx, env, d.poll(), "processes of "+unit+" to exit", func() (bool, error) {
-		pids, err := u.Processes(ctx, unit)
-		return len(pids) == 0, err
-	})
+// explained adds the failed unit's systemd result and last log lines to
+// the operation's error, for the journal.
+func explained(err error, outs []services.Outcome) error {
+	for _, o := range outs {
+		if o.Result != services.ResultFailed {
+			continue
+		}
+		var why []string
+		if o.Failure != "" {
+			why = append(why, "systemd result "+o.Failure)
+		}
+		if len(o.LogLines) > 0 {
+			why = append(why, "last log lines: "+strings.Join(o.LogLines, " | "))
+		}
+		if len(why) > 0 {
+			return fmt.Errorf("%w (%s)", err, strings.Join(why, "; "))
+		}
+	}
+	return err
+}
+
+func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome, error) {
+	return runUnits(ctx, env, &p.unitParams, true)
+}
+
+// stopUnit stops comp's unit with the services operation before a step
+// touches its files (why), bounded by the step's deadline; a unit already
+// stopped is left alone.
+func stopUnit(ctx context.Context, env engine.Env, comp, why string) error {
+	r, d, err := unitRunner(ctx, env)
+	if err != nil {
+		return err
+	}
+	r.Progress = func(o services.Outcome, done bool) {
+		if !done {
+			env.Waiting("stopping %s %s", o.Unit, why)
+		}
+	}
+	outs, err := r.Stop(ctx, (&unitParams{}).components(ctx, d, []string{comp}, true))
+	return explained(err, outs)
 }
 
 func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
@@ -201,49 +249,11 @@ func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bo
 }
 
 func runStart(ctx context.Context, env engine.Env, p *startParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	u, err := d.units(ctx)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	var msgs []string
-	for _, c := range componentsOf(p.Component) {
-		unit := unitOf(d, c)
-		sts, err := u.Status(ctx, unit)
-		if err != nil {
-			return engine.Outcome{}, err
-		}
-		if sts[0].IsActive() {
-			msgs = append(msgs, unit+" already active")
-			continue
-		}
-		if err := u.ResetFailed(ctx, unit); err != nil {
-			return engine.Outcome{}, err
-		}
-		start := d.now()
-		env.Waiting("starting %s (up to %s)", unit, p.wait(c))
-		st, err := u.StartAndWait(ctx, unit, p.wait(c))
-		if err != nil {
-			why := st.Failure()
-			if why != "" {
-				return engine.Outcome{}, fmt.Errorf("start %s: %w (%s)", unit, err, why)
-			}
-			return engine.Outcome{}, fmt.Errorf("start %s: %w", unit, err)
-		}
-		msgs = append(msgs, fmt.Sprintf("%s active in %s", unit, d.now().Sub(start).Round(time.Millisecond)))
-	}
-	return engine.Outcome{Message: strings.Join(msgs, "; ")}, nil
+	return runUnits(ctx, env, &p.unitParams, false)
 }
 
 func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	u, err := d.units(ctx)
+	_, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -253,29 +263,30 @@ func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	return engine.Outcome{Message: "unit files reloaded"}, nil
 }
 
+// runVerifyGone is the processes-gone proof as a gate: pending while the
+// unit runs or any process is left in its control group.
 func runVerifyGone(ctx context.Context, env engine.Env, p *goneParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	u, err := d.units(ctx)
+	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	unit := unitOf(d, p.Component)
-	pids, err := u.Processes(ctx, unit)
+	down, state, err := unitDown(ctx, u, unit)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if len(pids) > 0 {
-		return engine.Outcome{}, engine.Pending("%d processes of %s still running: %v", len(pids), unit, pids[:min(len(pids), 8)])
-	}
-	sts, err := u.Status(ctx, unit)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if sts[0].IsActive() {
-		return engine.Outcome{}, engine.Pending("%s is %s", unit, sts[0].ActiveState)
+	if !down {
+		return engine.Outcome{}, engine.Pending("%s is %s", unit, state)
 	}
 	return engine.Outcome{Message: unit + ": no process left"}, nil
+}
+
+// unitsOf returns the step's deps and its systemd connection.
+func unitsOf(ctx context.Context, env engine.Env) (*Deps, UnitsAPI, error) {
+	d, err := depsOf(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := d.units(ctx)
+	return d, u, err
 }

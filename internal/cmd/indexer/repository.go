@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,9 +22,9 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/units"
 )
 
 // RepositoryAPI is what `indexer repository` asks the indexer.
@@ -33,13 +34,9 @@ type RepositoryAPI interface {
 	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
 }
 
-// RepositoryUnits is what `indexer repository prepare` asks systemd.
-type RepositoryUnits interface {
-	Stop(ctx context.Context, unit string) error
-	StartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error)
-	Processes(ctx context.Context, unit string) ([]int, error)
-	ResetFailed(ctx context.Context, unit string) error
-}
+// RepositoryUnits is what `indexer repository prepare` asks systemd to
+// restart the indexer (the services operations).
+type RepositoryUnits = services.Units
 
 // RepositoryOptions are the inputs of `indexer repository show|prepare`.
 type RepositoryOptions struct {
@@ -542,62 +539,27 @@ func makeRepoDir(location, dataDir string) error {
 	return nil
 }
 
+// restartIndexer stops the indexer (its processes gone), starts it and
+// waits until it answers yellow, all within opts.Wait: the services
+// operation with the indexer's HTTP as its readiness.
 func restartIndexer(ctx context.Context, opts *RepositoryOptions, u RepositoryUnits, api RepositoryAPI, unit string) (time.Duration, error) {
-	limit := opts.Wait
-	if limit <= 0 {
-		limit = 3 * time.Minute
-	}
-	poll := opts.Poll
-	if poll <= 0 {
-		poll = time.Second
-	}
+	limit := cmp.Or(opts.Wait, 3*time.Minute)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	r := &services.Runner{Units: u, ProcessWait: limit, ProcessPoll: cmp.Or(opts.Poll, time.Second), Now: opts.now,
+		Ready: func(ctx context.Context, _ services.Component) error {
+			_, err := api.Health(ctx, indexer.HealthRequest{WaitForStatus: "yellow", Timeout: 5 * time.Second})
+			return err
+		}}
+	comps := []services.Component{{Name: "indexer", Unit: unit, Wait: limit}}
 	start := opts.now()
-	if err := u.Stop(ctx, unit); err != nil {
-		return 0, fmt.Errorf("stop %s: %w", unit, err)
-	}
-	for {
-		pids, err := u.Processes(ctx, unit)
-		if err != nil {
-			return 0, err
-		}
-		if len(pids) == 0 {
-			break
-		}
-		if err := sleep(ctx, poll); err != nil {
-			return 0, fmt.Errorf("%s did not exit: %w", unit, err)
-		}
-	}
-	if err := u.ResetFailed(ctx, unit); err != nil {
+	if _, err := r.Stop(ctx, comps); err != nil {
 		return 0, err
 	}
-	if st, err := u.StartAndWait(ctx, unit, 60*time.Second); err != nil {
-		if why := st.Failure(); why != "" {
-			err = fmt.Errorf("%w (%s)", err, why)
-		}
-		return 0, fmt.Errorf("start %s: %w; the old opensearch.yml is in the backup directory", unit, err)
+	if _, err := r.Start(ctx, comps); err != nil {
+		return 0, fmt.Errorf("%w; the old opensearch.yml is in the backup directory", err)
 	}
-	for {
-		_, err := api.Health(ctx, indexer.HealthRequest{WaitForStatus: "yellow", Timeout: 5 * time.Second})
-		if err == nil {
-			return opts.now().Sub(start), nil
-		}
-		if err := sleep(ctx, poll); err != nil {
-			return 0, fmt.Errorf("%s does not answer after the restart: %w", unit, err)
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return opts.now().Sub(start), nil
 }
 
 func fileOwner(fi fs.FileInfo) (int, int, bool) {

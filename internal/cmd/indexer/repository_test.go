@@ -60,6 +60,25 @@ func (n *repoNode) StartAndWait(_ context.Context, unit string, _ time.Duration)
 func (n *repoNode) Processes(context.Context, string) ([]int, error) { return nil, nil }
 func (n *repoNode) ResetFailed(context.Context, string) error        { return nil }
 
+// The node stops at once; restart and enable are not used by prepare.
+func (n *repoNode) Status(_ context.Context, us ...string) ([]units.UnitStatus, error) {
+	out := make([]units.UnitStatus, len(us))
+	for i, u := range us {
+		out[i] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
+	}
+	return out, nil
+}
+func (n *repoNode) Wait(ctx context.Context, u string, _ []string, _ time.Duration) (units.UnitStatus, error) {
+	sts, err := n.Status(ctx, u)
+	return sts[0], err
+}
+func (n *repoNode) RestartAndWait(context.Context, string, time.Duration) (units.UnitStatus, error) {
+	return units.UnitStatus{}, errors.New("not used")
+}
+func (n *repoNode) Enable(context.Context, ...string) ([]units.UnitFileChange, error) {
+	return nil, errors.New("not used")
+}
+
 func (n *repoNode) routes(srv *indexertest.Server) {
 	h := func(f func(w http.ResponseWriter, r *http.Request)) indexertest.Route {
 		return indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {

@@ -16,14 +16,12 @@ import (
 
 // ActionOptions are the inputs of `services start|stop|restart`.
 type ActionOptions struct {
-	IO         *output.IOStreams
-	Units      func(ctx context.Context) (services.Units, error)
-	UnitMap    func() (map[string]string, error)
-	LogLines   func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
-	Output     string
-	Action     string // start | stop | restart
-	Components []string
-	Change     cli.Change
+	IO       *output.IOStreams
+	Units    func(ctx context.Context) (services.Units, error)
+	UnitMap  func() (map[string]string, error)
+	LogLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
+	Action   string // start | stop | restart
+	ChangeInputs
 	// Runner tunes the runner (tests: clock, sleep, process wait).
 	Runner services.Runner
 }
@@ -56,24 +54,40 @@ func NewCmdRestart(f *cli.Factory, runF func(context.Context, *ActionOptions) er
 
 func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *ActionOptions) error, long, example string) *cobra.Command {
 	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Action: action}
-	var dryRun bool
 	cmd := &cobra.Command{
-		Use:               action + " [component...|all]",
-		Short:             strings.ToUpper(action[:1]) + action[1:] + " units in dependency order with bounded waits",
-		Long:              long + "\n\n" + changeRule,
-		Example:           example,
-		ValidArgsFunction: completeComponents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
-				return err
-			}
-			opts.Output, opts.Components = f.Global.Output, args
-			opts.Change = f.Change(cmd, args, dryRun)
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runAction(cmd.Context(), opts)
-		},
+		Use:     action + " [component...|all]",
+		Short:   strings.ToUpper(action[:1]) + action[1:] + " units in dependency order with bounded waits",
+		Long:    long + "\n\n" + changeRule,
+		Example: example,
+	}
+	return changeVerb(f, cmd, &opts.ChangeInputs, func(ctx context.Context) error {
+		if runF != nil {
+			return runF(ctx, opts)
+		}
+		return runAction(ctx, opts)
+	})
+}
+
+// ChangeInputs are the parsed inputs every changing verb (start, stop,
+// restart, enable) shares.
+type ChangeInputs struct {
+	Output     string
+	Components []string
+	// Change is the change rule: confirmation, host lock, --dry-run.
+	Change cli.Change
+}
+
+// changeVerb wires what every changing verb shares: -o table|json, the
+// components as arguments and the change rule, parsed into in; then run.
+func changeVerb(f *cli.Factory, cmd *cobra.Command, in *ChangeInputs, run func(context.Context) error) *cobra.Command {
+	var dryRun bool
+	cmd.ValidArgsFunction = completeComponents
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			return err
+		}
+		*in = ChangeInputs{Output: f.Global.Output, Components: args, Change: f.Change(c, args, dryRun)}
+		return run(c.Context())
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
@@ -90,13 +104,9 @@ type actionJSON struct {
 }
 
 func runAction(ctx context.Context, opts *ActionOptions) error {
-	um, err := opts.UnitMap()
+	comps, all, err := selected(opts.UnitMap, opts.Components)
 	if err != nil {
 		return err
-	}
-	comps, all, err := services.Select(um, opts.Components)
-	if err != nil {
-		return &cli.FlagError{Err: err}
 	}
 	r := opts.Runner
 	q := fmt.Sprintf("%s %s?", strings.ToUpper(opts.Action[:1])+opts.Action[1:], unitList(comps))
@@ -145,6 +155,20 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 		return rerr
 	}
 	return err
+}
+
+// selected resolves the component arguments against the configured unit
+// map; an unknown component is a usage error (exit 2).
+func selected(unitMap func() (map[string]string, error), names []string) ([]services.Component, bool, error) {
+	um, err := unitMap()
+	if err != nil {
+		return nil, false, err
+	}
+	comps, all, err := services.Select(um, names)
+	if err != nil {
+		return nil, false, &cli.FlagError{Err: err}
+	}
+	return comps, all, nil
 }
 
 func unitList(comps []services.Component) string {

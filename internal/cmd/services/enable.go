@@ -14,39 +14,28 @@ import (
 
 // EnableOptions are the inputs of `services enable`.
 type EnableOptions struct {
-	IO         *output.IOStreams
-	Units      func(ctx context.Context) (services.Units, error)
-	UnitMap    func() (map[string]string, error)
-	Output     string
-	Components []string
-	Change     cli.Change
+	IO      *output.IOStreams
+	Units   func(ctx context.Context) (services.Units, error)
+	UnitMap func() (map[string]string, error)
+	ChangeInputs
 }
 
 // NewCmdEnable builds `services enable`.
 func NewCmdEnable(f *cli.Factory, runF func(context.Context, *EnableOptions) error) *cobra.Command {
 	opts := &EnableOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f)}
-	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "enable [component...|all]",
 		Short: "Enable the units so they start at boot",
 		Long:  "Enable the units' unit files (like systemctl enable) and reload systemd when links changed.\n\n" + changeRule,
 		Example: `  siemctl services enable --yes
   siemctl services enable shipper --dry-run`,
-		ValidArgsFunction: completeComponents,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
-				return err
-			}
-			opts.Output, opts.Components = f.Global.Output, args
-			opts.Change = f.Change(cmd, args, dryRun)
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runEnable(cmd.Context(), opts)
-		},
 	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	return changeVerb(f, cmd, &opts.ChangeInputs, func(ctx context.Context) error {
+		if runF != nil {
+			return runF(ctx, opts)
+		}
+		return runEnable(ctx, opts)
+	})
 }
 
 type enableJSON struct {
@@ -55,13 +44,9 @@ type enableJSON struct {
 }
 
 func runEnable(ctx context.Context, opts *EnableOptions) error {
-	um, err := opts.UnitMap()
+	comps, _, err := selected(opts.UnitMap, opts.Components)
 	if err != nil {
 		return err
-	}
-	comps, _, err := services.Select(um, opts.Components)
-	if err != nil {
-		return &cli.FlagError{Err: err}
 	}
 	r := &services.Runner{}
 	release, proceed, err := opts.Change.Begin(ctx, fmt.Sprintf("Enable %s at boot?", unitList(comps)), cli.Calls(r.Calls("enable", comps)...))

@@ -77,6 +77,10 @@ func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duratio
 	return f.state[u], nil
 }
 func (f *fakeUnits) Processes(context.Context, string) ([]int, error) { return nil, nil }
+
+// ResetFailed is not recorded: the operation's table (internal/ops/services)
+// pins when it runs; these tests pin the verbs' order and output.
+func (f *fakeUnits) ResetFailed(context.Context, string) error { return nil }
 func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
 	f.calls = append(f.calls, "enable "+strings.Join(us, " "))
 	return []units.UnitFileChange{{Type: "symlink", Filename: "/etc/systemd/system/multi-user.target.wants/shipper.service", Destination: "/lib/systemd/system/shipper.service"}}, nil
@@ -199,11 +203,6 @@ func runAction(t *testing.T, fu *fakeUnits, tty bool, stdin string, args ...stri
 
 func runActionLocked(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	io, in, out, errOut := output.Test()
-	in.WriteString(stdin)
-	io.SetTTY(tty, tty, tty)
-	f := factoryLocked(io, h)
-	root := cli.NewCmdRoot(f)
 	prep := func(o *svccmd.ActionOptions) {
 		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
 		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
@@ -212,13 +211,26 @@ func runActionLocked(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin s
 		}
 		o.Runner.Now = zeroClock
 	}
-	grp := svccmd.NewCmdServices(f)
-	grp.RemoveCommand(grp.Commands()...)
-	for _, mk := range []func(*cli.Factory, func(context.Context, *svccmd.ActionOptions) error) *cobra.Command{svccmd.NewCmdStart, svccmd.NewCmdStop, svccmd.NewCmdRestart} {
-		grp.AddCommand(mk(f, func(ctx context.Context, o *svccmd.ActionOptions) error { prep(o); return svccmd.RunAction(ctx, o) }))
-	}
-	root.AddCommand(grp)
-	root.SetArgs(append([]string{"services"}, args...))
+	return execRoot(h, tty, stdin, func(f *cli.Factory) *cobra.Command {
+		grp := svccmd.NewCmdServices(f)
+		grp.RemoveCommand(grp.Commands()...)
+		for _, mk := range []func(*cli.Factory, func(context.Context, *svccmd.ActionOptions) error) *cobra.Command{svccmd.NewCmdStart, svccmd.NewCmdStop, svccmd.NewCmdRestart} {
+			grp.AddCommand(mk(f, func(ctx context.Context, o *svccmd.ActionOptions) error { prep(o); return svccmd.RunAction(ctx, o) }))
+		}
+		return grp
+	}, append([]string{"services"}, args...)...)
+}
+
+// execRoot runs args on a root holding the command add builds, on test
+// streams (tty or not, stdin given) and the host lock h.
+func execRoot(h *hostLock, tty bool, stdin string, add func(*cli.Factory) *cobra.Command, args ...string) (string, string, error) {
+	io, in, out, errOut := output.Test()
+	in.WriteString(stdin)
+	io.SetTTY(tty, tty, tty)
+	f := factoryLocked(io, h)
+	root := cli.NewCmdRoot(f)
+	root.AddCommand(add(f))
+	root.SetArgs(args)
 	err := root.Execute()
 	return out.String(), errOut.String(), err
 }
@@ -346,19 +358,13 @@ func TestRunAction(t *testing.T) {
 
 func runEnable(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	io, in, out, errOut := output.Test()
-	in.WriteString(stdin)
-	io.SetTTY(tty, tty, tty)
-	f := factoryLocked(io, h)
-	root := cli.NewCmdRoot(f)
-	root.AddCommand(svccmd.NewCmdEnable(f, func(ctx context.Context, o *svccmd.EnableOptions) error {
-		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
-		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
-		return svccmd.RunEnable(ctx, o)
-	}))
-	root.SetArgs(append([]string{"enable"}, args...))
-	err := root.Execute()
-	return out.String(), errOut.String(), err
+	return execRoot(h, tty, stdin, func(f *cli.Factory) *cobra.Command {
+		return svccmd.NewCmdEnable(f, func(ctx context.Context, o *svccmd.EnableOptions) error {
+			o.Units = func(context.Context) (services.Units, error) { return fu, nil }
+			o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
+			return svccmd.RunEnable(ctx, o)
+		})
+	}, append([]string{"enable"}, args...)...)
 }
 
 func TestRunEnable(t *testing.T) {

@@ -61,13 +61,9 @@ type statusJSON struct {
 }
 
 func runStatus(ctx context.Context, opts *StatusOptions) error {
-	um, err := opts.UnitMap()
+	comps, _, err := selected(opts.UnitMap, opts.Components)
 	if err != nil {
 		return err
-	}
-	comps, _, err := services.Select(um, opts.Components)
-	if err != nil {
-		return &cli.FlagError{Err: err}
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -83,12 +79,7 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	inactive := 0
-	for _, s := range sts {
-		if !s.Active {
-			inactive++
-		}
-	}
+	inactive := len(services.Inactive(sts))
 	if opts.Output == "json" {
 		out := make([]statusJSON, 0, len(sts))
 		for _, s := range sts {

@@ -1,6 +1,8 @@
 // Package hostcheck reads facts about the local host: listening TCP/UDP
 // ports (from /proc/net, with a dial fallback), disk usage of a path, and
-// certificate expiry of a TLS endpoint or a PEM file.
+// certificate expiry of a TLS endpoint or a PEM file. It also holds the
+// "ports missing" verdict (Expected, JudgePorts) that the health check
+// "ports" and the upgrade gate gate.ports both map.
 package hostcheck
 
 import (

@@ -1,12 +1,22 @@
-// Package services starts, stops, restarts and enables the stack's systemd
-// units in dependency order with bounded waits: start
-// indexer, manager, dashboard, shipper (waiting up to 60 s, 30 s, 60 s and
-// 30 s), stop in reverse, restart-all in start order. A stop is verified by
-// the unit's control group being empty (the manager forks many daemons), a
-// failure is explained with systemd's Result and the unit's last log lines.
+// Package services is the unit operations floor: it starts, stops,
+// restarts and enables the stack's systemd units in dependency order with
+// bounded waits: start indexer, manager, dashboard, shipper (waiting up to
+// 60 s, 30 s, 60 s and 30 s, or a per-call limit), stop in reverse,
+// restart-all in start order. A stop is proven by the unit's control group
+// being empty (the manager forks many daemons, Stopped) and a unit left
+// failed is reset; a failure is explained with systemd's Result and the
+// unit's last log lines. Options cover what callers differ in: SkipDone
+// (the runbook leaves a unit already in the wanted state alone), Ready (a
+// start waits for the service to answer), Waiting (progress).
+//
+// It also holds the "units inactive" verdict (Judge, Inactive, Status.Fix,
+// Status.Describe). Doors: `siemctl services` (internal/cmd/services), the
+// runbook kinds units.* and gate.units_active (internal/steps), the health
+// check "units" (internal/health), `indexer repository prepare`.
 package services
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,6 +102,7 @@ type Units interface {
 	Stop(ctx context.Context, unit string) error
 	Wait(ctx context.Context, unit string, want []string, timeout time.Duration) (units.UnitStatus, error)
 	Processes(ctx context.Context, unit string) ([]int, error)
+	ResetFailed(ctx context.Context, unit string) error
 	Enable(ctx context.Context, units ...string) ([]units.UnitFileChange, error)
 }
 
@@ -115,6 +126,9 @@ type Outcome struct {
 	// Failure is systemd's Result and exit status ("exit-code (exit status 1)").
 	Failure string `json:"failure,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Already: the unit was in the wanted state, nothing was done
+	// (Runner.SkipDone).
+	Already bool `json:"already,omitempty"`
 	// LogLines are the unit's last log lines when it failed.
 	LogLines []string `json:"log_lines,omitempty"`
 	// Leftover are PIDs still in the unit's control group after a stop.
@@ -155,8 +169,21 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for Took (default time.Now).
 	Now func() time.Time
-	// Waits overrides the wait limits (tests); missing keys use Waits.
+	// Waits overrides the wait limits (tests); missing keys use the
+	// component's Wait (a runbook step's per-call limit), then Waits.
 	Waits map[string]time.Duration
+	// SkipDone leaves a unit already in the wanted state alone (start:
+	// active; stop: inactive or failed with no process left) and reports it
+	// as Already: a runbook step that runs again on --resume changes nothing.
+	SkipDone bool
+	// Waiting, when set, is told what a wait is for ("processes of X to
+	// exit") each time the runner looks again.
+	Waiting func(format string, args ...any)
+	// Ready, when set, is asked after a start or restart, every
+	// ProcessPoll, until it returns nil or the component's wait passes:
+	// the service answers, not only its process runs (the indexer's HTTP
+	// after `indexer repository prepare` restarts it).
+	Ready func(ctx context.Context, c Component) error
 }
 
 func (r *Runner) now() time.Time {
@@ -312,27 +339,64 @@ func (r *Runner) explain(ctx context.Context, o *Outcome) {
 }
 
 func (r *Runner) startOne(ctx context.Context, c Component, o *Outcome) error {
-	st, err := r.Units.StartAndWait(ctx, c.Unit, r.wait(c))
+	return r.startJob(ctx, c, o, r.Units.StartAndWait, r.SkipDone)
+}
+
+func (r *Runner) restartOne(ctx context.Context, c Component, o *Outcome) error {
+	return r.startJob(ctx, c, o, r.Units.RestartAndWait, false)
+}
+
+// startJob runs a start or restart job and waits for the unit to be active.
+// A failed unit is reset first: its failure (and a start limit hit by
+// earlier crashes) would otherwise refuse or colour the new start.
+func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func(context.Context, string, time.Duration) (units.UnitStatus, error), skipActive bool) error {
+	if skipActive {
+		sts, err := r.Units.Status(ctx, c.Unit)
+		if err != nil {
+			return err
+		}
+		if len(sts) == 1 && sts[0].IsActive() {
+			o.State, o.MainPID, o.Already = stateOf(sts[0]), sts[0].MainPID, true
+			return nil
+		}
+	}
+	if err := r.Units.ResetFailed(ctx, c.Unit); err != nil {
+		return fmt.Errorf("reset-failed: %w", err)
+	}
+	st, err := job(ctx, c.Unit, r.wait(c))
 	o.State, o.MainPID = stateOf(st), st.MainPID
 	if err != nil {
 		if st.IsFailed() {
 			o.Failure = st.Failure()
 		}
 		return waitErr(err, r.wait(c))
+	}
+	if r.Ready != nil {
+		return r.ready(ctx, c)
 	}
 	return nil
 }
 
-func (r *Runner) restartOne(ctx context.Context, c Component, o *Outcome) error {
-	st, err := r.Units.RestartAndWait(ctx, c.Unit, r.wait(c))
-	o.State, o.MainPID = stateOf(st), st.MainPID
-	if err != nil {
-		if st.IsFailed() {
-			o.Failure = st.Failure()
+// ready asks Ready until it answers nil or the component's wait passes.
+func (r *Runner) ready(ctx context.Context, c Component) error {
+	rctx, cancel := context.WithTimeout(ctx, r.wait(c))
+	defer cancel()
+	poll := cmp.Or(r.ProcessPoll, DefaultProcessPoll)
+	for {
+		err := r.Ready(rctx, c)
+		if err == nil {
+			return nil
 		}
-		return waitErr(err, r.wait(c))
+		if r.Waiting != nil {
+			r.Waiting("%s to answer", c.Unit)
+		}
+		if serr := r.sleep(rctx, poll); serr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("active but does not answer within %s: %w", r.wait(c), err)
+		}
 	}
-	return nil
 }
 
 func waitErr(err error, limit time.Duration) error {
@@ -343,6 +407,16 @@ func waitErr(err error, limit time.Duration) error {
 }
 
 func (r *Runner) stopOne(ctx context.Context, c Component, o *Outcome) error {
+	if r.SkipDone {
+		down, st, err := r.Stopped(ctx, c.Unit)
+		if err != nil {
+			return err
+		}
+		if down {
+			o.State, o.Already = st, true
+			return nil
+		}
+	}
 	jctx, cancel := context.WithTimeout(ctx, r.wait(c))
 	defer cancel()
 	if err := r.Units.Stop(jctx, c.Unit); err != nil {
@@ -361,7 +435,39 @@ func (r *Runner) stopOne(ctx context.Context, c Component, o *Outcome) error {
 	if err != nil {
 		return err
 	}
+	// A service killed by its stop signal may be left "failed": clean it,
+	// so the next start and the health of the host see a stopped unit.
+	if err := r.Units.ResetFailed(ctx, c.Unit); err != nil {
+		return fmt.Errorf("reset-failed: %w", err)
+	}
+	if st.IsFailed() {
+		o.State = units.Inactive + "/dead"
+	}
 	return nil
+}
+
+// Stopped reports whether unit is stopped: inactive (or failed) with no
+// process left in its control group; state describes it either way.
+func (r *Runner) Stopped(ctx context.Context, unit string) (stopped bool, state string, err error) {
+	sts, err := r.Units.Status(ctx, unit)
+	if err != nil {
+		return false, "", err
+	}
+	if len(sts) != 1 {
+		return false, "", fmt.Errorf("unit status: asked for 1 unit, got %d", len(sts))
+	}
+	st := sts[0]
+	if st.ActiveState != units.Inactive && st.ActiveState != units.Failed {
+		return false, stateOf(st), nil
+	}
+	pids, err := r.Units.Processes(ctx, unit)
+	if err != nil {
+		return false, "", err
+	}
+	if len(pids) > 0 {
+		return false, fmt.Sprintf("%s with %d processes left (pids %s)", stateOf(st), len(pids), joinInts(pids, 8)), nil
+	}
+	return true, stateOf(st), nil
 }
 
 // processesGone waits up to ProcessWait for the unit's control group to be
@@ -387,6 +493,9 @@ func (r *Runner) processesGone(ctx context.Context, unit string) ([]int, error) 
 		if waited >= limit {
 			return pids, fmt.Errorf("%w: %d left in %s after %s (pids %s)", ErrProcessesLeft, len(pids), unit, limit, joinInts(pids, 10))
 		}
+		if r.Waiting != nil {
+			r.Waiting("processes of %s to exit", unit)
+		}
 		if err := r.sleep(ctx, poll); err != nil {
 			return pids, err
 		}
@@ -406,13 +515,64 @@ func joinInts(v []int, max int) string {
 	return strings.Join(parts, " ")
 }
 
-// Status is one component's unit state.
+// Status is one component's unit state. A list of them is the "units
+// inactive" verdict: Inactive picks the units that are not active, Fix and
+// Describe say what to do and what was seen. The health check "units" maps
+// an inactive unit to CRIT with Fix; the gates gate.units_active and
+// gate.no_trace to pending with Describe.
 type Status struct {
 	Component string           `json:"component"`
 	Unit      string           `json:"unit"`
 	Status    units.UnitStatus `json:"-"`
 	Found     bool             `json:"found"`
 	Active    bool             `json:"active"`
+}
+
+// Judge pairs unit states with their components (the component → unit
+// map; a unit of none is named by itself).
+func Judge(unitMap map[string]string, sts []units.UnitStatus) []Status {
+	out := make([]Status, len(sts))
+	for i, st := range sts {
+		comp := st.Name
+		for c, u := range unitMap {
+			if units.Normalize(u) == units.Normalize(st.Name) {
+				comp = c
+			}
+		}
+		out[i] = Status{Component: comp, Unit: st.Name, Status: st, Found: st.Found(), Active: st.IsActive()}
+	}
+	return out
+}
+
+// Inactive returns the states that are not active (not found, failed,
+// stopped, starting or stopping), in their order.
+func Inactive(sts []Status) []Status {
+	var out []Status
+	for _, s := range sts {
+		if !s.Active {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Fix is what brings an inactive unit back: install its package when the
+// unit is not found, restart a failed one, start a stopped one.
+func (s Status) Fix() string {
+	switch {
+	case s.Active:
+		return ""
+	case !s.Found:
+		return fmt.Sprintf("install the %s package", s.Component)
+	case s.Status.IsFailed():
+		return "siemctl services restart " + s.Component
+	}
+	return "siemctl services start " + s.Component
+}
+
+// Describe is "unit (active/sub)", a dash for a state systemd did not give.
+func (s Status) Describe() string {
+	return fmt.Sprintf("%s (%s/%s)", s.Status.Name, cmp.Or(s.Status.ActiveState, "-"), cmp.Or(s.Status.SubState, "-"))
 }
 
 // Status reads the state of comps' units, in start order.
@@ -429,9 +589,9 @@ func (r *Runner) Status(ctx context.Context, comps []Component) ([]Status, error
 	if len(sts) != len(comps) {
 		return nil, fmt.Errorf("unit status: asked for %d units, got %d", len(comps), len(sts))
 	}
-	out := make([]Status, len(comps))
+	out := Judge(nil, sts)
 	for i, c := range comps {
-		out[i] = Status{Component: c.Name, Unit: c.Unit, Status: sts[i], Found: sts[i].Found(), Active: sts[i].IsActive()}
+		out[i].Component, out[i].Unit = c.Name, c.Unit
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +64,9 @@ func (f *fakeUnits) RestartAndWait(_ context.Context, u string, t time.Duration)
 func (f *fakeUnits) Stop(_ context.Context, u string) error {
 	f.rec("stop " + u)
 	f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	if res, ok := f.failOn["stop "+u]; ok { // killed by its stop signal
+		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: res}
+	}
 	return nil
 }
 
@@ -81,6 +85,15 @@ func (f *fakeUnits) Processes(_ context.Context, u string) ([]int, error) {
 		f.procs[u] = seq[1:]
 	}
 	return p, nil
+}
+
+func (f *fakeUnits) ResetFailed(_ context.Context, u string) error {
+	f.rec("reset-failed " + u)
+	if st := f.state[u]; st.IsFailed() {
+		st.ActiveState, st.SubState, st.Result = "inactive", "dead", ""
+		f.state[u] = st
+	}
+	return nil
 }
 
 func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
@@ -135,12 +148,14 @@ func TestOrderAndWaits(t *testing.T) {
 		calls []string
 	}{
 		{"start", func(r *Runner) ([]Outcome, error) { return r.Start(context.Background(), all) },
-			[]string{"start siem-indexer.service", "start siem-manager.service", "start siem-dashboard.service", "start shipper.service"}},
+			[]string{"reset-failed siem-indexer.service", "start siem-indexer.service", "reset-failed siem-manager.service", "start siem-manager.service",
+				"reset-failed siem-dashboard.service", "start siem-dashboard.service", "reset-failed shipper.service", "start shipper.service"}},
 		{"stop", func(r *Runner) ([]Outcome, error) { return r.Stop(context.Background(), all) },
-			[]string{"stop shipper.service", "procs shipper.service", "stop siem-dashboard.service", "procs siem-dashboard.service",
-				"stop siem-manager.service", "procs siem-manager.service", "stop siem-indexer.service", "procs siem-indexer.service"}},
+			[]string{"stop shipper.service", "procs shipper.service", "reset-failed shipper.service", "stop siem-dashboard.service", "procs siem-dashboard.service", "reset-failed siem-dashboard.service",
+				"stop siem-manager.service", "procs siem-manager.service", "reset-failed siem-manager.service", "stop siem-indexer.service", "procs siem-indexer.service", "reset-failed siem-indexer.service"}},
 		{"restart", func(r *Runner) ([]Outcome, error) { return r.Restart(context.Background(), all) },
-			[]string{"restart siem-indexer.service", "restart siem-manager.service", "restart siem-dashboard.service", "restart shipper.service"}},
+			[]string{"reset-failed siem-indexer.service", "restart siem-indexer.service", "reset-failed siem-manager.service", "restart siem-manager.service",
+				"reset-failed siem-dashboard.service", "restart siem-dashboard.service", "reset-failed shipper.service", "restart shipper.service"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +216,7 @@ func TestStartFailureExplainedAndRestSkipped(t *testing.T) {
 	if m.Failure != "exit-code (exit status 1)" || len(m.LogLines) != 1 || !strings.Contains(m.LogLines[0], "1202") {
 		t.Errorf("manager outcome not explained: %+v", m)
 	}
-	if strings.Join(f.calls, "|") != "start siem-indexer.service|start siem-manager.service" {
+	if strings.Join(f.calls, "|") != "reset-failed siem-indexer.service|start siem-indexer.service|reset-failed siem-manager.service|start siem-manager.service" {
 		t.Errorf("calls after failure: %v", f.calls)
 	}
 	if strings.Join(progress, " ") != "indexer: indexer:done manager: manager:failed" {
@@ -253,5 +268,174 @@ func TestStatusAndEnable(t *testing.T) {
 	ch, err := r.Enable(context.Background(), comps)
 	if err != nil || ch == nil || f.calls[0] != "enable siem-indexer.service shipper.service" {
 		t.Errorf("enable: %v %v %v", ch, err, f.calls)
+	}
+}
+
+// The runbook's steps skip what is already done (SkipDone) and take a
+// per-call wait limit (Component.Wait); a stop left "failed" by its stop
+// signal is reset; a start of a failed unit resets it first.
+func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
+	f := newFake()
+	f.state["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 7}
+	f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "signal"}
+	comps, _, _ := Select(unitMap, []string{"indexer", "manager"})
+	comps[1].Wait = 5 * time.Second
+	r := &Runner{Units: f, Sleep: noSleep, SkipDone: true}
+	outs, err := r.Start(context.Background(), comps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !outs[0].Already || outs[0].MainPID != 7 || outs[1].Already {
+		t.Errorf("outcomes %+v", outs)
+	}
+	if got := strings.Join(f.calls, "|"); got != "reset-failed siem-manager.service|start siem-manager.service" {
+		t.Errorf("start calls %s", got)
+	}
+	if f.timeouts["start siem-manager.service"] != 5*time.Second {
+		t.Errorf("per-call wait not used: %s", f.timeouts["start siem-manager.service"])
+	}
+
+	// Stop: the manager's stop leaves it failed (killed by its signal) and
+	// one daemon takes a look to go; the second stop finds it down.
+	f.calls = nil
+	f.procs["siem-manager.service"] = [][]int{{4242}, {}}
+	var waits []string
+	r.Waiting = func(format string, args ...any) { waits = append(waits, fmt.Sprintf(format, args...)) }
+	f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
+	f.failOn["stop siem-manager.service"] = "signal"
+	outs, err = r.Stop(context.Background(), comps[1:])
+	if err != nil || outs[0].Already || outs[0].State != "inactive/dead" {
+		t.Fatalf("stop: %+v %v", outs, err)
+	}
+	if strings.Join(waits, "|") != "processes of siem-manager.service to exit" {
+		t.Errorf("waits %v", waits)
+	}
+	if !strings.HasSuffix(strings.Join(f.calls, "|"), "reset-failed siem-manager.service") {
+		t.Errorf("stop did not reset-failed: %v", f.calls)
+	}
+	outs, err = r.Stop(context.Background(), comps[1:])
+	if err != nil || !outs[0].Already {
+		t.Fatalf("second stop: %+v %v", outs, err)
+	}
+
+	// Without SkipDone (the services command) an active unit gets its job.
+	f.calls = nil
+	r.SkipDone = false
+	if _, err := r.Start(context.Background(), comps[:1]); err != nil || !strings.Contains(strings.Join(f.calls, "|"), "start siem-indexer.service") {
+		t.Errorf("start without SkipDone: %v %v", f.calls, err)
+	}
+}
+
+// One table for the "units inactive" verdict: the health check "units"
+// maps it to CRIT + Fix, the gates to pending + Describe.
+func TestUnitsVerdict(t *testing.T) {
+	st := func(name, load, active, sub string) units.UnitStatus {
+		return units.UnitStatus{Name: name, LoadState: load, ActiveState: active, SubState: sub}
+	}
+	tests := []struct {
+		name     string
+		st       units.UnitStatus
+		inactive bool
+		fix      string
+		describe string
+	}{
+		{"active", st("siem-indexer.service", "loaded", "active", "running"), false, "", "siem-indexer.service (active/running)"},
+		{"reloading counts as active", st("siem-indexer.service", "loaded", "reloading", "reload"), false, "", "siem-indexer.service (reloading/reload)"},
+		{"stopped", st("siem-manager.service", "loaded", "inactive", "dead"), true, "siemctl services start manager", "siem-manager.service (inactive/dead)"},
+		{"failed", st("siem-manager.service", "loaded", "failed", "failed"), true, "siemctl services restart manager", "siem-manager.service (failed/failed)"},
+		{"not found", st("shipper.service", "not-found", "inactive", "dead"), true, "install the shipper package", "shipper.service (inactive/dead)"},
+		{"starting", st("siem-dashboard.service", "loaded", "activating", "start"), true, "siemctl services start dashboard", "siem-dashboard.service (activating/start)"},
+		{"no state from systemd", st("siem-dashboard.service", "loaded", "", ""), true, "siemctl services start dashboard", "siem-dashboard.service (-/-)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Inactive(Judge(unitMap, []units.UnitStatus{tt.st}))
+			if (len(v) == 1) != tt.inactive {
+				t.Fatalf("inactive %v, want %v", v, tt.inactive)
+			}
+			s := Judge(unitMap, []units.UnitStatus{tt.st})[0]
+			if s.Fix() != tt.fix || s.Describe() != tt.describe {
+				t.Errorf("fix %q describe %q", s.Fix(), s.Describe())
+			}
+		})
+	}
+	// A unit of no configured component is named by itself.
+	if s := Judge(unitMap, []units.UnitStatus{st("other.service", "loaded", "inactive", "dead")})[0]; s.Component != "other.service" {
+		t.Errorf("component %q", s.Component)
+	}
+}
+
+// Ready: a start waits for the service to answer, not only for the unit to
+// be active; a service that never answers fails the start.
+func TestStartWaitsUntilReady(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"indexer"})
+	for _, tt := range []struct {
+		name    string
+		answers int // Ready fails this many times first
+		wantErr string
+	}{
+		{"answers at once", 0, ""},
+		{"answers after two looks", 2, ""},
+		{"never answers", 1000, "active but does not answer within 1m0s: connection refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			asked, sleeps := 0, 0
+			var waits []string
+			r := &Runner{Units: f,
+				Ready: func(_ context.Context, c Component) error {
+					asked++
+					if asked <= tt.answers {
+						return errors.New("connection refused")
+					}
+					return nil
+				},
+				Waiting: func(format string, args ...any) { waits = append(waits, fmt.Sprintf(format, args...)) },
+				Sleep: func(context.Context, time.Duration) error {
+					if sleeps++; sleeps > 5 {
+						return context.DeadlineExceeded
+					}
+					return nil
+				}}
+			_, err := r.Start(context.Background(), comps)
+			if tt.wantErr == "" {
+				if err != nil || asked != tt.answers+1 || len(waits) != tt.answers {
+					t.Fatalf("err %v asked %d waits %v", err, asked, waits)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Stopped is the "processes gone" proof that units.stop's skip,
+// units.verify_gone and the data steps' preconditions share.
+func TestStopped(t *testing.T) {
+	for _, tt := range []struct {
+		name, active, sub string
+		procs             []int
+		want              bool
+		state             string
+	}{
+		{"running", "active", "running", []int{1}, false, "active/running"},
+		{"stopping", "deactivating", "stop-sigterm", nil, false, "deactivating/stop-sigterm"},
+		{"stopped, a daemon left", "inactive", "dead", []int{4242, 4243}, false, "inactive/dead with 2 processes left (pids 4242 4243)"},
+		{"stopped", "inactive", "dead", nil, true, "inactive/dead"},
+		{"failed, nothing left", "failed", "failed", nil, true, "failed/failed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: tt.active, SubState: tt.sub}
+			if tt.procs != nil {
+				f.procs["siem-manager.service"] = [][]int{tt.procs}
+			}
+			down, state, err := (&Runner{Units: f}).Stopped(context.Background(), "siem-manager.service")
+			if err != nil || down != tt.want || state != tt.state {
+				t.Errorf("stopped %v %q %v", down, state, err)
+			}
+		})
 	}
 }

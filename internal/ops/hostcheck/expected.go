@@ -1,0 +1,99 @@
+package hostcheck
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ExpectedPort is a port that must listen on this host and what owns it.
+type ExpectedPort struct {
+	Port  int    `json:"port"`
+	Owner string `json:"owner"` // "indexer", "manager API", "manager agents", …
+}
+
+// String is "1514 (manager agents)".
+func (p ExpectedPort) String() string { return fmt.Sprintf("%d (%s)", p.Port, p.Owner) }
+
+// Component is the stack component owning the port (the owner's first word).
+func (p ExpectedPort) Component() string { return strings.Fields(p.Owner)[0] }
+
+// PortsVerdict says which of the stack's ports are not listening. Health
+// maps a missing port to CRIT with a restart fix; the upgrade gate to
+// pending.
+type PortsVerdict struct {
+	Ports []PortState `json:"ports"` // in port order
+	// Remote are endpoints on another host, not checked here.
+	Remote []string `json:"remote,omitempty"`
+}
+
+// PortState is one expected port and whether it listens.
+type PortState struct {
+	ExpectedPort
+	Listening bool `json:"listening"`
+}
+
+// Missing returns the expected ports not listening, in port order.
+func (v PortsVerdict) Missing() []ExpectedPort {
+	var out []ExpectedPort
+	for _, p := range v.Ports {
+		if !p.Listening {
+			out = append(out, p.ExpectedPort)
+		}
+	}
+	return out
+}
+
+// Expected returns the ports that must listen on this host, sorted: the
+// port of each URL (owner → URL; the scheme's default when none) whose
+// host is this one, and each fixed port (owner → port) that is set. URLs
+// on another host are returned as remote notes.
+func Expected(urls map[string]string, fixed map[string]int) (want []ExpectedPort, remote []string) {
+	for owner, port := range fixed {
+		if port > 0 {
+			want = append(want, ExpectedPort{Port: port, Owner: owner})
+		}
+	}
+	for owner, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if !isLocalHost(u.Hostname()) {
+			remote = append(remote, fmt.Sprintf("%s at %s is not on this host: not checked", owner, u.Host))
+			continue
+		}
+		p, err := strconv.Atoi(u.Port())
+		if err != nil {
+			p = map[string]int{"https": 443, "http": 80}[u.Scheme]
+		}
+		if p > 0 {
+			want = append(want, ExpectedPort{Port: p, Owner: owner})
+		}
+	}
+	slices.SortFunc(want, func(a, b ExpectedPort) int { return cmp.Or(a.Port-b.Port, strings.Compare(a.Owner, b.Owner)) })
+	want = slices.CompactFunc(want, func(a, b ExpectedPort) bool { return a.Port == b.Port })
+	slices.Sort(remote)
+	return want, remote
+}
+
+// JudgePorts says which of want are listening.
+func JudgePorts(want []ExpectedPort, remote []string, listening map[int]bool) PortsVerdict {
+	v := PortsVerdict{Ports: make([]PortState, len(want)), Remote: remote}
+	for i, p := range want {
+		v.Ports[i] = PortState{ExpectedPort: p, Listening: listening[p.Port]}
+	}
+	return v
+}
+
+func isLocalHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
