@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	debversion "github.com/knqyf263/go-deb-version"
+
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // Kinds of package manager.
@@ -84,7 +86,7 @@ type Manager struct {
 
 // New returns a Manager for kind auto, apt or yum. Auto picks apt when
 // dpkg-query is on PATH, else yum when rpm is. A nil runner means
-// ExecRunner{}.
+// ExecRunner{MaxOutput: process.PackageMaxOutput}.
 func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -97,7 +99,7 @@ func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 		o.LookPath = exec.LookPath
 	}
 	if runner == nil {
-		runner = ExecRunner{}
+		runner = ExecRunner{MaxOutput: process.PackageMaxOutput}
 	}
 	switch kind {
 	case "", KindAuto:
