@@ -136,6 +136,18 @@ func (m *Manager) exec(ctx context.Context, c Command) ([]byte, []byte, int, err
 	return stdout, stderr, code, nil
 }
 
+// execOK runs c and returns its stdout; a non-zero exit is a *CommandError.
+func (m *Manager) execOK(ctx context.Context, c Command) ([]byte, error) {
+	stdout, stderr, code, err := m.exec(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if code != 0 {
+		return nil, m.fail(c, code, stdout, stderr)
+	}
+	return stdout, nil
+}
+
 func (m *Manager) fail(c Command, code int, stdout, stderr []byte) error {
 	msg := tail(stderr, 5)
 	if msg == "" {
@@ -258,14 +270,8 @@ func ParseRPMQuery(out string) map[string]string {
 // Update refreshes the package lists (apt-get update / yum makecache).
 func (m *Manager) Update(ctx context.Context) error {
 	c := m.UpdateCommand()
-	stdout, stderr, code, err := m.exec(ctx, c)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return m.fail(c, code, stdout, stderr)
-	}
-	return nil
+	_, err := m.execOK(ctx, c)
+	return err
 }
 
 // UpdateCommand is what Update runs.
@@ -284,12 +290,9 @@ func (m *Manager) Candidates(ctx context.Context, pkg string) (Policy, error) {
 		return m.yumCandidates(ctx, pkg)
 	}
 	c := Command{Argv: []string{"apt-cache", "policy", pkg}}
-	stdout, stderr, code, err := m.exec(ctx, c)
+	stdout, err := m.execOK(ctx, c)
 	if err != nil {
 		return Policy{Package: pkg}, err
-	}
-	if code != 0 {
-		return Policy{Package: pkg}, m.fail(c, code, stdout, stderr)
 	}
 	pols, err := ParsePolicy(string(stdout))
 	if err != nil {
@@ -332,12 +335,9 @@ func (m *Manager) Madison(ctx context.Context, pkg string) ([]MadisonEntry, erro
 		return nil, fmt.Errorf("madison %s: %w", pkg, ErrUnsupported)
 	}
 	c := Command{Argv: []string{"apt-cache", "madison", pkg}}
-	stdout, stderr, code, err := m.exec(ctx, c)
+	stdout, err := m.execOK(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if code != 0 {
-		return nil, m.fail(c, code, stdout, stderr)
 	}
 	entries := ParseMadison(string(stdout))
 	if len(entries) == 0 {
@@ -428,12 +428,8 @@ func (m *Manager) Install(ctx context.Context, pkgs map[string]string, opts Inst
 		}
 	}
 	for _, c := range m.InstallCommands(pkgs, opts, installed) {
-		stdout, stderr, code, err := m.exec(ctx, c)
-		if err != nil {
+		if _, err := m.execOK(ctx, c); err != nil {
 			return err
-		}
-		if code != 0 {
-			return m.fail(c, code, stdout, stderr)
 		}
 	}
 	return nil
@@ -471,14 +467,8 @@ func (m *Manager) hold(ctx context.Context, hold bool, pkgs []string) error {
 		return nil
 	}
 	c := m.HoldCommand(hold, pkgs...)
-	stdout, stderr, code, err := m.exec(ctx, c)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return m.fail(c, code, stdout, stderr)
-	}
-	return nil
+	_, err := m.execOK(ctx, c)
+	return err
 }
 
 // Compare compares two versions with the Manager's rules (Debian or RPM):

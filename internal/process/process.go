@@ -45,7 +45,7 @@ func (f RunnerFunc) Run(ctx context.Context, env []string, name string, args ...
 // Output caps of the callers (bytes kept of stdout and of stderr each).
 const (
 	// DefaultMaxOutput: the manager's and the security plugin's tools, the shipper.
-	DefaultMaxOutput = 1 << 20
+	DefaultMaxOutput = int(netclient.MaxToolOutput)
 	// PackageMaxOutput: the package manager (only the tail is ever shown).
 	PackageMaxOutput = 256 << 10
 	// SecretMaxOutput: a password_command (its first line is the password).
