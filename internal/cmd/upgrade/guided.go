@@ -352,11 +352,13 @@ func (g *guide) renderHealth(ctx context.Context) {
 		}
 	}
 	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	t := output.NewTable(g.w, true) // indented: the first column is empty
 	for _, r := range rep.Results {
 		if r.Status != health.OK {
-			fmt.Fprintf(g.w, "  %-7s %-28s %s\n", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
+			t.Row("", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
 		}
 	}
+	_ = t.Render()
 	if counts[health.Crit]+counts[health.Warn] > 0 {
 		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
 	}
@@ -368,14 +370,16 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
 	counts := map[string]int{}
+	t := output.NewTable(w, true) // indented: the first column is empty
 	for _, v := range b.Gates {
 		counts[v.Verdict]++
 		again := ""
 		if v.Rechecked {
 			again = " (re-evaluated now)"
 		}
-		fmt.Fprintf(w, "  %-7s %-28s %s%s\n", c.Status(v.Verdict), v.Step, oneLine(v.Detail), again)
+		t.Row("", c.Status(v.Verdict), v.Step, oneLine(v.Detail)+again)
 	}
+	_ = t.Render()
 	if len(b.Gates) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
