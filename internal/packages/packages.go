@@ -86,7 +86,9 @@ type Manager struct {
 
 // New returns a Manager for kind auto, apt or yum. Auto picks apt when
 // dpkg-query is on PATH, else yum when rpm is. A nil runner means
-// ExecRunner{MaxOutput: process.PackageMaxOutput}.
+// ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}: the
+// tail of the output is what an error shows, and a cancel never SIGKILLs
+// the dpkg or rpm the package manager started.
 func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -99,7 +101,7 @@ func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 		o.LookPath = exec.LookPath
 	}
 	if runner == nil {
-		runner = ExecRunner{MaxOutput: process.PackageMaxOutput}
+		runner = ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}
 	}
 	switch kind {
 	case "", KindAuto:

@@ -291,7 +291,7 @@ func TestNewDefaultRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(m.run, ExecRunner{MaxOutput: process.PackageMaxOutput}) {
-		t.Fatalf("default runner %#v, want the package manager's 256 KiB cap", m.run)
+	if !reflect.DeepEqual(m.run, ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}) {
+		t.Fatalf("default runner %#v, want the package manager's 256 KiB cap, in siemctl's process group", m.run)
 	}
 }

@@ -58,8 +58,8 @@ const (
 const DefaultWaitDelay = 2 * time.Second
 
 // ExecRunner runs programs with os/exec. The zero value keeps the last
-// DefaultMaxOutput bytes of each stream, gives no stdin, and kills the
-// program's process group when ctx ends.
+// DefaultMaxOutput bytes of each stream, gives no stdin, and runs the
+// program in its own process group, killed as a whole when ctx ends.
 type ExecRunner struct {
 	// MaxOutput caps each stream in bytes (<= 0: DefaultMaxOutput).
 	MaxOutput int
@@ -78,6 +78,11 @@ type ExecRunner struct {
 	// KillGroupOnExit kills the process group after a normal exit too, so
 	// nothing the program started outlives it (a password_command's agent).
 	KillGroupOnExit bool
+	// SameGroup keeps the program in siemctl's process group, and a cancel
+	// kills only the program: the package manager, so that a dpkg or rpm it
+	// started gets the terminal's Ctrl-C and finishes or stops on its own
+	// terms (a SIGKILL mid-unpack leaves a half-installed package).
+	SameGroup bool
 }
 
 // Run implements Runner.
@@ -101,14 +106,16 @@ func (r ExecRunner) Run(ctx context.Context, env []string, name string, args ...
 	if r.DiscardStderr {
 		cmd.Stderr = io.Discard
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// the process group this program leads, by its id
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if !r.SameGroup {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error {
+			// the process group this program leads, by its id
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 	}
 	cmd.WaitDelay = wait
 	err := cmd.Run()
-	if r.KillGroupOnExit && cmd.Process != nil {
+	if r.KillGroupOnExit && !r.SameGroup && cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if ctx.Err() != nil {

@@ -131,6 +131,31 @@ func TestExecRunnerCancelKillsTheGroup(t *testing.T) {
 	}
 }
 
+// TestExecRunnerSameGroup: the package manager's runner kills only the
+// program on cancel; what it started (dpkg) is left to finish.
+func TestExecRunnerSameGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if b, _ := os.ReadFile(pidFile); len(b) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_, _, _, err := ExecRunner{SameGroup: true}.Run(ctx, nil, "/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > "+pidFile+"; wait")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if !pidAlive(t, pidFile) {
+		t.Fatal("the grandchild was killed with the program")
+	}
+	b, _ := os.ReadFile(pidFile)
+	_ = syscall.Kill(atoi(strings.TrimSpace(string(b))), syscall.SIGKILL)
+}
+
 func TestExecRunnerKillGroupOnExit(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		pidFile := filepath.Join(t.TempDir(), "pid")
