@@ -131,11 +131,7 @@ func (m *Manager) Kind() string { return m.kind }
 
 func (m *Manager) exec(ctx context.Context, c Command) ([]byte, []byte, int, error) {
 	env := append(slices.Clone(m.env), c.Env...)
-	stdout, stderr, code, err := m.run.Run(ctx, env, c.Argv[0], c.Argv[1:]...)
-	if err != nil {
-		return stdout, stderr, code, fmt.Errorf("%s: %w", c.Argv[0], err)
-	}
-	return stdout, stderr, code, nil
+	return m.run.Run(ctx, env, c.Argv[0], c.Argv[1:]...) // its errors name the program
 }
 
 // execOK runs c and returns its stdout; a non-zero exit is a *CommandError.
