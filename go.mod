@@ -15,6 +15,7 @@ require (
 	github.com/goreleaser/nfpm/v2 v2.45.0
 	github.com/knqyf263/go-deb-version v0.0.0-20241115132648-6f4aee6ccd23
 	github.com/mattn/go-isatty v0.0.24
+	github.com/mattn/go-runewidth v0.0.16
 	github.com/opensearch-project/opensearch-go/v4 v4.8.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2

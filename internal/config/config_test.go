@@ -10,6 +10,28 @@ import (
 	"testing"
 )
 
+// checkEffective loads path (explicit) with env and checks the settings in
+// want: value and origin. It returns the config and every effective
+// setting by key.
+func checkEffective(t *testing.T, path string, env []string, want map[string]Setting) (*Config, map[string]Setting) {
+	t.Helper()
+	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, s := range cfg.Effective() {
+		got[s.Key] = s
+	}
+	for key, w := range want {
+		g, ok := got[key]
+		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(w.Value) || g.Origin != w.Origin {
+			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, w.Value, w.Origin)
+		}
+	}
+	return cfg, got
+}
+
 func writeFile(t *testing.T, body string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "siemctl.yaml")
@@ -189,30 +211,17 @@ func TestEffectiveOrigins(t *testing.T) {
 	if err := os.WriteFile(path, []byte("profile: wazuh\nindexer:\n  url: https://10.0.0.5:9200\nthresholds:\n  disk_warn_percent: 80\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: []string{"SIEMCTL_MANAGER_API_URL=https://mgr:55000", "SIEMCTL_INDEXER_URL=https://10.0.0.6:9200"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]Setting{}
-	for _, s := range cfg.Effective() {
-		got[s.Key] = s
-	}
-	for key, want := range map[string]Setting{
+	_, got := checkEffective(t, path, []string{"SIEMCTL_MANAGER_API_URL=https://mgr:55000", "SIEMCTL_INDEXER_URL=https://10.0.0.6:9200"}, map[string]Setting{
 		"profile":                      {Value: "wazuh", Origin: "file " + path},
 		"indexer.url":                  {Value: "https://10.0.0.6:9200", Origin: "env SIEMCTL_INDEXER_URL"}, // env beats file
 		"manager.api_url":              {Value: "https://mgr:55000", Origin: "env SIEMCTL_MANAGER_API_URL"},
 		"thresholds.disk_warn_percent": {Value: 80, Origin: "file " + path},
 		"indexer.unit":                 {Value: "wazuh-indexer.service", Origin: "profile wazuh"},
-	} {
-		g, ok := got[key]
-		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(want.Value) || g.Origin != want.Origin {
-			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, want.Value, want.Origin)
-		}
-	}
+	})
 	if len(got) < 40 {
 		t.Errorf("only %d keys", len(got))
 	}
-	cfg, err = Load(LoadOptions{Path: path, ExplicitPath: true, Profile: "siem"})
+	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Profile: "siem"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,15 +274,7 @@ func TestUnknownEnvWarning(t *testing.T) {
 func TestRootAndPortOffset(t *testing.T) {
 	root := t.TempDir()
 	path := writeFile(t, "profile: wazuh\nroot: "+root+"\nport_offset: 2050\nmanager:\n  install_dir: /opt/ossec\n")
-	cfg, err := Load(LoadOptions{Path: path, ExplicitPath: true, Env: []string{"SIEMCTL_DASHBOARD_URL=https://10.0.0.7:8443"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]Setting{}
-	for _, s := range cfg.Effective() {
-		got[s.Key] = s
-	}
-	for key, want := range map[string]Setting{
+	cfg, _ := checkEffective(t, path, []string{"SIEMCTL_DASHBOARD_URL=https://10.0.0.7:8443"}, map[string]Setting{
 		"root":                      {Value: root, Origin: "file " + path},
 		"port_offset":               {Value: 2050, Origin: "file " + path},
 		"state_dir":                 {Value: root + "/var/lib/siemctl", Origin: "profile wazuh + root"},
@@ -294,12 +295,7 @@ func TestRootAndPortOffset(t *testing.T) {
 		"dashboard.url":             {Value: "https://10.0.0.7:8443", Origin: "env SIEMCTL_DASHBOARD_URL"}, // explicit: as given
 		"indexer.unit":              {Value: "wazuh-indexer.service", Origin: "profile wazuh"},
 		"indexer.snapshot_location": {Value: "", Origin: "profile wazuh"}, // empty default stays empty
-	} {
-		g, ok := got[key]
-		if !ok || fmt.Sprint(g.Value) != fmt.Sprint(want.Value) || g.Origin != want.Origin {
-			t.Errorf("%s = %v from %q, want %v from %q", key, g.Value, g.Origin, want.Value, want.Origin)
-		}
-	}
+	})
 	if cfg.Root != root || cfg.PortOffset != 2050 || cfg.StateDir != root+"/var/lib/siemctl" || cfg.Manager.AgentPort != 3564 {
 		t.Errorf("typed config: root %q offset %d state_dir %q agent_port %d", cfg.Root, cfg.PortOffset, cfg.StateDir, cfg.Manager.AgentPort)
 	}
@@ -329,7 +325,7 @@ func TestRootAndPortOffset(t *testing.T) {
 	// The siem profile's syslog default (a port) moves too; a URL without a
 	// port gets the scheme's default plus the offset.
 	siem := writeFile(t, "root: "+root+"\nport_offset: 100\n")
-	cfg, err = Load(LoadOptions{Path: siem, ExplicitPath: true})
+	cfg, err := Load(LoadOptions{Path: siem, ExplicitPath: true})
 	if err != nil {
 		t.Fatal(err)
 	}

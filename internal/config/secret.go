@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // Secret says where a password comes from. Exactly one source is used, in
@@ -87,33 +85,26 @@ const (
 	// child that inherited them (a credential agent it started) must not
 	// keep siemctl waiting.
 	passwordCommandWaitDelay = 500 * time.Millisecond
-	maxPasswordOutput        = 64 << 10
+	maxPasswordOutput        = process.SecretMaxOutput
 )
 
-// runCommand runs the password_command in its own process group (killed
-// whole on timeout or Ctrl-C), with no stdin, output capped, and pipes held
-// open by a left-behind child not waited for. Every failure is the secret
-// source's, named by key; its stderr is never echoed (it may hold the
-// secret).
+// passwordRunner runs a password_command: in its own process group, killed
+// whole on timeout, Ctrl-C and after it exits (nothing it started outlives
+// it); no stdin; stdout whole up to its cap; stderr never read (it may hold
+// the secret); pipes held open by a left-behind child not waited for.
+var passwordRunner process.Runner = process.ExecRunner{
+	MaxOutput: maxPasswordOutput, WholeStdout: true, DiscardStderr: true,
+	WaitDelay: passwordCommandWaitDelay, KillGroupOnExit: true,
+}
+
+// runCommand runs the password_command. Every failure is the secret
+// source's, named by key; its stderr is never echoed.
 func (s Secret) runCommand(ctx context.Context, key string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, passwordCommandTimeout)
 	defer cancel()
 	name := s.PasswordCommand[0]
-	cmd := exec.CommandContext(ctx, name, s.PasswordCommand[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// the process group this command leads, by its id
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = passwordCommandWaitDelay
-	out := &netclient.CapWriter{What: key + " output", Limit: maxPasswordOutput}
-	cmd.Stdout, cmd.Stderr = out, io.Discard
 	start := time.Now()
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Whatever happened, nothing the command started outlives it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	out, _, code, err := passwordRunner.Run(ctx, nil, name, s.PasswordCommand[1:]...)
 	fail := func(msg string) error {
 		return &SecretError{Key: key, Msg: fmt.Sprintf("%s %s", name, msg)}
 	}
@@ -122,19 +113,14 @@ func (s Secret) runCommand(ctx context.Context, key string) (string, error) {
 		return "", fail(fmt.Sprintf("gave no password within %s (killed with its process group); run it by hand to see why", time.Since(start).Round(100*time.Millisecond)))
 	case ctx.Err() != nil:
 		return "", fmt.Errorf("%s: %w", key, ctx.Err())
-	case errors.Is(err, exec.ErrWaitDelay):
-		// It exited (status 0) but left a child holding its output open:
-		// what it printed before exiting is used; the child was killed.
-		if err := out.Err(); err != nil {
-			return "", fail(fmt.Sprintf("printed more than %d bytes", maxPasswordOutput))
-		}
-		return firstLine(string(out.Bytes()), key)
+	case errors.Is(err, netclient.ErrTooLarge):
+		return "", fail(fmt.Sprintf("printed more than %d bytes; it must print the password on its first line", maxPasswordOutput))
 	case err != nil:
 		return "", fail(fmt.Sprintf("failed: %v; run it by hand to see why", err))
-	case out.Err() != nil:
-		return "", fail(fmt.Sprintf("printed more than %d bytes; it must print the password on its first line", maxPasswordOutput))
+	case code != 0:
+		return "", fail(fmt.Sprintf("failed: exit status %d; run it by hand to see why", code))
 	}
-	return firstLine(string(out.Bytes()), key)
+	return firstLine(string(out), key)
 }
 
 func firstLine(s, key string) (string, error) {

@@ -61,12 +61,22 @@ func TestPasswordCommandBackgroundChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	requireGone(t, b, "background child %d outlived the password_command")
+}
+
+// requireGone fails (killing it) when the process whose pid is in b is
+// still alive 10 seconds on.
+func requireGone(t *testing.T, b []byte, failure string) {
+	t.Helper()
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		return
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !gone(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("background child %d outlived the password_command", pid)
+			t.Fatalf(failure, pid)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -89,16 +99,7 @@ func TestPasswordCommandHung(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	b, _ := os.ReadFile(pidFile)
-	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
-		deadline := time.Now().Add(10 * time.Second)
-		for !gone(pid) {
-			if time.Now().After(deadline) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("child %d of a killed password_command survived", pid)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	requireGone(t, b, "child %d of a killed password_command survived")
 }
 
 // TestPasswordCommandInterrupted: Ctrl-C while the helper runs is an

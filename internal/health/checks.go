@@ -1006,7 +1006,7 @@ func checkAlertsFlow(ctx context.Context, e *Env) Result {
 	evidence := []string{fmt.Sprintf("%d alerts in %s since %s", n, pattern, now.Add(-5*time.Minute).UTC().Format(time.RFC3339))}
 	age := ""
 	if err == nil && found {
-		age = now.Sub(newest).Round(time.Second).String()
+		age = output.Duration(now.Sub(newest))
 		evidence = append(evidence, "newest alert at "+newest.UTC().Format(time.RFC3339)+" ("+age+" ago)")
 	}
 	r := ok(fmt.Sprintf("%d alerts in the last 5 minutes, newest %s ago", n, output.Dash(age)), evidence...)

@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // runChecks runs the named checks of w's environment under deadline.
@@ -163,7 +164,7 @@ func TestManagerAPIDaemonDownIsNotAWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			var toolRuns atomic.Int32
-			control := func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+			control := process.RunnerFunc(func(ctx context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
 				toolRuns.Add(1)
 				if name != "/var/siem/bin/siem-control" || strings.Join(args, " ") != "status" {
 					return nil, nil, 1, fmt.Errorf("unexpected %s %v", name, args)
@@ -178,7 +179,7 @@ func TestManagerAPIDaemonDownIsNotAWait(t *testing.T) {
 					}
 				}
 				return []byte(b.String()), nil, 1, nil
-			}
+			})
 			e := healthyWorld().env(t)
 			e.Stack.Manager = mc
 			e.Stack.Tools = manager.Tools{InstallDir: "/var/siem", ControlName: "siem-control", Runner: control}

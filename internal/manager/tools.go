@@ -5,60 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
-// DefaultOutputLimit caps what is kept of a tool's stdout and of its stderr.
-const DefaultOutputLimit = 1 << 20
+// Runner runs a tool (see process.Runner); tools get no secrets.
+type Runner = process.Runner
 
-// Runner runs a program and returns its output. err is non-nil only when the
-// program could not run to completion (not found, cancelled); a non-zero
-// exit is exitCode with err nil.
-type Runner func(ctx context.Context, name string, args ...string) (stdout, stderr []byte, exitCode int, err error)
-
-// ExecRunner runs programs with os/exec: no shell, no stdin, the context
-// kills the whole process group, and stdout and stderr are each capped at
-// limit bytes (<= 0: DefaultOutputLimit). A stdout over the cap is an error
-// naming the tool and the cap (a parser must never see a cut listing); a
-// stderr over it is only cut. Never pass secrets as args.
+// ExecRunner is the tools' default runner: stdout and stderr capped at
+// limit bytes each (<= 0: process.DefaultMaxOutput). A stdout over the cap
+// is an error naming the tool and the cap (a parser must never see a cut
+// listing); a stderr over it keeps its tail.
 func ExecRunner(limit int) Runner {
-	if limit <= 0 {
-		limit = DefaultOutputLimit
-	}
-	return func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
-		cmd := exec.CommandContext(ctx, name, args...)
-		base := filepath.Base(name)
-		stdout := &netclient.CapWriter{What: strings.TrimSpace(base + " " + strings.Join(args, " ") + " stdout"), Limit: int64(limit)}
-		stderr := &netclient.CapWriter{What: base + " stderr", Limit: int64(limit)}
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error {
-			// the process group we created, by its id
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		cmd.WaitDelay = 2 * time.Second
-		err := cmd.Run()
-		if ctx.Err() != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", base, ctx.Err())
-		}
-		if tooLarge := stdout.Err(); tooLarge != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, tooLarge
-		}
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			return stdout.Bytes(), stderr.Bytes(), exitErr.ExitCode(), nil
-		}
-		if err != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", base, err)
-		}
-		return stdout.Bytes(), stderr.Bytes(), 0, nil
-	}
+	return process.ExecRunner{MaxOutput: limit, WholeStdout: true}
 }
 
 // Tools runs the manager's command-line tools under InstallDir/bin.
@@ -102,7 +63,7 @@ func (t Tools) run(ctx context.Context, name string, args ...string) ([]byte, []
 	if t.InstallDir == "" {
 		return nil, nil, -1, errors.New("manager tools: no install_dir configured")
 	}
-	return r(ctx, t.path(name), args...)
+	return r.Run(ctx, nil, t.path(name), args...)
 }
 
 func (t Tools) control() string {
@@ -194,7 +155,7 @@ func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
 		r = ExecRunner(0)
 	}
 	tool := filepath.Base(prog)
-	out, errOut, code, err := r(ctx, prog, args...)
+	out, errOut, code, err := r.Run(ctx, nil, prog, args...)
 	if err != nil {
 		return CheckResult{}, err
 	}

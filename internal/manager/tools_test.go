@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -173,7 +174,7 @@ type fakeRunner struct {
 	calls []string
 }
 
-func (f *fakeRunner) Run(_ context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+func (f *fakeRunner) Run(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
 	key := filepath.Base(name) + " " + strings.Join(args, " ")
 	f.calls = append(f.calls, name+" "+strings.Join(args, " "))
 	out, ok := f.out[key]
@@ -199,7 +200,7 @@ func TestToolsWithFakeRunner(t *testing.T) {
 		},
 		code: map[string]int{"siem-control status": 1, "siem-control check": 1, "agent_control -i 099": 1, "agent_control -R -u 002": 1, "manage_agents -r 099": 1},
 	}
-	tools := manager.Tools{InstallDir: "/var/siem", ControlName: "siem-control", Runner: f.Run}
+	tools := manager.Tools{InstallDir: "/var/siem", ControlName: "siem-control", Runner: f}
 	ctx := ctxT(t)
 
 	info, err := tools.ControlInfo(ctx)
@@ -252,7 +253,7 @@ func TestToolsWithFakeRunner(t *testing.T) {
 func TestControlCheckUnsupported(t *testing.T) {
 	f := &fakeRunner{out: map[string]string{"wazuh-control check": "Usage: /var/ossec/bin/wazuh-control [-j] {start|stop|restart|status|enable|disable|info [-v -r -t]}\n"},
 		code: map[string]int{"wazuh-control check": 1}}
-	_, err := manager.Tools{InstallDir: "/var/ossec", Runner: f.Run}.ControlCheck(ctxT(t))
+	_, err := manager.Tools{InstallDir: "/var/ossec", Runner: f}.ControlCheck(ctxT(t))
 	if !errors.Is(err, manager.ErrUnsupported) {
 		t.Fatalf("err = %v, want ErrUnsupported", err)
 	}
@@ -304,7 +305,7 @@ if [ "$1" = "-ln" ]; then exec sleep 30; fi
 	}
 	// An output over the cap is an error naming the tool and the cap, never
 	// a cut listing handed to the parser.
-	stdout, _, _, err := manager.ExecRunner(1<<16)(ctx, filepath.Join(bin, "agent_control"), "-lc")
+	stdout, _, _, err := manager.ExecRunner(1<<16).Run(ctx, nil, filepath.Join(bin, "agent_control"), "-lc")
 	if !errors.Is(err, netclient.ErrTooLarge) || len(stdout) != 1<<16 ||
 		!strings.Contains(err.Error(), "agent_control -lc stdout") || !strings.Contains(err.Error(), "64 KiB") {
 		t.Fatalf("capped output: %d bytes, err %v", len(stdout), err)
@@ -317,7 +318,7 @@ if [ "$1" = "-ln" ]; then exec sleep 30; fi
 	if _, err := tools.AgentList(short, manager.ListDisconnected); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled run: %v", err)
 	}
-	if _, _, _, err := manager.ExecRunner(0)(ctx, filepath.Join(bin, "missing")); err == nil {
+	if _, _, _, err := manager.ExecRunner(0).Run(ctx, nil, filepath.Join(bin, "missing")); err == nil {
 		t.Fatal("missing tool ran")
 	}
 }
@@ -381,9 +382,9 @@ func TestRealToolAnswers(t *testing.T) {
 	}
 
 	fake := func(stdout, stderr []byte, code int) manager.Tools {
-		return manager.Tools{InstallDir: "/var/ossec", Runner: func(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+		return manager.Tools{InstallDir: "/var/ossec", Runner: process.RunnerFunc(func(ctx context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
 			return stdout, stderr, code, nil
-		}}
+		})}
 	}
 	err := fake(wazuhreal.Read(t, "tool-outputs", "manage_agents-r-099-authd.txt"),
 		wazuhreal.Read(t, "tool-outputs", "manage_agents-r-099-authd.stderr.txt"), 0).RemoveAgent(ctxT(t), "099")
@@ -447,7 +448,7 @@ func TestConfigCheckAnalysisd(t *testing.T) {
 	// and the error names the key to set.
 	usage := wazuhreal.Read(t, "tool-outputs", "wazuh-control-check-usage.txt")
 	f := &fakeRunner{out: map[string]string{"wazuh-control check": string(usage)}, code: map[string]int{"wazuh-control check": 1}}
-	_, err = manager.Tools{InstallDir: "/var/ossec", Runner: f.Run}.ControlCheck(ctxT(t))
+	_, err = manager.Tools{InstallDir: "/var/ossec", Runner: f}.ControlCheck(ctxT(t))
 	if !errors.Is(err, manager.ErrUnsupported) || !strings.Contains(err.Error(), "manager.config_check") {
 		t.Fatalf("usage answer: %v", err)
 	}

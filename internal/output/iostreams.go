@@ -1,5 +1,8 @@
 // Package output owns siemctl's terminal I/O: streams with per-stream TTY
-// detection, colour only when allowed, tables, JSON.
+// detection, colour only when allowed, the one table printer (Table:
+// display-width aware, cut to the terminal, tab-separated off a TTY; KV),
+// JSON, charts, and the presentation helpers every command shares (Bytes,
+// Duration, Ago, Dash).
 //
 // Data goes to Out (stdout); prompts, warnings and progress go to ErrOut.
 package output

@@ -1,26 +1,48 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
+	"os"
 	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+	"golang.org/x/term"
 )
 
-// Table prints rows: aligned columns on a TTY, tab-separated lines otherwise
-// (stable for scripts). Cells may carry colour codes; alignment ignores them.
+// Table is the one table printer of every command: aligned columns on a
+// TTY (padded by display width, so wide characters and colour codes do not
+// break alignment; cut with "…" to the terminal's width when it is known),
+// tab-separated lines otherwise (stable for scripts). Tabs and line breaks
+// inside a cell become spaces. Rows come from Row, or from lines written
+// to the Table as an io.Writer (cells separated by tabs).
 type Table struct {
 	w      io.Writer
 	tty    bool
+	width  int // the terminal's width; 0: no cut
+	pad    int // spaces between columns on a TTY
 	header []string
 	rows   [][]string
+	part   []byte // Write: an unfinished line
 }
 
-// NewTable returns a table writing to w.
+// NewTable returns a table writing to w. On a TTY, when w is the terminal,
+// lines are cut to its width.
 func NewTable(w io.Writer, tty bool, header ...string) *Table {
-	return &Table{w: w, tty: tty, header: header}
+	t := &Table{w: w, tty: tty, pad: 2, header: header}
+	if f, ok := w.(*os.File); ok && tty {
+		if n, _, err := term.GetSize(int(f.Fd())); err == nil && n > 0 {
+			t.width = n
+		}
+	}
+	return t
+}
+
+// SetWidth sets the width lines are cut to on a TTY (0: no cut).
+func (t *Table) SetWidth(n int) *Table {
+	t.width = n
+	return t
 }
 
 // Row adds a row.
@@ -29,41 +51,72 @@ func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 // Len is the number of rows.
 func (t *Table) Len() int { return len(t.rows) }
 
+// Write adds one row per complete line of p, cells separated by tabs.
+func (t *Table) Write(p []byte) (int, error) {
+	t.part = append(t.part, p...)
+	for {
+		i := bytes.IndexByte(t.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		t.addLine(string(t.part[:i]))
+		t.part = t.part[i+1:]
+	}
+}
+
+func (t *Table) addLine(line string) {
+	if line == "" {
+		t.rows = append(t.rows, nil)
+		return
+	}
+	t.rows = append(t.rows, strings.Split(line, "\t"))
+}
+
+var cellSpace = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ", "\r", " ")
+
 // Render writes the table.
 func (t *Table) Render() error {
-	if !t.tty {
-		var b strings.Builder
-		if len(t.header) > 0 {
-			b.WriteString(strings.Join(t.header, "\t") + "\n")
+	if len(t.part) > 0 {
+		t.addLine(string(t.part))
+		t.part = nil
+	}
+	all := t.rows
+	if len(t.header) > 0 {
+		hdr := t.header
+		if t.tty {
+			hdr = make([]string, len(t.header))
+			for i, h := range t.header {
+				hdr[i] = strings.ToUpper(h)
+			}
 		}
-		for _, r := range t.rows {
-			b.WriteString(strings.Join(r, "\t") + "\n")
+		all = append([][]string{hdr}, t.rows...)
+	}
+	var b strings.Builder
+	if !t.tty {
+		for _, r := range all {
+			for i, c := range r {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(cellSpace.Replace(c))
+			}
+			b.WriteByte('\n')
 		}
 		_, err := io.WriteString(t.w, b.String())
 		return err
 	}
-	// Pad by visible width so ANSI colour codes do not break alignment.
-	all := t.rows
-	if len(t.header) > 0 {
-		all = append([][]string{t.header}, t.rows...)
-	}
-	widths := map[int]int{}
+	widths := t.columnWidths(all)
 	for _, r := range all {
 		for i, c := range r {
-			if w := visibleLen(c); w > widths[i] {
-				widths[i] = w
-			}
-		}
-	}
-	var b strings.Builder
-	for ri, r := range all {
-		for i, c := range r {
-			if ri == 0 && len(t.header) > 0 {
-				c = strings.ToUpper(c)
+			c = cellSpace.Replace(c)
+			w := visibleLen(c)
+			if w > widths[i] {
+				c = runewidth.Truncate(stripANSI(c), widths[i], "…")
+				w = runewidth.StringWidth(c)
 			}
 			b.WriteString(c)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-visibleLen(c)+2))
+				b.WriteString(strings.Repeat(" ", widths[i]-w+t.pad))
 			}
 		}
 		b.WriteString("\n")
@@ -72,8 +125,53 @@ func (t *Table) Render() error {
 	return err
 }
 
-func visibleLen(s string) int {
-	n, inEsc := 0, false
+// minCut is the narrowest a column is cut to.
+const minCut = 8
+
+// columnWidths is the display width of each column, the widest columns cut
+// (never below minCut) until a line fits the table's width.
+func (t *Table) columnWidths(all [][]string) []int {
+	var widths []int
+	for _, r := range all {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], visibleLen(cellSpace.Replace(c)))
+		}
+	}
+	if t.width <= 0 || len(widths) == 0 {
+		return widths
+	}
+	total := t.pad * (len(widths) - 1)
+	for _, w := range widths {
+		total += w
+	}
+	for total > t.width {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= minCut {
+			break
+		}
+		widths[widest]--
+		total--
+	}
+	return widths
+}
+
+// visibleLen is the display width of s without its colour codes.
+func visibleLen(s string) int { return runewidth.StringWidth(stripANSI(s)) }
+
+func stripANSI(s string) string {
+	if !strings.ContainsRune(s, '\x1b') {
+		return s
+	}
+	var b strings.Builder
+	inEsc := false
 	for _, r := range s {
 		switch {
 		case r == '\x1b':
@@ -81,22 +179,19 @@ func visibleLen(s string) int {
 		case inEsc && r == 'm':
 			inEsc = false
 		case !inEsc:
-			n++
+			b.WriteRune(r)
 		}
 	}
-	if n == 0 {
-		return utf8.RuneCountInString("")
-	}
-	return n
+	return b.String()
 }
 
-// KV prints "key: value" lines aligned.
+// KV prints "key: value" lines, the values aligned by display width.
 func KV(w io.Writer, pairs ...[2]string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	t := &Table{w: w, tty: true, pad: 1}
 	for _, p := range pairs {
-		fmt.Fprintf(tw, "%s:\t%s\n", p[0], p[1])
+		t.Row(p[0]+":", p[1])
 	}
-	return tw.Flush()
+	return t.Render()
 }
 
 // JSON writes v as indented JSON with a trailing newline.

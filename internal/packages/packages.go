@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	debversion "github.com/knqyf263/go-deb-version"
+
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // Kinds of package manager.
@@ -84,7 +86,9 @@ type Manager struct {
 
 // New returns a Manager for kind auto, apt or yum. Auto picks apt when
 // dpkg-query is on PATH, else yum when rpm is. A nil runner means
-// ExecRunner{}.
+// ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}: the
+// tail of the output is what an error shows, and a cancel never SIGKILLs
+// the dpkg or rpm the package manager started.
 func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 	var o Options
 	if len(opts) > 0 {
@@ -97,7 +101,7 @@ func New(kind string, runner Runner, opts ...Options) (*Manager, error) {
 		o.LookPath = exec.LookPath
 	}
 	if runner == nil {
-		runner = ExecRunner{}
+		runner = ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}
 	}
 	switch kind {
 	case "", KindAuto:
@@ -127,11 +131,19 @@ func (m *Manager) Kind() string { return m.kind }
 
 func (m *Manager) exec(ctx context.Context, c Command) ([]byte, []byte, int, error) {
 	env := append(slices.Clone(m.env), c.Env...)
-	stdout, stderr, code, err := m.run.Run(ctx, env, c.Argv[0], c.Argv[1:]...)
+	return m.run.Run(ctx, env, c.Argv[0], c.Argv[1:]...) // its errors name the program
+}
+
+// execOK runs c and returns its stdout; a non-zero exit is a *CommandError.
+func (m *Manager) execOK(ctx context.Context, c Command) ([]byte, error) {
+	stdout, stderr, code, err := m.exec(ctx, c)
 	if err != nil {
-		return stdout, stderr, code, fmt.Errorf("%s: %w", c.Argv[0], err)
+		return nil, err
 	}
-	return stdout, stderr, code, nil
+	if code != 0 {
+		return nil, m.fail(c, code, stdout, stderr)
+	}
+	return stdout, nil
 }
 
 func (m *Manager) fail(c Command, code int, stdout, stderr []byte) error {
@@ -256,14 +268,8 @@ func ParseRPMQuery(out string) map[string]string {
 // Update refreshes the package lists (apt-get update / yum makecache).
 func (m *Manager) Update(ctx context.Context) error {
 	c := m.UpdateCommand()
-	stdout, stderr, code, err := m.exec(ctx, c)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return m.fail(c, code, stdout, stderr)
-	}
-	return nil
+	_, err := m.execOK(ctx, c)
+	return err
 }
 
 // UpdateCommand is what Update runs.
@@ -282,12 +288,9 @@ func (m *Manager) Candidates(ctx context.Context, pkg string) (Policy, error) {
 		return m.yumCandidates(ctx, pkg)
 	}
 	c := Command{Argv: []string{"apt-cache", "policy", pkg}}
-	stdout, stderr, code, err := m.exec(ctx, c)
+	stdout, err := m.execOK(ctx, c)
 	if err != nil {
 		return Policy{Package: pkg}, err
-	}
-	if code != 0 {
-		return Policy{Package: pkg}, m.fail(c, code, stdout, stderr)
 	}
 	pols, err := ParsePolicy(string(stdout))
 	if err != nil {
@@ -330,12 +333,9 @@ func (m *Manager) Madison(ctx context.Context, pkg string) ([]MadisonEntry, erro
 		return nil, fmt.Errorf("madison %s: %w", pkg, ErrUnsupported)
 	}
 	c := Command{Argv: []string{"apt-cache", "madison", pkg}}
-	stdout, stderr, code, err := m.exec(ctx, c)
+	stdout, err := m.execOK(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if code != 0 {
-		return nil, m.fail(c, code, stdout, stderr)
 	}
 	entries := ParseMadison(string(stdout))
 	if len(entries) == 0 {
@@ -426,12 +426,8 @@ func (m *Manager) Install(ctx context.Context, pkgs map[string]string, opts Inst
 		}
 	}
 	for _, c := range m.InstallCommands(pkgs, opts, installed) {
-		stdout, stderr, code, err := m.exec(ctx, c)
-		if err != nil {
+		if _, err := m.execOK(ctx, c); err != nil {
 			return err
-		}
-		if code != 0 {
-			return m.fail(c, code, stdout, stderr)
 		}
 	}
 	return nil
@@ -469,14 +465,8 @@ func (m *Manager) hold(ctx context.Context, hold bool, pkgs []string) error {
 		return nil
 	}
 	c := m.HoldCommand(hold, pkgs...)
-	stdout, stderr, code, err := m.exec(ctx, c)
-	if err != nil {
-		return err
-	}
-	if code != 0 {
-		return m.fail(c, code, stdout, stderr)
-	}
-	return nil
+	_, err := m.execOK(ctx, c)
+	return err
 }
 
 // Compare compares two versions with the Manager's rules (Debian or RPM):

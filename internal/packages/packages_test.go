@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 type call struct {
@@ -284,17 +286,12 @@ func TestCommandString(t *testing.T) {
 	}
 }
 
-func TestExecRunner(t *testing.T) {
-	out, errb, code, err := ExecRunner{}.Run(context.Background(), []string{"X_TEST=42"}, "/bin/sh", "-c", "echo $X_TEST; echo oops >&2; exit 3")
-	if err != nil || code != 3 || string(out) != "42\n" || string(errb) != "oops\n" {
-		t.Fatalf("got %q %q %d %v", out, errb, code, err)
+func TestNewDefaultRunner(t *testing.T) {
+	m, err := New(KindApt, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, _, err := (ExecRunner{}).Run(context.Background(), nil, "/nonexistent/prog"); err == nil {
-		t.Fatal("missing program ran")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, _, _, err := (ExecRunner{}).Run(ctx, nil, "/bin/sh", "-c", "sleep 5"); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled run: %v", err)
+	if !reflect.DeepEqual(m.run, ExecRunner{MaxOutput: process.PackageMaxOutput, SameGroup: true}) {
+		t.Fatalf("default runner %#v, want the package manager's 256 KiB cap, in siemctl's process group", m.run)
 	}
 }

@@ -252,7 +252,7 @@ func TestCaptureNeverHoldsSecrets(t *testing.T) {
 	rep := Diff(mustCapture(t, healthySource(), fixedOpts()), d, DiffOptions{})
 	_ = RenderDiffText(&diffText, rep)
 	_ = RenderDiffJSON(&diffJSON, rep)
-	_ = RenderDocumentText(&show, d)
+	_ = RenderDocumentText(&show, d, false)
 	out += prom.String() + diffText.String() + diffJSON.String() + show.String()
 	if !strings.Contains(out, Redacted) {
 		t.Error("nothing was redacted: the test did not exercise the scrubber")

@@ -5,27 +5,27 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// RenderDiffText writes a report as a header line and a table (severity,
-// category, key, change), most severe first. No colour: that is the CLI's job.
+// RenderDiffText writes a report as a header line and a tab-separated table
+// (severity, category, key, change), most severe first. No colour: that is
+// the CLI's job.
 func RenderDiffText(w io.Writer, r Report) error {
 	c := r.Counts()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := output.NewTable(w, false)
 	fmt.Fprintf(tw, "%s → %s: %d critical, %d warning, %d info\n",
 		refText(r.From), refText(r.To), c["critical"], c["warning"], c["info"])
 	if len(r.Changes) == 0 {
 		fmt.Fprintln(tw, "no changes")
-		return tw.Flush()
+		return tw.Render()
 	}
 	fmt.Fprintln(tw, "SEVERITY\tCATEGORY\tKEY\tCHANGE")
 	for _, ch := range r.Changes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ch.Severity, ch.Category, oneLine(ch.Key), oneLine(ch.Message))
 	}
-	return tw.Flush()
+	return tw.Render()
 }
 
 func refText(r Ref) string {
@@ -59,9 +59,9 @@ func RenderDiffJSON(w io.Writer, r Report) error {
 	return writeJSON(w, DiffJSON{From: r.From, To: r.To, Critical: r.Critical(), Worst: r.Worst(), Counts: r.Counts(), Changes: ch})
 }
 
-// RenderListText writes one line per snapshot, oldest first.
+// RenderListText writes one tab-separated line per snapshot, oldest first.
 func RenderListText(w io.Writer, entries []Entry) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := output.NewTable(w, false)
 	fmt.Fprintln(tw, "ID\tTAKEN AT\tLABEL\tSTATUS\tUP\tCLUSTER\tINDICES\tDOCS\tAGENTS")
 	for _, e := range entries {
 		s := e.Summary
@@ -72,7 +72,7 @@ func RenderListText(w io.Writer, entries []Entry) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", e.ID, e.TakenAt, output.Dash(oneLine(e.Label)),
 			s.Status, up, output.Dash(s.ClusterStatus), s.Indices, s.Docs, s.Agents)
 	}
-	return tw.Flush()
+	return tw.Render()
 }
 
 // RenderListJSON writes the entries as a JSON array ([] when empty).
@@ -83,10 +83,11 @@ func RenderListJSON(w io.Writer, entries []Entry) error {
 	return writeJSON(w, entries)
 }
 
-// RenderDocumentText writes a human summary of one snapshot (`show`); the
-// full document is RenderDocumentJSON.
-func RenderDocumentText(w io.Writer, d *Document) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// RenderDocumentText writes a human summary of one snapshot (`show`):
+// aligned on a TTY, tab-separated otherwise; the full document is
+// RenderDocumentJSON.
+func RenderDocumentText(w io.Writer, d *Document, tty bool) error {
+	tw := output.NewTable(w, tty)
 	fmt.Fprintf(tw, "snapshot\t%s\n", d.ID)
 	fmt.Fprintf(tw, "label\t%s\n", output.Dash(d.Label))
 	fmt.Fprintf(tw, "taken at\t%s\n", d.TakenAt)
@@ -140,7 +141,7 @@ func RenderDocumentText(w io.Writer, d *Document) error {
 	for _, e := range d.Errors {
 		fmt.Fprintf(tw, "error %s\t%s\n", e.Part, oneLine(e.Error))
 	}
-	return tw.Flush()
+	return tw.Render()
 }
 
 // RenderDocumentJSON writes the whole document as indented JSON.

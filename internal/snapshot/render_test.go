@@ -44,7 +44,7 @@ func TestRenderListAndShow(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := RenderDocumentText(&buf, d); err != nil {
+		if err := RenderDocumentText(&buf, d, false); err != nil {
 			t.Fatal(err)
 		}
 		golden.Assert(t, name, buf.Bytes())

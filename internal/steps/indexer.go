@@ -248,7 +248,7 @@ func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.
 		attempts++
 		out, last = runTool(ctx, d)
 		if last != nil {
-			env.Logger().Warn("security init failed, retrying", "attempt", attempts, "err", d.redact(last.Error()))
+			env.Logger().Warn("security init failed, retrying", "attempt", attempts, "err", last) // the logger writes through the factory's Redactor
 			return false, nil
 		}
 		return true, nil

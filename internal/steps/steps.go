@@ -29,6 +29,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
@@ -150,11 +151,8 @@ type ShipperAPI interface {
 	TestOutput(ctx context.Context) (shipper.Report, error)
 }
 
-// Runner runs a program (the indexer's security init tool). env holds extra
-// NAME=value pairs; err is only for a program that could not be run.
-type Runner interface {
-	Run(ctx context.Context, env []string, name string, args ...string) (stdout, stderr []byte, exitCode int, err error)
-}
+// Runner runs a program (the indexer's security init tool, the data hooks).
+type Runner = process.Runner
 
 // DiskUsage is the usage of the filesystem holding a path.
 type DiskUsage struct {

@@ -9,14 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // Processes returns the PIDs in the unit's control group (all its
@@ -113,19 +111,14 @@ func lastLogLines(ctx context.Context, st UnitStatus, n int, journalctl string) 
 	if st.Name == "" {
 		return nil, errors.New("log: no unit name")
 	}
-	cmd := exec.CommandContext(ctx, journalctl, "-u", st.Name, "-n", strconv.Itoa(n), "--no-pager", "-o", "cat")
 	// -n bounds the lines, not their length: the output is kept up to a cap.
-	stdout := &netclient.CapWriter{What: "journalctl -u " + st.Name + " stdout", Limit: netclient.MaxToolOutput}
-	stderr := &netclient.CapWriter{What: "journalctl stderr", Limit: netclient.MaxErrorAnswer}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
-	if err == nil {
-		err = stdout.Err()
+	run := process.ExecRunner{WholeStdout: true}
+	out, errOut, code, err := run.Run(ctx, nil, journalctl, "-u", st.Name, "-n", strconv.Itoa(n), "--no-pager", "-o", "cat")
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
 	}
-	out := stdout.Bytes()
 	if err != nil {
-		msg := strings.TrimSpace(string(stderr.Bytes()))
+		msg := strings.TrimSpace(string(errOut))
 		if msg != "" {
 			return nil, fmt.Errorf("journalctl -u %s: %w: %s", st.Name, err, lastLine(msg))
 		}

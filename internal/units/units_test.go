@@ -199,7 +199,7 @@ func TestLastLogLines(t *testing.T) {
 		{"journal fails", UnitStatus{Name: "x.service"}, failing, 3, nil, "Failed to open journal"},
 		{"missing file", UnitStatus{Name: "x.service", StandardOutput: "file:" + filepath.Join(dir, "nope")}, fake, 3, nil, "no such file"},
 		{"zero", UnitStatus{Name: "x.service"}, fake, 0, nil, ""},
-		{"huge line", UnitStatus{Name: "x.service"}, huge, 3, nil, "journalctl -u x.service stdout: answer larger than the 1 MiB cap"},
+		{"huge line", UnitStatus{Name: "x.service"}, huge, 3, nil, "-u x.service -n 3 --no-pager -o cat stdout: answer larger than the 1 MiB cap"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/stack"
 )
 
@@ -45,12 +46,12 @@ func stock(t *testing.T, install string) {
 
 // checkRunner fakes the control tool's `check`.
 func checkRunner(out string, code int) manager.Runner {
-	return func(_ context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+	return process.RunnerFunc(func(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
 		if filepath.Base(name) != "siem-control" || strings.Join(args, " ") != "check" {
 			return nil, []byte("unexpected " + name), 1, nil
 		}
 		return []byte(out), nil, code, nil
-	}
+	})
 }
 
 func run(t *testing.T, st *stack.Stack, mode string, args ...string) (string, string, int) {
@@ -111,10 +112,10 @@ func TestRulesCheckDir(t *testing.T) {
 	write(t, filepath.Join(dir, "rules", "x.xml"), "<group name=\"x\">\n<rule id=\"100001\" level=\"3\">\n</group>\n")
 	ran := false
 	st := &stack.Stack{Config: &config.Config{Manager: config.Manager{InstallDir: t.TempDir()}},
-		Tools: manager.Tools{InstallDir: "/nonexistent", Runner: func(context.Context, string, ...string) ([]byte, []byte, int, error) {
+		Tools: manager.Tools{InstallDir: "/nonexistent", Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil
-		}}}
+		})}}
 	out, _, code := run(t, st, "table", "--dir", dir)
 	if code != 3 || !strings.Contains(out, "rules/x.xml\t3\terror\t1226\terror reading XML: XMLERR: Element 'rule' not closed.") || ran {
 		t.Errorf("exit %d ran=%v\n%s", code, ran, out)
@@ -143,10 +144,10 @@ func TestRulesCheckStockFlags(t *testing.T) {
 	write(t, filepath.Join(etc, "rules", "local_rules.xml"), "<group name=\"local,\">\n  <rule id=\"184665\" level=\"3\">\n    <match>x</match>\n    <description>x</description>\n  </rule>\n</group>\n")
 	ran := false
 	st := &stack.Stack{Config: &config.Config{Manager: config.Manager{InstallDir: install}},
-		Tools: manager.Tools{InstallDir: install, Runner: func(context.Context, string, ...string) ([]byte, []byte, int, error) {
+		Tools: manager.Tools{InstallDir: install, Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil
-		}}}
+		})}}
 	out, errOut, code := run(t, st, "table", "--dir", etc, "--stock", other)
 	if code != 0 || !strings.Contains(out, "rules/local_rules.xml\t2\twarning\t7612\trule id 184665 is already defined by the stock ruleset at ") {
 		t.Errorf("--stock: exit %d\n%s%s", code, out, errOut)

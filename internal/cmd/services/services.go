@@ -11,6 +11,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // NewCmdServices builds the `services` group.
@@ -74,18 +75,5 @@ func since(t, now time.Time, tty bool) string {
 	if !tty {
 		return t.UTC().Format(time.RFC3339)
 	}
-	d := now.Sub(t)
-	if d < 0 {
-		d = 0
-	}
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
-	default:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
+	return output.Ago(t, now)
 }

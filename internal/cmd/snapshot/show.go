@@ -56,5 +56,5 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 	if opts.Output == "json" {
 		return snapshot.RenderDocumentJSON(opts.IO.Out, d)
 	}
-	return snapshot.RenderDocumentText(opts.IO.Out, d)
+	return snapshot.RenderDocumentText(opts.IO.Out, d, opts.IO.IsStdoutTTY())
 }

@@ -510,26 +510,9 @@ func (b Budget) RollbackFor(done map[string]bool) time.Duration {
 	return d
 }
 
-// fmtDur is a duration for people: 45s, 4m30s, 1h12m.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
-	case d < time.Hour:
-		d = d.Round(time.Second)
-		m, s := d/time.Minute, (d%time.Minute)/time.Second
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%02ds", m, s)
-	}
-	d = d.Round(time.Minute)
-	return fmt.Sprintf("%dh%02dm", d/time.Hour, (d%time.Hour)/time.Minute)
-}
-
 // Window is the budget's maintenance window line: "1h12m–1h36m".
 func (b Budget) Window() string {
-	return fmtDur(b.WindowMin.D()) + "–" + fmtDur(b.WindowMax.D())
+	return output.Duration(b.WindowMin.D()) + "–" + output.Duration(b.WindowMax.D())
 }
 
 func (b Budget) header() string {
@@ -549,14 +532,14 @@ func renderBudget(w io.Writer, tty bool, b Budget) error {
 	fmt.Fprintln(w, b.header())
 	t := output.NewTable(w, tty, "PHASE", "ESTIMATE", "SOURCE")
 	for _, p := range b.Phases {
-		t.Row(p.Phase, fmtDur(p.Estimate.D()), p.Source)
+		t.Row(p.Phase, output.Duration(p.Estimate.D()), p.Source)
 	}
-	t.Row("total", fmtDur(b.Total.D()), "")
-	t.Row("rollback", fmtDur(b.Rollback.D()), b.RollbackSource+" (every undo, then the finally-steps)")
+	t.Row("total", output.Duration(b.Total.D()), "")
+	t.Row("rollback", output.Duration(b.Rollback.D()), b.RollbackSource+" (every undo, then the finally-steps)")
 	t.Row("window", b.Window(), "total + a 50–100% buffer")
-	t.Row("least window", fmtDur((b.Total + b.Rollback).D()), "upgrade + full rollback: the shortest --window apply accepts")
+	t.Row("least window", output.Duration((b.Total + b.Rollback).D()), "upgrade + full rollback: the shortest --window apply accepts")
 	if b.Later != nil {
-		t.Row("rollback later", fmtDur(b.Later.Estimate.D()), fmt.Sprintf("%s (siemctl rollback after a finished upgrade, rollback.yaml; %d earlier rollback runs)", b.Later.Source, b.Later.HistoryRuns))
+		t.Row("rollback later", output.Duration(b.Later.Estimate.D()), fmt.Sprintf("%s (siemctl rollback after a finished upgrade, rollback.yaml; %d earlier rollback runs)", b.Later.Source, b.Later.HistoryRuns))
 	}
 	if err := t.Render(); err != nil {
 		return err

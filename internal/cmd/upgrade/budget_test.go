@@ -188,14 +188,6 @@ func TestBudgetSnapshotAndCommandModes(t *testing.T) {
 	}
 }
 
-func TestFmtDur(t *testing.T) {
-	for d, want := range map[time.Duration]string{44 * time.Second: "44s", 90 * time.Second: "1m30s", 5 * time.Minute: "5m", 72 * time.Minute: "1h12m", 96*time.Minute + 20*time.Second: "1h36m"} {
-		if got := fmtDur(d); got != want {
-			t.Errorf("fmtDur(%s) = %s, want %s", d, got, want)
-		}
-	}
-}
-
 // TestBudgetCountsTheWatchWindow: without --watch the watch step costs
 // nothing; with it, the window is part of the total a --window must hold.
 func TestBudgetCountsTheWatchWindow(t *testing.T) {

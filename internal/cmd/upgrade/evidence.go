@@ -27,6 +27,7 @@ import (
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 )
@@ -468,9 +469,12 @@ func sshSign(key string, data []byte) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "ssh-keygen", "-Y", "sign", "-f", key, "-n", "siemctl-report", msg).CombinedOutput()
+	out, errOut, code, err := process.ExecRunner{}.Run(ctx, nil, "ssh-keygen", "-Y", "sign", "-f", key, "-n", "siemctl-report", msg)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("ssh-keygen -Y sign with %s: %v: %s (an unencrypted key or a running ssh-agent is needed off a terminal)", key, err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("ssh-keygen -Y sign with %s: %v: %s (an unencrypted key or a running ssh-agent is needed off a terminal)", key, err, strings.TrimSpace(string(out)+"\n"+string(errOut)))
 	}
 	sig, err := os.ReadFile(msg + ".sig")
 	if err != nil {

@@ -118,7 +118,7 @@ func checkWindow(window time.Duration, b Budget) error {
 	}
 	return &cli.ExitError{Code: cli.ExitNoGo, Reason: fmt.Sprintf(
 		"no-go: the %s window does not hold the estimated upgrade (%s) plus a full rollback (%s) = %s; plan a window of at least %s (with a 50–100%% buffer: %s), see 'siemctl upgrade plan'",
-		fmtDur(window), fmtDur(b.Total.D()), fmtDur(b.Rollback.D()), fmtDur(need), fmtDur(need), b.Window())}
+		output.Duration(window), output.Duration(b.Total.D()), output.Duration(b.Rollback.D()), output.Duration(need), output.Duration(need), b.Window())}
 }
 
 // windowWarnLead is how long before the point of no return the warning comes.
@@ -207,17 +207,17 @@ func (ww *windowWatch) line(newPhase bool) string {
 		}
 		ww.passed = true
 		return fmt.Sprintf("window: PAST the point of no return (%s): a rollback of what is done (est. %s) no longer fits before the window ends at %s (in %s)",
-			clock(ponr), fmtDur(rb), clock(ww.rec.End), fmtDur(max(ww.rec.End.Sub(now), 0)))
+			clock(ponr), output.Duration(rb), clock(ww.rec.End), output.Duration(max(ww.rec.End.Sub(now), 0)))
 	case ponr.Sub(now) <= ww.lead:
 		if ww.warned && !newPhase {
 			return ""
 		}
 		ww.warned = true
 		return fmt.Sprintf("window: WARNING the point of no return is at %s, in %s: after it a rollback (est. %s) no longer fits the window ending at %s",
-			clock(ponr), fmtDur(ponr.Sub(now)), fmtDur(rb), clock(ww.rec.End))
+			clock(ponr), output.Duration(ponr.Sub(now)), output.Duration(rb), clock(ww.rec.End))
 	case newPhase:
 		return fmt.Sprintf("window: %s ends at %s (in %s); point of no return %s (in %s; rollback of what is done: est. %s)",
-			ww.phase, clock(ww.rec.End), fmtDur(ww.rec.End.Sub(now)), clock(ponr), fmtDur(ponr.Sub(now)), fmtDur(rb))
+			ww.phase, clock(ww.rec.End), output.Duration(ww.rec.End.Sub(now)), clock(ponr), output.Duration(ponr.Sub(now)), output.Duration(rb))
 	}
 	return ""
 }
@@ -352,11 +352,13 @@ func (g *guide) renderHealth(ctx context.Context) {
 		}
 	}
 	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	t := output.NewTable(g.w, true) // indented: the first column is empty
 	for _, r := range rep.Results {
 		if r.Status != health.OK {
-			fmt.Fprintf(g.w, "  %-7s %-28s %s\n", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
+			t.Row("", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
 		}
 	}
+	_ = t.Render()
 	if counts[health.Crit]+counts[health.Warn] > 0 {
 		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
 	}
@@ -368,14 +370,16 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
 	counts := map[string]int{}
+	t := output.NewTable(w, true) // indented: the first column is empty
 	for _, v := range b.Gates {
 		counts[v.Verdict]++
 		again := ""
 		if v.Rechecked {
 			again = " (re-evaluated now)"
 		}
-		fmt.Fprintf(w, "  %-7s %-28s %s%s\n", c.Status(v.Verdict), v.Step, oneLine(v.Detail), again)
+		t.Row("", c.Status(v.Verdict), v.Step, oneLine(v.Detail)+again)
 	}
+	_ = t.Render()
 	if len(b.Gates) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
@@ -413,17 +417,17 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	}
 	used := b.Now.Sub(g.started)
 	fmt.Fprintf(w, "Time: %s used; the steps done were estimated at %s; budget %s in all, about %s left\n",
-		fmtDur(used), fmtDur(estDone), fmtDur(g.budget.Total.D()), fmtDur(max(g.budget.Total.D()-estDone, 0)))
+		output.Duration(used), output.Duration(estDone), output.Duration(g.budget.Total.D()), output.Duration(max(g.budget.Total.D()-estDone, 0)))
 	if g.win != nil {
 		g.win.mu.Lock()
 		ponr, rb := g.win.PointOfNoReturn()
 		g.win.mu.Unlock()
-		state := "in " + fmtDur(ponr.Sub(b.Now))
+		state := "in " + output.Duration(ponr.Sub(b.Now))
 		if !b.Now.Before(ponr) {
 			state = "PASSED"
 		}
 		fmt.Fprintf(w, "Window: ends at %s; point of no return %s (%s; rollback of what is done: est. %s)\n",
-			g.win.rec.End.UTC().Format("15:04:05 UTC"), ponr.UTC().Format("15:04:05 UTC"), state, fmtDur(rb))
+			g.win.rec.End.UTC().Format("15:04:05 UTC"), ponr.UTC().Format("15:04:05 UTC"), state, output.Duration(rb))
 	}
 }
 

@@ -7,20 +7,16 @@
 package secadmin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
-	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/redact"
 )
 
@@ -113,48 +109,13 @@ func AddAPIUser(ctx context.Context, api UsersAPI, self, name, password string) 
 	return APIUser{ID: u.ID, Username: u.Username, Roles: roles, Admin: slices.Contains(roles, AdminRoleID), AllowRunAs: u.AllowRunAs}, nil
 }
 
-// Runner runs argv with extra environment and stdin. err is non-nil only
-// when the program could not run to completion; a non-zero exit is code.
-type Runner func(ctx context.Context, argv, env []string, stdin []byte) (stdout, stderr []byte, code int, err error)
+// Runner runs the security plugin's tools (see process.Runner); a
+// password reaches them only through env.
+type Runner = process.Runner
 
-// OutputLimit caps what is kept of a tool's stdout and of its stderr.
-const OutputLimit = 1 << 20
-
-// ExecRunner runs programs without a shell in their own process group
-// (killed as a group when ctx ends), with the parent's environment plus env.
-func ExecRunner() Runner {
-	return func(ctx context.Context, argv, env []string, stdin []byte) ([]byte, []byte, int, error) {
-		if len(argv) == 0 {
-			return nil, nil, -1, ErrNoTool
-		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), env...)
-		if stdin != nil {
-			cmd.Stdin = bytes.NewReader(stdin)
-		}
-		// The security tool's output is only shown (its tail on failure):
-		// kept up to the cap, never parsed whole.
-		name := filepath.Base(argv[0])
-		stdout := &netclient.CapWriter{What: name + " stdout", Limit: OutputLimit}
-		stderr := &netclient.CapWriter{What: name + " stderr", Limit: OutputLimit}
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 2 * time.Second
-		err := cmd.Run()
-		if ctx.Err() != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("%s: %w", filepath.Base(argv[0]), ctx.Err())
-		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return stdout.Bytes(), stderr.Bytes(), ee.ExitCode(), nil
-		}
-		if err != nil {
-			return stdout.Bytes(), stderr.Bytes(), -1, fmt.Errorf("run %s: %w", filepath.Base(argv[0]), err)
-		}
-		return stdout.Bytes(), stderr.Bytes(), 0, nil
-	}
-}
+// ExecRunner is the tools' runner: their output is only shown (its tail on
+// failure), so each stream keeps its last process.DefaultMaxOutput bytes.
+func ExecRunner() Runner { return process.ExecRunner{} }
 
 // ToolError is a tool that failed, with the tail of its output.
 type ToolError struct {
@@ -215,7 +176,7 @@ func Hash(ctx context.Context, run Runner, tool []string, password string) (stri
 			env = append(env, "OPENSEARCH_JAVA_HOME="+jh)
 		}
 	}
-	stdout, stderr, code, err := run(ctx, argv, env, nil)
+	stdout, stderr, code, err := run.Run(ctx, env, argv[0], argv[1:]...)
 	if err != nil {
 		return "", err
 	}
@@ -283,7 +244,7 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 		return InitResult{}, fmt.Errorf("backup directory: %w", err)
 	}
 	res := InitResult{Argv: append(slices.Clone(tool), BackupOptions(dir)...), Dir: dir, Stored: []string{}, Files: []string{}}
-	stdout, stderr, code, err := run(ctx, res.Argv, nil, nil)
+	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
 	}
@@ -324,7 +285,7 @@ func Apply(ctx context.Context, run Runner, tool []string) (InitResult, error) {
 		return InitResult{}, err
 	}
 	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}}
-	stdout, stderr, code, err := run(ctx, res.Argv, nil, nil)
+	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
 	}
