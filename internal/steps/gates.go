@@ -67,7 +67,7 @@ func notAnswering(what string, err error) error {
 	return err
 }
 
-func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (engine.Outcome, error) {
+func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -180,7 +180,7 @@ func (p *diskParams) Validate() error {
 	return nil
 }
 
-func runDisk(_ context.Context, env engine.Env, p *diskParams) (engine.Outcome, error) {
+func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -261,7 +261,7 @@ func (p *versionsParams) Validate() error {
 	return validWhich(p.Version)
 }
 
-func runVersions(ctx context.Context, env engine.Env, p *versionsParams) (engine.Outcome, error) {
+func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -425,7 +425,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 
 // --- gate.agents ------------------------------------------------------------------
 
-func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -468,7 +468,7 @@ func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome
 
 // --- gate.settings_clean ------------------------------------------------------------
 
-func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -489,7 +489,7 @@ func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.
 
 // --- gate.templates -------------------------------------------------------------------
 
-func runTemplates(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -530,7 +530,7 @@ func (p *managerAPIParams) Describe() []string {
 
 func (p *managerAPIParams) Validate() error { return validWhich(p.Version) }
 
-func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (engine.Outcome, error) {
+func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -578,7 +578,7 @@ func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (en
 
 // --- gate.dashboard ------------------------------------------------------------------------
 
-func runDashboard(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -627,7 +627,7 @@ func (p *unitsActiveParams) Validate() error {
 	return nil
 }
 
-func runUnitsActive(ctx context.Context, env engine.Env, p *unitsActiveParams) (engine.Outcome, error) {
+func runUnitsActive(ctx context.Context, env Env, p *unitsActiveParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -701,7 +701,7 @@ func portList(m map[int]string) []int {
 	return ps
 }
 
-func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -732,7 +732,7 @@ func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome,
 
 // --- gate.no_trace -----------------------------------------------------------------------------
 
-func runNoTrace(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -778,23 +778,23 @@ func runNoTrace(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcom
 	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
 }
 
-func gateKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
+func gateKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
 			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth}),
-		engine.Define(engine.Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
+		engine.Define(Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
 			New: func() *diskParams { return &diskParams{pl: pl} }, Run: runDisk}),
-		engine.Define(engine.Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
+		engine.Define(Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
 			New: func() *versionsParams { return &versionsParams{pl: pl} }, Run: runVersions}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
+		engine.Define(Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"manager GET /agents?select=id,version,name (paged): no agent newer than the target"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
+		engine.Define(Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"GET /_cluster/settings?flat_settings=true: no archived.* keys"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
+		engine.Define(Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
 			New: simple(pl, func(pl *Planning) []string {
 				name, prefix := "<shipper.template_name>", "<alerts prefix>"
 				if c := pl.cfg(); c != nil {
@@ -802,9 +802,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"POST /_index_template/_simulate_index/" + prefix + "<today>; GET /_index_template, /_template: " + name + " not shadowed"}
 			})}),
-		engine.Define(engine.Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
+		engine.Define(Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
 			New: func() *managerAPIParams { return &managerAPIParams{pl: pl} }, Run: runManagerAPI}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
+		engine.Define(Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
 			New: simple(pl, func(pl *Planning) []string {
 				u := "<dashboard.url>"
 				if c := pl.cfg(); c != nil {
@@ -812,9 +812,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"GET " + strings.TrimRight(u, "/") + "/ answers 200 or 302"}
 			})}),
-		engine.Define(engine.Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
+		engine.Define(Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
 			New: func() *unitsActiveParams { return &unitsActiveParams{pl: pl} }, Run: runUnitsActive}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
+		engine.Define(Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
 			New: simple(pl, func(pl *Planning) []string {
 				var ps []string
 				for _, p := range portList(expectedPorts(pl)) {
@@ -825,9 +825,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"/proc/net/tcp{,6}: listening on " + strings.Join(ps, ", ")}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
+		engine.Define(Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
 			New: simple(pl, describeProbe)}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
+		engine.Define(Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"GET /_cluster/settings: allocation.enable all, no transient disk watermark override",
 					"systemd: every unit active", "shipper test output: talks to the indexer"}

@@ -43,7 +43,7 @@ func newNonce() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-func runProbe(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runProbe(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -63,7 +63,7 @@ func runProbe(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome,
 
 // fallbackProbe sends a tagged event and counts it in the alerts indices;
 // its state survives polls (and resumes) in the run data.
-func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome, error) {
+func fallbackProbe(ctx context.Context, env Env, d *Deps) (engine.Outcome, error) {
 	ix, err := d.indexer()
 	if err != nil {
 		return engine.Outcome{}, err

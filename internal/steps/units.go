@@ -72,28 +72,28 @@ func (p *goneParams) Describe() []string {
 
 func (p *goneParams) Validate() error { return validComponent(p.Component, false) }
 
-func unitKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*stopParams]{Name: "units.stop",
+func unitKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*stopParams]{Name: "units.stop",
 			New: func() *stopParams { return &stopParams{unitParams{pl: pl}} }, Run: runStop,
-			Skip: func(ctx context.Context, env engine.Env, p *stopParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, p *stopParams) (string, bool, error) {
 				return stoppedSkip(ctx, env, p.stopOrder())
 			},
-			Verify: func(ctx context.Context, env engine.Env, p *stopParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, p *stopParams) (bool, error) {
 				return allStopped(ctx, env, p.stopOrder())
 			}}),
-		engine.Define(engine.Spec[*startParams]{Name: "units.start",
+		engine.Define(Spec[*startParams]{Name: "units.start",
 			New: func() *startParams { return &startParams{unitParams{pl: pl}} }, Run: runStart,
-			Skip: func(ctx context.Context, env engine.Env, p *startParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, p *startParams) (string, bool, error) {
 				return activeSkip(ctx, env, componentsOf(p.Component))
 			},
-			Verify: func(ctx context.Context, env engine.Env, p *startParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, p *startParams) (bool, error) {
 				_, done, err := activeSkip(ctx, env, componentsOf(p.Component))
 				return done, err
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
+		engine.Define(Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
 			New: simple(pl, func(*Planning) []string { return []string{"systemctl daemon-reload"} })}),
-		engine.Define(engine.Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
+		engine.Define(Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
 			New: func() *goneParams { return &goneParams{pl: pl} }, Run: runVerifyGone}),
 	}
 }
@@ -120,7 +120,7 @@ func unitDown(ctx context.Context, u UnitsAPI, unit string) (bool, string, error
 	return true, st.ActiveState, nil
 }
 
-func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
+func stoppedSkip(ctx context.Context, env Env, comps []string) (string, bool, error) {
 	done, err := allStopped(ctx, env, comps)
 	if err != nil || !done {
 		return "", false, err
@@ -128,7 +128,7 @@ func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, b
 	return "already stopped, no process left", true, nil
 }
 
-func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, error) {
+func allStopped(ctx context.Context, env Env, comps []string) (bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return false, err
@@ -146,7 +146,7 @@ func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, erro
 	return true, nil
 }
 
-func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome, error) {
+func runStop(ctx context.Context, env Env, p *stopParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -181,14 +181,14 @@ func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome
 	return engine.Outcome{Message: strings.Join(msgs, "; ")}, nil
 }
 
-func waitGone(ctx context.Context, env engine.Env, d *Deps, u UnitsAPI, unit string) error {
+func waitGone(ctx context.Context, env Env, d *Deps, u UnitsAPI, unit string) error {
 	return wait(ctx, env, d.poll(), "processes of "+unit+" to exit", func() (bool, error) {
 		pids, err := u.Processes(ctx, unit)
 		return len(pids) == 0, err
 	})
 }
 
-func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
+func activeSkip(ctx context.Context, env Env, comps []string) (string, bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return "", false, err
@@ -200,7 +200,7 @@ func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bo
 	return "already active", true, nil
 }
 
-func runStart(ctx context.Context, env engine.Env, p *startParams) (engine.Outcome, error) {
+func runStart(ctx context.Context, env Env, p *startParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -238,7 +238,7 @@ func runStart(ctx context.Context, env engine.Env, p *startParams) (engine.Outco
 	return engine.Outcome{Message: strings.Join(msgs, "; ")}, nil
 }
 
-func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runDaemonReload(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -253,7 +253,7 @@ func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 	return engine.Outcome{Message: "unit files reloaded"}, nil
 }
 
-func runVerifyGone(ctx context.Context, env engine.Env, p *goneParams) (engine.Outcome, error) {
+func runVerifyGone(ctx context.Context, env Env, p *goneParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -111,8 +111,8 @@ type prepared struct {
 	deps      *steps.Deps
 	cands     []steps.Candidate
 	seed      map[string]any
-	reg       *engine.Registry
-	plan      *engine.Plan
+	reg       *steps.Registry
+	plan      *steps.Plan
 	installed map[string]string
 }
 

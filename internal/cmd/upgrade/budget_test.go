@@ -18,7 +18,7 @@ import (
 )
 
 // budgetPlan plans the embedded upgrade runbook with the siem profile.
-func budgetPlan(t *testing.T, extra string) (*engine.Plan, *config.Config) {
+func budgetPlan(t *testing.T, extra string) (*steps.Plan, *config.Config) {
 	t.Helper()
 	d := t.TempDir()
 	cfgPath := filepath.Join(d, "siemctl.yaml")
@@ -47,7 +47,7 @@ func budgetPlan(t *testing.T, extra string) (*engine.Plan, *config.Config) {
 }
 
 // budgetRollbackPlan plans the embedded rollback runbook.
-func budgetRollbackPlan(t *testing.T) *engine.Plan {
+func budgetRollbackPlan(t *testing.T) *steps.Plan {
 	t.Helper()
 	_, cfg := budgetPlan(t, "")
 	old := map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "4.9.0-1", "shipper": "4.9.0-1"}

@@ -78,7 +78,7 @@ type cockpit struct {
 	guide   *guide
 }
 
-func (c *cockpit) apply(r *engine.Runner) {
+func (c *cockpit) apply(r *engine.Runner[*steps.Deps]) {
 	if c.win != nil {
 		c.win.inner = r.Observer
 		r.Observer = c.win
@@ -478,7 +478,7 @@ func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
-func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.RunInfo) (*cockpit, error) {
+func resumeCockpit(c Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
 	var rec WindowRecord
 	_, hasWin := ri.Data[KeyWindow]
 	if hasWin {

@@ -190,7 +190,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	return nil
 }
 
-func planSteps(plan *engine.Plan) []PlanStep {
+func planSteps(plan *steps.Plan) []PlanStep {
 	out := []PlanStep{}
 	for _, s := range plan.Steps {
 		ps := PlanStep{N: s.N, ID: s.ID, Kind: s.Step.Kind, OnFail: s.FailMode(), Always: s.Always, Selected: s.Selected, Reason: s.Reason,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.
@@ -67,7 +68,7 @@ are: use 'siemctl rollback' to go back to the recorded versions.`,
 		"  siemctl upgrade abort --yes", runF)
 }
 
-func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner, *engine.RunInfo, error) {
+func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner[*steps.Deps], *engine.RunInfo, error) {
 	deps, err := opts.Deps(ctx)
 	if err != nil {
 		return nil, nil, err

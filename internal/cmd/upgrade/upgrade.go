@@ -119,12 +119,12 @@ func loadRunbook(path, embedded string) ([]byte, string, error) {
 }
 
 // Runner builds the engine runner for a session.
-func Runner(c Common, deps *steps.Deps, reg *engine.Registry, retry time.Duration, command string, dry bool) *engine.Runner {
+func Runner(c Common, deps *steps.Deps, reg *steps.Registry, retry time.Duration, command string, dry bool) *engine.Runner[*steps.Deps] {
 	poll := c.Poll
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
-	return &engine.Runner{
+	return &engine.Runner[*steps.Deps]{
 		StateDir: deps.Config.StateDir, Registry: reg, Deps: deps,
 		Observer: NewProgress(c.IO, c.Output == "json", c.Now), Logger: c.Logger,
 		PollInterval: poll, LockRetry: retry, Command: command, DryRun: dry,
@@ -163,7 +163,7 @@ func commandLine(args ...string) string {
 }
 
 // RunRegistry rebuilds the registry of a recorded run (its versions).
-func RunRegistry(deps *steps.Deps, ri *engine.RunInfo) (*engine.Registry, steps.RunData, error) {
+func RunRegistry(deps *steps.Deps, ri *engine.RunInfo) (*steps.Registry, steps.RunData, error) {
 	rd, err := steps.DecodeRunData(ri.Data)
 	if err != nil {
 		return nil, rd, err
