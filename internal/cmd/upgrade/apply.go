@@ -11,13 +11,15 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
 // ApplyOptions are the inputs of `upgrade apply`.
 type ApplyOptions struct {
-	Common
+	runs.Common
 	To          string
 	DryRun      bool
 	Runbook     string
@@ -70,7 +72,7 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.fill(f)
+			opts.Fill(f)
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
@@ -117,7 +119,7 @@ type prepared struct {
 }
 
 // prepare resolves the target versions and plans the runbook (no side effect).
-func prepare(ctx context.Context, c Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
+func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
 	deps, err := c.Deps(ctx)
 	if err != nil {
 		return nil, err
@@ -162,7 +164,7 @@ func summary(p *prepared) string {
 	var parts []string
 	for _, c := range p.cands {
 		if c.Target != "" && c.Target != c.Installed {
-			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, orDash(c.Installed), c.Target))
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, output.Dash(c.Installed), c.Target))
 		}
 	}
 	if len(parts) == 0 {
@@ -183,7 +185,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		cmdline += " --watch " + opts.Watch.String()
 	}
-	r := Runner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
+	r := runs.NewRunner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
 		_, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
@@ -202,10 +204,10 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		ck.apply(r)
 	}
 	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.plan.Total(), steps.DataSafetyPromise(p.deps.Config))
-	if err := confirm(opts.Common, q); err != nil {
+	if err := opts.Common.Confirm(q); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.plan.Total())
 	ri, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
-	return Finish(opts.Common, p.deps.Config.StateDir, ri, err)
+	return runs.Finish(opts.Common, p.deps.Config.StateDir, ri, err)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -25,31 +26,14 @@ import (
 // at phase boundaries. Both are journaled in the run's seed data, so
 // `upgrade resume` keeps them.
 
-// Run data keys of the cockpit.
-const (
-	KeyWindow = "window"
-	KeyGuided = "guided"
-)
-
-// WindowRecord is the journaled maintenance window.
-type WindowRecord struct {
-	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
-	Length string    `json:"length"`
-}
+// KeyGuided is the run data key of guided mode (runs.KeyWindow holds the
+// window).
+const KeyGuided = "guided"
 
 // guidedPhases are the boundaries guided mode pauses at: after preflight,
 // the indexer, the manager, and validation (after its post snapshot diff;
 // "wait" re-runs the validate/* gates).
 var guidedPhases = []string{"preflight", "indexer", "manager", "validate+post"}
-
-func phaseLabel(p string) string {
-	switch p {
-	case "validate", "post", "validate+post":
-		return "validation"
-	}
-	return p
-}
 
 // operatorName is who answers: SUDO_USER, else USER.
 func operatorName(getenv func(string) string) string {
@@ -135,7 +119,7 @@ type windowWatch struct {
 	w      io.Writer
 	json   bool
 	now    func() time.Time
-	rec    WindowRecord
+	rec    runs.WindowRecord
 	lead   time.Duration
 	budget Budget
 
@@ -146,7 +130,7 @@ type windowWatch struct {
 	warned, passed, rollingBack bool
 }
 
-func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec WindowRecord, b Budget, done []string) *windowWatch {
+func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec runs.WindowRecord, b Budget, done []string) *windowWatch {
 	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}, seen: map[string]bool{}}
 	if d, err := time.ParseDuration(rec.Length); err == nil {
 		ww.lead = windowWarnLead(d)
@@ -287,7 +271,7 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 			choice = engine.DecisionContinue
 		case "w", "wait":
 			choice = engine.DecisionWait
-			fmt.Fprintf(g.w, "re-evaluating the gates of %s …\n", phaseLabel(b.Phase))
+			fmt.Fprintf(g.w, "re-evaluating the gates of %s …\n", runs.PhaseLabel(b.Phase))
 		case "r", "roll back", "rollback":
 			choice = engine.DecisionRollback
 		case "s", "stop", "stop here":
@@ -365,7 +349,7 @@ func (g *guide) renderHealth(ctx context.Context) {
 // render writes the evidence at a boundary.
 func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	w, c := g.w, g.colors
-	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
+	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", runs.PhaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
 	counts := map[string]int{}
 	for _, v := range b.Gates {
@@ -386,7 +370,7 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 		}
 	}
 	rd, _ := steps.DecodeRunData(b.Data)
-	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
+	if vl := runs.VersionsLine(runs.RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
 		sum += "; versions " + vl
 	} else if vl != "" {
 		sum += "; target versions " + vl
@@ -436,7 +420,7 @@ func oneLine(s string) string {
 }
 
 // newCockpit builds the cockpit of a new run (apply) and records it in seed.
-func newCockpit(ctx context.Context, c Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
+func newCockpit(ctx context.Context, c runs.Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
 	b, err := estimateFor(ctx, p)
 	if err != nil {
 		return nil, err
@@ -446,43 +430,36 @@ func newCockpit(ctx context.Context, c Common, p *prepared, window time.Duration
 			return nil, err
 		}
 	}
-	now := c.now()
-	ck := &cockpit{budget: b, started: now, now: c.now}
+	now := c.Clock()
+	ck := &cockpit{budget: b, started: now, now: c.Clock}
 	if window > 0 {
-		rec := WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
-		p.seed[KeyWindow] = rec
-		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, nil)
+		rec := runs.WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
+		p.seed[runs.KeyWindow] = rec
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, nil)
 	}
 	if guided {
 		p.seed[KeyGuided] = true
-		ck.guide = c.newGuide(b, now, ck.win)
+		ck.guide = newGuide(c, b, now, ck.win)
 	}
 	return ck, nil
 }
 
-func (c Common) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
-}
-
-func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
+func newGuide(c runs.Common, b Budget, started time.Time, win *windowWatch) *guide {
 	getenv := c.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	return &guide{w: c.IO.ErrOut, in: bufio.NewReader(c.IO.In), colors: c.IO.ErrColors(), operator: operatorName(getenv),
-		budget: b, started: started, now: c.now, win: win, health: c.Health}
+		budget: b, started: started, now: c.Clock, win: win, health: c.Health}
 }
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
-func resumeCockpit(c Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
-	var rec WindowRecord
-	_, hasWin := ri.Data[KeyWindow]
+func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
+	var rec runs.WindowRecord
+	_, hasWin := ri.Data[runs.KeyWindow]
 	if hasWin {
-		if err := json.Unmarshal(ri.Data[KeyWindow], &rec); err != nil {
+		if err := json.Unmarshal(ri.Data[runs.KeyWindow], &rec); err != nil {
 			return nil, fmt.Errorf("run data window: %w", err)
 		}
 	}
@@ -519,12 +496,12 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *steps.Registry, ri *engine.R
 		}
 	}
 	b := EstimateBudget(plan, hist, vol, watchOfRun(ri))
-	ck := &cockpit{budget: b, started: ri.Started, now: c.now}
+	ck := &cockpit{budget: b, started: ri.Started, now: c.Clock}
 	if hasWin {
-		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, done)
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, done)
 	}
 	if guided {
-		ck.guide = c.newGuide(b, ri.Started, ck.win)
+		ck.guide = newGuide(c, b, ri.Started, ck.win)
 	}
 	return ck, nil
 }

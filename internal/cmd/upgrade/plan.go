@@ -15,13 +15,14 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
 // PlanOptions are the inputs of `upgrade plan`.
 type PlanOptions struct {
-	Common
+	runs.Common
 	To          string
 	Runbook     string
 	IgnoreGates []string
@@ -47,7 +48,7 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
   siemctl upgrade plan --to 4.10.0-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.fill(f)
+			opts.Fill(f)
 			opts.Timeout = f.Global.Timeout
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
@@ -250,7 +251,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 	fmt.Fprintf(w, "Upgrade plan to %s: %s\n\n", rep.Target, c.Status(rep.Verdict))
 	t := output.NewTable(w, tty, "COMPONENT", "PACKAGE", "INSTALLED", "TARGET", "AVAILABLE", "REPORTS")
 	for _, cv := range rep.Components {
-		t.Row(cv.Component, cv.Package, orDash(cv.Installed), orDash(cv.Target), strings.Join(cv.Available, " "), orDash(cv.API))
+		t.Row(cv.Component, cv.Package, output.Dash(cv.Installed), output.Dash(cv.Target), strings.Join(cv.Available, " "), output.Dash(cv.API))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -302,7 +303,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 func installedLine(cs []ComponentVersion) string {
 	var parts []string
 	for _, c := range cs {
-		parts = append(parts, c.Component+" "+orDash(packages.Upstream(c.Installed)))
+		parts = append(parts, c.Component+" "+output.Dash(packages.Upstream(c.Installed)))
 	}
 	return strings.Join(parts, ", ")
 }
