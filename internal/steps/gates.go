@@ -15,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -442,28 +443,14 @@ func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("target version: %w", err)
 	}
-	agents, err := mgr.ListAgents(ctx, manager.AgentQuery{Select: []string{"id", "version", "name"}})
+	newer, err := fleet.AgentsNewerThan(ctx, mgr, tv, "the target")
 	if err != nil {
 		return engine.Outcome{}, notAnswering("manager API", err)
 	}
-	var newer []string
-	for _, a := range agents {
-		if a.Version == "" || a.IsManager() {
-			continue
-		}
-		av, err := a.ParsedVersion()
-		if err != nil {
-			continue
-		}
-		if tv.Less(av) {
-			newer = append(newer, fmt.Sprintf("%s (%s) %s", a.ID, a.Name, a.Version))
-		}
+	if !newer.OK() {
+		return engine.Outcome{}, engine.NoGo("%s; agents must not be newer than the manager", newer.Problem())
 	}
-	if len(newer) > 0 {
-		shown := newer[:min(5, len(newer))]
-		return engine.Outcome{}, engine.NoGo("%d agents are newer than %s: %s; agents must not be newer than the manager", len(newer), target, strings.Join(shown, ", "))
-	}
-	return engine.Outcome{Message: fmt.Sprintf("%d agents, none newer than %s", max(len(agents)-1, 0), target)}, nil
+	return engine.Outcome{Message: newer.Summary()}, nil
 }
 
 // --- gate.settings_clean ------------------------------------------------------------
