@@ -27,6 +27,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -166,15 +167,6 @@ type DiskUsage struct {
 	UsedPercent float64
 }
 
-// ProbeResult is a data-flow probe's outcome.
-type ProbeResult struct {
-	OK       bool
-	Nonce    string
-	BrokenAt string // hop that broke when !OK
-	Latency  time.Duration
-	Detail   string
-}
-
 // Deps is everything the kinds need from the outside world (engine
 // Runner.Deps). Nil clients come with their *Err explaining why.
 type Deps struct {
@@ -205,7 +197,7 @@ type Deps struct {
 	Snapshots *snapshot.Store
 	// Probe runs the end-to-end data-flow probe; nil: the kinds' own
 	// fallback (a tagged syslog event counted in the alerts indices).
-	Probe func(ctx context.Context) (ProbeResult, error)
+	Probe func(ctx context.Context) (probe.Report, error)
 	// Fetch reads a URL (shipper template); nil: net/http with TLS defaults.
 	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// Redact removes secrets from a message.

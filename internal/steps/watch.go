@@ -386,7 +386,7 @@ func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
 		w.st.Last[CritProbe] = fmt.Sprintf("failed: %s broken at %s %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
 	default:
 		w.probeFails = 0
-		w.st.Last[CritProbe] = fmt.Sprintf("ok (%s) at %s", res.Latency.Round(time.Millisecond), now.UTC().Format(time.TimeOnly))
+		w.st.Last[CritProbe] = fmt.Sprintf("ok (%s) at %s", res.Latency().Round(time.Millisecond), now.UTC().Format(time.TimeOnly))
 		return nil
 	}
 	w.probeFails++
