@@ -60,6 +60,24 @@ func (c *Common) Fill(f *cli.Factory) {
 	c.Output, c.Yes = f.Global.Output, f.Global.Yes
 }
 
+// FillRun is the RunE preamble of the verbs that take an optional RUN
+// argument (upgrade status|resume|abort, rollback): Fill, check -o,
+// and put the argument in *run; a RUN that differs from one already given
+// (rollback's hidden --run) is a usage error.
+func (c *Common) FillRun(f *cli.Factory, args []string, run *string) error {
+	c.Fill(f)
+	if err := cli.CheckOutput(f, "table", "json"); err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		if *run != "" && *run != args[0] {
+			return cli.FlagErrorf("two runs named: %s and --run %s", args[0], *run)
+		}
+		*run = args[0]
+	}
+	return nil
+}
+
 // Confirm asks on a TTY; without one --yes is required.
 func (c Common) Confirm(question string) error {
 	return c.IO.Confirm(question, c.Yes)

@@ -53,14 +53,8 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: runs.CompleteRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if opts.Run != "" && opts.Run != args[0] {
-					return cli.FlagErrorf("two runs named: %s and --run %s", args[0], opts.Run)
-				}
-				opts.Run = args[0] // positional, like every upgrade verb
-			}
-			opts.Fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			// RUN is positional, like every upgrade verb
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
 			if runF != nil {

@@ -148,6 +148,9 @@ func TestNewCmdRollback(t *testing.T) {
 		{[]string{"--retry-lock", "-5s"}, `invalid duration "-5s"`, "", false},
 		{[]string{"run-a", "run-b"}, "accepts at most 1 arg", "", false},
 		{[]string{"20250301T100000Z-a1b2c3"}, "", "20250301T100000Z-a1b2c3", false},
+		{[]string{"run-a", "--run", "run-b"}, "two runs named: run-a and --run run-b", "", false},
+		{[]string{"run-a", "--run", "run-a"}, "", "run-a", false},
+		{[]string{"run-a", "-o", "nagios"}, "-o nagios is not supported here", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

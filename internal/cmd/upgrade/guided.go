@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -258,29 +259,41 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 		return g.pauseOnFailure(ctx, b)
 	}
 	g.render(ctx, b)
+	return g.ask(ctx, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ",
+		"answer c (continue), w (wait), r (roll back) or s (stop here)",
+		answer{engine.DecisionContinue, []string{"c", "continue"}, ""},
+		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("re-evaluating the gates of %s …", runs.PhaseLabel(b.Phase))},
+		answer{engine.DecisionRollback, []string{"r", "roll back", "rollback"}, ""},
+		answer{engine.DecisionStop, []string{"s", "stop", "stop here"}, ""})
+}
+
+// answer is one choice of a guided prompt: the words that pick it and
+// what is printed when it is picked.
+type answer struct {
+	choice string
+	words  []string
+	note   string
+}
+
+// ask prompts until one of answers is picked (help after any other input).
+func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer) (engine.Decision, error) {
 	for {
-		fmt.Fprint(g.w, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ")
+		fmt.Fprint(g.w, prompt)
 		line, err := g.readLine(ctx)
 		if err != nil {
 			fmt.Fprintln(g.w)
 			return engine.Decision{}, err
 		}
-		choice := ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "c", "continue":
-			choice = engine.DecisionContinue
-		case "w", "wait":
-			choice = engine.DecisionWait
-			fmt.Fprintf(g.w, "re-evaluating the gates of %s …\n", runs.PhaseLabel(b.Phase))
-		case "r", "roll back", "rollback":
-			choice = engine.DecisionRollback
-		case "s", "stop", "stop here":
-			choice = engine.DecisionStop
-		default:
-			fmt.Fprintln(g.w, "answer c (continue), w (wait), r (roll back) or s (stop here)")
-			continue
+		in := strings.ToLower(strings.TrimSpace(line))
+		for _, a := range answers {
+			if slices.Contains(a.words, in) {
+				if a.note != "" {
+					fmt.Fprintln(g.w, a.note)
+				}
+				return engine.Decision{Choice: a.choice, Operator: g.operator}, nil
+			}
 		}
-		return engine.Decision{Choice: choice, Operator: g.operator}, nil
+		fmt.Fprintln(g.w, help)
 	}
 }
 
@@ -293,28 +306,11 @@ func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.D
 	if g.health != nil {
 		g.renderHealth(ctx)
 	}
-	for {
-		fmt.Fprint(g.w, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ")
-		line, err := g.readLine(ctx)
-		if err != nil {
-			fmt.Fprintln(g.w)
-			return engine.Decision{}, err
-		}
-		choice := ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "r", "roll back", "rollback":
-			choice = engine.DecisionRollback
-		case "w", "wait":
-			choice = engine.DecisionWait
-			fmt.Fprintf(g.w, "running %s again …\n", b.Step)
-		case "s", "stop", "stop here":
-			choice = engine.DecisionStop
-		default:
-			fmt.Fprintln(g.w, "answer r (roll back), w (wait: run the step again) or s (stop here)")
-			continue
-		}
-		return engine.Decision{Choice: choice, Operator: g.operator}, nil
-	}
+	return g.ask(ctx, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ",
+		"answer r (roll back), w (wait: run the step again) or s (stop here)",
+		answer{engine.DecisionRollback, []string{"r", "roll back", "rollback"}, ""},
+		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("running %s again …", b.Step)},
+		answer{engine.DecisionStop, []string{"s", "stop", "stop here"}, ""})
 }
 
 // renderHealth runs the health checks now and shows the verdict and every

@@ -29,12 +29,8 @@ func newRunCmd(f *cli.Factory, use, short, long, example string, run func(contex
 		Use:               use, Short: short, Long: long, Example: example,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
-			}
-			if len(args) == 1 {
-				opts.Run = args[0]
 			}
 			return run(cmd.Context(), opts)
 		},
@@ -152,12 +148,8 @@ siemctl's own work. A run whose process died is reported interrupted.`,
 		Example: "  siemctl upgrade status\n  siemctl upgrade status 20250301T100000Z-a1b2c3 -o json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
-			}
-			if len(args) == 1 {
-				opts.Run = args[0]
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
