@@ -52,6 +52,18 @@ func TestNewCmdApply(t *testing.T) {
 			}
 		}},
 		{"bad output", []string{"--to", "4.10.0", "-o", "yaml"}, "-o yaml is not supported", nil},
+		{"watch 20m", []string{"--to", "4.10.0", "--watch", "20m"}, "", func(t *testing.T, o *ApplyOptions) {
+			if o.Watch != 20*time.Minute {
+				t.Fatalf("watch %v", o.Watch)
+			}
+		}},
+		{"watch 1d", []string{"--to", "4.10.0", "--watch", "1d"}, "", func(t *testing.T, o *ApplyOptions) {
+			if o.Watch != 24*time.Hour {
+				t.Fatalf("watch %v", o.Watch)
+			}
+		}},
+		{"watch too long", []string{"--to", "4.10.0", "--watch", "25h"}, "--watch 25h0m0s: want a window up to 24h0m0s", nil},
+		{"watch not a duration", []string{"--to", "4.10.0", "--watch", "soon"}, `invalid duration "soon"`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

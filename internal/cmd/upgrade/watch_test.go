@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -9,41 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/output"
 )
-
-func TestApplyWatchFlag(t *testing.T) {
-	for _, tc := range []struct {
-		arg     string
-		want    time.Duration
-		wantErr string
-	}{
-		{"20m", 20 * time.Minute, ""},
-		{"1d", 24 * time.Hour, ""},
-		{"25h", 0, "--watch 25h0m0s: want a window up to 24h0m0s"},
-		{"soon", 0, `invalid duration "soon"`},
-	} {
-		ios, _, _, _ := output.Test()
-		f := cli.NewFactory(ios, nil)
-		root := cli.NewCmdRoot(f)
-		var got *ApplyOptions
-		root.AddCommand(NewCmdApply(f, func(_ context.Context, o *ApplyOptions) error { got = o; return nil }))
-		root.SetArgs([]string{"apply", "--to", "4.10.0", "--watch", tc.arg})
-		root.SetOut(&bytes.Buffer{})
-		root.SetErr(&bytes.Buffer{})
-		err := root.Execute()
-		if tc.wantErr != "" {
-			var fe *cli.FlagError
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &fe) {
-				t.Errorf("--watch %s: err %v, want FlagError %q", tc.arg, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got.Watch != tc.want {
-			t.Errorf("--watch %s: %v, %+v", tc.arg, err, got)
-		}
-	}
-}
 
 // --watch with a runbook (or a selection) without the watch step is a
 // usage error before anything runs.
