@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
@@ -72,15 +73,8 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
-			}
-			if opts.To == "" {
-				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
-			}
-			if err := steps.CheckTarget(opts.To); err != nil {
-				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 			}
 			if opts.Window < 0 {
 				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
@@ -95,7 +89,7 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	targetFlag(fl, &opts.To)
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the run would make; change nothing")
 	fl.StringVar(&opts.Runbook, "runbook", "", "use this runbook file instead of the embedded upgrade.yaml")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids (a parent id selects its children; finally-steps always run)")
@@ -106,6 +100,26 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 	fl.BoolVar(&opts.Guided, "guided", false, "pause after preflight, indexer, manager and validation and ask: continue, wait, roll back, stop here (needs a terminal)")
 	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the stack this long and roll back on a breach (e.g. 20m)")
 	return cmd
+}
+
+// fillTarget is the RunE preamble of plan and apply: the global flags, -o,
+// and the required --to.
+func fillTarget(f *cli.Factory, c *runs.Common, to string) error {
+	c.Fill(f)
+	if err := cli.CheckOutput(f, "table", "json"); err != nil {
+		return err
+	}
+	if to == "" {
+		return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
+	}
+	if err := steps.CheckTarget(to); err != nil {
+		return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+	}
+	return nil
+}
+
+func targetFlag(fl *pflag.FlagSet, to *string) {
+	fl.StringVar(to, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
 }
 
 // prepared is a planned upgrade.

@@ -48,16 +48,9 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
   siemctl upgrade plan --to 4.10.0-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Fill(f)
 			opts.Timeout = f.Global.Timeout
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
-			}
-			if opts.To == "" {
-				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
-			}
-			if err := steps.CheckTarget(opts.To); err != nil {
-				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -65,7 +58,7 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			return runPlan(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	targetFlag(cmd.Flags(), &opts.To)
 	cmd.Flags().StringVar(&opts.Runbook, "runbook", "", "plan this runbook file instead of the embedded upgrade.yaml")
 	cmd.Flags().StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "leave out an ignorable gate (as apply would)")
 	return cmd
