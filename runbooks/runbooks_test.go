@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -217,13 +218,13 @@ func (k schemaKind) Decode(with map[string]any) (engine.Params, error) {
 	return p, nil
 }
 
-func (k schemaKind) Run(context.Context, engine.Env, engine.Params) (engine.Outcome, error) {
+func (k schemaKind) Run(context.Context, steps.Env, engine.Params) (engine.Outcome, error) {
 	return engine.Outcome{}, nil
 }
 
-func registry(t *testing.T) *engine.Registry {
+func registry(t *testing.T) *steps.Registry {
 	t.Helper()
-	reg := &engine.Registry{}
+	reg := &steps.Registry{}
 	for name, ps := range kinds {
 		if err := reg.Register(schemaKind{name: name, params: ps}); err != nil {
 			t.Fatal(err)
@@ -262,7 +263,7 @@ func TestEmbeddedRunbooksValidate(t *testing.T) {
 	}
 }
 
-func plan(t *testing.T, name string) *engine.Plan {
+func plan(t *testing.T, name string) *steps.Plan {
 	t.Helper()
 	p, err := engine.LoadPlan(runbooks.FS, name, registry(t), engine.Selection{})
 	if err != nil {
@@ -271,7 +272,7 @@ func plan(t *testing.T, name string) *engine.Plan {
 	return p
 }
 
-func index(t *testing.T, p *engine.Plan, id string) int {
+func index(t *testing.T, p *steps.Plan, id string) int {
 	t.Helper()
 	for i, s := range p.Steps {
 		if s.ID == id {
@@ -282,7 +283,7 @@ func index(t *testing.T, p *engine.Plan, id string) int {
 	return -1
 }
 
-func before(t *testing.T, p *engine.Plan, ids ...string) {
+func before(t *testing.T, p *steps.Plan, ids ...string) {
 	t.Helper()
 	for i := 1; i < len(ids); i++ {
 		if index(t, p, ids[i-1]) >= index(t, p, ids[i]) {

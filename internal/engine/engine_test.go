@@ -28,10 +28,10 @@ steps:
 
 type fixture struct {
 	rec   *recorder
-	reg   *Registry
+	reg   *Registry[string]
 	log   *progressLog
 	clock *fakeClock
-	r     *Runner
+	r     *Runner[string]
 	dir   string
 }
 
@@ -39,11 +39,11 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{rec: newRecorder(), log: &progressLog{}, clock: newFakeClock(), dir: t.TempDir()}
 	f.reg = fakeRegistry(t, f.rec, "fake.gate", "fake.change")
-	f.r = &Runner{StateDir: f.dir, Registry: f.reg, Observer: f.log, Clock: f.clock, Command: "siemctl test", Deps: "deps"}
+	f.r = &Runner[string]{StateDir: f.dir, Registry: f.reg, Observer: f.log, Clock: f.clock, Command: "siemctl test", Deps: "deps"}
 	return f
 }
 
-func (f *fixture) plan(t *testing.T, sel Selection) *Plan {
+func (f *fixture) plan(t *testing.T, sel Selection) *Plan[string] {
 	t.Helper()
 	p, err := ParsePlan([]byte(testRunbook), "test.yaml", f.reg, sel)
 	if err != nil {
@@ -155,7 +155,7 @@ func TestRun(t *testing.T) {
 
 func TestRunJournalAndProgress(t *testing.T) {
 	f := newFixture(t)
-	f.rec.on("run a/one", func(ctx context.Context, env Env) (Outcome, error) {
+	f.rec.on("run a/one", func(ctx context.Context, env Env[string]) (Outcome, error) {
 		var target string
 		if ok, err := env.Get("target", &target); !ok || err != nil || target != "4.10.0" {
 			t.Errorf("Get(target) = %q %v %v", target, ok, err)
@@ -172,7 +172,7 @@ func TestRunJournalAndProgress(t *testing.T) {
 		env.Waiting("cluster %s", "yellow")
 		return Outcome{Message: "set", Data: map[string]any{"backup": "/b/1.tar", "api_token": "abc"}}, nil
 	})
-	f.rec.on("run b/three", func(ctx context.Context, env Env) (Outcome, error) {
+	f.rec.on("run b/three", func(ctx context.Context, env Env[string]) (Outcome, error) {
 		var pv map[string]string
 		if ok, err := env.Get("previous_versions", &pv); !ok || err != nil || pv["indexer"] != "4.9.0-1" {
 			t.Errorf("later step does not see recorded data: %v %v %v", pv, ok, err)
@@ -288,7 +288,7 @@ func TestCancel(t *testing.T) {
 			f := newFixture(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			f.rec.on("run "+tt.step, func(sctx context.Context, env Env) (Outcome, error) {
+			f.rec.on("run "+tt.step, func(sctx context.Context, env Env[string]) (Outcome, error) {
 				cancel()
 				if tt.readOnly {
 					<-sctx.Done() // a gate waiting server-side
@@ -385,14 +385,14 @@ func TestResumeAfterCrash(t *testing.T) {
 func TestAbortAndRollbackOfStoppedRun(t *testing.T) {
 	tests := []struct {
 		name   string
-		do     func(r *Runner, id string) (*RunInfo, error)
+		do     func(r *Runner[string], id string) (*RunInfo, error)
 		want   []string
 		status string
 		exit   int
 	}{
-		{"abort runs finally only", func(r *Runner, id string) (*RunInfo, error) { return r.Abort(context.Background(), id) },
+		{"abort runs finally only", func(r *Runner[string], id string) (*RunInfo, error) { return r.Abort(context.Background(), id) },
 			[]string{"run final/check"}, StatusAborted, 0},
-		{"rollback undoes completed steps in reverse", func(r *Runner, id string) (*RunInfo, error) { return r.Rollback(context.Background(), id) },
+		{"rollback undoes completed steps in reverse", func(r *Runner[string], id string) (*RunInfo, error) { return r.Rollback(context.Background(), id) },
 			[]string{"undo c/four", "undo a/two", "undo a/one", "run final/check"}, StatusRolledBack, 0},
 	}
 	for _, tt := range tests {
@@ -434,8 +434,8 @@ func TestAbortAndRollbackOfStoppedRun(t *testing.T) {
 
 func TestLockContention(t *testing.T) {
 	f := newFixture(t)
-	other := &Runner{StateDir: f.dir, Registry: f.reg, Clock: f.clock, Command: "siemctl upgrade apply"}
-	f.rec.on("run a/one", func(ctx context.Context, env Env) (Outcome, error) {
+	other := &Runner[string]{StateDir: f.dir, Registry: f.reg, Clock: f.clock, Command: "siemctl upgrade apply"}
+	f.rec.on("run a/one", func(ctx context.Context, env Env[string]) (Outcome, error) {
 		_, err := other.Run(ctx, f.plan(t, Selection{}), RunOptions{})
 		var he *lock.HeldError
 		if !errors.As(err, &he) || exitCode(err) != 6 || he.Holder == nil || he.Holder.RunID != env.RunID() || he.Holder.Command != "siemctl test" {

@@ -12,10 +12,10 @@ import (
 )
 
 // execution is one run in progress (new, resumed, aborted or rolled back).
-type execution struct {
-	r      *Runner
+type execution[D any] struct {
+	r      *Runner[D]
 	id     string
-	plan   *Plan
+	plan   *Plan[D]
 	j      *journal
 	status string // as loaded (reopen) or "" for a new run
 	phase  string // abort or rollback once begun (reopen)
@@ -27,11 +27,11 @@ type execution struct {
 }
 
 // stopped: interrupted or failed, not ended.
-func (x *execution) stopped() bool {
+func (x *execution[D]) stopped() bool {
 	return x.status == StatusInterrupted || x.status == StatusFailed
 }
 
-func (x *execution) resumable() bool { return x.phase == "" && x.stopped() }
+func (x *execution[D]) resumable() bool { return x.phase == "" && x.stopped() }
 
 // interruption marks an attempt stopped by the caller's cancellation.
 type interruption struct{ err error }
@@ -39,12 +39,12 @@ type interruption struct{ err error }
 func (e *interruption) Error() string { return "interrupted: " + e.err.Error() }
 func (e *interruption) Unwrap() error { return e.err }
 
-func (x *execution) progress(p Progress) {
+func (x *execution[D]) progress(p Progress) {
 	p.RunID = x.id
 	x.r.observe(p)
 }
 
-func (x *execution) split() (main, finally []*PlannedStep) {
+func (x *execution[D]) split() (main, finally []*PlannedStep[D]) {
 	for _, s := range x.plan.Selected() {
 		if s.Always {
 			finally = append(finally, s)
@@ -56,7 +56,7 @@ func (x *execution) split() (main, finally []*PlannedStep) {
 }
 
 // main runs the not yet completed main steps, then finishes the run.
-func (x *execution) main(ctx context.Context) error {
+func (x *execution[D]) main(ctx context.Context) error {
 	steps, _ := x.split()
 	bounds := x.boundaries(steps)
 	for _, ps := range steps {
@@ -104,11 +104,11 @@ func (x *execution) main(ctx context.Context) error {
 
 // step runs one step: verify (when resuming it), skip check, attempts.
 // Its journal lines are written here; failure handling is the caller's.
-func (x *execution) step(ctx context.Context, ps *PlannedStep, resumed bool) error {
+func (x *execution[D]) step(ctx context.Context, ps *PlannedStep[D], resumed bool) error {
 	m := x.plan.Total()
 	env := x.env(ps.ID)
 	base := Progress{Step: ps.ID, Kind: ps.Step.Kind, N: ps.N, M: m}
-	if v, ok := ps.Kind.(Verifier); ok && resumed {
+	if v, ok := ps.Kind.(Verifier[D]); ok && resumed {
 		done, err := v.Verify(ctx, env, ps.Params)
 		ev := Event{Type: EvStepVerify, Step: ps.ID, Kind: ps.Step.Kind, Done: done}
 		if err != nil && !errors.Is(err, ErrCannotVerify) {
@@ -126,7 +126,7 @@ func (x *execution) step(ctx context.Context, ps *PlannedStep, resumed bool) err
 		}
 		x.progress(p)
 	}
-	if sk, ok := ps.Kind.(Skipper); ok {
+	if sk, ok := ps.Kind.(Skipper[D]); ok {
 		reason, skip, err := sk.Skip(ctx, env, ps.Params)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -167,7 +167,7 @@ func (x *execution) step(ctx context.Context, ps *PlannedStep, resumed bool) err
 	return x.ok(ps, out, dur, false)
 }
 
-func (x *execution) ok(ps *PlannedStep, out Outcome, dur time.Duration, verified bool) error {
+func (x *execution[D]) ok(ps *PlannedStep[D], out Outcome, dur time.Duration, verified bool) error {
 	if err := x.j.append(Event{Type: EvStepOK, Step: ps.ID, Kind: ps.Step.Kind, Outcome: &out, Duration: millis(dur), Verified: verified}); err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ type stepFailure struct{ err error }
 func (e *stepFailure) Error() string { return e.err.Error() }
 func (e *stepFailure) Unwrap() error { return e.err }
 
-func (x *execution) fail(ps *PlannedStep, err error, dur time.Duration) error {
+func (x *execution[D]) fail(ps *PlannedStep[D], err error, dur time.Duration) error {
 	var ge *GateError
 	nogo := errors.As(err, &ge)
 	if ge != nil {
@@ -198,7 +198,7 @@ func (x *execution) fail(ps *PlannedStep, err error, dur time.Duration) error {
 }
 
 // failed decides what a failed main step means for the run.
-func (x *execution) failed(ctx context.Context, ps *PlannedStep, err error) error {
+func (x *execution[D]) failed(ctx context.Context, ps *PlannedStep[D], err error) error {
 	var sf *stepFailure
 	if !errors.As(err, &sf) {
 		// A journal write failed: stop without claiming anything.
@@ -229,7 +229,7 @@ func (x *execution) failed(ctx context.Context, ps *PlannedStep, err error) erro
 }
 
 // changed reports whether a completed step may have changed something.
-func (x *execution) changed() bool {
+func (x *execution[D]) changed() bool {
 	for _, s := range x.plan.Selected() {
 		if !s.ReadOnly && !s.Always && x.get(s.ID) == StepOK {
 			return true
@@ -240,7 +240,7 @@ func (x *execution) changed() bool {
 
 // rollback runs the undos of completed steps in reverse order, then the
 // finally-steps. It is not interruptible: each undo is bounded by its timeout.
-func (x *execution) rollback(ctx context.Context, failedStep string, cause error) error {
+func (x *execution[D]) rollback(ctx context.Context, failedStep string, cause error) error {
 	ctx = context.WithoutCancel(ctx)
 	// Mark the phase first: a crash from here on is finished by Rollback, never by Resume.
 	ev := Event{Type: EvRollback, Step: failedStep, Command: x.r.Command, PID: os.Getpid()}
@@ -302,7 +302,7 @@ func (x *execution) rollback(ctx context.Context, failedStep string, cause error
 
 // finally runs every selected always-step, whatever fails; they are not
 // interruptible (bounded by their timeouts).
-func (x *execution) finally(ctx context.Context) []StepErr {
+func (x *execution[D]) finally(ctx context.Context) []StepErr {
 	ctx = context.WithoutCancel(ctx)
 	_, steps := x.split()
 	var errs []StepErr
@@ -318,7 +318,7 @@ func (x *execution) finally(ctx context.Context) []StepErr {
 	return errs
 }
 
-func (x *execution) interrupted(step string, cause error) error {
+func (x *execution[D]) interrupted(step string, cause error) error {
 	if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: step, Error: cause.Error()}); err != nil {
 		return errors.Join(cause, err)
 	}
@@ -326,7 +326,7 @@ func (x *execution) interrupted(step string, cause error) error {
 	return &InterruptedError{RunID: x.id, Step: step, Err: cause}
 }
 
-func (x *execution) end(status string, cause error) error {
+func (x *execution[D]) end(status string, cause error) error {
 	ev := Event{Type: EvRunEnd, Status: status}
 	if cause != nil {
 		ev.Error = cause.Error()
@@ -339,7 +339,7 @@ func (x *execution) end(status string, cause error) error {
 }
 
 // finish pairs the run's journaled state with err.
-func (x *execution) finish(err error) (*RunInfo, error) {
+func (x *execution[D]) finish(err error) (*RunInfo, error) {
 	ri, serr := Status(x.r.StateDir, x.id)
 	if serr != nil {
 		return nil, errors.Join(err, serr)
@@ -351,7 +351,7 @@ func (x *execution) finish(err error) (*RunInfo, error) {
 // retries are used up. Read-only kinds see the caller's cancellation at once;
 // changing kinds run on a context that only their timeout ends (the safe
 // point is after them).
-func (x *execution) attempt(ctx context.Context, env *stepEnv, base Progress, k Kind, p Params, readOnly bool, timeout time.Duration, retries int) (Outcome, time.Duration, error) {
+func (x *execution[D]) attempt(ctx context.Context, env *stepEnv[D], base Progress, k Kind[D], p Params, readOnly bool, timeout time.Duration, retries int) (Outcome, time.Duration, error) {
 	clock := x.r.clock()
 	parent := ctx
 	if !readOnly {
@@ -414,45 +414,45 @@ func (x *execution) attempt(ctx context.Context, env *stepEnv, base Progress, k 
 	}
 }
 
-func (x *execution) set(id, status string) {
+func (x *execution[D]) set(id, status string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.state[id] = status
 }
 
-func (x *execution) setNote(id, msg string) {
+func (x *execution[D]) setNote(id, msg string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.msgs[id] = msg
 }
 
-func (x *execution) note(id string) string {
+func (x *execution[D]) note(id string) string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.msgs[id]
 }
 
-func (x *execution) get(id string) string {
+func (x *execution[D]) get(id string) string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.state[id]
 }
 
-func (x *execution) env(step string) *stepEnv { return &stepEnv{x: x, step: step} }
+func (x *execution[D]) env(step string) *stepEnv[D] { return &stepEnv[D]{x: x, step: step} }
 
 // stepEnv is the Env a step gets.
-type stepEnv struct {
-	x     *execution
+type stepEnv[D any] struct {
+	x     *execution[D]
 	step  string
 	start time.Time
 }
 
-func (e *stepEnv) RunID() string        { return e.x.id }
-func (e *stepEnv) StepID() string       { return e.step }
-func (e *stepEnv) Deps() any            { return e.x.r.Deps }
-func (e *stepEnv) Logger() *slog.Logger { return e.x.r.logger().With("run", e.x.id, "step", e.step) }
+func (e *stepEnv[D]) RunID() string        { return e.x.id }
+func (e *stepEnv[D]) StepID() string       { return e.step }
+func (e *stepEnv[D]) Deps() D              { return e.x.r.Deps }
+func (e *stepEnv[D]) Logger() *slog.Logger { return e.x.r.logger().With("run", e.x.id, "step", e.step) }
 
-func (e *stepEnv) Get(key string, v any) (bool, error) {
+func (e *stepEnv[D]) Get(key string, v any) (bool, error) {
 	e.x.mu.Lock()
 	raw, ok := e.x.data[key]
 	e.x.mu.Unlock()
@@ -465,7 +465,7 @@ func (e *stepEnv) Get(key string, v any) (bool, error) {
 	return true, nil
 }
 
-func (e *stepEnv) Set(key string, v any) error {
+func (e *stepEnv[D]) Set(key string, v any) error {
 	raw, err := redactJSON(key, v)
 	if err != nil {
 		return fmt.Errorf("run data %s: %w", key, err)
@@ -479,7 +479,7 @@ func (e *stepEnv) Set(key string, v any) error {
 	return nil
 }
 
-func (e *stepEnv) Report(m Measure) {
+func (e *stepEnv[D]) Report(m Measure) {
 	var elapsed time.Duration
 	if !e.start.IsZero() {
 		elapsed = e.x.r.clock().Now().Sub(e.start)
@@ -487,7 +487,7 @@ func (e *stepEnv) Report(m Measure) {
 	e.x.progress(Progress{Type: ProgressMeasure, Step: e.step, Elapsed: elapsed, Measure: &m})
 }
 
-func (e *stepEnv) Waiting(format string, args ...any) {
+func (e *stepEnv[D]) Waiting(format string, args ...any) {
 	var elapsed time.Duration
 	if !e.start.IsZero() {
 		elapsed = e.x.r.clock().Now().Sub(e.start)

@@ -37,7 +37,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 }
 
 // behaviour scripts one call of a fake kind.
-type behaviour func(ctx context.Context, env Env) (Outcome, error)
+type behaviour func(ctx context.Context, env Env[string]) (Outcome, error)
 
 // recorder records the order of calls and answers them from scripts keyed
 // by "<what> <step>" (what is run, undo, verify or skip).
@@ -55,7 +55,7 @@ func newRecorder() *recorder {
 
 func (r *recorder) on(key string, b ...behaviour) { r.script[key] = append(r.script[key], b...) }
 
-func (r *recorder) call(ctx context.Context, env Env, what string) (Outcome, error) {
+func (r *recorder) call(ctx context.Context, env Env[string], what string) (Outcome, error) {
 	key := what + " " + env.StepID()
 	r.mu.Lock()
 	r.calls = append(r.calls, key)
@@ -81,15 +81,15 @@ func (r *recorder) got() []string {
 }
 
 func fails(msg string) behaviour {
-	return func(context.Context, Env) (Outcome, error) { return Outcome{}, errors.New(msg) }
+	return func(context.Context, Env[string]) (Outcome, error) { return Outcome{}, errors.New(msg) }
 }
 
 func pending(reason string) behaviour {
-	return func(context.Context, Env) (Outcome, error) { return Outcome{}, Pending("%s", reason) }
+	return func(context.Context, Env[string]) (Outcome, error) { return Outcome{}, Pending("%s", reason) }
 }
 
 func nogo(reason string) behaviour {
-	return func(context.Context, Env) (Outcome, error) { return Outcome{}, NoGo("%s", reason) }
+	return func(context.Context, Env[string]) (Outcome, error) { return Outcome{}, NoGo("%s", reason) }
 }
 
 type fakeParams struct {
@@ -110,25 +110,25 @@ func (p *fakeParams) Validate() error {
 	return nil
 }
 
-func fakeKind(rec *recorder, name string, ro bool) Kind {
-	return Define(Spec[*fakeParams]{
+func fakeKind(rec *recorder, name string, ro bool) Kind[string] {
+	return Define(Spec[*fakeParams, string]{
 		Name:     name,
 		ReadOnly: ro,
 		New:      func() *fakeParams { return &fakeParams{} },
-		Run: func(ctx context.Context, env Env, p *fakeParams) (Outcome, error) {
+		Run: func(ctx context.Context, env Env[string], p *fakeParams) (Outcome, error) {
 			what := "run"
 			if strings.HasPrefix(p.Note, "undo") {
 				what = "undo"
 			}
 			return rec.call(ctx, env, what)
 		},
-		Verify: func(ctx context.Context, env Env, p *fakeParams) (bool, error) {
+		Verify: func(ctx context.Context, env Env[string], p *fakeParams) (bool, error) {
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			rec.calls = append(rec.calls, "verify "+env.StepID())
 			return rec.verify[env.StepID()], nil
 		},
-		Skip: func(ctx context.Context, env Env, p *fakeParams) (string, bool, error) {
+		Skip: func(ctx context.Context, env Env[string], p *fakeParams) (string, bool, error) {
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			reason, ok := rec.skip[env.StepID()]
@@ -137,9 +137,9 @@ func fakeKind(rec *recorder, name string, ro bool) Kind {
 	})
 }
 
-func fakeRegistry(t testing.TB, rec *recorder, names ...string) *Registry {
+func fakeRegistry(t testing.TB, rec *recorder, names ...string) *Registry[string] {
 	t.Helper()
-	reg := &Registry{}
+	reg := &Registry[string]{}
 	for _, n := range names {
 		if err := reg.Register(fakeKind(rec, n, strings.HasPrefix(n, "gate.") || strings.HasSuffix(n, ".gate"))); err != nil {
 			t.Fatal(err)

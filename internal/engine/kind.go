@@ -3,7 +3,10 @@
 // polls gates, rolls back through undos, runs finally-steps, and resumes an
 // interrupted run. It knows no vendor API: step kinds are Go values registered
 // by name (internal/steps), and everything they need from the outside world
-// reaches them through Env.Deps, which the caller supplies.
+// reaches them through Env.Deps. The engine is generic over that
+// dependency type D (Runner[D], Registry[D], Kind[D], Env[D]): the caller
+// picks it (internal/steps uses *steps.Deps), so a kind gets its
+// dependencies typed and a runner built with the wrong type does not compile.
 package engine
 
 import (
@@ -19,8 +22,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Kind is a step kind: Go code registered under a dotted name (units.stop).
-type Kind interface {
+// Kind is a step kind: Go code registered under a dotted name (units.stop),
+// run with dependencies of type D.
+type Kind[D any] interface {
 	// Name is the dotted name runbooks use in `kind:`.
 	Name() string
 	// Decode turns a step's `with:` into typed parameters, strictly: unknown
@@ -30,7 +34,7 @@ type Kind interface {
 	// Run performs the step. A gate that is not satisfied yet returns
 	// Pending(...) and is polled until its timeout; a definitive no-go
 	// returns NoGo(...). Outcome is journaled.
-	Run(ctx context.Context, env Env, p Params) (Outcome, error)
+	Run(ctx context.Context, env Env[D], p Params) (Outcome, error)
 }
 
 // Params are a step's decoded parameters.
@@ -45,14 +49,14 @@ type Params interface {
 // Verifier is implemented by kinds that can tell whether an interrupted
 // attempt already took effect; on resume the interrupted step is verified
 // first and only re-run when Verify says it is not done.
-type Verifier interface {
-	Verify(ctx context.Context, env Env, p Params) (done bool, err error)
+type Verifier[D any] interface {
+	Verify(ctx context.Context, env Env[D], p Params) (done bool, err error)
 }
 
 // Skipper is implemented by kinds with a run-time condition (kubeadm RunIf):
 // skip must come with a reason, which is journaled and shown.
-type Skipper interface {
-	Skip(ctx context.Context, env Env, p Params) (reason string, skip bool, err error)
+type Skipper[D any] interface {
+	Skip(ctx context.Context, env Env[D], p Params) (reason string, skip bool, err error)
 }
 
 // ReadOnlyKind is implemented by kinds that change nothing (gates, snapshot
@@ -70,8 +74,9 @@ type Outcome struct {
 	Data    map[string]any `json:"data,omitempty"`
 }
 
-// Env is what a step kind gets from the engine.
-type Env interface {
+// Env is what a step kind gets from the engine; D is the caller's
+// dependency type.
+type Env[D any] interface {
 	// RunID is the run's id; StepID the running step's (or undo's) id.
 	RunID() string
 	StepID() string
@@ -89,8 +94,8 @@ type Env interface {
 	// Logger is the run's logger.
 	Logger() *slog.Logger
 	// Deps is the caller's dependencies (clients, config) as given in
-	// Runner.Deps; the kinds' package asserts its own type.
-	Deps() any
+	// Runner.Deps.
+	Deps() D
 }
 
 // PendingError means "not yet": a gate's condition is not met, poll again.
@@ -114,14 +119,14 @@ func NoGo(format string, args ...any) error {
 }
 
 // Registry holds the step kinds by name.
-type Registry struct {
-	kinds map[string]Kind
+type Registry[D any] struct {
+	kinds map[string]Kind[D]
 }
 
 // NewRegistry returns a registry holding kinds; duplicate or badly named
 // kinds are an error.
-func NewRegistry(kinds ...Kind) (*Registry, error) {
-	r := &Registry{kinds: map[string]Kind{}}
+func NewRegistry[D any](kinds ...Kind[D]) (*Registry[D], error) {
+	r := &Registry[D]{kinds: map[string]Kind[D]{}}
 	var errs []error
 	for _, k := range kinds {
 		errs = append(errs, r.Register(k))
@@ -132,9 +137,9 @@ func NewRegistry(kinds ...Kind) (*Registry, error) {
 var kindNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
 
 // Register adds a kind.
-func (r *Registry) Register(k Kind) error {
+func (r *Registry[D]) Register(k Kind[D]) error {
 	if r.kinds == nil {
-		r.kinds = map[string]Kind{}
+		r.kinds = map[string]Kind[D]{}
 	}
 	name := k.Name()
 	if !kindNameRE.MatchString(name) {
@@ -148,13 +153,13 @@ func (r *Registry) Register(k Kind) error {
 }
 
 // Lookup returns the kind registered as name.
-func (r *Registry) Lookup(name string) (Kind, bool) {
+func (r *Registry[D]) Lookup(name string) (Kind[D], bool) {
 	k, ok := r.kinds[name]
 	return k, ok
 }
 
 // Names lists the registered kinds, sorted.
-func (r *Registry) Names() []string {
+func (r *Registry[D]) Names() []string {
 	out := make([]string, 0, len(r.kinds))
 	for n := range r.kinds {
 		out = append(out, n)
@@ -163,7 +168,7 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-func readOnly(k Kind) bool {
+func readOnly[D any](k Kind[D]) bool {
 	ro, ok := k.(ReadOnlyKind)
 	return ok && ro.ReadOnly()
 }
@@ -204,18 +209,19 @@ func DecodeStrict(with map[string]any, dst any) error {
 	return nil
 }
 
-// Spec defines a kind from typed parameters; Define turns it into a Kind.
-// P is usually a pointer to a struct with yaml tags.
-type Spec[P Params] struct {
+// Spec defines a kind from typed parameters P, run with dependencies D;
+// Define turns it into a Kind. P is usually a pointer to a struct with yaml
+// tags.
+type Spec[P Params, D any] struct {
 	Name string
 	// ReadOnly marks kinds that change nothing (gates).
 	ReadOnly bool
 	// New returns an empty P to decode into; defaults apply from it.
 	New func() P
-	Run func(ctx context.Context, env Env, p P) (Outcome, error)
+	Run func(ctx context.Context, env Env[D], p P) (Outcome, error)
 	// Verify and Skip are optional.
-	Verify func(ctx context.Context, env Env, p P) (bool, error)
-	Skip   func(ctx context.Context, env Env, p P) (string, bool, error)
+	Verify func(ctx context.Context, env Env[D], p P) (bool, error)
+	Skip   func(ctx context.Context, env Env[D], p P) (string, bool, error)
 }
 
 // ErrCannotVerify is returned by Verify of a kind that has no verification;
@@ -223,14 +229,14 @@ type Spec[P Params] struct {
 var ErrCannotVerify = errors.New("step kind cannot verify an interrupted attempt")
 
 // Define builds a Kind from a Spec.
-func Define[P Params](s Spec[P]) Kind { return &defined[P]{s: s} }
+func Define[P Params, D any](s Spec[P, D]) Kind[D] { return &defined[P, D]{s: s} }
 
-type defined[P Params] struct{ s Spec[P] }
+type defined[P Params, D any] struct{ s Spec[P, D] }
 
-func (d *defined[P]) Name() string   { return d.s.Name }
-func (d *defined[P]) ReadOnly() bool { return d.s.ReadOnly }
+func (d *defined[P, D]) Name() string   { return d.s.Name }
+func (d *defined[P, D]) ReadOnly() bool { return d.s.ReadOnly }
 
-func (d *defined[P]) Decode(with map[string]any) (Params, error) {
+func (d *defined[P, D]) Decode(with map[string]any) (Params, error) {
 	p := d.s.New()
 	if err := DecodeStrict(with, p); err != nil {
 		return nil, err
@@ -238,7 +244,7 @@ func (d *defined[P]) Decode(with map[string]any) (Params, error) {
 	return p, nil
 }
 
-func (d *defined[P]) params(p Params) (P, error) {
+func (d *defined[P, D]) params(p Params) (P, error) {
 	tp, ok := p.(P)
 	if !ok {
 		var zero P
@@ -247,7 +253,7 @@ func (d *defined[P]) params(p Params) (P, error) {
 	return tp, nil
 }
 
-func (d *defined[P]) Run(ctx context.Context, env Env, p Params) (Outcome, error) {
+func (d *defined[P, D]) Run(ctx context.Context, env Env[D], p Params) (Outcome, error) {
 	tp, err := d.params(p)
 	if err != nil {
 		return Outcome{}, err
@@ -255,7 +261,7 @@ func (d *defined[P]) Run(ctx context.Context, env Env, p Params) (Outcome, error
 	return d.s.Run(ctx, env, tp)
 }
 
-func (d *defined[P]) Verify(ctx context.Context, env Env, p Params) (bool, error) {
+func (d *defined[P, D]) Verify(ctx context.Context, env Env[D], p Params) (bool, error) {
 	if d.s.Verify == nil {
 		return false, ErrCannotVerify
 	}
@@ -266,7 +272,7 @@ func (d *defined[P]) Verify(ctx context.Context, env Env, p Params) (bool, error
 	return d.s.Verify(ctx, env, tp)
 }
 
-func (d *defined[P]) Skip(ctx context.Context, env Env, p Params) (string, bool, error) {
+func (d *defined[P, D]) Skip(ctx context.Context, env Env[D], p Params) (string, bool, error) {
 	if d.s.Skip == nil {
 		return "", false, nil
 	}

@@ -120,7 +120,7 @@ func Phase(stepID string) string {
 // boundaries maps the last main step of each phase in Runner.PauseAfter to
 // its entry. An entry may join phases with "+" ("validate+post"): the
 // boundary is after the last step of any of them.
-func (x *execution) boundaries(main []*PlannedStep) map[string]string {
+func (x *execution[D]) boundaries(main []*PlannedStep[D]) map[string]string {
 	out := map[string]string{}
 	if x.r.Pause == nil {
 		return out
@@ -151,12 +151,12 @@ func inPhase(id, entry string) bool {
 
 // isGate: a read-only step of a gate kind (gate.* or *.gate); other
 // read-only steps (a snapshot capture) are not re-run on "wait".
-func isGate(s *PlannedStep) bool {
+func isGate[D any](s *PlannedStep[D]) bool {
 	return s.ReadOnly && (strings.HasPrefix(s.Step.Kind, "gate.") || strings.HasSuffix(s.Step.Kind, ".gate"))
 }
 
 // boundary collects the evidence so far.
-func (x *execution) boundary(ps *PlannedStep, phase string, rechecked []GateVerdict) Boundary {
+func (x *execution[D]) boundary(ps *PlannedStep[D], phase string, rechecked []GateVerdict) Boundary {
 	b := Boundary{RunID: x.id, Phase: phase, Step: ps.ID, Now: x.r.clock().Now(), Data: map[string]json.RawMessage{}}
 	main, _ := x.split()
 	x.mu.Lock()
@@ -187,7 +187,7 @@ func (x *execution) boundary(ps *PlannedStep, phase string, rechecked []GateVerd
 
 // pause asks the operator after ps, the last step of phase, until the
 // answer is continue (nil), roll back, or stop.
-func (x *execution) pause(ctx context.Context, ps *PlannedStep, phase string) error {
+func (x *execution[D]) pause(ctx context.Context, ps *PlannedStep[D], phase string) error {
 	var rechecked []GateVerdict
 	for {
 		d, err := x.r.Pause(ctx, x.boundary(ps, phase, rechecked))
@@ -235,7 +235,7 @@ func (x *execution) pause(ctx context.Context, ps *PlannedStep, phase string) er
 // the operator first: roll back (what the run would do unattended), wait
 // (run the step again, e.g. keep watching), or stop here (resumable: resume
 // runs the step again). Every answer is journaled.
-func (x *execution) askOnFailure(ctx context.Context, ps *PlannedStep, cause error) error {
+func (x *execution[D]) askOnFailure(ctx context.Context, ps *PlannedStep[D], cause error) error {
 	for {
 		b := x.boundary(ps, Phase(ps.ID), nil)
 		b.Failure = cause.Error()
@@ -288,7 +288,7 @@ func (x *execution) askOnFailure(ctx context.Context, ps *PlannedStep, cause err
 // recheck runs each gate step of phase once more (one attempt under its
 // timeout; pending is WAIT). Run data it sets is not kept; the verdicts are
 // journaled.
-func (x *execution) recheck(ctx context.Context, phase string) []GateVerdict {
+func (x *execution[D]) recheck(ctx context.Context, phase string) []GateVerdict {
 	main, _ := x.split()
 	var out []GateVerdict
 	for _, s := range main {
@@ -297,7 +297,7 @@ func (x *execution) recheck(ctx context.Context, phase string) []GateVerdict {
 		}
 		sctx, cancel := context.WithTimeout(ctx, x.r.timeout(s.Timeout.D()))
 		start := x.r.clock().Now()
-		o, err := s.Kind.Run(sctx, &recheckEnv{stepEnv: x.env(s.ID), data: map[string]json.RawMessage{}}, s.Params)
+		o, err := s.Kind.Run(sctx, &recheckEnv[D]{stepEnv: x.env(s.ID), data: map[string]json.RawMessage{}}, s.Params)
 		cancel()
 		v := GateVerdict{Step: s.ID, Kind: s.Step.Kind, Verdict: VerdictGo, Detail: o.Message, Rechecked: true}
 		var (
@@ -328,12 +328,12 @@ func (x *execution) recheck(ctx context.Context, phase string) []GateVerdict {
 
 // recheckEnv keeps what a re-evaluated gate sets to itself: a recheck
 // changes no run data.
-type recheckEnv struct {
-	*stepEnv
+type recheckEnv[D any] struct {
+	*stepEnv[D]
 	data map[string]json.RawMessage
 }
 
-func (e *recheckEnv) Set(key string, v any) error {
+func (e *recheckEnv[D]) Set(key string, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -342,7 +342,7 @@ func (e *recheckEnv) Set(key string, v any) error {
 	return nil
 }
 
-func (e *recheckEnv) Get(key string, v any) (bool, error) {
+func (e *recheckEnv[D]) Get(key string, v any) (bool, error) {
 	if raw, ok := e.data[key]; ok {
 		return true, json.Unmarshal(raw, v)
 	}

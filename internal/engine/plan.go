@@ -20,14 +20,14 @@ type Selection struct {
 
 // Plan is a validated runbook ready to run: every step with its kind and
 // decoded parameters, in order.
-type Plan struct {
+type Plan[D any] struct {
 	Runbook   *runbook.Runbook
 	Selection Selection
-	Steps     []*PlannedStep
+	Steps     []*PlannedStep[D]
 }
 
 // PlannedStep is one step of a plan.
-type PlannedStep struct {
+type PlannedStep[D any] struct {
 	runbook.Step
 	// N is the 1-based position among the selected steps (0 when not selected).
 	N int
@@ -35,24 +35,24 @@ type PlannedStep struct {
 	Selected bool
 	Reason   string
 
-	Kind     Kind
+	Kind     Kind[D]
 	Params   Params
 	Describe []string
 	ReadOnly bool
-	Undo     *PlannedUndo
+	Undo     *PlannedUndo[D]
 }
 
 // PlannedUndo is a step's decoded undo.
-type PlannedUndo struct {
-	Kind     Kind
+type PlannedUndo[D any] struct {
+	Kind     Kind[D]
 	Params   Params
 	Describe []string
 	Timeout  time.Duration
 }
 
 // Selected returns the selected steps in order.
-func (p *Plan) Selected() []*PlannedStep {
-	var out []*PlannedStep
+func (p *Plan[D]) Selected() []*PlannedStep[D] {
+	var out []*PlannedStep[D]
 	for _, s := range p.Steps {
 		if s.Selected {
 			out = append(out, s)
@@ -62,10 +62,10 @@ func (p *Plan) Selected() []*PlannedStep {
 }
 
 // Total is the number of selected steps (the m of "step n/m").
-func (p *Plan) Total() int { return len(p.Selected()) }
+func (p *Plan[D]) Total() int { return len(p.Selected()) }
 
 // Step returns the planned step with id.
-func (p *Plan) Step(id string) (*PlannedStep, bool) {
+func (p *Plan[D]) Step(id string) (*PlannedStep[D], bool) {
 	for _, s := range p.Steps {
 		if s.ID == id {
 			return s, true
@@ -86,7 +86,7 @@ func (e *PlanError) Unwrap() error { return e.Problems }
 func (e *PlanError) ExitCode() int { return 2 }
 
 // LoadPlan reads the runbook name from fsys and plans it.
-func LoadPlan(fsys fs.FS, name string, reg *Registry, sel Selection) (*Plan, error) {
+func LoadPlan[D any](fsys fs.FS, name string, reg *Registry[D], sel Selection) (*Plan[D], error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("open runbook: %w", err)
@@ -101,7 +101,7 @@ func LoadPlan(fsys fs.FS, name string, reg *Registry, sel Selection) (*Plan, err
 
 // ParsePlan parses runbook text and plans it, reporting YAML, structure,
 // kind, parameter and selection problems together.
-func ParsePlan(data []byte, source string, reg *Registry, sel Selection) (*Plan, error) {
+func ParsePlan[D any](data []byte, source string, reg *Registry[D], sel Selection) (*Plan[D], error) {
 	rb, probs := runbook.Decode(data, source)
 	if rb == nil {
 		return nil, &PlanError{Problems: probs}
@@ -117,7 +117,7 @@ func ParsePlan(data []byte, source string, reg *Registry, sel Selection) (*Plan,
 // PlanRunbook checks a parsed runbook against the registry and selection,
 // decoding every step's (and undo's) parameters. Nothing is run. All
 // problems are reported at once in a *PlanError.
-func PlanRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, error) {
+func PlanRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*Plan[D], error) {
 	p, probs := planRunbook(rb, reg, sel)
 	if err := probs.Err(); err != nil {
 		return nil, &PlanError{Problems: probs}
@@ -125,7 +125,7 @@ func PlanRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, erro
 	return p, nil
 }
 
-func planRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, runbook.Problems) {
+func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*Plan[D], runbook.Problems) {
 	probs := runbook.Check(rb)
 	add := func(s *runbook.Step, format string, args ...any) {
 		p := runbook.Problem{Source: rb.Source, Msg: fmt.Sprintf(format, args...)}
@@ -135,12 +135,12 @@ func planRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, runb
 		probs = append(probs, p)
 	}
 	if reg == nil {
-		reg = &Registry{}
+		reg = &Registry[D]{}
 	}
-	plan := &Plan{Runbook: rb, Selection: sel}
+	plan := &Plan[D]{Runbook: rb, Selection: sel}
 	for i := range rb.Steps {
 		s := rb.Steps[i]
-		ps := &PlannedStep{Step: s}
+		ps := &PlannedStep[D]{Step: s}
 		plan.Steps = append(plan.Steps, ps)
 		k, ok := reg.Lookup(s.Kind)
 		if !ok {
@@ -159,7 +159,7 @@ func planRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, runb
 				}
 				continue
 			}
-			u := &PlannedUndo{Kind: uk, Timeout: s.Undo.Timeout.D()}
+			u := &PlannedUndo[D]{Kind: uk, Timeout: s.Undo.Timeout.D()}
 			u.Params, u.Describe = decode(uk, s.Undo.With, func(err error) { add(&s, "undo %s: %v", s.Undo.Kind, err) })
 			ps.Undo = u
 		}
@@ -200,7 +200,7 @@ func planRunbook(rb *runbook.Runbook, reg *Registry, sel Selection) (*Plan, runb
 	return plan, probs
 }
 
-func decode(k Kind, with map[string]any, fail func(error)) (Params, []string) {
+func decode[D any](k Kind[D], with map[string]any, fail func(error)) (Params, []string) {
 	p, err := k.Decode(with)
 	if err != nil {
 		fail(err)

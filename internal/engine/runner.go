@@ -108,12 +108,12 @@ func (f ObserverFunc) Observe(p Progress) { f(p) }
 // Runner executes plans. Zero fields get defaults; StateDir and Registry are
 // required (Registry for Resume, Abort and Rollback, which re-plan from the
 // run's stored runbook).
-type Runner struct {
+type Runner[D any] struct {
 	// StateDir holds runs/<id>/{journal.jsonl,runbook.yaml}, runs/latest and the lock.
 	StateDir string
-	Registry *Registry
+	Registry *Registry[D]
 	// Deps is handed to every step through Env.Deps (clients, config).
-	Deps     any
+	Deps     D
 	Observer Observer
 	Clock    Clock
 	Logger   *slog.Logger
@@ -143,34 +143,34 @@ type RunOptions struct {
 	Parent string
 }
 
-func (r *Runner) clock() Clock {
+func (r *Runner[D]) clock() Clock {
 	if r.Clock == nil {
 		return realClock{}
 	}
 	return r.Clock
 }
 
-func (r *Runner) logger() *slog.Logger {
+func (r *Runner[D]) logger() *slog.Logger {
 	if r.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Logger
 }
 
-func (r *Runner) observe(p Progress) {
+func (r *Runner[D]) observe(p Progress) {
 	if r.Observer != nil {
 		r.Observer.Observe(p)
 	}
 }
 
-func (r *Runner) poll() time.Duration {
+func (r *Runner[D]) poll() time.Duration {
 	if r.PollInterval <= 0 {
 		return DefaultPollInterval
 	}
 	return r.PollInterval
 }
 
-func (r *Runner) timeout(d time.Duration) time.Duration {
+func (r *Runner[D]) timeout(d time.Duration) time.Duration {
 	switch {
 	case d > 0:
 		return d
@@ -181,9 +181,9 @@ func (r *Runner) timeout(d time.Duration) time.Duration {
 }
 
 // LockPath is the host lock's path.
-func (r *Runner) LockPath() string { return lock.HostPath(r.StateDir) }
+func (r *Runner[D]) LockPath() string { return lock.HostPath(r.StateDir) }
 
-func (r *Runner) lock(ctx context.Context, runID string) (*lock.Lock, error) {
+func (r *Runner[D]) lock(ctx context.Context, runID string) (*lock.Lock, error) {
 	l, err := lock.Acquire(ctx, r.LockPath(), lock.Holder{RunID: runID, Command: r.Command, Started: r.clock().Now().UTC()}, r.LockRetry)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (r *Runner) lock(ctx context.Context, runID string) (*lock.Lock, error) {
 // Run executes plan as a new run: lock, journal, steps, rollback or
 // finally-steps as the outcome requires. The returned RunInfo is the run's
 // journaled state (also on error, when the run got that far).
-func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*RunInfo, error) {
+func (r *Runner[D]) Run(ctx context.Context, plan *Plan[D], opts RunOptions) (*RunInfo, error) {
 	if r.DryRun {
 		return r.dryRun(plan, plan.Selected()), nil
 	}
@@ -241,7 +241,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*RunInfo
 	}); err != nil {
 		return nil, err
 	}
-	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: map[string]json.RawMessage{}}
+	x := &execution[D]{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: map[string]json.RawMessage{}}
 	for k, v := range opts.Seed {
 		raw, err := redactJSON(k, v)
 		if err != nil {
@@ -255,7 +255,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, opts RunOptions) (*RunInfo
 // Resume continues an interrupted or failed run ("" or "latest" for the
 // latest run). The interrupted step is verified first when its kind can;
 // completed steps are not run again.
-func (r *Runner) Resume(ctx context.Context, runID string) (*RunInfo, error) {
+func (r *Runner[D]) Resume(ctx context.Context, runID string) (*RunInfo, error) {
 	if r.DryRun {
 		return r.dryRunStopped(runID, dryResume)
 	}
@@ -276,7 +276,7 @@ func (r *Runner) Resume(ctx context.Context, runID string) (*RunInfo, error) {
 
 // Abort ends an interrupted or failed run without undoing it: the run is
 // marked aborted and its finally-steps run (the "no trace left" guarantee).
-func (r *Runner) Abort(ctx context.Context, runID string) (*RunInfo, error) {
+func (r *Runner[D]) Abort(ctx context.Context, runID string) (*RunInfo, error) {
 	if r.DryRun {
 		return r.dryRunStopped(runID, dryAbort)
 	}
@@ -304,7 +304,7 @@ func (r *Runner) Abort(ctx context.Context, runID string) (*RunInfo, error) {
 
 // Rollback undoes a stopped run (interrupted, failed, or rollback-failed for
 // another try): completed steps' undos in reverse order, then finally-steps.
-func (r *Runner) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
+func (r *Runner[D]) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
 	if r.DryRun {
 		return r.dryRunStopped(runID, dryRollback)
 	}
@@ -326,7 +326,7 @@ func (r *Runner) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
 }
 
 // reopen takes the lock and rebuilds a stopped run from its directory.
-func (r *Runner) reopen(ctx context.Context, runID string) (*execution, *lock.Lock, error) {
+func (r *Runner[D]) reopen(ctx context.Context, runID string) (*execution[D], *lock.Lock, error) {
 	id, err := ResolveRun(r.StateDir, runID)
 	if err != nil {
 		return nil, nil, err
@@ -345,7 +345,7 @@ func (r *Runner) reopen(ctx context.Context, runID string) (*execution, *lock.Lo
 
 // load rebuilds an execution from a run's journal and stored runbook.
 // With write it opens the journal for appending (cutting a torn tail).
-func (r *Runner) load(id string, write bool) (*execution, error) {
+func (r *Runner[D]) load(id string, write bool) (*execution[D], error) {
 	dir := filepath.Join(runsDir(r.StateDir), id)
 	var (
 		j   *journal
@@ -360,7 +360,7 @@ func (r *Runner) load(id string, write bool) (*execution, error) {
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*execution, error) {
+	fail := func(err error) (*execution[D], error) {
 		j.close()
 		return nil, err
 	}
@@ -379,7 +379,7 @@ func (r *Runner) load(id string, write bool) (*execution, error) {
 	if err != nil {
 		return fail(fmt.Errorf("run %s: re-plan: %w", id, err))
 	}
-	x := &execution{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: info.Data, status: info.Status, phase: info.Phase}
+	x := &execution[D]{r: r, id: id, plan: plan, j: j, state: map[string]string{}, msgs: map[string]string{}, data: info.Data, status: info.Status, phase: info.Phase}
 	if x.status == StatusRunning {
 		// We hold the lock, so nobody runs it: it crashed.
 		x.status = StatusInterrupted
@@ -395,7 +395,7 @@ func (r *Runner) load(id string, write bool) (*execution, error) {
 	return x, nil
 }
 
-func (r *Runner) dryRun(plan *Plan, steps []*PlannedStep) *RunInfo {
+func (r *Runner[D]) dryRun(plan *Plan[D], steps []*PlannedStep[D]) *RunInfo {
 	m := plan.Total()
 	ri := &RunInfo{Runbook: RunbookRef{Name: plan.Runbook.Name, Source: plan.Runbook.Source, Hash: runbook.Hash(plan.Runbook.Raw)},
 		Selection: plan.Selection, Status: StatusDryRun, Data: map[string]json.RawMessage{}, Steps: []StepInfo{}}
@@ -417,7 +417,7 @@ const (
 // dryRunStopped describes what Resume (remaining steps), Rollback (undos in
 // reverse, then finally-steps) or Abort (finally-steps) would do for a
 // stopped run, without lock or journal writes.
-func (r *Runner) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) {
+func (r *Runner[D]) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) {
 	id, err := ResolveRun(r.StateDir, runID)
 	if err != nil {
 		return nil, err
@@ -427,11 +427,11 @@ func (r *Runner) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) {
 		return nil, err
 	}
 	sel := x.plan.Selected()
-	var steps []*PlannedStep
+	var steps []*PlannedStep[D]
 	if mode == dryRollback {
 		for i := len(sel) - 1; i >= 0; i-- {
 			if s := sel[i]; s.Undo != nil && (x.state[s.ID] == StepOK || x.state[s.ID] == StepUndoFailed) {
-				steps = append(steps, &PlannedStep{Step: runbook.Step{ID: s.ID, Kind: s.Undo.Kind.Name()}, N: s.N, Describe: s.Undo.Describe})
+				steps = append(steps, &PlannedStep[D]{Step: runbook.Step{ID: s.ID, Kind: s.Undo.Kind.Name()}, N: s.N, Describe: s.Undo.Describe})
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
@@ -873,25 +874,17 @@ func checkAgents(ctx context.Context, e *Env) Result {
 	cn := sum.Connection
 	summary := fmt.Sprintf("%d agents: %d active, %d disconnected, %d never connected, %d pending", cn.Total, cn.Active, cn.Disconnected, cn.NeverConnected, cn.Pending)
 	metrics := map[string]float64{"active": float64(cn.Active), "disconnected": float64(cn.Disconnected), "never_connected": float64(cn.NeverConnected), "pending": float64(cn.Pending), "total": float64(cn.Total)}
-	info, _ := managerInfo(ctx, e)
-	mv, _ := manager.ParseVersion(info.APIVersion)
-	var newer []string
-	agents, err := e.Stack.Manager.ListAgents(ctx, manager.AgentQuery{Select: []string{"id", "name", "version", "status"}, Limit: 10000})
-	if err != nil {
-		return warn(summary+"; cannot list agent versions: "+errSummary(err), "siemctl agents outdated")
-	}
-	for _, a := range agents {
-		if a.IsManager() || mv.IsZero() {
-			continue
-		}
-		if av, err := a.ParsedVersion(); err == nil && mv.Less(av) {
-			newer = append(newer, fmt.Sprintf("%s (%s, %s)", a.ID, a.Name, av))
-		}
-	}
 	var problems, fixes []string
-	if len(newer) > 0 {
-		problems = append(problems, fmt.Sprintf("%d agent(s) newer than the manager %s: %s", len(newer), mv, strings.Join(firstN(newer, 5), ", ")))
-		fixes = append(fixes, "upgrade the manager first, or reinstall those agents at "+mv.String()+" (siemctl agents outdated)")
+	info, _ := managerInfo(ctx, e)
+	if mv, err := manager.ParseVersion(info.APIVersion); err == nil {
+		newer, err := fleet.AgentsNewerThan(ctx, e.Stack.Manager, mv, "the manager")
+		if err != nil {
+			return warn(summary+"; cannot list agent versions: "+errSummary(err), "siemctl agents outdated")
+		}
+		if !newer.OK() {
+			problems = append(problems, newer.Problem())
+			fixes = append(fixes, "upgrade the manager first, or reinstall those agents at "+mv.String()+" (siemctl agents outdated)")
+		}
 	}
 	// A few disconnected agents are normal in a fleet (laptops, retired
 	// hosts); most of them at once points at the manager or the network.

@@ -58,20 +58,12 @@ func (s *Stack) StepDeps() *steps.Deps {
 			return snapshot.Capture(ctx, s.SnapshotSource(), opts)
 		},
 		Snapshots: s.SnapshotStore(),
-		Probe: func(ctx context.Context) (steps.ProbeResult, error) {
+		Probe: func(ctx context.Context) (probe.Report, error) {
 			opts, err := s.ProbeOptions()
 			if err != nil {
-				return steps.ProbeResult{}, err
+				return probe.Report{}, err
 			}
-			rep, err := probe.Run(ctx, opts)
-			if err != nil {
-				return steps.ProbeResult{}, err
-			}
-			res := steps.ProbeResult{OK: rep.OK, Nonce: rep.Nonce, BrokenAt: rep.BrokenAt, Detail: rep.Detail}
-			for _, h := range rep.Hops {
-				res.Latency = max(res.Latency, h.Latency)
-			}
-			return res, nil
+			return probe.Run(ctx, opts)
 		},
 		Redact: s.Redactor.String,
 	}

@@ -72,7 +72,7 @@ func orUnknown(s string) string {
 
 // --- agents.record -----------------------------------------------------------------
 
-func runAgentsRecord(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runAgentsRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -179,7 +179,7 @@ func missingLine(missing []manager.Agent, show int, now time.Time) string {
 	return strings.Join(parts, "; ")
 }
 
-func runAgentsBack(ctx context.Context, env engine.Env, p *agentsBackParams) (engine.Outcome, error) {
+func runAgentsBack(ctx context.Context, env Env, p *agentsBackParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -219,7 +219,7 @@ func runAgentsBack(ctx context.Context, env engine.Env, p *agentsBackParams) (en
 
 // setIfChanged records v under key unless the run data already holds it
 // (a gate polled every few seconds journals changes only).
-func setIfChanged(env engine.Env, key string, v snapshot.Agents) error {
+func setIfChanged(env Env, key string, v snapshot.Agents) error {
 	var old snapshot.Agents
 	if ok, err := env.Get(key, &old); err == nil && ok && fmt.Sprint(old) == fmt.Sprint(v) {
 		return nil
@@ -249,13 +249,13 @@ func CountsLine(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func agentKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*noParams]{Name: "agents.record", ReadOnly: true, Run: runAgentsRecord,
+func agentKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*noParams]{Name: "agents.record", ReadOnly: true, Run: runAgentsRecord,
 			New: simple(pl, func(*Planning) []string {
 				return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): journal the active agents and the fleet by status and version (%s)", strings.Join(agentFields, ","), KeyAgentsBefore)}
 			})}),
-		engine.Define(engine.Spec[*agentsBackParams]{Name: "gate.agents_back", ReadOnly: true, Run: runAgentsBack,
+		engine.Define(Spec[*agentsBackParams]{Name: "gate.agents_back", ReadOnly: true, Run: runAgentsBack,
 			New: func() *agentsBackParams { return &agentsBackParams{pl: pl, MinRatio: 0.95, Show: 10} }}),
 	}
 }

@@ -180,3 +180,35 @@ func TestAgentsBackRealBody(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// gate.agents maps fleet's newer-than verdict against the target version:
+// go, or no-go naming the agents.
+func TestGateAgentsNewerThanTarget(t *testing.T) {
+	for _, tc := range []struct {
+		target, newest string
+		nogo           string
+		msg            string
+	}{
+		{"4.10.0", "Wazuh v4.10.0", "", "16 agents checked, none newer than the target 4.10.0 (5 without a known version)"},
+		{"4.10.0", "Wazuh v4.10.1", "1 agent(s) newer than the target 4.10.0: 021 (new-01) 4.10.1; agents must not be newer than the manager", ""},
+	} {
+		agents := append(managertest.GenerateAgents(20), managertest.Agent{ID: "021", Name: "new-01", Status: "active", Version: tc.newest})
+		srv := managertest.New(t, managertest.Config{Agents: agents})
+		c, err := manager.New(manager.Options{URL: srv.URL, Username: srv.Username(), Password: srv.Password(), HTTPClient: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := depsWith(testConfig(t, ""), nil)
+		d.Manager = c
+		out, err := run(t, d, newEnv(d, map[string]any{steps.KeyTarget: tc.target}), "gate.agents", nil)
+		var ng *engine.NoGoError
+		switch {
+		case tc.nogo != "":
+			if !errors.As(err, &ng) || ng.Reason != tc.nogo {
+				t.Errorf("%s: err = %v, want no-go %q", tc.newest, err, tc.nogo)
+			}
+		case err != nil || out.Message != tc.msg:
+			t.Errorf("%s: %v, message %q, want %q", tc.newest, err, out.Message, tc.msg)
+		}
+	}
+}

@@ -96,11 +96,11 @@ func ConfigPaths(c *config.Config, comps []string) []string {
 	return out
 }
 
-func backupKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*configsParams]{Name: "backup.configs",
+func backupKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*configsParams]{Name: "backup.configs",
 			New: func() *configsParams { return &configsParams{pl: pl} }, Run: runBackupConfigs,
-			Skip: func(_ context.Context, env engine.Env, _ *configsParams) (string, bool, error) {
+			Skip: func(_ context.Context, env Env, _ *configsParams) (string, bool, error) {
 				b, err := backups(env)
 				if err != nil || b.Configs == "" {
 					return "", false, err
@@ -110,17 +110,17 @@ func backupKinds(pl *Planning) []engine.Kind {
 				}
 				return "archive " + b.Configs + " already written and verified", true, nil
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.configs", Run: runRestoreConfigs,
+		engine.Define(Spec[*noParams]{Name: "restore.configs", Run: runRestoreConfigs,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"verify <backup>/" + configsArchive + " against " + sumsName + "; extract every file to its path (modes, owners; sha256 checked)",
 					"copy the indexer security backup into <indexer config_dir>/opensearch-security"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
+		engine.Define(Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
 			New: simple(pl, func(pl *Planning) []string {
 				return []string{strings.Join(securityInit(pl), " ") + ` --options "-backup <backup_dir>/<run-id>/` + securityDir + ` -icl -nhnv"`,
 					"copy the backed-up *.yml into <indexer config_dir>/opensearch-security (what indexer.security_apply uploads)"}
 			}),
-			Verify: func(_ context.Context, env engine.Env, _ *noParams) (bool, error) {
+			Verify: func(_ context.Context, env Env, _ *noParams) (bool, error) {
 				b, err := backups(env)
 				if err != nil || b.IndexerSecurity == "" {
 					return false, err
@@ -130,23 +130,23 @@ func backupKinds(pl *Planning) []engine.Kind {
 			}}),
 		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
 		// is runBackupData / runRestoreData below.
-		engine.Define(engine.Spec[*noParams]{Name: "backup.indexer_data", Run: backupIndexerData,
+		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Run: backupIndexerData,
 			New: simple(pl, backupDataDescribe),
-			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				ok, msg, err := backupDataDone(ctx, env)
 				if err != nil || !ok {
 					return "", false, err
 				}
 				return msg, true, nil
 			},
-			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
 				ok, _, err := backupDataDone(ctx, env)
 				return ok, err
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_data", Run: restoreIndexerData,
+		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Run: restoreIndexerData,
 			New:  simple(pl, restoreDataDescribe),
 			Skip: restoreDataDone,
-			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
 				_, ok, err := restoreDataDone(ctx, env, nil)
 				return ok, err
 			}}),
@@ -154,7 +154,7 @@ func backupKinds(pl *Planning) []engine.Kind {
 }
 
 // depsAndBackups is a step's dependencies and the backups its run recorded.
-func depsAndBackups(env engine.Env) (*Deps, Backups, error) {
+func depsAndBackups(env Env) (*Deps, Backups, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return nil, Backups{}, err
@@ -164,7 +164,7 @@ func depsAndBackups(env engine.Env) (*Deps, Backups, error) {
 }
 
 // depsAndRunDir is a step's dependencies and its run's backup directory (runDir).
-func depsAndRunDir(env engine.Env) (*Deps, string, error) {
+func depsAndRunDir(env Env) (*Deps, string, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return nil, "", err
@@ -174,7 +174,7 @@ func depsAndRunDir(env engine.Env) (*Deps, string, error) {
 }
 
 // runDir returns (and creates, 0700) the run's backup directory.
-func runDir(env engine.Env, d *Deps) (string, error) {
+func runDir(env Env, d *Deps) (string, error) {
 	b, err := backups(env)
 	if err != nil {
 		return "", err
@@ -200,7 +200,7 @@ func runDir(env engine.Env, d *Deps) (string, error) {
 
 // --- backup.configs / restore.configs ------------------------------------------
 
-func runBackupConfigs(ctx context.Context, env engine.Env, p *configsParams) (engine.Outcome, error) {
+func runBackupConfigs(ctx context.Context, env Env, p *configsParams) (engine.Outcome, error) {
 	d, dir, err := depsAndRunDir(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -372,7 +372,7 @@ func saveManifest(dir, name string, man treeManifest, sums map[string]string) er
 	return addSums(dir, sums)
 }
 
-func runRestoreConfigs(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -538,7 +538,7 @@ func securityFiles(dir string) ([]string, error) {
 	return out, nil
 }
 
-func runBackupSecurity(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, dir, err := depsAndRunDir(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -663,7 +663,7 @@ func requireStopped(ctx context.Context, d *Deps, comp, what string) error {
 	return nil
 }
 
-func dataBackupOK(ctx context.Context, env engine.Env) (bool, string, error) {
+func dataBackupOK(ctx context.Context, env Env) (bool, string, error) {
 	b, err := backups(env)
 	if err != nil || b.IndexerData == "" {
 		return false, "", err
@@ -682,7 +682,7 @@ func dataBackupOK(ctx context.Context, env engine.Env) (bool, string, error) {
 	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.IndexerData, man.Files, output.Bytes(man.Bytes)), nil
 }
 
-func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runBackupData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -706,7 +706,7 @@ func runBackupData(ctx context.Context, env engine.Env, _ *noParams) (engine.Out
 		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
 }
 
-func dataManifest(env engine.Env) (Backups, treeManifest, error) {
+func dataManifest(env Env) (Backups, treeManifest, error) {
 	b, err := backups(env)
 	if err != nil {
 		return b, treeManifest{}, err
@@ -725,7 +725,7 @@ func dataManifest(env engine.Env) (Backups, treeManifest, error) {
 	return b, man, nil
 }
 
-func dataRestored(ctx context.Context, env engine.Env) (bool, error) {
+func dataRestored(ctx context.Context, env Env) (bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return false, err
@@ -741,7 +741,7 @@ func dataRestored(ctx context.Context, env engine.Env) (bool, error) {
 	return compareTrees(man, got) == nil, nil
 }
 
-func runRestoreData(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runRestoreData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -97,7 +97,7 @@ func dataSafety(c *config.Config) string {
 // resolved is resolved now (snapshot when the repository is usable or can
 // be registered, else copy) and recorded, so every later step and the
 // rollback agree.
-func runMode(ctx context.Context, env engine.Env, d *Deps) (string, error) {
+func runMode(ctx context.Context, env Env, d *Deps) (string, error) {
 	b, err := backups(env)
 	if err != nil {
 		return "", err
@@ -198,10 +198,10 @@ func snapshotReady(ctx context.Context, d *Deps, register bool) (repo indexer.Re
 
 // --- indexer.snapshot_take / restore.indexer_snapshot -----------------------------
 
-func dataSafetyKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
+func dataSafetyKinds(pl *Planning) []Kind {
+	return []Kind{
 		gateDataSafetyKind(pl),
-		engine.Define(engine.Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
+		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
 			New: simple(pl, func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
 				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
@@ -220,7 +220,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
 			}),
-			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return "", false, err
@@ -238,7 +238,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				}
 				return msg, true, nil
 			},
-			Verify: func(ctx context.Context, env engine.Env, _ *noParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return false, err
@@ -246,7 +246,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 				ok, _, err := snapshotTaken(ctx, env, d)
 				return ok, err
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
+		engine.Define(Spec[*noParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
 			New: simple(pl, func(pl *Planning) []string {
 				repo := "<indexer.snapshot_repository>"
 				if c := pl.cfg(); c != nil {
@@ -263,7 +263,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
 					"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"}
 			}),
-			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return "", false, err
@@ -276,7 +276,7 @@ func dataSafetyKinds(pl *Planning) []engine.Kind {
 
 // snapshotTaken: the run recorded a snapshot and the repository still
 // lists it complete.
-func snapshotTaken(ctx context.Context, env engine.Env, d *Deps) (bool, string, error) {
+func snapshotTaken(ctx context.Context, env Env, d *Deps) (bool, string, error) {
 	b, err := backups(env)
 	if err != nil || b.IndexerSnapshot == nil {
 		return false, "", err
@@ -312,7 +312,7 @@ func alertIndices(ctx context.Context, d *Deps) ([]string, error) {
 	return out, nil
 }
 
-func runSnapshotTake(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSnapshotTake(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -411,7 +411,7 @@ func firstN(s []string, n int) []string {
 	return append(slices.Clone(s[:n]), fmt.Sprintf("… (%d more)", len(s)-n))
 }
 
-func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, bool, error) {
+func snapshotRestoreSkip(ctx context.Context, env Env, d *Deps) (string, bool, error) {
 	b, err := backups(env)
 	if err != nil {
 		return "", false, err
@@ -454,7 +454,7 @@ func snapshotRestoreSkip(ctx context.Context, env engine.Env, d *Deps) (string, 
 	return fmt.Sprintf("all %d indices of snapshot %s are allocated", len(b.IndexerSnapshot.Indices), b.IndexerSnapshot.Name), true, nil
 }
 
-func runSnapshotRestore(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSnapshotRestore(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -601,7 +601,7 @@ func backupDataDescribe(pl *Planning) []string {
 	return copyDescribe(pl)
 }
 
-func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+func backupIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -643,7 +643,7 @@ func backupIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine
 }
 
 // backupDataDone is the Skip/Verify of backup.indexer_data in every mode.
-func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
+func backupDataDone(ctx context.Context, env Env) (bool, string, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return false, "", err
@@ -668,7 +668,7 @@ func backupDataDone(ctx context.Context, env engine.Env) (bool, string, error) {
 }
 
 // restoreMode is the mode the upgrade run used (recorded), else the config's.
-func restoreMode(env engine.Env, d *Deps) (Backups, string, error) {
+func restoreMode(env Env, d *Deps) (Backups, string, error) {
 	b, err := backups(env)
 	if err != nil {
 		return b, "", err
@@ -706,7 +706,7 @@ func restoreDataDescribe(pl *Planning) []string {
 	return copyRestoreDescribe(pl)
 }
 
-func restoreIndexerData(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+func restoreIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -763,7 +763,7 @@ func restoreIndexerData(ctx context.Context, env engine.Env, p *noParams) (engin
 }
 
 // restoreDataDone is the Skip of restore.indexer_data in every mode.
-func restoreDataDone(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+func restoreDataDone(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return "", false, err
@@ -791,7 +791,7 @@ func restoreDataDone(ctx context.Context, env engine.Env, _ *noParams) (string, 
 	return "the data directory already matches the copy", true, nil
 }
 
-func stopIndexer(ctx context.Context, env engine.Env, d *Deps) error {
+func stopIndexer(ctx context.Context, env Env, d *Deps) error {
 	if err := stopUnit(ctx, env, "indexer", "before replacing its data"); err != nil {
 		return err
 	}
@@ -800,7 +800,7 @@ func stopIndexer(ctx context.Context, env engine.Env, d *Deps) error {
 
 // runDataHook runs a site hook with the run id and the data path in its
 // environment. A non-zero exit is an error quoting the hook's last lines.
-func runDataHook(ctx context.Context, env engine.Env, d *Deps, argv []string) (DataHookRun, error) {
+func runDataHook(ctx context.Context, env Env, d *Deps, argv []string) (DataHookRun, error) {
 	run := DataHookRun{Argv: slices.Clone(argv)}
 	if len(argv) == 0 {
 		return run, errors.New("indexer.data_safety is command but the hook is not configured (indexer.data_hook_take / data_hook_restore)")
@@ -848,8 +848,8 @@ type DataSafetyCost struct {
 	Rollback string `json:"rollback"`
 }
 
-func gateDataSafetyKind(pl *Planning) engine.Kind {
-	return engine.Define(engine.Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Run: runGateDataSafety,
+func gateDataSafetyKind(pl *Planning) Kind {
+	return engine.Define(Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Run: runGateDataSafety,
 		New: simple(pl, func(pl *Planning) []string {
 			c := pl.cfg()
 			switch dataSafety(c) {
@@ -912,7 +912,7 @@ func existingParent(p string) string {
 	return p
 }
 
-func runGateDataSafety(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runGateDataSafety(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -37,7 +37,7 @@ func testConfig(t *testing.T, extra string) *config.Config {
 	return cfg
 }
 
-// env is an engine.Env for calling kinds directly.
+// env is a steps.Env for calling kinds directly.
 type env struct {
 	mu       sync.Mutex
 	deps     *steps.Deps
@@ -56,9 +56,9 @@ func newEnv(deps *steps.Deps, seed map[string]any) *env {
 	return e
 }
 
-func (e *env) RunID() string  { return "20250101T000000Z-abcdef" }
-func (e *env) StepID() string { return e.step }
-func (e *env) Deps() any      { return e.deps }
+func (e *env) RunID() string     { return "20250101T000000Z-abcdef" }
+func (e *env) StepID() string    { return e.step }
+func (e *env) Deps() *steps.Deps { return e.deps }
 func (e *env) Get(key string, v any) (bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -100,7 +100,7 @@ func (e *env) versions(t *testing.T, key string) map[string]string {
 }
 
 // kind decodes with through the registry and returns the kind and params.
-func kind(t *testing.T, pl *steps.Planning, name string, with map[string]any) (engine.Kind, engine.Params) {
+func kind(t *testing.T, pl *steps.Planning, name string, with map[string]any) (steps.Kind, engine.Params) {
 	t.Helper()
 	reg, err := steps.NewRegistry(pl)
 	if err != nil {
@@ -125,7 +125,7 @@ func run(t *testing.T, deps *steps.Deps, e *env, name string, with map[string]an
 	k, p := kind(t, &steps.Planning{Config: deps.Config}, name, with)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if sk, ok := k.(engine.Skipper); ok {
+	if sk, ok := k.(engine.Skipper[*steps.Deps]); ok {
 		reason, skip, err := sk.Skip(ctx, e, p)
 		if err != nil {
 			return engine.Outcome{}, fmt.Errorf("skip check: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
@@ -68,7 +69,7 @@ func notAnswering(what string, err error) error {
 	return err
 }
 
-func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (engine.Outcome, error) {
+func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -181,7 +182,7 @@ func (p *diskParams) Validate() error {
 	return nil
 }
 
-func runDisk(_ context.Context, env engine.Env, p *diskParams) (engine.Outcome, error) {
+func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -262,7 +263,7 @@ func (p *versionsParams) Validate() error {
 	return validWhich(p.Version)
 }
 
-func runVersions(ctx context.Context, env engine.Env, p *versionsParams) (engine.Outcome, error) {
+func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -426,7 +427,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 
 // --- gate.agents ------------------------------------------------------------------
 
-func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -443,33 +444,19 @@ func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("target version: %w", err)
 	}
-	agents, err := mgr.ListAgents(ctx, manager.AgentQuery{Select: []string{"id", "version", "name"}})
+	newer, err := fleet.AgentsNewerThan(ctx, mgr, tv, "the target")
 	if err != nil {
 		return engine.Outcome{}, notAnswering("manager API", err)
 	}
-	var newer []string
-	for _, a := range agents {
-		if a.Version == "" || a.IsManager() {
-			continue
-		}
-		av, err := a.ParsedVersion()
-		if err != nil {
-			continue
-		}
-		if tv.Less(av) {
-			newer = append(newer, fmt.Sprintf("%s (%s) %s", a.ID, a.Name, a.Version))
-		}
+	if !newer.OK() {
+		return engine.Outcome{}, engine.NoGo("%s; agents must not be newer than the manager", newer.Problem())
 	}
-	if len(newer) > 0 {
-		shown := newer[:min(5, len(newer))]
-		return engine.Outcome{}, engine.NoGo("%d agents are newer than %s: %s; agents must not be newer than the manager", len(newer), target, strings.Join(shown, ", "))
-	}
-	return engine.Outcome{Message: fmt.Sprintf("%d agents, none newer than %s", max(len(agents)-1, 0), target)}, nil
+	return engine.Outcome{Message: newer.Summary()}, nil
 }
 
 // --- gate.settings_clean ------------------------------------------------------------
 
-func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -490,7 +477,7 @@ func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.
 
 // --- gate.templates -------------------------------------------------------------------
 
-func runTemplates(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -531,7 +518,7 @@ func (p *managerAPIParams) Describe() []string {
 
 func (p *managerAPIParams) Validate() error { return validWhich(p.Version) }
 
-func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (engine.Outcome, error) {
+func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -579,7 +566,7 @@ func runManagerAPI(ctx context.Context, env engine.Env, p *managerAPIParams) (en
 
 // --- gate.dashboard ------------------------------------------------------------------------
 
-func runDashboard(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -628,7 +615,7 @@ func (p *unitsActiveParams) Validate() error {
 	return nil
 }
 
-func runUnitsActive(ctx context.Context, env engine.Env, p *unitsActiveParams) (engine.Outcome, error) {
+func runUnitsActive(ctx context.Context, env Env, p *unitsActiveParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -677,7 +664,7 @@ func expectedPorts(pl *Planning) ([]hostcheck.ExpectedPort, []string) {
 		map[string]int{"manager agents": c.Manager.AgentPort, "manager enrollment": c.Manager.EnrollmentPort})
 }
 
-func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome, error) {
+func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -707,7 +694,7 @@ func runPorts(ctx context.Context, env engine.Env, p *noParams) (engine.Outcome,
 
 // --- gate.no_trace -----------------------------------------------------------------------------
 
-func runNoTrace(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -753,23 +740,23 @@ func runNoTrace(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcom
 	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
 }
 
-func gateKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
+func gateKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
 			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth}),
-		engine.Define(engine.Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
+		engine.Define(Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
 			New: func() *diskParams { return &diskParams{pl: pl} }, Run: runDisk}),
-		engine.Define(engine.Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
+		engine.Define(Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
 			New: func() *versionsParams { return &versionsParams{pl: pl} }, Run: runVersions}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
+		engine.Define(Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"manager GET /agents?select=id,version,name (paged): no agent newer than the target"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
+		engine.Define(Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"GET /_cluster/settings?flat_settings=true: no archived.* keys"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
+		engine.Define(Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
 			New: simple(pl, func(pl *Planning) []string {
 				name, prefix := "<shipper.template_name>", "<alerts prefix>"
 				if c := pl.cfg(); c != nil {
@@ -777,9 +764,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"POST /_index_template/_simulate_index/" + prefix + "<today>; GET /_index_template, /_template: " + name + " not shadowed"}
 			})}),
-		engine.Define(engine.Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
+		engine.Define(Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
 			New: func() *managerAPIParams { return &managerAPIParams{pl: pl} }, Run: runManagerAPI}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
+		engine.Define(Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
 			New: simple(pl, func(pl *Planning) []string {
 				u := "<dashboard.url>"
 				if c := pl.cfg(); c != nil {
@@ -787,9 +774,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"GET " + strings.TrimRight(u, "/") + "/ answers 200 or 302"}
 			})}),
-		engine.Define(engine.Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
+		engine.Define(Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
 			New: func() *unitsActiveParams { return &unitsActiveParams{pl: pl} }, Run: runUnitsActive}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
+		engine.Define(Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
 			New: simple(pl, func(pl *Planning) []string {
 				var ps []string
 				want, _ := expectedPorts(pl)
@@ -801,9 +788,9 @@ func gateKinds(pl *Planning) []engine.Kind {
 				}
 				return []string{"/proc/net/tcp{,6}: listening on " + strings.Join(ps, ", ")}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
+		engine.Define(Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
 			New: simple(pl, describeProbe)}),
-		engine.Define(engine.Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
+		engine.Define(Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"GET /_cluster/settings: allocation.enable all, no transient disk watermark override",
 					"systemd: every unit active", "shipper test output: talks to the indexer"}

@@ -30,27 +30,27 @@ func (p *allocationParams) Validate() error {
 	return nil
 }
 
-func indexerKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*allocationParams]{Name: "indexer.allocation",
+func indexerKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*allocationParams]{Name: "indexer.allocation",
 			New: func() *allocationParams { return &allocationParams{pl: pl} }, Run: runAllocation,
-			Skip: func(ctx context.Context, env engine.Env, p *allocationParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, p *allocationParams) (string, bool, error) {
 				done, err := allocationIs(ctx, env, p.Value)
 				if err != nil || !done {
 					return "", false, err
 				}
 				return "allocation already " + p.Value, true, nil
 			},
-			Verify: func(ctx context.Context, env engine.Env, p *allocationParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, p *allocationParams) (bool, error) {
 				return allocationIs(ctx, env, p.Value)
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "indexer.flush", Run: runFlush,
+		engine.Define(Spec[*noParams]{Name: "indexer.flush", Run: runFlush,
 			New: simple(pl, func(*Planning) []string { return []string{"POST /_flush"} })}),
-		engine.Define(engine.Spec[*noParams]{Name: "indexer.flush_synced", Run: runSyncedFlush,
+		engine.Define(Spec[*noParams]{Name: "indexer.flush_synced", Run: runSyncedFlush,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"POST /_flush/synced (409 = partial: tolerated; unsupported: POST /_flush)"}
 			})}),
-		engine.Define(engine.Spec[*noParams]{Name: "indexer.security_apply", Run: runSecurityApply,
+		engine.Define(Spec[*noParams]{Name: "indexer.security_apply", Run: runSecurityApply,
 			New: simple(pl, func(pl *Planning) []string {
 				return []string{"GET /_cluster/health (the node answers)", strings.Join(securityInit(pl), " ") + " (no options: upload the security config directory)"}
 			})}),
@@ -65,7 +65,7 @@ func securityInit(pl *Planning) []string {
 }
 
 // allocationIs reads back cluster.routing.allocation.enable.
-func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error) {
+func allocationIs(ctx context.Context, env Env, want string) (bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return false, err
@@ -81,7 +81,7 @@ func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error
 	return s.AllocationEnable().Value == want, nil
 }
 
-func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (engine.Outcome, error) {
+func runAllocation(ctx context.Context, env Env, p *allocationParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -122,7 +122,7 @@ func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (en
 	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, before.AllocationEnable().Value, got.Value)}, nil
 }
 
-func runFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runFlush(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -141,7 +141,7 @@ func runFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome,
 	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", s.Successful, s.Total)}, nil
 }
 
-func runSyncedFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSyncedFlush(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -202,7 +202,7 @@ func lastLines(s string, n int) string {
 
 // waitIndexerAnswers waits until the node answers HTTP at all (503
 // "security not initialized" counts: the tool fixes exactly that).
-func waitIndexerAnswers(ctx context.Context, env engine.Env, d *Deps) error {
+func waitIndexerAnswers(ctx context.Context, env Env, d *Deps) error {
 	ix, err := d.indexer()
 	if err != nil {
 		return err
@@ -233,7 +233,7 @@ func waitIndexerAnswers(ctx context.Context, env engine.Env, d *Deps) error {
 	})
 }
 
-func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runSecurityApply(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -32,9 +32,9 @@ func ManagerDBPath(c *config.Config) string {
 	return filepath.Join(c.Manager.InstallDir, "queue", "db")
 }
 
-func managerDBKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
+func managerDBKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
 				src := "<manager install_dir>/queue/db"
 				if c := pl.cfg(); c != nil {
@@ -44,7 +44,7 @@ func managerDBKinds(pl *Planning) []engine.Kind {
 					"cold copy " + src + " → <backup_dir>/<run-id>/" + managerDBDir + " (no symlink followed; owners, modes, times kept; sha256 per file)",
 					"verify the copy against " + managerDBManifest}
 			}),
-			Skip: func(ctx context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return "", false, err
@@ -58,7 +58,7 @@ func managerDBKinds(pl *Planning) []engine.Kind {
 				}
 				return "", false, nil
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
+		engine.Define(Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
 				dst := "<manager install_dir>/queue/db"
 				if c := pl.cfg(); c != nil {
@@ -68,7 +68,7 @@ func managerDBKinds(pl *Planning) []engine.Kind {
 					"copy <backup_dir>/<run-id>/" + managerDBDir + " → " + dst + ".siemctl-restore (sha256 checked against " + managerDBManifest + ")",
 					"swap it in for " + dst + " (rename), remove the replaced databases"}
 			}),
-			Skip: func(_ context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(_ context.Context, env Env, _ *noParams) (string, bool, error) {
 				b, err := backups(env)
 				if err != nil {
 					return "", false, err
@@ -83,7 +83,7 @@ func managerDBKinds(pl *Planning) []engine.Kind {
 
 // managerDBCopied reports whether this run's copy exists and matches its
 // manifest (a resumed run does not copy again).
-func managerDBCopied(ctx context.Context, env engine.Env) (bool, string) {
+func managerDBCopied(ctx context.Context, env Env) (bool, string) {
 	b, err := backups(env)
 	if err != nil || b.ManagerDB == "" {
 		return false, ""
@@ -99,7 +99,7 @@ func managerDBCopied(ctx context.Context, env engine.Env) (bool, string) {
 	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
 }
 
-func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runBackupManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -123,7 +123,7 @@ func runBackupManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engin
 		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
 }
 
-func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runRestoreManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -150,7 +150,7 @@ func runRestoreManagerDB(ctx context.Context, env engine.Env, _ *noParams) (engi
 // coldCopy copies src into dir/name with copyTree (no symlink followed),
 // after checking the room, verifies the copy, writes and checksums its
 // manifest as dir/manifestName, and returns the copy's path and manifest.
-func coldCopy(ctx context.Context, env engine.Env, d *Deps, src, dir, name, manifestName string) (string, treeManifest, error) {
+func coldCopy(ctx context.Context, env Env, d *Deps, src, dir, name, manifestName string) (string, treeManifest, error) {
 	size, err := scanTree(ctx, src, false)
 	if err != nil {
 		return "", treeManifest{}, err

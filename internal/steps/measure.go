@@ -17,13 +17,13 @@ const meterEvery = 100 * time.Millisecond
 // meter reports a copy's bytes through env.Report: at most every
 // meterEvery, and always the first and the last (done reaching the total).
 type meter struct {
-	env  engine.Env
+	env  Env
 	m    engine.Measure
 	now  func() time.Time
 	last time.Time
 }
 
-func newMeter(env engine.Env, d *Deps, what string, total int64) *meter {
+func newMeter(env Env, d *Deps, what string, total int64) *meter {
 	return &meter{env: env, m: engine.Measure{What: what, Unit: engine.UnitBytes, Total: total}, now: d.now}
 }
 
@@ -83,7 +83,7 @@ func recoveryMeasure(what string, rows []indexer.ShardRecovery, keep func(indexe
 // is called (stop waits for the watcher to end). The shards of pattern
 // ("" every index) that keep accepts are counted; activeOnly asks for the
 // shards still recovering only. Without a RecoveryAPI it does nothing.
-func watchRecovery(ctx context.Context, env engine.Env, d *Deps, what, pattern string, activeOnly bool, keep func(indexer.ShardRecovery) bool) (stop func()) {
+func watchRecovery(ctx context.Context, env Env, d *Deps, what, pattern string, activeOnly bool, keep func(indexer.ShardRecovery) bool) (stop func()) {
 	ix, err := d.indexer()
 	if err != nil {
 		return func() {}

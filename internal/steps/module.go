@@ -88,10 +88,10 @@ func moduleTable() string {
 	return strings.Join(parts, ", ")
 }
 
-func moduleKind(pl *Planning) engine.Kind {
-	return engine.Define(engine.Spec[*moduleParams]{Name: "shipper.module",
+func moduleKind(pl *Planning) Kind {
+	return engine.Define(Spec[*moduleParams]{Name: "shipper.module",
 		New: func() *moduleParams { return &moduleParams{pl: pl} }, Run: runModule,
-		Skip: func(_ context.Context, env engine.Env, p *moduleParams) (string, bool, error) {
+		Skip: func(_ context.Context, env Env, p *moduleParams) (string, bool, error) {
 			_, reason, err := moduleChange(env, p)
 			if err != nil || reason == "" {
 				return "", false, err
@@ -102,7 +102,7 @@ func moduleKind(pl *Planning) engine.Kind {
 
 // moduleChange returns the module to install for p's version, or why
 // nothing is installed.
-func moduleChange(env engine.Env, p *moduleParams) (FilebeatModule, string, error) {
+func moduleChange(env Env, p *moduleParams) (FilebeatModule, string, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return FilebeatModule{}, "", err
@@ -138,7 +138,7 @@ func moduleChange(env engine.Env, p *moduleParams) (FilebeatModule, string, erro
 	return want, "", nil
 }
 
-func runModule(ctx context.Context, env engine.Env, p *moduleParams) (engine.Outcome, error) {
+func runModule(ctx context.Context, env Env, p *moduleParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -43,19 +43,19 @@ func (p *pkgParams) Describe() []string {
 	return append(lines, argv, "dpkg-query -W "+p.pl.pkg(p.Component)+" (verify "+v+")")
 }
 
-func packageKinds(pl *Planning) []engine.Kind {
-	mk := func(name string, down bool) engine.Kind {
-		return engine.Define(engine.Spec[*pkgParams]{Name: name,
+func packageKinds(pl *Planning) []Kind {
+	mk := func(name string, down bool) Kind {
+		return engine.Define(Spec[*pkgParams]{Name: name,
 			New:    func() *pkgParams { return &pkgParams{pl: pl, downgrade: down} },
 			Run:    runPackage,
 			Skip:   skipPackage,
 			Verify: verifyPackage})
 	}
-	return []engine.Kind{mk("packages.install", false), mk("packages.downgrade", true)}
+	return []Kind{mk("packages.install", false), mk("packages.downgrade", true)}
 }
 
 // wanted is the exact version the step installs ("" when there is none).
-func wanted(env engine.Env, p *pkgParams) (string, error) {
+func wanted(env Env, p *pkgParams) (string, error) {
 	m, err := recordedVersions(env, p.downgrade)
 	if err != nil {
 		return "", err
@@ -76,7 +76,7 @@ func installedOf(ctx context.Context, d *Deps, comp string) (string, error) {
 	return m[pkg], nil
 }
 
-func skipPackage(ctx context.Context, env engine.Env, p *pkgParams) (string, bool, error) {
+func skipPackage(ctx context.Context, env Env, p *pkgParams) (string, bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return "", false, err
@@ -101,7 +101,7 @@ func skipPackage(ctx context.Context, env engine.Env, p *pkgParams) (string, boo
 	return "", false, nil
 }
 
-func verifyPackage(ctx context.Context, env engine.Env, p *pkgParams) (bool, error) {
+func verifyPackage(ctx context.Context, env Env, p *pkgParams) (bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return false, err
@@ -117,7 +117,7 @@ func verifyPackage(ctx context.Context, env engine.Env, p *pkgParams) (bool, err
 // RecordPrevious stores the installed versions of every component as
 // previous_versions, keeping components already recorded (a resumed run
 // must not record the half-upgraded state as "previous").
-func RecordPrevious(ctx context.Context, env engine.Env, d *Deps) (map[string]string, error) {
+func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, error) {
 	prev, err := versions(env, KeyPreviousVersions)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func RecordPrevious(ctx context.Context, env engine.Env, d *Deps) (map[string]st
 	return prev, nil
 }
 
-func runPackage(ctx context.Context, env engine.Env, p *pkgParams) (engine.Outcome, error) {
+func runPackage(ctx context.Context, env Env, p *pkgParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

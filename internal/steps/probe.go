@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -17,9 +15,10 @@ import (
 // restarting).
 const probeResend = 30 * time.Second
 
-// probeState is the fallback probe's run data (not secret: a nonce).
+// probeState is the fallback probe's run data (not secret: a nonce): the
+// event is sent again, unchanged, while it is not searchable.
 type probeState struct {
-	Nonce string    `json:"nonce"`
+	probe.Event
 	Sent  time.Time `json:"sent"`
 	Tries int       `json:"tries"`
 }
@@ -30,20 +29,12 @@ func describeProbe(pl *Planning) []string {
 		to, prefix = probe.NewTarget(c.Manager.Syslog, c.Manager.InstallDir).String(), c.Indexer.AlertsIndexPrefix
 	}
 	return []string{
-		"send \"sshd[…]: Failed password for invalid user siemctl-probe-<nonce> …\" to " + to,
-		"POST /" + prefix + "*/_count full_log:\"siemctl-probe-<nonce>\" until it is searchable",
+		"send \"sshd[…]: " + (probe.Event{Nonce: "<nonce>", Host: 1, Port: 4242}).Line() + "\" to " + to,
+		"POST /" + prefix + "*/_count " + (probe.Event{Nonce: "<nonce>"}).Query() + " until it is searchable",
 	}
 }
 
-func newNonce() (string, error) {
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-func runProbe(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runProbe(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -56,14 +47,14 @@ func runProbe(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome,
 		if !res.OK {
 			return engine.Outcome{}, engine.Pending("probe %s did not arrive (broken at %s) %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
 		}
-		return engine.Outcome{Message: fmt.Sprintf("probe %s searchable after %s", res.Nonce, res.Latency.Round(time.Millisecond))}, nil
+		return engine.Outcome{Message: fmt.Sprintf("probe %s searchable after %s", res.Nonce, res.Latency().Round(time.Millisecond))}, nil
 	}
 	return fallbackProbe(ctx, env, d)
 }
 
 // fallbackProbe sends a tagged event and counts it in the alerts indices;
 // its state survives polls (and resumes) in the run data.
-func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome, error) {
+func fallbackProbe(ctx context.Context, env Env, d *Deps) (engine.Outcome, error) {
 	ix, err := d.indexer()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -83,12 +74,15 @@ func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome
 	}
 	now := d.now()
 	if st.Nonce == "" || now.Sub(st.Sent) >= probeResend {
-		if st.Nonce == "" {
-			if st.Nonce, err = newNonce(); err != nil {
+		switch {
+		case st.Nonce == "":
+			if st.Event, err = probe.NewEvent(nil); err != nil {
 				return engine.Outcome{}, err
 			}
+		case st.Port == 0: // recorded by an earlier siemctl: nonce only
+			st.Host, st.Port = 1, 4242
 		}
-		if err := target.Send(ctx, now, 4242, probe.Message(st.Nonce, 1, 4242)); err != nil {
+		if err := st.Send(ctx, target, now); err != nil {
 			return engine.Outcome{}, engine.Pending("%v", err)
 		}
 		st.Sent, st.Tries = now, st.Tries+1
@@ -96,12 +90,12 @@ func fallbackProbe(ctx context.Context, env engine.Env, d *Deps) (engine.Outcome
 			return engine.Outcome{}, err
 		}
 	}
-	n, err := ix.Count(ctx, d.Config.Indexer.AlertsIndexPrefix+"*", fmt.Sprintf(`full_log:"siemctl-probe-%s"`, st.Nonce), time.Time{})
+	n, err := ix.Count(ctx, d.Config.Indexer.AlertsIndexPrefix+"*", st.Query(), time.Time{})
 	if err != nil {
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
 	if n == 0 {
-		return engine.Outcome{}, engine.Pending("probe siemctl-probe-%s not searchable yet (sent %d times)", st.Nonce, st.Tries)
+		return engine.Outcome{}, engine.Pending("probe %s not searchable yet (sent %d times)", st.Marker(), st.Tries)
 	}
-	return engine.Outcome{Message: fmt.Sprintf("probe siemctl-probe-%s searchable %s after it was sent", st.Nonce, now.Sub(st.Sent).Round(time.Millisecond))}, nil
+	return engine.Outcome{Message: fmt.Sprintf("probe %s searchable %s after it was sent", st.Marker(), now.Sub(st.Sent).Round(time.Millisecond))}, nil
 }

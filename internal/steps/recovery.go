@@ -53,15 +53,15 @@ func (p *recoveriesParams) Describe() []string {
 	}
 }
 
-func recoveriesKind(pl *Planning) engine.Kind {
-	return engine.Define(engine.Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries",
+func recoveriesKind(pl *Planning) Kind {
+	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries",
 		New: func() *recoveriesParams { return &recoveriesParams{pl: pl} }, Run: runPrimariesRecoveries})
 }
 
 // runPrimariesRecoveries raises the node's initial primaries recoveries (persistently: the
 // setting must hold when the node starts again) after recording what was there, or puts that
 // back.
-func runPrimariesRecoveries(ctx context.Context, env engine.Env, p *recoveriesParams) (engine.Outcome, error) {
+func runPrimariesRecoveries(ctx context.Context, env Env, p *recoveriesParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

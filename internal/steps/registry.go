@@ -30,20 +30,20 @@ const (
 // registryDir is Filebeat's registry directory under the shipper's path.data.
 func registryDir(dataDir string) string { return filepath.Join(dataDir, "registry") }
 
-func registryKinds(pl *Planning) []engine.Kind {
+func registryKinds(pl *Planning) []Kind {
 	dir := func(pl *Planning) string {
 		if c := pl.cfg(); c != nil && c.Shipper.DataDir != "" {
 			return registryDir(c.Shipper.DataDir)
 		}
 		return "<shipper data_dir>/registry"
 	}
-	return []engine.Kind{
-		engine.Define(engine.Spec[*noParams]{Name: "backup.shipper_registry", Run: runBackupRegistry,
+	return []Kind{
+		engine.Define(Spec[*noParams]{Name: "backup.shipper_registry", Run: runBackupRegistry,
 			New: simple(pl, func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped (it writes its registry while it runs)",
 					"archive " + dir(pl) + " → <backup_dir>/<run-id>/" + registryArchive + " (sha256 recorded): the read position that matches the indexer data secured next"}
 			}),
-			Skip: func(_ context.Context, env engine.Env, _ *noParams) (string, bool, error) {
+			Skip: func(_ context.Context, env Env, _ *noParams) (string, bool, error) {
 				b, err := backups(env)
 				if err != nil {
 					return "", false, err
@@ -56,7 +56,7 @@ func registryKinds(pl *Planning) []engine.Kind {
 				}
 				return "registry archive " + b.ShipperRegistry + " already written and verified", true, nil
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "restore.shipper_registry", Run: runRestoreRegistry,
+		engine.Define(Spec[*noParams]{Name: "restore.shipper_registry", Run: runRestoreRegistry,
 			New: simple(pl, func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped",
 					"verify <backup>/" + registryArchive + "; set " + dir(pl) + " aside, extract the saved registry in its place (sha256 checked), remove the one set aside",
@@ -73,7 +73,7 @@ func shipperDataDir(d *Deps) (string, error) {
 	return filepath.Clean(dd), nil
 }
 
-func runBackupRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -110,7 +110,7 @@ func runBackupRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine
 		Data: map[string]any{"archive": arch, "sha256": sum, "files": man.Files}}, nil
 }
 
-func runRestoreRegistry(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runRestoreRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -43,8 +43,8 @@ type GateResult struct {
 // its own copy of the data, all under ctx's one deadline: a hung stack costs
 // that deadline once, not once per gate. A gate still running when ctx ends
 // is reported as an error naming the deadline.
-func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map[string]any) []GateResult {
-	var gates []*engine.PlannedStep
+func PreflightGates(ctx context.Context, plan *Plan, deps *Deps, data map[string]any) []GateResult {
+	var gates []*PlannedStep
 	for _, s := range plan.Selected() {
 		if !s.ReadOnly {
 			break
@@ -70,7 +70,7 @@ func PreflightGates(ctx context.Context, plan *engine.Plan, deps *Deps, data map
 	return out
 }
 
-func gateResult(ctx context.Context, s *engine.PlannedStep, o engine.Outcome, err error) GateResult {
+func gateResult(ctx context.Context, s *PlannedStep, o engine.Outcome, err error) GateResult {
 	r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
 	var (
 		pe *engine.PendingError
@@ -102,7 +102,7 @@ func isIgnorable(kind string) bool {
 
 // IgnoreGates turns --ignore-gate names (step ids or kind names) into step
 // ids to skip. Only ignorable gates may be ignored.
-func IgnoreGates(plan *engine.Plan, names []string) ([]string, error) {
+func IgnoreGates(plan *Plan, names []string) ([]string, error) {
 	var ids []string
 	for _, n := range names {
 		found := false
@@ -123,7 +123,7 @@ func IgnoreGates(plan *engine.Plan, names []string) ([]string, error) {
 	return ids, nil
 }
 
-// memEnv is an engine.Env without a journal (plans).
+// memEnv is an Env without a journal (plans).
 type memEnv struct {
 	deps *Deps
 	data map[string]json.RawMessage
@@ -142,7 +142,7 @@ func newMemEnv(deps *Deps, data map[string]any) *memEnv {
 
 func (e *memEnv) RunID() string  { return "plan" }
 func (e *memEnv) StepID() string { return e.step }
-func (e *memEnv) Deps() any      { return e.deps }
+func (e *memEnv) Deps() *Deps    { return e.deps }
 func (e *memEnv) Get(key string, v any) (bool, error) {
 	raw, ok := e.data[key]
 	if !ok {

@@ -90,11 +90,11 @@ func TemplatePath(configDir, name string) string {
 	return filepath.Join(configDir, name+"-template.json")
 }
 
-func shipperKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*templateParams]{Name: "shipper.template",
+func shipperKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*templateParams]{Name: "shipper.template",
 			New: func() *templateParams { return &templateParams{pl: pl} }, Run: runTemplate,
-			Skip: func(_ context.Context, env engine.Env, _ *templateParams) (string, bool, error) {
+			Skip: func(_ context.Context, env Env, _ *templateParams) (string, bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return "", false, err
@@ -105,9 +105,9 @@ func shipperKinds(pl *Planning) []engine.Kind {
 				return "", false, nil
 			}}),
 		moduleKind(pl),
-		engine.Define(engine.Spec[*setupParams]{Name: "shipper.setup",
+		engine.Define(Spec[*setupParams]{Name: "shipper.setup",
 			New: func() *setupParams { return &setupParams{pl: pl} }, Run: runSetup}),
-		engine.Define(engine.Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
+		engine.Define(Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
 			New: simple(pl, func(pl *Planning) []string {
 				return []string{strings.Join(shipperArgv(pl, shipper.OpTestOutput), " ") + " (talk to server... OK)"}
 			})}),
@@ -166,7 +166,7 @@ func fetchCapped(ctx context.Context, d *Deps, src string, limit int64) ([]byte,
 	return b, nil
 }
 
-func runTemplate(ctx context.Context, env engine.Env, p *templateParams) (engine.Outcome, error) {
+func runTemplate(ctx context.Context, env Env, p *templateParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -271,7 +271,7 @@ func writeNew(p string, data []byte) error {
 	return f.Close()
 }
 
-func runSetup(ctx context.Context, env engine.Env, p *setupParams) (engine.Outcome, error) {
+func runSetup(ctx context.Context, env Env, p *setupParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -292,7 +292,7 @@ func runSetup(ctx context.Context, env engine.Env, p *setupParams) (engine.Outco
 	return engine.Outcome{Message: "shipper " + string(p.op()) + " done"}, nil
 }
 
-func runTestOutput(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runTestOutput(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

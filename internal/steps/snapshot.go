@@ -45,15 +45,15 @@ func (p *diffParams) Validate() error {
 	return snapshot.ValidateLabel(p.Against)
 }
 
-func snapshotKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*snapshotParams]{
+func snapshotKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*snapshotParams]{
 			Name: "snapshot.capture", ReadOnly: true,
 			New:  func() *snapshotParams { return &snapshotParams{pl: pl} },
 			Run:  runSnapshotCapture,
 			Skip: skipSnapshotCapture,
 		}),
-		engine.Define(engine.Spec[*diffParams]{
+		engine.Define(Spec[*diffParams]{
 			Name: "snapshot.diff", ReadOnly: true,
 			New: func() *diffParams { return &diffParams{pl: pl} },
 			Run: runSnapshotDiff,
@@ -61,14 +61,14 @@ func snapshotKinds(pl *Planning) []engine.Kind {
 	}
 }
 
-func snapshotsOf(env engine.Env) (map[string]string, error) {
+func snapshotsOf(env Env) (map[string]string, error) {
 	m := map[string]string{}
 	_, err := env.Get(KeySnapshots, &m)
 	return m, err
 }
 
 // skipSnapshotCapture: a resumed run keeps the snapshot it already took.
-func skipSnapshotCapture(_ context.Context, env engine.Env, p *snapshotParams) (string, bool, error) {
+func skipSnapshotCapture(_ context.Context, env Env, p *snapshotParams) (string, bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return "", false, err
@@ -87,7 +87,7 @@ func skipSnapshotCapture(_ context.Context, env engine.Env, p *snapshotParams) (
 	return "snapshot " + id + " (" + p.Label + ") already taken by this run", true, nil
 }
 
-func runSnapshotCapture(ctx context.Context, env engine.Env, p *snapshotParams) (engine.Outcome, error) {
+func runSnapshotCapture(ctx context.Context, env Env, p *snapshotParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -120,7 +120,7 @@ func runSnapshotCapture(ctx context.Context, env engine.Env, p *snapshotParams) 
 	return engine.Outcome{Message: msg, Data: map[string]any{"id": doc.ID, "path": path, "docs": s.Docs, "indices": s.Indices}}, nil
 }
 
-func runSnapshotDiff(_ context.Context, env engine.Env, p *diffParams) (engine.Outcome, error) {
+func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -27,6 +27,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/process"
@@ -161,15 +162,6 @@ type DiskUsage struct {
 	UsedPercent float64
 }
 
-// ProbeResult is a data-flow probe's outcome.
-type ProbeResult struct {
-	OK       bool
-	Nonce    string
-	BrokenAt string // hop that broke when !OK
-	Latency  time.Duration
-	Detail   string
-}
-
 // Deps is everything the kinds need from the outside world (engine
 // Runner.Deps). Nil clients come with their *Err explaining why.
 type Deps struct {
@@ -200,7 +192,7 @@ type Deps struct {
 	Snapshots *snapshot.Store
 	// Probe runs the end-to-end data-flow probe; nil: the kinds' own
 	// fallback (a tagged syslog event counted in the alerts indices).
-	Probe func(ctx context.Context) (ProbeResult, error)
+	Probe func(ctx context.Context) (probe.Report, error)
 	// Fetch reads a URL (shipper template); nil: net/http with TLS defaults.
 	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// Redact removes secrets from a message.
@@ -216,10 +208,21 @@ func (d *Deps) poll() time.Duration {
 	return d.Poll
 }
 
-func depsOf(env engine.Env) (*Deps, error) {
-	d, ok := env.Deps().(*Deps)
-	if !ok || d == nil {
-		return nil, fmt.Errorf("steps: runner dependencies of type %T, want *steps.Deps", env.Deps())
+// The engine's generic types as this package uses them: every kind here
+// runs with *Deps, so a runner built with other dependencies does not compile.
+type (
+	Env                   = engine.Env[*Deps]
+	Kind                  = engine.Kind[*Deps]
+	Registry              = engine.Registry[*Deps]
+	Plan                  = engine.Plan[*Deps]
+	PlannedStep           = engine.PlannedStep[*Deps]
+	Spec[P engine.Params] = engine.Spec[P, *Deps]
+)
+
+func depsOf(env Env) (*Deps, error) {
+	d := env.Deps()
+	if d == nil {
+		return nil, errors.New("steps: the runner has no dependencies (engine.Runner.Deps is nil)")
 	}
 	return d, nil
 }
@@ -362,7 +365,7 @@ func validWhich(v string) error {
 // versions reads a component → version map from run data.
 // recordedVersions returns the run's target versions, or with previous the
 // versions recorded before the first install (component → version).
-func recordedVersions(env engine.Env, previous bool) (map[string]string, error) {
+func recordedVersions(env Env, previous bool) (map[string]string, error) {
 	return versions(env, versionsKey(previous))
 }
 
@@ -374,7 +377,7 @@ func versionsKey(previous bool) string {
 	return KeyTargetVersions
 }
 
-func versions(env engine.Env, key string) (map[string]string, error) {
+func versions(env Env, key string) (map[string]string, error) {
 	m := map[string]string{}
 	if _, err := env.Get(key, &m); err != nil {
 		return nil, err
@@ -382,13 +385,13 @@ func versions(env engine.Env, key string) (map[string]string, error) {
 	return m, nil
 }
 
-func backups(env engine.Env) (Backups, error) {
+func backups(env Env) (Backups, error) {
 	var b Backups
 	_, err := env.Get(KeyBackups, &b)
 	return b, err
 }
 
-func setBackups(env engine.Env, f func(*Backups)) error {
+func setBackups(env Env, f func(*Backups)) error {
 	b, err := backups(env)
 	if err != nil {
 		return err
@@ -398,8 +401,8 @@ func setBackups(env engine.Env, f func(*Backups)) error {
 }
 
 // Kinds returns every step kind, describing itself with pl.
-func Kinds(pl *Planning) []engine.Kind {
-	ks := []engine.Kind{}
+func Kinds(pl *Planning) []Kind {
+	ks := []Kind{}
 	ks = append(ks, snapshotKinds(pl)...)
 	ks = append(ks, gateKinds(pl)...)
 	ks = append(ks, agentKinds(pl)...)
@@ -412,7 +415,7 @@ func Kinds(pl *Planning) []engine.Kind {
 	ks = append(ks, packageKinds(pl)...)
 	ks = append(ks, shipperKinds(pl)...)
 	ks = append(ks, registryKinds(pl)...)
-	out := make([]engine.Kind, len(ks))
+	out := make([]Kind, len(ks))
 	for i, k := range ks {
 		out[i] = &redacting{Kind: k}
 	}
@@ -421,7 +424,7 @@ func Kinds(pl *Planning) []engine.Kind {
 }
 
 // NewRegistry registers every kind.
-func NewRegistry(pl *Planning) (*engine.Registry, error) {
+func NewRegistry(pl *Planning) (*Registry, error) {
 	return engine.NewRegistry(Kinds(pl)...)
 }
 
@@ -431,14 +434,14 @@ var Ignorable = []string{"gate.agents", "gate.settings_clean", "gate.templates"}
 
 // redacting wraps a kind so that every error and message it returns has the
 // configured secrets removed before the engine journals it.
-type redacting struct{ engine.Kind }
+type redacting struct{ Kind }
 
 func (r *redacting) ReadOnly() bool {
 	ro, ok := r.Kind.(engine.ReadOnlyKind)
 	return ok && ro.ReadOnly()
 }
 
-func (r *redacting) Run(ctx context.Context, env engine.Env, p engine.Params) (engine.Outcome, error) {
+func (r *redacting) Run(ctx context.Context, env Env, p engine.Params) (engine.Outcome, error) {
 	out, err := r.Kind.Run(ctx, env, p)
 	d, derr := depsOf(env)
 	if derr != nil {
@@ -448,8 +451,8 @@ func (r *redacting) Run(ctx context.Context, env engine.Env, p engine.Params) (e
 	return out, redactErr(d, err)
 }
 
-func (r *redacting) Verify(ctx context.Context, env engine.Env, p engine.Params) (bool, error) {
-	v, ok := r.Kind.(engine.Verifier)
+func (r *redacting) Verify(ctx context.Context, env Env, p engine.Params) (bool, error) {
+	v, ok := r.Kind.(engine.Verifier[*Deps])
 	if !ok {
 		return false, engine.ErrCannotVerify
 	}
@@ -460,8 +463,8 @@ func (r *redacting) Verify(ctx context.Context, env engine.Env, p engine.Params)
 	return done, err
 }
 
-func (r *redacting) Skip(ctx context.Context, env engine.Env, p engine.Params) (string, bool, error) {
-	s, ok := r.Kind.(engine.Skipper)
+func (r *redacting) Skip(ctx context.Context, env Env, p engine.Params) (string, bool, error) {
+	s, ok := r.Kind.(engine.Skipper[*Deps])
 	if !ok {
 		return "", false, nil
 	}
@@ -517,7 +520,7 @@ func simple(pl *Planning, describe func(pl *Planning) []string) func() *noParams
 
 // wait polls f every interval until it returns true, the context ends, or
 // f fails; env.Waiting reports what it waits for.
-func wait(ctx context.Context, env engine.Env, interval time.Duration, what string, f func() (bool, error)) error {
+func wait(ctx context.Context, env Env, interval time.Duration, what string, f func() (bool, error)) error {
 	for {
 		done, err := f()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -601,7 +602,7 @@ func TestFallbackProbe(t *testing.T) {
 	nonce := line[strings.Index(line, "siemctl-probe-")+len("siemctl-probe-"):]
 	nonce = nonce[:strings.IndexByte(nonce, ' ')]
 	req, _ := srv.Last("POST /siem-alerts-4.x-*/_count")
-	if !strings.Contains(string(req.Body), `full_log:\"siemctl-probe-`+nonce+`\"`) {
+	if !strings.Contains(string(req.Body), `data.srcuser:\"siemctl-probe-`+nonce+`\" OR full_log:\"siemctl-probe-`+nonce+`\"`) {
 		t.Fatalf("count query %s", req.Body)
 	}
 	mu.Lock()
@@ -670,7 +671,8 @@ func TestFallbackProbeQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if line := string(buf[:n]); !strings.HasPrefix(line, "1:siemctl-probe:") || !strings.Contains(line, " siemctl sshd[4242]: Failed password for invalid user siemctl-probe-") {
+	queued := regexp.MustCompile(`^1:siemctl-probe:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d siemctl sshd\[\d+\]: Failed password for invalid user siemctl-probe-[0-9a-f]{12} from 192\.0\.2\.\d+ port \d+ ssh2$`)
+	if line := string(buf[:n]); !queued.MatchString(line) {
 		t.Fatalf("queued %q", line)
 	}
 	// Nothing reads the socket any more: the gate waits and names the fix.

@@ -70,28 +70,28 @@ func (p *goneParams) Describe() []string {
 
 func (p *goneParams) Validate() error { return validComponent(p.Component, false) }
 
-func unitKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*stopParams]{Name: "units.stop",
+func unitKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*stopParams]{Name: "units.stop",
 			New: func() *stopParams { return &stopParams{unitParams{pl: pl}} }, Run: runStop,
-			Skip: func(ctx context.Context, env engine.Env, p *stopParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, p *stopParams) (string, bool, error) {
 				return stoppedSkip(ctx, env, p.stopOrder())
 			},
-			Verify: func(ctx context.Context, env engine.Env, p *stopParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, p *stopParams) (bool, error) {
 				return allStopped(ctx, env, p.stopOrder())
 			}}),
-		engine.Define(engine.Spec[*startParams]{Name: "units.start",
+		engine.Define(Spec[*startParams]{Name: "units.start",
 			New: func() *startParams { return &startParams{unitParams{pl: pl}} }, Run: runStart,
-			Skip: func(ctx context.Context, env engine.Env, p *startParams) (string, bool, error) {
+			Skip: func(ctx context.Context, env Env, p *startParams) (string, bool, error) {
 				return activeSkip(ctx, env, componentsOf(p.Component))
 			},
-			Verify: func(ctx context.Context, env engine.Env, p *startParams) (bool, error) {
+			Verify: func(ctx context.Context, env Env, p *startParams) (bool, error) {
 				_, done, err := activeSkip(ctx, env, componentsOf(p.Component))
 				return done, err
 			}}),
-		engine.Define(engine.Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
+		engine.Define(Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
 			New: simple(pl, func(*Planning) []string { return []string{"systemctl daemon-reload"} })}),
-		engine.Define(engine.Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
+		engine.Define(Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
 			New: func() *goneParams { return &goneParams{pl: pl} }, Run: runVerifyGone}),
 	}
 }
@@ -102,7 +102,7 @@ func unitOf(d *Deps, comp string) string { return d.Config.Units()[comp] }
 // in the wanted state is left alone (a step run again on --resume changes
 // nothing), waits are reported as progress and the processes-gone proof
 // waits until the step's deadline.
-func unitRunner(ctx context.Context, env engine.Env) (*services.Runner, *Deps, error) {
+func unitRunner(ctx context.Context, env Env) (*services.Runner, *Deps, error) {
 	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +135,7 @@ func unitDown(ctx context.Context, u UnitsAPI, unit string) (bool, string, error
 	return (&services.Runner{Units: u}).Stopped(ctx, unit)
 }
 
-func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
+func stoppedSkip(ctx context.Context, env Env, comps []string) (string, bool, error) {
 	done, err := allStopped(ctx, env, comps)
 	if err != nil || !done {
 		return "", false, err
@@ -143,7 +143,7 @@ func stoppedSkip(ctx context.Context, env engine.Env, comps []string) (string, b
 	return "already stopped, no process left", true, nil
 }
 
-func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, error) {
+func allStopped(ctx context.Context, env Env, comps []string) (bool, error) {
 	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return false, err
@@ -159,7 +159,7 @@ func allStopped(ctx context.Context, env engine.Env, comps []string) (bool, erro
 
 // runUnits runs the services operation (Start or Stop) on the step's
 // components and records one line per unit.
-func runUnits(ctx context.Context, env engine.Env, p *unitParams, stop bool) (engine.Outcome, error) {
+func runUnits(ctx context.Context, env Env, p *unitParams, stop bool) (engine.Outcome, error) {
 	r, d, err := unitRunner(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -215,14 +215,14 @@ func explained(err error, outs []services.Outcome) error {
 	return err
 }
 
-func runStop(ctx context.Context, env engine.Env, p *stopParams) (engine.Outcome, error) {
+func runStop(ctx context.Context, env Env, p *stopParams) (engine.Outcome, error) {
 	return runUnits(ctx, env, &p.unitParams, true)
 }
 
 // stopUnit stops comp's unit with the services operation before a step
 // touches its files (why), bounded by the step's deadline; a unit already
 // stopped is left alone.
-func stopUnit(ctx context.Context, env engine.Env, comp, why string) error {
+func stopUnit(ctx context.Context, env Env, comp, why string) error {
 	r, d, err := unitRunner(ctx, env)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func stopUnit(ctx context.Context, env engine.Env, comp, why string) error {
 	return explained(err, outs)
 }
 
-func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bool, error) {
+func activeSkip(ctx context.Context, env Env, comps []string) (string, bool, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return "", false, err
@@ -248,11 +248,11 @@ func activeSkip(ctx context.Context, env engine.Env, comps []string) (string, bo
 	return "already active", true, nil
 }
 
-func runStart(ctx context.Context, env engine.Env, p *startParams) (engine.Outcome, error) {
+func runStart(ctx context.Context, env Env, p *startParams) (engine.Outcome, error) {
 	return runUnits(ctx, env, &p.unitParams, false)
 }
 
-func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+func runDaemonReload(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	_, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -265,7 +265,7 @@ func runDaemonReload(ctx context.Context, env engine.Env, _ *noParams) (engine.O
 
 // runVerifyGone is the processes-gone proof as a gate: pending while the
 // unit runs or any process is left in its control group.
-func runVerifyGone(ctx context.Context, env engine.Env, p *goneParams) (engine.Outcome, error) {
+func runVerifyGone(ctx context.Context, env Env, p *goneParams) (engine.Outcome, error) {
 	d, u, err := unitsOf(ctx, env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -282,7 +282,7 @@ func runVerifyGone(ctx context.Context, env engine.Env, p *goneParams) (engine.O
 }
 
 // unitsOf returns the step's deps and its systemd connection.
-func unitsOf(ctx context.Context, env engine.Env) (*Deps, UnitsAPI, error) {
+func unitsOf(ctx context.Context, env Env) (*Deps, UnitsAPI, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return nil, nil, err

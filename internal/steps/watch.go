@@ -164,7 +164,7 @@ func (p *watchParams) Describe() []string {
 }
 
 // watchWindow reads the requested window; ok=false without --watch.
-func watchWindow(env engine.Env) (time.Duration, bool, error) {
+func watchWindow(env Env) (time.Duration, bool, error) {
 	var req WatchRequest
 	ok, err := env.Get(KeyWatch, &req)
 	if err != nil || !ok || req.Window == "" {
@@ -177,7 +177,7 @@ func watchWindow(env engine.Env) (time.Duration, bool, error) {
 	return w, w > 0, nil
 }
 
-func skipWatch(_ context.Context, env engine.Env, _ *watchParams) (string, bool, error) {
+func skipWatch(_ context.Context, env Env, _ *watchParams) (string, bool, error) {
 	_, ok, err := watchWindow(env)
 	if err != nil || ok {
 		return "", false, err
@@ -189,7 +189,7 @@ func skipWatch(_ context.Context, env engine.Env, _ *watchParams) (string, bool,
 // one process (the window's start and baselines are journaled).
 type watcher struct {
 	d      *Deps
-	env    engine.Env
+	env    Env
 	p      *watchParams
 	st     *WatchState
 	before []AgentRef
@@ -386,7 +386,7 @@ func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
 		w.st.Last[CritProbe] = fmt.Sprintf("failed: %s broken at %s %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
 	default:
 		w.probeFails = 0
-		w.st.Last[CritProbe] = fmt.Sprintf("ok (%s) at %s", res.Latency.Round(time.Millisecond), now.UTC().Format(time.TimeOnly))
+		w.st.Last[CritProbe] = fmt.Sprintf("ok (%s) at %s", res.Latency().Round(time.Millisecond), now.UTC().Format(time.TimeOnly))
 		return nil
 	}
 	w.probeFails++
@@ -409,7 +409,7 @@ func (st *WatchState) line() string {
 }
 
 // alertBaseline is the pre-upgrade snapshot's alerts per minute.
-func alertBaseline(env engine.Env, d *Deps) (float64, string) {
+func alertBaseline(env Env, d *Deps) (float64, string) {
 	snaps := map[string]string{}
 	if _, err := env.Get(KeySnapshots, &snaps); err != nil || snaps["pre-upgrade"] == "" || d.Snapshots == nil {
 		return 0, ""
@@ -421,7 +421,7 @@ func alertBaseline(env engine.Env, d *Deps) (float64, string) {
 	return float64(doc.Alerts.Last5m) / 5, "snapshot " + snaps["pre-upgrade"] + ": " + fmt.Sprint(doc.Alerts.Last5m) + " alerts in its last 5 minutes"
 }
 
-func runWatch(ctx context.Context, env engine.Env, p *watchParams) (engine.Outcome, error) {
+func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -492,16 +492,16 @@ func runWatch(ctx context.Context, env engine.Env, p *watchParams) (engine.Outco
 	}
 }
 
-func watchKinds(pl *Planning) []engine.Kind {
-	return []engine.Kind{
-		engine.Define(engine.Spec[*watchParams]{Name: "watch.window", ReadOnly: true, Run: runWatch, Skip: skipWatch,
+func watchKinds(pl *Planning) []Kind {
+	return []Kind{
+		engine.Define(Spec[*watchParams]{Name: "watch.window", ReadOnly: true, Run: runWatch, Skip: skipWatch,
 			New: func() *watchParams { return newWatchParams(pl) }}),
 	}
 }
 
 // RequestWatch seeds a run of plan with a watch window; the plan must
 // select a watch.window step.
-func RequestWatch(plan *engine.Plan, seed map[string]any, window time.Duration) error {
+func RequestWatch(plan *Plan, seed map[string]any, window time.Duration) error {
 	for _, s := range plan.Selected() {
 		if s.Step.Kind == "watch.window" {
 			seed[KeyWatch] = WatchRequest{Window: window.String()}

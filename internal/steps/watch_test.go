@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
@@ -96,12 +97,12 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 	d.Indexer = c
 	r.units = &restartingUnits{fakeUnits: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
 	d.Units = func(context.Context) (steps.UnitsAPI, error) { return r.units, nil }
-	d.Probe = func(context.Context) (steps.ProbeResult, error) {
+	d.Probe = func(context.Context) (probe.Report, error) {
 		r.probes.Add(1)
 		if r.probeF.Load() {
-			return steps.ProbeResult{Nonce: "n1", BrokenAt: "indexer", Detail: "not searchable after 30s"}, nil
+			return probe.Report{Nonce: "n1", BrokenAt: "indexer", Detail: "not searchable after 30s"}, nil
 		}
-		return steps.ProbeResult{OK: true, Nonce: "n1", Latency: 1500 * time.Millisecond}, nil
+		return probe.Report{OK: true, Nonce: "n1", Hops: []probe.Hop{{Name: probe.HopManager, Latency: time.Second}, {Name: probe.HopIndexer, Latency: 1500 * time.Millisecond}}}, nil
 	}
 	d.Snapshots = &snapshot.Store{Dir: t.TempDir()}
 	doc := &snapshot.Document{SchemaVersion: 1, ID: "20261124T005000Z-abcdef", Label: "pre-upgrade", TakenAt: "2026-11-24T00:50:00Z",
@@ -279,13 +280,13 @@ func TestWatchJournalsStartFirst(t *testing.T) {
 	r := newWatchRig(t, "10m")
 	e := newEnv(r.d, r.seed)
 	ctx, cancel := context.WithCancel(context.Background())
-	r.d.Probe = func(context.Context) (steps.ProbeResult, error) {
+	r.d.Probe = func(context.Context) (probe.Report, error) {
 		var st steps.WatchState
 		if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() {
 			t.Error("window start not journaled before the first probe")
 		}
 		cancel() // the crash
-		return steps.ProbeResult{}, context.Canceled
+		return probe.Report{}, context.Canceled
 	}
 	k, p := kind(t, &steps.Planning{Config: r.d.Config}, "watch.window", fast(nil))
 	if _, err := k.Run(ctx, e, p); !errors.Is(err, context.Canceled) {

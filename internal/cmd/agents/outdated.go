@@ -95,11 +95,11 @@ func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
 		}
 	}
 	what := "newer than the manager (" + rep.Reference + ")"
-	if rep.Mode == "older_than" {
+	if rep.Mode == fleet.ModeOlderThan {
 		what = "older than " + rep.Reference
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d of %d agents %s; %d without a known version\n", rep.Count, rep.Checked, what, rep.Unknown)
-	if rep.Count > 0 && rep.Mode != "older_than" {
+	if rep.Count > 0 && rep.Mode != fleet.ModeOlderThan {
 		fmt.Fprintln(opts.IO.ErrOut, "agents must not be newer than the manager: upgrade the manager first")
 	}
 	return nil

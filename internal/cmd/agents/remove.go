@@ -4,29 +4,21 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/ops/fleet"
-	"github.com/siemctl/siemctl/internal/output"
 )
 
 // RemoveOptions are the inputs of `agents remove`.
 type RemoveOptions struct {
-	IO      *output.IOStreams
-	Clients Clients
-	Output  string
-	IDs     []string
-	Change  cli.Change
-	// Timeout bounds the call to the manager (--timeout).
-	Timeout time.Duration
+	ChangeOptions
 }
 
 // NewCmdRemove builds `agents remove ID...`.
 func NewCmdRemove(f *cli.Factory, runF func(context.Context, *RemoveOptions) error) *cobra.Command {
-	opts := &RemoveOptions{IO: f.IO, Clients: clientsFrom(f)}
+	opts := &RemoveOptions{ChangeOptions: newChangeOptions(f)}
 	var dryRun bool
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
@@ -42,11 +34,9 @@ runs); --dry-run prints the request.`,
   siemctl agents remove 003 --dry-run`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.fill(f, cmd, args, dryRun); err != nil {
 				return err
 			}
-			opts.Output, opts.IDs, opts.Timeout = f.Global.Output, args, f.Global.Timeout
-			opts.Change = f.Change(cmd, args, dryRun)
 			if err := fleet.ValidateIDs(args, "remove"); err != nil {
 				return usage(err)
 			}
@@ -65,17 +55,11 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 		return usage(err)
 	}
 	q := fmt.Sprintf("Remove agent(s) %s from the manager? They must re-enrol to come back.", strings.Join(opts.IDs, ", "))
-	release, proceed, err := opts.Change.Begin(ctx, q, func() ([]string, error) { return fleet.RemoveCalls(opts.IDs) })
-	if !proceed {
-		return usage(err)
-	}
-	defer release()
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.Clients.API(ctx)
-	if err != nil {
+	ctx, api, done, err := opts.begin(ctx, q, func() ([]string, error) { return fleet.RemoveCalls(opts.IDs) })
+	if api == nil {
 		return err
 	}
+	defer done()
 	var rm fleet.Remover
 	if tools, err := opts.Clients.Tools(ctx); err == nil {
 		rm, _ = tools.(fleet.Remover)

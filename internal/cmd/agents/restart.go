@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,19 +14,13 @@ import (
 
 // RestartOptions are the inputs of `agents restart`.
 type RestartOptions struct {
-	IO      *output.IOStreams
-	Clients Clients
-	Output  string
-	IDs     []string
-	All     bool
-	Change  cli.Change
-	// Timeout bounds the call to the manager (--timeout).
-	Timeout time.Duration
+	ChangeOptions
+	All bool
 }
 
 // NewCmdRestart builds `agents restart ID...|--all`.
 func NewCmdRestart(f *cli.Factory, runF func(context.Context, *RestartOptions) error) *cobra.Command {
-	opts := &RestartOptions{IO: f.IO, Clients: clientsFrom(f)}
+	opts := &RestartOptions{ChangeOptions: newChangeOptions(f)}
 	var dryRun bool
 	cmd := &cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
@@ -42,11 +35,9 @@ off one) and takes the host lock (exit 6 while an upgrade runs); --dry-run print
   siemctl agents restart 001 --yes
   siemctl agents restart --all --dry-run`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.fill(f, cmd, args, dryRun); err != nil {
 				return err
 			}
-			opts.Output, opts.IDs, opts.Timeout = f.Global.Output, args, f.Global.Timeout
-			opts.Change = f.Change(cmd, args, dryRun)
 			switch {
 			case opts.All && len(args) > 0:
 				return cli.FlagErrorf("give agent ids or --all, not both")
@@ -78,17 +69,11 @@ func runRestart(ctx context.Context, opts *RestartOptions) error {
 	if opts.All {
 		q = "Restart every connected agent?"
 	}
-	release, proceed, err := opts.Change.Begin(ctx, q, func() ([]string, error) { return fleet.RestartCalls(opts.IDs, opts.All) })
-	if !proceed {
-		return usage(err)
-	}
-	defer release()
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.Clients.API(ctx)
-	if err != nil {
+	ctx, api, done, err := opts.begin(ctx, q, func() ([]string, error) { return fleet.RestartCalls(opts.IDs, opts.All) })
+	if api == nil {
 		return err
 	}
+	defer done()
 	var res fleet.Outcomes
 	if opts.All {
 		res, err = fleet.RestartAll(ctx, api)

@@ -11,15 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/cmd/upgrade"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
 // Options are the inputs of `siemctl rollback`.
 type Options struct {
-	upgrade.Common
+	runs.Common
 	Run       string
 	DryRun    bool
 	RetryLock time.Duration
@@ -27,7 +27,7 @@ type Options struct {
 
 // NewCmdRollback builds `siemctl rollback`.
 func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{Common: upgrade.Common{IO: f.IO, Deps: upgrade.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
+	opts := &Options{Common: runs.Common{IO: f.IO, Deps: runs.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
 	cmd := &cobra.Command{
 		Use:   "rollback [RUN]",
 		Short: "Put the previous version back, with its data",
@@ -51,16 +51,10 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
   siemctl rollback --yes
   siemctl rollback 20250301T100000Z-a1b2c3 --yes -o json`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: upgrade.CompleteRuns(f),
+		ValidArgsFunction: runs.CompleteRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if opts.Run != "" && opts.Run != args[0] {
-					return cli.FlagErrorf("two runs named: %s and --run %s", args[0], opts.Run)
-				}
-				opts.Run = args[0] // positional, like every upgrade verb
-			}
-			opts.Output, opts.Yes = f.Global.Output, f.Global.Yes
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			// RUN is positional, like every upgrade verb
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -70,7 +64,7 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 		},
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
-	_ = cmd.RegisterFlagCompletionFunc("run", upgrade.CompleteRuns(f))
+	_ = cmd.RegisterFlagCompletionFunc("run", runs.CompleteRuns(f))
 	_ = cmd.Flags().MarkHidden("run") // the run is an argument, as with upgrade status|resume|report RUN
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the rollback would make; change nothing")
 	cli.DurationVar(cmd.Flags(), &opts.RetryLock, "retry-lock", 0, "wait up to this long for the host lock")
@@ -145,7 +139,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 	if pending != nil {
 		return resumeRollback(ctx, opts, deps, pending)
 	}
-	reg, rd, err := upgrade.RunRegistry(deps, up)
+	reg, rd, err := runs.Registry(deps, up)
 	if err != nil {
 		return err
 	}
@@ -154,9 +148,9 @@ func runRollback(ctx context.Context, opts *Options) error {
 		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
-		r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+		r := runs.NewRunner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 		if !opts.DryRun {
-			if err := opts.IO.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status), opts.Yes); err != nil {
+			if err := opts.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status)); err != nil {
 				return err
 			}
 		}
@@ -164,7 +158,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 		if opts.DryRun {
 			return err
 		}
-		return upgrade.Finish(opts.Common, stateDir, ri, rollbackErr(err))
+		return runs.Finish(opts.Common, stateDir, ri, rollbackErr(err))
 	}
 	seed, err := steps.RollbackSeed(rd)
 	if err != nil {
@@ -182,29 +176,28 @@ func runRollback(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	r := upgrade.Runner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+	r := runs.NewRunner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "rollback of run %s (dry run): back to %s\n", up.ID, versions(rd.Previous))
 		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
 		return err
 	}
 	q := fmt.Sprintf("Roll back run %s to %s, %s?", up.ID, versions(rd.Previous), steps.RollbackBrings(rd.Backups))
-	if err := opts.IO.Confirm(q, opts.Yes); err != nil {
+	if err := opts.Confirm(q); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "rollback of run %s to %s; %d steps\n", up.ID, versions(rd.Previous), plan.Total())
 	ri, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
-	return upgrade.Finish(opts.Common, stateDir, ri, rollbackErr(err))
+	return runs.Finish(opts.Common, stateDir, ri, rollbackErr(err))
 }
 
 func resumeRollback(ctx context.Context, opts *Options, deps *steps.Deps, ri *engine.RunInfo) error {
-	reg, _, err := upgrade.RunRegistry(deps, ri)
+	r, err := runs.Reopen(opts.Common, deps, ri, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
 	if err != nil {
 		return err
 	}
-	r := upgrade.Runner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
 	if !opts.DryRun {
-		if err := opts.IO.Confirm(fmt.Sprintf("Continue the stopped rollback run %s?", ri.ID), opts.Yes); err != nil {
+		if err := opts.Confirm(fmt.Sprintf("Continue the stopped rollback run %s?", ri.ID)); err != nil {
 			return err
 		}
 	}
@@ -212,7 +205,7 @@ func resumeRollback(ctx context.Context, opts *Options, deps *steps.Deps, ri *en
 	if opts.DryRun {
 		return err
 	}
-	return upgrade.Finish(opts.Common, deps.Config.StateDir, out, rollbackErr(err))
+	return runs.Finish(opts.Common, deps.Config.StateDir, out, rollbackErr(err))
 }
 
 // rollbackErr: a rollback that stopped on a failure needs manual action (11).

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 type okParams struct{}
@@ -20,9 +21,9 @@ func (okParams) Describe() []string { return []string{"nothing"} }
 func (okParams) Validate() error    { return nil }
 
 // fakeKind succeeds, or fails when fail is set, or cancels the run.
-func fakeKind(name string, run func(ctx context.Context) error) engine.Kind {
-	return engine.Define(engine.Spec[okParams]{Name: name, ReadOnly: strings.HasPrefix(name, "test.gate"), New: func() okParams { return okParams{} },
-		Run: func(ctx context.Context, _ engine.Env, _ okParams) (engine.Outcome, error) {
+func fakeKind(name string, run func(ctx context.Context) error) steps.Kind {
+	return engine.Define(steps.Spec[okParams]{Name: name, ReadOnly: strings.HasPrefix(name, "test.gate"), New: func() okParams { return okParams{} },
+		Run: func(ctx context.Context, _ steps.Env, _ okParams) (engine.Outcome, error) {
 			return engine.Outcome{}, run(ctx)
 		}})
 }
@@ -65,7 +66,7 @@ func makeRun(t *testing.T, state string, clock *tickClock, name string, behave f
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := &engine.Runner{StateDir: state, Registry: reg, Clock: clock}
+	r := &engine.Runner[*steps.Deps]{StateDir: state, Registry: reg, Clock: clock}
 	if cancelAfter {
 		r.Observer = engine.ObserverFunc(func(p engine.Progress) {
 			if p.Type == engine.EvStepStart {
@@ -147,6 +148,9 @@ func TestNewCmdRollback(t *testing.T) {
 		{[]string{"--retry-lock", "-5s"}, `invalid duration "-5s"`, "", false},
 		{[]string{"run-a", "run-b"}, "accepts at most 1 arg", "", false},
 		{[]string{"20250301T100000Z-a1b2c3"}, "", "20250301T100000Z-a1b2c3", false},
+		{[]string{"run-a", "--run", "run-b"}, "two runs named: run-a and --run run-b", "", false},
+		{[]string{"run-a", "--run", "run-a"}, "", "run-a", false},
+		{[]string{"run-a", "-o", "nagios"}, "-o nagios is not supported here", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -8,16 +8,19 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
 // ApplyOptions are the inputs of `upgrade apply`.
 type ApplyOptions struct {
-	Common
+	runs.Common
 	To          string
 	DryRun      bool
 	Runbook     string
@@ -70,15 +73,8 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
   siemctl upgrade apply --to 4.10.0 --yes --ignore-gate preflight/agents --retry-lock 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
-			}
-			if opts.To == "" {
-				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
-			}
-			if err := steps.CheckTarget(opts.To); err != nil {
-				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 			}
 			if opts.Window < 0 {
 				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
@@ -93,7 +89,7 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	targetFlag(fl, &opts.To)
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call the run would make; change nothing")
 	fl.StringVar(&opts.Runbook, "runbook", "", "use this runbook file instead of the embedded upgrade.yaml")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids (a parent id selects its children; finally-steps always run)")
@@ -106,18 +102,38 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 	return cmd
 }
 
+// fillTarget is the RunE preamble of plan and apply: the global flags, -o,
+// and the required --to.
+func fillTarget(f *cli.Factory, c *runs.Common, to string) error {
+	c.Fill(f)
+	if err := cli.CheckOutput(f, "table", "json"); err != nil {
+		return err
+	}
+	if to == "" {
+		return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
+	}
+	if err := steps.CheckTarget(to); err != nil {
+		return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
+	}
+	return nil
+}
+
+func targetFlag(fl *pflag.FlagSet, to *string) {
+	fl.StringVar(to, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+}
+
 // prepared is a planned upgrade.
 type prepared struct {
 	deps      *steps.Deps
 	cands     []steps.Candidate
 	seed      map[string]any
-	reg       *engine.Registry
-	plan      *engine.Plan
+	reg       *steps.Registry
+	plan      *steps.Plan
 	installed map[string]string
 }
 
 // prepare resolves the target versions and plans the runbook (no side effect).
-func prepare(ctx context.Context, c Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
+func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
 	deps, err := c.Deps(ctx)
 	if err != nil {
 		return nil, err
@@ -162,7 +178,7 @@ func summary(p *prepared) string {
 	var parts []string
 	for _, c := range p.cands {
 		if c.Target != "" && c.Target != c.Installed {
-			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, orDash(c.Installed), c.Target))
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, output.Dash(c.Installed), c.Target))
 		}
 	}
 	if len(parts) == 0 {
@@ -183,7 +199,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		cmdline += " --watch " + opts.Watch.String()
 	}
-	r := Runner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
+	r := runs.NewRunner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
 		_, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
@@ -202,10 +218,10 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		ck.apply(r)
 	}
 	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.plan.Total(), steps.DataSafetyPromise(p.deps.Config))
-	if err := confirm(opts.Common, q); err != nil {
+	if err := opts.Common.Confirm(q); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.plan.Total())
 	ri, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
-	return Finish(opts.Common, p.deps.Config.StateDir, ri, err)
+	return runs.Finish(opts.Common, p.deps.Config.StateDir, ri, err)
 }

@@ -293,7 +293,7 @@ func budgetPhase(id, kind string) string {
 
 // EstimateBudget estimates every selected step of plan and its undo; watch
 // is the --watch window the run will hold after validation (0: none).
-func EstimateBudget(plan *engine.Plan, h History, vol DataVolume, watch time.Duration) Budget {
+func EstimateBudget(plan *steps.Plan, h History, vol DataVolume, watch time.Duration) Budget {
 	b := Budget{HistoryRuns: h.Runs, Data: vol, Phases: []PhaseBudget{}, Steps: []StepBudget{}}
 	r := rates{watch: watch}
 	r.copy, r.copySrc = rate(h.CopyRates, assumedCopyRate)
@@ -377,11 +377,11 @@ type rates struct {
 	watch            time.Duration // the --watch window (0: the step is skipped)
 }
 
-func estimateStep(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+func estimateStep(ps *steps.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
 	return estimateKind(ps.Step.Kind, ps.Step.With, h.Step[ps.ID], vol, r)
 }
 
-func estimateUndo(ps *engine.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
+func estimateUndo(ps *steps.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
 	return estimateKind(ps.Step.Undo.Kind, ps.Step.Undo.With, h.Undo[ps.ID], vol, r)
 }
 

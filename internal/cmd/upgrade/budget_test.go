@@ -18,7 +18,7 @@ import (
 )
 
 // budgetPlan plans the embedded upgrade runbook with the siem profile.
-func budgetPlan(t *testing.T, extra string) (*engine.Plan, *config.Config) {
+func budgetPlan(t *testing.T, extra string) (*steps.Plan, *config.Config) {
 	t.Helper()
 	d := t.TempDir()
 	cfgPath := filepath.Join(d, "siemctl.yaml")
@@ -30,32 +30,19 @@ func budgetPlan(t *testing.T, extra string) (*engine.Plan, *config.Config) {
 		t.Fatal(err)
 	}
 	v := map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.10.0-1", "shipper": "4.10.0-1"}
-	old := map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "4.9.0-1", "shipper": "4.9.0-1"}
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: v, Previous: old})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, src, err := loadRunbook("", runbooks.Upgrade)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := engine.ParsePlan(raw, src, reg, engine.Selection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plan, cfg
+	return planEmbedded(t, cfg, runbooks.Upgrade, v, oldVersions), cfg
 }
 
-// budgetRollbackPlan plans the embedded rollback runbook.
-func budgetRollbackPlan(t *testing.T) *engine.Plan {
+var oldVersions = map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "4.9.0-1", "shipper": "4.9.0-1"}
+
+// planEmbedded plans the embedded runbook name from previous to target.
+func planEmbedded(t *testing.T, cfg *config.Config, name string, target, previous map[string]string) *steps.Plan {
 	t.Helper()
-	_, cfg := budgetPlan(t, "")
-	old := map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "4.9.0-1", "shipper": "4.9.0-1"}
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: old, Previous: old})
+	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: target, Previous: previous})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, src, err := loadRunbook("", runbooks.Rollback)
+	raw, src, err := loadRunbook("", name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +51,13 @@ func budgetRollbackPlan(t *testing.T) *engine.Plan {
 		t.Fatal(err)
 	}
 	return plan
+}
+
+// budgetRollbackPlan plans the embedded rollback runbook.
+func budgetRollbackPlan(t *testing.T) *steps.Plan {
+	t.Helper()
+	_, cfg := budgetPlan(t, "")
+	return planEmbedded(t, cfg, runbooks.Rollback, oldVersions, oldVersions)
 }
 
 func renderBudgetBoth(t *testing.T, b Budget) (text, js []byte) {

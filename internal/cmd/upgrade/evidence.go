@@ -28,13 +28,14 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/process"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // ReportOptions are the inputs of `upgrade report`.
 type ReportOptions struct {
-	Common
+	runs.Common
 	Run     string
 	HTML    string // file for the page; "-" stdout
 	Bundle  string // FILE.tar.gz evidence bundle
@@ -45,7 +46,7 @@ type ReportOptions struct {
 func NewCmdReport(f *cli.Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{Common: common(f)}
 	cmd := &cobra.Command{
-		ValidArgsFunction: CompleteRuns(f),
+		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               "report [RUN] (--html FILE | --bundle FILE.tar.gz)",
 		Short:             "Write a run's report for the change ticket: an offline HTML page and an evidence bundle",
 		Long: `Write the latest (or the named) upgrade or rollback run as evidence for a change ticket.
@@ -65,7 +66,7 @@ check it with:
   siemctl upgrade report 20261123T101500Z-a1b2c3 --bundle CHG-4711.tar.gz --sign-key ~/.ssh/id_ed25519`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.fill(f)
+			opts.Fill(f)
 			if len(args) == 1 {
 				opts.Run = args[0]
 			}
@@ -92,7 +93,7 @@ check it with:
 
 // Evidence is everything the page and the bundle show about one run.
 type Evidence struct {
-	Report    RunReport         `json:"report"`
+	Report    runs.RunReport    `json:"report"`
 	Host      string            `json:"host"`
 	Command   string            `json:"command"`
 	Generated time.Time         `json:"generated"`
@@ -215,7 +216,7 @@ func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 	}
 	sum := sha256.Sum256(raw)
 	rd, _ := steps.DecodeRunData(ri.Data)
-	ev := &Evidence{Report: NewRunReport(ri, evs), Generated: now.UTC(), Siemctl: buildinfo.Get().Version,
+	ev := &Evidence{Report: runs.NewRunReport(ri, evs), Generated: now.UTC(), Siemctl: buildinfo.Get().Version,
 		Snapshots: rd.Snaps, Journal: JournalFacts{Events: len(evs), SHA256: hex.EncodeToString(sum[:])},
 		docs: map[string][]byte{}, journal: raw, Gates: []GateRow{}, Versions: []VersionRow{}}
 	for _, e := range evs {

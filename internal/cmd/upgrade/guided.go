@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -25,31 +27,14 @@ import (
 // at phase boundaries. Both are journaled in the run's seed data, so
 // `upgrade resume` keeps them.
 
-// Run data keys of the cockpit.
-const (
-	KeyWindow = "window"
-	KeyGuided = "guided"
-)
-
-// WindowRecord is the journaled maintenance window.
-type WindowRecord struct {
-	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
-	Length string    `json:"length"`
-}
+// KeyGuided is the run data key of guided mode (runs.KeyWindow holds the
+// window).
+const KeyGuided = "guided"
 
 // guidedPhases are the boundaries guided mode pauses at: after preflight,
 // the indexer, the manager, and validation (after its post snapshot diff;
 // "wait" re-runs the validate/* gates).
 var guidedPhases = []string{"preflight", "indexer", "manager", "validate+post"}
-
-func phaseLabel(p string) string {
-	switch p {
-	case "validate", "post", "validate+post":
-		return "validation"
-	}
-	return p
-}
 
 // operatorName is who answers: SUDO_USER, else USER.
 func operatorName(getenv func(string) string) string {
@@ -78,7 +63,7 @@ type cockpit struct {
 	guide   *guide
 }
 
-func (c *cockpit) apply(r *engine.Runner) {
+func (c *cockpit) apply(r *engine.Runner[*steps.Deps]) {
 	if c.win != nil {
 		c.win.inner = r.Observer
 		r.Observer = c.win
@@ -135,7 +120,7 @@ type windowWatch struct {
 	w      io.Writer
 	json   bool
 	now    func() time.Time
-	rec    WindowRecord
+	rec    runs.WindowRecord
 	lead   time.Duration
 	budget Budget
 
@@ -146,7 +131,7 @@ type windowWatch struct {
 	warned, passed, rollingBack bool
 }
 
-func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec WindowRecord, b Budget, done []string) *windowWatch {
+func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec runs.WindowRecord, b Budget, done []string) *windowWatch {
 	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}, seen: map[string]bool{}}
 	if d, err := time.ParseDuration(rec.Length); err == nil {
 		ww.lead = windowWarnLead(d)
@@ -274,29 +259,41 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 		return g.pauseOnFailure(ctx, b)
 	}
 	g.render(ctx, b)
+	return g.ask(ctx, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ",
+		"answer c (continue), w (wait), r (roll back) or s (stop here)",
+		answer{engine.DecisionContinue, []string{"c", "continue"}, ""},
+		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("re-evaluating the gates of %s …", runs.PhaseLabel(b.Phase))},
+		answer{engine.DecisionRollback, []string{"r", "roll back", "rollback"}, ""},
+		answer{engine.DecisionStop, []string{"s", "stop", "stop here"}, ""})
+}
+
+// answer is one choice of a guided prompt: the words that pick it and
+// what is printed when it is picked.
+type answer struct {
+	choice string
+	words  []string
+	note   string
+}
+
+// ask prompts until one of answers is picked (help after any other input).
+func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer) (engine.Decision, error) {
 	for {
-		fmt.Fprint(g.w, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ")
+		fmt.Fprint(g.w, prompt)
 		line, err := g.readLine(ctx)
 		if err != nil {
 			fmt.Fprintln(g.w)
 			return engine.Decision{}, err
 		}
-		choice := ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "c", "continue":
-			choice = engine.DecisionContinue
-		case "w", "wait":
-			choice = engine.DecisionWait
-			fmt.Fprintf(g.w, "re-evaluating the gates of %s …\n", phaseLabel(b.Phase))
-		case "r", "roll back", "rollback":
-			choice = engine.DecisionRollback
-		case "s", "stop", "stop here":
-			choice = engine.DecisionStop
-		default:
-			fmt.Fprintln(g.w, "answer c (continue), w (wait), r (roll back) or s (stop here)")
-			continue
+		in := strings.ToLower(strings.TrimSpace(line))
+		for _, a := range answers {
+			if slices.Contains(a.words, in) {
+				if a.note != "" {
+					fmt.Fprintln(g.w, a.note)
+				}
+				return engine.Decision{Choice: a.choice, Operator: g.operator}, nil
+			}
 		}
-		return engine.Decision{Choice: choice, Operator: g.operator}, nil
+		fmt.Fprintln(g.w, help)
 	}
 }
 
@@ -309,28 +306,11 @@ func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.D
 	if g.health != nil {
 		g.renderHealth(ctx)
 	}
-	for {
-		fmt.Fprint(g.w, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ")
-		line, err := g.readLine(ctx)
-		if err != nil {
-			fmt.Fprintln(g.w)
-			return engine.Decision{}, err
-		}
-		choice := ""
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "r", "roll back", "rollback":
-			choice = engine.DecisionRollback
-		case "w", "wait":
-			choice = engine.DecisionWait
-			fmt.Fprintf(g.w, "running %s again …\n", b.Step)
-		case "s", "stop", "stop here":
-			choice = engine.DecisionStop
-		default:
-			fmt.Fprintln(g.w, "answer r (roll back), w (wait: run the step again) or s (stop here)")
-			continue
-		}
-		return engine.Decision{Choice: choice, Operator: g.operator}, nil
-	}
+	return g.ask(ctx, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ",
+		"answer r (roll back), w (wait: run the step again) or s (stop here)",
+		answer{engine.DecisionRollback, []string{"r", "roll back", "rollback"}, ""},
+		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("running %s again …", b.Step)},
+		answer{engine.DecisionStop, []string{"s", "stop", "stop here"}, ""})
 }
 
 // renderHealth runs the health checks now and shows the verdict and every
@@ -367,7 +347,7 @@ func (g *guide) renderHealth(ctx context.Context) {
 // render writes the evidence at a boundary.
 func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	w, c := g.w, g.colors
-	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", phaseLabel(b.Phase), b.Step)
+	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", runs.PhaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
 	counts := map[string]int{}
 	t := output.NewTable(w, true) // indented: the first column is empty
@@ -390,7 +370,7 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 		}
 	}
 	rd, _ := steps.DecodeRunData(b.Data)
-	if vl := versionsLine(RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
+	if vl := runs.VersionsLine(runs.RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
 		sum += "; versions " + vl
 	} else if vl != "" {
 		sum += "; target versions " + vl
@@ -440,7 +420,7 @@ func oneLine(s string) string {
 }
 
 // newCockpit builds the cockpit of a new run (apply) and records it in seed.
-func newCockpit(ctx context.Context, c Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
+func newCockpit(ctx context.Context, c runs.Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
 	b, err := estimateFor(ctx, p)
 	if err != nil {
 		return nil, err
@@ -450,43 +430,36 @@ func newCockpit(ctx context.Context, c Common, p *prepared, window time.Duration
 			return nil, err
 		}
 	}
-	now := c.now()
-	ck := &cockpit{budget: b, started: now, now: c.now}
+	now := c.Clock()
+	ck := &cockpit{budget: b, started: now, now: c.Clock}
 	if window > 0 {
-		rec := WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
-		p.seed[KeyWindow] = rec
-		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, nil)
+		rec := runs.WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
+		p.seed[runs.KeyWindow] = rec
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, nil)
 	}
 	if guided {
 		p.seed[KeyGuided] = true
-		ck.guide = c.newGuide(b, now, ck.win)
+		ck.guide = newGuide(c, b, now, ck.win)
 	}
 	return ck, nil
 }
 
-func (c Common) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
-}
-
-func (c Common) newGuide(b Budget, started time.Time, win *windowWatch) *guide {
+func newGuide(c runs.Common, b Budget, started time.Time, win *windowWatch) *guide {
 	getenv := c.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	return &guide{w: c.IO.ErrOut, in: bufio.NewReader(c.IO.In), colors: c.IO.ErrColors(), operator: operatorName(getenv),
-		budget: b, started: started, now: c.now, win: win, health: c.Health}
+		budget: b, started: started, now: c.Clock, win: win, health: c.Health}
 }
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
-func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.RunInfo) (*cockpit, error) {
-	var rec WindowRecord
-	_, hasWin := ri.Data[KeyWindow]
+func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
+	var rec runs.WindowRecord
+	_, hasWin := ri.Data[runs.KeyWindow]
 	if hasWin {
-		if err := json.Unmarshal(ri.Data[KeyWindow], &rec); err != nil {
+		if err := json.Unmarshal(ri.Data[runs.KeyWindow], &rec); err != nil {
 			return nil, fmt.Errorf("run data window: %w", err)
 		}
 	}
@@ -523,12 +496,12 @@ func resumeCockpit(c Common, deps *steps.Deps, reg *engine.Registry, ri *engine.
 		}
 	}
 	b := EstimateBudget(plan, hist, vol, watchOfRun(ri))
-	ck := &cockpit{budget: b, started: ri.Started, now: c.now}
+	ck := &cockpit{budget: b, started: ri.Started, now: c.Clock}
 	if hasWin {
-		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.now, rec, b, done)
+		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, done)
 	}
 	if guided {
-		ck.guide = c.newGuide(b, ri.Started, ck.win)
+		ck.guide = newGuide(c, b, ri.Started, ck.win)
 	}
 	return ck, nil
 }

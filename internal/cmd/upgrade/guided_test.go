@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
 )
 
 // operatorTerm is an operator at a pseudo-terminal: stdin and stderr of the
@@ -35,7 +36,7 @@ const promptMark = "[c/w/r/s] "
 // failurePromptMark ends the question after a failure (no continue).
 const failurePromptMark = "[r/w/s] "
 
-func newOperatorTerm(t *testing.T, c *Common) *operatorTerm {
+func newOperatorTerm(t *testing.T, c *runs.Common) *operatorTerm {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {

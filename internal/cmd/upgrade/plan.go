@@ -15,13 +15,14 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
 // PlanOptions are the inputs of `upgrade plan`.
 type PlanOptions struct {
-	Common
+	runs.Common
 	To          string
 	Runbook     string
 	IgnoreGates []string
@@ -47,16 +48,9 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
   siemctl upgrade plan --to 4.10.0-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.fill(f)
 			opts.Timeout = f.Global.Timeout
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
-			}
-			if opts.To == "" {
-				return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
-			}
-			if err := steps.CheckTarget(opts.To); err != nil {
-				return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -64,7 +58,7 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			return runPlan(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.To, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
+	targetFlag(cmd.Flags(), &opts.To)
 	cmd.Flags().StringVar(&opts.Runbook, "runbook", "", "plan this runbook file instead of the embedded upgrade.yaml")
 	cmd.Flags().StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "leave out an ignorable gate (as apply would)")
 	return cmd
@@ -190,7 +184,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	return nil
 }
 
-func planSteps(plan *engine.Plan) []PlanStep {
+func planSteps(plan *steps.Plan) []PlanStep {
 	out := []PlanStep{}
 	for _, s := range plan.Steps {
 		ps := PlanStep{N: s.N, ID: s.ID, Kind: s.Step.Kind, OnFail: s.FailMode(), Always: s.Always, Selected: s.Selected, Reason: s.Reason,
@@ -250,7 +244,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 	fmt.Fprintf(w, "Upgrade plan to %s: %s\n\n", rep.Target, c.Status(rep.Verdict))
 	t := output.NewTable(w, tty, "COMPONENT", "PACKAGE", "INSTALLED", "TARGET", "AVAILABLE", "REPORTS")
 	for _, cv := range rep.Components {
-		t.Row(cv.Component, cv.Package, orDash(cv.Installed), orDash(cv.Target), strings.Join(cv.Available, " "), orDash(cv.API))
+		t.Row(cv.Component, cv.Package, output.Dash(cv.Installed), output.Dash(cv.Target), strings.Join(cv.Available, " "), output.Dash(cv.API))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -302,7 +296,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 func installedLine(cs []ComponentVersion) string {
 	var parts []string
 	for _, c := range cs {
-		parts = append(parts, c.Component+" "+orDash(packages.Upstream(c.Installed)))
+		parts = append(parts, c.Component+" "+output.Dash(packages.Upstream(c.Installed)))
 	}
 	return strings.Join(parts, ", ")
 }

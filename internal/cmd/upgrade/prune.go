@@ -162,10 +162,10 @@ func renderPrune(opts *PruneOptions, res PruneResult) error {
 	}
 	t := output.NewTable(opts.IO.Out, opts.IO.IsStdoutTTY(), "PATH", "RUN", "SIZE", "ACTION")
 	for _, a := range res.Removed {
-		t.Row(a.Path, orDash(a.RunID), output.Bytes(a.Bytes), "removed")
+		t.Row(a.Path, output.Dash(a.RunID), output.Bytes(a.Bytes), "removed")
 	}
 	for _, a := range res.Kept {
-		t.Row(a.Path, orDash(a.RunID), output.Bytes(a.Bytes), "kept: "+a.Refused)
+		t.Row(a.Path, output.Dash(a.RunID), output.Bytes(a.Bytes), "kept: "+a.Refused)
 	}
 	if err := t.Render(); err != nil {
 		return err

@@ -9,11 +9,14 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.
 type ResumeOptions struct {
-	Common
+	runs.Common
 	Run       string
 	DryRun    bool
 	RetryLock time.Duration
@@ -22,16 +25,12 @@ type ResumeOptions struct {
 func newRunCmd(f *cli.Factory, use, short, long, example string, run func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Common: common(f)}
 	cmd := &cobra.Command{
-		ValidArgsFunction: CompleteRuns(f),
+		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               use, Short: short, Long: long, Example: example,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
-			}
-			if len(args) == 1 {
-				opts.Run = args[0]
 			}
 			return run(cmd.Context(), opts)
 		},
@@ -67,7 +66,7 @@ are: use 'siemctl rollback' to go back to the recorded versions.`,
 		"  siemctl upgrade abort --yes", runF)
 }
 
-func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner, *engine.RunInfo, error) {
+func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner[*steps.Deps], *engine.RunInfo, error) {
 	deps, err := opts.Deps(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -76,12 +75,8 @@ func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runn
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, _, err := RunRegistry(deps, ri)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := Runner(opts.Common, deps, reg, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun)
-	return r, ri, nil
+	r, err := runs.Reopen(opts.Common, deps, ri, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun)
+	return r, ri, err
 }
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
@@ -106,7 +101,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		}
 	}
 	if !opts.DryRun {
-		if err := confirm(opts.Common, fmt.Sprintf("Resume run %s (%s, stopped: %s)?", ri.ID, ri.Runbook.Name, orDash(ri.Error))); err != nil {
+		if err := opts.Common.Confirm(fmt.Sprintf("Resume run %s (%s, stopped: %s)?", ri.ID, ri.Runbook.Name, output.Dash(ri.Error))); err != nil {
 			return err
 		}
 	}
@@ -114,7 +109,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 	if opts.DryRun {
 		return err
 	}
-	return Finish(opts.Common, r.StateDir, out, err)
+	return runs.Finish(opts.Common, r.StateDir, out, err)
 }
 
 func runAbort(ctx context.Context, opts *ResumeOptions) error {
@@ -123,7 +118,7 @@ func runAbort(ctx context.Context, opts *ResumeOptions) error {
 		return err
 	}
 	if !opts.DryRun {
-		if err := confirm(opts.Common, fmt.Sprintf("Abort run %s (%s)? Installed packages stay as they are.", ri.ID, ri.Status)); err != nil {
+		if err := opts.Common.Confirm(fmt.Sprintf("Abort run %s (%s)? Installed packages stay as they are.", ri.ID, ri.Status)); err != nil {
 			return err
 		}
 	}
@@ -131,12 +126,12 @@ func runAbort(ctx context.Context, opts *ResumeOptions) error {
 	if opts.DryRun {
 		return err
 	}
-	return Finish(opts.Common, r.StateDir, out, err)
+	return runs.Finish(opts.Common, r.StateDir, out, err)
 }
 
 // StatusOptions are the inputs of `upgrade status`.
 type StatusOptions struct {
-	Common
+	runs.Common
 	Run string
 }
 
@@ -144,7 +139,7 @@ type StatusOptions struct {
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
 	opts := &StatusOptions{Common: common(f)}
 	return &cobra.Command{
-		ValidArgsFunction: CompleteRuns(f),
+		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               "status [RUN]",
 		Short:             "Show a run's state from its journal (latest by default)",
 		Long: `Show the latest (or the named) run: status, versions, backups, snapshot diff, every
@@ -153,12 +148,8 @@ siemctl's own work. A run whose process died is reported interrupted.`,
 		Example: "  siemctl upgrade status\n  siemctl upgrade status 20250301T100000Z-a1b2c3 -o json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.fill(f)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
-			}
-			if len(args) == 1 {
-				opts.Run = args[0]
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -177,5 +168,5 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	return Finish(opts.Common, deps.Config.StateDir, ri, nil)
+	return runs.Finish(opts.Common, deps.Config.StateDir, ri, nil)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -51,6 +52,18 @@ func TestNewCmdApply(t *testing.T) {
 			}
 		}},
 		{"bad output", []string{"--to", "4.10.0", "-o", "yaml"}, "-o yaml is not supported", nil},
+		{"watch 20m", []string{"--to", "4.10.0", "--watch", "20m"}, "", func(t *testing.T, o *ApplyOptions) {
+			if o.Watch != 20*time.Minute {
+				t.Fatalf("watch %v", o.Watch)
+			}
+		}},
+		{"watch 1d", []string{"--to", "4.10.0", "--watch", "1d"}, "", func(t *testing.T, o *ApplyOptions) {
+			if o.Watch != 24*time.Hour {
+				t.Fatalf("watch %v", o.Watch)
+			}
+		}},
+		{"watch too long", []string{"--to", "4.10.0", "--watch", "25h"}, "--watch 25h0m0s: want a window up to 24h0m0s", nil},
+		{"watch not a duration", []string{"--to", "4.10.0", "--watch", "soon"}, `invalid duration "soon"`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,7 +165,7 @@ var testRunbook = strings.Replace(partialRunbook, "  - id: validate/versions", `
   - id: validate/versions`, 1)
 
 type fixture struct {
-	common  Common
+	common  runs.Common
 	apt     *fakeApt
 	srv     *indexertest.Server
 	runbook string
@@ -214,7 +227,7 @@ func newFixture(t *testing.T, installed string) *fixture {
 	}
 	ios, _, out, errOut := output.Test()
 	return &fixture{
-		common: Common{IO: ios, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond},
+		common: runs.Common{IO: ios, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond},
 		apt:    apt, srv: srv, runbook: rb, state: cfg.StateDir, out: out, errOut: errOut,
 	}
 }
@@ -247,7 +260,7 @@ func TestRunApply(t *testing.T) {
 		if err := runApply(context.Background(), &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: fx.runbook}); err != nil {
 			t.Fatalf("%v\n%s", err, fx.errOut)
 		}
-		var rep RunReport
+		var rep runs.RunReport
 		if err := json.Unmarshal(fx.out.Bytes(), &rep); err != nil {
 			t.Fatalf("%v: %s", err, fx.out)
 		}
@@ -351,7 +364,7 @@ func TestStatusAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Runner(fx.common, deps, p.reg, 0, "test", false)
+	r := runs.NewRunner(fx.common, deps, p.reg, 0, "test", false)
 	r.Observer = engine.ObserverFunc(func(pr engine.Progress) {
 		if pr.Type == engine.EvStepOK && pr.Step == "indexer/allocation-primaries" {
 			cancel()
@@ -365,7 +378,7 @@ func TestStatusAndResume(t *testing.T) {
 	if err := runStatus(context.Background(), &StatusOptions{Common: fx.common}); err != nil {
 		t.Fatal(err)
 	}
-	var rep RunReport
+	var rep runs.RunReport
 	if err := json.Unmarshal(fx.out.Bytes(), &rep); err != nil || rep.Status != engine.StatusInterrupted {
 		t.Fatalf("status %+v %v", rep, err)
 	}

@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -9,43 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/steps"
 )
-
-func TestApplyWatchFlag(t *testing.T) {
-	for _, tc := range []struct {
-		arg     string
-		want    time.Duration
-		wantErr string
-	}{
-		{"20m", 20 * time.Minute, ""},
-		{"1d", 24 * time.Hour, ""},
-		{"25h", 0, "--watch 25h0m0s: want a window up to 24h0m0s"},
-		{"soon", 0, `invalid duration "soon"`},
-	} {
-		ios, _, _, _ := output.Test()
-		f := cli.NewFactory(ios, nil)
-		root := cli.NewCmdRoot(f)
-		var got *ApplyOptions
-		root.AddCommand(NewCmdApply(f, func(_ context.Context, o *ApplyOptions) error { got = o; return nil }))
-		root.SetArgs([]string{"apply", "--to", "4.10.0", "--watch", tc.arg})
-		root.SetOut(&bytes.Buffer{})
-		root.SetErr(&bytes.Buffer{})
-		err := root.Execute()
-		if tc.wantErr != "" {
-			var fe *cli.FlagError
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &fe) {
-				t.Errorf("--watch %s: err %v, want FlagError %q", tc.arg, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got.Watch != tc.want {
-			t.Errorf("--watch %s: %v, %+v", tc.arg, err, got)
-		}
-	}
-}
 
 // --watch with a runbook (or a selection) without the watch step is a
 // usage error before anything runs.
@@ -59,30 +22,5 @@ func TestApplyWatchNeedsTheStep(t *testing.T) {
 	}
 	if fx.apt.installed["siem-indexer"] != "4.9.0-1" || len(fx.srv.Requests()) != 0 {
 		t.Fatal("ran without the watch step")
-	}
-}
-
-func TestReportFleetAndWatch(t *testing.T) {
-	r := RunReport{RunID: "r1", Runbook: "upgrade", Status: "rolled-back", Steps: []StepReport{},
-		Fleet: &FleetReport{
-			Before: &snapshot.Agents{Total: 20, ByStatus: map[string]int{"active": 10, "disconnected": 10}, ByVersion: map[string]int{"Wazuh v4.9.0": 20}},
-			After:  &snapshot.Agents{Total: 20, ByStatus: map[string]int{"active": 9, "disconnected": 11}, ByVersion: map[string]int{"Wazuh v4.9.0": 20}},
-		},
-		Watch: &steps.WatchState{Start: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), Window: "20m0s", Intervals: 7,
-			Breach: &steps.WatchBreachEvidence{Criterion: steps.CritAgents, Reason: "9 of 10 agents active before are active (90% < 95%)"}},
-	}
-	ios, _, _, _ := output.Test()
-	var b bytes.Buffer
-	if err := r.Render(&b, false, ios.Colors()); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"agents before: 20 agents: active 10, disconnected 10; by version: Wazuh v4.9.0 20",
-		"agents after:  20 agents: active 9, disconnected 11; by version: Wazuh v4.9.0 20",
-		"watch:         20m0s from 2026-11-24T01:00:00Z: breach after 7 intervals: agents: 9 of 10 agents active before are active (90% < 95%)",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
-		}
 	}
 }

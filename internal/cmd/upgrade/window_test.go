@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/runs"
 )
 
 type fakeNow struct{ t time.Time }
@@ -29,7 +30,7 @@ func TestWindowWatchPointOfNoReturn(t *testing.T) {
 	start := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
 	clk := &fakeNow{t: start}
 	var out bytes.Buffer
-	ww := newWindowWatch(&out, false, clk.now, WindowRecord{Start: start, End: start.Add(time.Hour), Length: "1h0m0s"}, windowBudget, nil)
+	ww := newWindowWatch(&out, false, clk.now, runs.WindowRecord{Start: start, End: start.Add(time.Hour), Length: "1h0m0s"}, windowBudget, nil)
 	if ww.lead != 15*time.Minute {
 		t.Fatalf("lead %s", ww.lead)
 	}
@@ -119,7 +120,7 @@ func TestApplyWindowJournaledAndShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := NewRunReport(ri, nil)
+	rep := runs.NewRunReport(ri, nil)
 	if rep.Window == nil || rep.Window.Length != "3h0m0s" || rep.Window.End.Sub(rep.Window.Start) != 3*time.Hour {
 		t.Fatalf("journaled window %+v", rep.Window)
 	}

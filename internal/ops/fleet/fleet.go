@@ -1,7 +1,9 @@
 // Package fleet is siemctl's view of the manager's agents: streamed listing
 // (the manager API, paginated, with the agent control tool as a fallback when
 // the API is down), one agent's details, restart and removal with per-agent
-// outcomes, and the agents whose version is out of line with the manager.
+// outcomes, and the agents whose version is out of line with the manager
+// (newer.go: the one "agents newer than X" verdict that `agents outdated`,
+// the agents health check and gate.agents read).
 // Inputs (ids, statuses, durations, versions) are validated before anything
 // is sent.
 package fleet
@@ -548,69 +550,4 @@ func dedupe(ids []string) []string {
 		}
 	}
 	return out
-}
-
-// OutdatedAgent is an agent whose version is out of line.
-type OutdatedAgent struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Status  string `json:"status"`
-	Version string `json:"version"`
-}
-
-// OutdatedReport describes the comparison.
-type OutdatedReport struct {
-	// Mode: "newer_than_manager" (Wazuh's rule: agents must not be newer
-	// than the manager) or "older_than" (--than V).
-	Mode      string `json:"mode"`
-	Reference string `json:"reference"` // the version compared with
-	Checked   int    `json:"checked"`   // agents with a version (000 excluded)
-	Unknown   int    `json:"unknown"`   // agents without a readable version (never connected)
-	Count     int    `json:"count"`
-}
-
-// Outdated streams the agents newer than the manager (than nil), or older
-// than *than, to emit. Agent 000 is the manager and never listed.
-func Outdated(ctx context.Context, api API, than *manager.Version, pageSize int, emit func(OutdatedAgent) error) (OutdatedReport, error) {
-	rep := OutdatedReport{Mode: "newer_than_manager"}
-	var ref manager.Version
-	if than != nil {
-		ref, rep.Mode = *than, "older_than"
-	} else {
-		info, err := api.ManagerInfo(ctx)
-		if err != nil {
-			return rep, fmt.Errorf("manager version: %w", err)
-		}
-		ref, err = info.ParsedVersion()
-		if err != nil {
-			return rep, fmt.Errorf("manager version: %w", err)
-		}
-	}
-	rep.Reference = ref.String()
-	if pageSize <= 0 {
-		pageSize = DefaultPageSize
-	}
-	q := manager.AgentQuery{Select: []string{"id", "name", "status", "version"}, Limit: pageSize}
-	for a, err := range api.Agents(ctx, q) {
-		if err != nil {
-			return rep, fmt.Errorf("list agents: %w", err)
-		}
-		if a.IsManager() {
-			continue
-		}
-		v, err := a.ParsedVersion()
-		if err != nil {
-			rep.Unknown++
-			continue
-		}
-		rep.Checked++
-		c := v.Compare(ref)
-		if (than == nil && c > 0) || (than != nil && c < 0) {
-			rep.Count++
-			if err := emit(OutdatedAgent{ID: a.ID, Name: a.Name, Status: a.Status, Version: v.String()}); err != nil {
-				return rep, err
-			}
-		}
-	}
-	return rep, nil
 }

@@ -5,7 +5,9 @@
 // socket the way the manager's own logcollector does — then
 // watches the manager's alerts file (hop "manager") and polls the indexer
 // (hop "indexer") for the nonce, and reports per-hop latency from the send
-// and the component that broke: manager, shipper or indexer.
+// and the component that broke: manager, shipper or indexer. Event builds
+// the line and its search query once, for Run and for the upgrade's
+// gate.probe (which polls across processes and keeps the event in its run).
 package probe
 
 import (
@@ -95,6 +97,60 @@ type Report struct {
 	RuleID   string    `json:"rule_id,omitempty"`
 	Level    int       `json:"rule_level,omitempty"`
 	Index    string    `json:"index,omitempty"` // where the alert was found
+}
+
+// Latency is the slowest hop's latency from the send (how long the event
+// took to become searchable when OK).
+func (r Report) Latency() time.Duration {
+	var d time.Duration
+	for _, h := range r.Hops {
+		d = max(d, h.Latency)
+	}
+	return d
+}
+
+// Event is the probe's tagged event: the nonce, and the source address
+// (192.0.2.Host) and port of its sshd line. It is the one builder of what
+// the probe sends and searches for; a caller that polls across processes
+// (the upgrade's gate.probe) keeps it as JSON and sends it again.
+type Event struct {
+	Nonce string `json:"nonce"`
+	Host  byte   `json:"host"`
+	Port  int    `json:"port"`
+}
+
+// NewEvent draws an event from r (crypto/rand when nil): a 12-hex-digit
+// nonce, a host in 1..254 and a port in 1024..65535.
+func NewEvent(r io.Reader) (Event, error) {
+	if r == nil {
+		r = rand.Reader
+	}
+	var rnd [9]byte
+	if _, err := io.ReadFull(r, rnd[:]); err != nil {
+		return Event{}, fmt.Errorf("probe: nonce: %w", err)
+	}
+	return Event{Nonce: hex.EncodeToString(rnd[:6]), Host: 1 + rnd[6]%254,
+		Port: 1024 + int(binary.BigEndian.Uint16(rnd[7:9]))%(65536-1024)}, nil
+}
+
+// Marker is the unique text the event carries (the invalid user's name).
+func (e Event) Marker() string { return UserPrefix + e.Nonce }
+
+// Line is the sshd message sent (without the syslog header).
+func (e Event) Line() string { return Message(e.Nonce, e.Host, e.Port) }
+
+// PID is the sshd pid in the queue frame's header.
+func (e Event) PID() int { return 1000 + e.Port%30000 }
+
+// Query finds the event's alert in the alerts indices (query_string): by
+// the decoded user, or by the raw line.
+func (e Event) Query() string {
+	return fmt.Sprintf(`data.srcuser:"%s" OR full_log:"%s"`, e.Marker(), e.Marker())
+}
+
+// Send sends the event to t, stamped ts.
+func (e Event) Send(ctx context.Context, t Target, ts time.Time) error {
+	return t.Send(ctx, ts, e.PID(), e.Line())
 }
 
 // Message is the sshd line the probe sends (without the syslog header).
@@ -291,22 +347,19 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err := target.Validate(); err != nil {
 		return Report{}, err
 	}
-	var rnd [9]byte
-	if _, err := io.ReadFull(o.Rand, rnd[:]); err != nil {
-		return Report{}, fmt.Errorf("probe: nonce: %w", err)
+	ev, err := NewEvent(o.Rand)
+	if err != nil {
+		return Report{}, err
 	}
-	nonce := hex.EncodeToString(rnd[:6])
-	host := 1 + rnd[6]%254
-	port := 1024 + int(binary.BigEndian.Uint16(rnd[7:9]))%(65536-1024)
-	rep := Report{Nonce: nonce, Line: Message(nonce, host, port), Hops: []Hop{}}
-	marker := UserPrefix + nonce
+	rep := Report{Nonce: ev.Nonce, Line: ev.Line(), Hops: []Hop{}}
+	marker := ev.Marker()
 
 	// Hop 1 starts at the file's current end, before the send.
 	w := newWatcher(o.AlertsFile)
 
 	start := o.Now()
 	rep.SentAt = start.UTC()
-	if err := target.Send(ctx, start, 1000+port%30000, rep.Line); err != nil {
+	if err := ev.Send(ctx, target, start); err != nil {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
@@ -328,7 +381,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	idx := Hop{Name: HopIndexer}
 	var lastErr error
 	searched := false
-	query := fmt.Sprintf(`data.srcuser:"%s" OR full_log:"%s"`, marker, marker)
+	query := ev.Query()
 	for {
 		now := o.Now()
 		if mgr.State == "" {

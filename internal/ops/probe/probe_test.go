@@ -386,3 +386,27 @@ func TestNewTarget(t *testing.T) {
 		t.Error("no destination accepted")
 	}
 }
+
+// The event is the one builder of what the probe sends and searches for
+// (probe.Run and the upgrade's gate.probe).
+func TestEvent(t *testing.T) {
+	ev, err := NewEvent(bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 253, 0xff, 0xff}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Event{Nonce: "deadbeef0001", Host: 254, Port: 2047}
+	if ev != want {
+		t.Fatalf("event %+v, want %+v", ev, want)
+	}
+	if ev.Line() != "Failed password for invalid user siemctl-probe-deadbeef0001 from 192.0.2.254 port 2047 ssh2" ||
+		ev.Query() != `data.srcuser:"siemctl-probe-deadbeef0001" OR full_log:"siemctl-probe-deadbeef0001"` || ev.PID() != 3047 {
+		t.Errorf("line %q query %q pid %d", ev.Line(), ev.Query(), ev.PID())
+	}
+	if _, err := NewEvent(bytes.NewReader([]byte{1, 2})); err == nil {
+		t.Error("a short random source gave an event")
+	}
+	rep := Report{Hops: []Hop{{Name: HopManager, Latency: 2 * time.Second}, {Name: HopIndexer, Latency: 3 * time.Second}}}
+	if rep.Latency() != 3*time.Second || (Report{}).Latency() != 0 {
+		t.Errorf("latency %v", rep.Latency())
+	}
+}

@@ -1,4 +1,4 @@
-package upgrade
+package runs
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package upgrade
+package runs
 
 import (
 	"encoding/json"
@@ -12,6 +12,26 @@ import (
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 )
+
+// KeyWindow is the run data key of the journaled maintenance window.
+const KeyWindow = "window"
+
+// WindowRecord is the journaled maintenance window.
+type WindowRecord struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Length string    `json:"length"`
+}
+
+// PhaseLabel names a guided phase for operators ("validate+post" is
+// "validation").
+func PhaseLabel(p string) string {
+	switch p {
+	case "validate", "post", "validate+post":
+		return "validation"
+	}
+	return p
+}
 
 // RunReport is a run's report (stdout of apply, resume, abort, rollback and
 // status; -o json prints it as is).
@@ -147,7 +167,7 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 		kv = append(kv, [2]string{"error", r.Error})
 	}
 	if len(r.Previous) > 0 || len(r.Targets) > 0 {
-		kv = append(kv, [2]string{"versions", versionsLine(r)})
+		kv = append(kv, [2]string{"versions", VersionsLine(r)})
 	}
 	if r.Backups.Dir != "" {
 		kv = append(kv, [2]string{"backups", r.Backups.Dir})
@@ -182,7 +202,7 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 		kv = append(kv, [2]string{"window", fmt.Sprintf("%s, %s to %s", r.Window.Length, r.Window.Start.Format(time.RFC3339), r.Window.End.Format(time.RFC3339))})
 	}
 	for _, d := range r.Decisions {
-		kv = append(kv, [2]string{"decision", fmt.Sprintf("%s after %s (%s) by %s at %s", d.Decision, phaseLabel(d.Phase), d.Step, d.Operator, d.Time.UTC().Format(time.RFC3339))})
+		kv = append(kv, [2]string{"decision", fmt.Sprintf("%s after %s (%s) by %s at %s", d.Decision, PhaseLabel(d.Phase), d.Step, d.Operator, d.Time.UTC().Format(time.RFC3339))})
 	}
 	if r.Holder != "" {
 		kv = append(kv, [2]string{"running", r.Holder})
@@ -214,7 +234,7 @@ func fleetLine(a *snapshot.Agents) string {
 	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, steps.CountsLine(a.ByStatus), steps.CountsLine(a.ByVersion))
 }
 
-func versionsLine(r RunReport) string {
+func VersionsLine(r RunReport) string {
 	var parts []string
 	for _, comp := range steps.Components {
 		from, to := r.Previous[comp], r.Targets[comp]

@@ -1,6 +1,6 @@
 //go:build !e2e
 
-package upgrade
+package runs
 
 import "github.com/siemctl/siemctl/internal/engine"
 

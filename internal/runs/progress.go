@@ -1,4 +1,4 @@
-package upgrade
+package runs
 
 import (
 	"encoding/json"
@@ -228,7 +228,7 @@ func (r *Progress) Observe(p engine.Progress) {
 	case engine.EvUndoFail:
 		fmt.Fprintf(r.ErrOut, "%sundo %s %s %s%s\n", pos(p), p.Step, c.Red("FAILED"), secs(p.Elapsed), note(p.Message))
 	case engine.EvRunStop:
-		fmt.Fprintf(r.ErrOut, "run %s %s at %s%s\n", p.RunID, p.Status, orDash(p.Step), errNote(p.Err))
+		fmt.Fprintf(r.ErrOut, "run %s %s at %s%s\n", p.RunID, p.Status, output.Dash(p.Step), errNote(p.Err))
 	case engine.EvRunEnd:
 		fmt.Fprintf(r.ErrOut, "run %s %s%s\n", p.RunID, paintStatus(c, p.Status), errNote(p.Err))
 	}
@@ -258,11 +258,4 @@ func errNote(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
