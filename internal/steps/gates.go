@@ -14,7 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
-	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -61,7 +61,7 @@ func waitBudget(ctx context.Context) time.Duration {
 // notAnswering turns a transport-level failure of a component into "not
 // yet" (it may be starting); other errors stay errors.
 func notAnswering(what string, err error) error {
-	if errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrNotReady) || errors.Is(err, netclient.ErrTimeout) {
+	if cluster.NotAnswering(err) {
 		return engine.Pending("%s not answering: %v", what, err)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -74,11 +75,18 @@ func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error
 	if err != nil {
 		return false, err
 	}
-	s, err := ix.Settings(ctx, false)
+	st, err := cluster.Allocation(ctx, ix)
 	if err != nil {
 		return false, err
 	}
-	return s.AllocationEnable().Value == want, nil
+	return st.Value == want, nil
+}
+
+// await is the kinds' poll loop as the operations' Await.
+func await(env engine.Env, d *Deps) cluster.Await {
+	return func(ctx context.Context, what string, ready func() (bool, error)) error {
+		return wait(ctx, env, d.poll(), what, ready)
+	}
 }
 
 func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (engine.Outcome, error) {
@@ -91,35 +99,11 @@ func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (en
 		return engine.Outcome{}, err
 	}
 	// Right after a (re)start the node may not answer yet: wait for it.
-	var before indexer.Settings
-	err = wait(ctx, env, d.poll(), "the indexer to answer", func() (bool, error) {
-		var err error
-		before, err = ix.Settings(ctx, false)
-		if err != nil && notAnswering("indexer", err) != err {
-			return false, nil
-		}
-		return err == nil, err
-	})
+	ch, err := cluster.SetAllocation(ctx, ix, p.Value, cluster.SetOptions{Await: await(env, d)})
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: p.Value}}
-	if _, ok := before.Transient[indexer.KeyAllocationEnable]; ok {
-		// A transient value would shadow the persistent one.
-		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
-	}
-	if _, err := ix.PutSettings(ctx, u); err != nil {
-		return engine.Outcome{}, fmt.Errorf("set %s=%s: %w", indexer.KeyAllocationEnable, p.Value, err)
-	}
-	after, err := ix.Settings(ctx, false)
-	if err != nil {
-		return engine.Outcome{}, fmt.Errorf("read back %s: %w", indexer.KeyAllocationEnable, err)
-	}
-	got := after.AllocationEnable()
-	if got.Value != p.Value {
-		return engine.Outcome{}, fmt.Errorf("%s is %s (%s) after setting it to %s", indexer.KeyAllocationEnable, got.Value, got.Source, p.Value)
-	}
-	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, before.AllocationEnable().Value, got.Value)}, nil
+	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, ch.Before.Value, ch.After.Value)}, nil
 }
 
 func runFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {

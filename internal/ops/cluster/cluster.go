@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // API is what the operations need from the indexer (*indexer.Client).
@@ -66,15 +67,45 @@ type Change[T any] struct {
 	Changed      bool `json:"changed"`
 }
 
+// Await polls ready until it reports true, fails or ctx ends, saying what
+// it waits for (the runbook step's poll loop).
+type Await func(ctx context.Context, what string, ready func() (bool, error)) error
+
+// SetOptions tune SetAllocation.
+type SetOptions struct {
+	// Await, when set, waits for the node to answer before the change: right
+	// after a (re)start it may not yet (a transport failure counts as "not
+	// yet"). Nil: one attempt, a node that does not answer is an error.
+	Await Await
+}
+
+// NotAnswering reports a transport-level failure (unreachable, not ready,
+// timed out): the node may be starting.
+func NotAnswering(err error) bool {
+	return errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrNotReady) || errors.Is(err, netclient.ErrTimeout)
+}
+
 // SetAllocation sets allocation persistently to value (primaries or all),
 // removing a transient value that would override it, verifies the node
 // acknowledged the change and reads it back.
-func SetAllocation(ctx context.Context, api API, value string) (Change[AllocationState], error) {
+func SetAllocation(ctx context.Context, api API, value string, opts SetOptions) (Change[AllocationState], error) {
 	if value != "primaries" && value != "all" {
 		return Change[AllocationState]{}, fmt.Errorf("%w: allocation %q: use primaries or all", ErrInvalidValue, value)
 	}
 	var ch Change[AllocationState]
-	before, err := Allocation(ctx, api)
+	var before AllocationState
+	var err error
+	if opts.Await != nil {
+		err = opts.Await(ctx, "the indexer to answer", func() (bool, error) {
+			before, err = Allocation(ctx, api)
+			if err != nil && NotAnswering(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+	} else {
+		before, err = Allocation(ctx, api)
+	}
 	if err != nil {
 		return ch, err
 	}
