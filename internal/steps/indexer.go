@@ -107,48 +107,36 @@ func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (en
 }
 
 func runFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
+	rep, err := flush(ctx, env, cluster.FlushOptions{Plain: true, Strict: true})
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	ix, err := d.indexer()
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	s, err := ix.Flush(ctx)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if s.Failed > 0 {
-		return engine.Outcome{}, fmt.Errorf("flush: %d of %d shards failed: %s", s.Failed, s.Total, strings.Join(s.Failures, "; "))
-	}
-	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", s.Successful, s.Total)}, nil
+	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", rep.Flush.Successful, rep.Flush.Total)}, nil
 }
 
 func runSyncedFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
+	rep, err := flush(ctx, env, cluster.FlushOptions{Synced: true})
+	switch {
+	case err != nil:
+		return engine.Outcome{}, err
+	case rep.SyncedUnsupported:
+		return engine.Outcome{Message: fmt.Sprintf("synced flush not supported; flushed %d/%d shards", rep.Flush.Successful, rep.Flush.Total)}, nil
+	case rep.SyncedPartial:
+		return engine.Outcome{Message: fmt.Sprintf("synced flush partial (tolerated): %d/%d shards, %d failed", rep.Synced.Successful, rep.Synced.Total, rep.Synced.Failed)}, nil
+	}
+	return engine.Outcome{Message: fmt.Sprintf("synced flush %d/%d shards", rep.Synced.Successful, rep.Synced.Total)}, nil
+}
+
+func flush(ctx context.Context, env engine.Env, opts cluster.FlushOptions) (cluster.FlushReport, error) {
 	d, err := depsOf(env)
 	if err != nil {
-		return engine.Outcome{}, err
+		return cluster.FlushReport{}, err
 	}
 	ix, err := d.indexer()
 	if err != nil {
-		return engine.Outcome{}, err
+		return cluster.FlushReport{}, err
 	}
-	s, partial, err := ix.SyncedFlush(ctx)
-	if errors.Is(err, indexer.ErrSyncedFlushUnsupported) {
-		s, err = ix.Flush(ctx)
-		if err != nil {
-			return engine.Outcome{}, err
-		}
-		return engine.Outcome{Message: fmt.Sprintf("synced flush not supported; flushed %d/%d shards", s.Successful, s.Total)}, nil
-	}
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if partial {
-		return engine.Outcome{Message: fmt.Sprintf("synced flush partial (tolerated): %d/%d shards, %d failed", s.Successful, s.Total, s.Failed)}, nil
-	}
-	return engine.Outcome{Message: fmt.Sprintf("synced flush %d/%d shards", s.Successful, s.Total)}, nil
+	return cluster.Flush(ctx, ix, opts)
 }
 
 // runTool runs the security init tool with args; a non-zero exit is an

@@ -241,20 +241,53 @@ type FlushReport struct {
 	SyncedUnsupported bool                   `json:"synced_unsupported"`
 }
 
-// Flush runs POST _flush, then POST _flush/synced. A synced flush that
-// partially fails (409) is tolerated and reported; one the node does not
-// know is reported as unsupported (the flush already did the work).
-func Flush(ctx context.Context, api API) (FlushReport, error) {
+// FlushOptions choose what Flush sends and how strictly it judges.
+type FlushOptions struct {
+	// Plain sends POST _flush.
+	Plain bool
+	// Synced sends POST _flush/synced (after the plain flush). A node
+	// without it gets a plain flush instead, unless one was just done.
+	Synced bool
+	// Strict makes shards that failed the plain flush an error
+	// (ErrShardsFailed); otherwise they are only reported.
+	Strict bool
+}
+
+// ErrShardsFailed: the flush failed on some shards.
+var ErrShardsFailed = errors.New("shards failed")
+
+// Flush runs POST _flush and/or POST _flush/synced as opts say. A synced
+// flush that partially fails (409) is tolerated and reported; one the node
+// does not know is reported as unsupported and replaced by a plain flush
+// when none was done.
+func Flush(ctx context.Context, api API, opts FlushOptions) (FlushReport, error) {
 	var rep FlushReport
-	s, err := api.Flush(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("flush: %w", err)
+	plain := func() error {
+		s, err := api.Flush(ctx)
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		rep.Flush = s
+		if opts.Strict && s.Failed > 0 {
+			return fmt.Errorf("flush: %d of %d %w: %s", s.Failed, s.Total, ErrShardsFailed, strings.Join(s.Failures, "; "))
+		}
+		return nil
 	}
-	rep.Flush = s
+	if opts.Plain {
+		if err := plain(); err != nil {
+			return rep, err
+		}
+	}
+	if !opts.Synced {
+		return rep, nil
+	}
 	ss, partial, err := api.SyncedFlush(ctx)
 	switch {
 	case errors.Is(err, indexer.ErrSyncedFlushUnsupported):
 		rep.SyncedUnsupported = true
+		if !opts.Plain {
+			return rep, plain()
+		}
 	case err != nil:
 		return rep, fmt.Errorf("synced flush: %w", err)
 	default:

@@ -151,3 +151,52 @@ func TestSetAllocation(t *testing.T) {
 		})
 	}
 }
+
+func TestFlush(t *testing.T) {
+	ok := indexer.ShardsSummary{Total: 4, Successful: 4}
+	bad := indexer.ShardsSummary{Total: 4, Successful: 3, Failed: 1, Failures: []string{"siem-alerts[0]: engine closed"}}
+	all := cluster.FlushOptions{Plain: true, Synced: true}
+	tests := []struct {
+		name        string
+		node        node
+		opts        cluster.FlushOptions
+		wantErr     error
+		errText     string
+		calls       string
+		flushed     int // rep.Flush.Successful
+		synced      bool
+		partial     bool
+		unsupported bool
+	}{
+		{name: "flush then synced flush", node: node{flush: ok, synced: ok}, opts: all, calls: "flush synced", flushed: 4, synced: true},
+		{name: "synced flush partial (409): tolerated", node: node{flush: ok, synced: bad, partial: true}, opts: all, calls: "flush synced", flushed: 4, synced: true, partial: true},
+		{name: "no synced flush after a flush: reported, no second flush", node: node{flush: ok, syncedErr: indexer.ErrSyncedFlushUnsupported}, opts: all,
+			calls: "flush synced", flushed: 4, unsupported: true},
+		{name: "synced only, unsupported: a plain flush instead", node: node{flush: ok, syncedErr: indexer.ErrSyncedFlushUnsupported}, opts: cluster.FlushOptions{Synced: true},
+			calls: "synced flush", flushed: 4, unsupported: true},
+		{name: "synced only", node: node{synced: ok}, opts: cluster.FlushOptions{Synced: true}, calls: "synced", synced: true},
+		{name: "flush with failed shards: reported", node: node{flush: bad, synced: ok}, opts: all, calls: "flush synced", flushed: 3, synced: true},
+		{name: "flush with failed shards, strict: error", node: node{flush: bad}, opts: cluster.FlushOptions{Plain: true, Strict: true},
+			wantErr: cluster.ErrShardsFailed, errText: "flush: 1 of 4 shards failed: siem-alerts[0]: engine closed", calls: "flush", flushed: 3},
+		{name: "flush fails: no synced flush", node: node{flushErr: netclient.ErrUnreachable}, opts: all, wantErr: netclient.ErrUnreachable, calls: "flush"},
+		{name: "synced flush fails", node: node{flush: ok, syncedErr: netclient.ErrTimeout}, opts: all, wantErr: netclient.ErrTimeout, errText: "synced flush:", calls: "flush synced", flushed: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := tt.node
+			rep, err := cluster.Flush(context.Background(), &n, tt.opts)
+			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.errText) {
+				t.Errorf("err %q, want it to say %q", err, tt.errText)
+			}
+			if got := strings.Join(n.calls, " "); got != tt.calls {
+				t.Errorf("calls %q, want %q", got, tt.calls)
+			}
+			if rep.Flush.Successful != tt.flushed || (rep.Synced != nil) != tt.synced || rep.SyncedPartial != tt.partial || rep.SyncedUnsupported != tt.unsupported {
+				t.Errorf("report %+v", rep)
+			}
+		})
+	}
+}
