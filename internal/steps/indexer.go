@@ -9,6 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -139,26 +140,14 @@ func flush(ctx context.Context, env engine.Env, opts cluster.FlushOptions) (clus
 	return cluster.Flush(ctx, ix, opts)
 }
 
-// runTool runs the security init tool with args; a non-zero exit is an
-// error quoting the tool's last lines.
-func runTool(ctx context.Context, d *Deps, args ...string) (string, error) {
-	if d.Exec == nil {
-		return "", errors.New("no program runner configured")
+// securityTool runs the configured security init tool through d.Exec.
+func securityTool(d *Deps) secadmin.Runner {
+	return func(ctx context.Context, argv, env []string, _ []byte) ([]byte, []byte, int, error) {
+		if d.Exec == nil {
+			return nil, nil, -1, errors.New("no program runner configured")
+		}
+		return d.Exec.Run(ctx, env, argv[0], argv[1:]...)
 	}
-	argv := d.Config.Indexer.SecurityInit
-	if len(argv) == 0 {
-		return "", errors.New("indexer.security_init is not configured")
-	}
-	argv = append(append([]string{}, argv...), args...)
-	stdout, stderr, code, err := d.Exec.Run(ctx, nil, argv[0], argv[1:]...)
-	out := string(stdout) + string(stderr)
-	if err != nil {
-		return out, fmt.Errorf("%s: %w", argv[0], err)
-	}
-	if code != 0 {
-		return out, fmt.Errorf("%s exited %d: %s", strings.Join(argv, " "), code, lastLines(out, 4))
-	}
-	return out, nil
 }
 
 func lastLines(s string, n int) string {
@@ -213,22 +202,15 @@ func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.
 	if err := waitIndexerAnswers(ctx, env, d); err != nil {
 		return engine.Outcome{}, err
 	}
-	var out string
-	var last error
-	attempts := 0
-	err = wait(ctx, env, 2*d.poll(), "the security init tool to succeed", func() (bool, error) {
-		attempts++
-		out, last = runTool(ctx, d)
-		if last != nil {
-			env.Logger().Warn("security init failed, retrying", "attempt", attempts, "err", d.redact(last.Error()))
-			return false, nil
-		}
-		return true, nil
-	})
+	// The node may not take the upload at once after a start: retry.
+	res, err := secadmin.Apply(ctx, securityTool(d), d.Config.Indexer.SecurityInit, secadmin.ApplyOptions{
+		Retry: func(ctx context.Context, what string, attempt func() (bool, error)) error {
+			return wait(ctx, env, 2*d.poll(), what, attempt)
+		},
+		Failed: func(n int, err error) {
+			env.Logger().Warn("security init failed, retrying", "attempt", n, "err", d.redact(err.Error()))
+		}})
 	if err != nil {
-		if last != nil {
-			return engine.Outcome{}, fmt.Errorf("after %d attempts: %w", attempts, last)
-		}
 		return engine.Outcome{}, err
 	}
 	// The tool returns before the node has loaded what it uploaded: wait
@@ -247,9 +229,5 @@ func runSecurityApply(ctx context.Context, env engine.Env, _ *noParams) (engine.
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	msg := "security configuration applied"
-	if strings.Contains(out, "Done with success") {
-		msg += " (Done with success)"
-	}
-	return engine.Outcome{Message: msg, Data: map[string]any{"attempts": attempts}}, nil
+	return engine.Outcome{Message: "security configuration applied (Done with success)", Data: map[string]any{"attempts": res.Attempts}}, nil
 }
