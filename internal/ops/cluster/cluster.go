@@ -1,9 +1,20 @@
-// Package cluster holds the indexer maintenance operations of an upgrade:
-// shard allocation (show with its source, set to
-// primaries/all, verified acknowledged and read back), shards with the
-// allocation explanation of each unassigned one, flush plus synced flush
-// (partial failure tolerated and reported), and the disk-watermark recovery
-// override (transient 95%/95%/98%) and its removal.
+// Package cluster is the indexer's operations floor, the one home of each
+// maintenance operation and each judgement of the cluster that commands
+// (internal/cmd/indexer), health checks (internal/health) and runbook steps
+// (internal/steps) call.
+//
+// Operations: shard allocation (show with its source; set to primaries/all,
+// acknowledged and read back, optionally after waiting for the node to
+// answer), shards with the allocation explanation of each unassigned one,
+// flush and synced flush (which requests, and whether failed shards are an
+// error, are options), the disk-watermark recovery override (transient
+// 95%/95%/98%) and its removal.
+//
+// Verdicts (verdict.go): cluster status (single-node yellow is fine), red
+// (recovering or cannot allocate, with the explanation), settings left
+// behind by maintenance, archived settings, shadowed templates. A Verdict
+// is a Level, a summary, facts and a fix; a health check maps it to
+// OK/WARN/CRIT/UNKNOWN, a gate to go/pending/no-go.
 package cluster
 
 import (

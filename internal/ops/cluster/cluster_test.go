@@ -27,6 +27,11 @@ type node struct {
 	partial   bool
 	syncedErr error
 	calls     []string
+
+	shards     []indexer.Shard
+	shardsErr  error
+	explain    indexer.Explanation
+	explainErr error
 }
 
 func (n *node) Settings(context.Context, bool) (indexer.Settings, error) {
@@ -70,9 +75,14 @@ func (n *node) PutSettings(_ context.Context, u indexer.SettingsUpdate) (bool, e
 	return true, nil
 }
 
-func (n *node) CatShards(context.Context) ([]indexer.Shard, error) { return nil, nil }
-func (n *node) AllocationExplain(context.Context, indexer.ExplainRequest) (indexer.Explanation, error) {
-	return indexer.Explanation{}, nil
+func (n *node) CatShards(context.Context) ([]indexer.Shard, error) {
+	n.calls = append(n.calls, "shards")
+	return n.shards, n.shardsErr
+}
+
+func (n *node) AllocationExplain(_ context.Context, er indexer.ExplainRequest) (indexer.Explanation, error) {
+	n.calls = append(n.calls, fmt.Sprintf("explain %s[%d]", er.Index, er.Shard))
+	return n.explain, n.explainErr
 }
 
 func (n *node) Flush(context.Context) (indexer.ShardsSummary, error) {

@@ -3,7 +3,10 @@
 // API's policy locally), indexer password hashes (the security plugin's
 // hash tool, password passed through the environment, never argv), and the
 // indexer security configuration (the security init tool: backup with
-// `-backup DIR -icl -nhnv`, apply with its defaults).
+// `-backup DIR -icl -nhnv`, apply with its defaults, optionally retried
+// until the node takes it). `siemctl security indexer` and the runbook's
+// backup.indexer_security and indexer.security_apply steps call the same
+// Backup and Apply.
 package secadmin
 
 import (
