@@ -638,18 +638,18 @@ func checkDisk(ctx context.Context, e *Env) Result {
 		blocked = append(blocked, fmt.Sprintf("%s (%s)", b.Index, strings.Join(b.Blocks, ",")))
 	}
 	metrics := map[string]float64{"used_percent": float64(worst), "blocked_indices": float64(len(blocked))}
+	v := cluster.Disk(cluster.DiskUse{UsedPercent: float64(worst), Blocked: blocked}, cluster.DiskLimits{Warn: t.DiskWarnPercent, NoGo: t.DiskNogoPercent})
 	var r Result
-	switch {
-	case len(blocked) > 0:
-		ev := append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
-		r = crit(fmt.Sprintf("%d index(es) blocked read-only (flood stage?): writes and alerts are refused", len(blocked)),
-			`free disk space, then clear the block: PUT */_settings {"index.blocks.read_only_allow_delete": null}`, ev...)
-	case worst > t.DiskNogoPercent:
-		r = crit(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskNogoPercent), "free disk: siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
-	case worst > t.DiskWarnPercent:
-		r = warn(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskWarnPercent), "siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
+	switch v.Level {
+	case cluster.NoGo:
+		if len(blocked) > 0 {
+			evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
+		}
+		r = crit(v.Summary, v.Fix, evidence...)
+	case cluster.Warn:
+		r = warn(v.Summary, v.Fix, evidence...)
 	default:
-		r = ok(fmt.Sprintf("disk %d%% used, no read-only blocks", worst), evidence...)
+		r = ok(v.Summary, evidence...)
 	}
 	r.Metrics = metrics
 	return r

@@ -181,11 +181,9 @@ func runDisk(_ context.Context, env engine.Env, p *diskParams) (engine.Outcome, 
 	}
 	free := 100 - u.UsedPercent
 	msg := fmt.Sprintf("%s: %.1f%% used, %.1f%% free (%s of %s)", path, u.UsedPercent, free, output.Bytes(int64(u.FreeBytes)), output.Bytes(int64(u.TotalBytes)))
-	switch {
-	case u.UsedPercent > float64(nogo):
-		return engine.Outcome{}, engine.NoGo("%s: above the %d%% no-go limit; free space first (siemctl alerts cleanup --disk-above %d)", msg, nogo, d.Config.Thresholds.DiskWarnPercent)
-	case free < float64(minFree):
-		return engine.Outcome{}, engine.NoGo("%s: an upgrade needs at least %d%% free", msg, minFree)
+	v := cluster.Disk(cluster.DiskUse{UsedPercent: u.UsedPercent}, cluster.DiskLimits{Warn: d.Config.Thresholds.DiskWarnPercent, NoGo: nogo, MinFree: minFree})
+	if v.Level == cluster.NoGo {
+		return engine.Outcome{}, engine.NoGo("%s: %s; %s", msg, v.Summary, v.Fix)
 	}
 	return engine.Outcome{Message: msg}, nil
 }

@@ -170,3 +170,36 @@ func Shadowing(sim indexer.Simulation, name, index string) Verdict {
 	}
 	return Verdict{Level: OK, Summary: fmt.Sprintf("template %s wins for %s", name, index)}
 }
+
+// DiskUse is the disk facts of the indexer's data.
+type DiskUse struct {
+	UsedPercent float64
+	// Blocked lists indices with a read-only block ("name (blocks)").
+	Blocked []string
+}
+
+// DiskLimits are the thresholds (percent); zero leaves one out.
+type DiskLimits struct {
+	Warn    int // used above: worth a look
+	NoGo    int // used above: no change now, free space first
+	MinFree int // free below: no upgrade (it needs room for new files)
+}
+
+// Disk judges disk use: read-only blocked indices (flood stage) and use
+// above the no-go limit are NoGo, too little free space for an upgrade is
+// NoGo, use above the warning level is Warn.
+func Disk(u DiskUse, l DiskLimits) Verdict {
+	cleanup := "siemctl alerts cleanup --disk-above " + fmt.Sprint(l.Warn)
+	switch {
+	case len(u.Blocked) > 0:
+		return Verdict{Level: NoGo, Summary: fmt.Sprintf("%d index(es) blocked read-only (flood stage?): writes and alerts are refused", len(u.Blocked)), Items: u.Blocked,
+			Fix: `free disk space, then clear the block: PUT */_settings {"index.blocks.read_only_allow_delete": null}`}
+	case l.NoGo > 0 && u.UsedPercent > float64(l.NoGo):
+		return Verdict{Level: NoGo, Summary: fmt.Sprintf("disk %.0f%% used (> %d%%)", u.UsedPercent, l.NoGo), Fix: "free disk: " + cleanup}
+	case l.MinFree > 0 && 100-u.UsedPercent < float64(l.MinFree):
+		return Verdict{Level: NoGo, Summary: fmt.Sprintf("%.0f%% free: an upgrade needs at least %d%% free", 100-u.UsedPercent, l.MinFree), Fix: "free disk: " + cleanup}
+	case l.Warn > 0 && u.UsedPercent > float64(l.Warn):
+		return Verdict{Level: Warn, Summary: fmt.Sprintf("disk %.0f%% used (> %d%%)", u.UsedPercent, l.Warn), Fix: cleanup}
+	}
+	return Verdict{Level: OK, Summary: fmt.Sprintf("disk %.0f%% used, no read-only blocks", u.UsedPercent)}
+}

@@ -129,3 +129,25 @@ func TestShadowing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { check(t, cluster.Shadowing(tt.sim, "siem", idx), tt.level, tt.summary, tt.fix) })
 	}
 }
+
+func TestDisk(t *testing.T) {
+	limits := cluster.DiskLimits{Warn: 85, NoGo: 95, MinFree: 20}
+	tests := []struct {
+		name    string
+		use     cluster.DiskUse
+		limits  cluster.DiskLimits
+		level   cluster.Level
+		summary string
+		fix     string
+	}{
+		{"plenty free", cluster.DiskUse{UsedPercent: 40}, limits, cluster.OK, "disk 40% used, no read-only blocks", ""},
+		{"above the warning level, enough free for an upgrade", cluster.DiskUse{UsedPercent: 79}, cluster.DiskLimits{Warn: 75, NoGo: 95, MinFree: 20}, cluster.Warn, "disk 79% used (> 75%)", "siemctl alerts cleanup --disk-above 75"},
+		{"too little free for an upgrade", cluster.DiskUse{UsedPercent: 86}, limits, cluster.NoGo, "14% free: an upgrade needs at least 20% free", "siemctl alerts cleanup --disk-above 85"},
+		{"health has no free-space minimum: warn", cluster.DiskUse{UsedPercent: 86}, cluster.DiskLimits{Warn: 85, NoGo: 95}, cluster.Warn, "disk 86% used (> 85%)", "cleanup"},
+		{"above the no-go limit", cluster.DiskUse{UsedPercent: 97}, limits, cluster.NoGo, "disk 97% used (> 95%)", "free disk: siemctl alerts cleanup --disk-above 85"},
+		{"read-only blocks beat everything", cluster.DiskUse{UsedPercent: 10, Blocked: []string{"siem-alerts-1 (read_only_allow_delete)"}}, limits, cluster.NoGo, "1 index(es) blocked read-only", `"index.blocks.read_only_allow_delete": null`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { check(t, cluster.Disk(tt.use, tt.limits), tt.level, tt.summary, tt.fix) })
+	}
+}
