@@ -68,11 +68,7 @@ func notAnswering(what string, err error) error {
 }
 
 func runClusterHealth(ctx context.Context, env engine.Env, p *healthParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -446,11 +442,7 @@ func runAgents(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome
 // --- gate.settings_clean ------------------------------------------------------------
 
 func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -467,11 +459,7 @@ func runSettingsClean(ctx context.Context, env engine.Env, _ *noParams) (engine.
 // --- gate.templates -------------------------------------------------------------------
 
 func runTemplates(ctx context.Context, env engine.Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}

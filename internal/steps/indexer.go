@@ -66,13 +66,19 @@ func securityInit(pl *Planning) []string {
 	return []string{"<indexer.security_init>"}
 }
 
-// allocationIs reads back cluster.routing.allocation.enable.
-func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error) {
+// indexerOf returns the kinds' dependencies and the indexer client.
+func indexerOf(env engine.Env) (*Deps, IndexerAPI, error) {
 	d, err := depsOf(env)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	ix, err := d.indexer()
+	return d, ix, err
+}
+
+// allocationIs reads back cluster.routing.allocation.enable.
+func allocationIs(ctx context.Context, env engine.Env, want string) (bool, error) {
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return false, err
 	}
@@ -91,11 +97,7 @@ func await(env engine.Env, d *Deps) cluster.Await {
 }
 
 func runAllocation(ctx context.Context, env engine.Env, p *allocationParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -129,11 +131,7 @@ func runSyncedFlush(ctx context.Context, env engine.Env, _ *noParams) (engine.Ou
 }
 
 func flush(ctx context.Context, env engine.Env, opts cluster.FlushOptions) (cluster.FlushReport, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return cluster.FlushReport{}, err
-	}
-	ix, err := d.indexer()
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return cluster.FlushReport{}, err
 	}
