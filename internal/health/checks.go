@@ -386,30 +386,32 @@ func checkIndexerHealth(ctx context.Context, e *Env) Result {
 	}
 	metrics := map[string]float64{"unassigned_shards": float64(h.UnassignedShards), "active_shards": float64(h.ActiveShards), "nodes": float64(h.NumberOfNodes)}
 	base := fmt.Sprintf("%s, %d node(s), %d active shards, %d unassigned", h.Status, h.NumberOfNodes, h.ActiveShards, h.UnassignedShards)
-	switch h.Status {
-	case "green":
-		r := ok(base)
-		r.Metrics = metrics
-		return r
-	case "yellow", "red":
-		evidence, x := explainUnassigned(ctx, e, ix)
-		var r Result
-		switch {
-		case h.Status == "red":
-			fix := "siemctl indexer shards --unassigned (explains why); abort any upgrade and roll back"
-			if rs := remediesOf(x); len(rs) > 0 {
-				fix = remedyFix(e, rs) + "; abort any upgrade in progress and roll back"
-			}
-			r = crit(base+": at least one primary shard is unassigned, data is unavailable", fix, evidence...)
-		case h.NumberOfNodes <= 1:
-			r = ok(base+" (single node: unassigned replicas are expected; see indexer.shards)", evidence...)
-		default:
-			r = warn(base+": replicas unassigned on a multi-node cluster", "siemctl indexer shards --unassigned", evidence...)
-		}
-		r.Metrics = metrics
-		return r
+	v := cluster.Status(h)
+	var evidence []string
+	var x *indexer.Explanation
+	if h.Status == "yellow" || h.Status == "red" {
+		evidence, x = explainUnassigned(ctx, e, ix)
 	}
-	return unknown("unexpected cluster status "+strconv.Quote(h.Status), "curl the indexer's _cluster/health")
+	var r Result
+	switch v.Level {
+	case cluster.OK:
+		if v.Summary != "" {
+			base += " (" + v.Summary + "; see indexer.shards)"
+		}
+		r = ok(base, evidence...)
+	case cluster.Warn:
+		r = warn(base+": "+v.Summary, v.Fix, evidence...)
+	case cluster.NoGo:
+		fix := v.Fix
+		if rs := remediesOf(x); len(rs) > 0 {
+			fix = remedyFix(e, rs) + "; abort any upgrade in progress and roll back"
+		}
+		r = crit(base+": "+v.Summary, fix, evidence...)
+	default:
+		return unknown(v.Summary, v.Fix)
+	}
+	r.Metrics = metrics
+	return r
 }
 
 // explainUnassigned lists unassigned shards with reasons and the allocation
@@ -490,28 +492,23 @@ func checkAllocation(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return depFailed(ctx, e, "cluster settings", err)
 	}
-	var problems, evidence, fixes []string
+	var evidence []string
 	en := s.AllocationEnable()
 	evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, output.Dash(en.Value), output.Dash(string(en.Source))))
-	if en.Value != "" && en.Value != "all" {
-		problems = append(problems, fmt.Sprintf("allocation.enable is %s (%s): replicas and new shards are not allocated; left over from an upgrade?", en.Value, en.Source))
-		fixes = append(fixes, "siemctl indexer allocation all")
-	}
 	for _, ov := range s.Overrides("cluster.routing.allocation.disk.") {
 		if ov.Source == indexer.SourceTransient || ov.Source == indexer.SourcePersistent {
 			evidence = append(evidence, fmt.Sprintf("%s=%s (%s)", ov.Key, ov.Value, ov.Source))
-			if strings.Contains(ov.Key, "watermark") {
-				problems = append(problems, fmt.Sprintf("watermark override %s=%s (%s)", ov.Key, ov.Value, ov.Source))
-				fixes = append(fixes, "siemctl indexer watermark --clear")
-			}
 		}
 	}
-	if ar := s.ArchivedKeys(); len(ar) > 0 {
-		problems = append(problems, fmt.Sprintf("%d archived (unknown) settings: %s", len(ar), strings.Join(ar, ", ")))
-		fixes = append(fixes, `remove them: PUT _cluster/settings {"persistent":{"archived.*":null}}`)
+	// Both are worth a look here, neither stops the stack: WARN.
+	var problems, fixes []string
+	for _, v := range []cluster.Verdict{cluster.Leftovers(s, cluster.LeftoverOptions{Persistent: true}), cluster.Archived(s)} {
+		if v.Level != cluster.OK {
+			problems, fixes = append(problems, v.Summary), append(fixes, v.Fix)
+		}
 	}
 	if len(problems) > 0 {
-		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+		return warn(strings.Join(problems, "; "), strings.Join(fixes, "; "), evidence...)
 	}
 	return ok("allocation enabled for all shards, no temporary overrides", evidence...)
 }
@@ -595,18 +592,18 @@ func checkDisk(ctx context.Context, e *Env) Result {
 		blocked = append(blocked, fmt.Sprintf("%s (%s)", b.Index, strings.Join(b.Blocks, ",")))
 	}
 	metrics := map[string]float64{"used_percent": float64(worst), "blocked_indices": float64(len(blocked))}
+	v := cluster.Disk(cluster.DiskUse{UsedPercent: float64(worst), Blocked: blocked}, cluster.DiskLimits{Warn: t.DiskWarnPercent, NoGo: t.DiskNogoPercent})
 	var r Result
-	switch {
-	case len(blocked) > 0:
-		ev := append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
-		r = crit(fmt.Sprintf("%d index(es) blocked read-only (flood stage?): writes and alerts are refused", len(blocked)),
-			`free disk space, then clear the block: PUT */_settings {"index.blocks.read_only_allow_delete": null}`, ev...)
-	case worst > t.DiskNogoPercent:
-		r = crit(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskNogoPercent), "free disk: siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
-	case worst > t.DiskWarnPercent:
-		r = warn(fmt.Sprintf("disk %d%% used (> %d%%)", worst, t.DiskWarnPercent), "siemctl alerts cleanup --disk-above "+strconv.Itoa(t.DiskWarnPercent), evidence...)
+	switch v.Level {
+	case cluster.NoGo:
+		if len(blocked) > 0 {
+			evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
+		}
+		r = crit(v.Summary, v.Fix, evidence...)
+	case cluster.Warn:
+		r = warn(v.Summary, v.Fix, evidence...)
 	default:
-		r = ok(fmt.Sprintf("disk %d%% used, no read-only blocks", worst), evidence...)
+		r = ok(v.Summary, evidence...)
 	}
 	r.Metrics = metrics
 	return r
@@ -662,9 +659,8 @@ func checkTemplates(ctx context.Context, e *Env) Result {
 			evidence = append(evidence, "cannot simulate "+today+": "+errSummary(err))
 		} else {
 			evidence = append(evidence, fmt.Sprintf("for %s: applied %s", today, strings.Join(sim.Applied, ", ")))
-			if sh := sim.ShadowedBy(name); len(sh) > 0 {
-				problems = append(problems, fmt.Sprintf("template %q is shadowed for %s by %s", name, today, strings.Join(sh, ", ")))
-				fixes = append(fixes, "delete or narrow the shadowing template(s) ("+strings.Join(sh, ", ")+"), then roll over to a new index")
+			if v := cluster.Shadowing(sim, name, today); v.Level != cluster.OK {
+				problems, fixes = append(problems, v.Summary), append(fixes, v.Fix)
 			}
 		}
 	}

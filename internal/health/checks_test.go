@@ -266,6 +266,7 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		{"watermark override", func(w *world) {
 			w.ix.settings.Transient["cluster.routing.allocation.disk.watermark.high"] = "95%"
 		}, "indexer.allocation", Warn, "watermark", "siemctl indexer watermark --clear"},
+		{"archived setting", func(w *world) { w.ix.settings.Persistent["archived.xpack.monitoring.enabled"] = "true" }, "indexer.allocation", Warn, "1 archived (unknown) settings", `"transient":{"archived.*":null}`},
 		{"unassigned replicas single node", func(w *world) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
 			w.ix.shards = []indexer.Shard{{Index: ".opendistro-job-scheduler-lock", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "REPLICA_ADDED"}}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
 	"golang.org/x/sys/unix"
 )
@@ -544,14 +545,8 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		return engine.Outcome{}, err
 	}
 	sec := filepath.Join(dir, securityDir)
-	if strings.ContainsAny(sec, " \t\n'\"") {
-		return engine.Outcome{}, fmt.Errorf("backup path %q contains blanks or quotes; the security init tool splits its options on blanks", sec)
-	}
-	if err := os.MkdirAll(sec, 0o700); err != nil {
-		return engine.Outcome{}, err
-	}
 	env.Waiting("security init -backup (securityadmin)")
-	if _, err := runTool(ctx, d, "--options", "-backup "+sec+" -icl -nhnv"); err != nil {
+	if _, err := secadmin.Backup(ctx, securityTool(d), d.Config.Indexer.SecurityInit, sec); err != nil {
 		return engine.Outcome{}, fmt.Errorf("security backup: %w", err)
 	}
 	files, err := securityFiles(sec)

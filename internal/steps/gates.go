@@ -13,7 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
-	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
@@ -63,18 +63,14 @@ func waitBudget(ctx context.Context) time.Duration {
 // notAnswering turns a transport-level failure of a component into "not
 // yet" (it may be starting); other errors stay errors.
 func notAnswering(what string, err error) error {
-	if errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrNotReady) || errors.Is(err, netclient.ErrTimeout) {
+	if cluster.NotAnswering(err) {
 		return engine.Pending("%s not answering: %v", what, err)
 	}
 	return err
 }
 
 func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -104,7 +100,7 @@ func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Out
 	msg := fmt.Sprintf("cluster %s, %d nodes, %d active shards", h.Status, h.NumberOfNodes, h.ActiveShards)
 	if h.Status == "yellow" && h.UnassignedShards > 0 {
 		msg += fmt.Sprintf(", %d unassigned replica shards", h.UnassignedShards)
-		if h.NumberOfDataNodes <= 1 {
+		if v := cluster.Status(h); v.Level == cluster.OK {
 			msg += " (a single node cannot hold replicas)"
 		}
 	}
@@ -114,32 +110,11 @@ func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Out
 // judgeRed: a red cluster whose unassigned primaries cannot be allocated is
 // a no-go (with the reason); one still recovering is "not yet".
 func judgeRed(ctx context.Context, ix IndexerAPI, h indexer.Health) error {
-	if h.InitializingShards > 0 || h.DelayedUnassignedShards > 0 {
-		return engine.Pending("cluster red: %d shards initializing, %d delayed", h.InitializingShards, h.DelayedUnassignedShards)
+	v := cluster.Red(ctx, ix, h)
+	if v.Level == cluster.NoGo {
+		return engine.NoGo("%s", v.Summary)
 	}
-	shards, err := ix.CatShards(ctx)
-	if err != nil {
-		return engine.Pending("cluster red (shards not readable: %v)", err)
-	}
-	for _, s := range shards {
-		if s.PriRep != "p" || s.State != "UNASSIGNED" {
-			continue
-		}
-		ex, err := ix.AllocationExplain(ctx, indexer.ExplainRequest{Index: s.Index, Shard: s.Shard, Primary: true})
-		if err != nil {
-			return engine.Pending("cluster red: primary %s[%d] unassigned (%v)", s.Index, s.Shard, err)
-		}
-		switch ex.CanAllocate {
-		case "yes", "throttled", "awaiting_info", "":
-			return engine.Pending("cluster red: primary %s[%d] unassigned, allocation %s", s.Index, s.Shard, orDash(ex.CanAllocate))
-		}
-		why := ex.AllocateExplanation
-		for _, dec := range ex.Blocking() {
-			why += "; " + dec.Decider + ": " + dec.Explanation
-		}
-		return engine.NoGo("cluster red: primary shard %s[%d] cannot be allocated (%s): %s", s.Index, s.Shard, ex.CanAllocate, strings.TrimPrefix(why, "; "))
-	}
-	return engine.Pending("cluster red, %d unassigned shards", h.UnassignedShards)
+	return engine.Pending("%s", v.Summary)
 }
 
 // --- gate.disk ----------------------------------------------------------------
@@ -204,11 +179,9 @@ func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) 
 	}
 	free := 100 - u.UsedPercent
 	msg := fmt.Sprintf("%s: %.1f%% used, %.1f%% free (%s of %s)", path, u.UsedPercent, free, output.Bytes(int64(u.FreeBytes)), output.Bytes(int64(u.TotalBytes)))
-	switch {
-	case u.UsedPercent > float64(nogo):
-		return engine.Outcome{}, engine.NoGo("%s: above the %d%% no-go limit; free space first (siemctl alerts cleanup --disk-above %d)", msg, nogo, d.Config.Thresholds.DiskWarnPercent)
-	case free < float64(minFree):
-		return engine.Outcome{}, engine.NoGo("%s: an upgrade needs at least %d%% free", msg, minFree)
+	v := cluster.Disk(cluster.DiskUse{UsedPercent: u.UsedPercent}, cluster.DiskLimits{Warn: d.Config.Thresholds.DiskWarnPercent, NoGo: nogo, MinFree: minFree})
+	if v.Level == cluster.NoGo {
+		return engine.Outcome{}, engine.NoGo("%s: %s; %s", msg, v.Summary, v.Fix)
 	}
 	return engine.Outcome{Message: msg}, nil
 }
@@ -457,11 +430,7 @@ func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error
 // --- gate.settings_clean ------------------------------------------------------------
 
 func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -469,8 +438,8 @@ func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
-	if keys := s.ArchivedKeys(); len(keys) > 0 {
-		return engine.Outcome{}, engine.NoGo("archived cluster settings %s: remove them with PUT /_cluster/settings {\"persistent\":{\"archived.*\":null},\"transient\":{\"archived.*\":null}}", strings.Join(keys, ", "))
+	if v := cluster.Archived(s); v.Level != cluster.OK {
+		return engine.Outcome{}, engine.NoGo("%s; %s", v.Summary, v.Fix)
 	}
 	return engine.Outcome{Message: "no archived.* settings"}, nil
 }
@@ -478,11 +447,7 @@ func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 // --- gate.templates -------------------------------------------------------------------
 
 func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -492,13 +457,14 @@ func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
 	name := d.Config.Shipper.TemplateName
-	if by := sim.ShadowedBy(name); len(by) > 0 {
-		return engine.Outcome{}, engine.NoGo("template %s is shadowed for %s by %s; delete or re-scope the shadowing template", name, index, strings.Join(by, ", "))
+	v := cluster.Shadowing(sim, name, index)
+	switch {
+	case v.Level != cluster.OK:
+		return engine.Outcome{}, engine.NoGo("%s; %s", v.Summary, v.Fix)
+	case !slices.Contains(sim.Applied, name):
+		return engine.Outcome{Message: v.Summary + "; the upgrade loads it"}, nil
 	}
-	if !slices.Contains(sim.Applied, name) {
-		return engine.Outcome{Message: fmt.Sprintf("template %s does not apply to %s yet (applied: %s); the upgrade loads it", name, index, strings.Join(orNone(sim.Applied), ", "))}, nil
-	}
-	return engine.Outcome{Message: fmt.Sprintf("template %s wins for %s", name, index)}, nil
+	return engine.Outcome{Message: v.Summary}, nil
 }
 
 // --- gate.manager_api --------------------------------------------------------------------
@@ -708,14 +674,7 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 	if err != nil {
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
-	if a := s.AllocationEnable(); a.Value != "all" {
-		left = append(left, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, a.Value, a.Source))
-	}
-	for _, o := range s.Overrides("cluster.routing.allocation.disk.") {
-		if o.Source == indexer.SourceTransient {
-			left = append(left, fmt.Sprintf("transient %s=%s", o.Key, o.Value))
-		}
-	}
+	left = append(left, cluster.Leftovers(s, cluster.LeftoverOptions{}).Items...)
 	bad, err := inactiveUnits(ctx, d, Components)
 	if err != nil {
 		return engine.Outcome{}, err

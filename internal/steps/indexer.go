@@ -8,6 +8,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -64,129 +67,86 @@ func securityInit(pl *Planning) []string {
 	return []string{"<indexer.security_init>"}
 }
 
-// allocationIs reads back cluster.routing.allocation.enable.
-func allocationIs(ctx context.Context, env Env, want string) (bool, error) {
+// indexerOf returns the kinds' dependencies and the indexer client.
+func indexerOf(env Env) (*Deps, IndexerAPI, error) {
 	d, err := depsOf(env)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	ix, err := d.indexer()
+	return d, ix, err
+}
+
+// allocationIs reads back cluster.routing.allocation.enable.
+func allocationIs(ctx context.Context, env Env, want string) (bool, error) {
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return false, err
 	}
-	s, err := ix.Settings(ctx, false)
+	st, err := cluster.Allocation(ctx, ix)
 	if err != nil {
 		return false, err
 	}
-	return s.AllocationEnable().Value == want, nil
+	return st.Value == want, nil
+}
+
+// await is the kinds' poll loop as the operations' Await.
+func await(env Env, d *Deps) cluster.Await {
+	return func(ctx context.Context, what string, ready func() (bool, error)) error {
+		return wait(ctx, env, d.poll(), what, ready)
+	}
 }
 
 func runAllocation(ctx context.Context, env Env, p *allocationParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	ix, err := d.indexer()
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	// Right after a (re)start the node may not answer yet: wait for it.
-	var before indexer.Settings
-	err = wait(ctx, env, d.poll(), "the indexer to answer", func() (bool, error) {
-		var err error
-		before, err = ix.Settings(ctx, false)
-		if err != nil && notAnswering("indexer", err) != err {
-			return false, nil
-		}
-		return err == nil, err
-	})
+	ch, err := cluster.SetAllocation(ctx, ix, p.Value, cluster.SetOptions{Await: await(env, d)})
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	u := indexer.SettingsUpdate{Persistent: map[string]any{indexer.KeyAllocationEnable: p.Value}}
-	if _, ok := before.Transient[indexer.KeyAllocationEnable]; ok {
-		// A transient value would shadow the persistent one.
-		u.Transient = map[string]any{indexer.KeyAllocationEnable: nil}
-	}
-	if _, err := ix.PutSettings(ctx, u); err != nil {
-		return engine.Outcome{}, fmt.Errorf("set %s=%s: %w", indexer.KeyAllocationEnable, p.Value, err)
-	}
-	after, err := ix.Settings(ctx, false)
-	if err != nil {
-		return engine.Outcome{}, fmt.Errorf("read back %s: %w", indexer.KeyAllocationEnable, err)
-	}
-	got := after.AllocationEnable()
-	if got.Value != p.Value {
-		return engine.Outcome{}, fmt.Errorf("%s is %s (%s) after setting it to %s", indexer.KeyAllocationEnable, got.Value, got.Source, p.Value)
-	}
-	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, before.AllocationEnable().Value, got.Value)}, nil
+	return engine.Outcome{Message: fmt.Sprintf("%s: %s → %s (acknowledged, read back)", indexer.KeyAllocationEnable, ch.Before.Value, ch.After.Value)}, nil
 }
 
 func runFlush(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
+	rep, err := flush(ctx, env, cluster.FlushOptions{Plain: true, Strict: true})
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	ix, err := d.indexer()
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	s, err := ix.Flush(ctx)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if s.Failed > 0 {
-		return engine.Outcome{}, fmt.Errorf("flush: %d of %d shards failed: %s", s.Failed, s.Total, strings.Join(s.Failures, "; "))
-	}
-	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", s.Successful, s.Total)}, nil
+	return engine.Outcome{Message: fmt.Sprintf("flushed %d/%d shards", rep.Flush.Successful, rep.Flush.Total)}, nil
 }
 
 func runSyncedFlush(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
+	rep, err := flush(ctx, env, cluster.FlushOptions{Synced: true})
+	switch {
+	case err != nil:
 		return engine.Outcome{}, err
+	case rep.SyncedUnsupported:
+		return engine.Outcome{Message: fmt.Sprintf("synced flush not supported; flushed %d/%d shards", rep.Flush.Successful, rep.Flush.Total)}, nil
+	case rep.SyncedPartial:
+		return engine.Outcome{Message: fmt.Sprintf("synced flush partial (tolerated): %d/%d shards, %d failed", rep.Synced.Successful, rep.Synced.Total, rep.Synced.Failed)}, nil
 	}
-	ix, err := d.indexer()
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	s, partial, err := ix.SyncedFlush(ctx)
-	if errors.Is(err, indexer.ErrSyncedFlushUnsupported) {
-		s, err = ix.Flush(ctx)
-		if err != nil {
-			return engine.Outcome{}, err
-		}
-		return engine.Outcome{Message: fmt.Sprintf("synced flush not supported; flushed %d/%d shards", s.Successful, s.Total)}, nil
-	}
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if partial {
-		return engine.Outcome{Message: fmt.Sprintf("synced flush partial (tolerated): %d/%d shards, %d failed", s.Successful, s.Total, s.Failed)}, nil
-	}
-	return engine.Outcome{Message: fmt.Sprintf("synced flush %d/%d shards", s.Successful, s.Total)}, nil
+	return engine.Outcome{Message: fmt.Sprintf("synced flush %d/%d shards", rep.Synced.Successful, rep.Synced.Total)}, nil
 }
 
-// runTool runs the security init tool with args; a non-zero exit is an
-// error quoting the tool's last lines.
-func runTool(ctx context.Context, d *Deps, args ...string) (string, error) {
-	if d.Exec == nil {
-		return "", errors.New("no program runner configured")
-	}
-	argv := d.Config.Indexer.SecurityInit
-	if len(argv) == 0 {
-		return "", errors.New("indexer.security_init is not configured")
-	}
-	argv = append(append([]string{}, argv...), args...)
-	stdout, stderr, code, err := d.Exec.Run(ctx, nil, argv[0], argv[1:]...)
-	out := string(stdout) + string(stderr)
+func flush(ctx context.Context, env Env, opts cluster.FlushOptions) (cluster.FlushReport, error) {
+	_, ix, err := indexerOf(env)
 	if err != nil {
-		return out, fmt.Errorf("%s: %w", argv[0], err)
+		return cluster.FlushReport{}, err
 	}
-	if code != 0 {
-		return out, fmt.Errorf("%s exited %d: %s", strings.Join(argv, " "), code, lastLines(out, 4))
+	return cluster.Flush(ctx, ix, opts)
+}
+
+// securityTool runs the configured security init tool through d.Exec.
+func securityTool(d *Deps) secadmin.Runner {
+	if d.Exec == nil {
+		return process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
+			return nil, nil, -1, errors.New("no program runner configured")
+		})
 	}
-	return out, nil
+	return d.Exec
 }
 
 func lastLines(s string, n int) string {
@@ -241,22 +201,15 @@ func runSecurityApply(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err := waitIndexerAnswers(ctx, env, d); err != nil {
 		return engine.Outcome{}, err
 	}
-	var out string
-	var last error
-	attempts := 0
-	err = wait(ctx, env, 2*d.poll(), "the security init tool to succeed", func() (bool, error) {
-		attempts++
-		out, last = runTool(ctx, d)
-		if last != nil {
-			env.Logger().Warn("security init failed, retrying", "attempt", attempts, "err", last) // the logger writes through the factory's Redactor
-			return false, nil
-		}
-		return true, nil
-	})
+	// The node may not take the upload at once after a start: retry.
+	res, err := secadmin.Apply(ctx, securityTool(d), d.Config.Indexer.SecurityInit, secadmin.ApplyOptions{
+		Retry: func(ctx context.Context, what string, attempt func() (bool, error)) error {
+			return wait(ctx, env, 2*d.poll(), what, attempt)
+		},
+		Failed: func(n int, err error) {
+			env.Logger().Warn("security init failed, retrying", "attempt", n, "err", d.redact(err.Error()))
+		}})
 	if err != nil {
-		if last != nil {
-			return engine.Outcome{}, fmt.Errorf("after %d attempts: %w", attempts, last)
-		}
 		return engine.Outcome{}, err
 	}
 	// The tool returns before the node has loaded what it uploaded: wait
@@ -275,9 +228,5 @@ func runSecurityApply(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	msg := "security configuration applied"
-	if strings.Contains(out, "Done with success") {
-		msg += " (Done with success)"
-	}
-	return engine.Outcome{Message: msg, Data: map[string]any{"attempts": attempts}}, nil
+	return engine.Outcome{Message: "security configuration applied (Done with success)", Data: map[string]any{"attempts": res.Attempts}}, nil
 }

@@ -111,7 +111,7 @@ func runAllocation(ctx context.Context, opts *AllocationOptions) error {
 		return err
 	}
 	defer release()
-	ch, err := cluster.SetAllocation(ctx, api, opts.Set)
+	ch, err := cluster.SetAllocation(ctx, api, opts.Set, cluster.SetOptions{})
 	if opts.Output == "json" {
 		if jerr := output.JSON(opts.IO.Out, ch); jerr != nil {
 			return jerr

@@ -66,7 +66,7 @@ func runFlush(ctx context.Context, opts *FlushOptions) error {
 		return err
 	}
 	defer release()
-	rep, err := cluster.Flush(ctx, api)
+	rep, err := cluster.Flush(ctx, api, cluster.FlushOptions{Plain: true, Synced: true})
 	if err != nil {
 		return err
 	}

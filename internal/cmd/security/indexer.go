@@ -173,7 +173,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		return err
 	}
 	defer release()
-	res, err := secadmin.Apply(ctx, opts.Runner, initTool)
+	res, err := secadmin.Apply(ctx, opts.Runner, initTool, secadmin.ApplyOptions{})
 	if err != nil {
 		_ = renderInit(opts.IO, "table", res)
 		return fmt.Errorf("security apply: %w", err)

@@ -1,9 +1,20 @@
-// Package cluster holds the indexer maintenance operations of an upgrade:
-// shard allocation (show with its source, set to
-// primaries/all, verified acknowledged and read back), shards with the
-// allocation explanation of each unassigned one, flush plus synced flush
-// (partial failure tolerated and reported), and the disk-watermark recovery
-// override (transient 95%/95%/98%) and its removal.
+// Package cluster is the indexer's operations floor, the one home of each
+// maintenance operation and each judgement of the cluster that commands
+// (internal/cmd/indexer), health checks (internal/health) and runbook steps
+// (internal/steps) call.
+//
+// Operations: shard allocation (show with its source; set to primaries/all,
+// acknowledged and read back, optionally after waiting for the node to
+// answer), shards with the allocation explanation of each unassigned one,
+// flush and synced flush (which requests, and whether failed shards are an
+// error, are options), the disk-watermark recovery override (transient
+// 95%/95%/98%) and its removal.
+//
+// Verdicts (verdict.go): cluster status (single-node yellow is fine), red
+// (recovering or cannot allocate, with the explanation), settings left
+// behind by maintenance, archived settings, shadowed templates. A Verdict
+// is a Level, a summary, facts and a fix; a health check maps it to
+// OK/WARN/CRIT/UNKNOWN, a gate to go/pending/no-go.
 package cluster
 
 import (
@@ -14,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // API is what the operations need from the indexer (*indexer.Client).
@@ -66,15 +78,45 @@ type Change[T any] struct {
 	Changed      bool `json:"changed"`
 }
 
+// Await polls ready until it reports true, fails or ctx ends, saying what
+// it waits for (the runbook step's poll loop).
+type Await func(ctx context.Context, what string, ready func() (bool, error)) error
+
+// SetOptions tune SetAllocation.
+type SetOptions struct {
+	// Await, when set, waits for the node to answer before the change: right
+	// after a (re)start it may not yet (a transport failure counts as "not
+	// yet"). Nil: one attempt, a node that does not answer is an error.
+	Await Await
+}
+
+// NotAnswering reports a transport-level failure (unreachable, not ready,
+// timed out): the node may be starting.
+func NotAnswering(err error) bool {
+	return errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrNotReady) || errors.Is(err, netclient.ErrTimeout)
+}
+
 // SetAllocation sets allocation persistently to value (primaries or all),
 // removing a transient value that would override it, verifies the node
 // acknowledged the change and reads it back.
-func SetAllocation(ctx context.Context, api API, value string) (Change[AllocationState], error) {
+func SetAllocation(ctx context.Context, api API, value string, opts SetOptions) (Change[AllocationState], error) {
 	if value != "primaries" && value != "all" {
 		return Change[AllocationState]{}, fmt.Errorf("%w: allocation %q: use primaries or all", ErrInvalidValue, value)
 	}
 	var ch Change[AllocationState]
-	before, err := Allocation(ctx, api)
+	var before AllocationState
+	var err error
+	if opts.Await != nil {
+		err = opts.Await(ctx, "the indexer to answer", func() (bool, error) {
+			before, err = Allocation(ctx, api)
+			if err != nil && NotAnswering(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+	} else {
+		before, err = Allocation(ctx, api)
+	}
 	if err != nil {
 		return ch, err
 	}
@@ -210,20 +252,53 @@ type FlushReport struct {
 	SyncedUnsupported bool                   `json:"synced_unsupported"`
 }
 
-// Flush runs POST _flush, then POST _flush/synced. A synced flush that
-// partially fails (409) is tolerated and reported; one the node does not
-// know is reported as unsupported (the flush already did the work).
-func Flush(ctx context.Context, api API) (FlushReport, error) {
+// FlushOptions choose what Flush sends and how strictly it judges.
+type FlushOptions struct {
+	// Plain sends POST _flush.
+	Plain bool
+	// Synced sends POST _flush/synced (after the plain flush). A node
+	// without it gets a plain flush instead, unless one was just done.
+	Synced bool
+	// Strict makes shards that failed the plain flush an error
+	// (ErrShardsFailed); otherwise they are only reported.
+	Strict bool
+}
+
+// ErrShardsFailed: the flush failed on some shards.
+var ErrShardsFailed = errors.New("shards failed")
+
+// Flush runs POST _flush and/or POST _flush/synced as opts say. A synced
+// flush that partially fails (409) is tolerated and reported; one the node
+// does not know is reported as unsupported and replaced by a plain flush
+// when none was done.
+func Flush(ctx context.Context, api API, opts FlushOptions) (FlushReport, error) {
 	var rep FlushReport
-	s, err := api.Flush(ctx)
-	if err != nil {
-		return rep, fmt.Errorf("flush: %w", err)
+	plain := func() error {
+		s, err := api.Flush(ctx)
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		rep.Flush = s
+		if opts.Strict && s.Failed > 0 {
+			return fmt.Errorf("flush: %d of %d %w: %s", s.Failed, s.Total, ErrShardsFailed, strings.Join(s.Failures, "; "))
+		}
+		return nil
 	}
-	rep.Flush = s
+	if opts.Plain {
+		if err := plain(); err != nil {
+			return rep, err
+		}
+	}
+	if !opts.Synced {
+		return rep, nil
+	}
 	ss, partial, err := api.SyncedFlush(ctx)
 	switch {
 	case errors.Is(err, indexer.ErrSyncedFlushUnsupported):
 		rep.SyncedUnsupported = true
+		if !opts.Plain {
+			return rep, plain()
+		}
 	case err != nil:
 		return rep, fmt.Errorf("synced flush: %w", err)
 	default:

@@ -3,7 +3,10 @@
 // API's policy locally), indexer password hashes (the security plugin's
 // hash tool, password passed through the environment, never argv), and the
 // indexer security configuration (the security init tool: backup with
-// `-backup DIR -icl -nhnv`, apply with its defaults).
+// `-backup DIR -icl -nhnv`, apply with its defaults, optionally retried
+// until the node takes it). `siemctl security indexer` and the runbook's
+// backup.indexer_security and indexer.security_apply steps call the same
+// Backup and Apply.
 package secadmin
 
 import (
@@ -227,6 +230,8 @@ type InitResult struct {
 	Stored []string `json:"stored"` // backup: configuration types written
 	Files  []string `json:"files"`  // backup: files found in Dir afterwards
 	Output []string `json:"output"` // the tool's last lines
+	// Attempts counts the runs of the tool (more than one with Retry).
+	Attempts int `json:"attempts"`
 }
 
 // Backup downloads the indexer's security configuration into dir (created
@@ -243,7 +248,7 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return InitResult{}, fmt.Errorf("backup directory: %w", err)
 	}
-	res := InitResult{Argv: append(slices.Clone(tool), BackupOptions(dir)...), Dir: dir, Stored: []string{}, Files: []string{}}
+	res := InitResult{Argv: append(slices.Clone(tool), BackupOptions(dir)...), Dir: dir, Stored: []string{}, Files: []string{}, Attempts: 1}
 	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
@@ -278,13 +283,46 @@ func ApplyCalls(tool []string) ([]string, error) {
 	return []string{"run " + strings.Join(tool, " ")}, nil
 }
 
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// Retry, when set, runs the tool again after a failure for as long as
+	// Retry keeps polling (right after a start the node may not take the
+	// upload yet); it returns the last failure when it gives up. Nil: one
+	// run.
+	Retry func(ctx context.Context, what string, attempt func() (bool, error)) error
+	// Failed hears each failed attempt that is retried.
+	Failed func(attempt int, err error)
+}
+
 // Apply uploads the security configuration from the indexer's config
-// directory (the init tool with its default options).
-func Apply(ctx context.Context, run Runner, tool []string) (InitResult, error) {
+// directory (the init tool with its default options). Success is exit 0
+// and the tool's "Done with success".
+func Apply(ctx context.Context, run Runner, tool []string, opts ApplyOptions) (InitResult, error) {
 	if _, err := ApplyCalls(tool); err != nil {
 		return InitResult{}, err
 	}
-	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}}
+	if opts.Retry == nil {
+		return applyOnce(ctx, run, tool, 1)
+	}
+	var res InitResult
+	var last error
+	attempts := 0
+	err := opts.Retry(ctx, "the security init tool to succeed", func() (bool, error) {
+		attempts++
+		res, last = applyOnce(ctx, run, tool, attempts)
+		if last != nil && opts.Failed != nil {
+			opts.Failed(attempts, last)
+		}
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		return res, fmt.Errorf("after %d attempts: %w", attempts, last)
+	}
+	return res, err
+}
+
+func applyOnce(ctx context.Context, run Runner, tool []string, attempt int) (InitResult, error) {
+	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}, Attempts: attempt}
 	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
