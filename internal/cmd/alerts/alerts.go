@@ -4,9 +4,13 @@
 package alerts
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
 )
 
 // NewCmdAlerts builds the `alerts` command group.
@@ -29,4 +33,18 @@ func NewCmdAlerts(f *cli.Factory) *cobra.Command {
 	cmd.AddCommand(NewCmdProbe(f, nil))
 	cmd.AddCommand(NewCmdCleanup(f, nil))
 	return cmd
+}
+
+// alertsIndexer returns the configuration (the alerts index prefix) and the
+// indexer client, or why there are none.
+func alertsIndexer(ctx context.Context, config func() (*config.Config, error), ix func(context.Context) (*indexer.Client, error)) (*config.Config, *indexer.Client, error) {
+	cfg, err := config()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := ix(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, c, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // DefaultCaptureTimeout bounds a capture when --timeout is not given: a
@@ -23,10 +22,10 @@ const DefaultCaptureTimeout = time.Minute
 
 // CaptureOptions are the parsed inputs and dependencies of `snapshot capture`.
 type CaptureOptions struct {
-	IO     *output.IOStreams
-	Stack  func(ctx context.Context) (*stack.Stack, error)
-	Now    func() time.Time
-	Output string
+	IO      *output.IOStreams
+	Clients func(ctx context.Context) (*cli.Clients, error)
+	Now     func() time.Time
+	Output  string
 	// Timeout bounds the whole capture.
 	Timeout        time.Duration
 	Label          string
@@ -34,15 +33,15 @@ type CaptureOptions struct {
 	KeepDays       int
 	PrometheusFile string
 
-	// Source builds the snapshot source (nil: the stack's real one); Rand
+	// Source builds the snapshot source (nil: the live one); Rand
 	// feeds the id suffix (nil: crypto/rand). Tests replace them.
-	Source func(st *stack.Stack) snapshot.Source
+	Source func(c *cli.Clients) snapshot.Source
 	Rand   io.Reader
 }
 
 // NewCmdCapture builds `snapshot capture`; runF replaces the behaviour in tests.
 func NewCmdCapture(f *cli.Factory, runF func(context.Context, *CaptureOptions) error) *cobra.Command {
-	opts := &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &CaptureOptions{IO: f.IO, Clients: f.Clients, Now: f.Now}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "prometheus"},
 		Use:         "capture",
@@ -112,7 +111,7 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	start := opts.Now()
 	ctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
+	st, err := opts.Clients(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,11 +119,11 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	if err != nil {
 		return err
 	}
-	src := st.SnapshotSource()
+	var src snapshot.Source = st.Snapshot()
 	if opts.Source != nil {
 		src = opts.Source(st)
 	}
-	copts := st.SnapshotCaptureOptions(opts.Label)
+	copts := st.CaptureOptions(opts.Label)
 	copts.Now, copts.Rand = opts.Now, opts.Rand
 	d, err := snapshot.Capture(ctx, src, copts)
 	if err != nil {

@@ -27,10 +27,10 @@ import (
 // stack; fakes in tests).
 type DepsFunc func(ctx context.Context) (*steps.Deps, error)
 
-// FactoryDeps builds DepsFunc from the Factory's stack.
+// FactoryDeps builds DepsFunc from the Factory's client set.
 func FactoryDeps(f *cli.Factory) DepsFunc {
 	return func(ctx context.Context) (*steps.Deps, error) {
-		st, err := f.Stack(ctx)
+		st, err := f.Clients(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func common(f *cli.Factory) Common {
 // runs) against the Factory's stack, under its own 10 s deadline.
 func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, error) {
 	return func(ctx context.Context) (health.Report, error) {
-		st, err := f.Stack(ctx)
+		hs, err := f.HealthStack(ctx)
 		if err != nil {
 			return health.Report{}, err
 		}
@@ -73,7 +73,7 @@ func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, err
 		}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		return health.Run(ctx, &health.Env{Now: f.Now, Stack: st.HealthStack()}, checks), nil
+		return health.Run(ctx, &health.Env{Now: f.Now, Stack: hs}, checks), nil
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package hostcheck reads facts about the local host: listening TCP/UDP
-// ports (from /proc/net, with a dial fallback), disk usage of a path, and
-// certificate expiry of a TLS endpoint or a PEM file.
+// ports (from /proc/net, with a dial fallback), disk usage of a path,
+// certificate expiry of a TLS endpoint or a PEM file (and of every
+// component's endpoint and CA file), and the dashboard's status answer.
 package hostcheck
 
 import (
@@ -74,6 +75,19 @@ func (l Listening) Addrs(proto string, port int) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// ListeningTCP is the set of listening TCP ports.
+func ListeningTCP(ctx context.Context) (map[int]bool, error) {
+	l, err := ListeningPorts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]bool{}
+	for _, p := range l.Ports("tcp") {
+		out[p] = true
+	}
+	return out, nil
 }
 
 // ListeningPorts reads /proc/net/{tcp,tcp6,udp,udp6}.
