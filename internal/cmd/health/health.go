@@ -124,15 +124,15 @@ func Run(ctx context.Context, opts *Options) error {
 func render(opts *Options, rep health.Report) error {
 	switch opts.Output {
 	case "json":
-		return health.RenderJSON(opts.IO.Out, rep)
+		return renderJSON(opts.IO.Out, rep)
 	case "nagios":
-		return health.RenderNagios(opts.IO.Out, rep)
+		return renderNagios(opts.IO.Out, rep)
 	case "prometheus":
 		if opts.TextFile == "" {
-			return health.RenderPrometheus(opts.IO.Out, rep)
+			return renderPrometheus(opts.IO.Out, rep)
 		}
 		var b strings.Builder
-		if err := health.RenderPrometheus(&b, rep); err != nil {
+		if err := renderPrometheus(&b, rep); err != nil {
 			return err
 		}
 		if err := renameio.WriteFile(opts.TextFile, []byte(b.String()), 0o644); err != nil {
@@ -141,6 +141,6 @@ func render(opts *Options, rep health.Report) error {
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %s\n", opts.TextFile)
 		return nil
 	default:
-		return health.RenderTable(opts.IO.Out, rep, opts.IO.Colors(), opts.IO.IsStdoutTTY())
+		return renderTable(opts.IO.Out, rep, opts.IO.Colors(), opts.IO.IsStdoutTTY())
 	}
 }
