@@ -113,7 +113,7 @@ func TestRunSearch(t *testing.T) {
 			io, _, out, errOut := output.Test()
 			io.SetTTY(false, mode.tty, false)
 			q := `full_log:"a \"quoted\" [bracket] /slash/" OR rule.id:(5710 OR 5716)`
-			err := runSearch(t, newStack(t, srv), &alerts.SearchOptions{IO: io, Now: clock, Output: mode.output, Timeout: 5 * time.Second,
+			err := runSearch(t, newStack(t, srv), &alerts.SearchOptions{Common: alerts.Common{IO: io, Now: clock, Output: mode.output, Timeout: 5 * time.Second},
 				Query: q, Since: 15 * time.Minute, Limit: 3})
 			if err != nil {
 				t.Fatal(err)

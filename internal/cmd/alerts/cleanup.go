@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/output"
@@ -21,13 +20,8 @@ import (
 
 // CleanupOptions are the inputs of `alerts cleanup`.
 type CleanupOptions struct {
-	IO      *output.IOStreams
-	Config  func() (*config.Config, error)
-	Indexer func(ctx context.Context) (*indexer.Client, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
-	Change  cli.Change
+	Common
+	Change cli.Change
 
 	Criteria cleanup.Criteria
 	PlanFile string // where to write the plan ("" = state_dir/cleanup/plan-<time>.json)
@@ -36,7 +30,7 @@ type CleanupOptions struct {
 
 // NewCmdCleanup builds `alerts cleanup`.
 func NewCmdCleanup(f *cli.Factory, runF func(context.Context, *CleanupOptions) error) *cobra.Command {
-	opts := &CleanupOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer, Now: f.Now}
+	opts := &CleanupOptions{Common: common(f)}
 	var olderThan string
 	var diskAbove int
 	var dryRun bool
@@ -126,7 +120,7 @@ deleted), 6 locked.`,
 func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cfg, ix, err := alertsIndexer(ctx, opts.Config, opts.Indexer)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}

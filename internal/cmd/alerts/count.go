@@ -9,19 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
 // CountOptions are the inputs of `alerts count`.
 type CountOptions struct {
-	IO      *output.IOStreams
-	Config  func() (*config.Config, error)
-	Indexer func(ctx context.Context) (*indexer.Client, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
+	Common
 
 	Query     string
 	Since     time.Duration
@@ -32,7 +26,7 @@ type CountOptions struct {
 
 // NewCmdCount builds `alerts count`.
 func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error) *cobra.Command {
-	opts := &CountOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer, Now: f.Now}
+	opts := &CountOptions{Common: common(f)}
 	cmd := &cobra.Command{
 		Use:   "count",
 		Short: "Count the alerts indexed recently",
@@ -74,7 +68,7 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 func runCount(ctx context.Context, opts *CountOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cfg, ix, err := alertsIndexer(ctx, opts.Config, opts.Indexer)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ type probeJSON struct {
 
 // RunProbe runs the data-flow probe and renders its report.
 func RunProbe(ctx context.Context, opts *ProbeOptions) error {
-	cfg, ix, err := alertsIndexer(ctx, opts.Config, opts.Indexer)
+	cfg, ix, err := Common{Config: opts.Config, Indexer: opts.Indexer}.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,19 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
 // SearchOptions are the inputs of `alerts search`.
 type SearchOptions struct {
-	IO      *output.IOStreams
-	Config  func() (*config.Config, error)
-	Indexer func(ctx context.Context) (*indexer.Client, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
+	Common
 
 	Query string
 	Since time.Duration
@@ -30,7 +24,7 @@ type SearchOptions struct {
 
 // NewCmdSearch builds `alerts search`.
 func NewCmdSearch(f *cli.Factory, runF func(context.Context, *SearchOptions) error) *cobra.Command {
-	opts := &SearchOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer, Now: f.Now}
+	opts := &SearchOptions{Common: common(f)}
 	var since string
 	cmd := &cobra.Command{
 		Use:   "search",
@@ -80,7 +74,7 @@ type searchOutput struct {
 func runSearch(ctx context.Context, opts *SearchOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cfg, ix, err := alertsIndexer(ctx, opts.Config, opts.Indexer)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,19 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
 // TailOptions are the inputs of `alerts tail`.
 type TailOptions struct {
-	IO      *output.IOStreams
-	Config  func() (*config.Config, error)
-	Indexer func(ctx context.Context) (*indexer.Client, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration // per poll
+	Common // Timeout bounds each poll
 	// Wait sleeps between polls; tests replace it.
 	Wait func(ctx context.Context, d time.Duration) error
 
@@ -35,7 +29,7 @@ type TailOptions struct {
 
 // NewCmdTail builds `alerts tail`.
 func NewCmdTail(f *cli.Factory, runF func(context.Context, *TailOptions) error) *cobra.Command {
-	opts := &TailOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer, Now: f.Now, Wait: sleep}
+	opts := &TailOptions{Common: common(f), Wait: sleep}
 	var overlap string
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -94,7 +88,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // RunTail prints the recent alerts and follows new ones until ctx ends.
 func RunTail(ctx context.Context, opts *TailOptions) error {
-	cfg, ix, err := alertsIndexer(ctx, opts.Config, opts.Indexer)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
