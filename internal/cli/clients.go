@@ -362,6 +362,17 @@ func (f *Factory) Units(ctx context.Context) (*units.Manager, error) {
 	return u, nil
 }
 
+// LiveSnapshot returns the live snapshot source and the options of a
+// capture labelled label (host, version, alerts prefix, the secrets to keep
+// out of the document).
+func (f *Factory) LiveSnapshot(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, snapshot.CaptureOptions{}, err
+	}
+	return s.Snapshot(), s.CaptureOptions(label), nil
+}
+
 // HealthStack returns the health checks' inputs.
 func (f *Factory) HealthStack(ctx context.Context) (health.Stack, error) {
 	s, err := f.Clients(ctx)

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	emumgr "github.com/siemctl/siemctl/lab/emu/manager"
@@ -57,8 +56,8 @@ func BenchmarkCaptureLargeStack(b *testing.B) {
 	var size int
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Clients: f.Clients, Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
-			Source: func(st *cli.Clients) snapshot.Source { return st.Snapshot() }}
+		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		if err := runCapture(context.Background(), opts); err != nil {
 			b.Fatalf("%v\n%s", err, errOut)
 		}
@@ -128,8 +127,8 @@ func BenchmarkCaptureEmulatedStack(b *testing.B) {
 	rnd := &seqRand{}
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Clients: f.Clients, Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
-			Source: func(st *cli.Clients) snapshot.Source { return st.Snapshot() }}
+		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		start := time.Now()
 		if err := runCapture(context.Background(), opts); err != nil {
 			b.Fatalf("%v\n%s", err, errOut)

@@ -158,12 +158,11 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 }
 
 // goldenSource is the real Source with host-independent health checks.
-func goldenSource(st *cli.Clients) snapshot.Source {
+func goldenSource(src *snapshot.Live) snapshot.Source {
 	checks, err := health.Select(health.Catalogue(), health.Selection{Only: goldenChecks})
 	if err != nil {
 		panic(err)
 	}
-	src := st.Snapshot()
 	src.Checks, src.Now = checks, func() time.Time { return fixedNow }
 	return src
 }
@@ -180,7 +179,7 @@ func (r *seqRand) Read(p []byte) (int, error) {
 }
 
 func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
-	return &CaptureOptions{IO: f.IO, Clients: f.Clients, Now: f.Now, Output: "json", Timeout: 20 * time.Second,
+	return &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
 		Label: label, Source: goldenSource, Rand: rnd}
 }
 
