@@ -373,6 +373,15 @@ func (f *Factory) LiveSnapshot(ctx context.Context, label string) (*snapshot.Liv
 	return s.Snapshot(), s.CaptureOptions(label), nil
 }
 
+// StepDeps returns the step kinds' dependencies.
+func (f *Factory) StepDeps(ctx context.Context) (*steps.Deps, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.StepDeps(), nil
+}
+
 // HealthStack returns the health checks' inputs.
 func (f *Factory) HealthStack(ctx context.Context) (health.Stack, error) {
 	s, err := f.Clients(ctx)

@@ -29,13 +29,7 @@ type DepsFunc func(ctx context.Context) (*steps.Deps, error)
 
 // FactoryDeps builds DepsFunc from the Factory's client set.
 func FactoryDeps(f *cli.Factory) DepsFunc {
-	return func(ctx context.Context) (*steps.Deps, error) {
-		st, err := f.Clients(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return st.StepDeps(), nil
-	}
+	return f.StepDeps
 }
 
 // Common are the inputs every verb shares.
