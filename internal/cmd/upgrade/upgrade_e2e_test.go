@@ -58,12 +58,12 @@ func binaries(t *testing.T) string {
 			return
 		}
 		_ = os.Chmod(binDir, 0o755)
-		for _, b := range []struct{ name, tags string }{{"siemctl", "e2e"}, {"siemlab", ""}} {
+		for _, b := range []struct{ name, tags, pkg string }{{"siemctl", "e2e", "./cmd/siemctl"}, {"siemlab", "", "./lab/cmd/siemlab"}} {
 			args := []string{"build", "-o", filepath.Join(binDir, b.name)}
 			if b.tags != "" {
 				args = append(args, "-tags", b.tags)
 			}
-			cmd := exec.Command("go", append(args, "./cmd/"+b.name)...)
+			cmd := exec.Command("go", append(args, b.pkg)...)
 			cmd.Dir = root
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			if out, err := cmd.CombinedOutput(); err != nil {
