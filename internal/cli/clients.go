@@ -2,28 +2,391 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
+	"time"
 
-	"github.com/siemctl/siemctl/internal/stack"
+	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/redact"
+	"github.com/siemctl/siemctl/internal/shipper"
+	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
-// lazyStack opens the stack once per process, on first use.
-func lazyStack(f *Factory) func(ctx context.Context) (*stack.Stack, error) {
+// ClientOptions tune NewClients.
+type ClientOptions struct {
+	Logger    *slog.Logger
+	LookupEnv func(string) (string, bool)
+	// Redactor learns the resolved secrets (nil: the set keeps its own).
+	Redactor *redact.Redactor
+	// Timeout is a per-request ceiling for the HTTP clients (0: only the
+	// caller's context bounds requests).
+	Timeout time.Duration
+}
+
+// Clients is the client set built once from the configuration: the
+// indexer, the manager API and tools, the package manager, the shipper,
+// the dashboard's status client and (lazily) systemd. A client that could
+// not be built is nil and its *Err says why (e.g. the password file is
+// missing); commands that need it report that error. Commands take the
+// narrow pieces they use (Factory.Indexer, Factory.Manager, ...), never the
+// set; the health checks, the step kinds and the live snapshot source get
+// their inputs from Health, StepDeps and Snapshot.
+type Clients struct {
+	Config *config.Config
+	Logger *slog.Logger
+
+	Indexer    *indexer.Client
+	IndexerErr error
+	Manager    *manager.Client
+	ManagerErr error
+	Tools      manager.Tools
+	Packages   *packages.Manager
+	PkgErr     error
+	Dashboard  hostcheck.Dashboard
+
+	// Redactor knows the resolved secrets: everything that leaves siemctl
+	// (output, journals, snapshots) passes through it.
+	Redactor *redact.Redactor
+	// passwords are the resolved passwords by section (for the default
+	// credential comparison; password_env is gone from the environment
+	// once read).
+	passwords map[string]string
+
+	unitsOnce sync.Once
+	units     *units.Manager
+	unitsErr  error
+}
+
+// NewClients builds the clients from cfg. It never fails as a whole:
+// per-client failures are recorded on the set.
+func NewClients(ctx context.Context, cfg *config.Config, opts ClientOptions) *Clients {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Clients{Config: cfg, Logger: log, Redactor: opts.Redactor, passwords: map[string]string{}}
+	if s.Redactor == nil {
+		s.Redactor = redact.New()
+	}
+	s.Tools = manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool, ConfigCheck: cfg.Manager.ConfigCheck}
+	s.Dashboard = hostcheck.Dashboard{URL: cfg.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: cfg.Dashboard.CAFile, Insecure: cfg.Dashboard.Insecure}}
+
+	if pw, err := cfg.Indexer.Resolve(ctx, "indexer", opts.LookupEnv); err != nil {
+		s.IndexerErr = err
+	} else {
+		s.Redactor.Add(pw, cfg.Indexer.Username+":"+pw) // the second: what Basic auth encodes
+		s.passwords["indexer"] = pw
+		s.Indexer, s.IndexerErr = indexer.New(indexer.Options{URL: cfg.Indexer.URL, Username: cfg.Indexer.Username, Password: pw,
+			CAFile: cfg.Indexer.CAFile, Insecure: cfg.Indexer.Insecure, Timeout: opts.Timeout, Logger: log})
+	}
+	if pw, err := cfg.Manager.Resolve(ctx, "manager", opts.LookupEnv); err != nil {
+		s.ManagerErr = err
+	} else {
+		s.Redactor.Add(pw, cfg.Manager.Username+":"+pw)
+		s.passwords["manager"] = pw
+		s.Manager, s.ManagerErr = manager.New(manager.Options{URL: cfg.Manager.APIURL, Username: cfg.Manager.Username, Password: pw,
+			CAFile: cfg.Manager.CAFile, Insecure: cfg.Manager.Insecure, Timeout: opts.Timeout, Logger: log})
+	}
+	// No child (package manager, shipper, security tools, password
+	// commands, journalctl) inherits a password read from the environment.
+	for _, sec := range []config.Secret{cfg.Indexer.Secret, cfg.Manager.Secret} {
+		if sec.PasswordEnv != "" && len(sec.PasswordCommand) == 0 {
+			_ = os.Unsetenv(sec.PasswordEnv)
+		}
+	}
+	s.Packages, s.PkgErr = packages.New(cfg.Packages.Manager, nil)
+	return s
+}
+
+// Units connects to systemd once, lazily.
+func (s *Clients) Units(ctx context.Context) (*units.Manager, error) {
+	s.unitsOnce.Do(func() {
+		s.units, s.unitsErr = units.New(ctx, s.Config.Systemd.Address, units.Options{Logger: s.Logger})
+	})
+	return s.units, s.unitsErr
+}
+
+// Close releases connections.
+func (s *Clients) Close() error {
+	var errs []error
+	if s.units != nil {
+		errs = append(errs, s.units.Close())
+	}
+	if s.Indexer != nil {
+		errs = append(errs, s.Indexer.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// NeedIndexer returns the indexer client or the reason there is none.
+func (s *Clients) NeedIndexer() (*indexer.Client, error) {
+	if s.Indexer == nil {
+		return nil, fmt.Errorf("indexer: %w", s.IndexerErr)
+	}
+	return s.Indexer, nil
+}
+
+// NeedManager returns the manager API client or the reason there is none.
+func (s *Clients) NeedManager() (*manager.Client, error) {
+	if s.Manager == nil {
+		return nil, fmt.Errorf("manager API: %w", s.ManagerErr)
+	}
+	return s.Manager, nil
+}
+
+// NeedPackages returns the package manager or the reason there is none.
+func (s *Clients) NeedPackages() (*packages.Manager, error) {
+	if s.Packages == nil {
+		return nil, fmt.Errorf("packages: %w", s.PkgErr)
+	}
+	return s.Packages, nil
+}
+
+// Shipper returns the shipper runner for the configured binary.
+func (s *Clients) Shipper() (*shipper.Shipper, error) {
+	sh, err := shipper.New(s.Config.Shipper.Binary, s.Config.Shipper.ConfigDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sh.WithPaths(s.Config.Shipper.HomeDir, s.Config.Shipper.DataDir), nil
+}
+
+// ProbeOptions returns the data-flow probe's options (syslog target,
+// alerts file, alerts index pattern); the caller may override the clock,
+// interval and timeout.
+func (s *Clients) ProbeOptions() (probe.Options, error) {
+	ix, err := s.NeedIndexer()
+	if err != nil {
+		return probe.Options{}, err
+	}
+	return ProbeOptionsFor(s.Config, ix), nil
+}
+
+// ProbeOptionsFor is the data-flow probe's options for cfg, searching with
+// ix. The target is validated by the caller (a usage error) or probe.Run.
+func ProbeOptionsFor(cfg *config.Config, ix probe.Searcher) probe.Options {
+	t := probe.NewTarget(cfg.Manager.Syslog, cfg.Manager.InstallDir)
+	alerts := ""
+	if cfg.Manager.InstallDir != "" {
+		alerts = filepath.Join(cfg.Manager.InstallDir, "logs", "alerts", "alerts.json")
+	}
+	return probe.Options{Syslog: t.Syslog, Queue: t.Queue, AlertsFile: alerts, IndexPattern: cfg.Indexer.AlertsIndexPrefix + "*", Searcher: ix}
+}
+
+func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) {
+	opts, err := s.ProbeOptions()
+	if err != nil {
+		return probe.Report{}, err
+	}
+	return probe.Run(ctx, opts)
+}
+
+// Health is what the health checks talk to, built from this set: the one
+// place their inputs are assembled (siemctl health, upgrade's evidence and
+// the snapshot's health section all use it).
+func (s *Clients) Health() health.Stack {
+	c := s.Config
+	hs := health.Stack{
+		Config:     c,
+		IndexerErr: s.IndexerErr,
+		ManagerErr: s.ManagerErr,
+		Tools:      s.Tools,
+		Units: func(ctx context.Context) (health.UnitsAPI, error) {
+			u, err := s.Units(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return u, nil
+		},
+		Packages: func(ctx context.Context, names ...string) (map[string]string, error) {
+			pm, err := s.NeedPackages()
+			if err != nil {
+				return nil, err
+			}
+			return pm.Installed(ctx, names...)
+		},
+		Ports:     hostcheck.ListeningTCP,
+		Dashboard: s.Dashboard.Status,
+		Certs: func(ctx context.Context) ([]health.CertInfo, error) {
+			return hostcheck.ComponentCerts(ctx, []hostcheck.Endpoint{
+				{Component: "indexer", CALabel: "indexer CA", URL: c.Indexer.URL, TLS: netclient.TLSOptions{CAFile: c.Indexer.CAFile, Insecure: c.Indexer.Insecure}},
+				{Component: "manager API", CALabel: "manager CA", URL: c.Manager.APIURL, TLS: netclient.TLSOptions{CAFile: c.Manager.CAFile, Insecure: c.Manager.Insecure}},
+				{Component: "dashboard", CALabel: "dashboard CA", URL: c.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: c.Dashboard.CAFile, Insecure: c.Dashboard.Insecure}},
+			}), nil
+		},
+		Shipper: health.ShipperChecks{Shipper: s.Shipper},
+		Probe: func(ctx context.Context) (health.ProbeReport, error) {
+			rep, err := s.runProbe(ctx)
+			if err != nil {
+				return health.ProbeReport{}, err
+			}
+			return health.ProbeReportOf(rep), nil
+		},
+	}
+	creds := health.DefaultCredentials{Config: c, Passwords: s.passwords}
+	// Typed nils must not leak into the interfaces.
+	if s.Indexer != nil {
+		hs.Indexer, creds.Indexer = s.Indexer, s.Indexer
+	}
+	if s.Manager != nil {
+		hs.Manager, creds.Manager = s.Manager, s.Manager
+	}
+	hs.DefaultCredentials = creds.Find
+	return hs
+}
+
+// snapshotTimeout bounds one capture inside a runbook step.
+const snapshotTimeout = 90 * time.Second
+
+// StepDeps returns what the upgrade and rollback step kinds need.
+func (s *Clients) StepDeps() *steps.Deps {
+	sc := steps.Clients{
+		Indexer: s.Indexer, IndexerErr: s.IndexerErr,
+		Manager: s.Manager, ManagerErr: s.ManagerErr,
+		Packages: s.Packages, PackageErr: s.PkgErr,
+		Units:     s.Units,
+		Dashboard: s.Dashboard,
+		Probe:     s.runProbe,
+		Snapshot: func(ctx context.Context, label string) (*snapshot.Document, error) {
+			opts := s.CaptureOptions(label)
+			opts.Timeout = snapshotTimeout
+			return snapshot.Capture(ctx, s.Snapshot(), opts)
+		},
+		Snapshots: s.SnapshotStore(),
+		Redact:    s.Redactor.String,
+	}
+	sc.Shipper, sc.ShipperErr = s.Shipper()
+	return steps.NewDeps(s.Config, s.Logger, sc)
+}
+
+// Snapshot is the live snapshot source over this set.
+func (s *Clients) Snapshot() *snapshot.Live {
+	src := &snapshot.Live{Config: s.Config, Indexer: s.Indexer, IndexerErr: s.IndexerErr, Manager: s.Manager, ManagerErr: s.ManagerErr,
+		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard, HealthStack: s.Health()}
+	if s.Packages != nil {
+		src.Packages = s.Packages
+	}
+	return src
+}
+
+// SnapshotStore is the store under state_dir/snapshots.
+func (s *Clients) SnapshotStore() *snapshot.Store {
+	return &snapshot.Store{Dir: filepath.Join(s.Config.StateDir, "snapshots"), Logger: s.Logger}
+}
+
+// CaptureOptions are the options a capture uses: host name, siemctl
+// version, the alerts index prefix and the resolved secrets (so none of
+// them can reach the document).
+func (s *Clients) CaptureOptions(label string) snapshot.CaptureOptions {
+	host, _ := os.Hostname()
+	return snapshot.CaptureOptions{
+		Label:             label,
+		Host:              host,
+		SiemctlVersion:    buildinfo.Get().Version,
+		AlertsIndexPrefix: s.Config.Indexer.AlertsIndexPrefix,
+		Redactor:          s.Redactor,
+	}
+}
+
+// lazyClients builds the client set once per process, on first use.
+func lazyClients(f *Factory) func(ctx context.Context) (*Clients, error) {
 	var (
 		once sync.Once
-		s    *stack.Stack
+		s    *Clients
 		err  error
 	)
-	return func(ctx context.Context) (*stack.Stack, error) {
+	return func(ctx context.Context) (*Clients, error) {
 		once.Do(func() {
 			cfg, cerr := f.Config()
 			if cerr != nil {
 				err = cerr
 				return
 			}
-			s = stack.Open(ctx, cfg, stack.Options{Logger: f.Logger, LookupEnv: os.LookupEnv, Redactor: f.Redactor})
+			s = NewClients(ctx, cfg, ClientOptions{Logger: f.Logger, LookupEnv: os.LookupEnv, Redactor: f.Redactor})
 		})
 		return s, err
 	}
+}
+
+// Indexer returns the indexer client (or why there is none).
+func (f *Factory) Indexer(ctx context.Context) (*indexer.Client, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.NeedIndexer()
+}
+
+// Manager returns the manager API client (or why there is none).
+func (f *Factory) Manager(ctx context.Context) (*manager.Client, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.NeedManager()
+}
+
+// ManagerTools returns the manager's local tools.
+func (f *Factory) ManagerTools(ctx context.Context) (manager.Tools, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return manager.Tools{}, err
+	}
+	return s.Tools, nil
+}
+
+// Units returns the systemd connection (made once).
+func (f *Factory) Units(ctx context.Context) (*units.Manager, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.Units(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("systemd: %w", err)
+	}
+	return u, nil
+}
+
+// LiveSnapshot returns the live snapshot source and the options of a
+// capture labelled label (host, version, alerts prefix, the secrets to keep
+// out of the document).
+func (f *Factory) LiveSnapshot(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, snapshot.CaptureOptions{}, err
+	}
+	return s.Snapshot(), s.CaptureOptions(label), nil
+}
+
+// StepDeps returns the step kinds' dependencies.
+func (f *Factory) StepDeps(ctx context.Context) (*steps.Deps, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.StepDeps(), nil
+}
+
+// HealthStack returns the health checks' inputs.
+func (f *Factory) HealthStack(ctx context.Context) (health.Stack, error) {
+	s, err := f.Clients(ctx)
+	if err != nil {
+		return health.Stack{}, err
+	}
+	return s.Health(), nil
 }

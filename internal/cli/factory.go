@@ -11,7 +11,6 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/redact"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // GlobalOptions are the persistent flags every command shares.
@@ -40,8 +39,9 @@ type Factory struct {
 	Redactor *redact.Redactor
 
 	Config func() (*config.Config, error)
-	// Stack returns the stack's clients built from the config (lazily, once).
-	Stack func(ctx context.Context) (*stack.Stack, error)
+	// Clients returns the client set built from the config (lazily, once).
+	// Commands take the narrow pieces (f.Indexer, f.Manager, f.Units...).
+	Clients func(ctx context.Context) (*Clients, error)
 	// HostLock takes the host lock for command (the line recorded as its
 	// holder); every command that changes the stack takes it through Change.
 	HostLock func(ctx context.Context, command string) (release func(), err error)
@@ -76,7 +76,7 @@ func NewFactory(io *output.IOStreams, env []string) *Factory {
 		})
 		return cfg, err
 	}
-	f.Stack = lazyStack(f)
+	f.Clients = lazyClients(f)
 	f.HostLock = f.hostLock
 	return f
 }

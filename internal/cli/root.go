@@ -1,6 +1,14 @@
 // Package cli is siemctl's command-line shell: the root command, the
 // Factory that hands commands their dependencies, and the one place that maps
 // errors to exit codes.
+//
+// The Factory builds one client set (Clients, clients.go) lazily from the
+// configuration: indexer, manager API and tools, package manager, shipper,
+// dashboard status client, systemd. Commands take narrow pieces of it
+// (f.Indexer, f.Manager, f.ManagerTools, f.Units, f.HealthStack); the
+// health checks' inputs (Clients.Health), the step kinds' dependencies
+// (Clients.StepDeps, via steps.NewDeps) and the live snapshot source
+// (Clients.Snapshot) are each assembled there once.
 package cli
 
 import (

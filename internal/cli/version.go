@@ -3,12 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
+	"github.com/siemctl/siemctl/internal/packages"
 )
 
 func newCmdVersion(f *Factory) *cobra.Command {
@@ -26,12 +27,12 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 				return err
 			}
 			bi := buildinfo.Get()
-			var comps map[string]stack.ComponentVersion
+			var comps map[string]ComponentVersion
 			var cfgErr error
 			if !short {
 				ctx, cancel := context.WithTimeout(cmd.Context(), f.Global.Timeout)
 				defer cancel()
-				if st, err := f.Stack(ctx); err != nil {
+				if st, err := f.Clients(ctx); err != nil {
 					cfgErr = err
 				} else {
 					comps = st.Versions(ctx)
@@ -72,4 +73,87 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 	}
 	cmd.Flags().BoolVar(&short, "short", false, "print only siemctl's version, on one line (no stack queries; -o json: the whole build)")
 	return cmd
+}
+
+// ComponentVersion is what is known of one component's version.
+type ComponentVersion struct {
+	Package string `json:"package"`         // installed package version, "" if not installed or unknown
+	API     string `json:"api"`             // what the running component reports, "" if unreachable
+	Error   string `json:"error,omitempty"` // why something is unknown
+}
+
+// Versions asks the package manager and the running components, concurrently.
+// It never fails as a whole: unknown parts carry their reason.
+func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
+	out := map[string]ComponentVersion{}
+	for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
+		out[c] = ComponentVersion{}
+	}
+	var mu sync.Mutex
+	set := func(comp string, fn func(*ComponentVersion)) {
+		mu.Lock()
+		v := out[comp]
+		fn(&v)
+		out[comp] = v
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	run := func(fn func()) { wg.Add(1); go func() { defer wg.Done(); fn() }() }
+	run(func() {
+		pv, err := s.installedVersions(ctx)
+		for comp := range out {
+			set(comp, func(v *ComponentVersion) {
+				if err != nil {
+					v.Error = s.Redactor.String(err.Error())
+					return
+				}
+				v.Package = pv[comp]
+			})
+		}
+	})
+	run(func() {
+		ix, err := s.NeedIndexer()
+		if err == nil {
+			vs, verr := ix.NodesVersions(ctx)
+			err = verr
+			if verr == nil && len(vs) > 0 {
+				set("indexer", func(v *ComponentVersion) { v.API = "OpenSearch " + vs[0].Version })
+			}
+		}
+		if err != nil {
+			set("indexer", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
+		}
+	})
+	run(func() {
+		m, err := s.NeedManager()
+		if err == nil {
+			info, ierr := m.Info(ctx)
+			err = ierr
+			if ierr == nil {
+				set("manager", func(v *ComponentVersion) { v.API = info.APIVersion })
+			}
+		}
+		if err != nil {
+			set("manager", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
+		}
+	})
+	run(func() {
+		d, err := s.Dashboard.Status(ctx)
+		if err != nil {
+			set("dashboard", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
+			return
+		}
+		set("dashboard", func(v *ComponentVersion) { v.API = d.Version })
+	})
+	wg.Wait()
+	return out
+}
+
+// installedVersions returns component → installed package version.
+func (s *Clients) installedVersions(ctx context.Context) (map[string]string, error) {
+	pm, err := s.NeedPackages()
+	if err != nil {
+		return nil, err
+	}
+	return packages.ByComponent(ctx, pm, s.Config.PackageNames())
 }

@@ -5,6 +5,11 @@
 // share one call through Env's memo, so a dead component costs its timeout
 // once per run, not once per check. A check that has not answered by the
 // deadline is reported UNKNOWN; nothing waits beyond it.
+//
+// Checks talk to Stack (stack.go), which the CLI's client set fills once;
+// the default-password verdict's logins live in credentials.go. The package
+// returns a Report; rendering it (table, JSON, Nagios, Prometheus) is the
+// health command's job.
 package health
 
 import (

@@ -1,54 +1,12 @@
 package health
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/siemctl/siemctl/internal/golden"
-	"github.com/siemctl/siemctl/internal/output"
 )
-
-func fixedReport() Report {
-	return Report{
-		CheckedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC),
-		Duration:  840 * time.Millisecond,
-		Results: []Result{
-			{ID: "units", Component: "host", Status: OK, Summary: "4/4 units active", Evidence: []string{}},
-			{ID: "indexer.allocation", Component: "indexer", Status: Warn, Summary: "cluster.routing.allocation.enable is primaries (persistent)",
-				Evidence: []string{"persistent cluster.routing.allocation.enable=primaries"},
-				Fix:      `siemctl indexer allocation all`, Metrics: map[string]float64{"unassigned_replicas": 3}},
-			{ID: "manager.api", Component: "manager", Status: Crit, Summary: "unreachable: connection refused", Evidence: []string{"POST https://127.0.0.1:55000/security/user/authenticate: connection refused"},
-				Fix: "siemctl services start manager"},
-			{ID: "alerts.flow", Component: "alerts", Status: Unknown, Summary: "not checked: indexer unreachable", Evidence: []string{}},
-		},
-		Notes: []string{"TLS verification is disabled for the dashboard (dashboard.insecure: true)"},
-	}
-}
-
-func TestRenderGoldens(t *testing.T) {
-	rep := fixedReport()
-	rep.Verdict = Verdict(rep.Results)
-	cases := map[string]func(*bytes.Buffer) error{
-		"table_notty": func(b *bytes.Buffer) error { return RenderTable(b, rep, (&output.IOStreams{}).Colors(), false) },
-		"table_tty":   func(b *bytes.Buffer) error { return RenderTable(b, rep, (&output.IOStreams{}).Colors(), true) },
-		"json":        func(b *bytes.Buffer) error { return RenderJSON(b, rep) },
-		"nagios":      func(b *bytes.Buffer) error { return RenderNagios(b, rep) },
-		"prometheus":  func(b *bytes.Buffer) error { return RenderPrometheus(b, rep) },
-	}
-	for name, render := range cases {
-		t.Run(name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := render(&b); err != nil {
-				t.Fatal(err)
-			}
-			golden.Assert(t, "render_"+name, b.Bytes())
-		})
-	}
-}
 
 func TestVerdict(t *testing.T) {
 	tests := []struct {

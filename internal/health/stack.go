@@ -2,11 +2,15 @@ package health
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -78,20 +82,10 @@ type ShipperAPI interface {
 }
 
 // DashboardAnswer is the dashboard's answer to GET /.
-type DashboardAnswer struct {
-	Status   int
-	Location string
-	Version  string // from /api/status when available
-}
+type DashboardAnswer = hostcheck.DashboardAnswer
 
 // CertInfo is one certificate siemctl looked at.
-type CertInfo struct {
-	Component string
-	Source    string // URL or file
-	Subject   string
-	NotAfter  time.Time
-	Err       error // could not be read at all
-}
+type CertInfo = hostcheck.ComponentCert
 
 // ProbeReport is the data-flow probe's outcome.
 type ProbeReport struct {
@@ -107,4 +101,58 @@ type ProbeHop struct {
 	OK      bool
 	Latency time.Duration
 	Detail  string
+}
+
+// ProbeReportOf keeps the hops of a probe report the check shows (the
+// skipped ones, not observable from here, are left out).
+func ProbeReportOf(rep probe.Report) ProbeReport {
+	out := ProbeReport{OK: rep.OK, Nonce: rep.Nonce, BrokenAt: rep.BrokenAt}
+	for _, h := range rep.Hops {
+		if h.State == probe.StateSkipped {
+			continue
+		}
+		out.Hops = append(out.Hops, ProbeHop{Name: h.Name, OK: h.State == probe.StateOK, Latency: h.Latency, Detail: h.Detail})
+	}
+	return out
+}
+
+// ShipperChecks runs the shipper's self-tests for the check; sh is built
+// lazily (nil error: the shipper binary is configured and found).
+type ShipperChecks struct {
+	Shipper func() (*shipper.Shipper, error)
+}
+
+// TestConfig runs `test config`.
+func (c ShipperChecks) TestConfig(ctx context.Context) (bool, string, error) {
+	sh, err := c.Shipper()
+	if err != nil {
+		return false, "", err
+	}
+	return sh.TestConfig(ctx)
+}
+
+// TestOutput runs `test output` and keeps one line per host step.
+func (c ShipperChecks) TestOutput(ctx context.Context) (bool, []string, error) {
+	sh, err := c.Shipper()
+	if err != nil {
+		return false, nil, err
+	}
+	rep, err := sh.TestOutput(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	var lines []string
+	for _, h := range rep.Hosts {
+		for _, st := range h.Steps {
+			line := fmt.Sprintf("%s %s... %s", h.URL, st.Name, st.Status)
+			if st.Detail != "" {
+				line += " " + st.Detail
+			}
+			lines = append(lines, line)
+		}
+	}
+	if rep.Exiting != "" {
+		lines = append(lines, "Exiting: "+rep.Exiting)
+	}
+	return rep.OK, lines, nil
 }

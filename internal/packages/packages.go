@@ -515,3 +515,32 @@ func sign(n int) int {
 	}
 	return 0
 }
+
+// Querier is what ByComponent asks (a *Manager; a fake in tests).
+type Querier interface {
+	Installed(ctx context.Context, pkgs ...string) (map[string]string, error)
+}
+
+// ByComponent is a component's installed version: names maps each
+// component (indexer, manager, dashboard, shipper) to its package, and the
+// answer maps each component to the installed version ("" when the package
+// is not installed). This is the one definition of "the version of a
+// component as installed"; the running version is what its API reports.
+func ByComponent(ctx context.Context, q Querier, names map[string]string) (map[string]string, error) {
+	pkgs := make([]string, 0, len(names))
+	for _, p := range names {
+		if p != "" {
+			pkgs = append(pkgs, p)
+		}
+	}
+	slices.Sort(pkgs)
+	byPkg, err := q.Installed(ctx, slices.Compact(pkgs)...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(names))
+	for comp, p := range names {
+		out[comp] = byPkg[p]
+	}
+	return out, nil
+}

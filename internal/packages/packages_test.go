@@ -295,3 +295,41 @@ func TestNewDefaultRunner(t *testing.T) {
 		t.Fatalf("default runner %#v, want the package manager's 256 KiB cap, in siemctl's process group", m.run)
 	}
 }
+
+type fakeQuerier struct {
+	asked []string
+	have  map[string]string
+	err   error
+}
+
+func (q *fakeQuerier) Installed(_ context.Context, pkgs ...string) (map[string]string, error) {
+	q.asked = pkgs
+	out := map[string]string{}
+	for _, p := range pkgs {
+		out[p] = q.have[p]
+	}
+	return out, q.err
+}
+
+// TestByComponent: each component maps to its package's installed version
+// ("" when not installed); a package two components share is asked once,
+// an unset package name is never asked, and a failed query is the error.
+func TestByComponent(t *testing.T) {
+	q := &fakeQuerier{have: map[string]string{"siem-indexer": "4.9.0-1", "siem-manager": "4.9.0-1"}}
+	names := map[string]string{"indexer": "siem-indexer", "manager": "siem-manager", "dashboard": "siem-dashboard", "shipper": "", "agent": "siem-manager"}
+	got, err := ByComponent(context.Background(), q, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", "dashboard": "", "shipper": "", "agent": "4.9.0-1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ByComponent = %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(q.asked, []string{"siem-dashboard", "siem-indexer", "siem-manager"}) {
+		t.Errorf("asked %q", q.asked)
+	}
+	q.err = errors.New("dpkg-query: database locked")
+	if _, err := ByComponent(context.Background(), q, names); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("failed query = %v", err)
+	}
+}

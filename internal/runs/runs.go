@@ -27,15 +27,9 @@ const DefaultPoll = 2 * time.Second
 // stack; fakes in tests).
 type DepsFunc func(ctx context.Context) (*steps.Deps, error)
 
-// FactoryDeps builds DepsFunc from the Factory's stack.
+// FactoryDeps builds DepsFunc from the Factory's client set.
 func FactoryDeps(f *cli.Factory) DepsFunc {
-	return func(ctx context.Context) (*steps.Deps, error) {
-		st, err := f.Stack(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return st.StepDeps(), nil
-	}
+	return f.StepDeps
 }
 
 // Common are the inputs every upgrade and rollback verb shares.

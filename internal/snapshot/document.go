@@ -5,6 +5,9 @@
 // A snapshot never fails because a component is down: each part of the stack
 // is read concurrently under one deadline, and a part that does not answer is
 // recorded as unreachable with its (redacted) error.
+//
+// Capture reads through a Source; Live (live.go) is the one Source over the
+// real clients, the only code that reads the running stack for a capture.
 package snapshot
 
 import (

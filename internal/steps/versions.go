@@ -52,17 +52,13 @@ func ResolveTarget(ctx context.Context, pk PackagesAPI, names map[string]string,
 		return nil, err
 	}
 	comps := slices.Clone(Components)
-	pkgs := make([]string, 0, len(comps))
-	for _, c := range comps {
-		pkgs = append(pkgs, names[c])
-	}
-	inst, err := pk.Installed(ctx, pkgs...)
+	inst, err := packages.ByComponent(ctx, pk, names)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Candidate, 0, len(comps))
 	for _, c := range comps {
-		cand := Candidate{Component: c, Package: names[c], Installed: inst[names[c]], Available: []string{}}
+		cand := Candidate{Component: c, Package: names[c], Installed: inst[c], Available: []string{}}
 		pol, err := pk.Candidates(ctx, names[c])
 		switch {
 		case errors.Is(err, packages.ErrUnsupported):

@@ -48,22 +48,14 @@ type Clients struct {
 func clientsFrom(f *cli.Factory) Clients {
 	return Clients{
 		API: func(ctx context.Context) (fleet.API, error) {
-			st, err := f.Stack(ctx)
-			if err != nil {
-				return nil, err
-			}
-			c, err := st.NeedManager()
+			c, err := f.Manager(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return c, nil
 		},
 		Tools: func(ctx context.Context) (fleet.Tools, error) {
-			st, err := f.Stack(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return st.Tools, nil
+			return f.ManagerTools(ctx)
 		},
 	}
 }

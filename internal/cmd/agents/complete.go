@@ -25,11 +25,7 @@ func completeAgentIDs(f *cli.Factory) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(parent, completeTimeout)
 		defer cancel()
-		st, err := f.Stack(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		mc, err := st.NeedManager()
+		mc, err := f.Manager(ctx)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -4,9 +4,15 @@
 package alerts
 
 import (
+	"context"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // NewCmdAlerts builds the `alerts` command group.
@@ -29,4 +35,34 @@ func NewCmdAlerts(f *cli.Factory) *cobra.Command {
 	cmd.AddCommand(NewCmdProbe(f, nil))
 	cmd.AddCommand(NewCmdCleanup(f, nil))
 	return cmd
+}
+
+// Common are the inputs the alerts verbs share: the streams, the
+// configuration (the alerts index prefix, state_dir), the indexer client,
+// the clock, and the global output format and timeout.
+type Common struct {
+	IO      *output.IOStreams
+	Config  func() (*config.Config, error)
+	Indexer func(ctx context.Context) (*indexer.Client, error)
+	Now     func() time.Time
+	Output  string
+	Timeout time.Duration
+}
+
+func common(f *cli.Factory) Common {
+	return Common{IO: f.IO, Config: f.Config, Indexer: f.Indexer, Now: f.Now}
+}
+
+// open returns the configuration and the indexer client, or why there are
+// none.
+func (c Common) open(ctx context.Context) (*config.Config, *indexer.Client, error) {
+	cfg, err := c.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, err := c.Indexer(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, ix, nil
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/stack"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
@@ -29,13 +29,13 @@ type e2eProbe struct {
 	} `json:"hops"`
 }
 
-func labStack(t *testing.T, l *e2e.Lab) *stack.Stack {
+func labStack(t *testing.T, l *e2e.Lab) *cli.Clients {
 	t.Helper()
 	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(l.Dir, "siemctl.yaml"), ExplicitPath: true, LookupEnv: os.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := stack.Open(context.Background(), cfg, stack.Options{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
+	st := cli.NewClients(context.Background(), cfg, cli.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
 	t.Cleanup(func() { st.Close() })
 	if _, err := st.NeedIndexer(); err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func labStack(t *testing.T, l *e2e.Lab) *stack.Stack {
 	return st
 }
 
-func liveIndices(t *testing.T, st *stack.Stack, prefix string) []string {
+func liveIndices(t *testing.T, st *cli.Clients, prefix string) []string {
 	t.Helper()
 	list, err := st.Indexer.CatIndices(context.Background(), prefix+"*")
 	if err != nil {

@@ -26,7 +26,6 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 const prefix = "siem-alerts-4.x-"
@@ -35,9 +34,9 @@ var now = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func clock() time.Time { return now }
 
-// newStack returns a stack whose indexer is the fake and whose state and
+// newStack returns a client set whose indexer is the fake and whose state and
 // install dirs are temp dirs.
-func newStack(t *testing.T, srv *indexertest.Server) *stack.Stack {
+func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
 	t.Helper()
 	ix, err := indexer.New(srv.Options())
 	if err != nil {
@@ -45,13 +44,14 @@ func newStack(t *testing.T, srv *indexertest.Server) *stack.Stack {
 	}
 	t.Cleanup(func() { ix.Close() })
 	d := t.TempDir()
-	return &stack.Stack{Config: &config.Config{StateDir: filepath.Join(d, "state"),
+	return &cli.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
 		Indexer: config.Indexer{AlertsIndexPrefix: prefix},
 		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: ix}
 }
 
-func stackFunc(s *stack.Stack) func(context.Context) (*stack.Stack, error) {
-	return func(context.Context) (*stack.Stack, error) { return s, nil }
+// alertsFile is the manager's alerts file under the install dir.
+func alertsFile(s *cli.Clients) string {
+	return filepath.Join(s.Config.Manager.InstallDir, "logs", "alerts", "alerts.json")
 }
 
 const searchBody = `{"hits":{"total":{"value":3,"relation":"eq"},"hits":[
@@ -113,7 +113,7 @@ func TestRunSearch(t *testing.T) {
 			io, _, out, errOut := output.Test()
 			io.SetTTY(false, mode.tty, false)
 			q := `full_log:"a \"quoted\" [bracket] /slash/" OR rule.id:(5710 OR 5716)`
-			err := runSearch(t, &alerts.SearchOptions{IO: io, Stack: stackFunc(newStack(t, srv)), Now: clock, Output: mode.output, Timeout: 5 * time.Second,
+			err := runSearch(t, newStack(t, srv), &alerts.SearchOptions{Common: alerts.Common{IO: io, Now: clock, Output: mode.output, Timeout: 5 * time.Second},
 				Query: q, Since: 15 * time.Minute, Limit: 3})
 			if err != nil {
 				t.Fatal(err)
@@ -152,12 +152,13 @@ func TestRunSearch(t *testing.T) {
 }
 
 // runSearch runs the command's RunE through the public constructor.
-func runSearch(t *testing.T, o *alerts.SearchOptions) error {
+func runSearch(t *testing.T, st *cli.Clients, o *alerts.SearchOptions) error {
 	t.Helper()
 	f := cli.NewFactory(o.IO, nil)
 	f.Global.Output, f.Global.Timeout = o.Output, o.Timeout
 	f.Now = o.Now
-	f.Stack = o.Stack
+	f.Clients = func(context.Context) (*cli.Clients, error) { return st, nil }
+	f.Config = func() (*config.Config, error) { return st.Config, nil }
 	cmd := alerts.NewCmdSearch(f, nil)
 	args := []string{"--since", fmt.Sprintf("%dm", int(o.Since.Minutes())), "-n", fmt.Sprint(o.Limit)}
 	if o.Query != "" {
@@ -171,13 +172,13 @@ func runSearch(t *testing.T, o *alerts.SearchOptions) error {
 }
 
 // factory returns a Factory wired to the fake stack.
-func factory(t *testing.T, s *stack.Stack, outputFmt string, tty bool) (*cli.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+func factory(t *testing.T, s *cli.Clients, outputFmt string, tty bool) (*cli.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	io, in, out, errOut := output.Test()
 	io.SetTTY(tty, tty, tty)
 	f := cli.NewFactory(io, nil)
 	f.Global.Output, f.Global.Timeout = outputFmt, 5*time.Second
 	f.Now = clock
-	f.Stack = stackFunc(s)
+	f.Clients = func(context.Context) (*cli.Clients, error) { return s, nil }
 	if s != nil {
 		f.Config = func() (*config.Config, error) { return s.Config, nil } // the host lock lives in its state_dir
 	}
@@ -352,7 +353,7 @@ func TestProbe(t *testing.T) {
 				fmt.Fprint(w, `{"hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}`)
 			}}})
 			st := newStack(t, srv)
-			alertsFile := st.AlertsFile()
+			alertsFile := alertsFile(st)
 			if err := os.MkdirAll(filepath.Dir(alertsFile), 0o755); err != nil {
 				t.Fatal(err)
 			}

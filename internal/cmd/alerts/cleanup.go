@@ -16,17 +16,12 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // CleanupOptions are the inputs of `alerts cleanup`.
 type CleanupOptions struct {
-	IO      *output.IOStreams
-	Stack   func(ctx context.Context) (*stack.Stack, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
-	Change  cli.Change
+	Common
+	Change cli.Change
 
 	Criteria cleanup.Criteria
 	PlanFile string // where to write the plan ("" = state_dir/cleanup/plan-<time>.json)
@@ -35,7 +30,7 @@ type CleanupOptions struct {
 
 // NewCmdCleanup builds `alerts cleanup`.
 func NewCmdCleanup(f *cli.Factory, runF func(context.Context, *CleanupOptions) error) *cobra.Command {
-	opts := &CleanupOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &CleanupOptions{Common: common(f)}
 	var olderThan string
 	var diskAbove int
 	var dryRun bool
@@ -125,16 +120,12 @@ deleted), 6 locked.`,
 func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
-	ix, err := st.NeedIndexer()
-	if err != nil {
-		return err
-	}
-	prefix := st.Config.Indexer.AlertsIndexPrefix
-	in := cleanup.Input{Prefix: prefix, ExtraPrefixes: st.Config.Indexer.CleanupPrefixes, IndexerURL: ix.URL(), Criteria: opts.Criteria, Now: opts.Now()}
+	prefix := cfg.Indexer.AlertsIndexPrefix
+	in := cleanup.Input{Prefix: prefix, ExtraPrefixes: cfg.Indexer.CleanupPrefixes, IndexerURL: ix.URL(), Criteria: opts.Criteria, Now: opts.Now()}
 	for _, pr := range append([]string{prefix}, in.ExtraPrefixes...) {
 		got, err := ix.CatIndices(ctx, pr+"*")
 		if err != nil {
@@ -153,9 +144,9 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 	}
 	path := opts.PlanFile
 	if path == "" {
-		path = cleanup.DefaultPlanPath(st.Config.StateDir, opts.Now())
+		path = cleanup.DefaultPlanPath(cfg.StateDir, opts.Now())
 	}
-	key, err := cleanup.Key(st.Config.StateDir)
+	key, err := cleanup.Key(cfg.StateDir)
 	if err != nil {
 		return err
 	}
@@ -194,11 +185,11 @@ func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
 }
 
 func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
-	st, err := opts.Stack(ctx)
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
-	key, err := cleanup.Key(st.Config.StateDir)
+	key, err := cleanup.Key(cfg.StateDir)
 	if err != nil {
 		return err
 	}
@@ -209,16 +200,16 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 	if err != nil {
 		return err
 	}
-	ix, err := st.NeedIndexer()
+	ix, err := opts.Indexer(ctx)
 	if err != nil {
 		return err
 	}
-	if prefix := st.Config.Indexer.AlertsIndexPrefix; plan.Prefix != prefix {
+	if prefix := cfg.Indexer.AlertsIndexPrefix; plan.Prefix != prefix {
 		return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan is for prefix %q, the configured alerts prefix is %q", plan.Prefix, prefix)}}
 	}
 	for _, pr := range plan.ExtraPrefixes {
-		if !slices.Contains(st.Config.Indexer.CleanupPrefixes, pr) {
-			return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan covers prefix %q, which indexer.cleanup_prefixes no longer lists (%s); make a new plan", pr, strings.Join(st.Config.Indexer.CleanupPrefixes, ", "))}}
+		if !slices.Contains(cfg.Indexer.CleanupPrefixes, pr) {
+			return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan covers prefix %q, which indexer.cleanup_prefixes no longer lists (%s); make a new plan", pr, strings.Join(cfg.Indexer.CleanupPrefixes, ", "))}}
 		}
 	}
 	vctx, cancel := context.WithTimeout(ctx, opts.Timeout)

@@ -11,16 +11,11 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // CountOptions are the inputs of `alerts count`.
 type CountOptions struct {
-	IO      *output.IOStreams
-	Stack   func(ctx context.Context) (*stack.Stack, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
+	Common
 
 	Query     string
 	Since     time.Duration
@@ -31,7 +26,7 @@ type CountOptions struct {
 
 // NewCmdCount builds `alerts count`.
 func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error) *cobra.Command {
-	opts := &CountOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &CountOptions{Common: common(f)}
 	cmd := &cobra.Command{
 		Use:   "count",
 		Short: "Count the alerts indexed recently",
@@ -73,24 +68,20 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 func runCount(ctx context.Context, opts *CountOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
-	if err != nil {
-		return err
-	}
-	ix, err := st.NeedIndexer()
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
 	now := opts.Now()
 	since := now.Add(-opts.Since)
 	if opts.By > 0 {
-		buckets, err := ix.Histogram(ctx, st.AlertsPattern(), opts.Query, since, now, opts.By)
+		buckets, err := ix.Histogram(ctx, cfg.Indexer.AlertsIndexPrefix+"*", opts.Query, since, now, opts.By)
 		if err != nil {
 			return queryError(opts.Query, err)
 		}
 		return renderHistogram(opts, since, buckets)
 	}
-	n, err := ix.Count(ctx, st.AlertsPattern(), opts.Query, since)
+	n, err := ix.Count(ctx, cfg.Indexer.AlertsIndexPrefix+"*", opts.Query, since)
 	if err != nil {
 		return queryError(opts.Query, err)
 	}

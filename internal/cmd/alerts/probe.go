@@ -8,16 +8,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // ProbeOptions are the inputs of `alerts probe`.
 type ProbeOptions struct {
-	IO     *output.IOStreams
-	Stack  func(ctx context.Context) (*stack.Stack, error)
-	Output string
+	IO      *output.IOStreams
+	Config  func() (*config.Config, error)
+	Indexer func(ctx context.Context) (*indexer.Client, error)
+	Output  string
 	// Tune replaces the probe's clock, waits and dialer in tests.
 	Tune func(*probe.Options)
 
@@ -27,7 +29,7 @@ type ProbeOptions struct {
 
 // NewCmdProbe builds `alerts probe`.
 func NewCmdProbe(f *cli.Factory, runF func(context.Context, *ProbeOptions) error) *cobra.Command {
-	opts := &ProbeOptions{IO: f.IO, Stack: f.Stack}
+	opts := &ProbeOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer}
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Send a tagged event and follow it through manager, shipper and indexer",
@@ -84,14 +86,11 @@ type probeJSON struct {
 
 // RunProbe runs the data-flow probe and renders its report.
 func RunProbe(ctx context.Context, opts *ProbeOptions) error {
-	st, err := opts.Stack(ctx)
+	cfg, ix, err := Common{Config: opts.Config, Indexer: opts.Indexer}.open(ctx)
 	if err != nil {
 		return err
 	}
-	po, err := st.ProbeOptions()
-	if err != nil {
-		return err
-	}
+	po := cli.ProbeOptionsFor(cfg, ix)
 	po.Timeout, po.Interval = opts.Wait, opts.Interval
 	target := probe.Target{Syslog: po.Syslog, Queue: po.Queue}
 	if err := target.Validate(); err != nil {

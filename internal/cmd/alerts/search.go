@@ -11,16 +11,11 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // SearchOptions are the inputs of `alerts search`.
 type SearchOptions struct {
-	IO      *output.IOStreams
-	Stack   func(ctx context.Context) (*stack.Stack, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration
+	Common
 
 	Query string
 	Since time.Duration
@@ -29,7 +24,7 @@ type SearchOptions struct {
 
 // NewCmdSearch builds `alerts search`.
 func NewCmdSearch(f *cli.Factory, runF func(context.Context, *SearchOptions) error) *cobra.Command {
-	opts := &SearchOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &SearchOptions{Common: common(f)}
 	var since string
 	cmd := &cobra.Command{
 		Use:   "search",
@@ -79,16 +74,12 @@ type searchOutput struct {
 func runSearch(ctx context.Context, opts *SearchOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
-	if err != nil {
-		return err
-	}
-	ix, err := st.NeedIndexer()
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
 	since := opts.Now().Add(-opts.Since)
-	res, err := ix.Search(ctx, indexer.SearchRequest{Index: st.AlertsPattern(), Query: opts.Query, Since: since, Size: opts.Limit,
+	res, err := ix.Search(ctx, indexer.SearchRequest{Index: cfg.Indexer.AlertsIndexPrefix + "*", Query: opts.Query, Since: since, Size: opts.Limit,
 		Sort: []indexer.SortField{{Field: indexer.DefaultTimeField, Order: "desc"}}})
 	if err != nil {
 		return queryError(opts.Query, err)

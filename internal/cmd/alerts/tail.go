@@ -12,16 +12,11 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // TailOptions are the inputs of `alerts tail`.
 type TailOptions struct {
-	IO      *output.IOStreams
-	Stack   func(ctx context.Context) (*stack.Stack, error)
-	Now     func() time.Time
-	Output  string
-	Timeout time.Duration // per poll
+	Common // Timeout bounds each poll
 	// Wait sleeps between polls; tests replace it.
 	Wait func(ctx context.Context, d time.Duration) error
 
@@ -34,7 +29,7 @@ type TailOptions struct {
 
 // NewCmdTail builds `alerts tail`.
 func NewCmdTail(f *cli.Factory, runF func(context.Context, *TailOptions) error) *cobra.Command {
-	opts := &TailOptions{IO: f.IO, Stack: f.Stack, Now: f.Now, Wait: sleep}
+	opts := &TailOptions{Common: common(f), Wait: sleep}
 	var overlap string
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -93,15 +88,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // RunTail prints the recent alerts and follows new ones until ctx ends.
 func RunTail(ctx context.Context, opts *TailOptions) error {
-	st, err := opts.Stack(ctx)
+	cfg, ix, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
-	ix, err := st.NeedIndexer()
-	if err != nil {
-		return err
-	}
-	fl := &Follower{Search: ix.Search, Index: st.AlertsPattern(), Query: opts.Query, Overlap: opts.Overlap}
+	fl := &Follower{Search: ix.Search, Index: cfg.Indexer.AlertsIndexPrefix + "*", Query: opts.Query, Overlap: opts.Overlap}
 	first := true
 	emit := func(hits []indexer.Hit) error {
 		alerts := make([]Alert, 0, len(hits))

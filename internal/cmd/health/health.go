@@ -15,13 +15,14 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // Options are the parsed inputs and dependencies of `siemctl health`.
 type Options struct {
-	IO       *output.IOStreams
-	Stack    func(ctx context.Context) (*stack.Stack, error)
+	IO *output.IOStreams
+	// Stack returns what the checks talk to (the factory builds it from
+	// its client set).
+	Stack    func(ctx context.Context) (health.Stack, error)
 	Now      func() time.Time
 	Output   string
 	Timeout  time.Duration
@@ -33,7 +34,7 @@ type Options struct {
 
 // NewCmdHealth builds the command; runF replaces the behaviour in tests.
 func NewCmdHealth(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &Options{IO: f.IO, Stack: f.HealthStack, Now: f.Now}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "nagios,prometheus"},
 		Use:         "health",
@@ -108,7 +109,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err // configuration problems: exit 2 with the key named
 	}
-	env := &health.Env{Now: opts.Now, Stack: st.HealthStack()}
+	env := &health.Env{Now: opts.Now, Stack: st}
 	rep := health.Run(ctx, env, checks)
 	rep.Duration = opts.Now().Sub(start)
 	if err := render(opts, rep); err != nil {
@@ -123,15 +124,15 @@ func Run(ctx context.Context, opts *Options) error {
 func render(opts *Options, rep health.Report) error {
 	switch opts.Output {
 	case "json":
-		return health.RenderJSON(opts.IO.Out, rep)
+		return renderJSON(opts.IO.Out, rep)
 	case "nagios":
-		return health.RenderNagios(opts.IO.Out, rep)
+		return renderNagios(opts.IO.Out, rep)
 	case "prometheus":
 		if opts.TextFile == "" {
-			return health.RenderPrometheus(opts.IO.Out, rep)
+			return renderPrometheus(opts.IO.Out, rep)
 		}
 		var b strings.Builder
-		if err := health.RenderPrometheus(&b, rep); err != nil {
+		if err := renderPrometheus(&b, rep); err != nil {
 			return err
 		}
 		if err := renameio.WriteFile(opts.TextFile, []byte(b.String()), 0o644); err != nil {
@@ -140,6 +141,6 @@ func render(opts *Options, rep health.Report) error {
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %s\n", opts.TextFile)
 		return nil
 	default:
-		return health.RenderTable(opts.IO.Out, rep, opts.IO.Colors(), opts.IO.IsStdoutTTY())
+		return renderTable(opts.IO.Out, rep, opts.IO.Colors(), opts.IO.IsStdoutTTY())
 	}
 }

@@ -35,11 +35,7 @@ func NewCmdIndexer(f *cli.Factory) *cobra.Command {
 
 func apiFrom(f *cli.Factory) func(ctx context.Context) (cluster.API, error) {
 	return func(ctx context.Context) (cluster.API, error) {
-		st, err := f.Stack(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c, err := st.NeedIndexer()
+		c, err := f.Indexer(ctx)
 		if err != nil {
 			return nil, err
 		}

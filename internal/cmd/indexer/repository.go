@@ -59,20 +59,12 @@ type RepositoryOptions struct {
 func NewCmdRepository(f *cli.Factory, runF func(context.Context, *RepositoryOptions) error) *cobra.Command {
 	opts := &RepositoryOptions{IO: f.IO, Config: f.Config, Now: time.Now,
 		API: func(ctx context.Context) (RepositoryAPI, error) {
-			st, err := f.Stack(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return st.NeedIndexer()
+			return f.Indexer(ctx)
 		},
 		Units: func(ctx context.Context) (RepositoryUnits, error) {
-			st, err := f.Stack(ctx)
+			u, err := f.Units(ctx)
 			if err != nil {
 				return nil, err
-			}
-			u, err := st.Units(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("systemd: %w", err)
 			}
 			return u, nil
 		}}

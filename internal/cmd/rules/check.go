@@ -10,15 +10,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/rules"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // CheckOptions are the inputs of `rules check`.
 type CheckOptions struct {
 	IO      *output.IOStreams
-	Stack   func(ctx context.Context) (*stack.Stack, error)
+	Config  func() (*config.Config, error)
+	Manager func(ctx context.Context) (*manager.Client, error)
+	Tools   func(ctx context.Context) (manager.Tools, error)
 	Output  string
 	Timeout time.Duration
 
@@ -29,7 +32,7 @@ type CheckOptions struct {
 
 // NewCmdCheck builds `rules check`.
 func NewCmdCheck(f *cli.Factory, runF func(context.Context, *CheckOptions) error) *cobra.Command {
-	opts := &CheckOptions{IO: f.IO, Stack: f.Stack}
+	opts := &CheckOptions{IO: f.IO, Config: f.Config, Manager: f.Manager, Tools: f.ManagerTools}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check rules and decoders as the manager's analysis daemon loads them",
@@ -101,12 +104,12 @@ type checkJSON struct {
 func runCheck(ctx context.Context, opts *CheckOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
+	cfg, err := opts.Config()
 	if err != nil {
 		return err
 	}
 	o := rules.Options{Dir: opts.Dir, StockDir: opts.Stock, AsStock: opts.AsStock}
-	if install := st.Config.Manager.InstallDir; install != "" {
+	if install := cfg.Manager.InstallDir; install != "" {
 		if o.StockDir == "" && !o.AsStock {
 			o.StockDir = filepath.Join(install, "ruleset")
 		}
@@ -127,10 +130,14 @@ func runCheck(ctx context.Context, opts *CheckOptions) error {
 	out := checkJSON{Report: rep}
 	if opts.Dir == "" && !opts.AsStock {
 		var api rules.ConfigValidator
-		if m, err := st.NeedManager(); err == nil {
+		if m, err := opts.Manager(ctx); err == nil {
 			api = m
 		}
-		mr := rules.ManagerCheck(ctx, api, st.Tools)
+		tools, err := opts.Tools(ctx)
+		if err != nil {
+			return err
+		}
+		mr := rules.ManagerCheck(ctx, api, tools)
 		out.Manager = &mr
 	}
 	out.OK = rep.Errors() == 0 && (out.Manager == nil || out.Manager.State != rules.ManagerInvalid)

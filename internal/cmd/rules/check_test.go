@@ -15,7 +15,6 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/process"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 func write(t *testing.T, path, content string) {
@@ -54,12 +53,13 @@ func checkRunner(out string, code int) manager.Runner {
 	})
 }
 
-func run(t *testing.T, st *stack.Stack, mode string, args ...string) (string, string, int) {
+func run(t *testing.T, st *cli.Clients, mode string, args ...string) (string, string, int) {
 	t.Helper()
 	io, _, out, errOut := output.Test()
 	f := cli.NewFactory(io, nil)
 	f.Global.Output, f.Global.Timeout = mode, 5*time.Second
-	f.Stack = func(context.Context) (*stack.Stack, error) { return st, nil }
+	f.Clients = func(context.Context) (*cli.Clients, error) { return st, nil }
+	f.Config = func() (*config.Config, error) { return st.Config, nil }
 	cmd := rulescmd.NewCmdCheck(f, nil)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetArgs(append([]string{}, args...))
@@ -93,7 +93,7 @@ func TestRulesCheck(t *testing.T) {
 			if tt.check != "" {
 				code = 1
 			}
-			st := &stack.Stack{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, ManagerErr: os.ErrNotExist,
+			st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, ManagerErr: os.ErrNotExist,
 				Tools: manager.Tools{InstallDir: install, ControlName: "siem-control", Runner: checkRunner(tt.check, code)}}
 			out, errOut, exit := run(t, st, tt.mode)
 			if exit != tt.code {
@@ -111,7 +111,7 @@ func TestRulesCheckDir(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "rules", "x.xml"), "<group name=\"x\">\n<rule id=\"100001\" level=\"3\">\n</group>\n")
 	ran := false
-	st := &stack.Stack{Config: &config.Config{Manager: config.Manager{InstallDir: t.TempDir()}},
+	st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: t.TempDir()}},
 		Tools: manager.Tools{InstallDir: "/nonexistent", Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil
@@ -143,7 +143,7 @@ func TestRulesCheckStockFlags(t *testing.T) {
 	etc := t.TempDir()
 	write(t, filepath.Join(etc, "rules", "local_rules.xml"), "<group name=\"local,\">\n  <rule id=\"184665\" level=\"3\">\n    <match>x</match>\n    <description>x</description>\n  </rule>\n</group>\n")
 	ran := false
-	st := &stack.Stack{Config: &config.Config{Manager: config.Manager{InstallDir: install}},
+	st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}},
 		Tools: manager.Tools{InstallDir: install, Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil

@@ -113,11 +113,7 @@ func toolsFrom(f *cli.Factory) func() (hash, initTool []string, err error) {
 
 func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, error) {
 	return func(ctx context.Context) (secadmin.UsersAPI, error) {
-		st, err := f.Stack(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c, err := st.NeedManager()
+		c, err := f.Manager(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ package services
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,16 +36,12 @@ Components: indexer, manager, dashboard, shipper, or all (the default).`,
 	return cmd
 }
 
-// unitsFrom returns the systemd connection of the factory's stack.
+// unitsFrom returns the factory's systemd connection.
 func unitsFrom(f *cli.Factory) func(ctx context.Context) (services.Units, error) {
 	return func(ctx context.Context) (services.Units, error) {
-		st, err := f.Stack(ctx)
+		u, err := f.Units(ctx)
 		if err != nil {
 			return nil, err
-		}
-		u, err := st.Units(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("systemd: %w", err)
 		}
 		return u, nil
 	}

@@ -14,11 +14,9 @@ import (
 	"testing"
 	"time"
 
-	emumgr "github.com/siemctl/siemctl/lab/emu/manager"
-
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/stack"
+	emumgr "github.com/siemctl/siemctl/lab/emu/manager"
 )
 
 // largeIndexer makes the fake indexer answer for n daily alerts indices of
@@ -58,8 +56,8 @@ func BenchmarkCaptureLargeStack(b *testing.B) {
 	var size int
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
-			Source: func(st *stack.Stack) snapshot.Source { return &stack.SnapshotSource{Stack: st} }}
+		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		if err := runCapture(context.Background(), opts); err != nil {
 			b.Fatalf("%v\n%s", err, errOut)
 		}
@@ -129,8 +127,8 @@ func BenchmarkCaptureEmulatedStack(b *testing.B) {
 	rnd := &seqRand{}
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
-			Source: func(st *stack.Stack) snapshot.Source { return &stack.SnapshotSource{Stack: st} }}
+		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		start := time.Now()
 		if err := runCapture(context.Background(), opts); err != nil {
 			b.Fatalf("%v\n%s", err, errOut)

@@ -13,7 +13,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // DefaultCaptureTimeout bounds a capture when --timeout is not given: a
@@ -23,8 +22,11 @@ const DefaultCaptureTimeout = time.Minute
 
 // CaptureOptions are the parsed inputs and dependencies of `snapshot capture`.
 type CaptureOptions struct {
-	IO     *output.IOStreams
-	Stack  func(ctx context.Context) (*stack.Stack, error)
+	IO *output.IOStreams
+	// Live returns the live source and the capture's options for a label.
+	Live func(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error)
+	// Store opens the snapshot store of state_dir.
+	Store  func() (*snapshot.Store, error)
 	Now    func() time.Time
 	Output string
 	// Timeout bounds the whole capture.
@@ -34,15 +36,15 @@ type CaptureOptions struct {
 	KeepDays       int
 	PrometheusFile string
 
-	// Source builds the snapshot source (nil: the stack's real one); Rand
+	// Source builds the snapshot source (nil: the live one); Rand
 	// feeds the id suffix (nil: crypto/rand). Tests replace them.
-	Source func(st *stack.Stack) snapshot.Source
+	Source func(l *snapshot.Live) snapshot.Source
 	Rand   io.Reader
 }
 
 // NewCmdCapture builds `snapshot capture`; runF replaces the behaviour in tests.
 func NewCmdCapture(f *cli.Factory, runF func(context.Context, *CaptureOptions) error) *cobra.Command {
-	opts := &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: f.Now}
+	opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "prometheus"},
 		Use:         "capture",
@@ -112,19 +114,18 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	start := opts.Now()
 	ctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
-	st, err := opts.Stack(ctx)
+	live, copts, err := opts.Live(ctx, opts.Label)
 	if err != nil {
 		return err
 	}
-	store, err := openStore(st.Config, st.Logger)
+	store, err := opts.Store()
 	if err != nil {
 		return err
 	}
-	src := st.SnapshotSource()
+	var src snapshot.Source = live
 	if opts.Source != nil {
-		src = opts.Source(st)
+		src = opts.Source(live)
 	}
-	copts := st.SnapshotCaptureOptions(opts.Label)
 	copts.Now, copts.Rand = opts.Now, opts.Rand
 	d, err := snapshot.Capture(ctx, src, copts)
 	if err != nil {

@@ -310,7 +310,7 @@ func TestNewCmdCapture(t *testing.T) {
 			}
 			w := tt.want
 			if got.Output != w.Output || got.Timeout != w.Timeout || got.Label != w.Label || got.Keep != w.Keep ||
-				got.KeepDays != w.KeepDays || got.PrometheusFile != w.PrometheusFile || got.Stack == nil || got.IO == nil {
+				got.KeepDays != w.KeepDays || got.PrometheusFile != w.PrometheusFile || got.Live == nil || got.IO == nil {
 				t.Errorf("options %+v, want %+v", got, w)
 			}
 		})

@@ -21,7 +21,6 @@ import (
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 // fixedNow is the clock of every fake capture (a day the fixtures' alerts
@@ -141,8 +140,8 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 	f := cli.NewFactory(io, []string{})
 	f.Global.ConfigPath = fs.Config
 	f.Now = func() time.Time { return fixedNow }
-	var st *stack.Stack
-	f.Stack = func(ctx context.Context) (*stack.Stack, error) {
+	var st *cli.Clients
+	f.Clients = func(ctx context.Context) (*cli.Clients, error) {
 		if st != nil {
 			return st, nil
 		}
@@ -150,7 +149,7 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 		if err != nil {
 			return nil, err
 		}
-		st = stack.Open(ctx, cfg, stack.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		st = cli.NewClients(ctx, cfg, cli.ClientOptions{LookupEnv: func(string) (string, bool) { return "", false }})
 		st.Packages, st.PkgErr = nil, errors.New("no package manager in this test")
 		t.Cleanup(func() { st.Close() })
 		return st, nil
@@ -159,12 +158,13 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 }
 
 // goldenSource is the real Source with host-independent health checks.
-func goldenSource(st *stack.Stack) snapshot.Source {
+func goldenSource(src *snapshot.Live) snapshot.Source {
 	checks, err := health.Select(health.Catalogue(), health.Selection{Only: goldenChecks})
 	if err != nil {
 		panic(err)
 	}
-	return &stack.SnapshotSource{Stack: st, Checks: checks, Now: func() time.Time { return fixedNow }}
+	src.Checks, src.Now = checks, func() time.Time { return fixedNow }
+	return src
 }
 
 // seqRand yields a distinct id suffix per capture.
@@ -179,7 +179,7 @@ func (r *seqRand) Read(p []byte) (int, error) {
 }
 
 func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
-	return &CaptureOptions{IO: f.IO, Stack: f.Stack, Now: f.Now, Output: "json", Timeout: 20 * time.Second,
+	return &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
 		Label: label, Source: goldenSource, Rand: rnd}
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/stack"
 )
 
 const killEnv = "SIEMCTL_SNAPSHOT_KILL_CONFIG"
@@ -38,7 +37,7 @@ func TestHelperKilledCapture(t *testing.T) {
 	fs := &fakeStack{Config: cfg}
 	f, _, _ := testFactory(t, fs)
 	opts := captureOpts(f, "doomed", &seqRand{n: 200})
-	opts.Source = func(st *stack.Stack) snapshot.Source { return hangingSource{goldenSource(st)} }
+	opts.Source = func(st *snapshot.Live) snapshot.Source { return hangingSource{goldenSource(st)} }
 	opts.Timeout = time.Hour
 	_ = runCapture(context.Background(), opts)
 	t.Fatal("capture completed although it should have been killed")

@@ -27,7 +27,7 @@ func common(f *cli.Factory) runs.Common {
 // runs) against the Factory's stack, under its own 10 s deadline.
 func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, error) {
 	return func(ctx context.Context) (health.Report, error) {
-		st, err := f.Stack(ctx)
+		hs, err := f.HealthStack(ctx)
 		if err != nil {
 			return health.Report{}, err
 		}
@@ -37,7 +37,7 @@ func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, err
 		}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		return health.Run(ctx, &health.Env{Now: f.Now, Stack: st.HealthStack()}, checks), nil
+		return health.Run(ctx, &health.Env{Now: f.Now, Stack: hs}, checks), nil
 	}
 }
 

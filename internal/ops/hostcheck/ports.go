@@ -1,8 +1,9 @@
 // Package hostcheck reads facts about the local host: listening TCP/UDP
-// ports (from /proc/net, with a dial fallback), disk usage of a path, and
-// certificate expiry of a TLS endpoint or a PEM file. It also holds the
-// "ports missing" verdict (Expected, JudgePorts) that the health check
-// "ports" and the upgrade gate gate.ports both map.
+// ports (from /proc/net, with a dial fallback), disk usage of a path,
+// certificate expiry of a TLS endpoint or a PEM file (and of every
+// component's endpoint and CA file), and the dashboard's status answer. It
+// also holds the "ports missing" verdict (Expected, JudgePorts) that the
+// health check "ports" and the upgrade gate gate.ports both map.
 package hostcheck
 
 import (
@@ -76,6 +77,19 @@ func (l Listening) Addrs(proto string, port int) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// ListeningTCP is the set of listening TCP ports.
+func ListeningTCP(ctx context.Context) (map[int]bool, error) {
+	l, err := ListeningPorts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]bool{}
+	for _, p := range l.Ports("tcp") {
+		out[p] = true
+	}
+	return out, nil
 }
 
 // ListeningPorts reads /proc/net/{tcp,tcp6,udp,udp6}.

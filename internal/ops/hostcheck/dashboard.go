@@ -1,4 +1,4 @@
-package stack
+package hostcheck
 
 import (
 	"context"
@@ -7,32 +7,44 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/netclient"
 )
 
-// Dashboard asks the dashboard for GET / (200 or 302 to the login page is
+// DashboardAnswer is the dashboard's answer to GET /.
+type DashboardAnswer struct {
+	Status   int
+	Location string
+	Version  string // from /api/status when available
+}
+
+// Dashboard is the dashboard's status client: where it listens and how its
+// certificate is verified.
+type Dashboard struct {
+	URL string
+	TLS netclient.TLSOptions
+}
+
+// Status asks the dashboard for GET / (200 or 302 to the login page is
 // healthy) and, best effort, its version from GET /api/status.
-func (s *Stack) Dashboard(ctx context.Context) (health.DashboardAnswer, error) {
-	c := s.Config.Dashboard
-	hc, err := netclient.NewHTTPClient(netclient.TLSOptions{CAFile: c.CAFile, Insecure: c.Insecure}, 0)
+func (d Dashboard) Status(ctx context.Context) (DashboardAnswer, error) {
+	hc, err := netclient.NewHTTPClient(d.TLS, 0)
 	if err != nil {
-		return health.DashboardAnswer{}, err
+		return DashboardAnswer{}, err
 	}
-	base := strings.TrimRight(c.URL, "/")
+	base := strings.TrimRight(d.URL, "/")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/", nil)
 	if err != nil {
-		return health.DashboardAnswer{}, err
+		return DashboardAnswer{}, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return health.DashboardAnswer{}, netclient.Classify("GET /", base, err)
+		return DashboardAnswer{}, netclient.Classify("GET /", base, err)
 	}
 	// Only the status matters; a body is drained up to a small cap so the
 	// connection can be reused, never read whole.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, netclient.MaxErrorAnswer))
 	resp.Body.Close()
-	ans := health.DashboardAnswer{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
+	ans := DashboardAnswer{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
 
 	req, err = http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/status", nil)
 	if err == nil {

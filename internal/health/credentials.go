@@ -1,76 +1,41 @@
-package stack
+package health
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
-	"net/http"
-	"strings"
 
-	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/netclient"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 )
 
-// HealthStack returns what the health checks need, backed by this stack.
-func (s *Stack) HealthStack() health.Stack {
-	hs := health.Stack{
-		Config:     s.Config,
-		IndexerErr: s.IndexerErr,
-		ManagerErr: s.ManagerErr,
-		Tools:      s.Tools,
-		Units: func(ctx context.Context) (health.UnitsAPI, error) {
-			u, err := s.Units(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return u, nil
-		},
-		Packages: func(ctx context.Context, names ...string) (map[string]string, error) {
-			pm, err := s.NeedPackages()
-			if err != nil {
-				return nil, err
-			}
-			return pm.Installed(ctx, names...)
-		},
-		Ports: func(ctx context.Context) (map[int]bool, error) {
-			l, err := hostcheck.ListeningPorts(ctx)
-			if err != nil {
-				return nil, err
-			}
-			out := map[int]bool{}
-			for _, p := range l.Ports("tcp") {
-				out[p] = true
-			}
-			return out, nil
-		},
-		Dashboard:          s.Dashboard,
-		Certs:              s.Certs,
-		Shipper:            shipperCheck{s},
-		Probe:              s.Probe,
-		DefaultCredentials: s.DefaultCredentials,
-	}
-	// Typed nils must not leak into the interfaces.
-	if s.Indexer != nil {
-		hs.Indexer = s.Indexer
-	}
-	if s.Manager != nil {
-		hs.Manager = s.Manager
-	}
-	return hs
+// DefaultCredentials is the input of the default-password verdict (the
+// security.default_credentials check): the configured users with their
+// resolved passwords and the clients that prove a node answers before any
+// factory password is sent to it.
+type DefaultCredentials struct {
+	Config *config.Config
+	// Passwords are the resolved passwords by section ("indexer",
+	// "manager"); a password read from the environment is gone from it.
+	Passwords map[string]string
+	Indexer   IndexerAPI // nil: not built
+	Manager   ManagerAPI // nil: not built
+	Now       func() time.Time
 }
 
 // defaultPasswords are the well-known factory credentials of the profile
 // that must not survive an installation.
-func (s *Stack) defaultPasswords() map[string][]string {
+func (d DefaultCredentials) defaultPasswords() map[string][]string {
 	api := "siem"
-	if s.Config.Profile == "wazuh" {
+	if d.Config.Profile == "wazuh" {
 		api = "wazuh"
 	}
 	return map[string][]string{
@@ -79,23 +44,26 @@ func (s *Stack) defaultPasswords() map[string][]string {
 	}
 }
 
-// DefaultCredentials reports components that still accept a factory
-// password. The configured passwords are compared locally on every run; the
+// Find reports components that still accept a factory password. The configured passwords are compared locally on every run; the
 // other default users are tried once each against the indexer and the
 // manager API. Failed logins count towards the manager's per-IP block (50 in
 // 300 s), so the verdict of those remote tries is cached in state_dir for an
 // hour: a monitoring loop must not lock the operators out.
-func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
-	resolved := map[string]string{}
-	if pw, ok := s.passwords["indexer"]; ok {
-		resolved["indexer"] = s.Config.Indexer.Username + ":" + pw
+func (d DefaultCredentials) Find(ctx context.Context) ([]string, error) {
+	now := time.Now
+	if d.Now != nil {
+		now = d.Now
 	}
-	if pw, ok := s.passwords["manager"]; ok {
-		resolved["manager"] = s.Config.Manager.Username + ":" + pw
+	resolved := map[string]string{}
+	if pw, ok := d.Passwords["indexer"]; ok {
+		resolved["indexer"] = d.Config.Indexer.Username + ":" + pw
+	}
+	if pw, ok := d.Passwords["manager"]; ok {
+		resolved["manager"] = d.Config.Manager.Username + ":" + pw
 	}
 	var local []string
 	remote := map[string][]string{}
-	for comp, pairs := range s.defaultPasswords() {
+	for comp, pairs := range d.defaultPasswords() {
 		for _, pair := range pairs {
 			user, _, _ := strings.Cut(pair, ":")
 			switch {
@@ -108,14 +76,14 @@ func (s *Stack) DefaultCredentials(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
-	cache := filepath.Join(s.Config.StateDir, "cache", "default-credentials.json")
-	key := s.Config.Indexer.URL + " " + s.Config.Manager.APIURL + " " + s.Config.Indexer.Username + " " + s.Config.Manager.Username
-	if found, ok := readCredCache(cache, key, time.Now()); ok {
+	cache := filepath.Join(d.Config.StateDir, "cache", "default-credentials.json")
+	key := d.Config.Indexer.URL + " " + d.Config.Manager.APIURL + " " + d.Config.Indexer.Username + " " + d.Config.Manager.Username
+	if found, ok := readCredCache(cache, key, now()); ok {
 		return append(local, found...), nil
 	}
-	found, err := s.tryDefaultCredentials(ctx, remote)
+	found, err := d.try(ctx, remote)
 	if err == nil {
-		writeCredCache(cache, key, found, time.Now())
+		writeCredCache(cache, key, found, now())
 	}
 	return append(local, found...), err
 }
@@ -153,7 +121,7 @@ func writeCredCache(path, key string, found []string, now time.Time) {
 }
 
 // tryDefaultCredentials logs in once with each default pair.
-func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]string) ([]string, error) {
+func (d DefaultCredentials) try(ctx context.Context, pairs map[string][]string) ([]string, error) {
 	var found, unreachable []string
 	for _, comp := range []string{"indexer", "manager"} {
 		if len(pairs[comp]) == 0 {
@@ -162,7 +130,7 @@ func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]st
 		// Factory credentials go only to a node that answers siemctl's own
 		// identity over a verified connection: never to a hung or refused
 		// port, nor to whatever answers where the node should be.
-		if !s.answers(ctx, comp) {
+		if !d.answers(ctx, comp) {
 			unreachable = append(unreachable, comp)
 			continue
 		}
@@ -171,9 +139,9 @@ func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]st
 			var accepted bool
 			var err error
 			if comp == "indexer" {
-				accepted, err = s.tryBasic(ctx, s.Config.Indexer.URL+"/", http.MethodGet, user, pw, s.Config.Indexer.CAFile, s.Config.Indexer.Insecure)
+				accepted, err = tryBasic(ctx, d.Config.Indexer.URL+"/", http.MethodGet, user, pw, d.Config.Indexer.CAFile, d.Config.Indexer.Insecure)
 			} else {
-				accepted, err = s.tryBasic(ctx, strings.TrimRight(s.Config.Manager.APIURL, "/")+"/security/user/authenticate", http.MethodPost, user, pw, s.Config.Manager.CAFile, s.Config.Manager.Insecure)
+				accepted, err = tryBasic(ctx, strings.TrimRight(d.Config.Manager.APIURL, "/")+"/security/user/authenticate", http.MethodPost, user, pw, d.Config.Manager.CAFile, d.Config.Manager.Insecure)
 			}
 			if err != nil {
 				unreachable = append(unreachable, comp)
@@ -192,13 +160,13 @@ func (s *Stack) tryDefaultCredentials(ctx context.Context, pairs map[string][]st
 
 // answers reports whether the component's configured client reaches it
 // (an authentication or HTTP error still counts as an answer).
-func (s *Stack) answers(ctx context.Context, comp string) bool {
+func (d DefaultCredentials) answers(ctx context.Context, comp string) bool {
 	var err error
 	switch {
-	case comp == "indexer" && s.Indexer != nil:
-		_, err = s.Indexer.Info(ctx)
-	case comp == "manager" && s.Manager != nil:
-		_, err = s.Manager.Info(ctx)
+	case comp == "indexer" && d.Indexer != nil:
+		_, err = d.Indexer.Info(ctx)
+	case comp == "manager" && d.Manager != nil:
+		_, err = d.Manager.Info(ctx)
 	default:
 		return false
 	}
@@ -208,7 +176,7 @@ func (s *Stack) answers(ctx context.Context, comp string) bool {
 
 // tryBasic reports whether the endpoint accepts user/pw; an error means the
 // endpoint could not be asked.
-func (s *Stack) tryBasic(ctx context.Context, url, method, user, pw, ca string, insecure bool) (bool, error) {
+func tryBasic(ctx context.Context, url, method, user, pw, ca string, insecure bool) (bool, error) {
 	hc, err := netclient.NewHTTPClient(netclient.TLSOptions{CAFile: ca, Insecure: insecure}, 0)
 	if err != nil {
 		return false, err

@@ -3,16 +3,19 @@ package health
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// RenderTable writes one line per check, then the fixes of the failing ones
+// renderTable writes one line per check, then the fixes of the failing ones
 // and the verdict. On a TTY status words are coloured.
-func RenderTable(w io.Writer, rep Report, p *output.Palette, tty bool) error {
+func renderTable(w io.Writer, rep health.Report, p *output.Palette, tty bool) error {
 	t := output.NewTable(w, tty, "status", "check", "summary")
 	for _, r := range rep.Results {
 		t.Row(p.Status(r.Status.String()), r.ID, r.Summary)
@@ -21,9 +24,9 @@ func RenderTable(w io.Writer, rep Report, p *output.Palette, tty bool) error {
 		return err
 	}
 	var b strings.Builder
-	var fixes []Result
+	var fixes []health.Result
 	for _, r := range rep.Results {
-		if r.Status != OK {
+		if r.Status != health.OK {
 			fixes = append(fixes, r)
 		}
 	}
@@ -65,10 +68,10 @@ func RenderTable(w io.Writer, rep Report, p *output.Palette, tty bool) error {
 	return err
 }
 
-func countsLine(results []Result) string {
-	c := Counts(results)
+func countsLine(results []health.Result) string {
+	c := health.Counts(results)
 	parts := []string{fmt.Sprintf("%d checks", len(results))}
-	for _, s := range []Status{Crit, Warn, Unknown} {
+	for _, s := range []health.Status{health.Crit, health.Warn, health.Unknown} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], strings.ToLower(s.String())))
 		}
@@ -78,14 +81,14 @@ func countsLine(results []Result) string {
 
 // jsonReport is the documented JSON schema (schema_version 1).
 type jsonReport struct {
-	SchemaVersion int          `json:"schema_version"`
-	CheckedAt     string       `json:"checked_at"`
-	DurationMS    int64        `json:"duration_ms"`
-	Verdict       Status       `json:"verdict"`
-	ExitCode      int          `json:"exit_code"`
-	Counts        jsonCounts   `json:"counts"`
-	Checks        []jsonResult `json:"checks"`
-	Notes         []string     `json:"notes"`
+	SchemaVersion int           `json:"schema_version"`
+	CheckedAt     string        `json:"checked_at"`
+	DurationMS    int64         `json:"duration_ms"`
+	Verdict       health.Status `json:"verdict"`
+	ExitCode      int           `json:"exit_code"`
+	Counts        jsonCounts    `json:"counts"`
+	Checks        []jsonResult  `json:"checks"`
+	Notes         []string      `json:"notes"`
 }
 
 type jsonCounts struct {
@@ -98,7 +101,7 @@ type jsonCounts struct {
 type jsonResult struct {
 	ID         string             `json:"id"`
 	Component  string             `json:"component"`
-	Status     Status             `json:"status"`
+	Status     health.Status      `json:"status"`
 	Summary    string             `json:"summary"`
 	Evidence   []string           `json:"evidence"`
 	Fix        string             `json:"fix"`
@@ -106,12 +109,12 @@ type jsonResult struct {
 	Metrics    map[string]float64 `json:"metrics"`
 }
 
-// RenderJSON writes the stable JSON document.
-func RenderJSON(w io.Writer, rep Report) error {
-	c := Counts(rep.Results)
+// renderJSON writes the stable JSON document.
+func renderJSON(w io.Writer, rep health.Report) error {
+	c := health.Counts(rep.Results)
 	out := jsonReport{SchemaVersion: 1, CheckedAt: rep.CheckedAt.UTC().Format("2006-01-02T15:04:05Z07:00"),
 		DurationMS: rep.Duration.Milliseconds(), Verdict: rep.Verdict, ExitCode: rep.Verdict.ExitCode(),
-		Counts: jsonCounts{OK: c[OK], Warn: c[Warn], Crit: c[Crit], Unknown: c[Unknown]},
+		Counts: jsonCounts{OK: c[health.OK], Warn: c[health.Warn], Crit: c[health.Crit], Unknown: c[health.Unknown]},
 		Checks: make([]jsonResult, 0, len(rep.Results)), Notes: rep.Notes}
 	if out.Notes == nil {
 		out.Notes = []string{}
@@ -131,13 +134,13 @@ func RenderJSON(w io.Writer, rep Report) error {
 	return output.JSON(w, out)
 }
 
-// RenderNagios writes the plugin format: one status line with perfdata, then
+// renderNagios writes the plugin format: one status line with perfdata, then
 // one long-text line per non-OK check.
-func RenderNagios(w io.Writer, rep Report) error {
-	word := map[Status]string{OK: "OK", Warn: "WARNING", Crit: "CRITICAL", Unknown: "UNKNOWN"}[rep.Verdict]
+func renderNagios(w io.Writer, rep health.Report) error {
+	word := map[health.Status]string{health.OK: "OK", health.Warn: "WARNING", health.Crit: "CRITICAL", health.Unknown: "UNKNOWN"}[rep.Verdict]
 	var bad []string
 	for _, r := range rep.Results {
-		if r.Status != OK {
+		if r.Status != health.OK {
 			bad = append(bad, r.ID)
 		}
 	}
@@ -145,21 +148,21 @@ func RenderNagios(w io.Writer, rep Report) error {
 	if len(bad) > 0 {
 		msg = countsLine(rep.Results) + ": " + strings.Join(bad, ", ")
 	}
-	c := Counts(rep.Results)
+	c := health.Counts(rep.Results)
 	perf := []string{
-		fmt.Sprintf("checks=%d", len(rep.Results)), fmt.Sprintf("ok=%d", c[OK]), fmt.Sprintf("warn=%d", c[Warn]),
-		fmt.Sprintf("crit=%d", c[Crit]), fmt.Sprintf("unknown=%d", c[Unknown]),
+		fmt.Sprintf("checks=%d", len(rep.Results)), fmt.Sprintf("ok=%d", c[health.OK]), fmt.Sprintf("warn=%d", c[health.Warn]),
+		fmt.Sprintf("crit=%d", c[health.Crit]), fmt.Sprintf("unknown=%d", c[health.Unknown]),
 		fmt.Sprintf("duration=%.3fs", rep.Duration.Seconds()),
 	}
 	for _, r := range rep.Results {
-		for _, k := range sortedKeys(r.Metrics) {
+		for _, k := range slices.Sorted(maps.Keys(r.Metrics)) {
 			perf = append(perf, fmt.Sprintf("'%s_%s'=%s", r.ID, k, strconv.FormatFloat(r.Metrics[k], 'f', -1, 64)))
 		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "SIEM %s - %s | %s\n", word, nagiosSafe(msg), strings.Join(perf, " "))
 	for _, r := range rep.Results {
-		if r.Status == OK {
+		if r.Status == health.OK {
 			continue
 		}
 		line := fmt.Sprintf("[%s] %s: %s", r.Status, r.ID, r.Summary)
@@ -175,8 +178,8 @@ func RenderNagios(w io.Writer, rep Report) error {
 // nagiosSafe removes the perfdata separator from free text.
 func nagiosSafe(s string) string { return strings.ReplaceAll(s, "|", "/") }
 
-// RenderPrometheus writes the textfile-collector format.
-func RenderPrometheus(w io.Writer, rep Report) error {
+// renderPrometheus writes the textfile-collector format.
+func renderPrometheus(w io.Writer, rep health.Report) error {
 	var b strings.Builder
 	b.WriteString("# HELP siemctl_health_check_status Result of a siemctl health check: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.\n")
 	b.WriteString("# TYPE siemctl_health_check_status gauge\n")

@@ -1,4 +1,4 @@
-package stack
+package snapshot
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
-	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 // DefaultAgentPageSize is how many agents one GET /agents page carries when
@@ -29,62 +29,38 @@ const DefaultAgentPageSize = 10000
 // before Capture stops waiting.
 const healthMargin = 500 * time.Millisecond
 
-// SnapshotSource is the snapshot.Source over this stack's clients. Every
-// method reads concurrently what it needs and honours ctx; a client that
-// could not be built is that part's error (the component is recorded as
-// down, the capture goes on).
-type SnapshotSource struct {
-	Stack *Stack
-	// Checks run for the snapshot's health section (default: the catalogue
-	// without the deep probes).
-	Checks []health.Check
+// Live is the one adapter that reads the running stack for a capture: the
+// Source over the real clients. Every method reads concurrently what it
+// needs and honours ctx; a client that could not be built is that part's
+// error (the component is recorded as down, the capture goes on).
+type Live struct {
+	Config     *config.Config
+	Indexer    *indexer.Client
+	IndexerErr error // why Indexer is nil
+	Manager    *manager.Client
+	ManagerErr error // why Manager is nil
+	Systemd    func(ctx context.Context) (*units.Manager, error)
+	Packages   packages.Querier
+	PackageErr error // why Packages is nil
+	Dashboard  hostcheck.Dashboard
+	// HealthStack is what the health section's checks talk to; Checks run
+	// for it (default: the catalogue without the deep probes).
+	HealthStack health.Stack
+	Checks      []health.Check
 	// Now is the clock of the alert window and of the health run.
 	Now func() time.Time
 	// AgentPageSize is the GET /agents page size (default DefaultAgentPageSize).
 	AgentPageSize int
 }
 
-var _ snapshot.Source = (*SnapshotSource)(nil)
-
-// SnapshotSource returns the real snapshot.Source of this stack.
-func (s *Stack) SnapshotSource() snapshot.Source { return &SnapshotSource{Stack: s} }
-
-// SnapshotStore is the store under state_dir/snapshots.
-func (s *Stack) SnapshotStore() *snapshot.Store {
-	return &snapshot.Store{Dir: filepath.Join(s.Config.StateDir, "snapshots"), Logger: s.Logger}
+func (src *Live) indexer() (*indexer.Client, error) {
+	if src.Indexer == nil {
+		return nil, fmt.Errorf("indexer: %w", src.IndexerErr)
+	}
+	return src.Indexer, nil
 }
 
-// SnapshotCaptureOptions are the options a capture of this stack uses: host
-// name, siemctl version, the alerts index prefix and the resolved secrets
-// (so none of them can reach the document).
-func (s *Stack) SnapshotCaptureOptions(label string) snapshot.CaptureOptions {
-	host, _ := os.Hostname()
-	return snapshot.CaptureOptions{
-		Label:             label,
-		Host:              host,
-		SiemctlVersion:    buildinfo.Get().Version,
-		AlertsIndexPrefix: s.Config.Indexer.AlertsIndexPrefix,
-		Redactor:          s.Redactor,
-	}
-}
-
-// CaptureSnapshot captures the stack's state and saves it atomically under
-// state_dir/snapshots; it returns the document and its path. A component
-// that is down is recorded in the document, not an error; ctx's deadline
-// bounds the capture.
-func (s *Stack) CaptureSnapshot(ctx context.Context, label string) (*snapshot.Document, string, error) {
-	d, err := snapshot.Capture(ctx, s.SnapshotSource(), s.SnapshotCaptureOptions(label))
-	if err != nil {
-		return nil, "", err
-	}
-	path, err := s.SnapshotStore().Save(d)
-	if err != nil {
-		return nil, "", err
-	}
-	return d, path, nil
-}
-
-func (src *SnapshotSource) now() time.Time {
+func (src *Live) now() time.Time {
 	if src.Now != nil {
 		return src.Now()
 	}
@@ -92,12 +68,15 @@ func (src *SnapshotSource) now() time.Time {
 }
 
 // Units reads the four units' states from systemd.
-func (src *SnapshotSource) Units(ctx context.Context) (map[string]snapshot.UnitState, error) {
-	u, err := src.Stack.Units(ctx)
+func (src *Live) Units(ctx context.Context) (map[string]UnitState, error) {
+	if src.Systemd == nil {
+		return nil, errors.New("systemd: not configured")
+	}
+	u, err := src.Systemd(ctx)
 	if err != nil {
 		return nil, err
 	}
-	byComp := src.Stack.Config.Units()
+	byComp := src.Config.Units()
 	names := make([]string, 0, len(byComp))
 	comps := make([]string, 0, len(byComp))
 	for comp, unit := range byComp {
@@ -114,17 +93,20 @@ func (src *SnapshotSource) Units(ctx context.Context) (map[string]snapshot.UnitS
 	if len(sts) != len(names) {
 		return nil, fmt.Errorf("systemd answered %d unit states for %d units", len(sts), len(names))
 	}
-	out := make(map[string]snapshot.UnitState, len(sts))
+	out := make(map[string]UnitState, len(sts))
 	for i, st := range sts {
-		out[comps[i]] = snapshot.UnitState{Name: st.Name, LoadState: st.LoadState, ActiveState: st.ActiveState,
+		out[comps[i]] = UnitState{Name: st.Name, LoadState: st.LoadState, ActiveState: st.ActiveState,
 			SubState: st.SubState, Since: st.StateChangedAt, NRestarts: st.NRestarts}
 	}
 	return out, nil
 }
 
 // PackageVersions reads the installed package versions.
-func (src *SnapshotSource) PackageVersions(ctx context.Context) (map[string]string, error) {
-	return src.Stack.InstalledVersions(ctx)
+func (src *Live) PackageVersions(ctx context.Context) (map[string]string, error) {
+	if src.Packages == nil {
+		return nil, fmt.Errorf("packages: %w", src.PackageErr)
+	}
+	return packages.ByComponent(ctx, src.Packages, src.Config.PackageNames())
 }
 
 // parts runs named functions concurrently and collects their errors.
@@ -157,13 +139,13 @@ func (p *parts) wait() map[string]error {
 // IndexerState reads GET / (the node answering at all decides whether the
 // indexer is up), cluster health, settings, templates, the shipper's ingest
 // pipeline, indices, shards and disk allocation, all at once.
-func (src *SnapshotSource) IndexerState(ctx context.Context) (*snapshot.IndexerState, error) {
-	ix, err := src.Stack.NeedIndexer()
+func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
+	ix, err := src.indexer()
 	if err != nil {
 		return nil, err
 	}
-	cfg := src.Stack.Config
-	st := &snapshot.IndexerState{Templates: map[string]json.RawMessage{}, Pipelines: map[string]json.RawMessage{}}
+	cfg := src.Config
+	st := &IndexerState{Templates: map[string]json.RawMessage{}, Pipelines: map[string]json.RawMessage{}}
 	var (
 		info     indexer.Info
 		infoErr  error
@@ -238,9 +220,9 @@ func (src *SnapshotSource) IndexerState(ctx context.Context) (*snapshot.IndexerS
 		if err != nil {
 			return err
 		}
-		st.Indices = make([]snapshot.Index, 0, len(list))
+		st.Indices = make([]Index, 0, len(list))
 		for _, x := range list {
-			st.Indices = append(st.Indices, snapshot.Index{Name: x.Name, Health: x.Health, Status: x.Status,
+			st.Indices = append(st.Indices, Index{Name: x.Name, Health: x.Health, Status: x.Status,
 				DocsCount: x.DocsCount, StoreBytes: x.StoreBytes, Pri: x.Pri, Rep: x.Rep})
 		}
 		return nil
@@ -250,9 +232,9 @@ func (src *SnapshotSource) IndexerState(ctx context.Context) (*snapshot.IndexerS
 		if err != nil {
 			return err
 		}
-		st.Shards = make([]snapshot.Shard, 0, len(list))
+		st.Shards = make([]Shard, 0, len(list))
 		for _, s := range list {
-			st.Shards = append(st.Shards, snapshot.Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p",
+			st.Shards = append(st.Shards, Shard{Index: s.Index, Shard: s.Shard, Primary: s.PriRep == "p",
 				State: s.State, UnassignedReason: s.UnassignedReason})
 		}
 		return nil
@@ -267,7 +249,7 @@ func (src *SnapshotSource) IndexerState(ctx context.Context) (*snapshot.IndexerS
 				continue
 			}
 			pct := math.Round(float64(a.DiskUsed)*1000/float64(a.DiskTotal)) / 10
-			st.Disk = append(st.Disk, snapshot.Disk{Node: a.Node, Percent: pct, UsedBytes: a.DiskUsed, TotalBytes: a.DiskTotal})
+			st.Disk = append(st.Disk, Disk{Node: a.Node, Percent: pct, UsedBytes: a.DiskUsed, TotalBytes: a.DiskTotal})
 		}
 		return nil
 	})
@@ -289,12 +271,12 @@ func (src *SnapshotSource) IndexerState(ctx context.Context) (*snapshot.IndexerS
 // ManagerState reads GET / (the API answering decides whether the manager is
 // up), /manager/info, /manager/status, the API users' names and every agent's
 // status and version (streamed in pages and counted, never held in memory).
-func (src *SnapshotSource) ManagerState(ctx context.Context) (*snapshot.ManagerState, error) {
-	mc, err := src.Stack.NeedManager()
-	if err != nil {
-		return nil, err
+func (src *Live) ManagerState(ctx context.Context) (*ManagerState, error) {
+	if src.Manager == nil {
+		return nil, fmt.Errorf("manager API: %w", src.ManagerErr)
 	}
-	st := &snapshot.ManagerState{}
+	mc := src.Manager
+	st := &ManagerState{}
 	var (
 		api      manager.APIInfo
 		apiErr   error
@@ -324,7 +306,7 @@ func (src *SnapshotSource) ManagerState(ctx context.Context) (*snapshot.ManagerS
 		return nil
 	})
 	p.run("agents", func() error {
-		counts := &snapshot.Agents{ByStatus: map[string]int{}, ByVersion: map[string]int{}}
+		counts := &Agents{ByStatus: map[string]int{}, ByVersion: map[string]int{}}
 		q := manager.AgentQuery{Select: []string{"id", "status", "version"}, Limit: pageSize}
 		for a, err := range mc.Agents(ctx, q) {
 			if err != nil {
@@ -372,25 +354,25 @@ func orUnknown(s string) string {
 }
 
 // DashboardState asks the dashboard for GET /; a 5xx answer counts as down.
-func (src *SnapshotSource) DashboardState(ctx context.Context) (*snapshot.DashboardState, error) {
-	ans, err := src.Stack.Dashboard(ctx)
+func (src *Live) DashboardState(ctx context.Context) (*DashboardState, error) {
+	ans, err := src.Dashboard.Status(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if ans.Status >= http.StatusInternalServerError {
 		return nil, fmt.Errorf("GET / answered %d %s", ans.Status, http.StatusText(ans.Status))
 	}
-	return &snapshot.DashboardState{Version: ans.Version, StatusCode: ans.Status}, nil
+	return &DashboardState{Version: ans.Version, StatusCode: ans.Status}, nil
 }
 
 // AlertStats counts the alerts of the last 5 minutes and finds the newest in
 // alerts_index_prefix*.
-func (src *SnapshotSource) AlertStats(ctx context.Context) (*snapshot.AlertStats, error) {
-	ix, err := src.Stack.NeedIndexer()
+func (src *Live) AlertStats(ctx context.Context) (*AlertStats, error) {
+	ix, err := src.indexer()
 	if err != nil {
 		return nil, err
 	}
-	pattern := src.Stack.Config.Indexer.AlertsIndexPrefix + "*"
+	pattern := src.Config.Indexer.AlertsIndexPrefix + "*"
 	now := src.now()
 	var (
 		n               int64
@@ -406,13 +388,13 @@ func (src *SnapshotSource) AlertStats(ctx context.Context) (*snapshot.AlertStats
 	if err := errors.Join(cErr, nErr); err != nil {
 		return nil, err
 	}
-	return &snapshot.AlertStats{Last5m: n, Newest: newest}, nil
+	return &AlertStats{Last5m: n, Newest: newest}, nil
 }
 
 // Health runs the health checks (no deep probes) and keeps id, status and
 // summary of each. They finish a little before ctx's deadline so that slow
 // checks are recorded as UNKNOWN instead of the whole section missing.
-func (src *SnapshotSource) Health(ctx context.Context) ([]snapshot.HealthResult, error) {
+func (src *Live) Health(ctx context.Context) ([]HealthResult, error) {
 	checks := src.Checks
 	if checks == nil {
 		all, err := health.Select(health.Catalogue(), health.Selection{})
@@ -427,11 +409,13 @@ func (src *SnapshotSource) Health(ctx context.Context) ([]snapshot.HealthResult,
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
 		defer cancel()
 	}
-	env := &health.Env{Now: src.now, Stack: src.Stack.HealthStack()}
+	env := &health.Env{Now: src.now, Stack: src.HealthStack}
 	rep := health.Run(ctx, env, checks)
-	out := make([]snapshot.HealthResult, 0, len(rep.Results))
+	out := make([]HealthResult, 0, len(rep.Results))
 	for _, r := range rep.Results {
-		out = append(out, snapshot.HealthResult{ID: r.ID, Status: r.Status.String(), Summary: r.Summary})
+		out = append(out, HealthResult{ID: r.ID, Status: r.Status.String(), Summary: r.Summary})
 	}
 	return out, nil
 }
+
+var _ Source = (*Live)(nil)

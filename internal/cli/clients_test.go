@@ -1,25 +1,23 @@
-package stack
+package cli
 
 import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"net"
-	"strings"
-	"sync"
-	"time"
-
-	"github.com/siemctl/siemctl/internal/process"
-
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // TestDefaultCredentialTriesAreCached: the remote tries cost failed logins
@@ -47,8 +45,8 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Open(context.Background(), cfg, Options{})
-	found, err := s.DefaultCredentials(context.Background())
+	s := NewClients(context.Background(), cfg, ClientOptions{})
+	found, err := s.Health().DefaultCredentials(context.Background())
 	if err != nil || len(found) != 0 {
 		t.Fatalf("first run: %v %v", found, err)
 	}
@@ -56,7 +54,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	if first == 0 {
 		t.Fatal("no default credential was tried")
 	}
-	if _, err := s.DefaultCredentials(context.Background()); err != nil {
+	if _, err := s.Health().DefaultCredentials(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if tries.Load() != first {
@@ -64,7 +62,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	}
 	// A configured default password is reported without any login.
 	os.WriteFile(pw, []byte("siem\n"), 0o600)
-	found, _ = Open(context.Background(), cfg, Options{}).DefaultCredentials(context.Background())
+	found, _ = NewClients(context.Background(), cfg, ClientOptions{}).Health().DefaultCredentials(context.Background())
 	if len(found) != 1 || found[0] != "manager (the configured password is a factory default)" {
 		t.Errorf("configured default not reported: %v", found)
 	}
@@ -127,7 +125,7 @@ func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err = Open(ctx, cfg, Options{}).DefaultCredentials(ctx)
+	_, err = NewClients(ctx, cfg, ClientOptions{}).Health().DefaultCredentials(ctx)
 	if err == nil {
 		t.Fatal("an unreachable indexer gave a verdict")
 	}
@@ -150,7 +148,7 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Open(context.Background(), cfg, Options{})
+	s := NewClients(context.Background(), cfg, ClientOptions{})
 	if s.IndexerErr != nil || s.ManagerErr != nil {
 		t.Fatalf("clients: %v %v", s.IndexerErr, s.ManagerErr)
 	}
