@@ -1096,7 +1096,7 @@ func checkShipper(ctx context.Context, e *Env) Result {
 	if !okc {
 		return crit("config invalid: "+msg, "fix "+e.Stack.Config.Shipper.ConfigDir+" (run "+bin+" test config)", msg)
 	}
-	if !deepFrom(ctx) {
+	if !e.Deep {
 		return ok("test config: " + msg + " (test output with --deep)")
 	}
 	oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
@@ -1117,13 +1117,6 @@ func lastFailure(lines []string) string {
 	}
 	return "see the transcript"
 }
-
-type deepKey struct{}
-
-// WithDeep marks the context of a --deep run.
-func WithDeep(ctx context.Context) context.Context { return context.WithValue(ctx, deepKey{}, true) }
-
-func deepFrom(ctx context.Context) bool { v, _ := ctx.Value(deepKey{}).(bool); return v }
 
 // ---- certs, secrets ----------------------------------------------------------
 

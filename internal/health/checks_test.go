@@ -213,9 +213,7 @@ func runAll(t *testing.T, w *world, deep bool) map[string]Result {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if deep {
-		ctx = WithDeep(ctx)
-	}
+	e.Deep = deep
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	rep := Run(ctx, e, checks)

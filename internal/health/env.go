@@ -13,6 +13,8 @@ type Env struct {
 	mu    sync.Mutex
 	notes []string
 	Stack Stack
+	// Deep is a --deep run: the shipper check also runs the output test.
+	Deep bool
 }
 
 // Note adds a run-level note (e.g. "TLS verification disabled for the

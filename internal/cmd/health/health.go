@@ -102,14 +102,11 @@ func Run(ctx context.Context, opts *Options) error {
 	start := opts.Now()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if opts.Deep {
-		ctx = health.WithDeep(ctx)
-	}
 	st, err := opts.Stack(ctx)
 	if err != nil {
 		return err // configuration problems: exit 2 with the key named
 	}
-	env := &health.Env{Now: opts.Now, Stack: st}
+	env := &health.Env{Now: opts.Now, Stack: st, Deep: opts.Deep}
 	rep := health.Run(ctx, env, checks)
 	rep.Duration = opts.Now().Sub(start)
 	if err := render(opts, rep); err != nil {
