@@ -124,7 +124,7 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		}
 		return l.clusterSettings(ctx, "persistent", map[string]any{"cluster.routing.allocation.enable": v})
 	case "watermark-override":
-		// The spec's temporary recovery override (what `siemctl indexer
+		// The temporary recovery override (what `siemctl indexer
 		// watermark --recover` sets): low and high 95%, flood stage 98%.
 		// OpenSearch rejects a high watermark above the flood stage, so all
 		// three are set (and reset) together.

@@ -9,7 +9,7 @@ import (
 )
 
 // Profile is one lab layout: the package, unit and path names of a stock install. "siem" is the
-// operations spec's layout; "wazuh" a stock Wazuh 4.x host (wazuh-* packages, /var/ossec, the API's
+// reference layout (siem-* packages and units, /var/siem); "wazuh" a stock Wazuh 4.x host (wazuh-* packages, /var/ossec, the API's
 // own self-signed certificate, the dashboard on 443, a stock ossec.conf without a syslog listener).
 // Everything the lab writes that differs between the two is read from here, and the paths and
 // ports are where siemctl's profile of the same name has its defaults (internal/config/profiles.go),

@@ -292,7 +292,7 @@ func before(t *testing.T, p *steps.Plan, ids ...string) {
 	}
 }
 
-// TestUpgradeRunbookOrder pins DESIGN.md's order and safety rules.
+// TestUpgradeRunbookOrder pins the upgrade order and its safety rules.
 func TestUpgradeRunbookOrder(t *testing.T) {
 	p := plan(t, runbooks.Upgrade)
 	before(t, p,

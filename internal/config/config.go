@@ -1,9 +1,9 @@
 // Package config holds siemctl's typed configuration: one YAML file, overridden
 // by SIEMCTL_<SECTION>_<KEY> environment variables and by flags, on top of the
-// defaults of a profile ("siem" follows the operations spec, "wazuh" the real
-// Wazuh 4.x layout). It is the only importer of viper.
+// defaults of a profile ("siem" the reference layout, "wazuh" the real Wazuh
+// 4.x layout). It is the only importer of viper.
 //
-// The keys are a stable contract (see DESIGN.md "Configuration").
+// The keys are a stable contract (`siemctl help config` lists them).
 package config
 
 import (
@@ -170,7 +170,7 @@ type Shipper struct {
 	BackupPaths []string `mapstructure:"backup_paths"`
 }
 
-// Thresholds are the disk limits of the spec.
+// Thresholds are the disk limits the health checks and gates judge against.
 type Thresholds struct {
 	DiskWarnPercent       int `mapstructure:"disk_warn_percent"`
 	DiskNogoPercent       int `mapstructure:"disk_nogo_percent"`

@@ -376,7 +376,7 @@ func TestRootAndPortOffsetInvalid(t *testing.T) {
 }
 
 // TestWazuhStockDefaults: the wazuh profile's defaults are those of a stock
-// Wazuh 4.x all-in-one host; the siem profile keeps the operations spec's.
+// Wazuh 4.x all-in-one host; the siem profile keeps the reference layout's.
 func TestWazuhStockDefaults(t *testing.T) {
 	none := filepath.Join(t.TempDir(), "none.yaml")
 	w, err := Load(LoadOptions{Path: none, Profile: "wazuh"})

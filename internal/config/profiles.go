@@ -2,8 +2,8 @@ package config
 
 import "sort"
 
-// Profiles hold every default. "siem" follows the operations spec; "wazuh"
-// the real Wazuh 4.x names and paths.
+// Profiles hold every default. "siem" is the reference layout (siem-*
+// packages and units, /var/siem); "wazuh" the real Wazuh 4.x names and paths.
 var Profiles = map[string]map[string]any{
 	"siem": profile(names{indexer: "siem-indexer", manager: "siem-manager", dashboard: "siem-dashboard", shipper: "shipper", installDir: "/var/siem", control: "siem-control", apiUser: "siem", alerts: "siem-alerts-4.x-", template: "siem", pipeline: "filebeat-7.10.2-siem-alerts-pipeline",
 		configCheck: []string{"bin/siem-control", "check"}, dashboardBackup: []string{}, shipperBackup: []string{}, cleanupPrefixes: []string{},

@@ -126,7 +126,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install")
 	up.Flags().IntVar(&offset, "port-offset", 0, "added to every default port")
 	up.Flags().StringVar(&heap, "indexer-heap", "512m", "OpenSearch heap (-Xms/-Xmx); thousands of indices (siemlab load) need 1g-2g")
-	up.Flags().StringVar(&profile, "profile", lab.DefaultProfile, "layout: siem (the operations spec's names) or wazuh (a stock Wazuh 4.x host)")
+	up.Flags().StringVar(&profile, "profile", lab.DefaultProfile, "layout: siem (siem-* packages and units, siemctl's reference layout) or wazuh (a stock Wazuh 4.x host)")
 	up.Flags().BoolVar(&syslog, "syslog", false, "add a syslog listener (udp 514+offset) to a manager whose stock ossec.conf has none (wazuh)")
 
 	down := &cobra.Command{

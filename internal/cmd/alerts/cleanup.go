@@ -43,7 +43,7 @@ deleted. Then --apply PLAN deletes exactly those names, after a confirmation.
 
   --older-than AGE      indices whose day ended at least AGE ago (e.g. 90d, 12h)
   --disk-above PERCENT  the oldest indices until the projected disk usage from
-                        _cat/allocation falls below PERCENT (e.g. 85, the spec's alarm)
+                        _cat/allocation falls below PERCENT (e.g. 85, health's disk alarm)
 
 Never deleted: today's index, future-dated indices, and any index whose name does not
 parse as prefix + YYYY.MM.DD. Apply refuses a plan whose checksum or signature (HMAC

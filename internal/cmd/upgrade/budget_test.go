@@ -141,11 +141,11 @@ func TestBudgetWithoutHistoryGolden(t *testing.T) {
 	text, js := renderBudgetBoth(t, b)
 	golden.Assert(t, "budget-default", text)
 	golden.Assert(t, "budget-default-json", js)
-	// the spec's start waits are the floor: indexer 60 s, manager 30 s, dashboard 60 s
+	// the units' start waits are the floor: indexer 60 s, manager 30 s, dashboard 60 s
 	want := map[string]Seconds{"indexer/start": 60, "manager/start": 30, "dashboard/start": 60}
 	for _, s := range b.Steps {
 		if w, ok := want[s.Step]; ok && (s.Estimate != w || s.Source != srcSpec) {
-			t.Errorf("%s: %v %s, want %v from the spec", s.Step, s.Estimate, s.Source, w)
+			t.Errorf("%s: %v %s, want %v (the start wait)", s.Step, s.Estimate, s.Source, w)
 		}
 	}
 	if math.Abs(float64(b.WindowMin-b.Total*1.5)) > 0.2 || math.Abs(float64(b.WindowMax-b.Total*2)) > 0.2 {

@@ -39,8 +39,8 @@ func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) 
 offers, every preflight gate evaluated now (read-only), every step of the runbook with the
 commands and API calls it makes, the rollback plan, and the time budget: each phase's
 estimated duration (from this host's earlier runs, the indexer data volume and the
-data-safety mode, else defaults whose floor is the spec's start waits), the total, the
-rollback time, and the maintenance window with the spec's 50–100% buffer. Nothing
+data-safety mode, else defaults whose floor is each unit's start wait), the total, the
+rollback time, and the maintenance window with a 50–100% buffer. Nothing
 changes.
 
 Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,

@@ -28,7 +28,7 @@ type ToolEnv struct {
 	// Poll is the wait step of start/stop (default 100ms).
 	Poll time.Duration
 	// Name is the control tool's program name: "wazuh-control" behaves like the real one (no check
-	// command); anything else (siem-control, the spec's tool) also has `check`.
+	// command); anything else (siem-control, the siem layout's tool) also has `check`.
 	Name string
 	// Loc is the time zone of ctime-style dates (agent_control's syscheck times); default time.Local.
 	Loc *time.Location
@@ -103,8 +103,8 @@ func Control(ctx context.Context, e ToolEnv, args []string) int {
 	if len(args) > 0 && args[0] == "-j" {
 		jsonOut, args = true, args[1:]
 	}
-	// The real wazuh-control (src/init/wazuh-server.sh help()) has no check command; the spec's
-	// siem-control adds it.
+	// The real wazuh-control (src/init/wazuh-server.sh help()) has no check command; the siem
+	// layout's siem-control adds it.
 	hasCheck := e.Name != "wazuh-control"
 	usage := func() int {
 		cmds := "start|stop|restart|status|enable|disable|info [-v -r -t]"
