@@ -98,6 +98,17 @@ func (f *Factory) Change(cmd *cobra.Command, args []string, dryRun bool) Change 
 		Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, command) }}
 }
 
+// ChangeVerb is the preamble every verb that changes the stack runs first:
+// -o must be table or json (exit 2 otherwise), then the change policy of
+// cmd (confirmation, host lock, --dry-run) as Change builds it. Nothing is
+// asked nor locked here: Begin does that, lock before confirmation.
+func (f *Factory) ChangeVerb(cmd *cobra.Command, args []string, dryRun bool) (Change, error) {
+	if err := CheckOutput(f, "table", "json"); err != nil {
+		return Change{}, err
+	}
+	return f.Change(cmd, args, dryRun), nil
+}
+
 // Calls is a fixed list of calls, for Begin.
 func Calls(lines ...string) func() ([]string, error) {
 	return func() ([]string, error) { return lines, nil }

@@ -129,3 +129,31 @@ func TestUnknownEnvWarned(t *testing.T) {
 		t.Errorf("exit %d stderr %q", code, errOut.String())
 	}
 }
+
+// TestChangeVerb: the preamble of a changing verb refuses an output it
+// cannot print (exit 2, naming the choices) before any change is built, and
+// otherwise hands back the change policy with -o, --yes and --dry-run.
+func TestChangeVerb(t *testing.T) {
+	var got *Change
+	reg := func(root *cobra.Command, f *Factory) {
+		var dry bool
+		c := &cobra.Command{Use: "flush", RunE: func(cmd *cobra.Command, args []string) error {
+			change, err := f.ChangeVerb(cmd, args, dry)
+			if err != nil {
+				return err
+			}
+			got = &change
+			return nil
+		}}
+		AddDryRunFlag(c, &dry)
+		root.AddCommand(c)
+	}
+	io, _, _, errOut := output.Test()
+	if code := Main(context.Background(), []string{"flush", "-o", "yaml"}, Stdio{IO: io}, reg); code != 2 || got != nil || !strings.Contains(errOut.String(), "-o yaml is not supported here; use one of: table, json") {
+		t.Fatalf("exit %d change %+v stderr %q", code, got, errOut)
+	}
+	io, _, _, errOut = output.Test()
+	if code := Main(context.Background(), []string{"flush", "-o", "json", "--yes", "--dry-run"}, Stdio{IO: io}, reg); code != 0 || got == nil || got.Output != "json" || !got.Yes || !got.DryRun || got.Lock == nil {
+		t.Fatalf("exit %d change %+v stderr %q", code, got, errOut)
+	}
+}

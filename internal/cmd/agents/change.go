@@ -30,11 +30,11 @@ func newChangeOptions(f *cli.Factory) ChangeOptions {
 
 // fill checks -o and copies the global flags and the arguments at run time.
 func (o *ChangeOptions) fill(f *cli.Factory, cmd *cobra.Command, args []string, dryRun bool) error {
-	if err := cli.CheckOutput(f, "table", "json"); err != nil {
+	change, err := f.ChangeVerb(cmd, args, dryRun)
+	if err != nil {
 		return err
 	}
-	o.Output, o.IDs, o.Timeout = f.Global.Output, args, f.Global.Timeout
-	o.Change = f.Change(cmd, args, dryRun)
+	o.Output, o.IDs, o.Timeout, o.Change = f.Global.Output, args, f.Global.Timeout, change
 	return nil
 }
 

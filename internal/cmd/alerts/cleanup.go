@@ -66,11 +66,11 @@ deleted), 6 locked.`,
   siemctl alerts cleanup --apply /tmp/cleanup.json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = f.Change(cmd, nil, dryRun)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
+			opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
 			fl := cmd.Flags()
 			planning := fl.Changed("older-than") || fl.Changed("disk-above")
 			switch {

@@ -45,11 +45,12 @@ the host lock (exit 6 while an upgrade runs) and --dry-run prints the request in
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"show", "primaries", "all"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, args, dryRun)
+			if err != nil {
 				return err
 			}
 			opts.Output, opts.Timeout, opts.Set = f.Global.Output, f.Global.Timeout, ""
-			opts.Change = f.Change(cmd, args, dryRun)
+			opts.Change = change
 			if len(args) == 1 {
 				switch args[0] {
 				case "show":

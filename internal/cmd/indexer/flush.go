@@ -39,11 +39,12 @@ upgrade runs); --dry-run prints the requests instead.`,
   siemctl indexer flush --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = f.Change(cmd, nil, dryRun)
+			opts.Change = change
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

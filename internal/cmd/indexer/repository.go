@@ -90,11 +90,12 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"show", "prepare"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, args, dryRun)
+			if err != nil {
 				return err
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = f.Change(cmd, args, dryRun)
+			opts.Change = change
 			verb := "show"
 			if len(args) == 1 {
 				verb = args[0]

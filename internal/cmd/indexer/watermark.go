@@ -44,14 +44,15 @@ an upgrade runs); --dry-run prints the request instead.`,
   siemctl indexer watermark --clear -o json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
 			if opts.Recover && opts.Clear {
 				return cli.FlagErrorf("--recover and --clear are mutually exclusive")
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = f.Change(cmd, nil, dryRun)
+			opts.Change = change
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -147,11 +147,11 @@ the host lock (exit 6 while an upgrade runs); --dry-run prints the tool's comman
   siemctl security indexer apply --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
-			opts.Output = f.Global.Output
-			opts.Change = f.Change(cmd, nil, dryRun)
+			opts.Output, opts.Change = f.Global.Output, change
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

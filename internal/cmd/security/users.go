@@ -113,14 +113,15 @@ upgrade runs); --dry-run prints the request (never the password) instead.`,
   siemctl security api-users add ops-bot --password-file /root/ops-bot.pw --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, args, dryRun)
+			if err != nil {
 				return err
 			}
 			if (opts.PasswordFile == "") == !opts.PasswordStdin {
 				return cli.FlagErrorf("give exactly one of --password-file and --password-stdin")
 			}
 			opts.Output, opts.Timeout, opts.Name = f.Global.Output, f.Global.Timeout, args[0]
-			opts.Change = f.Change(cmd, args, dryRun)
+			opts.Change = change
 			if err := manager.ValidateUsername(opts.Name); err != nil {
 				return &cli.FlagError{Err: err}
 			}

@@ -83,10 +83,11 @@ func changeVerb(f *cli.Factory, cmd *cobra.Command, in *ChangeInputs, run func(c
 	var dryRun bool
 	cmd.ValidArgsFunction = completeComponents
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		if err := cli.CheckOutput(f, "table", "json"); err != nil {
+		change, err := f.ChangeVerb(c, args, dryRun)
+		if err != nil {
 			return err
 		}
-		*in = ChangeInputs{Output: f.Global.Output, Components: args, Change: f.Change(c, args, dryRun)}
+		*in = ChangeInputs{Output: f.Global.Output, Components: args, Change: change}
 		return run(c.Context())
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)

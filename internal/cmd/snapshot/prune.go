@@ -42,11 +42,11 @@ host lock (exit 6 while an upgrade runs); --dry-run prints each file it would re
   siemctl snapshot prune --keep 10 --keep-days 30 -o json --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Output = f.Global.Output
-			opts.Change = f.Change(cmd, nil, dryRun)
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
+			opts.Output, opts.Change = f.Global.Output, change
 			if opts.Keep < 0 || opts.KeepDays < 0 {
 				return cli.FlagErrorf("--keep and --keep-days must be positive")
 			}

@@ -41,11 +41,12 @@ directories exist.`,
   siemctl upgrade prune --yes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
+			change, err := f.ChangeVerb(cmd, nil, dryRun)
+			if err != nil {
 				return err
 			}
 			opts.Output = f.Global.Output
-			opts.Change = f.Change(cmd, nil, dryRun)
+			opts.Change = change
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
