@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/redact"
 	"io"
 	"log/slog"
 	"net"
@@ -25,6 +24,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/redact"
 )
 
 // Defaults of the retry policy.
@@ -133,7 +133,7 @@ func New(opts Options) (*Client, error) {
 		c.clock = time.Now
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = netclient.Sleep
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -156,17 +156,6 @@ func New(opts Options) (*Client, error) {
 
 // URL is the API base URL (no credentials).
 func (c *Client) URL() string { return c.base.String() }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // request is one API call.
 type request struct {

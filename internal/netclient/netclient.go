@@ -227,3 +227,17 @@ func Snippet(body []byte, n int) string {
 	}
 	return s
 }
+
+// Sleep waits d or until ctx ends, whichever comes first; it returns
+// ctx.Err() when ctx ended first. It is the pause between polls and retries
+// of every client and operation.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -106,3 +106,21 @@ func TestClassifyRedactsAndError(t *testing.T) {
 	}
 	_ = tls.VersionTLS12
 }
+
+// TestSleep: the pause ends when d has passed (nil) or as soon as ctx ends
+// (ctx.Err()), whichever comes first.
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Fatalf("elapsed: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: got %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: got %v, want context.DeadlineExceeded", err)
+	}
+}

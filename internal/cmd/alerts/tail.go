@@ -11,6 +11,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -29,7 +30,7 @@ type TailOptions struct {
 
 // NewCmdTail builds `alerts tail`.
 func NewCmdTail(f *cli.Factory, runF func(context.Context, *TailOptions) error) *cobra.Command {
-	opts := &TailOptions{Common: common(f), Wait: sleep}
+	opts := &TailOptions{Common: common(f), Wait: netclient.Sleep}
 	var overlap string
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -73,17 +74,6 @@ still printed once.`,
 	cmd.Flags().StringVar(&overlap, "overlap", "2m", "re-read window for alerts indexed late")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "print the recent alerts and one poll's worth of new ones, then exit")
 	return cmd
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // RunTail prints the recent alerts and follows new ones until ctx ends.

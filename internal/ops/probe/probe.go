@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // Hop and component names.
@@ -288,16 +289,7 @@ func (o *Options) defaults() error {
 		o.Now = time.Now
 	}
 	if o.Wait == nil {
-		o.Wait = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-				return nil
-			}
-		}
+		o.Wait = netclient.Sleep
 	}
 	if o.Dial == nil {
 		var d net.Dialer

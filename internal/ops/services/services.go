@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -197,14 +198,7 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 	if r.Sleep != nil {
 		return r.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return netclient.Sleep(ctx, d)
 }
 
 func (r *Runner) wait(c Component) time.Duration {
