@@ -9,33 +9,6 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// RenderDiffText writes a report as a header line and a tab-separated table
-// (severity, category, key, change), most severe first. No colour: that is
-// the CLI's job.
-func RenderDiffText(w io.Writer, r Report) error {
-	c := r.Counts()
-	tw := output.NewTable(w, false)
-	fmt.Fprintf(tw, "%s → %s: %d critical, %d warning, %d info\n",
-		refText(r.From), refText(r.To), c["critical"], c["warning"], c["info"])
-	if len(r.Changes) == 0 {
-		fmt.Fprintln(tw, "no changes")
-		return tw.Render()
-	}
-	fmt.Fprintln(tw, "SEVERITY\tCATEGORY\tKEY\tCHANGE")
-	for _, ch := range r.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ch.Severity, ch.Category, oneLine(ch.Key), oneLine(ch.Message))
-	}
-	return tw.Render()
-}
-
-func refText(r Ref) string {
-	s := r.ID
-	if r.Label != "" {
-		s += " (" + r.Label + ")"
-	}
-	return s
-}
-
 func oneLine(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
 }
@@ -57,22 +30,6 @@ func RenderDiffJSON(w io.Writer, r Report) error {
 		ch = []Change{}
 	}
 	return writeJSON(w, DiffJSON{From: r.From, To: r.To, Critical: r.Critical(), Worst: r.Worst(), Counts: r.Counts(), Changes: ch})
-}
-
-// RenderListText writes one tab-separated line per snapshot, oldest first.
-func RenderListText(w io.Writer, entries []Entry) error {
-	tw := output.NewTable(w, false)
-	fmt.Fprintln(tw, "ID\tTAKEN AT\tLABEL\tSTATUS\tUP\tCLUSTER\tINDICES\tDOCS\tAGENTS")
-	for _, e := range entries {
-		s := e.Summary
-		up := fmt.Sprintf("%d/%d", s.ComponentsUp, s.ComponentsTotal)
-		if len(s.Down) > 0 {
-			up += " (down: " + strings.Join(s.Down, ",") + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", e.ID, e.TakenAt, output.Dash(oneLine(e.Label)),
-			s.Status, up, output.Dash(s.ClusterStatus), s.Indices, s.Docs, s.Agents)
-	}
-	return tw.Render()
 }
 
 // RenderListJSON writes the entries as a JSON array ([] when empty).

@@ -25,14 +25,10 @@ func TestRenderListAndShow(t *testing.T) {
 	for i := range list {
 		list[i].Path = "/var/lib/siemctl/snapshots/" + list[i].ID + ".json" // stable golden
 	}
-	var text, js, empty bytes.Buffer
-	if err := RenderListText(&text, list); err != nil {
-		t.Fatal(err)
-	}
+	var js, empty bytes.Buffer
 	if err := RenderListJSON(&js, list); err != nil {
 		t.Fatal(err)
 	}
-	golden.Assert(t, "list.txt", text.Bytes())
 	golden.Assert(t, "list.json", js.Bytes())
 	if err := RenderListJSON(&empty, nil); err != nil || strings.TrimSpace(empty.String()) != "[]" {
 		t.Errorf("empty list JSON = %q", empty.String())
