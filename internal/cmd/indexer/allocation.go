@@ -71,12 +71,11 @@ the host lock (exit 6 while an upgrade runs) and --dry-run prints the request in
 }
 
 func runAllocation(ctx context.Context, opts *AllocationOptions) error {
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	if opts.Set == "" {
 		st, err := cluster.Allocation(ctx, api)
 		if err != nil {

@@ -56,12 +56,11 @@ upgrade runs); --dry-run prints the requests instead.`,
 }
 
 func runFlush(ctx context.Context, opts *FlushOptions) error {
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	release, proceed, err := opts.Change.Begin(ctx, "Flush every index (POST _flush, then _flush/synced)?", cli.Calls(indexer.FlushCalls()...))
 	if !proceed {
 		return err

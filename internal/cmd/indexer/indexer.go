@@ -50,6 +50,19 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
+// connect bounds ctx by the command's --timeout and builds its client
+// within it; cancel ends the bound (called already when err is not nil).
+func connect[A any](ctx context.Context, d time.Duration, client func(context.Context) (A, error)) (context.Context, A, context.CancelFunc, error) {
+	ctx, cancel := withTimeout(ctx, d)
+	api, err := client(ctx)
+	if err != nil {
+		cancel()
+		var none A
+		return ctx, none, nil, err
+	}
+	return ctx, api, cancel, nil
+}
+
 func orUnset(s string) string {
 	if s == "" {
 		return "(unset)"

@@ -174,12 +174,11 @@ func runRepositoryShow(ctx context.Context, opts *RepositoryOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	rep, err := repositoryState(ctx, c, api)
 	if err != nil {
 		return err

@@ -56,12 +56,11 @@ which decider said no (up to --explain-limit shards), followed by the fix.`,
 }
 
 func runShards(ctx context.Context, opts *ShardsOptions) error {
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	rep, err := cluster.Shards(ctx, api, opts.Unassigned, opts.ExplainLimit)
 	if err != nil {
 		return err

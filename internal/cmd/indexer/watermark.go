@@ -66,12 +66,11 @@ an upgrade runs); --dry-run prints the request instead.`,
 }
 
 func runWatermark(ctx context.Context, opts *WatermarkOptions) error {
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	if !opts.Recover && !opts.Clear {
 		st, err := cluster.Watermarks(ctx, api)
 		if err != nil {
