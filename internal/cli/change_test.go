@@ -157,3 +157,18 @@ func TestChangeVerb(t *testing.T) {
 		t.Fatalf("exit %d change %+v stderr %q", code, got, errOut)
 	}
 }
+
+// TestRun: a command runs its own code unless a test gave runF, which then
+// gets the same options instead.
+func TestRun(t *testing.T) {
+	type opts struct{ got string }
+	run := func(_ context.Context, o *opts) error { o.got = "run"; return nil }
+	runF := func(_ context.Context, o *opts) error { o.got = "runF"; return errors.New("from runF") }
+	o := &opts{}
+	if err := Run(context.Background(), nil, run, o); err != nil || o.got != "run" {
+		t.Fatalf("without runF: %v %q", err, o.got)
+	}
+	if err := Run(context.Background(), runF, run, o); err == nil || o.got != "runF" {
+		t.Fatalf("with runF: %v %q", err, o.got)
+	}
+}

@@ -181,6 +181,15 @@ indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all 
 	return root
 }
 
+// Run is the last line of a command's RunE: it hands opts to runF when a
+// test gave one (the NewCmdX(f, runF) seam), else to run.
+func Run[O any](ctx context.Context, runF, run func(context.Context, O) error, opts O) error {
+	if runF != nil {
+		return runF(ctx, opts)
+	}
+	return run(ctx, opts)
+}
+
 // CheckOutput rejects an -o value the command does not support.
 func CheckOutput(f *Factory, allowed ...string) error {
 	for _, a := range allowed {

@@ -60,10 +60,7 @@ the agent control tool instead (id, name, registration IP and status only), and 
 			if opts.PageSize < 1 || opts.PageSize > 100000 {
 				return cli.FlagErrorf("--page-size %d: use 1 to 100000", opts.PageSize)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runList, opts)
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Status, "status", nil, "only agents with this status: active, disconnected, never_connected, pending (repeatable or comma-separated)")

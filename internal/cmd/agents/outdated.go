@@ -48,10 +48,7 @@ after a manager upgrade. Agents that never connected have no version and are cou
 				}
 				opts.Than = &v
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runOutdated(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runOutdated, opts)
 		},
 	}
 	cmd.Flags().StringVar(&than, "than", "", "list agents older than this version (e.g. 4.10.0)")

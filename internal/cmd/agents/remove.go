@@ -40,10 +40,7 @@ runs); --dry-run prints the request.`,
 			if err := fleet.ValidateIDs(args, "remove"); err != nil {
 				return usage(err)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRemove(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runRemove, opts)
 		},
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)

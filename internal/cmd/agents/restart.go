@@ -48,10 +48,7 @@ off one) and takes the host lock (exit 6 while an upgrade runs); --dry-run print
 					return usage(err)
 				}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRestart(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runRestart, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "restart every agent")

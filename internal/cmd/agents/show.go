@@ -40,10 +40,7 @@ func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) 
 			if err := fleet.ValidateIDs([]string{opts.ID}, ""); err != nil {
 				return usage(err)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runShow(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runShow, opts)
 		},
 	}
 }

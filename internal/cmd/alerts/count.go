@@ -53,10 +53,7 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 					return &cli.FlagError{Err: fmt.Errorf("--since %s --by %s gives %d intervals: want 1 to %d (a longer --by)", opts.SinceText, opts.ByText, n, indexer.MaxBuckets)}
 				}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runCount(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runCount, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Query, "query", "q", "", "query_string query; empty: every alert")

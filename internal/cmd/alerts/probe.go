@@ -53,10 +53,7 @@ Exit codes: 0 the event arrived, 3 a hop broke (named), 2 bad configuration.`,
 			if opts.Wait <= 0 || opts.Interval <= 0 {
 				return cli.FlagErrorf("--wait and --interval must be positive, e.g. --wait 60s --interval 500ms")
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunProbe(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, RunProbe, opts)
 		},
 	}
 	cli.DurationVar(cmd.Flags(), &opts.Wait, "wait", 60*time.Second, "how long to wait for the event to become searchable")

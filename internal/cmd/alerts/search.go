@@ -50,10 +50,7 @@ indexer cannot parse is reported as a usage error (exit 2).`,
 			if opts.Limit < 1 || opts.Limit > indexer.MaxSearchSize {
 				return cli.FlagErrorf("-n %d: use 1 to %d", opts.Limit, indexer.MaxSearchSize)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runSearch(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runSearch, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Query, "query", "q", "", "query_string query (Lucene syntax); empty: every alert")

@@ -60,10 +60,7 @@ still printed once.`,
 			if opts.Last < 0 || opts.Last > indexer.MaxSearchSize {
 				return cli.FlagErrorf("-n %d: use 0 to %d", opts.Last, indexer.MaxSearchSize)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return RunTail(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, RunTail, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Query, "query", "q", "", "query_string query; empty: every alert")

@@ -60,10 +60,7 @@ the host lock (exit 6 while an upgrade runs) and --dry-run prints the request in
 					return cli.FlagErrorf("allocation %q: use show, primaries or all", args[0])
 				}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runAllocation(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runAllocation, opts)
 		},
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)

@@ -45,10 +45,7 @@ upgrade runs); --dry-run prints the requests instead.`,
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
 			opts.Change = change
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runFlush(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runFlush, opts)
 		},
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)

@@ -44,10 +44,7 @@ which decider said no (up to --explain-limit shards), followed by the fix.`,
 				return cli.FlagErrorf("--explain-limit must be at least 1")
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runShards(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runShards, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Unassigned, "unassigned", false, "only unassigned shards, each with its allocation explanation")

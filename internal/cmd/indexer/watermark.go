@@ -53,10 +53,7 @@ an upgrade runs); --dry-run prints the request instead.`,
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
 			opts.Change = change
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runWatermark(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runWatermark, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Recover, "recover", false, "set the transient recovery override: low/high 95%, flood stage 98%")

@@ -44,10 +44,7 @@ func NewCmdHash(f *cli.Factory, runF func(context.Context, *HashOptions) error) 
 				return err
 			}
 			opts.Output = f.Global.Output
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runHash(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runHash, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "read the password from this file instead of stdin")
@@ -99,10 +96,7 @@ internal users, action groups, tenants, … as YAML files into DIR (created 0700
 			if !strings.HasPrefix(opts.Dir, "/") || strings.ContainsAny(opts.Dir, " \t\n\"'$`\\") {
 				return cli.FlagErrorf("backup directory %q: use an absolute path without spaces or quotes", opts.Dir)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runBackup(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runBackup, opts)
 		},
 	}
 }
@@ -152,10 +146,7 @@ the host lock (exit 6 while an upgrade runs); --dry-run prints the tool's comman
 				return err
 			}
 			opts.Output, opts.Change = f.Global.Output, change
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runApply(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runApply, opts)
 		},
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)

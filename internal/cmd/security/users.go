@@ -36,10 +36,7 @@ func NewCmdUsersList(f *cli.Factory, runF func(context.Context, *UsersListOption
 				return err
 			}
 			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runUsersList(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runUsersList, opts)
 		},
 	}
 }
@@ -125,10 +122,7 @@ upgrade runs); --dry-run prints the request (never the password) instead.`,
 			if err := manager.ValidateUsername(opts.Name); err != nil {
 				return &cli.FlagError{Err: err}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runUsersAdd(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runUsersAdd, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "read the new user's password from this file")

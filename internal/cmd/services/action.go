@@ -61,10 +61,7 @@ func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *Act
 		Example: example,
 	}
 	return changeVerb(f, cmd, &opts.ChangeInputs, func(ctx context.Context) error {
-		if runF != nil {
-			return runF(ctx, opts)
-		}
-		return runAction(ctx, opts)
+		return cli.Run(ctx, runF, runAction, opts)
 	})
 }
 

@@ -31,10 +31,7 @@ func NewCmdEnable(f *cli.Factory, runF func(context.Context, *EnableOptions) err
   siemctl services enable shipper --dry-run`,
 	}
 	return changeVerb(f, cmd, &opts.ChangeInputs, func(ctx context.Context) error {
-		if runF != nil {
-			return runF(ctx, opts)
-		}
-		return runEnable(ctx, opts)
+		return cli.Run(ctx, runF, runEnable, opts)
 	})
 }
 

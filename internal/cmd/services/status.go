@@ -39,10 +39,7 @@ restarted it. Exit code 3 when a unit is not active (like a failed health check)
 				return err
 			}
 			opts.Output, opts.Timeout, opts.Components = f.Global.Output, f.Global.Timeout, args
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStatus(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runStatus, opts)
 		},
 	}
 }

@@ -81,10 +81,7 @@ atomically for the node_exporter textfile collector; -o prometheus prints them.
 			if opts.PrometheusFile != "" && !strings.HasSuffix(opts.PrometheusFile, ".prom") {
 				return cli.FlagErrorf("--textfile %s: the textfile collector reads only *.prom files", opts.PrometheusFile)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runCapture(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runCapture, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Label, "label", "", "label of the snapshot (letters, digits, ._:+-), e.g. pre-upgrade")

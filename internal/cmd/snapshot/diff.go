@@ -68,10 +68,7 @@ Exit codes: 0 nothing critical changed, 3 something critical changed.`,
 					return cli.FlagErrorf("--ignore-index %q: %v", g, err)
 				}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runDiff(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runDiff, opts)
 		},
 	}
 	cmd.Flags().StringArrayVar(&expect, "expect", nil, "component=version expected in B, e.g. manager=4.10.0-1 (repeatable)")

@@ -51,10 +51,7 @@ cluster status, index, document and agent counts. Files that are not complete sn
 			if _, ok := trendMetrics[opts.Trend]; opts.Trend != "" && !ok {
 				return &cli.FlagError{Err: fmt.Errorf("--trend %q: want docs, disk, agents or indices", opts.Trend)}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runList, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Trend, "trend", "", "chart one value across the snapshots: docs, disk, agents or indices")

@@ -53,10 +53,7 @@ host lock (exit 6 while an upgrade runs); --dry-run prints each file it would re
 			if opts.Keep == 0 && opts.KeepDays == 0 {
 				return cli.FlagErrorf("give a retention rule: --keep N and/or --keep-days D")
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPrune(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runPrune, opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "keep the newest N snapshots")

@@ -35,10 +35,7 @@ func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) 
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runShow(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runShow, opts)
 		},
 	}
 	return cmd

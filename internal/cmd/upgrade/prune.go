@@ -47,10 +47,7 @@ directories exist.`,
 			}
 			opts.Output = f.Global.Output
 			opts.Change = change
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPrune(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runPrune, opts)
 		},
 	}
 	cli.AddDryRunFlag(cmd, &dryRun)
