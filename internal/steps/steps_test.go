@@ -21,6 +21,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -435,14 +436,14 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 
 func TestUnitsStopStart(t *testing.T) {
 	u := newUnits(true)
-	u.linger["siem-indexer.service"] = 3
+	linger(u, "siem-indexer.service", 3)
 	d := depsWith(testConfig(t, ""), u)
 	e := newEnv(d, nil)
 	if _, err := run(t, d, e, "units.stop", map[string]any{"component": "all"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"stop shipper.service", "stop siem-dashboard.service", "stop siem-manager.service", "stop siem-indexer.service"}
-	if got := u.opsOf("stop"); !slices.Equal(got, want) {
+	if got := u.CallsOf("stop"); !slices.Equal(got, want) {
 		t.Fatalf("stop order %v, want %v", got, want)
 	}
 	if len(e.waits) == 0 || !strings.Contains(strings.Join(e.waits, "|"), "processes of siem-indexer.service to exit") {
@@ -456,16 +457,20 @@ func TestUnitsStopStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStart := []string{"start siem-indexer.service 1m0s", "start siem-manager.service 30s", "start siem-dashboard.service 1m0s", "start shipper.service 30s"}
-	if got := u.opsOf("start"); !slices.Equal(got, wantStart) {
+	var got []string
+	for _, c := range u.CallsOf("start") {
+		got = append(got, fmt.Sprintf("%s %s", c, u.Timeouts[c]))
+	}
+	if !slices.Equal(got, wantStart) {
 		t.Fatalf("start order/waits %v, want %v", got, wantStart)
 	}
-	u.active["siem-manager.service"] = false
-	u.startEr["siem-manager.service"] = errors.New("unit failed")
+	u.Set(unitstest.Dead("siem-manager.service"))
+	u.FailOn["start siem-manager.service"] = "exit-code"
 	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start manager (siem-manager.service)") {
 		t.Fatalf("failed start: %v", err)
 	}
 	// verify_gone: processes left → not yet.
-	u.linger["siem-manager.service"] = 1
+	linger(u, "siem-manager.service", 1)
 	var pe *engine.PendingError
 	if _, err := run(t, d, e, "units.verify_gone", map[string]any{"component": "manager"}); !errors.As(err, &pe) {
 		t.Fatalf("lingering processes: %v", err)

@@ -26,13 +26,33 @@ type Fake struct {
 	Procs    map[string][][]int // per unit: what successive Processes calls answer (the last one repeats)
 	Timeouts map[string]time.Duration
 	Changes  []units.UnitFileChange // what Enable answers
+	// ActivePIDs are what Processes answers for an active unit (Procs is
+	// consulted for the others).
+	ActivePIDs []int
+}
+
+// Running is the status the fake gives a started unit.
+func Running(u string) units.UnitStatus {
+	return units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Active, SubState: "running"}
+}
+
+// Dead is the status the fake gives a stopped unit.
+func Dead(u string) units.UnitStatus {
+	return units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
+}
+
+// Set replaces a unit's state; safe while the code under test runs.
+func (f *Fake) Set(st units.UnitStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.State[st.Name] = st
 }
 
 // NewFake returns a Fake whose SiemUnits are loaded and inactive/dead.
 func NewFake() *Fake {
 	f := &Fake{State: map[string]units.UnitStatus{}, FailOn: map[string]string{}, Procs: map[string][][]int{}, Timeouts: map[string]time.Duration{}}
 	for _, u := range SiemUnits {
-		f.State[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
+		f.State[u] = Dead(u)
 	}
 	return f
 }
@@ -105,7 +125,7 @@ func (f *Fake) Stop(_ context.Context, u string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rec("stop " + u)
-	f.State[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
+	f.State[u] = Dead(u)
 	if res, ok := f.FailOn["stop "+u]; ok {
 		f.State[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Failed, SubState: "failed", Result: res}
 	}
@@ -119,11 +139,15 @@ func (f *Fake) Wait(_ context.Context, u string, _ []string, _ time.Duration) (u
 	return f.State[u], nil
 }
 
-// Processes records "procs u" and answers the next of Procs[u].
+// Processes records "procs u" and answers ActivePIDs for an active unit,
+// else the next of Procs[u].
 func (f *Fake) Processes(_ context.Context, u string) ([]int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rec("procs " + u)
+	if f.State[u].IsActive() && f.ActivePIDs != nil {
+		return f.ActivePIDs, nil
+	}
 	seq := f.Procs[u]
 	if len(seq) == 0 {
 		return nil, nil
