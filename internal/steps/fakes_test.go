@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
@@ -263,6 +267,44 @@ func linger(u *unitstest.Fake, unit string, n int) {
 		seq = append(seq, []int{4242})
 	}
 	u.Procs[unit] = append(seq, nil)
+}
+
+// indexerClient is a client of srv, closed when the test ends.
+func indexerClient(t *testing.T, srv *indexertest.Server) *indexer.Client {
+	t.Helper()
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// templateServer is a healthy indexer that acknowledges PUT /_template/<name>.
+func templateServer(t *testing.T, name string) *indexertest.Server {
+	t.Helper()
+	r := indexertest.Healthy()
+	r["PUT /_template/"+name] = indexertest.Route{File: "acknowledged.json"}
+	return indexertest.NewServer(t, r)
+}
+
+// serveBodies serves bodies by URL path (404 for any other path) until the
+// test ends; got, when not nil, records every path asked for.
+func serveBodies(t *testing.T, bodies map[string][]byte, got *[]string) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got != nil {
+			*got = append(*got, r.URL.Path)
+		}
+		b, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
 }
 
 func depsWith(cfg *config.Config, u *unitstest.Fake) *steps.Deps {

@@ -154,11 +154,7 @@ func healthRoutes(health indexertest.Route) map[string]indexertest.Route {
 
 func indexerDeps(t *testing.T, srv *indexertest.Server) *steps.Deps {
 	t.Helper()
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := indexerClient(t, srv)
 	d := depsWith(testConfig(t, ""), newUnits(true))
 	d.Indexer = c
 	return d
@@ -537,13 +533,8 @@ func TestShipperTemplate(t *testing.T) {
 		}
 	}
 	cfg := testConfig(t, "shipper:\n  config_dir: "+dir+"\n  template_source: \""+dir+"/tpl/{version}/t.json\"\n")
-	r := indexertest.Healthy()
-	r["PUT /_template/siem"] = indexertest.Route{File: "acknowledged.json"}
-	srv := indexertest.NewServer(t, r)
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := templateServer(t, "siem")
+	c := indexerClient(t, srv)
 	d := depsWith(cfg, nil)
 	d.Indexer = c
 	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
@@ -588,10 +579,7 @@ func TestFallbackProbe(t *testing.T) {
 		defer mu.Unlock()
 		fmt.Fprintf(w, `{"count":%d}`, count)
 	}})
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := indexerClient(t, srv)
 	d := depsWith(testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
 	d.Indexer = c
 	e := newEnv(d, nil)
@@ -658,10 +646,7 @@ func TestFallbackProbeQueue(t *testing.T) {
 	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"count":0}`)
 	}})
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := indexerClient(t, srv)
 	d := depsWith(testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
 	d.Indexer = c
 	e := newEnv(d, nil)
