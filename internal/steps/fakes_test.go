@@ -280,6 +280,14 @@ func indexerClient(t *testing.T, srv *indexertest.Server) *indexer.Client {
 	return c
 }
 
+// indexerDepsWith is depsWith(cfg, u) with a client of srv as the indexer.
+func indexerDepsWith(t *testing.T, srv *indexertest.Server, cfg *config.Config, u *unitstest.Fake) *steps.Deps {
+	t.Helper()
+	d := depsWith(cfg, u)
+	d.Indexer = indexerClient(t, srv)
+	return d
+}
+
 // templateServer is a healthy indexer that acknowledges PUT /_template/<name>.
 func templateServer(t *testing.T, name string) *indexertest.Server {
 	t.Helper()

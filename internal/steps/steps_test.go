@@ -154,9 +154,7 @@ func healthRoutes(health indexertest.Route) map[string]indexertest.Route {
 
 func indexerDeps(t *testing.T, srv *indexertest.Server) *steps.Deps {
 	t.Helper()
-	c := indexerClient(t, srv)
-	d := depsWith(testConfig(t, ""), newUnits(true))
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, ""), newUnits(true))
 	return d
 }
 
@@ -534,9 +532,7 @@ func TestShipperTemplate(t *testing.T) {
 	}
 	cfg := testConfig(t, "shipper:\n  config_dir: "+dir+"\n  template_source: \""+dir+"/tpl/{version}/t.json\"\n")
 	srv := templateServer(t, "siem")
-	c := indexerClient(t, srv)
-	d := depsWith(cfg, nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, cfg, nil)
 	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
 	for _, tt := range []struct{ which, want string }{{"target", "4.10.0"}, {"previous", "4.9.0"}} {
 		if _, err := run(t, d, e, "shipper.template", map[string]any{"version": tt.which}); err != nil {
@@ -579,9 +575,7 @@ func TestFallbackProbe(t *testing.T) {
 		defer mu.Unlock()
 		fmt.Fprintf(w, `{"count":%d}`, count)
 	}})
-	c := indexerClient(t, srv)
-	d := depsWith(testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
 	e := newEnv(d, nil)
 	_, err = run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError
@@ -646,9 +640,7 @@ func TestFallbackProbeQueue(t *testing.T) {
 	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"count":0}`)
 	}})
-	c := indexerClient(t, srv)
-	d := depsWith(testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
 	e := newEnv(d, nil)
 	_, err = run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError

@@ -29,9 +29,7 @@ func TestWazuhTemplateDefault(t *testing.T) {
 	}
 	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\n")
 	srv := templateServer(t, "wazuh")
-	c := indexerClient(t, srv)
-	d := depsWith(cfg, nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, cfg, nil)
 	var fetched []string
 	d.Fetch = func(_ context.Context, url string) ([]byte, error) {
 		fetched = append(fetched, url)
