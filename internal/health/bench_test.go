@@ -10,15 +10,21 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 )
 
-// slowIndexer and slowManager add a known latency to every call, like a
-// remote endpoint would; calls counts the round trips.
-type slowIndexer struct {
-	*fakeIndexer
+// latency is a known delay added to every call, like a remote endpoint
+// would add; calls counts the round trips.
+type latency struct {
 	d     time.Duration
 	calls *atomic.Int64
 }
 
-func (s slowIndexer) wait() { s.calls.Add(1); time.Sleep(s.d) }
+func (l latency) wait() { l.calls.Add(1); time.Sleep(l.d) }
+
+// slowIndexer and slowManager are the fakes behind a latency.
+type slowIndexer struct {
+	*fakeIndexer
+	latency
+}
+
 func (s slowIndexer) Info(ctx context.Context) (indexer.Info, error) {
 	s.wait()
 	return s.fakeIndexer.Info(ctx)
@@ -46,11 +52,9 @@ func (s slowIndexer) Count(ctx context.Context, i, q string, since time.Time) (i
 
 type slowManager struct {
 	*fakeManager
-	d     time.Duration
-	calls *atomic.Int64
+	latency
 }
 
-func (s slowManager) wait() { s.calls.Add(1); time.Sleep(s.d) }
 func (s slowManager) Info(ctx context.Context) (manager.APIInfo, error) {
 	s.wait()
 	return s.fakeManager.Info(ctx)
@@ -79,8 +83,8 @@ func BenchmarkHealthConcurrency(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w := healthyWorld()
 		e := w.env(t)
-		e.Stack.Indexer = slowIndexer{w.ix, ixLat, &calls}
-		e.Stack.Manager = slowManager{w.mgr, mgrLat, &calls}
+		e.Stack.Indexer = slowIndexer{w.ix, latency{ixLat, &calls}}
+		e.Stack.Manager = slowManager{w.mgr, latency{mgrLat, &calls}}
 		e.Stack.Dashboard = func(ctx context.Context) (DashboardAnswer, error) {
 			calls.Add(1)
 			time.Sleep(dashLat)

@@ -37,11 +37,7 @@ func runChecks(t *testing.T, e *Env, deadline time.Duration, ids ...string) map[
 // OpenSearch 2.11.1's bodies): the fix is the call that removes the filter,
 // not the single-node replica advice.
 func TestRedClusterFixComesFromTheAllocationExplanation(t *testing.T) {
-	routes := indexertest.Healthy()
-	routes["GET /_cluster/health"] = indexertest.Route{File: "health-red-filter.json"}
-	routes["GET /_cat/shards"] = indexertest.Route{File: "cat-shards-red-filter.json"}
-	routes["GET /_cluster/allocation/explain"] = indexertest.Route{File: "explain-filter-red.json"}
-	srv := indexertest.NewServer(t, routes)
+	srv := indexertest.NewServer(t, indexertest.RedByFilter())
 	opts := srv.Options()
 	opts.Timeout = 5 * time.Second
 	ix, err := indexer.New(opts)

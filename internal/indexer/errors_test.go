@@ -46,15 +46,14 @@ func fakeClient(t *testing.T, routes map[string]indexertest.Route) (*indexertest
 	return srv, newClient(t, srv.Options())
 }
 
-// hangingListener accepts connections and never answers; returns its URL.
-func hangingListener(t *testing.T) string {
+// listen accepts loopback connections and hands each to onConn until the
+// test ends; returns its URL.
+func listen(t *testing.T, onConn func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -63,21 +62,30 @@ func hangingListener(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
+			onConn(c)
 		}
 	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+// hangingListener accepts connections and never answers; returns its URL.
+func hangingListener(t *testing.T) string {
+	t.Helper()
+	var mu sync.Mutex
+	var conns []net.Conn
 	t.Cleanup(func() {
-		_ = ln.Close()
-		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range conns {
 			_ = c.Close()
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return listen(t, func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	})
 }
 
 // refusedURL returns a loopback URL nobody listens on.
@@ -204,26 +212,13 @@ func TestNoRetries(t *testing.T) {
 }
 
 func TestNoRetryOnConnectionReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var accepted atomic.Int32
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			_ = c.Close() // hang up before answering
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); <-done })
-	c := newClient(t, indexer.Options{URL: "http://" + ln.Addr().String()})
-	_, err = c.Info(context.Background())
+	url := listen(t, func(c net.Conn) {
+		accepted.Add(1)
+		_ = c.Close() // hang up before answering
+	})
+	c := newClient(t, indexer.Options{URL: url})
+	_, err := c.Info(context.Background())
 	if !errors.Is(err, netclient.ErrUnreachable) {
 		t.Fatalf("got %v, want ErrUnreachable", err)
 	}

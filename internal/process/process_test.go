@@ -104,13 +104,19 @@ func pidAlive(t *testing.T, file string) bool {
 	return true
 }
 
+// killPID kills the process whose pid pidFile holds.
+func killPID(pidFile string) {
+	b, _ := os.ReadFile(pidFile)
+	_ = syscall.Kill(atoi(strings.TrimSpace(string(b))), syscall.SIGKILL)
+}
+
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
 
-func TestExecRunnerCancelKillsTheGroup(t *testing.T) {
-	pidFile := filepath.Join(t.TempDir(), "pid")
+// cancelOnPID returns a context cancelled once pidFile holds a pid.
+func cancelOnPID(pidFile string) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
@@ -121,6 +127,12 @@ func TestExecRunnerCancelKillsTheGroup(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
+	return ctx
+}
+
+func TestExecRunnerCancelKillsTheGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx := cancelOnPID(pidFile)
 	// The grandchild holds no pipe: only the group kill ends it.
 	_, _, code, err := ExecRunner{}.Run(ctx, nil, "/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > "+pidFile+"; wait")
 	if !errors.Is(err, context.Canceled) || code != -1 || !strings.HasPrefix(err.Error(), "sh: ") {
@@ -135,16 +147,7 @@ func TestExecRunnerCancelKillsTheGroup(t *testing.T) {
 // program on cancel; what it started (dpkg) is left to finish.
 func TestExecRunnerSameGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for {
-			if b, _ := os.ReadFile(pidFile); len(b) > 0 {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	ctx := cancelOnPID(pidFile)
 	_, _, _, err := ExecRunner{SameGroup: true}.Run(ctx, nil, "/bin/sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $! > "+pidFile+"; wait")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
@@ -152,8 +155,7 @@ func TestExecRunnerSameGroup(t *testing.T) {
 	if !pidAlive(t, pidFile) {
 		t.Fatal("the grandchild was killed with the program")
 	}
-	b, _ := os.ReadFile(pidFile)
-	_ = syscall.Kill(atoi(strings.TrimSpace(string(b))), syscall.SIGKILL)
+	killPID(pidFile)
 }
 
 func TestExecRunnerKillGroupOnExit(t *testing.T) {
@@ -168,8 +170,7 @@ func TestExecRunnerKillGroupOnExit(t *testing.T) {
 			t.Fatalf("KillGroupOnExit=%v: grandchild alive=%v", kill, alive)
 		}
 		if alive {
-			b, _ := os.ReadFile(pidFile)
-			_ = syscall.Kill(atoi(strings.TrimSpace(string(b))), syscall.SIGKILL)
+			killPID(pidFile)
 		}
 	}
 }

@@ -11,56 +11,38 @@ import (
 	"testing"
 )
 
-const transcriptOK = `elasticsearch: https://127.0.0.1:9200...
+// transcriptResolved is how every `filebeat test output` run against the
+// local indexer starts; transcriptTLS goes on to the TLS handshake.
+const transcriptResolved = `elasticsearch: https://127.0.0.1:9200...
   parse url... OK
   connection...
     parse host... OK
     dns lookup... OK
     addresses: 127.0.0.1
-    dial up... OK
+`
+
+const transcriptTLS = transcriptResolved + `    dial up... OK
   TLS...
     security: server's certificate chain verification is enabled
-    handshake... OK
+`
+
+const transcriptOK = transcriptTLS + `    handshake... OK
     TLS version: TLSv1.3
     dial up... OK
   talk to server... OK
   version: 7.10.2
 `
 
-const transcriptRefused = `elasticsearch: https://127.0.0.1:9200...
-  parse url... OK
-  connection...
-    parse host... OK
-    dns lookup... OK
-    addresses: 127.0.0.1
-    dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused
+const transcriptRefused = transcriptResolved + `    dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused
 `
 
-const transcriptTalkError = `elasticsearch: https://127.0.0.1:9200...
-  parse url... OK
-  connection...
-    parse host... OK
-    dns lookup... OK
-    addresses: 127.0.0.1
-    dial up... OK
-  TLS...
-    security: server's certificate chain verification is enabled
-    handshake... OK
+const transcriptTalkError = transcriptTLS + `    handshake... OK
     TLS version: TLSv1.2
     dial up... OK
   talk to server... ERROR 401 Unauthorized: Unauthorized
 `
 
-const transcriptHandshake = `elasticsearch: https://127.0.0.1:9200...
-  parse url... OK
-  connection...
-    parse host... OK
-    dns lookup... OK
-    addresses: 127.0.0.1
-    dial up... OK
-  TLS...
-    security: server's certificate chain verification is enabled
-    handshake... ERROR x509: certificate signed by unknown authority
+const transcriptHandshake = transcriptTLS + `    handshake... ERROR x509: certificate signed by unknown authority
 `
 
 const transcriptTwoHostsPlain = `elasticsearch: http://10.0.0.1:9200...

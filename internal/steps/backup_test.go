@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
@@ -143,7 +144,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "only while the indexer is stopped") {
 		t.Fatalf("running indexer: %v", err)
 	}
-	u.active["siem-indexer.service"] = false
+	u.Set(unitstest.Dead("siem-indexer.service"))
 	// Refused without room.
 	d.Disk = func(string) (steps.DiskUsage, error) {
 		return steps.DiskUsage{TotalBytes: 1 << 20, FreeBytes: 1000}, nil
@@ -180,12 +181,12 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if err := os.Remove(filepath.Join(data, "nodes/0/_state/global-1.st")); err != nil {
 		t.Fatal(err)
 	}
-	u.active["siem-indexer.service"] = true
+	u.Set(unitstest.Running("siem-indexer.service"))
 	if _, err := run(t, d, e, "restore.indexer_data", nil); err != nil {
 		t.Fatal(err)
 	}
 	checkCopyMeasures(t, e.takeMeasures(), "copy back", 100007)
-	if got := u.opsOf("stop"); len(got) != 1 || got[0] != "stop siem-indexer.service" {
+	if got := u.CallsOf("stop"); len(got) != 1 || got[0] != "stop siem-indexer.service" {
 		t.Fatalf("ops %v", got)
 	}
 	if got := readFile(t, filepath.Join(data, "nodes/0/_state/global-1.st")); got != "state-1" {
@@ -422,7 +423,7 @@ func TestWazuhBackupCoversUpgradeGuide(t *testing.T) {
 	}
 	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\n")
 	u := newUnits(false)
-	u.active["wazuh-manager.service"] = true
+	u.Set(unitstest.Running("wazuh-manager.service"))
 	d := depsWith(cfg, u)
 	e := newEnv(d, nil)
 	if _, err := run(t, d, e, "backup.configs", map[string]any{"components": []any{"indexer", "dashboard", "shipper", "manager", "certs"}}); err != nil {
@@ -458,7 +459,7 @@ func TestWazuhBackupCoversUpgradeGuide(t *testing.T) {
 	if _, err := run(t, d, e, "backup.manager_db", nil); err == nil || !strings.Contains(err.Error(), "only while the manager is stopped") {
 		t.Fatalf("running manager: %v", err)
 	}
-	u.active["wazuh-manager.service"] = false
+	u.Set(unitstest.Dead("wazuh-manager.service"))
 	out, err := run(t, d, e, "backup.manager_db", nil)
 	if err != nil || !strings.Contains(out.Message, "2 files") {
 		t.Fatalf("backup.manager_db: %q %v", out.Message, err)

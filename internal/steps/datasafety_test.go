@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -145,11 +144,7 @@ func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexer
 	t.Helper()
 	f.notInit, f.green = indexertest.Fixture(t, "security-not-initialized-503.txt"), indexertest.Fixture(t, "health-green.json")
 	srv := indexertest.NewServer(t, f.routes())
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := indexerClient(t, srv)
 	root := t.TempDir()
 	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
 	d.Indexer = c

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,9 +18,11 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 // testConfig loads the siem profile with dirs under a temp dir.
@@ -242,115 +246,76 @@ func aptManager(t *testing.T, f *fakeApt) *packages.Manager {
 	return m
 }
 
-// fakeUnits is a service manager: units start and stop at once, unless
-// lingering processes are configured.
-type fakeUnits struct {
-	mu      sync.Mutex
-	active  map[string]bool
-	failed  map[string]bool
-	linger  map[string]int // Processes reports pids this many more times after a stop
-	ops     []string
-	startEr map[string]error
-}
-
-func newUnits(active bool) *fakeUnits {
-	u := &fakeUnits{active: map[string]bool{}, failed: map[string]bool{}, linger: map[string]int{}, startEr: map[string]error{}}
-	for _, n := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
-		u.active[n] = active
+// newUnits is the shared fake service manager with every unit running
+// (pids 100 and 101) or stopped: units start and stop at once, unless
+// lingering processes are scripted in Procs.
+func newUnits(active bool) *unitstest.Fake {
+	u := unitstest.NewFake()
+	u.ActivePIDs = []int{100, 101}
+	if active {
+		for _, n := range unitstest.SiemUnits {
+			u.Set(unitstest.Running(n))
+		}
 	}
 	return u
 }
 
-func (u *fakeUnits) Status(_ context.Context, names ...string) ([]units.UnitStatus, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	var out []units.UnitStatus
-	for _, n := range names {
-		st := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"}
-		switch {
-		case u.active[n]:
-			st.ActiveState, st.SubState = units.Active, "running"
-		case u.failed[n]:
-			st.ActiveState, st.SubState, st.Result = units.Failed, "failed", "exit-code"
+// linger scripts n more process checks of a stopped unit that find a pid.
+func linger(u *unitstest.Fake, unit string, n int) {
+	seq := make([][]int, 0, n+1)
+	for range n {
+		seq = append(seq, []int{4242})
+	}
+	u.Procs[unit] = append(seq, nil)
+}
+
+// indexerClient is a client of srv, closed when the test ends.
+func indexerClient(t *testing.T, srv *indexertest.Server) *indexer.Client {
+	t.Helper()
+	c, err := indexer.New(srv.Options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// indexerDepsWith is depsWith(cfg, u) with a client of srv as the indexer.
+func indexerDepsWith(t *testing.T, srv *indexertest.Server, cfg *config.Config, u *unitstest.Fake) *steps.Deps {
+	t.Helper()
+	d := depsWith(cfg, u)
+	d.Indexer = indexerClient(t, srv)
+	return d
+}
+
+// templateServer is a healthy indexer that acknowledges PUT /_template/<name>.
+func templateServer(t *testing.T, name string) *indexertest.Server {
+	t.Helper()
+	r := indexertest.Healthy()
+	r["PUT /_template/"+name] = indexertest.Route{File: "acknowledged.json"}
+	return indexertest.NewServer(t, r)
+}
+
+// serveBodies serves bodies by URL path (404 for any other path) until the
+// test ends; got, when not nil, records every path asked for.
+func serveBodies(t *testing.T, bodies map[string][]byte, got *[]string) *httptest.Server {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got != nil {
+			*got = append(*got, r.URL.Path)
 		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-func (u *fakeUnits) StartAndWait(_ context.Context, unit string, timeout time.Duration) (units.UnitStatus, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.ops = append(u.ops, fmt.Sprintf("start %s %s", unit, timeout))
-	if err := u.startEr[unit]; err != nil {
-		return units.UnitStatus{Name: unit, ActiveState: units.Failed}, err
-	}
-	u.active[unit] = true
-	return units.UnitStatus{Name: unit, ActiveState: units.Active}, nil
-}
-
-func (u *fakeUnits) RestartAndWait(ctx context.Context, unit string, timeout time.Duration) (units.UnitStatus, error) {
-	return u.StartAndWait(ctx, unit, timeout)
-}
-
-// Wait answers at once: units change state as soon as they are told.
-func (u *fakeUnits) Wait(ctx context.Context, unit string, _ []string, _ time.Duration) (units.UnitStatus, error) {
-	sts, err := u.Status(ctx, unit)
-	return sts[0], err
-}
-
-func (u *fakeUnits) Enable(context.Context, ...string) ([]units.UnitFileChange, error) {
-	return nil, nil
-}
-
-func (u *fakeUnits) Stop(_ context.Context, unit string) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.ops = append(u.ops, "stop "+unit)
-	u.active[unit] = false
-	return nil
-}
-
-func (u *fakeUnits) Processes(_ context.Context, unit string) ([]int, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.active[unit] {
-		return []int{100, 101}, nil
-	}
-	if u.linger[unit] > 0 {
-		u.linger[unit]--
-		return []int{4242}, nil
-	}
-	return nil, nil
-}
-
-func (u *fakeUnits) DaemonReload(context.Context) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.ops = append(u.ops, "daemon-reload")
-	return nil
-}
-
-func (u *fakeUnits) ResetFailed(_ context.Context, unit string) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.failed[unit] = false
-	return nil
-}
-
-func (u *fakeUnits) opsOf(prefix string) []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	var out []string
-	for _, o := range u.ops {
-		if strings.HasPrefix(o, prefix) {
-			out = append(out, o)
+		b, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
 		}
-	}
-	return out
+		w.Write(b)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
 }
 
-func depsWith(cfg *config.Config, u *fakeUnits) *steps.Deps {
+func depsWith(cfg *config.Config, u *unitstest.Fake) *steps.Deps {
 	d := &steps.Deps{Config: cfg, Poll: time.Millisecond, Now: time.Now}
 	if u != nil {
 		d.Units = func(context.Context) (steps.UnitsAPI, error) { return u, nil }

@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,16 +73,7 @@ func TestShipperModule(t *testing.T) {
 	)
 	served := map[string][]byte{"/4.x/filebeat/wazuh-filebeat-0.5.tar.gz": good}
 	var got []string
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.URL.Path)
-		b, ok := served[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}))
-	defer hs.Close()
+	hs := serveBodies(t, served, &got)
 	root := t.TempDir()
 	mod := filepath.Join(root, "usr/share/filebeat/module")
 	writeFile(t, filepath.Join(mod, "wazuh/alerts/manifest.yml"), "old 0.4\n", 0o644)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 // Filebeat 7.10's registry: meta.json, the log of operations, the active checkpoint and its file.
@@ -32,7 +34,7 @@ func TestShipperRegistrySavedAndRestored(t *testing.T) {
 	if _, err := run(t, d, e, "backup.shipper_registry", nil); err == nil || !strings.Contains(err.Error(), "shipper.service is active") {
 		t.Fatalf("backup with the shipper running: %v", err)
 	}
-	u.active["shipper.service"] = false
+	u.Set(unitstest.Dead("shipper.service"))
 	out, err := run(t, d, e, "backup.shipper_registry", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -48,14 +50,14 @@ func TestShipperRegistrySavedAndRestored(t *testing.T) {
 	// The new version ships on: a later offset and a newer checkpoint file, which Filebeat would
 	// prefer over a restored older one if it were left in the directory.
 	writeRegistry(t, reg, "999999", "5000.json")
-	u.active["shipper.service"] = true
+	u.Set(unitstest.Running("shipper.service"))
 	if _, err := run(t, d, e, "restore.shipper_registry", nil); err == nil || !strings.Contains(err.Error(), "only while the shipper is stopped (siemctl services stop shipper)") {
 		t.Fatalf("restore with the shipper running: %v", err)
 	}
 	if got := readFile(t, filepath.Join(reg, "filebeat/log.json")); !strings.Contains(got, "999999") {
 		t.Fatal("a refused restore changed the registry")
 	}
-	u.active["shipper.service"] = false
+	u.Set(unitstest.Dead("shipper.service"))
 	out, err = run(t, d, e, "restore.shipper_registry", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -153,13 +154,7 @@ func healthRoutes(health indexertest.Route) map[string]indexertest.Route {
 
 func indexerDeps(t *testing.T, srv *indexertest.Server) *steps.Deps {
 	t.Helper()
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	d := depsWith(testConfig(t, ""), newUnits(true))
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, ""), newUnits(true))
 	return d
 }
 
@@ -435,14 +430,14 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 
 func TestUnitsStopStart(t *testing.T) {
 	u := newUnits(true)
-	u.linger["siem-indexer.service"] = 3
+	linger(u, "siem-indexer.service", 3)
 	d := depsWith(testConfig(t, ""), u)
 	e := newEnv(d, nil)
 	if _, err := run(t, d, e, "units.stop", map[string]any{"component": "all"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"stop shipper.service", "stop siem-dashboard.service", "stop siem-manager.service", "stop siem-indexer.service"}
-	if got := u.opsOf("stop"); !slices.Equal(got, want) {
+	if got := u.CallsOf("stop"); !slices.Equal(got, want) {
 		t.Fatalf("stop order %v, want %v", got, want)
 	}
 	if len(e.waits) == 0 || !strings.Contains(strings.Join(e.waits, "|"), "processes of siem-indexer.service to exit") {
@@ -456,16 +451,20 @@ func TestUnitsStopStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStart := []string{"start siem-indexer.service 1m0s", "start siem-manager.service 30s", "start siem-dashboard.service 1m0s", "start shipper.service 30s"}
-	if got := u.opsOf("start"); !slices.Equal(got, wantStart) {
+	var got []string
+	for _, c := range u.CallsOf("start") {
+		got = append(got, fmt.Sprintf("%s %s", c, u.Timeouts[c]))
+	}
+	if !slices.Equal(got, wantStart) {
 		t.Fatalf("start order/waits %v, want %v", got, wantStart)
 	}
-	u.active["siem-manager.service"] = false
-	u.startEr["siem-manager.service"] = errors.New("unit failed")
+	u.Set(unitstest.Dead("siem-manager.service"))
+	u.FailOn["start siem-manager.service"] = "exit-code"
 	if _, err := run(t, d, e, "units.start", map[string]any{"component": "manager", "wait": "5s"}); err == nil || !strings.Contains(err.Error(), "start manager (siem-manager.service)") {
 		t.Fatalf("failed start: %v", err)
 	}
 	// verify_gone: processes left → not yet.
-	u.linger["siem-manager.service"] = 1
+	linger(u, "siem-manager.service", 1)
 	var pe *engine.PendingError
 	if _, err := run(t, d, e, "units.verify_gone", map[string]any{"component": "manager"}); !errors.As(err, &pe) {
 		t.Fatalf("lingering processes: %v", err)
@@ -532,15 +531,8 @@ func TestShipperTemplate(t *testing.T) {
 		}
 	}
 	cfg := testConfig(t, "shipper:\n  config_dir: "+dir+"\n  template_source: \""+dir+"/tpl/{version}/t.json\"\n")
-	r := indexertest.Healthy()
-	r["PUT /_template/siem"] = indexertest.Route{File: "acknowledged.json"}
-	srv := indexertest.NewServer(t, r)
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := depsWith(cfg, nil)
-	d.Indexer = c
+	srv := templateServer(t, "siem")
+	d := indexerDepsWith(t, srv, cfg, nil)
 	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
 	for _, tt := range []struct{ which, want string }{{"target", "4.10.0"}, {"previous", "4.9.0"}} {
 		if _, err := run(t, d, e, "shipper.template", map[string]any{"version": tt.which}); err != nil {
@@ -583,12 +575,7 @@ func TestFallbackProbe(t *testing.T) {
 		defer mu.Unlock()
 		fmt.Fprintf(w, `{"count":%d}`, count)
 	}})
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := depsWith(testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, "manager:\n  syslog: udp://"+pc.LocalAddr().String()+"\n"), nil)
 	e := newEnv(d, nil)
 	_, err = run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError
@@ -653,12 +640,7 @@ func TestFallbackProbeQueue(t *testing.T) {
 	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"count":0}`)
 	}})
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := depsWith(testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
-	d.Indexer = c
+	d := indexerDepsWith(t, srv, testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
 	e := newEnv(d, nil)
 	_, err = run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError

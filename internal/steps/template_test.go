@@ -4,15 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/indexer"
-	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
@@ -32,15 +28,8 @@ func TestWazuhTemplateDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\n")
-	r := indexertest.Healthy()
-	r["PUT /_template/wazuh"] = indexertest.Route{File: "acknowledged.json"}
-	srv := indexertest.NewServer(t, r)
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := depsWith(cfg, nil)
-	d.Indexer = c
+	srv := templateServer(t, "wazuh")
+	d := indexerDepsWith(t, srv, cfg, nil)
 	var fetched []string
 	d.Fetch = func(_ context.Context, url string) ([]byte, error) {
 		fetched = append(fetched, url)
@@ -82,27 +71,14 @@ func TestTemplateSourceSafety(t *testing.T) {
 		"/siem/4.10.0/t.json":      []byte(`{"index_patterns":["siem-alerts-4.x-*"],"order":0}`),
 		"/nopattern/4.10.0/t.json": []byte(`{"order":0,"mappings":{}}`),
 	}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, ok := bodies[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(b)
-	}))
-	defer hs.Close()
+	hs := serveBodies(t, bodies, nil)
 	root := t.TempDir()
 	conf := filepath.Join(root, "etc/filebeat")
 	if err := os.MkdirAll(conf, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := indexertest.Healthy()
-	r["PUT /_template/wazuh"] = indexertest.Route{File: "acknowledged.json"}
-	srv := indexertest.NewServer(t, r)
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := templateServer(t, "wazuh")
+	c := indexerClient(t, srv)
 	for _, tt := range []struct{ path, want string }{
 		{"huge", "larger than"},
 		{"html", "not a JSON object"},

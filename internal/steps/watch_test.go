@@ -18,12 +18,13 @@ import (
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 // restartingUnits reports every unit active; Restart bumps a unit's
 // NRestarts and ActiveEnterTimestamp like systemd's Restart= does.
 type restartingUnits struct {
-	*fakeUnits
+	*unitstest.Fake
 	mu       sync.Mutex
 	restarts map[string]uint32
 	since    map[string]time.Time
@@ -39,7 +40,7 @@ func (u *restartingUnits) Restart(unit string) {
 }
 
 func (u *restartingUnits) Status(ctx context.Context, names ...string) ([]units.UnitStatus, error) {
-	sts, err := u.fakeUnits.Status(ctx, names...)
+	sts, err := u.Fake.Status(ctx, names...)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +96,7 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 	srv, d := fleetServer(t)
 	r.mgr = srv
 	d.Indexer = c
-	r.units = &restartingUnits{fakeUnits: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
+	r.units = &restartingUnits{Fake: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
 	d.Units = func(context.Context) (steps.UnitsAPI, error) { return r.units, nil }
 	d.Probe = func(context.Context) (probe.Report, error) {
 		r.probes.Add(1)
@@ -213,9 +214,7 @@ func TestWatchBreaches(t *testing.T) {
 		}, steps.CritAgents, "9 of 10 agents active before are active (90% < 95%) for 2 intervals in a row; missing: 001 host-00001 disconnected"},
 		{"unit flapping", nil, func(r *watchRig) { r.units.flap = "siem-dashboard.service" }, steps.CritUnits, "siem-dashboard.service restarted 3 times in the window"},
 		{"unit failed", nil, func(r *watchRig) {
-			r.units.mu.Lock()
-			r.units.fakeUnits.active["shipper.service"], r.units.fakeUnits.failed["shipper.service"] = false, true
-			r.units.mu.Unlock()
+			r.units.Set(units.UnitStatus{Name: "shipper.service", LoadState: "loaded", ActiveState: units.Failed, SubState: "failed", Result: "exit-code"})
 		}, steps.CritUnits, "shipper.service not active for 2 intervals in a row (failed/failed, result exit-code)"},
 		{"probe fails", nil, func(r *watchRig) { r.probeF.Store(true) }, steps.CritProbe,
 			"data-flow probe failed 2 times in a row: failed: n1 broken at indexer not searchable after 30s"},

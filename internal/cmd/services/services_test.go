@@ -17,73 +17,36 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 var now = time.Date(2025, 3, 2, 9, 15, 0, 0, time.UTC)
 
-type fakeUnits struct {
-	calls  []string
-	state  map[string]units.UnitStatus
-	failOn string
-}
-
-func newFake() *fakeUnits {
-	f := &fakeUnits{state: map[string]units.UnitStatus{}}
-	for i, u := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
-		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: uint32(1000 + i),
+// newFake is the shared fake with every unit running for a while, enabled,
+// and an Enable that links shipper.service.
+func newFake() *unitstest.Fake {
+	f := unitstest.NewFake()
+	for i, u := range unitstest.SiemUnits {
+		f.State[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: uint32(1000 + i),
 			NRestarts: uint32(i), ActiveSince: now.Add(-time.Duration(i+1) * 37 * time.Minute), UnitFileState: "enabled"}
 	}
+	f.Changes = []units.UnitFileChange{{Type: "symlink", Filename: "/etc/systemd/system/multi-user.target.wants/shipper.service", Destination: "/lib/systemd/system/shipper.service"}}
 	return f
 }
 
-func (f *fakeUnits) Status(_ context.Context, us ...string) ([]units.UnitStatus, error) {
-	f.calls = append(f.calls, "status")
-	var out []units.UnitStatus
-	for _, u := range us {
-		st, ok := f.state[u]
-		if !ok {
-			st = units.UnitStatus{Name: u, LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}
+// actions are the recorded calls that change a unit (the fake also records
+// the operation's process checks and reset-failed, which the operation's own
+// table in internal/ops/services pins).
+func actions(fu *unitstest.Fake) []string {
+	var out []string
+	for _, c := range fu.Calls {
+		for _, verb := range []string{"start ", "restart ", "stop ", "enable "} {
+			if strings.HasPrefix(c, verb) {
+				out = append(out, c)
+			}
 		}
-		out = append(out, st)
 	}
-	return out, nil
-}
-
-func (f *fakeUnits) act(op, u string) (units.UnitStatus, error) {
-	f.calls = append(f.calls, op+" "+u)
-	if f.failOn == op+" "+u {
-		st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
-		f.state[u] = st
-		return st, &units.StateError{Unit: u, Want: []string{"active"}, Status: st, Kind: units.ErrUnitFailed}
-	}
-	st := f.state[u]
-	st.ActiveState, st.SubState = "active", "running"
-	f.state[u] = st
-	return st, nil
-}
-
-func (f *fakeUnits) StartAndWait(_ context.Context, u string, _ time.Duration) (units.UnitStatus, error) {
-	return f.act("start", u)
-}
-func (f *fakeUnits) RestartAndWait(_ context.Context, u string, _ time.Duration) (units.UnitStatus, error) {
-	return f.act("restart", u)
-}
-func (f *fakeUnits) Stop(_ context.Context, u string) error {
-	f.calls = append(f.calls, "stop "+u)
-	f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
-	return nil
-}
-func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duration) (units.UnitStatus, error) {
-	return f.state[u], nil
-}
-func (f *fakeUnits) Processes(context.Context, string) ([]int, error) { return nil, nil }
-
-// ResetFailed is not recorded: the operation's table (internal/ops/services)
-// pins when it runs; these tests pin the verbs' order and output.
-func (f *fakeUnits) ResetFailed(context.Context, string) error { return nil }
-func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
-	f.calls = append(f.calls, "enable "+strings.Join(us, " "))
-	return []units.UnitFileChange{{Type: "symlink", Filename: "/etc/systemd/system/multi-user.target.wants/shipper.service", Destination: "/lib/systemd/system/shipper.service"}}, nil
+	return out
 }
 
 var unitMap = map[string]string{"indexer": "siem-indexer.service", "manager": "siem-manager.service", "dashboard": "siem-dashboard.service", "shipper": "shipper.service"}
@@ -147,7 +110,7 @@ func TestNewCmdActionFlags(t *testing.T) {
 	}
 }
 
-func runStatus(t *testing.T, fu *fakeUnits, tty bool, outFmt string, comps ...string) (string, string, error) {
+func runStatus(t *testing.T, fu *unitstest.Fake, tty bool, outFmt string, comps ...string) (string, string, error) {
 	t.Helper()
 	io, _, out, errOut := output.Test()
 	io.SetTTY(tty, tty, tty)
@@ -181,7 +144,7 @@ func TestRunStatus(t *testing.T) {
 	}
 	t.Run("inactive unit exits 3", func(t *testing.T) {
 		fu := newFake()
-		fu.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code"}
+		fu.State["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "exit-code"}
 		out, _, err := runStatus(t, fu, false, "table")
 		if cli.ExitCode(err) != 3 || !strings.Contains(out, "manager\tsiem-manager.service\tfailed/failed") {
 			t.Errorf("exit %d err %v\n%s", cli.ExitCode(err), err, out)
@@ -190,18 +153,18 @@ func TestRunStatus(t *testing.T) {
 	t.Run("unknown component is a usage error and nothing is asked", func(t *testing.T) {
 		fu := newFake()
 		_, _, err := runStatus(t, fu, false, "table", "kibana")
-		if cli.ExitCode(err) != 2 || len(fu.calls) != 0 {
-			t.Errorf("exit %d calls %v err %v", cli.ExitCode(err), fu.calls, err)
+		if cli.ExitCode(err) != 2 || len(fu.Calls) != 0 {
+			t.Errorf("exit %d calls %v err %v", cli.ExitCode(err), fu.Calls, err)
 		}
 	})
 }
 
-func runAction(t *testing.T, fu *fakeUnits, tty bool, stdin string, args ...string) (string, string, error) {
+func runAction(t *testing.T, fu *unitstest.Fake, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	return runActionLocked(t, fu, &hostLock{}, tty, stdin, args...)
 }
 
-func runActionLocked(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
+func runActionLocked(t *testing.T, fu *unitstest.Fake, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	prep := func(o *svccmd.ActionOptions) {
 		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
@@ -242,8 +205,8 @@ func TestRunAction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "status|start siem-indexer.service|start siem-manager.service|start siem-dashboard.service|start shipper.service"
-		if got := strings.Join(fu.calls, "|"); strings.TrimPrefix(got, "status|") != strings.TrimPrefix(want, "status|") {
+		want := "start siem-indexer.service|start siem-manager.service|start siem-dashboard.service|start shipper.service"
+		if got := strings.Join(actions(fu), "|"); got != want {
 			t.Errorf("calls %s", got)
 		}
 		golden.Assert(t, "start_table", []byte(out))
@@ -258,7 +221,7 @@ func TestRunAction(t *testing.T) {
 	})
 	t.Run("failed unit explained, rest skipped, exit 1", func(t *testing.T) {
 		fu := newFake()
-		fu.failOn = "restart siem-manager.service"
+		fu.FailOn["restart siem-manager.service"] = "exit-code"
 		out, errOut, err := runAction(t, fu, false, "", "restart", "manager", "dashboard", "--yes")
 		var ae *services.ActionError
 		if !errors.As(err, &ae) || cli.ExitCode(err) != 1 {
@@ -296,19 +259,19 @@ func TestRunAction(t *testing.T) {
 			fu := newFake()
 			_, errOut, err := runAction(t, fu, tt.tty, tt.stdin, tt.args...)
 			n := 0
-			for _, c := range fu.calls {
-				if strings.HasPrefix(c, "stop ") || strings.HasPrefix(c, "restart ") || strings.HasPrefix(c, "start ") {
+			for _, c := range actions(fu) {
+				if !strings.HasPrefix(c, "enable ") {
 					n++
 				}
 			}
 			if cli.ExitCode(err) != tt.code || n != tt.calls {
-				t.Errorf("%s: exit %d (%v) calls %v; want %d, %d calls\n%s", tt.name, cli.ExitCode(err), err, fu.calls, tt.code, tt.calls, errOut)
+				t.Errorf("%s: exit %d (%v) calls %v; want %d, %d calls\n%s", tt.name, cli.ExitCode(err), err, fu.Calls, tt.code, tt.calls, errOut)
 			}
 		}
 		fu := newFake()
 		_, _, _ = runAction(t, fu, false, "", "stop", "--yes")
-		if strings.Join(fu.calls, "|") != "stop shipper.service|stop siem-dashboard.service|stop siem-manager.service|stop siem-indexer.service" {
-			t.Errorf("stop order %v", fu.calls)
+		if strings.Join(actions(fu), "|") != "stop shipper.service|stop siem-dashboard.service|stop siem-manager.service|stop siem-indexer.service" {
+			t.Errorf("stop order %v", fu.Calls)
 		}
 	})
 	t.Run("dry run prints each unit job in order", func(t *testing.T) {
@@ -319,12 +282,12 @@ func TestRunAction(t *testing.T) {
 			"systemd StopUnit siem-dashboard.service (replace), wait up to 1m0s for inactive and its processes gone\n" +
 			"systemd StopUnit siem-manager.service (replace), wait up to 30s for inactive and its processes gone\n" +
 			"systemd StopUnit siem-indexer.service (replace), wait up to 1m0s for inactive and its processes gone\n"
-		if err != nil || out != want || len(fu.calls) != 0 || len(h.taken) != 0 || !strings.Contains(errOut, "dry run: nothing is changed") {
-			t.Errorf("err %v calls %v lock %v\nout %q\nerr %s", err, fu.calls, h.taken, out, errOut)
+		if err != nil || out != want || len(fu.Calls) != 0 || len(h.taken) != 0 || !strings.Contains(errOut, "dry run: nothing is changed") {
+			t.Errorf("err %v calls %v lock %v\nout %q\nerr %s", err, fu.Calls, h.taken, out, errOut)
 		}
 		out, _, err = runActionLocked(t, fu, h, false, "", "start", "manager", "indexer", "--dry-run", "-o", "json")
-		if err != nil || !strings.Contains(out, `"systemd StartUnit siem-indexer.service (replace), wait up to 1m0s for active",`) || len(fu.calls) != 0 {
-			t.Errorf("json dry run: %v %v\n%s", err, fu.calls, out)
+		if err != nil || !strings.Contains(out, `"systemd StartUnit siem-indexer.service (replace), wait up to 1m0s for active",`) || len(fu.Calls) != 0 {
+			t.Errorf("json dry run: %v %v\n%s", err, fu.Calls, out)
 		}
 	})
 	t.Run("host lock: taken around the action, held by an upgrade means exit 6 and nothing done", func(t *testing.T) {
@@ -337,8 +300,8 @@ func TestRunAction(t *testing.T) {
 		h = &hostLock{held: &lock.HeldError{Path: "/var/lib/siemctl/lock", Holder: &lock.Holder{PID: 4242, Host: "siem1", Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}}}
 		for _, args := range [][]string{{"start", "--yes"}, {"stop", "shipper", "--yes"}, {"restart", "all", "--yes"}} {
 			_, _, err := runActionLocked(t, fu, h, false, "", args...)
-			if cli.ExitCode(err) != 6 || len(fu.calls) != 0 {
-				t.Errorf("%v: exit %d calls %v", args, cli.ExitCode(err), fu.calls)
+			if cli.ExitCode(err) != 6 || len(fu.Calls) != 0 {
+				t.Errorf("%v: exit %d calls %v", args, cli.ExitCode(err), fu.Calls)
 			}
 			for _, w := range []string{"pid 4242", "siemctl upgrade apply --to 4.10.0", "run 20261121T101500Z-3f9a1c"} {
 				if err == nil || !strings.Contains(err.Error(), w) {
@@ -350,13 +313,13 @@ func TestRunAction(t *testing.T) {
 	t.Run("bad component: usage error, nothing sent", func(t *testing.T) {
 		fu := newFake()
 		_, _, err := runAction(t, fu, false, "", "start", "indexer", "elastic")
-		if cli.ExitCode(err) != 2 || len(fu.calls) != 0 || !strings.Contains(err.Error(), `unknown component "elastic"`) {
-			t.Errorf("exit %d err %v calls %v", cli.ExitCode(err), err, fu.calls)
+		if cli.ExitCode(err) != 2 || len(fu.Calls) != 0 || !strings.Contains(err.Error(), `unknown component "elastic"`) {
+			t.Errorf("exit %d err %v calls %v", cli.ExitCode(err), err, fu.Calls)
 		}
 	})
 }
 
-func runEnable(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
+func runEnable(t *testing.T, fu *unitstest.Fake, h *hostLock, tty bool, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	return execRoot(h, tty, stdin, func(f *cli.Factory) *cobra.Command {
 		return svccmd.NewCmdEnable(f, func(ctx context.Context, o *svccmd.EnableOptions) error {
@@ -370,26 +333,26 @@ func runEnable(t *testing.T, fu *fakeUnits, h *hostLock, tty bool, stdin string,
 func TestRunEnable(t *testing.T) {
 	fu, h := newFake(), &hostLock{}
 	out, _, err := runEnable(t, fu, h, false, "", "shipper", "--yes")
-	if err != nil || fu.calls[0] != "enable shipper.service" || len(h.taken) != 1 || h.released != 1 {
-		t.Fatalf("%v %v %v", err, fu.calls, h)
+	if err != nil || strings.Join(actions(fu), "|") != "enable shipper.service" || len(h.taken) != 1 || h.released != 1 {
+		t.Fatalf("%v %v %v", err, fu.Calls, h)
 	}
 	golden.Assert(t, "enable_table", []byte(out))
 
 	// Off a terminal without --yes, on a terminal declined, and a dry run: nothing enabled.
 	fu = newFake()
-	if _, _, err := runEnable(t, fu, h, false, "", "shipper"); cli.ExitCode(err) != 2 || len(fu.calls) != 0 {
-		t.Errorf("no --yes: %v %v", err, fu.calls)
+	if _, _, err := runEnable(t, fu, h, false, "", "shipper"); cli.ExitCode(err) != 2 || len(fu.Calls) != 0 {
+		t.Errorf("no --yes: %v %v", err, fu.Calls)
 	}
-	if _, errOut, err := runEnable(t, fu, h, true, "n\n"); !errors.Is(err, output.ErrDeclined) || len(fu.calls) != 0 || !strings.Contains(errOut, "Enable siem-indexer.service, siem-manager.service, siem-dashboard.service, shipper.service at boot? [y/N]") {
-		t.Errorf("declined: %v %v %s", err, fu.calls, errOut)
+	if _, errOut, err := runEnable(t, fu, h, true, "n\n"); !errors.Is(err, output.ErrDeclined) || len(fu.Calls) != 0 || !strings.Contains(errOut, "Enable siem-indexer.service, siem-manager.service, siem-dashboard.service, shipper.service at boot? [y/N]") {
+		t.Errorf("declined: %v %v %s", err, fu.Calls, errOut)
 	}
 	out, _, err = runEnable(t, fu, h, false, "", "--dry-run")
-	if err != nil || len(fu.calls) != 0 || out != "systemd EnableUnitFiles siem-indexer.service siem-manager.service siem-dashboard.service shipper.service, then Reload if links changed\n" {
-		t.Errorf("dry run: %v %v %q", err, fu.calls, out)
+	if err != nil || len(fu.Calls) != 0 || out != "systemd EnableUnitFiles siem-indexer.service siem-manager.service siem-dashboard.service shipper.service, then Reload if links changed\n" {
+		t.Errorf("dry run: %v %v %q", err, fu.Calls, out)
 	}
 	h.held = &lock.HeldError{Path: "/var/lib/siemctl/lock", Holder: &lock.Holder{PID: 7, Host: "siem1", Command: "siemctl rollback", RunID: "r1"}}
-	if _, _, err := runEnable(t, fu, h, false, "", "--yes"); cli.ExitCode(err) != 6 || len(fu.calls) != 0 {
-		t.Errorf("locked: %v %v", err, fu.calls)
+	if _, _, err := runEnable(t, fu, h, false, "", "--yes"); cli.ExitCode(err) != 6 || len(fu.Calls) != 0 {
+		t.Errorf("locked: %v %v", err, fu.Calls)
 	}
 }
 

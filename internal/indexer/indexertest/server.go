@@ -194,6 +194,17 @@ func Healthy() map[string]Route {
 	}
 }
 
+// RedByFilter returns Healthy's routes for a red node whose only unassigned
+// shard is the primary of an index that requires a node that does not exist
+// (the lab's cluster-red fault); the bodies are OpenSearch 2.11.1's.
+func RedByFilter() map[string]Route {
+	r := Healthy()
+	r["GET /_cluster/health"] = Route{File: "health-red-filter.json"}
+	r["GET /_cat/shards"] = Route{File: "cat-shards-red-filter.json"}
+	r["GET /_cluster/allocation/explain"] = Route{File: "explain-filter-red.json"}
+	return r
+}
+
 // Fixture returns the content of testdata/api/indexer/<name>.
 func Fixture(tb testing.TB, name string) []byte {
 	tb.Helper()

@@ -11,16 +11,10 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
-// redByFilter is a node whose only unassigned shard is the primary of an
-// index that requires a node that does not exist (the lab's cluster-red
-// fault); the bodies are OpenSearch 2.11.1's.
+// redByFilter is a client of indexertest.RedByFilter's node.
 func redByFilter(t *testing.T) *indexer.Client {
 	t.Helper()
-	routes := indexertest.Healthy()
-	routes["GET /_cluster/health"] = indexertest.Route{File: "health-red-filter.json"}
-	routes["GET /_cat/shards"] = indexertest.Route{File: "cat-shards-red-filter.json"}
-	routes["GET /_cluster/allocation/explain"] = indexertest.Route{File: "explain-filter-red.json"}
-	srv := indexertest.NewServer(t, routes)
+	srv := indexertest.NewServer(t, indexertest.RedByFilter())
 	opts := srv.Options()
 	opts.Timeout = 10 * time.Second
 	c, err := indexer.New(opts)

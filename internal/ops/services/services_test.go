@@ -5,101 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
-
-// fakeUnits records calls and answers from per-unit scripts.
-type fakeUnits struct {
-	mu       sync.Mutex
-	calls    []string
-	state    map[string]units.UnitStatus
-	failOn   map[string]string // "start siem-manager.service" -> failure result
-	procs    map[string][][]int
-	timeouts map[string]time.Duration
-}
-
-func newFake() *fakeUnits {
-	f := &fakeUnits{state: map[string]units.UnitStatus{}, failOn: map[string]string{}, procs: map[string][][]int{}, timeouts: map[string]time.Duration{}}
-	for _, u := range []string{"siem-indexer.service", "siem-manager.service", "siem-dashboard.service", "shipper.service"} {
-		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
-	}
-	return f
-}
-
-func (f *fakeUnits) rec(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
-
-func (f *fakeUnits) Status(_ context.Context, us ...string) ([]units.UnitStatus, error) {
-	out := []units.UnitStatus{}
-	for _, u := range us {
-		out = append(out, f.state[u])
-	}
-	return out, nil
-}
-
-func (f *fakeUnits) act(op, u string, timeout time.Duration) (units.UnitStatus, error) {
-	f.rec(op + " " + u)
-	f.timeouts[op+" "+u] = timeout
-	if res, ok := f.failOn[op+" "+u]; ok {
-		st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: res, ExecMainCode: 1, ExecMainStatus: 1}
-		f.state[u] = st
-		return st, &units.StateError{Unit: u, Want: []string{"active"}, Status: st, Kind: units.ErrUnitFailed}
-	}
-	st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
-	f.state[u] = st
-	return st, nil
-}
-
-func (f *fakeUnits) StartAndWait(_ context.Context, u string, t time.Duration) (units.UnitStatus, error) {
-	return f.act("start", u, t)
-}
-
-func (f *fakeUnits) RestartAndWait(_ context.Context, u string, t time.Duration) (units.UnitStatus, error) {
-	return f.act("restart", u, t)
-}
-
-func (f *fakeUnits) Stop(_ context.Context, u string) error {
-	f.rec("stop " + u)
-	f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
-	if res, ok := f.failOn["stop "+u]; ok { // killed by its stop signal
-		f.state[u] = units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: res}
-	}
-	return nil
-}
-
-func (f *fakeUnits) Wait(_ context.Context, u string, _ []string, _ time.Duration) (units.UnitStatus, error) {
-	return f.state[u], nil
-}
-
-func (f *fakeUnits) Processes(_ context.Context, u string) ([]int, error) {
-	f.rec("procs " + u)
-	seq := f.procs[u]
-	if len(seq) == 0 {
-		return nil, nil
-	}
-	p := seq[0]
-	if len(seq) > 1 {
-		f.procs[u] = seq[1:]
-	}
-	return p, nil
-}
-
-func (f *fakeUnits) ResetFailed(_ context.Context, u string) error {
-	f.rec("reset-failed " + u)
-	if st := f.state[u]; st.IsFailed() {
-		st.ActiveState, st.SubState, st.Result = "inactive", "dead", ""
-		f.state[u] = st
-	}
-	return nil
-}
-
-func (f *fakeUnits) Enable(_ context.Context, us ...string) ([]units.UnitFileChange, error) {
-	f.rec("enable " + strings.Join(us, " "))
-	return nil, nil
-}
 
 var unitMap = map[string]string{"indexer": "siem-indexer.service", "manager": "siem-manager", "dashboard": "siem-dashboard.service", "shipper": "shipper.service"}
 
@@ -159,14 +70,14 @@ func TestOrderAndWaits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
+			f := unitstest.NewFake()
 			r := &Runner{Units: f, Sleep: noSleep}
 			outs, err := tt.run(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Join(f.calls, "|") != strings.Join(tt.calls, "|") {
-				t.Errorf("calls\n got %v\nwant %v", f.calls, tt.calls)
+			if strings.Join(f.Calls, "|") != strings.Join(tt.calls, "|") {
+				t.Errorf("calls\n got %v\nwant %v", f.Calls, tt.calls)
 			}
 			for _, o := range outs {
 				if o.Result != ResultDone {
@@ -177,7 +88,7 @@ func TestOrderAndWaits(t *testing.T) {
 				want := map[string]time.Duration{"siem-indexer.service": 60 * time.Second, "siem-manager.service": 30 * time.Second,
 					"siem-dashboard.service": 60 * time.Second, "shipper.service": 30 * time.Second}
 				for u, d := range want {
-					if got := f.timeouts[tt.name+" "+u]; got != d {
+					if got := f.Timeouts[tt.name+" "+u]; got != d {
 						t.Errorf("%s %s waited %s, want %s", tt.name, u, got, d)
 					}
 				}
@@ -187,8 +98,8 @@ func TestOrderAndWaits(t *testing.T) {
 }
 
 func TestStartFailureExplainedAndRestSkipped(t *testing.T) {
-	f := newFake()
-	f.failOn["start siem-manager.service"] = "exit-code"
+	f := unitstest.NewFake()
+	f.FailOn["start siem-manager.service"] = "exit-code"
 	all, _, _ := Select(unitMap, nil)
 	var progress []string
 	r := &Runner{Units: f, Sleep: noSleep,
@@ -216,8 +127,8 @@ func TestStartFailureExplainedAndRestSkipped(t *testing.T) {
 	if m.Failure != "exit-code (exit status 1)" || len(m.LogLines) != 1 || !strings.Contains(m.LogLines[0], "1202") {
 		t.Errorf("manager outcome not explained: %+v", m)
 	}
-	if strings.Join(f.calls, "|") != "reset-failed siem-indexer.service|start siem-indexer.service|reset-failed siem-manager.service|start siem-manager.service" {
-		t.Errorf("calls after failure: %v", f.calls)
+	if strings.Join(f.Calls, "|") != "reset-failed siem-indexer.service|start siem-indexer.service|reset-failed siem-manager.service|start siem-manager.service" {
+		t.Errorf("calls after failure: %v", f.Calls)
 	}
 	if strings.Join(progress, " ") != "indexer: indexer:done manager: manager:failed" {
 		t.Errorf("progress %v", progress)
@@ -238,8 +149,8 @@ func TestStopVerifiesProcessesGone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			f.procs["siem-manager.service"] = tt.procs
+			f := unitstest.NewFake()
+			f.Procs["siem-manager.service"] = tt.procs
 			sleeps := 0
 			r := &Runner{Units: f, ProcessWait: 5 * time.Millisecond, ProcessPoll: time.Millisecond,
 				Sleep: func(context.Context, time.Duration) error { sleeps++; return nil }}
@@ -257,8 +168,8 @@ func TestStopVerifiesProcessesGone(t *testing.T) {
 }
 
 func TestStatusAndEnable(t *testing.T) {
-	f := newFake()
-	f.state["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
+	f := unitstest.NewFake()
+	f.State["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
 	comps, _, _ := Select(unitMap, []string{"shipper", "indexer"})
 	r := &Runner{Units: f}
 	sts, err := r.Status(context.Background(), comps)
@@ -266,8 +177,8 @@ func TestStatusAndEnable(t *testing.T) {
 		t.Fatalf("%+v %v", sts, err)
 	}
 	ch, err := r.Enable(context.Background(), comps)
-	if err != nil || ch == nil || f.calls[0] != "enable siem-indexer.service shipper.service" {
-		t.Errorf("enable: %v %v %v", ch, err, f.calls)
+	if err != nil || ch == nil || f.Calls[0] != "enable siem-indexer.service shipper.service" {
+		t.Errorf("enable: %v %v %v", ch, err, f.Calls)
 	}
 }
 
@@ -275,9 +186,9 @@ func TestStatusAndEnable(t *testing.T) {
 // per-call wait limit (Component.Wait); a stop left "failed" by its stop
 // signal is reset; a start of a failed unit resets it first.
 func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
-	f := newFake()
-	f.state["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 7}
-	f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "signal"}
+	f := unitstest.NewFake()
+	f.State["siem-indexer.service"] = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 7}
+	f.State["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed", Result: "signal"}
 	comps, _, _ := Select(unitMap, []string{"indexer", "manager"})
 	comps[1].Wait = 5 * time.Second
 	r := &Runner{Units: f, Sleep: noSleep, SkipDone: true}
@@ -288,21 +199,21 @@ func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
 	if !outs[0].Already || outs[0].MainPID != 7 || outs[1].Already {
 		t.Errorf("outcomes %+v", outs)
 	}
-	if got := strings.Join(f.calls, "|"); got != "reset-failed siem-manager.service|start siem-manager.service" {
+	if got := strings.Join(f.Calls, "|"); got != "reset-failed siem-manager.service|start siem-manager.service" {
 		t.Errorf("start calls %s", got)
 	}
-	if f.timeouts["start siem-manager.service"] != 5*time.Second {
-		t.Errorf("per-call wait not used: %s", f.timeouts["start siem-manager.service"])
+	if f.Timeouts["start siem-manager.service"] != 5*time.Second {
+		t.Errorf("per-call wait not used: %s", f.Timeouts["start siem-manager.service"])
 	}
 
 	// Stop: the manager's stop leaves it failed (killed by its signal) and
 	// one daemon takes a look to go; the second stop finds it down.
-	f.calls = nil
-	f.procs["siem-manager.service"] = [][]int{{4242}, {}}
+	f.Calls = nil
+	f.Procs["siem-manager.service"] = [][]int{{4242}, {}}
 	var waits []string
 	r.Waiting = func(format string, args ...any) { waits = append(waits, fmt.Sprintf(format, args...)) }
-	f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
-	f.failOn["stop siem-manager.service"] = "signal"
+	f.State["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
+	f.FailOn["stop siem-manager.service"] = "signal"
 	outs, err = r.Stop(context.Background(), comps[1:])
 	if err != nil || outs[0].Already || outs[0].State != "inactive/dead" {
 		t.Fatalf("stop: %+v %v", outs, err)
@@ -310,8 +221,8 @@ func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
 	if strings.Join(waits, "|") != "processes of siem-manager.service to exit" {
 		t.Errorf("waits %v", waits)
 	}
-	if !strings.HasSuffix(strings.Join(f.calls, "|"), "reset-failed siem-manager.service") {
-		t.Errorf("stop did not reset-failed: %v", f.calls)
+	if !strings.HasSuffix(strings.Join(f.Calls, "|"), "reset-failed siem-manager.service") {
+		t.Errorf("stop did not reset-failed: %v", f.Calls)
 	}
 	outs, err = r.Stop(context.Background(), comps[1:])
 	if err != nil || !outs[0].Already {
@@ -319,10 +230,10 @@ func TestSkipDoneResetFailedAndPerCallWait(t *testing.T) {
 	}
 
 	// Without SkipDone (the services command) an active unit gets its job.
-	f.calls = nil
+	f.Calls = nil
 	r.SkipDone = false
-	if _, err := r.Start(context.Background(), comps[:1]); err != nil || !strings.Contains(strings.Join(f.calls, "|"), "start siem-indexer.service") {
-		t.Errorf("start without SkipDone: %v %v", f.calls, err)
+	if _, err := r.Start(context.Background(), comps[:1]); err != nil || !strings.Contains(strings.Join(f.Calls, "|"), "start siem-indexer.service") {
+		t.Errorf("start without SkipDone: %v %v", f.Calls, err)
 	}
 }
 
@@ -379,7 +290,7 @@ func TestStartWaitsUntilReady(t *testing.T) {
 		{"never answers", 1000, "active but does not answer within 1m0s: connection refused"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
+			f := unitstest.NewFake()
 			asked, sleeps := 0, 0
 			var waits []string
 			r := &Runner{Units: f,
@@ -427,10 +338,10 @@ func TestStopped(t *testing.T) {
 		{"failed, nothing left", "failed", "failed", nil, true, "failed/failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			f.state["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: tt.active, SubState: tt.sub}
+			f := unitstest.NewFake()
+			f.State["siem-manager.service"] = units.UnitStatus{Name: "siem-manager.service", LoadState: "loaded", ActiveState: tt.active, SubState: tt.sub}
 			if tt.procs != nil {
-				f.procs["siem-manager.service"] = [][]int{tt.procs}
+				f.Procs["siem-manager.service"] = [][]int{tt.procs}
 			}
 			down, state, err := (&Runner{Units: f}).Stopped(context.Background(), "siem-manager.service")
 			if err != nil || down != tt.want || state != tt.state {

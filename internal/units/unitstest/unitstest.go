@@ -5,6 +5,9 @@
 // $XDG_RUNTIME_DIR/systemd/user. Cleanup SIGKILLs the manager by PID, sweeps
 // every process left in its cgroups and removes them (the fast teardown of
 // reference/lab-recipes.md §1.1).
+//
+// Fake is the in-memory service manager for tests of the callers of package
+// units (internal/ops/services, internal/steps, internal/cmd/services).
 package unitstest
 
 import (
