@@ -13,7 +13,7 @@ import (
 )
 
 // aptRoot builds two tiny .debs of ut-demo (4.9.0-1, 4.10.0-1) into a flat
-// repository and an isolated apt/dpkg root (reference/lab-recipes.md §2),
+// repository and an isolated apt/dpkg root (the lab's apt setup, lab/deb.go),
 // and returns the environment that points apt and dpkg at it.
 func aptRoot(t *testing.T) (env []string, root string) {
 	t.Helper()

@@ -528,7 +528,7 @@ func (m *Manager) job(ctx context.Context, op, unit string, f jobFunc) error {
 //
 // go-systemd's SetPropertiesSubscriber is not used: its dispatch loop reads
 // the subscriber without a lock (a data race under -race), and
-// SetSubStateSubscriber floods systemd (go-systemd#502, lab-recipes P1).
+// SetSubStateSubscriber floods systemd (coreos/go-systemd issue 502).
 func (m *Manager) subscribe(ctx context.Context) error {
 	m.subOnce.Do(func() {
 		c, err := m.dial(ctx)

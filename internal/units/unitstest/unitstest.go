@@ -3,8 +3,8 @@
 // /sys/fs/cgroup/unified), its own mount namespace with a tmpfs on
 // /run/systemd, XDG directories in a temp dir, and units loaded from
 // $XDG_RUNTIME_DIR/systemd/user. Cleanup SIGKILLs the manager by PID, sweeps
-// every process left in its cgroups and removes them (the fast teardown of
-// reference/lab-recipes.md §1.1).
+// every process left in its cgroups and removes them (a fast teardown: no
+// graceful stop of a manager the test is done with).
 //
 // Fake is the in-memory service manager for tests of the callers of package
 // units (internal/ops/services, internal/steps, internal/cmd/services).
