@@ -191,7 +191,7 @@ func TestE2EGuidedBudget(t *testing.T) {
 			t.Errorf("decision %+v", d)
 		}
 	}
-	if r := l.Siemctl("upgrade", "status"); !strings.Contains(r.Stdout, "continue after indexer (indexer/settled) by e2e-operator") {
+	if r := l.Siemctl("upgrade", "status"); !strings.Contains(r.Stdout, "continue after indexer (indexer/recoveries-back) by e2e-operator") {
 		t.Errorf("status table lacks the decisions:\n%s", r.Stdout)
 	}
 
