@@ -166,30 +166,56 @@ func (l *Lab) startAndWait(ctx context.Context, unit string) error {
 	}
 }
 
+// killManager SIGKILLs the manager's main PID and returns once systemd has seen it die (the unit
+// no longer active with that PID), so the fault is in place when it returns and a heal right after
+// starts a dead unit instead of finding it still active.
 func (l *Lab) killManager(ctx context.Context) error {
-	return l.signalMain(ctx, l.prof.ManagerUnit(), syscall.SIGKILL)
+	unit := l.prof.ManagerUnit()
+	pid, err := l.signalMain(ctx, unit, syscall.SIGKILL)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.tmo)
+	defer cancel()
+	var st UnitState
+	err = poll(ctx, l.poll, func() (bool, error) {
+		var err error
+		st, err = l.unitState(ctx, unit)
+		return err == nil && (st.MainPID != pid || st.ActiveState != "active"), err
+	})
+	if err != nil {
+		return fmt.Errorf("%s still %s/%s with main PID %d after SIGKILL: %w", unit, st.ActiveState, st.SubState, pid, err)
+	}
+	return nil
 }
 
-// signalMain sends sig to a unit's main PID (which must be in the lab's cgroups).
-func (l *Lab) signalMain(ctx context.Context, unit string, sig syscall.Signal) error {
+func (l *Lab) unitState(ctx context.Context, unit string) (UnitState, error) {
 	var st UnitState
-	if err := l.withUnits(ctx, func(c unitConn) error {
+	err := l.withUnits(ctx, func(c unitConn) error {
 		var err error
 		st, err = UnitStatus(ctx, c, unit)
 		return err
-	}); err != nil {
-		return err
+	})
+	return st, err
+}
+
+// signalMain sends sig to a unit's main PID (which must be in the lab's cgroups) and returns it.
+func (l *Lab) signalMain(ctx context.Context, unit string, sig syscall.Signal) (int, error) {
+	st, err := l.unitState(ctx, unit)
+	if err != nil {
+		return 0, err
 	}
-	if st.MainPID == 0 {
-		return fmt.Errorf("%s has no main PID (%s/%s)", unit, st.ActiveState, st.SubState)
+	pid := st.MainPID
+	if pid == 0 {
+		return 0, fmt.Errorf("%s has no main PID (%s/%s)", unit, st.ActiveState, st.SubState)
 	}
 	if !l.systemd().pidInLab(st.MainPID) {
-		return fmt.Errorf("main PID %d is not in the lab's cgroup", st.MainPID)
+		return 0, fmt.Errorf("main PID %d is not in the lab's cgroup", st.MainPID)
 	}
-	if err := syscall.Kill(st.MainPID, sig); err != nil {
-		return fmt.Errorf("kill -%d %d: %w", sig, st.MainPID, err)
+	if err := syscall.Kill(pid, sig); err != nil {
+		return 0, fmt.Errorf("kill -%d %d: %w", sig, pid, err)
 	}
-	return nil
+	return pid, nil
 }
 
 // shipperStalled stops (SIGSTOP) or continues (SIGCONT) the running Filebeat. A heal of a shipper
@@ -197,9 +223,10 @@ func (l *Lab) signalMain(ctx context.Context, unit string, sig syscall.Signal) e
 func (l *Lab) shipperStalled(ctx context.Context, on bool) error {
 	unit := l.shipperLayout().Unit()
 	if on {
-		return l.signalMain(ctx, unit, syscall.SIGSTOP)
+		_, err := l.signalMain(ctx, unit, syscall.SIGSTOP)
+		return err
 	}
-	if err := l.signalMain(ctx, unit, syscall.SIGCONT); err != nil {
+	if _, err := l.signalMain(ctx, unit, syscall.SIGCONT); err != nil {
 		l.log.Debug("shipper not running at heal, starting it", "err", err)
 		return l.startUnit(ctx, unit)
 	}
