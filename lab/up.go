@@ -548,12 +548,7 @@ func (l *Lab) waitClusterUsable(ctx context.Context) error {
 
 // unitAlive fails when a unit has failed or stopped (no point waiting for its port).
 func (l *Lab) unitAlive(ctx context.Context, unit string) error {
-	var st UnitState
-	err := l.withUnits(ctx, func(c unitConn) error {
-		var err error
-		st, err = UnitStatus(ctx, c, unit)
-		return err
-	})
+	st, err := l.unitState(ctx, unit)
 	if err != nil {
 		return err
 	}
