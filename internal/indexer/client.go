@@ -249,37 +249,23 @@ func (c *Client) callWithin(ctx context.Context, ceiling time.Duration, method s
 }
 
 func (c *Client) transportError(ctx context.Context, op string, status int, body []byte, err error, bodyErr bool) error {
-	var tooLarge *netclient.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrTooLarge,
-			Detail: "larger than the " + netclient.FormatBytes(tooLarge.Limit) + " siemctl reads of one indexer answer; stopped reading", Err: tooLarge}
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		// Whatever the transport said, the deadline or cancellation is the cause.
-		if netclient.Interrupted(ctx, err) {
-			return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrInterrupted, Err: ctxErr}
-		}
-		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrTimeout, Err: ctxErr}
+	p := c.peer()
+	if e := p.Stopped(ctx, op, status, err); e != nil {
+		return e
 	}
 	if status != 0 && bodyErr {
 		// The head arrived but the body broke off: a truncated answer.
 		return &netclient.Error{Service: service, Op: op, URL: c.url, Status: status, Kind: netclient.ErrBadResponse,
 			Detail: "truncated body: " + netclient.Snippet(body, 120), Err: err}
 	}
-	return c.classify(op, err)
+	return p.Classify(op, err)
 }
 
 // service names the indexer in every *netclient.Error (for hints).
 const service = "indexer"
 
-func (c *Client) classify(op string, err error) error {
-	e := netclient.Classify(op, c.url, err)
-	var ne *netclient.Error
-	if errors.As(e, &ne) && ne.Service == "" {
-		ne.Service = service
-	}
-	return e
-}
+// peer is the node, for errors.
+func (c *Client) peer() netclient.Peer { return netclient.Peer{Service: service, URL: c.url} }
 
 // errorBody is the shape of OpenSearch error answers (and a few others).
 type errorBody struct {

@@ -366,15 +366,13 @@ func (c *Client) rateDelay(ctx context.Context, tries int, h http.Header) (time.
 	return d, fits(ctx, d)
 }
 
-// classify turns a transport or context error of rq into *netclient.Error.
-func (c *Client) classify(rq request, err error) error {
-	e := netclient.Classify(rq.op(), c.endpoint(rq.path, nil), err)
-	var ne *netclient.Error
-	if errors.As(e, &ne) && ne.Service == "" {
-		ne.Service = service
-	}
-	return e
+// peer is the manager API at rq's endpoint, for errors.
+func (c *Client) peer(rq request) netclient.Peer {
+	return netclient.Peer{Service: service, URL: c.endpoint(rq.path, nil)}
 }
+
+// classify turns a transport or context error of rq into *netclient.Error.
+func (c *Client) classify(rq request, err error) error { return c.peer(rq).Classify(rq.op(), err) }
 
 // rateLimited is the failure after the API kept answering 429/6001: it says
 // how long siemctl waited, which Retry-After it honoured, and why it gave up
@@ -428,19 +426,15 @@ func (c *Client) bodyError(ctx context.Context, rq request, status int, err erro
 	if errors.As(err, &ne) {
 		return err
 	}
-	var tooLarge *netclient.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: status, Kind: netclient.ErrTooLarge,
-			Detail: "larger than the " + netclient.FormatBytes(tooLarge.Limit) + " siemctl reads of one manager API answer; stopped reading", Err: tooLarge}
-	}
-	if ctx.Err() != nil {
-		return c.classify(rq, ctx.Err())
+	p := c.peer(rq)
+	if e := p.Stopped(ctx, rq.op(), status, err); e != nil {
+		return e
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) {
-		return c.classify(rq, err)
+		return p.Classify(rq.op(), err)
 	}
-	return &netclient.Error{Service: service, Op: rq.op(), URL: c.endpoint(rq.path, nil), Status: status, Kind: netclient.ErrBadResponse, Detail: err.Error(), Err: err}
+	return &netclient.Error{Service: service, Op: rq.op(), URL: p.URL, Status: status, Kind: netclient.ErrBadResponse, Detail: err.Error(), Err: err}
 }
 
 // bearer returns a valid token, logging in when there is none or it is

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // Result status of an affected-items envelope (the top-level "error").
@@ -150,13 +152,8 @@ func DecodeProblem(status int, body []byte) *APIError {
 	return e
 }
 
-func snippet(body []byte) string {
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "?")), " ")
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
-}
+// snippet is one line of at most 200 bytes of body, for error details.
+func snippet(body []byte) string { return netclient.Snippet(body, 200) }
 
 // textOf renders a JSON scalar as text; objects and arrays are compacted.
 func textOf(v any) string {

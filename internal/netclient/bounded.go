@@ -172,7 +172,7 @@ func Summary(status int, contentType string, body []byte, n int) string {
 		}
 		return "HTML page"
 	}
-	return Snippet(bytes.ToValidUTF8(body, []byte("?")), n)
+	return Snippet(body, n)
 }
 
 var titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)

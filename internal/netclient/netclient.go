@@ -5,7 +5,11 @@
 //
 // Every client (indexer, manager API, dashboard) wraps its errors in *Error so
 // callers can use errors.Is(err, netclient.ErrUnreachable) and friends without
-// knowing which component produced them.
+// knowing which component produced them. It is the HTTP layer the clients
+// share: the transport (NewHTTPClient), the classification of a failed
+// request to a service (Peer: transport errors, answers over their cap, the
+// caller's context ending), the read caps (bounded.go) and the details of
+// error answers (Snippet, Summary, Redirected).
 package netclient
 
 import (
@@ -219,13 +223,53 @@ func StatusKind(status int) error {
 }
 
 // Snippet returns at most n bytes of body as a single trimmed line, for error
-// details.
+// details: invalid UTF-8 becomes '?', and a cut never splits a character.
 func Snippet(body []byte, n int) string {
-	s := strings.Join(strings.Fields(string(body)), " ")
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "?")), " ")
 	if len(s) > n {
-		s = s[:n] + "…"
+		s = strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
+}
+
+// Peer is the service a client talks to, for its errors: Service names it
+// ("indexer", "manager API") so hints can be specific, URL is where it
+// answers (never with credentials).
+type Peer struct {
+	Service string
+	URL     string
+}
+
+// Classify is the package's Classify for a request to p, with p's Service.
+func (p Peer) Classify(op string, err error) error {
+	e := Classify(op, p.URL, err)
+	var ne *Error
+	if errors.As(e, &ne) && ne.Service == "" {
+		ne.Service = p.Service
+	}
+	return e
+}
+
+// Stopped classifies a read that siemctl itself stopped: an answer over its
+// cap (ErrTooLarge, naming the cap) or the caller's context ending, whatever
+// the transport said (ErrInterrupted on cancellation, else ErrTimeout). It
+// returns nil for any other err. status is the HTTP status when a head
+// arrived, else 0.
+func (p Peer) Stopped(ctx context.Context, op string, status int, err error) error {
+	var tooLarge *TooLargeError
+	if errors.As(err, &tooLarge) {
+		return &Error{Service: p.Service, Op: op, URL: p.URL, Status: status, Kind: ErrTooLarge,
+			Detail: "larger than the " + FormatBytes(tooLarge.Limit) + " siemctl reads of one " + p.Service + " answer; stopped reading", Err: tooLarge}
+	}
+	ctxErr := ctx.Err()
+	if ctxErr == nil {
+		return nil
+	}
+	kind := ErrTimeout
+	if Interrupted(ctx, err) {
+		kind = ErrInterrupted
+	}
+	return &Error{Service: p.Service, Op: op, URL: p.URL, Status: status, Kind: kind, Err: ctxErr}
 }
 
 // Sleep waits d or until ctx ends, whichever comes first; it returns

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -122,5 +123,67 @@ func TestSleep(t *testing.T) {
 	defer cancel()
 	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline: got %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// TestSnippet: one line, at most n bytes, invalid UTF-8 shown as '?', and a
+// cut never leaves half a character.
+func TestSnippet(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"one line", "  a\n\tb  c \n", 10, "a b c"},
+		{"cut", "abcdef", 3, "abc…"},
+		{"cut before a split character", "ab\u00e9cd", 3, "ab…"},
+		{"invalid bytes", "a\xffb", 10, "a?b"},
+	}
+	for _, tt := range tests {
+		if got := Snippet([]byte(tt.in), tt.n); got != tt.want {
+			t.Errorf("%s: Snippet(%q, %d) = %q, want %q", tt.name, tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestPeerStopped: an answer over its cap names the cap and the service; an
+// ended context is the cause whatever the transport said; anything else is
+// left to the caller (nil).
+func TestPeerStopped(t *testing.T) {
+	p := Peer{Service: "manager API", URL: "https://127.0.0.1:55000/agents"}
+	live := context.Background()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel2()
+	tooLarge := &TooLargeError{What: "GET /agents", Limit: 4 << 20}
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		err    error
+		kind   error
+		detail string
+	}{
+		{"too large", live, fmt.Errorf("decode: %w", tooLarge), ErrTooLarge, "larger than the 4 MiB siemctl reads of one manager API answer; stopped reading"},
+		{"cancelled", cancelled, io.ErrUnexpectedEOF, ErrInterrupted, ""},
+		{"deadline", expired, io.ErrUnexpectedEOF, ErrTimeout, ""},
+		{"other", live, io.ErrUnexpectedEOF, nil, ""},
+	}
+	for _, tt := range tests {
+		err := p.Stopped(tt.ctx, "GET /agents", 200, tt.err)
+		if tt.kind == nil {
+			if err != nil {
+				t.Errorf("%s: got %v, want nil", tt.name, err)
+			}
+			continue
+		}
+		var ne *Error
+		if !errors.As(err, &ne) || !errors.Is(err, tt.kind) || ne.Service != p.Service || ne.URL != p.URL || ne.Status != 200 || ne.Detail != tt.detail {
+			t.Errorf("%s: got %#v, want kind %v detail %q", tt.name, err, tt.kind, tt.detail)
+		}
+	}
+	if err := p.Classify("GET /agents", io.EOF); !errors.Is(err, ErrUnreachable) || err.(*Error).Service != "manager API" {
+		t.Errorf("Classify = %#v, want ErrUnreachable from the manager API", err)
 	}
 }
