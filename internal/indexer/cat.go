@@ -62,27 +62,29 @@ type Node struct {
 	DiskUsedPercent float64 `json:"disk_used_percent"`
 }
 
-// catRows fetches a _cat endpoint as JSON and returns its rows with every
-// value as a string (null → "").
-func (c *Client) catRows(ctx context.Context, path string, q url.Values, op string, accept ...int) ([]map[string]string, *response, error) {
-	if q == nil {
-		q = url.Values{}
-	}
+// catList fetches a _cat endpoint (path under /_cat, with the index
+// pattern, if any, already in it) as JSON and converts each row with conv,
+// every value as a string (null → ""). A wildcard pattern that matches
+// nothing gives an empty list; a concrete missing index gives
+// ErrIndexNotFound. A value conv cannot parse is a bad response.
+func catList[T any](ctx context.Context, c *Client, path, pattern string, q url.Values, conv func(p *rowParser, row map[string]string) T) ([]T, error) {
 	q.Set("format", "json")
-	r, err := c.call(ctx, http.MethodGet, request{path: path, query: q}, op, accept...)
+	r, err := c.call(ctx, http.MethodGet, request{path: path, query: q}, path)
 	if err != nil {
-		return nil, r, err
-	}
-	if r.status < 200 || r.status >= 300 {
-		return nil, r, nil
+		if hasWildcard(pattern) && errors.Is(err, ErrIndexNotFound) {
+			return []T{}, nil
+		}
+		return nil, err
 	}
 	var raw []map[string]any
 	if err := c.decode(r, &raw); err != nil {
-		return nil, r, err
+		return nil, err
 	}
-	rows := make([]map[string]string, 0, len(raw))
+	var p rowParser
+	out := make([]T, 0, len(raw))
+	row := map[string]string{}
 	for _, m := range raw {
-		row := make(map[string]string, len(m))
+		clear(row)
 		for k, v := range m {
 			switch x := v.(type) {
 			case nil:
@@ -93,9 +95,21 @@ func (c *Client) catRows(ctx context.Context, path string, q url.Values, op stri
 				row[k] = string(b)
 			}
 		}
-		rows = append(rows, row)
+		out = append(out, conv(&p, row))
 	}
-	return rows, r, nil
+	if p.err != nil {
+		return nil, c.badResponse(r, p.err, p.err.Error())
+	}
+	return out, nil
+}
+
+// catPath is path with the escaped index pattern appended (none: all
+// indices).
+func catPath(path, pattern string) string {
+	if pattern == "" {
+		return path
+	}
+	return path + "/" + escapePath(pattern)
 }
 
 // rowParser converts cat strings, remembering the first failure.
@@ -132,40 +146,20 @@ func (p *rowParser) float(row map[string]string, key string) float64 {
 // CatShards calls _cat/shards with h=index,shard,prirep,state,unassigned.reason,node.
 func (c *Client) CatShards(ctx context.Context) ([]Shard, error) {
 	q := url.Values{"h": {"index,shard,prirep,state,unassigned.reason,node"}}
-	rows, r, err := c.catRows(ctx, "/_cat/shards", q, "/_cat/shards")
-	if err != nil {
-		return nil, err
-	}
-	var p rowParser
-	out := make([]Shard, 0, len(rows))
-	for _, row := range rows {
-		out = append(out, Shard{Index: row["index"], Shard: p.int(row, "shard"), PriRep: row["prirep"],
-			State: row["state"], UnassignedReason: row["unassigned.reason"], Node: row["node"]})
-	}
-	if p.err != nil {
-		return nil, c.badResponse(r, p.err, p.err.Error())
-	}
-	return out, nil
+	return catList(ctx, c, "/_cat/shards", "", q, func(p *rowParser, row map[string]string) Shard {
+		return Shard{Index: row["index"], Shard: p.int(row, "shard"), PriRep: row["prirep"],
+			State: row["state"], UnassignedReason: row["unassigned.reason"], Node: row["node"]}
+	})
 }
 
 // CatAllocation calls _cat/allocation?bytes=b.
 func (c *Client) CatAllocation(ctx context.Context) ([]Allocation, error) {
 	q := url.Values{"bytes": {"b"}, "h": {"shards,disk.indices,disk.used,disk.avail,disk.total,disk.percent,host,ip,node"}}
-	rows, r, err := c.catRows(ctx, "/_cat/allocation", q, "/_cat/allocation")
-	if err != nil {
-		return nil, err
-	}
-	var p rowParser
-	out := make([]Allocation, 0, len(rows))
-	for _, row := range rows {
-		out = append(out, Allocation{Node: row["node"], Host: row["host"], IP: row["ip"], Shards: p.int(row, "shards"),
+	return catList(ctx, c, "/_cat/allocation", "", q, func(p *rowParser, row map[string]string) Allocation {
+		return Allocation{Node: row["node"], Host: row["host"], IP: row["ip"], Shards: p.int(row, "shards"),
 			DiskIndices: p.int64(row, "disk.indices"), DiskUsed: p.int64(row, "disk.used"), DiskAvail: p.int64(row, "disk.avail"),
-			DiskTotal: p.int64(row, "disk.total"), DiskPercent: p.int(row, "disk.percent")})
-	}
-	if p.err != nil {
-		return nil, c.badResponse(r, p.err, p.err.Error())
-	}
-	return out, nil
+			DiskTotal: p.int64(row, "disk.total"), DiskPercent: p.int(row, "disk.percent")}
+	})
 }
 
 func hasWildcard(pattern string) bool { return strings.ContainsAny(pattern, "*?") }
@@ -175,55 +169,29 @@ func hasWildcard(pattern string) bool { return strings.ContainsAny(pattern, "*?"
 // matches nothing gives an empty list; a concrete missing index gives
 // ErrIndexNotFound.
 func (c *Client) CatIndices(ctx context.Context, pattern string) ([]Index, error) {
-	path := "/_cat/indices"
-	if pattern != "" {
-		path += "/" + escapePath(pattern)
-	}
 	q := url.Values{"bytes": {"b"}, "expand_wildcards": {"all"},
 		"h": {"health,status,index,uuid,pri,rep,docs.count,store.size,creation.date"}}
-	rows, r, err := c.catRows(ctx, path, q, path)
-	if err != nil {
-		if hasWildcard(pattern) && errors.Is(err, ErrIndexNotFound) {
-			return []Index{}, nil
-		}
-		return nil, err
-	}
-	var p rowParser
-	out := make([]Index, 0, len(rows))
-	for _, row := range rows {
+	out, err := catList(ctx, c, catPath("/_cat/indices", pattern), pattern, q, func(p *rowParser, row map[string]string) Index {
 		idx := Index{Name: row["index"], Health: row["health"], Status: row["status"], UUID: row["uuid"],
 			Pri: p.int(row, "pri"), Rep: p.int(row, "rep"), DocsCount: p.int64(row, "docs.count"),
 			StoreBytes: p.int64(row, "store.size")}
 		if ms := p.int64(row, "creation.date"); ms > 0 {
 			idx.CreationDate = time.UnixMilli(ms).UTC()
 		}
-		out = append(out, idx)
-	}
-	if p.err != nil {
-		return nil, c.badResponse(r, p.err, p.err.Error())
-	}
+		return idx
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, err
 }
 
 // CatNodes calls _cat/nodes.
 func (c *Client) CatNodes(ctx context.Context) ([]Node, error) {
 	q := url.Values{"h": {"name,ip,version,node.role,heap.percent,ram.percent,cpu,disk.used_percent"}}
-	rows, r, err := c.catRows(ctx, "/_cat/nodes", q, "/_cat/nodes")
-	if err != nil {
-		return nil, err
-	}
-	var p rowParser
-	out := make([]Node, 0, len(rows))
-	for _, row := range rows {
-		out = append(out, Node{Name: row["name"], IP: row["ip"], Version: row["version"], Roles: row["node.role"],
+	return catList(ctx, c, "/_cat/nodes", "", q, func(p *rowParser, row map[string]string) Node {
+		return Node{Name: row["name"], IP: row["ip"], Version: row["version"], Roles: row["node.role"],
 			HeapPercent: p.int(row, "heap.percent"), RAMPercent: p.int(row, "ram.percent"), CPU: p.int(row, "cpu"),
-			DiskUsedPercent: p.float(row, "disk.used_percent")})
-	}
-	if p.err != nil {
-		return nil, c.badResponse(r, p.err, p.err.Error())
-	}
-	return out, nil
+			DiskUsedPercent: p.float(row, "disk.used_percent")}
+	})
 }
 
 // IndexBlock is an index with write-blocking settings set to true.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opensearch-project/opensearch-go/v4"
 	"github.com/opensearch-project/opensearch-go/v4/opensearchapi"
 
 	"github.com/siemctl/siemctl/internal/netclient"
@@ -413,14 +414,17 @@ func (c *Client) PutSettings(ctx context.Context, u SettingsUpdate) (bool, error
 	if err != nil {
 		return false, err
 	}
-	r, err := c.call(ctx, http.MethodPut, request{path: op, query: url.Values{"flat_settings": {"true"}}, body: b}, op)
+	return c.change(ctx, http.MethodPut, request{path: op, query: url.Values{"flat_settings": {"true"}}, body: b}, op)
+}
+
+// change sends a request that changes the cluster (settings, an index, a
+// template) and verifies acknowledged=true; an unacknowledged change returns
+// false and ErrNotAcknowledged.
+func (c *Client) change(ctx context.Context, method string, req opensearch.Request, op string) (bool, error) {
+	r, err := c.call(ctx, method, req, op)
 	if err != nil {
 		return false, err
 	}
-	return c.acknowledged(r)
-}
-
-func (c *Client) acknowledged(r *response) (bool, error) {
 	var ack struct {
 		Acknowledged *bool `json:"acknowledged"`
 	}

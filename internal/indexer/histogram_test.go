@@ -3,6 +3,7 @@ package indexer_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,13 @@ func TestHistogram(t *testing.T) {
 		`{"aggregations":{"per":{"buckets":[{"doc_count":3}]}}}`)}})
 	if _, err := c.Histogram(ctx, "siem-alerts-4.x-*", "", since, until, time.Hour); !errors.Is(err, netclient.ErrBadResponse) {
 		t.Errorf("keyless bucket: %v, want a bad response", err)
+	}
+
+	// A failed request names it once, like every other request of the client.
+	_, c = fakeClient(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Status: 500, Body: []byte(`{"error":"boom","status":500}`)}})
+	_, err = c.Histogram(ctx, "siem-alerts-4.x-*", "", since, until, time.Hour)
+	if err == nil || !strings.HasPrefix(err.Error(), "POST /siem-alerts-4.x-") || strings.Count(err.Error(), "POST") != 1 {
+		t.Errorf("failed request: %v, want it to start with the request, named once", err)
 	}
 
 	// Intervals the API cannot take, or too many buckets, are refused before sending.

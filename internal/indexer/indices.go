@@ -56,11 +56,7 @@ func (c *Client) DeleteIndices(ctx context.Context, names []string) error {
 		}
 	}
 	req := opensearchapi.IndicesDeleteReq{Indices: uniq, Params: deleteParams()}
-	r, err := c.call(ctx, http.MethodDelete, req, "/"+strings.Join(uniq, ","))
-	if err != nil {
-		return err
-	}
-	_, err = c.acknowledged(r)
+	_, err := c.change(ctx, http.MethodDelete, req, "/"+strings.Join(uniq, ","))
 	return err
 }
 
@@ -91,11 +87,7 @@ func (c *Client) CreateIndex(ctx context.Context, name string, body []byte) erro
 		return &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: "index body is not valid JSON"}
 	}
 	path := "/" + url.PathEscape(name)
-	r, err := c.call(ctx, http.MethodPut, request{path: path, body: body}, path)
-	if err != nil {
-		return err
-	}
-	_, err = c.acknowledged(r)
+	_, err := c.change(ctx, http.MethodPut, request{path: path, body: body}, path)
 	return err
 }
 

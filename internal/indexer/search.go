@@ -82,15 +82,33 @@ func validIndexExpr(op, expr string) error {
 	return nil
 }
 
-// searchQuery: a pattern that matches nothing is an empty answer, not an error.
-func searchQuery() url.Values {
-	return url.Values{"ignore_unavailable": {"true"}, "allow_no_indices": {"true"}}
+// searchPath is /<index>/<endpoint> (_search, _count) once index is a
+// valid index expression.
+func searchPath(index, endpoint string) (string, error) {
+	path := "/" + escapePath(index) + "/" + endpoint
+	return path, validIndexExpr("POST "+path, index)
+}
+
+// searchPost sends body to POST path (from searchPath) and decodes the
+// answer into out; a pattern that matches nothing is an empty answer, not an
+// error. limit bounds the answer (0: netclient.MaxAnswer).
+func (c *Client) searchPost(ctx context.Context, path string, body any, limit int64, out any) (*response, error) {
+	b, err := marshal("POST "+path, body)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"ignore_unavailable": {"true"}, "allow_no_indices": {"true"}}
+	r, err := c.call(ctx, http.MethodPost, request{path: path, query: q, body: b, max: limit}, path)
+	if err != nil {
+		return nil, err
+	}
+	return r, c.decode(r, out)
 }
 
 // Search runs POST <index>/_search with track_total_hits.
 func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, error) {
-	path := "/" + escapePath(sr.Index) + "/_search"
-	if err := validIndexExpr("POST "+path, sr.Index); err != nil {
+	path, err := searchPath(sr.Index, "_search")
+	if err != nil {
 		return SearchResult{}, err
 	}
 	tf := sr.TimeField
@@ -128,15 +146,6 @@ func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, er
 	if sr.Source != nil {
 		body["_source"] = sr.Source
 	}
-	b, err := marshal("POST "+path, body)
-	if err != nil {
-		return SearchResult{}, err
-	}
-	// 16 KiB per hit asked for: -n 10000 may legitimately answer megabytes.
-	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b, max: max(netclient.MaxAnswer, int64(size)<<14)}, path)
-	if err != nil {
-		return SearchResult{}, err
-	}
 	var raw struct {
 		Hits *struct {
 			Total struct {
@@ -151,7 +160,9 @@ func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, er
 			} `json:"hits"`
 		} `json:"hits"`
 	}
-	if err := c.decode(r, &raw); err != nil {
+	// 16 KiB per hit asked for: -n 10000 may legitimately answer megabytes.
+	r, err := c.searchPost(ctx, path, body, max(netclient.MaxAnswer, int64(size)<<14), &raw)
+	if err != nil {
 		return SearchResult{}, err
 	}
 	if raw.Hits == nil {
@@ -167,22 +178,15 @@ func (c *Client) Search(ctx context.Context, sr SearchRequest) (SearchResult, er
 // Count runs POST <index>/_count for query_string q (""=all) with
 // DefaultTimeField >= since (zero since: no time bound).
 func (c *Client) Count(ctx context.Context, index, q string, since time.Time) (int64, error) {
-	path := "/" + escapePath(index) + "/_count"
-	if err := validIndexExpr("POST "+path, index); err != nil {
-		return 0, err
-	}
-	b, err := marshal("POST "+path, map[string]any{"query": buildQuery(q, DefaultTimeField, since, time.Time{})})
-	if err != nil {
-		return 0, err
-	}
-	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
+	path, err := searchPath(index, "_count")
 	if err != nil {
 		return 0, err
 	}
 	var raw struct {
 		Count *int64 `json:"count"`
 	}
-	if err := c.decode(r, &raw); err != nil {
+	r, err := c.searchPost(ctx, path, map[string]any{"query": buildQuery(q, DefaultTimeField, since, time.Time{})}, 0, &raw)
+	if err != nil {
 		return 0, err
 	}
 	if raw.Count == nil {
@@ -194,23 +198,12 @@ func (c *Client) Count(ctx context.Context, index, q string, since time.Time) (i
 // Newest returns the greatest value of date field in the indices matching
 // pattern (found=false when there is no document with that field).
 func (c *Client) Newest(ctx context.Context, pattern, field string) (time.Time, bool, error) {
-	path := "/" + escapePath(pattern) + "/_search"
-	if err := validIndexExpr("POST "+path, pattern); err != nil {
+	path, err := searchPath(pattern, "_search")
+	if err != nil {
 		return time.Time{}, false, err
 	}
 	if field == "" {
 		field = DefaultTimeField
-	}
-	b, err := marshal("POST "+path, map[string]any{
-		"size": 0, "track_total_hits": false,
-		"aggs": map[string]any{"newest": map[string]any{"max": map[string]any{"field": field}}},
-	})
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, path)
-	if err != nil {
-		return time.Time{}, false, err
 	}
 	var raw struct {
 		Aggregations *struct {
@@ -219,7 +212,11 @@ func (c *Client) Newest(ctx context.Context, pattern, field string) (time.Time, 
 			} `json:"newest"`
 		} `json:"aggregations"`
 	}
-	if err := c.decode(r, &raw); err != nil {
+	_, err = c.searchPost(ctx, path, map[string]any{
+		"size": 0, "track_total_hits": false,
+		"aggs": map[string]any{"newest": map[string]any{"max": map[string]any{"field": field}}},
+	}, 0, &raw)
+	if err != nil {
 		return time.Time{}, false, err
 	}
 	if raw.Aggregations == nil {
@@ -244,35 +241,16 @@ const MaxBuckets = 10000
 // Histogram counts the documents matching q in [since, until] per fixed interval of the default
 // time field, oldest first, empty intervals included (a gap in the alert flow must show).
 func (c *Client) Histogram(ctx context.Context, index, q string, since, until time.Time, interval time.Duration) ([]Bucket, error) {
-	path := "/" + escapePath(index) + "/_search"
-	op := "POST " + path
-	if err := validIndexExpr(op, index); err != nil {
+	path, err := searchPath(index, "_search")
+	if err != nil {
 		return nil, err
 	}
+	op := "POST " + path
 	if interval < time.Second || interval%time.Second != 0 {
 		return nil, &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("interval %s: want whole seconds", interval)}
 	}
 	if n := until.Sub(since) / interval; n > MaxBuckets {
 		return nil, &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("%d buckets of %s: at most %d", n, interval, MaxBuckets)}
-	}
-	b, err := marshal(op, map[string]any{
-		"size": 0, "track_total_hits": false,
-		"query": buildQuery(q, DefaultTimeField, since, until),
-		"aggs": map[string]any{"per": map[string]any{"date_histogram": map[string]any{
-			"field":           DefaultTimeField,
-			"fixed_interval":  fmt.Sprintf("%ds", int64(interval/time.Second)),
-			"min_doc_count":   0,
-			"extended_bounds": map[string]any{"min": since.UnixMilli(), "max": until.UnixMilli()},
-			// Buckets start at since, not at the epoch's interval boundaries.
-			"offset": fmt.Sprintf("%dms", since.UnixMilli()%interval.Milliseconds()),
-		}}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	r, err := c.call(ctx, http.MethodPost, request{path: path, query: searchQuery(), body: b}, op)
-	if err != nil {
-		return nil, err
 	}
 	var raw struct {
 		Aggregations *struct {
@@ -284,7 +262,19 @@ func (c *Client) Histogram(ctx context.Context, index, q string, since, until ti
 			} `json:"per"`
 		} `json:"aggregations"`
 	}
-	if err := c.decode(r, &raw); err != nil {
+	r, err := c.searchPost(ctx, path, map[string]any{
+		"size": 0, "track_total_hits": false,
+		"query": buildQuery(q, DefaultTimeField, since, until),
+		"aggs": map[string]any{"per": map[string]any{"date_histogram": map[string]any{
+			"field":           DefaultTimeField,
+			"fixed_interval":  fmt.Sprintf("%ds", int64(interval/time.Second)),
+			"min_doc_count":   0,
+			"extended_bounds": map[string]any{"min": since.UnixMilli(), "max": until.UnixMilli()},
+			// Buckets start at since, not at the epoch's interval boundaries.
+			"offset": fmt.Sprintf("%dms", since.UnixMilli()%interval.Milliseconds()),
+		}}},
+	}, 0, &raw)
+	if err != nil {
 		return nil, err
 	}
 	out := []Bucket{}

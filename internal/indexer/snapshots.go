@@ -32,6 +32,24 @@ func validSnapshotName(op, what, name string) error {
 	return nil
 }
 
+// snapshotPath is /_snapshot/<repo>/<name><suffix> once both names are
+// valid (a refused name is an error naming method and path).
+func snapshotPath(method, repo, name, suffix string) (string, error) {
+	path := "/_snapshot/" + repo + "/" + name + suffix
+	if err := validSnapshotName(method+" "+path, "repository", repo); err != nil {
+		return "", err
+	}
+	if err := validSnapshotName(method+" "+path, "snapshot", name); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// snapshotMissing is the answer 404 for snapshot name in repo.
+func (c *Client) snapshotMissing(r *response, repo, name string) error {
+	return c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+}
+
 // PathRepo returns the union of path.repo over the nodes: the directories a file-system snapshot
 // repository may live under (empty when none is configured, the stock case).
 func (c *Client) PathRepo(ctx context.Context) ([]string, error) {
@@ -179,23 +197,25 @@ type SnapshotRequest struct {
 // CreateSnapshot starts a snapshot and returns at once (wait_for_completion=false); follow it with
 // SnapshotStatus and confirm it with GetSnapshot.
 func (c *Client) CreateSnapshot(ctx context.Context, sr SnapshotRequest) error {
-	path := "/_snapshot/" + sr.Repository + "/" + sr.Name
-	op := "PUT " + path
-	if err := validSnapshotName(op, "repository", sr.Repository); err != nil {
-		return err
-	}
-	if err := validSnapshotName(op, "snapshot", sr.Name); err != nil {
-		return err
-	}
-	body := map[string]any{"ignore_unavailable": true, "include_global_state": sr.IncludeGlobalState}
-	if len(sr.Indices) > 0 {
-		body["indices"] = strings.Join(sr.Indices, ",")
-	}
-	b, err := marshal(op, body)
+	return c.startSnapshotJob(ctx, http.MethodPut, sr.Repository, sr.Name, "", sr.Indices, sr.IncludeGlobalState)
+}
+
+// startSnapshotJob starts a snapshot or a restore (wait_for_completion=false) of indices (empty:
+// every index), unavailable indices ignored.
+func (c *Client) startSnapshotJob(ctx context.Context, method, repo, name, suffix string, indices []string, global bool) error {
+	path, err := snapshotPath(method, repo, name, suffix)
 	if err != nil {
 		return err
 	}
-	_, err = c.call(ctx, http.MethodPut, request{path: path, query: url.Values{"wait_for_completion": {"false"}}, body: b}, path)
+	body := map[string]any{"ignore_unavailable": true, "include_global_state": global}
+	if len(indices) > 0 {
+		body["indices"] = strings.Join(indices, ",")
+	}
+	b, err := marshal(method+" "+path, body)
+	if err != nil {
+		return err
+	}
+	_, err = c.call(ctx, method, request{path: path, query: url.Values{"wait_for_completion": {"false"}}, body: b}, path)
 	return err
 }
 
@@ -221,12 +241,8 @@ func (s SnapshotInfo) Complete() bool {
 
 // GetSnapshot returns one snapshot of repo; ErrSnapshotMissing when there is none of that name.
 func (c *Client) GetSnapshot(ctx context.Context, repo, name string) (SnapshotInfo, error) {
-	path := "/_snapshot/" + repo + "/" + name
-	op := "GET " + path
-	if err := validSnapshotName(op, "repository", repo); err != nil {
-		return SnapshotInfo{}, err
-	}
-	if err := validSnapshotName(op, "snapshot", name); err != nil {
+	path, err := snapshotPath(http.MethodGet, repo, name, "")
+	if err != nil {
 		return SnapshotInfo{}, err
 	}
 	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
@@ -238,7 +254,7 @@ func (c *Client) GetSnapshot(ctx context.Context, repo, name string) (SnapshotIn
 		if typ == "repository_missing_exception" {
 			return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
 		}
-		return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+		return SnapshotInfo{}, c.snapshotMissing(r, repo, name)
 	}
 	all, err := c.parseSnapshots(r)
 	if err != nil {
@@ -280,12 +296,8 @@ func (p SnapshotProgress) Percent() float64 {
 
 // SnapshotStatus returns the progress of snapshot name in repo.
 func (c *Client) SnapshotStatus(ctx context.Context, repo, name string) (SnapshotProgress, error) {
-	path := "/_snapshot/" + repo + "/" + name + "/_status"
-	op := "GET " + path
-	if err := validSnapshotName(op, "repository", repo); err != nil {
-		return SnapshotProgress{}, err
-	}
-	if err := validSnapshotName(op, "snapshot", name); err != nil {
+	path, err := snapshotPath(http.MethodGet, repo, name, "/_status")
+	if err != nil {
 		return SnapshotProgress{}, err
 	}
 	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
@@ -293,7 +305,7 @@ func (c *Client) SnapshotStatus(ctx context.Context, repo, name string) (Snapsho
 		return SnapshotProgress{}, err
 	}
 	if r.status == http.StatusNotFound {
-		return SnapshotProgress{}, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+		return SnapshotProgress{}, c.snapshotMissing(r, repo, name)
 	}
 	type files struct {
 		Count int   `json:"file_count"`
@@ -341,34 +353,13 @@ type RestoreRequest struct {
 // any other (follow them with cluster health or _recovery). Indices of the same name must not be
 // open: delete or close them first.
 func (c *Client) RestoreSnapshot(ctx context.Context, rr RestoreRequest) error {
-	path := "/_snapshot/" + rr.Repository + "/" + rr.Name + "/_restore"
-	op := "POST " + path
-	if err := validSnapshotName(op, "repository", rr.Repository); err != nil {
-		return err
-	}
-	if err := validSnapshotName(op, "snapshot", rr.Name); err != nil {
-		return err
-	}
-	body := map[string]any{"include_global_state": rr.IncludeGlobalState, "ignore_unavailable": true}
-	if len(rr.Indices) > 0 {
-		body["indices"] = strings.Join(rr.Indices, ",")
-	}
-	b, err := marshal(op, body)
-	if err != nil {
-		return err
-	}
-	_, err = c.call(ctx, http.MethodPost, request{path: path, query: url.Values{"wait_for_completion": {"false"}}, body: b}, path)
-	return err
+	return c.startSnapshotJob(ctx, http.MethodPost, rr.Repository, rr.Name, "/_restore", rr.Indices, rr.IncludeGlobalState)
 }
 
 // DeleteSnapshot removes one snapshot (the segments other snapshots share stay).
 func (c *Client) DeleteSnapshot(ctx context.Context, repo, name string) error {
-	path := "/_snapshot/" + repo + "/" + name
-	op := "DELETE " + path
-	if err := validSnapshotName(op, "repository", repo); err != nil {
-		return err
-	}
-	if err := validSnapshotName(op, "snapshot", name); err != nil {
+	path, err := snapshotPath(http.MethodDelete, repo, name, "")
+	if err != nil {
 		return err
 	}
 	r, err := c.call(ctx, http.MethodDelete, request{path: path}, path, http.StatusNotFound)
@@ -376,7 +367,7 @@ func (c *Client) DeleteSnapshot(ctx context.Context, repo, name string) error {
 		return err
 	}
 	if r.status == http.StatusNotFound {
-		return c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+		return c.snapshotMissing(r, repo, name)
 	}
 	return nil
 }
@@ -456,27 +447,10 @@ type ShardRecovery struct {
 // Recoveries calls _cat/recovery[/<pattern>]?bytes=b, with active_only when asked (only the shards
 // still recovering). An empty pattern means every index; a pattern matching nothing gives none.
 func (c *Client) Recoveries(ctx context.Context, pattern string, activeOnly bool) ([]ShardRecovery, error) {
-	path := "/_cat/recovery"
-	if pattern != "" {
-		path += "/" + escapePath(pattern)
-	}
 	q := url.Values{"bytes": {"b"}, "active_only": {fmt.Sprint(activeOnly)},
 		"h": {"index,shard,type,stage,snapshot,bytes_recovered,bytes_total"}}
-	rows, r, err := c.catRows(ctx, path, q, path)
-	if err != nil {
-		if hasWildcard(pattern) && errors.Is(err, ErrIndexNotFound) {
-			return []ShardRecovery{}, nil
-		}
-		return nil, err
-	}
-	var p rowParser
-	out := make([]ShardRecovery, 0, len(rows))
-	for _, row := range rows {
-		out = append(out, ShardRecovery{Index: row["index"], Shard: p.int(row, "shard"), Type: row["type"], Stage: row["stage"],
-			Snapshot: row["snapshot"], BytesRecovered: p.int64(row, "bytes_recovered"), BytesTotal: p.int64(row, "bytes_total")})
-	}
-	if p.err != nil {
-		return nil, c.badResponse(r, p.err, p.err.Error())
-	}
-	return out, nil
+	return catList(ctx, c, catPath("/_cat/recovery", pattern), pattern, q, func(p *rowParser, row map[string]string) ShardRecovery {
+		return ShardRecovery{Index: row["index"], Shard: p.int(row, "shard"), Type: row["type"], Stage: row["stage"],
+			Snapshot: row["snapshot"], BytesRecovered: p.int64(row, "bytes_recovered"), BytesTotal: p.int64(row, "bytes_total")}
+	})
 }

@@ -75,16 +75,13 @@ type legacyBody struct {
 
 func (c *Client) legacyFrom(r *response, name string, raw json.RawMessage) (Template, error) {
 	var b legacyBody
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return Template{}, c.badResponse(r, err, "template "+name)
+	h, err := c.hashed(r, "template "+name, raw, &b)
+	if err != nil {
+		return Template{}, err
 	}
-	t := Template{Name: name, Found: true, IndexPatterns: b.IndexPatterns, Order: b.Order, Version: b.Version, Body: raw}
+	t := Template{Name: name, Found: true, IndexPatterns: b.IndexPatterns, Order: b.Order, Version: b.Version, Hash: h, Body: raw}
 	if t.IndexPatterns == nil {
 		t.IndexPatterns = []string{}
-	}
-	var err error
-	if t.Hash, err = CanonicalHash(raw); err != nil {
-		return Template{}, c.badResponse(r, err, "template "+name)
 	}
 	if len(b.Mappings) > 0 {
 		if t.MappingsHash, err = CanonicalHash(b.Mappings); err != nil {
@@ -97,26 +94,55 @@ func (c *Client) legacyFrom(r *response, name string, raw json.RawMessage) (Temp
 // LegacyTemplate calls GET _template/<name>; a missing template is
 // Found=false, not an error.
 func (c *Client) LegacyTemplate(ctx context.Context, name string) (Template, error) {
-	if name == "" || hasWildcard(name) || strings.Contains(name, ",") {
-		return Template{}, &netclient.Error{Op: "GET /_template", Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("invalid template name %q", name)}
+	if err := validName("GET /_template", "template name", name); err != nil {
+		return Template{}, err
 	}
-	path := "/_template/" + url.PathEscape(name)
-	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	raw, r, err := c.getNamed(ctx, "/_template/", name)
 	if err != nil {
 		return Template{}, err
 	}
-	if r.status == http.StatusNotFound {
-		return Template{Name: name, IndexPatterns: []string{}}, nil
-	}
-	var m map[string]json.RawMessage
-	if err := c.decode(r, &m); err != nil {
-		return Template{}, err
-	}
-	raw, ok := m[name]
-	if !ok {
+	if raw == nil {
 		return Template{Name: name, IndexPatterns: []string{}}, nil
 	}
 	return c.legacyFrom(r, name, raw)
+}
+
+// validName refuses an empty, wildcard or list name of one object (what:
+// "template name", "pipeline id", …) before any request.
+func validName(op, what, name string) error {
+	if name == "" || hasWildcard(name) || strings.Contains(name, ",") {
+		return &netclient.Error{Op: op, Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("invalid %s %q", what, name)}
+	}
+	return nil
+}
+
+// getNamed GETs prefix+name, an object keyed by name (a template, a
+// pipeline), and returns name's value; nil when the node answers 404 or
+// does not list name.
+func (c *Client) getNamed(ctx context.Context, prefix, name string) (json.RawMessage, *response, error) {
+	path := prefix + url.PathEscape(name)
+	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	if err != nil || r.status == http.StatusNotFound {
+		return nil, r, err
+	}
+	var m map[string]json.RawMessage
+	if err := c.decode(r, &m); err != nil {
+		return nil, r, err
+	}
+	return m[name], r, nil
+}
+
+// hashed decodes raw (one object of r's answer, what names it) into v and
+// returns raw's CanonicalHash; a failure is a bad response naming what.
+func (c *Client) hashed(r *response, what string, raw json.RawMessage, v any) (string, error) {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return "", c.badResponse(r, err, what)
+	}
+	h, err := CanonicalHash(raw)
+	if err != nil {
+		return "", c.badResponse(r, err, what)
+	}
+	return h, nil
 }
 
 // ListLegacyTemplates calls GET _template, sorted by name.
@@ -167,12 +193,9 @@ func (c *Client) ComposableTemplates(ctx context.Context) ([]ComposableTemplate,
 			Version       *int64   `json:"version"`
 			ComposedOf    []string `json:"composed_of"`
 		}
-		if err := json.Unmarshal(it.IndexTemplate, &b); err != nil {
-			return nil, c.badResponse(r, err, "index template "+it.Name)
-		}
-		h, err := CanonicalHash(it.IndexTemplate)
+		h, err := c.hashed(r, "index template "+it.Name, it.IndexTemplate, &b)
 		if err != nil {
-			return nil, c.badResponse(r, err, "index template "+it.Name)
+			return nil, err
 		}
 		ct := ComposableTemplate{Name: it.Name, IndexPatterns: b.IndexPatterns, Priority: b.Priority, Version: b.Version, ComposedOf: b.ComposedOf, Hash: h}
 		if ct.IndexPatterns == nil {
@@ -190,18 +213,14 @@ func (c *Client) ComposableTemplates(ctx context.Context) ([]ComposableTemplate,
 // PutLegacyTemplate calls PUT _template/<name> with body (the template JSON)
 // and verifies acknowledged.
 func (c *Client) PutLegacyTemplate(ctx context.Context, name string, body []byte) error {
-	if name == "" || hasWildcard(name) || strings.Contains(name, ",") {
-		return &netclient.Error{Op: "PUT /_template", Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("invalid template name %q", name)}
+	if err := validName("PUT /_template", "template name", name); err != nil {
+		return err
 	}
 	if !json.Valid(body) {
 		return &netclient.Error{Op: "PUT /_template/" + name, Kind: netclient.ErrBadResponse, Detail: "template body is not valid JSON"}
 	}
 	path := "/_template/" + url.PathEscape(name)
-	r, err := c.call(ctx, http.MethodPut, request{path: path, body: body}, path)
-	if err != nil {
-		return err
-	}
-	_, err = c.acknowledged(r)
+	_, err := c.change(ctx, http.MethodPut, request{path: path, body: body}, path)
 	return err
 }
 
@@ -268,9 +287,8 @@ func (s Simulation) ShadowedBy(name string) []string {
 // SimulateIndex resolves which templates apply to a new index named
 // indexName (see Simulation for the rules).
 func (c *Client) SimulateIndex(ctx context.Context, indexName string) (Simulation, error) {
-	if indexName == "" || hasWildcard(indexName) || strings.Contains(indexName, ",") {
-		return Simulation{}, &netclient.Error{Op: "POST /_index_template/_simulate_index", Kind: netclient.ErrBadResponse,
-			Detail: fmt.Sprintf("invalid index name %q", indexName)}
+	if err := validName("POST /_index_template/_simulate_index", "index name", indexName); err != nil {
+		return Simulation{}, err
 	}
 	path := "/_index_template/_simulate_index/" + url.PathEscape(indexName)
 	r, err := c.call(ctx, http.MethodPost, request{path: path}, path)
@@ -374,35 +392,23 @@ func simpleMatch(pattern, s string) bool {
 // Pipeline calls GET _ingest/pipeline/<id>; a missing pipeline is
 // Found=false, not an error.
 func (c *Client) Pipeline(ctx context.Context, id string) (Pipeline, error) {
-	if id == "" || hasWildcard(id) || strings.Contains(id, ",") {
-		return Pipeline{}, &netclient.Error{Op: "GET /_ingest/pipeline", Kind: netclient.ErrBadResponse, Detail: fmt.Sprintf("invalid pipeline id %q", id)}
+	if err := validName("GET /_ingest/pipeline", "pipeline id", id); err != nil {
+		return Pipeline{}, err
 	}
-	path := "/_ingest/pipeline/" + url.PathEscape(id)
-	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
+	raw, r, err := c.getNamed(ctx, "/_ingest/pipeline/", id)
 	if err != nil {
 		return Pipeline{}, err
 	}
-	if r.status == http.StatusNotFound {
-		return Pipeline{ID: id}, nil
-	}
-	var m map[string]json.RawMessage
-	if err := c.decode(r, &m); err != nil {
-		return Pipeline{}, err
-	}
-	raw, ok := m[id]
-	if !ok {
+	if raw == nil {
 		return Pipeline{ID: id}, nil
 	}
 	var b struct {
 		Description string `json:"description"`
 		Version     *int64 `json:"version"`
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return Pipeline{}, c.badResponse(r, err, "pipeline "+id)
-	}
-	h, err := CanonicalHash(raw)
+	h, err := c.hashed(r, "pipeline "+id, raw, &b)
 	if err != nil {
-		return Pipeline{}, c.badResponse(r, err, "pipeline "+id)
+		return Pipeline{}, err
 	}
 	return Pipeline{ID: id, Found: true, Description: b.Description, Version: b.Version, Hash: h, Body: raw}, nil
 }
