@@ -306,38 +306,20 @@ type agentPage struct {
 // decoded alone and handed to emit; nothing else is buffered.
 func decodeAgentPage(r io.Reader, page *agentPage, emit func(*Agent) bool) error {
 	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
-	}
 	sawData := false
-	for dec.More() {
-		key, err := objectKey(dec)
-		if err != nil {
-			return err
-		}
+	err := eachField(dec, func(key string) (bool, error) {
 		switch key {
 		case "data":
 			sawData = true
-			if err := decodeAgentData(dec, page, emit); err != nil {
-				return err
-			}
+			return true, decodeAgentData(dec, page, emit)
 		case "message":
-			if err := dec.Decode(&page.message); err != nil {
-				return fmt.Errorf("decode message: %w", err)
-			}
+			return true, decodeField(dec, key, &page.message)
 		case "error":
-			var n flexInt
-			if err := dec.Decode(&n); err != nil {
-				return fmt.Errorf("decode error: %w", err)
-			}
-			page.status = int(n)
-		default:
-			if err := skipValue(dec); err != nil {
-				return err
-			}
+			return true, decodeInt(dec, key, &page.status)
 		}
-	}
-	if err := expectDelim(dec, '}'); err != nil {
+		return false, nil
+	})
+	if err != nil {
 		return err
 	}
 	if !sawData {
@@ -347,56 +329,79 @@ func decodeAgentPage(r io.Reader, page *agentPage, emit func(*Agent) bool) error
 }
 
 func decodeAgentData(dec *json.Decoder, page *agentPage, emit func(*Agent) bool) error {
-	if err := expectDelim(dec, '{'); err != nil {
-		return err
-	}
 	var (
 		w wireAgent
 		a Agent
 	)
+	return eachField(dec, func(key string) (bool, error) {
+		switch key {
+		case "affected_items":
+			if err := expectDelim(dec, '['); err != nil {
+				return true, err
+			}
+			for dec.More() {
+				w = wireAgent{}
+				if err := dec.Decode(&w); err != nil {
+					return true, fmt.Errorf("decode agent %d: %w", page.count, err)
+				}
+				a.fromWire(&w)
+				page.count++
+				if !emit(&a) {
+					return true, errStop
+				}
+			}
+			return true, expectDelim(dec, ']')
+		case "total_affected_items":
+			return true, decodeInt(dec, key, &page.total)
+		case "failed_items":
+			var f []wireItemError
+			if err := decodeField(dec, key, &f); err != nil {
+				return true, err
+			}
+			page.failed = itemErrors(f)
+			return true, nil
+		}
+		return false, nil
+	})
+}
+
+// eachField reads one JSON object from dec, handing each key to field,
+// which decodes the key's value and reports whether it knew the key; the
+// value of a key it did not know is skipped.
+func eachField(dec *json.Decoder, field func(key string) (known bool, err error)) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
 	for dec.More() {
 		key, err := objectKey(dec)
 		if err != nil {
 			return err
 		}
-		switch key {
-		case "affected_items":
-			if err := expectDelim(dec, '['); err != nil {
-				return err
-			}
-			for dec.More() {
-				w = wireAgent{}
-				if err := dec.Decode(&w); err != nil {
-					return fmt.Errorf("decode agent %d: %w", page.count, err)
-				}
-				a.fromWire(&w)
-				page.count++
-				if !emit(&a) {
-					return errStop
-				}
-			}
-			if err := expectDelim(dec, ']'); err != nil {
-				return err
-			}
-		case "total_affected_items":
-			var n flexInt
-			if err := dec.Decode(&n); err != nil {
-				return fmt.Errorf("decode total_affected_items: %w", err)
-			}
-			page.total = int(n)
-		case "failed_items":
-			var f []wireItemError
-			if err := dec.Decode(&f); err != nil {
-				return fmt.Errorf("decode failed_items: %w", err)
-			}
-			page.failed = itemErrors(f)
-		default:
-			if err := skipValue(dec); err != nil {
-				return err
-			}
+		known, err := field(key)
+		if err == nil && !known {
+			err = skipValue(dec)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return expectDelim(dec, '}')
+}
+
+// decodeField decodes the value of key into v.
+func decodeField(dec *json.Decoder, key string, v any) error {
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", key, err)
+	}
+	return nil
+}
+
+// decodeInt decodes the value of key, a number or a numeric string, into n.
+func decodeInt(dec *json.Decoder, key string, n *int) error {
+	var f flexInt
+	err := decodeField(dec, key, &f)
+	*n = int(f)
+	return err
 }
 
 func expectDelim(dec *json.Decoder, want json.Delim) error {
@@ -533,7 +538,13 @@ func (c *Client) RestartAgents(ctx context.Context, ids []string) (Result, error
 	if err := validateActionIDs("restart", ids); err != nil {
 		return Result{}, err
 	}
-	env, err := callEnvelope[flexString](ctx, c, restartRequest(ids))
+	return c.agentAction(ctx, restartRequest(ids))
+}
+
+// agentAction sends an action on agents and returns which were affected and
+// which failed.
+func (c *Client) agentAction(ctx context.Context, rq request) (Result, error) {
+	env, err := callEnvelope[flexString](ctx, c, rq)
 	if err != nil {
 		return Result{}, err
 	}
@@ -557,11 +568,7 @@ func RestartAgentsCall(ids []string) string { return restartRequest(ids).call() 
 // list); the manager leaves out 1701/1703/1707, so Failed holds only real
 // failures.
 func (c *Client) RestartAllAgents(ctx context.Context) (Result, error) {
-	env, err := callEnvelope[flexString](ctx, c, restartRequest(nil))
-	if err != nil {
-		return Result{}, err
-	}
-	return resultOf(env), nil
+	return c.agentAction(ctx, restartRequest(nil))
 }
 
 // DeleteOptions are the filters of DELETE /agents.
@@ -586,11 +593,7 @@ func (c *Client) DeleteAgents(ctx context.Context, ids []string, opts DeleteOpti
 	if err != nil {
 		return Result{}, err
 	}
-	env, err := callEnvelope[flexString](ctx, c, req)
-	if err != nil {
-		return Result{}, err
-	}
-	return resultOf(env), nil
+	return c.agentAction(ctx, req)
 }
 
 // DeleteAgentsCall is the request DeleteAgents sends, for dry runs.

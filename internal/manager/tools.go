@@ -55,7 +55,13 @@ func (e *ToolError) Unwrap() error { return e.kind }
 
 func (t Tools) path(name string) string { return filepath.Join(t.InstallDir, "bin", name) }
 
+// run runs the tool name of InstallDir/bin.
 func (t Tools) run(ctx context.Context, name string, args ...string) ([]byte, []byte, int, error) {
+	return t.exec(ctx, t.path(name), args...)
+}
+
+// exec runs the program at path with the tools' runner.
+func (t Tools) exec(ctx context.Context, path string, args ...string) ([]byte, []byte, int, error) {
 	r := t.Runner
 	if r == nil {
 		r = ExecRunner(0)
@@ -63,7 +69,7 @@ func (t Tools) run(ctx context.Context, name string, args ...string) ([]byte, []
 	if t.InstallDir == "" {
 		return nil, nil, -1, errors.New("manager tools: no install_dir configured")
 	}
-	return r.Run(ctx, nil, t.path(name), args...)
+	return r.Run(ctx, nil, path, args...)
 }
 
 func (t Tools) control() string {
@@ -146,16 +152,9 @@ func (t Tools) ConfigCheckCommand() string {
 // ErrUnsupported: configure manager.config_check or use
 // Client.ValidateConfig.
 func (t Tools) ControlCheck(ctx context.Context) (CheckResult, error) {
-	if t.InstallDir == "" {
-		return CheckResult{}, errors.New("manager tools: no install_dir configured")
-	}
 	prog, args := t.configCheck()
-	r := t.Runner
-	if r == nil {
-		r = ExecRunner(0)
-	}
 	tool := filepath.Base(prog)
-	out, errOut, code, err := r.Run(ctx, nil, prog, args...)
+	out, errOut, code, err := t.exec(ctx, prog, args...)
 	if err != nil {
 		return CheckResult{}, err
 	}

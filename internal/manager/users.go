@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -169,12 +168,7 @@ func (c *Client) CreateUser(ctx context.Context, name, password string) (User, e
 		Username string `json:"username"`
 		Password string `json:"password"`
 	}{name, password}
-	var env *Envelope[wireUser]
-	err := c.do(ctx, request{method: http.MethodPost, path: "/security/users", body: body}, func(r io.Reader) error {
-		e, err := DecodeEnvelope[wireUser](r)
-		env = e
-		return err
-	})
+	env, err := callEnvelope[wireUser](ctx, c, request{method: http.MethodPost, path: "/security/users", body: body})
 	if err != nil {
 		return User{}, fmt.Errorf("create API user %q: %w", name, err)
 	}
