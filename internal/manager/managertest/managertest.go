@@ -14,6 +14,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -657,21 +658,21 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 		problem(w, 400, "Bad Request", "Invalid JSON body", 0)
 		return
 	}
+	var refused string
 	switch {
 	case body.Username == nil:
-		problem(w, 400, "Bad Request", "'username' is a required property", 0)
-		return
+		refused = "'username' is a required property"
 	case body.Password == nil:
-		problem(w, 400, "Bad Request", "'password' is a required property", 0)
-		return
+		refused = "'password' is a required property"
 	case len(*body.Username) < 4:
-		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is too short", *body.Username), 0)
-		return
+		refused = fmt.Sprintf("'%s' is too short", *body.Username)
 	case len(*body.Username) > 64:
-		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is too long", *body.Username), 0)
-		return
-	case !reNames.MatchString(*body.Username):
-		problem(w, 400, "Bad Request", fmt.Sprintf("'%s' is not a 'names'", *body.Username), 0)
+		refused = fmt.Sprintf("'%s' is too long", *body.Username)
+	default:
+		refused = checkFormat(kName, *body.Username)
+	}
+	if refused != "" {
+		problem(w, 400, "Bad Request", refused, 0)
 		return
 	}
 	if !passwordOK(w, *body.Password) {
@@ -679,11 +680,9 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, u := range s.users {
-		if u.Username == *body.Username {
-			envelope(w, []User{}, 0, map[int][]string{5000: {*body.Username}}, [3]string{"User was successfully created", "", "User could not be created"})
-			return
-		}
+	if slices.ContainsFunc(s.users, func(u User) bool { return u.Username == *body.Username }) {
+		envelope(w, []User{}, 0, map[int][]string{5000: {*body.Username}}, [3]string{"User was successfully created", "", "User could not be created"})
+		return
 	}
 	id := 100
 	for _, u := range s.users {
@@ -742,11 +741,9 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, u := range s.users {
-		if strconv.Itoa(u.ID) == id {
-			envelope(w, []User{u}, 1, nil, [3]string{"User was successfully updated"})
-			return
-		}
+	if i := slices.IndexFunc(s.users, func(u User) bool { return strconv.Itoa(u.ID) == id }); i >= 0 {
+		envelope(w, []User{s.users[i]}, 1, nil, [3]string{"User was successfully updated"})
+		return
 	}
 	envelope(w, []User{}, 0, map[int][]string{5001: {id}}, [3]string{"User was successfully updated", "", "User could not be updated"})
 }

@@ -41,6 +41,7 @@ const (
 	kAlnum    // alphanumeric filters
 	kName     // names (node_name)
 	kUserIDs  // array of numbers
+	kUserID   // one number (a path's user_id)
 	kAnything // q
 )
 
@@ -143,8 +144,8 @@ func (s *Server) validParams(w http.ResponseWriter, r *http.Request, key string)
 		}
 	case "PUT /security/users/{user_id}":
 		id := strings.Split(strings.Trim(r.URL.Path, "/"), "/")[2]
-		if !reNumbers.MatchString(id) {
-			return bad(fmt.Sprintf("'%s' is not a 'numbers'", id))
+		if msg := checkValue(kUserID, id); msg != "" {
+			return bad(msg)
 		}
 	}
 	return true
@@ -185,32 +186,36 @@ func checkValue(kind int, v string) string {
 				return fmt.Sprintf("'%s' is not one of %v", st, statuses)
 			}
 		}
-	case kTimeframe:
-		if !reTimeframe.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'timeframe'", v)
-		}
 	case kNames:
 		for _, f := range strings.Split(v, ",") {
-			if !reNames.MatchString(f) {
-				return fmt.Sprintf("'%s' is not a 'names'", f)
+			if msg := checkFormat(kName, f); msg != "" {
+				return msg
 			}
 		}
-	case kName:
-		if !reNames.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'names'", v)
-		}
-	case kSort:
-		if !reSort.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'sort'", v)
-		}
-	case kSearch:
-		if !reSearch.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'search'", v)
-		}
-	case kAlnum:
-		if !reAlphanumeric.MatchString(v) {
-			return fmt.Sprintf("'%s' is not a 'alphanumeric'", v)
-		}
+	default:
+		return checkFormat(kind, v)
+	}
+	return ""
+}
+
+// stringFormats are Wazuh's string formats of the kinds that are one string (api/api/validator.py).
+var stringFormats = map[int]struct {
+	name string
+	re   *regexp.Regexp
+}{
+	kTimeframe: {"timeframe", reTimeframe},
+	kName:      {"names", reNames},
+	kSort:      {"sort", reSort},
+	kSearch:    {"search", reSearch},
+	kAlnum:     {"alphanumeric", reAlphanumeric},
+	kUserID:    {"numbers", reNumbers},
+}
+
+// checkFormat answers the validator's message when v breaks kind's string format ("" when it does
+// not, or kind has none).
+func checkFormat(kind int, v string) string {
+	if f, ok := stringFormats[kind]; ok && !f.re.MatchString(v) {
+		return fmt.Sprintf("'%s' is not a '%s'", v, f.name)
 	}
 	return ""
 }
