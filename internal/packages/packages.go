@@ -147,11 +147,7 @@ func (m *Manager) execOK(ctx context.Context, c Command) ([]byte, error) {
 }
 
 func (m *Manager) fail(c Command, code int, stdout, stderr []byte) error {
-	msg := tail(stderr, 5)
-	if msg == "" {
-		msg = tail(stdout, 5)
-	}
-	return &CommandError{Command: c, ExitCode: code, Stderr: msg, Kind: classify(string(stderr) + "\n" + string(stdout))}
+	return &CommandError{Command: c, ExitCode: code, Stderr: process.Tail(string(stdout), string(stderr), 5), Kind: classify(string(stderr) + "\n" + string(stdout))}
 }
 
 // classify recognises the package managers' well-known failures.

@@ -46,18 +46,3 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-// tail returns the last n non-empty lines of b.
-func tail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	var keep []string
-	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			keep = append(keep, l)
-		}
-	}
-	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
-		keep[i], keep[j] = keep[j], keep[i]
-	}
-	return strings.Join(keep, "\n")
-}

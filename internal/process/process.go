@@ -6,7 +6,7 @@
 // capped (the tail is kept; a stream that must be whole fails naming the
 // cap). Secrets reach a program only through its environment, never argv.
 // Callers hold the narrow Runner interface; tests substitute fakes
-// (RunnerFunc).
+// (RunnerFunc). Tail renders what a failed program said, for its error.
 package process
 
 import (
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -165,3 +166,26 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) Bytes() []byte { return t.buf.Bytes() }
+
+// Tail is what a failed program said, for its error: the last n non-empty
+// lines (trimmed) of its stderr, or of its stdout when stderr holds none,
+// one per line.
+func Tail(stdout, stderr string, n int) string {
+	if t := lastLines(stderr, n); t != "" {
+		return t
+	}
+	return lastLines(stdout, n)
+}
+
+// lastLines returns the last n non-empty lines of s, trimmed.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var keep []string
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	slices.Reverse(keep)
+	return strings.Join(keep, "\n")
+}

@@ -174,3 +174,20 @@ func TestExecRunnerKillGroupOnExit(t *testing.T) {
 		}
 	}
 }
+
+// TestTail: the last n non-empty lines of stderr, else of stdout, trimmed.
+func TestTail(t *testing.T) {
+	tests := []struct {
+		name, stdout, stderr string
+		want                 string
+	}{
+		{"stderr wins", "out\n", "e1\n\n  e2  \ne3\n", "e2\ne3"},
+		{"stdout when stderr is blank", "o1\no2\no3\n", " \n\n", "o2\no3"},
+		{"nothing", "", "", ""},
+	}
+	for _, tt := range tests {
+		if got := Tail(tt.stdout, tt.stderr, 2); got != tt.want {
+			t.Errorf("%s: Tail = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

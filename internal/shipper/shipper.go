@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // Op is one of the shipper commands this package runs.
@@ -144,10 +146,7 @@ func (r runResult) fail(op Op) *Error {
 		e.Exiting = ExitingLine(r.stdout)
 	}
 	if e.Exiting == "" {
-		e.Tail = tail(r.stderr, 5)
-		if e.Tail == "" {
-			e.Tail = tail(r.stdout, 5)
-		}
+		e.Tail = process.Tail(r.stdout, r.stderr, 5)
 	}
 	return e
 }
@@ -217,16 +216,4 @@ func (s *Shipper) setup(ctx context.Context, op Op, marker string) error {
 		e.Tail = fmt.Sprintf("no %q in its output", marker)
 	}
 	return e
-}
-
-// tail returns the last n non-empty lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	var keep []string
-	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
-			keep = append([]string{l}, keep...)
-		}
-	}
-	return strings.Join(keep, "\n")
 }
