@@ -326,12 +326,14 @@ func (m *Manager) callError(op, unit string, err error) error {
 		return fmt.Errorf("%s %s: %s: %s", op, unit, de.Name, dbusMessage(de))
 	}
 	if errors.Is(err, godbus.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-		return &netclient.Error{Op: op + " " + unit, URL: m.address, Kind: netclient.ErrUnreachable, Err: err}
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s %s: %w", op, unit, err)
+		return m.lost(op+" "+unit, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, unit, err)
+}
+
+// lost is op failing because the connection to systemd broke or closed.
+func (m *Manager) lost(op string, err error) error {
+	return &netclient.Error{Op: op, URL: m.address, Kind: netclient.ErrUnreachable, Err: err}
 }
 
 func dbusMessage(e godbus.Error) string {
@@ -518,7 +520,7 @@ func (m *Manager) job(ctx context.Context, op, unit string, f jobFunc) error {
 	case <-ctx.Done():
 		return fmt.Errorf("%s %s: waiting for job %d: %w", op, unit, id, ctx.Err())
 	case <-m.done:
-		return &netclient.Error{Op: op + " " + unit, URL: m.address, Kind: netclient.ErrUnreachable, Err: godbus.ErrClosed}
+		return m.lost(op+" "+unit, godbus.ErrClosed)
 	}
 }
 
@@ -674,7 +676,7 @@ func (m *Manager) Wait(ctx context.Context, unit string, want []string, timeout 
 		case <-ctx.Done():
 			return st, fmt.Errorf("wait for %s: %w", unit, ctx.Err())
 		case <-m.done:
-			return st, &netclient.Error{Op: "wait for " + unit, URL: m.address, Kind: netclient.ErrUnreachable, Err: godbus.ErrClosed}
+			return st, m.lost("wait for "+unit, godbus.ErrClosed)
 		}
 	}
 }
