@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -339,7 +340,7 @@ func (c *Config) Validate() error {
 			return
 		}
 		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
+		if err != nil || u.Host == "" || !slices.Contains(schemes, u.Scheme) {
 			errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf("%q is not a valid %s URL (e.g. %s://127.0.0.1:PORT)", redact.URL(raw), strings.Join(schemes, "/"), schemes[0])})
 			return
 		}
@@ -353,7 +354,7 @@ func (c *Config) Validate() error {
 	if c.Manager.Syslog != "" {
 		checkURL("manager.syslog", c.Manager.Syslog, "udp", "tcp")
 	}
-	if !contains([]string{"auto", "apt", "yum"}, c.Packages.Manager) {
+	if !slices.Contains([]string{"auto", "apt", "yum"}, c.Packages.Manager) {
 		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
 	}
 	errs = append(errs, c.Indexer.validateDataSafety()...)
@@ -485,15 +486,6 @@ func unwrapPathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func orDefault(s, d string) string {

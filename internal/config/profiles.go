@@ -1,6 +1,9 @@
 package config
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // Profiles hold every default. "siem" is the reference layout (siem-*
 // packages and units, /var/siem); "wazuh" the real Wazuh 4.x names and paths.
@@ -33,14 +36,7 @@ var Profiles = map[string]map[string]any{
 }
 
 // ProfileNames lists the profiles, sorted.
-func ProfileNames() []string {
-	out := make([]string, 0, len(Profiles))
-	for k := range Profiles {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
 
 type names struct {
 	indexer, manager, dashboard, shipper, installDir, control, apiUser, alerts, template, pipeline string
