@@ -45,9 +45,24 @@ func snapshotPath(method, repo, name, suffix string) (string, error) {
 	return path, nil
 }
 
-// snapshotMissing is the answer 404 for snapshot name in repo.
-func (c *Client) snapshotMissing(r *response, repo, name string) error {
-	return c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+// snapshotCall sends method to /_snapshot/<repo>/<name><suffix>; a 404 is ErrRepositoryMissing
+// when the node says the repository is missing, else ErrSnapshotMissing.
+func (c *Client) snapshotCall(ctx context.Context, method, repo, name, suffix string) (*response, error) {
+	path, err := snapshotPath(method, repo, name, suffix)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.call(ctx, method, request{path: path}, path, http.StatusNotFound)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == http.StatusNotFound {
+		if typ, reason := parseError(r.body); typ == "repository_missing_exception" {
+			return nil, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
+		}
+		return nil, c.typedError(r, netclient.ErrBadResponse, ErrSnapshotMissing, fmt.Sprintf("no snapshot %q in repository %q", name, repo))
+	}
+	return r, nil
 }
 
 // PathRepo returns the union of path.repo over the nodes: the directories a file-system snapshot
@@ -241,20 +256,9 @@ func (s SnapshotInfo) Complete() bool {
 
 // GetSnapshot returns one snapshot of repo; ErrSnapshotMissing when there is none of that name.
 func (c *Client) GetSnapshot(ctx context.Context, repo, name string) (SnapshotInfo, error) {
-	path, err := snapshotPath(http.MethodGet, repo, name, "")
+	r, err := c.snapshotCall(ctx, http.MethodGet, repo, name, "")
 	if err != nil {
 		return SnapshotInfo{}, err
-	}
-	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
-	if err != nil {
-		return SnapshotInfo{}, err
-	}
-	if r.status == http.StatusNotFound {
-		typ, reason := parseError(r.body)
-		if typ == "repository_missing_exception" {
-			return SnapshotInfo{}, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
-		}
-		return SnapshotInfo{}, c.snapshotMissing(r, repo, name)
 	}
 	all, err := c.parseSnapshots(r)
 	if err != nil {
@@ -294,18 +298,12 @@ func (p SnapshotProgress) Percent() float64 {
 	return min(100, 100*float64(p.ProcessedBytes)/float64(p.IncrementalBytes))
 }
 
-// SnapshotStatus returns the progress of snapshot name in repo.
+// SnapshotStatus returns the progress of snapshot name in repo; ErrSnapshotMissing when there is
+// none of that name, ErrRepositoryMissing when the repository is not registered.
 func (c *Client) SnapshotStatus(ctx context.Context, repo, name string) (SnapshotProgress, error) {
-	path, err := snapshotPath(http.MethodGet, repo, name, "/_status")
+	r, err := c.snapshotCall(ctx, http.MethodGet, repo, name, "/_status")
 	if err != nil {
 		return SnapshotProgress{}, err
-	}
-	r, err := c.call(ctx, http.MethodGet, request{path: path}, path, http.StatusNotFound)
-	if err != nil {
-		return SnapshotProgress{}, err
-	}
-	if r.status == http.StatusNotFound {
-		return SnapshotProgress{}, c.snapshotMissing(r, repo, name)
 	}
 	type files struct {
 		Count int   `json:"file_count"`
@@ -356,20 +354,11 @@ func (c *Client) RestoreSnapshot(ctx context.Context, rr RestoreRequest) error {
 	return c.startSnapshotJob(ctx, http.MethodPost, rr.Repository, rr.Name, "/_restore", rr.Indices, rr.IncludeGlobalState)
 }
 
-// DeleteSnapshot removes one snapshot (the segments other snapshots share stay).
+// DeleteSnapshot removes one snapshot (the segments other snapshots share stay); ErrSnapshotMissing
+// and ErrRepositoryMissing as SnapshotStatus.
 func (c *Client) DeleteSnapshot(ctx context.Context, repo, name string) error {
-	path, err := snapshotPath(http.MethodDelete, repo, name, "")
-	if err != nil {
-		return err
-	}
-	r, err := c.call(ctx, http.MethodDelete, request{path: path}, path, http.StatusNotFound)
-	if err != nil {
-		return err
-	}
-	if r.status == http.StatusNotFound {
-		return c.snapshotMissing(r, repo, name)
-	}
-	return nil
+	_, err := c.snapshotCall(ctx, http.MethodDelete, repo, name, "")
+	return err
 }
 
 // Snapshots lists every snapshot of repo, oldest first; ErrRepositoryMissing when it is not registered.

@@ -92,6 +92,9 @@ func TestSnapshotLifecycle(t *testing.T) {
 		"GET /_snapshot/siemctl/s2":           {Status: 404, Body: []byte(snapMissingBody)},
 		"GET /_snapshot/siemctl/s2/_status":   {Status: 404, Body: []byte(snapMissingBody)},
 		"GET /_snapshot/nope/s1":              {Status: 404, Body: []byte(repoMissingBody)},
+		"GET /_snapshot/nope/s1/_status":      {Status: 404, Body: []byte(repoMissingBody)},
+		"DELETE /_snapshot/nope/s1":           {Status: 404, Body: []byte(repoMissingBody)},
+		"DELETE /_snapshot/siemctl/s2":        {Status: 404, Body: []byte(snapMissingBody)},
 		"POST /_snapshot/siemctl/s1/_restore": {Body: []byte(`{"accepted":true}`)},
 		"DELETE /_snapshot/siemctl/s1":        {Body: []byte(`{"acknowledged":true}`)},
 	})
@@ -118,6 +121,16 @@ func TestSnapshotLifecycle(t *testing.T) {
 	}
 	if _, err := c.GetSnapshot(ctx, "nope", "s1"); !errors.Is(err, indexer.ErrRepositoryMissing) {
 		t.Errorf("missing repository: %v", err)
+	}
+	// The node's 404 for a missing repository is that, for every call on a snapshot.
+	if _, err := c.SnapshotStatus(ctx, "nope", "s1"); !errors.Is(err, indexer.ErrRepositoryMissing) {
+		t.Errorf("missing repository status: %v", err)
+	}
+	if err := c.DeleteSnapshot(ctx, "nope", "s1"); !errors.Is(err, indexer.ErrRepositoryMissing) {
+		t.Errorf("missing repository delete: %v", err)
+	}
+	if err := c.DeleteSnapshot(ctx, "siemctl", "s2"); !errors.Is(err, indexer.ErrSnapshotMissing) {
+		t.Errorf("missing snapshot delete: %v", err)
 	}
 	if err := c.RestoreSnapshot(ctx, indexer.RestoreRequest{Repository: "siemctl", Name: "s1", Indices: []string{"siem-alerts-4.x-*"}}); err != nil {
 		t.Fatal(err)
