@@ -109,7 +109,7 @@ var (
 var kinds = map[string]map[string]param{
 	"snapshot.capture":         {"label!": isLabel},
 	"snapshot.diff":            {"against!": isLabel},
-	"gate.cluster_health":      {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool},
+	"gate.cluster_health":      {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool, "timeout_per_primary": isDuration},
 	"gate.disk":                {"min_free_percent": isPercent, "nogo_percent": isPercent},
 	"gate.versions":            {"check!": oneOf("candidates", "installed"), "version": version},
 	"gate.agents":              {},
@@ -138,7 +138,7 @@ var kinds = map[string]map[string]param{
 	"indexer.allocation":       {"value!": oneOf("primaries", "all")},
 	"indexer.flush":            {},
 	"indexer.flush_synced":     {},
-	"indexer.security_apply":   {},
+	"indexer.security_apply":   {"timeout_per_primary": isDuration},
 	"packages.install":         {"component!": component},
 	"packages.downgrade":       {"component!": component},
 	"shipper.template":         {"version": version},
@@ -155,10 +155,10 @@ var kinds = map[string]map[string]param{
 	// data safety modes (indexer.data_safety)
 	"gate.data_safety":         {},
 	"indexer.snapshot_take":    {},
-	"restore.indexer_snapshot": {},
+	"restore.indexer_snapshot": {"recoveries": isCount, "timeout_per_primary": isDuration},
 
 	// a node that recovers thousands of daily indices after its restart
-	"indexer.primaries_recoveries": {"value": isCount, "restore": isTrue},
+	"indexer.primaries_recoveries": {"value": isCount, "concurrent": isCount, "restore": isTrue},
 }
 
 type schemaKind struct {
@@ -388,9 +388,39 @@ func TestRollbackRunbookOrder(t *testing.T) {
 		"manager/start", "dashboard/start", "shipper/start",
 		"validate/versions", "post/snapshot", "post/diff")
 	before(t, p, "stop/shipper", "restore/shipper-registry", "shipper/start")
+	// The recovery settings an upgrade's data copy carries, or the snapshot restore raised, are
+	// put back once the node settled and in the finally-steps.
+	before(t, p, "restore/indexer-snapshot", "indexer/settled", "indexer/recoveries-back", "manager/start",
+		"finally/allocation-all", "finally/recoveries-back", "finally/no-trace")
 	for _, s := range p.Steps {
 		if s.Undo != nil || s.FailMode() != "abort" {
 			t.Errorf("%s: a rollback step has an undo or rolls back", s.ID)
+		}
+	}
+}
+
+// TestWaitsForPrimariesGrow: in both runbooks every step that waits while the node brings its
+// primary shards back gets time for each of them (timeout_per_primary), and the snapshot restores
+// raise the empty cluster's recovery settings.
+func TestWaitsForPrimariesGrow(t *testing.T) {
+	for name, ids := range map[string][]string{
+		runbooks.Upgrade:  {"indexer/security", "indexer/health", "indexer/snapshot undo"},
+		runbooks.Rollback: {"indexer/security", "restore/indexer-snapshot", "indexer/health"},
+	} {
+		p := plan(t, name)
+		for _, id := range ids {
+			sid, undo := strings.CutSuffix(id, " undo")
+			s := p.Steps[index(t, p, sid)]
+			with, kind := s.With, s.Step.Kind
+			if undo {
+				with, kind = s.Step.Undo.With, s.Step.Undo.Kind
+			}
+			if d, _ := with["timeout_per_primary"].(string); d == "" {
+				t.Errorf("%s: %s (%s) has no timeout_per_primary", name, id, kind)
+			}
+			if kind == "restore.indexer_snapshot" && with["recoveries"] == nil {
+				t.Errorf("%s: %s restores without raising the recovery settings", name, id)
+			}
 		}
 	}
 }

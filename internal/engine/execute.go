@@ -149,14 +149,15 @@ func (x *execution[D]) step(ctx context.Context, ps *PlannedStep[D], resumed boo
 			return nil
 		}
 	}
-	if err := x.j.append(Event{Type: EvStepStart, Step: ps.ID, Kind: ps.Step.Kind, Params: ps.With}); err != nil {
+	dl := BudgetOf(ctx, env, ps.Kind, ps.Params, x.r.timeout(ps.Timeout.D()))
+	if err := x.j.append(Event{Type: EvStepStart, Step: ps.ID, Kind: ps.Step.Kind, Params: ps.With, Deadline: budgeted(dl)}); err != nil {
 		return err
 	}
 	x.set(ps.ID, StepRunning)
 	p := base
-	p.Type, p.Describe = EvStepStart, ps.Describe
+	p.Type, p.Describe, p.Message = EvStepStart, ps.Describe, deadlineNote(dl)
 	x.progress(p)
-	out, dur, err := x.attempt(ctx, env, base, ps.Kind, ps.Params, ps.ReadOnly, x.r.timeout(ps.Timeout.D()), ps.Retries)
+	out, dur, err := x.attempt(ctx, env, base, ps.Kind, ps.Params, ps.ReadOnly, dl.Total(), ps.Retries)
 	if err != nil {
 		var in *interruption
 		if errors.As(err, &in) {
@@ -165,6 +166,23 @@ func (x *execution[D]) step(ctx context.Context, ps *PlannedStep[D], resumed boo
 		return x.fail(ps, err, dur)
 	}
 	return x.ok(ps, out, dur, false)
+}
+
+// budgeted is the deadline a start event journals: only one a kind asked
+// extra time for (the runbook timeout alone is in the runbook).
+func budgeted(dl Deadline) *Deadline {
+	if dl.Extra <= 0 && dl.Why == "" {
+		return nil
+	}
+	return &dl
+}
+
+// deadlineNote is the start progress line's note of a budgeted deadline.
+func deadlineNote(dl Deadline) string {
+	if budgeted(dl) == nil {
+		return ""
+	}
+	return "deadline " + dl.String()
 }
 
 func (x *execution[D]) ok(ps *PlannedStep[D], out Outcome, dur time.Duration, verified bool) error {
@@ -260,13 +278,15 @@ func (x *execution[D]) rollback(ctx context.Context, failedStep string, cause er
 			continue
 		}
 		base := Progress{Step: ps.ID, Kind: ps.Undo.Kind.Name(), N: ps.N, M: x.plan.Total()}
-		if err := x.j.append(Event{Type: EvUndoStart, Step: ps.ID, Kind: ps.Undo.Kind.Name(), Params: ps.Step.Undo.With}); err != nil {
+		env := x.env(ps.ID)
+		dl := BudgetOf(ctx, env, ps.Undo.Kind, ps.Undo.Params, x.r.timeout(ps.Undo.Timeout))
+		if err := x.j.append(Event{Type: EvUndoStart, Step: ps.ID, Kind: ps.Undo.Kind.Name(), Params: ps.Step.Undo.With, Deadline: budgeted(dl)}); err != nil {
 			return err
 		}
 		p := base
-		p.Type, p.Describe = EvUndoStart, ps.Undo.Describe
+		p.Type, p.Describe, p.Message = EvUndoStart, ps.Undo.Describe, deadlineNote(dl)
 		x.progress(p)
-		out, dur, err := x.attempt(ctx, x.env(ps.ID), base, ps.Undo.Kind, ps.Undo.Params, false, x.r.timeout(ps.Undo.Timeout), 0)
+		out, dur, err := x.attempt(ctx, env, base, ps.Undo.Kind, ps.Undo.Params, false, dl.Total(), 0)
 		p = base
 		p.Elapsed = dur
 		if err != nil {

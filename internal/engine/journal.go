@@ -62,6 +62,7 @@ type Event struct {
 	Kind     string         `json:"kind,omitempty"`
 	Attempt  int            `json:"attempt,omitempty"`
 	Params   map[string]any `json:"params,omitempty"`
+	Deadline *Deadline      `json:"deadline,omitempty"` // step-start, undo-start: a kind's extra time
 	Outcome  *Outcome       `json:"outcome,omitempty"`
 	Reason   string         `json:"reason,omitempty"`
 	Error    string         `json:"error,omitempty"`

@@ -1,7 +1,9 @@
 // Package engine runs runbooks: it plans before any side effect, takes the
 // host lock, journals every transition to an append-only, fsync'd JSONL file,
 // polls gates, rolls back through undos, runs finally-steps, and resumes an
-// interrupted run. It knows no vendor API: step kinds are Go values registered
+// interrupted run. A step's deadline is its runbook timeout, plus the time its
+// kind asks for when what it waits for grows (Budgeter; journaled with the
+// step's start). It knows no vendor API: step kinds are Go values registered
 // by name (internal/steps), and everything they need from the outside world
 // reaches them through Env.Deps. The engine is generic over that
 // dependency type D (Runner[D], Registry[D], Kind[D], Env[D]): the caller
@@ -18,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -57,6 +60,58 @@ type Verifier[D any] interface {
 // skip must come with a reason, which is journaled and shown.
 type Skipper[D any] interface {
 	Skip(ctx context.Context, env Env[D], p Params) (reason string, skip bool, err error)
+}
+
+// Budgeter is implemented by kinds whose deadline grows with what they wait
+// for (a node bringing back thousands of shards): before the step or undo
+// starts the runner asks for extra time on top of its runbook timeout; why
+// says where the extra comes from ("500ms × 1001 primary shards, recorded
+// before the indexer stopped"). A failed ask leaves the runbook timeout.
+type Budgeter[D any] interface {
+	Budget(ctx context.Context, env Env[D], p Params) (extra time.Duration, why string, err error)
+}
+
+// Deadline is the time a step or undo gets: its runbook timeout (or the
+// runner's default) plus a Budgeter kind's extra.
+type Deadline struct {
+	Timeout time.Duration `json:"timeout_ns"`
+	Extra   time.Duration `json:"extra_ns,omitempty"`
+	Why     string        `json:"why,omitempty"`
+}
+
+// Total is the deadline's length.
+func (d Deadline) Total() time.Duration { return d.Timeout + d.Extra }
+
+// String reads "13m20s: timeout 5m0s + 8m20s (500ms × 1001 primary shards, …)".
+func (d Deadline) String() string {
+	s := fmt.Sprintf("%s: timeout %s", d.Total(), d.Timeout)
+	switch {
+	case d.Extra > 0:
+		s += fmt.Sprintf(" + %s (%s)", d.Extra, d.Why)
+	case d.Why != "":
+		s += " (" + d.Why + ")"
+	}
+	return s
+}
+
+// BudgetOf is the deadline of kind k with parameters p and runbook timeout
+// timeout: the runner uses it for every step and undo, plans to show it.
+func BudgetOf[D any](ctx context.Context, env Env[D], k Kind[D], p Params, timeout time.Duration) Deadline {
+	dl := Deadline{Timeout: timeout}
+	b, ok := k.(Budgeter[D])
+	if !ok || p == nil {
+		return dl
+	}
+	extra, why, err := b.Budget(ctx, env, p)
+	switch {
+	case err != nil:
+		dl.Why = "no extra time: " + err.Error()
+	case extra > 0:
+		dl.Extra, dl.Why = extra, why
+	default:
+		dl.Why = why
+	}
+	return dl
 }
 
 // ReadOnlyKind is implemented by kinds that change nothing (gates, snapshot
@@ -219,9 +274,10 @@ type Spec[P Params, D any] struct {
 	// New returns an empty P to decode into; defaults apply from it.
 	New func() P
 	Run func(ctx context.Context, env Env[D], p P) (Outcome, error)
-	// Verify and Skip are optional.
+	// Verify, Skip and Budget are optional.
 	Verify func(ctx context.Context, env Env[D], p P) (bool, error)
 	Skip   func(ctx context.Context, env Env[D], p P) (string, bool, error)
+	Budget func(ctx context.Context, env Env[D], p P) (time.Duration, string, error)
 }
 
 // ErrCannotVerify is returned by Verify of a kind that has no verification;
@@ -281,4 +337,15 @@ func (d *defined[P, D]) Skip(ctx context.Context, env Env[D], p Params) (string,
 		return "", false, err
 	}
 	return d.s.Skip(ctx, env, tp)
+}
+
+func (d *defined[P, D]) Budget(ctx context.Context, env Env[D], p Params) (time.Duration, string, error) {
+	if d.s.Budget == nil {
+		return 0, "", nil
+	}
+	tp, err := d.params(p)
+	if err != nil {
+		return 0, "", err
+	}
+	return d.s.Budget(ctx, env, tp)
 }

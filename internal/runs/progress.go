@@ -202,7 +202,7 @@ func (r *Progress) Observe(p engine.Progress) {
 	c := r.Colors
 	switch p.Type {
 	case engine.EvStepStart:
-		fmt.Fprintf(r.ErrOut, "%s%s …\n", pos(p), p.Step)
+		fmt.Fprintf(r.ErrOut, "%s%s …%s\n", pos(p), p.Step, note(p.Message))
 	case engine.EvStepOK:
 		fmt.Fprintf(r.ErrOut, "%s%s %s %s%s\n", pos(p), p.Step, c.Green("ok"), secs(p.Elapsed), note(p.Message))
 	case engine.EvStepSkip:
@@ -222,7 +222,7 @@ func (r *Progress) Observe(p engine.Progress) {
 	case engine.ProgressRetry:
 		fmt.Fprintf(r.ErrOut, "%s%s   retry %d after %s: %s\n", pos(p), p.Step, p.Attempt, secs(p.Elapsed), p.Message)
 	case engine.EvUndoStart:
-		fmt.Fprintf(r.ErrOut, "%sundo %s (%s) …\n", pos(p), p.Step, p.Kind)
+		fmt.Fprintf(r.ErrOut, "%sundo %s (%s) …%s\n", pos(p), p.Step, p.Kind, note(p.Message))
 	case engine.EvUndoOK:
 		fmt.Fprintf(r.ErrOut, "%sundo %s %s %s%s\n", pos(p), p.Step, c.Green("ok"), secs(p.Elapsed), note(p.Message))
 	case engine.EvUndoFail:

@@ -246,32 +246,61 @@ func dataSafetyKinds(pl *Planning) []Kind {
 				ok, _, err := snapshotTaken(ctx, env, d)
 				return ok, err
 			}}),
-		engine.Define(Spec[*noParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
-			New: simple(pl, func(pl *Planning) []string {
-				repo := "<indexer.snapshot_repository>"
-				if c := pl.cfg(); c != nil {
-					repo = c.Indexer.SnapshotRepository
-					if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
-						return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
-					}
-				}
-				return []string{"wait until the (old) indexer answers on its empty data directory",
-					"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(pl), " ") + " (no options)",
-					"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
-					"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
-					"shipper setup --pipelines (the ingest pipelines are global state too)",
-					"POST /_snapshot/" + repo + "/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
-					"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"}
-			}),
-			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
+		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
+			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{pl: pl} },
+			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
 				d, err := depsOf(env)
 				if err != nil {
 					return "", false, err
 				}
 				return snapshotRestoreSkip(ctx, env, d)
+			},
+			Budget: func(ctx context.Context, env Env, p *restoreSnapshotParams) (time.Duration, string, error) {
+				return p.budget(ctx, env, true)
 			}}),
 		recoveriesKind(pl),
 	}
+}
+
+// restoreSnapshotParams are restore.indexer_snapshot's: recoveries raises the recovery settings
+// of the empty cluster before the restore (recovery.go), timeout_per_primary gives the step time
+// for each shard of the snapshot.
+type restoreSnapshotParams struct {
+	pl                 *Planning
+	Recoveries         int `yaml:"recoveries"`
+	primariesAllowance `yaml:",inline"`
+}
+
+func (p *restoreSnapshotParams) Validate() error {
+	if p.Recoveries < 0 || p.Recoveries > 1000 {
+		return fmt.Errorf("recoveries %d: want 1 to 1000 (0: leave the settings)", p.Recoveries)
+	}
+	return p.validate()
+}
+
+func (p *restoreSnapshotParams) raise() map[string]int {
+	return map[string]int{keyInitialPrimaries: p.Recoveries, keyConcurrentRecoveries: p.Recoveries}
+}
+
+func (p *restoreSnapshotParams) Describe() []string {
+	repo := "<indexer.snapshot_repository>"
+	if c := p.pl.cfg(); c != nil {
+		repo = c.Indexer.SnapshotRepository
+		if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
+			return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
+		}
+	}
+	lines := []string{"wait until the (old) indexer answers on its empty data directory",
+		"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(p.pl), " ") + " (no options)",
+		"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
+		"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
+		"shipper setup --pipelines (the ingest pipelines are global state too)"}
+	if p.Recoveries > 0 {
+		lines = append(lines, describeRaise(p.raise(), "the restore's primaries come back that many at a time instead of 4")...)
+	}
+	return p.describe(append(lines,
+		"POST /_snapshot/"+repo+"/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
+		"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"))
 }
 
 // snapshotTaken: the run recorded a snapshot and the repository still
@@ -454,7 +483,7 @@ func snapshotRestoreSkip(ctx context.Context, env Env, d *Deps) (string, bool, e
 	return fmt.Sprintf("all %d indices of snapshot %s are allocated", len(b.IndexerSnapshot.Indices), b.IndexerSnapshot.Name), true, nil
 }
 
-func runSnapshotRestore(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -538,6 +567,13 @@ func runSnapshotRestore(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	}
 	msgs = append(msgs, "shipper pipelines loaded")
 	start := d.now()
+	if len(todo) > 0 && p.Recoveries > 0 {
+		out, err := raiseRecoveries(ctx, env, ix, p.raise())
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		msgs = append(msgs, out.Message)
+	}
 	if len(todo) > 0 {
 		// Without the global state: the security plugin refuses to restore
 		// it (HTTP 403 "no permissions for []" for admin on 2.11.1).

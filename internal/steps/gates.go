@@ -28,6 +28,8 @@ type healthParams struct {
 	Status                string `yaml:"status"`
 	WaitForNoRelocating   bool   `yaml:"wait_for_no_relocating"`
 	WaitForNoInitializing bool   `yaml:"wait_for_no_initializing"`
+	// timeout_per_primary: a node bringing its primaries back after a start needs longer
+	primariesAllowance `yaml:",inline"`
 }
 
 func (p *healthParams) Describe() []string {
@@ -38,14 +40,14 @@ func (p *healthParams) Describe() []string {
 	if p.WaitForNoInitializing {
 		q += "&wait_for_no_initializing_shards=true"
 	}
-	return []string{"GET /_cluster/health?" + q + "&timeout=<≤30s> (server-side wait; 408 = not yet); red: GET /_cat/shards + GET /_cluster/allocation/explain of an unassigned primary"}
+	return p.describe([]string{"GET /_cluster/health?" + q + "&timeout=<≤30s> (server-side wait; 408 = not yet); red: GET /_cat/shards + GET /_cluster/allocation/explain of an unassigned primary"})
 }
 
 func (p *healthParams) Validate() error {
 	if p.Status != "yellow" && p.Status != "green" {
 		return fmt.Errorf("status %q: want yellow or green", p.Status)
 	}
-	return nil
+	return p.validate()
 }
 
 // serverWait is the longest server-side wait per request.
@@ -702,7 +704,10 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 func gateKinds(pl *Planning) []Kind {
 	return []Kind{
 		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
-			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth}),
+			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth,
+			Budget: func(ctx context.Context, env Env, p *healthParams) (time.Duration, string, error) {
+				return p.budget(ctx, env, false)
+			}}),
 		engine.Define(Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
 			New: func() *diskParams { return &diskParams{pl: pl} }, Run: runDisk}),
 		engine.Define(Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,

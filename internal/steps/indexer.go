@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -53,11 +54,26 @@ func indexerKinds(pl *Planning) []Kind {
 			New: simple(pl, func(*Planning) []string {
 				return []string{"POST /_flush/synced (409 = partial: tolerated; unsupported: POST /_flush)"}
 			})}),
-		engine.Define(Spec[*noParams]{Name: "indexer.security_apply", Run: runSecurityApply,
-			New: simple(pl, func(pl *Planning) []string {
-				return []string{"GET /_cluster/health (the node answers)", strings.Join(securityInit(pl), " ") + " (no options: upload the security config directory)"}
-			})}),
+		engine.Define(Spec[*securityParams]{Name: "indexer.security_apply", Run: runSecurityApply,
+			New: func() *securityParams { return &securityParams{pl: pl} },
+			Budget: func(ctx context.Context, env Env, p *securityParams) (time.Duration, string, error) {
+				return p.budget(ctx, env, false)
+			}}),
 	}
+}
+
+// securityParams are indexer.security_apply's: the tool waits for a yellow cluster, i.e. every
+// primary back, so its deadline grows with them (timeout_per_primary).
+type securityParams struct {
+	pl                 *Planning
+	primariesAllowance `yaml:",inline"`
+}
+
+func (p *securityParams) Validate() error { return p.validate() }
+
+func (p *securityParams) Describe() []string {
+	return p.describe([]string{"GET /_cluster/health (the node answers)",
+		strings.Join(securityInit(p.pl), " ") + " (no options: upload the security config directory; the tool waits for a yellow cluster, every primary shard back)"})
 }
 
 func securityInit(pl *Planning) []string {
@@ -193,7 +209,7 @@ func waitIndexerAnswers(ctx context.Context, env Env, d *Deps) error {
 	})
 }
 
-func runSecurityApply(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+func runSecurityApply(ctx context.Context, env Env, _ *securityParams) (engine.Outcome, error) {
 	d, err := depsOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -201,6 +217,10 @@ func runSecurityApply(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err := waitIndexerAnswers(ctx, env, d); err != nil {
 		return engine.Outcome{}, err
 	}
+	// The tool waits for a yellow cluster: show the shards coming back meanwhile (the node
+	// answers once it has recovered the security index).
+	stop := watchRecovery(ctx, env, d, "recovery", "", true, nil)
+	defer stop()
 	// The node may not take the upload at once after a start: retry.
 	res, err := secadmin.Apply(ctx, securityTool(d), d.Config.Indexer.SecurityInit, secadmin.ApplyOptions{
 		Retry: func(ctx context.Context, what string, attempt func() (bool, error)) error {

@@ -1,56 +1,170 @@
 package steps
 
+// Recovery at volume. After a start an OpenSearch node brings its primary shards back from its
+// own disk cluster.routing.allocation.node_initial_primaries_recoveries (default 4) at a time,
+// and the primaries of a snapshot restore count against the same throttle
+// (ThrottlingAllocationDecider); peer recoveries (replicas, relocations: a cluster of several
+// nodes) against node_concurrent_recoveries (default 2). With a thousand daily indices that
+// throttle decides how long security init (securityadmin waits for a yellow cluster), the
+// cluster health gate and a snapshot restore wait.
+//
+//   - indexer.primaries_recoveries raises the settings while the node runs, after recording in
+//     the journal what was there (once per run: a resumed step and a rollback seeded with the
+//     upgrade's record keep the value before the upgrade), and with restore: true puts back
+//     exactly that (null when it was unset). Its raise also counts the node's primary shards
+//     before the indexer stops (KeyIndexerPrimaries).
+//   - restore.indexer_snapshot raises them the same way (its recoveries parameter) right before
+//     it restores into the empty cluster of the old version.
+//   - The kinds that wait for the primaries (indexer.security_apply, gate.cluster_health,
+//     restore.indexer_snapshot) take timeout_per_primary: their deadline is the runbook timeout
+//     plus that much per primary shard counted (engine.Budgeter).
+
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 )
 
-// KeyPrimariesRecoveries is the run value indexer.primaries_recoveries records: the persistent
-// cluster.routing.allocation.node_initial_primaries_recoveries before the run raised it, so the
-// restore (its undo, a later step, a finally-step, a resumed run) puts back exactly that.
+// KeyPrimariesRecoveries is the run value holding the recovery settings as they were before the
+// run raised them (recoveriesRecord), so the restore (a later step, a finally-step, a resumed
+// run, a rollback run) puts back exactly that.
 const KeyPrimariesRecoveries = "primaries_recoveries"
 
-// keyInitialPrimaries is OpenSearch's throttle of the primaries a node recovers from its own disk
-// at once after a start (ThrottlingAllocationDecider; dynamic, default 4).
-const keyInitialPrimaries = "cluster.routing.allocation.node_initial_primaries_recoveries"
+// KeyIndexerPrimaries is the run value holding the primary shards the node held before the
+// indexer stopped (primariesRecord); a rollback run starts with the upgrade's count.
+const KeyIndexerPrimaries = "indexer_primaries"
 
-// recoveriesRecord is what KeyPrimariesRecoveries holds.
-type recoveriesRecord struct {
-	Was    string `json:"was"`    // the persistent value before; "" = not set (the default 4)
-	Raised string `json:"raised"` // the value the run set
+// The recovery settings the kinds raise and put back (dynamic cluster settings).
+const (
+	keyInitialPrimaries     = "cluster.routing.allocation.node_initial_primaries_recoveries"
+	keyConcurrentRecoveries = "cluster.routing.allocation.node_concurrent_recoveries"
+)
+
+// recoverySettings are recorded together, in this order; their OpenSearch defaults.
+var (
+	recoverySettings = []string{keyInitialPrimaries, keyConcurrentRecoveries}
+	recoveryDefaults = map[string]string{keyInitialPrimaries: "4", keyConcurrentRecoveries: "2"}
+)
+
+// settingRecord is one recovery setting in KeyPrimariesRecoveries.
+type settingRecord struct {
+	Was    string `json:"was"`              // the persistent value before the run; "" = not set (the default)
+	Raised string `json:"raised,omitempty"` // the value a step of the run set; "" = never raised
+}
+
+// recoveriesRecord is what KeyPrimariesRecoveries holds: setting → record.
+type recoveriesRecord map[string]settingRecord
+
+// UnmarshalJSON also reads the record's first form, {"was","raised"} of the initial primaries
+// recoveries alone (journals of earlier versions, a rollback of their upgrade runs).
+func (r *recoveriesRecord) UnmarshalJSON(b []byte) error {
+	var first struct {
+		Was    *string `json:"was"`
+		Raised string  `json:"raised"`
+	}
+	if err := json.Unmarshal(b, &first); err == nil && first.Was != nil {
+		*r = recoveriesRecord{keyInitialPrimaries: {Was: *first.Was, Raised: first.Raised}}
+		return nil
+	}
+	m := map[string]settingRecord{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*r = m
+	return nil
+}
+
+// primariesRecord is what KeyIndexerPrimaries holds.
+type primariesRecord struct {
+	Primaries int    `json:"primaries"` // active primary shards (the cluster was at least yellow: all of them)
+	Status    string `json:"status"`
+}
+
+// shortKey names a setting without its cluster.routing.allocation. prefix.
+func shortKey(k string) string { return strings.TrimPrefix(k, "cluster.routing.allocation.") }
+
+// orDefault names an unset persistent value of setting k.
+func orDefault(k, v string) string {
+	if v == "" || v == "<nil>" {
+		return "unset (default " + recoveryDefaults[k] + ")"
+	}
+	return v
 }
 
 type recoveriesParams struct {
-	pl      *Planning
-	Value   int  `yaml:"value"`
-	Restore bool `yaml:"restore"`
+	pl         *Planning
+	Value      int  `yaml:"value"`      // node_initial_primaries_recoveries
+	Concurrent int  `yaml:"concurrent"` // node_concurrent_recoveries
+	Restore    bool `yaml:"restore"`
 }
 
 func (p *recoveriesParams) Validate() error {
-	if p.Restore != (p.Value == 0) {
-		return fmt.Errorf("give value (1-1000: raise) or restore: true (put back what the run found), not both")
+	raise := p.Value != 0 || p.Concurrent != 0
+	if p.Restore == raise {
+		return fmt.Errorf("give value and/or concurrent (1-1000: raise) or restore: true (put back what the run found), not both")
 	}
-	if !p.Restore && (p.Value < 1 || p.Value > 1000) {
-		return fmt.Errorf("value %d: want 1 to 1000", p.Value)
+	for _, v := range []struct {
+		name string
+		n    int
+	}{{"value", p.Value}, {"concurrent", p.Concurrent}} {
+		if v.n != 0 && (v.n < 1 || v.n > 1000) {
+			return fmt.Errorf("%s %d: want 1 to 1000", v.name, v.n)
+		}
 	}
 	return nil
+}
+
+func (p *recoveriesParams) want() map[string]int {
+	w := map[string]int{}
+	if p.Value > 0 {
+		w[keyInitialPrimaries] = p.Value
+	}
+	if p.Concurrent > 0 {
+		w[keyConcurrentRecoveries] = p.Concurrent
+	}
+	return w
 }
 
 func (p *recoveriesParams) Describe() []string {
 	if p.Restore {
 		return []string{
-			"PUT /_cluster/settings {\"persistent\":{\"" + keyInitialPrimaries + "\":<the value recorded before the run raised it, null when it was unset>}} (skipped when this run did not raise it)",
+			"PUT /_cluster/settings {\"persistent\":{<each recovery setting the run raised>:<its value recorded before the run, null when it was unset>}} (skipped when the run raised none)",
 			"GET /_cluster/settings?flat_settings=true (read back)",
 		}
 	}
-	return []string{
-		"GET /_cluster/settings?flat_settings=true (record the persistent " + keyInitialPrimaries + " in the journal)",
-		fmt.Sprintf("PUT /_cluster/settings {\"persistent\":{\"%s\":%d}} (the node recovers %d primaries from its disk at once after its start instead of 4: thousands of daily indices come back sooner; put back by the restore steps)", keyInitialPrimaries, p.Value, p.Value),
+	return append([]string{
+		"GET /_cluster/health (record the active primary shards: the steps waiting for them get timeout_per_primary for each)"},
+		describeRaise(p.want(), "the node recovers that many primaries from its disk at once after its start (thousands of daily indices come back sooner)")...)
+}
+
+// describeRaise is the Describe of raiseRecoveries.
+func describeRaise(want map[string]int, why string) []string {
+	var set []string
+	for _, k := range recoverySettings {
+		if v, ok := want[k]; ok {
+			set = append(set, fmt.Sprintf("%q:%d", k, v))
+		}
 	}
+	return []string{
+		"GET /_cluster/settings?flat_settings=true (record " + strings.Join(mapKeys(recoverySettings, shortKey), ", ") + " in the journal, once per run)",
+		"PUT /_cluster/settings {\"persistent\":{" + strings.Join(set, ",") + "}} (" + why + "; read back; put back by the restore steps)",
+	}
+}
+
+func mapKeys(ks []string, f func(string) string) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = f(k)
+	}
+	return out
 }
 
 func recoveriesKind(pl *Planning) Kind {
@@ -58,76 +172,232 @@ func recoveriesKind(pl *Planning) Kind {
 		New: func() *recoveriesParams { return &recoveriesParams{pl: pl} }, Run: runPrimariesRecoveries})
 }
 
-// runPrimariesRecoveries raises the node's initial primaries recoveries (persistently: the
-// setting must hold when the node starts again) after recording what was there, or puts that
-// back.
+// runPrimariesRecoveries counts the node's primaries and raises the recovery settings, or puts
+// back what the run recorded. The steps run while the node answers: before its stop, after
+// indexer/settled, after finally/allocation-all (which waits for it).
 func runPrimariesRecoveries(ctx context.Context, env Env, p *recoveriesParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
+	_, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	ix, err := d.indexer()
+	if p.Restore {
+		return restoreRecoveries(ctx, env, ix)
+	}
+	n, err := recordPrimaries(ctx, env, ix)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	var rec recoveriesRecord
-	recorded, err := env.Get(KeyPrimariesRecoveries, &rec)
+	out, err := raiseRecoveries(ctx, env, ix, p.want())
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	// The steps run while the node answers: before its stop, after indexer/settled, after
-	// finally/allocation-all (which waits for it).
+	out.Message = fmt.Sprintf("%d primary shards; %s", n, out.Message)
+	out.Data["primaries"] = n
+	return out, nil
+}
+
+// recordPrimaries records the node's active primary shards once per run (the first count is the
+// one before the indexer stopped) and returns the recorded count.
+func recordPrimaries(ctx context.Context, env Env, ix IndexerAPI) (int, error) {
+	var rec primariesRecord
+	if ok, err := env.Get(KeyIndexerPrimaries, &rec); err != nil || ok {
+		return rec.Primaries, err
+	}
+	h, err := ix.Health(ctx, indexer.HealthRequest{})
+	if err != nil {
+		return 0, fmt.Errorf("count the primary shards: %w", err)
+	}
+	rec = primariesRecord{Primaries: h.ActivePrimaryShards, Status: h.Status}
+	return rec.Primaries, env.Set(KeyIndexerPrimaries, rec)
+}
+
+// loadRecoveries reads the run's record (empty when none).
+func loadRecoveries(env Env) (recoveriesRecord, error) {
+	rec := recoveriesRecord{}
+	_, err := env.Get(KeyPrimariesRecoveries, &rec)
+	return rec, err
+}
+
+// raiseRecoveries records every recovery setting the run has not recorded yet as it is now,
+// then sets want (setting → value) persistently (the value must hold when the node starts
+// again) and reads it back.
+func raiseRecoveries(ctx context.Context, env Env, ix IndexerAPI, want map[string]int) (engine.Outcome, error) {
+	rec, err := loadRecoveries(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
 	before, err := ix.Settings(ctx, false)
 	if err != nil {
-		return engine.Outcome{}, fmt.Errorf("read %s: %w", keyInitialPrimaries, err)
+		return engine.Outcome{}, fmt.Errorf("read the recovery settings: %w", err)
 	}
-	cur, set := before.Persistent[keyInitialPrimaries]
-	var want any
-	if p.Restore {
-		if !recorded {
-			return engine.Outcome{Message: "SKIPPED: this run did not raise " + keyInitialPrimaries}, nil
+	upd := map[string]any{}
+	var changes []string
+	for _, k := range recoverySettings {
+		r, ok := rec[k]
+		if !ok {
+			r = settingRecord{Was: before.Persistent[k]}
 		}
-		if rec.Was != "" {
-			want = rec.Was
+		if v, raise := want[k]; raise {
+			r.Raised = strconv.Itoa(v)
+			upd[k] = r.Raised
+			changes = append(changes, fmt.Sprintf("%s %s → %s", shortKey(k), orDefault(k, r.Was), r.Raised))
 		}
-		if cur == rec.Was {
-			return engine.Outcome{Message: fmt.Sprintf("%s already %s", keyInitialPrimaries, orDefault(rec.Was)), Data: map[string]any{"was": rec.Was}}, nil
+		rec[k] = r
+	}
+	if err := env.Set(KeyPrimariesRecoveries, rec); err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := putRecoveries(ctx, ix, upd); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: strings.Join(changes, ", ") + " (recorded; the restore steps put it back)", Data: map[string]any{"settings": rec}}, nil
+}
+
+// restoreRecoveries puts back every setting the run raised, as recorded before the run.
+func restoreRecoveries(ctx context.Context, env Env, ix IndexerAPI) (engine.Outcome, error) {
+	rec, err := loadRecoveries(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	raised := slices.DeleteFunc(slices.Clone(recoverySettings), func(k string) bool { return rec[k].Raised == "" })
+	if len(raised) == 0 {
+		return engine.Outcome{Message: "SKIPPED: this run raised no recovery setting"}, nil
+	}
+	now, err := ix.Settings(ctx, false)
+	if err != nil {
+		return engine.Outcome{}, fmt.Errorf("read the recovery settings: %w", err)
+	}
+	upd := map[string]any{}
+	var back []string
+	for _, k := range raised {
+		was := rec[k].Was
+		back = append(back, shortKey(k)+" "+orDefault(k, was))
+		if now.Persistent[k] == was {
+			continue
 		}
-	} else {
-		want = strconv.Itoa(p.Value)
-		if !recorded { // a resumed or repeated step keeps the first record: the value before the run
-			was := ""
-			if set {
-				was = cur
-			}
-			rec = recoveriesRecord{Was: was, Raised: strconv.Itoa(p.Value)}
-			if err := env.Set(KeyPrimariesRecoveries, rec); err != nil {
-				return engine.Outcome{}, err
-			}
+		upd[k] = nil // null removes the persistent value
+		if was != "" {
+			upd[k] = was
 		}
 	}
-	if _, err := ix.PutSettings(ctx, indexer.SettingsUpdate{Persistent: map[string]any{keyInitialPrimaries: want}}); err != nil {
-		return engine.Outcome{}, fmt.Errorf("set %s=%v: %w", keyInitialPrimaries, orDefault(fmt.Sprint(want)), err)
+	data := map[string]any{"settings": rec}
+	if len(upd) == 0 {
+		return engine.Outcome{Message: "already back: " + strings.Join(back, ", "), Data: data}, nil
+	}
+	if err := putRecoveries(ctx, ix, upd); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: "back to " + strings.Join(back, ", "), Data: data}, nil
+}
+
+// putRecoveries sets upd persistently (nil: remove) and reads every key back.
+func putRecoveries(ctx context.Context, ix IndexerAPI, upd map[string]any) error {
+	keys := slices.Sorted(maps.Keys(upd))
+	if _, err := ix.PutSettings(ctx, indexer.SettingsUpdate{Persistent: upd}); err != nil {
+		return fmt.Errorf("set %s: %w", strings.Join(mapKeys(keys, shortKey), ", "), err)
 	}
 	after, err := ix.Settings(ctx, false)
 	if err != nil {
-		return engine.Outcome{}, fmt.Errorf("read back %s: %w", keyInitialPrimaries, err)
+		return fmt.Errorf("read back %s: %w", strings.Join(mapKeys(keys, shortKey), ", "), err)
 	}
-	got, ok := after.Persistent[keyInitialPrimaries]
-	if w, _ := want.(string); got != w || ok != (want != nil) {
-		return engine.Outcome{}, fmt.Errorf("%s reads back %s after setting it to %s", keyInitialPrimaries, orDefault(got), orDefault(w))
+	for _, k := range keys {
+		w, _ := upd[k].(string)
+		got, ok := after.Persistent[k]
+		if got != w || ok != (upd[k] != nil) {
+			return fmt.Errorf("%s reads back %s after setting it to %s", k, orDefault(k, got), orDefault(k, w))
+		}
 	}
-	data := map[string]any{"was": rec.Was, "now": got}
-	if p.Restore {
-		return engine.Outcome{Message: fmt.Sprintf("%s back to %s", keyInitialPrimaries, orDefault(got)), Data: data}, nil
-	}
-	return engine.Outcome{Message: fmt.Sprintf("%s %s → %s (recorded; the restore steps put it back)", keyInitialPrimaries, orDefault(rec.Was), got), Data: data}, nil
+	return nil
 }
 
-// orDefault names an unset persistent value.
-func orDefault(v string) string {
-	if v == "" || v == "<nil>" {
-		return "unset (default 4)"
+// --- the primaries budget -------------------------------------------------------------------
+
+// maxPrimariesExtra bounds the extra time a step gets for the primaries.
+const maxPrimariesExtra = 24 * time.Hour
+
+// primariesAllowance is the parameter of the kinds that wait while the node brings its primary
+// shards back: timeout_per_primary adds that much per primary shard to the step's runbook
+// timeout (engine.Budgeter).
+type primariesAllowance struct {
+	TimeoutPerPrimary time.Duration `yaml:"timeout_per_primary"`
+}
+
+func (a primariesAllowance) validate() error {
+	if a.TimeoutPerPrimary < 0 || a.TimeoutPerPrimary > time.Minute {
+		return fmt.Errorf("timeout_per_primary %s: want 0 to 1m", a.TimeoutPerPrimary)
 	}
-	return v
+	return nil
+}
+
+// describe is the allowance's plan line (none without it).
+func (a primariesAllowance) describe(lines []string) []string {
+	if a.TimeoutPerPrimary <= 0 {
+		return lines
+	}
+	return append(lines, fmt.Sprintf("deadline: the step's timeout + %s per primary shard (counted before the indexer stopped; else the indexer's active primaries when the step starts)", a.TimeoutPerPrimary))
+}
+
+// budget is the extra time for the primaries the step waits for; snapshot counts the shards of
+// the run's snapshot first (what a restore brings back).
+func (a primariesAllowance) budget(ctx context.Context, env Env, snapshot bool) (time.Duration, string, error) {
+	per := a.TimeoutPerPrimary
+	if per <= 0 {
+		return 0, "", nil
+	}
+	n, src := primariesFor(ctx, env, snapshot)
+	if n <= 0 {
+		return 0, fmt.Sprintf("%s per primary shard, %s", per, src), nil
+	}
+	extra := min(time.Duration(n)*per, maxPrimariesExtra)
+	return extra, fmt.Sprintf("%s × %d primary shards, %s", per, n, src), nil
+}
+
+// primariesFor is the number of primary shards a step waits for and where it comes from.
+func primariesFor(ctx context.Context, env Env, snapshot bool) (int, string) {
+	if snapshot {
+		if b, err := backups(env); err == nil && b.IndexerSnapshot != nil && b.IndexerSnapshot.Shards > 0 {
+			return b.IndexerSnapshot.Shards, "the shards of snapshot " + b.IndexerSnapshot.Name
+		}
+	}
+	var rec primariesRecord
+	if ok, err := env.Get(KeyIndexerPrimaries, &rec); err == nil && ok && rec.Primaries > 0 {
+		return rec.Primaries, "counted before the indexer stopped"
+	}
+	_, ix, err := indexerOf(env)
+	if err != nil {
+		return 0, "count unknown: " + err.Error()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	h, err := ix.Health(cctx, indexer.HealthRequest{})
+	if err != nil {
+		return 0, "count unknown: none recorded and the indexer does not answer now"
+	}
+	return h.ActivePrimaryShards, "active on the indexer now, none counted yet"
+}
+
+// Deadlines is the deadline a run would give each selected step (key: its id) and undo (key:
+// "<id> undo") whose kind asks for more than its runbook timeout, judged now with data as the
+// run data: plans show them.
+func Deadlines(ctx context.Context, plan *Plan, deps *Deps, data map[string]any) map[string]engine.Deadline {
+	out := map[string]engine.Deadline{}
+	env := newMemEnv(deps, data)
+	timeout := func(d time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return engine.DefaultStepTimeout
+	}
+	for _, s := range plan.Selected() {
+		env.step = s.ID
+		if dl := engine.BudgetOf(ctx, env, s.Kind, s.Params, timeout(s.Timeout.D())); dl.Why != "" {
+			out[s.ID] = dl
+		}
+		if s.Undo != nil {
+			if dl := engine.BudgetOf(ctx, env, s.Undo.Kind, s.Undo.Params, timeout(s.Undo.Timeout)); dl.Why != "" {
+				out[s.ID+" undo"] = dl
+			}
+		}
+	}
+	return out
 }

@@ -192,11 +192,22 @@ type RunData struct {
 	AgentsBefore *AgentsBefore
 	AgentsAfter  *snapshot.Agents
 	Watch        *WatchState
+	// Carried are the run values a rollback run starts with as they are
+	// (carriedKeys: the recovery settings before the upgrade, the primaries it counted).
+	Carried map[string]json.RawMessage
 }
+
+// carriedKeys are the run values RollbackSeed carries over unchanged.
+var carriedKeys = []string{KeyPrimariesRecoveries, KeyIndexerPrimaries}
 
 // DecodeRunData reads the keys the kinds and the CLI share.
 func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
-	rd := RunData{Targets: map[string]string{}, Previous: map[string]string{}, Snaps: map[string]string{}}
+	rd := RunData{Targets: map[string]string{}, Previous: map[string]string{}, Snaps: map[string]string{}, Carried: map[string]json.RawMessage{}}
+	for _, k := range carriedKeys {
+		if raw, ok := data[k]; ok {
+			rd.Carried[k] = raw
+		}
+	}
 	dec := func(key string, v any) error {
 		raw, ok := data[key]
 		if !ok {
@@ -249,6 +260,9 @@ func RollbackSeed(rd RunData) (map[string]any, error) {
 	}
 	if id := rd.Snaps["pre-upgrade"]; id != "" {
 		seed[KeySnapshots] = map[string]string{"pre-upgrade": id}
+	}
+	for k, raw := range rd.Carried {
+		seed[k] = raw
 	}
 	return seed, nil
 }

@@ -475,6 +475,18 @@ func (r *redacting) Skip(ctx context.Context, env Env, p engine.Params) (string,
 	return reason, skip, err
 }
 
+func (r *redacting) Budget(ctx context.Context, env Env, p engine.Params) (time.Duration, string, error) {
+	b, ok := r.Kind.(engine.Budgeter[*Deps])
+	if !ok {
+		return 0, "", nil
+	}
+	extra, why, err := b.Budget(ctx, env, p)
+	if d, derr := depsOf(env); derr == nil {
+		why, err = d.redact(why), redactErr(d, err)
+	}
+	return extra, why, err
+}
+
 func redactErr(d *Deps, err error) error {
 	if err == nil {
 		return nil

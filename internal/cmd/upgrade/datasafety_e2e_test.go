@@ -291,6 +291,15 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 			t.Errorf("rollback run %s", st.Status)
 		}
 		logTime(t, "snapshot-mode rollback", st)
+		// The restore raised the empty cluster's recovery settings first; they are back as before the upgrade.
+		if !strings.Contains(r.Stderr, "node_concurrent_recoveries unset (default 2) → 32") || !strings.Contains(r.Stderr, "indexer/recoveries-back ok") {
+			t.Errorf("the restore did not raise the recovery settings:\n%s", lines(r.Stderr, "restore/indexer-snapshot", "recoveries-back"))
+		}
+		for _, k := range []string{"node_initial_primaries_recoveries", "node_concurrent_recoveries"} {
+			if v := c.persistent(t, "cluster.routing.allocation."+k); v != "" {
+				t.Errorf("%s %s after the rollback, unset before the upgrade", k, v)
+			}
+		}
 
 		// The new version's data directory the rollback set aside: the plan
 		// warns, prune removes it (a dry run first), and nothing else.
@@ -335,12 +344,18 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 			t.Errorf("run %s, want rolled-back", st.Status)
 		}
 		logTime(t, "snapshot-mode auto-rollback", st)
+		if !strings.Contains(r.Stderr, "undo indexer/snapshot (restore.indexer_snapshot) …  deadline 2h") {
+			t.Errorf("the snapshot restore undo has no deadline for its shards:\n%s", lines(r.Stderr, "undo indexer/snapshot"))
+		}
 		l.Siemlab("heal", "cluster-red")
 		wantPackages(t, l.Dir, "4.9.0-1")
 		if v := c.openSearchVersion(t); v != "2.11.1" {
 			t.Errorf("OpenSearch %s after the automatic rollback, want 2.11.1", v)
 		}
 		healthOK(t, l)
+		if v := c.persistent(t, "cluster.routing.allocation.node_concurrent_recoveries"); v != "" {
+			t.Errorf("node_concurrent_recoveries %s after the automatic rollback, unset before the upgrade", v)
+		}
 		after := c.realCounts(t)
 		for i, n := range seen {
 			if after[i] < n {

@@ -93,6 +93,9 @@ type PlanStep struct {
 	Reason   string   `json:"reason,omitempty"`
 	Describe []string `json:"describe"`
 	Undo     []string `json:"undo,omitempty"`
+	// Deadline is set when the kind asks for more than the runbook timeout (a
+	// wait for the indexer's primaries: the count now, or the run's record).
+	Deadline *engine.Deadline `json:"deadline,omitempty"`
 }
 
 // RollbackPlan is what a rollback would do.
@@ -130,7 +133,8 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 			rep.Verdict = steps.VerdictNoGo
 		}
 	}
-	rep.Steps = planSteps(p.plan)
+	dls := steps.Deadlines(qctx, p.plan, p.deps, p.seed)
+	rep.Steps = planSteps(p.plan, dls)
 	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
 	if err != nil {
 		return err
@@ -140,7 +144,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
 		s := p.plan.Steps[i]
 		if s.Selected && s.Undo != nil {
-			rep.Rollback.Automatic = append(rep.Rollback.Automatic, PlanStep{ID: s.ID, Kind: s.Undo.Kind.Name(), Describe: s.Undo.Describe, Selected: true})
+			rep.Rollback.Automatic = append(rep.Rollback.Automatic, PlanStep{ID: s.ID, Kind: s.Undo.Kind.Name(), Describe: s.Undo.Describe, Selected: true, Deadline: deadline(dls, s.ID+" undo")})
 		}
 	}
 	for _, s := range rep.Steps {
@@ -160,7 +164,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	rep.Rollback.Explicit = planSteps(rplan)
+	rep.Rollback.Explicit = planSteps(rplan, steps.Deadlines(qctx, rplan, p.deps, nil))
 	rhist, err := LoadHistory(p.deps.Config.StateDir, "rollback")
 	if err != nil {
 		return err
@@ -184,17 +188,32 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	return nil
 }
 
-func planSteps(plan *steps.Plan) []PlanStep {
+func planSteps(plan *steps.Plan, dls map[string]engine.Deadline) []PlanStep {
 	out := []PlanStep{}
 	for _, s := range plan.Steps {
 		ps := PlanStep{N: s.N, ID: s.ID, Kind: s.Step.Kind, OnFail: s.FailMode(), Always: s.Always, Selected: s.Selected, Reason: s.Reason,
-			Describe: slices.Clone(s.Describe)}
+			Describe: slices.Clone(s.Describe), Deadline: deadline(dls, s.ID)}
 		if s.Undo != nil {
 			ps.Undo = append([]string{s.Undo.Kind.Name()}, s.Undo.Describe...)
 		}
 		out = append(out, ps)
 	}
 	return out
+}
+
+func deadline(dls map[string]engine.Deadline, key string) *engine.Deadline {
+	if dl, ok := dls[key]; ok {
+		return &dl
+	}
+	return nil
+}
+
+// deadlineNote is a plan line's deadline note ("" without one).
+func deadlineNote(dl *engine.Deadline) string {
+	if dl == nil {
+		return ""
+	}
+	return "; deadline " + dl.String()
 }
 
 // apiVersions reads what the components report about themselves, best effort.
@@ -281,14 +300,17 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 		if len(s.Undo) > 0 {
 			fmt.Fprintf(w, "       undo: %s\n", strings.Join(s.Undo, "; "))
 		}
+		if s.Deadline != nil {
+			fmt.Fprintf(w, "       deadline %s\n", s.Deadline)
+		}
 	}
 	fmt.Fprintln(w, "\nAutomatic rollback (a step with on_fail: rollback fails): undos in this order, then finally-steps:")
 	for _, s := range rep.Rollback.Automatic {
-		fmt.Fprintf(w, "  %s  %s: %s\n", s.ID, s.Kind, strings.Join(s.Describe, "; "))
+		fmt.Fprintf(w, "  %s  %s: %s%s\n", s.ID, s.Kind, strings.Join(s.Describe, "; "), deadlineNote(s.Deadline))
 	}
 	fmt.Fprintf(w, "\nExplicit rollback after the upgrade (siemctl rollback, rollback.yaml, back to %s):\n", installedLine(rep.Components))
 	for _, s := range rep.Rollback.Explicit {
-		fmt.Fprintf(w, "  %s  %s\n", s.ID, s.Kind)
+		fmt.Fprintf(w, "  %s  %s%s\n", s.ID, s.Kind, deadlineNote(s.Deadline))
 	}
 	return nil
 }

@@ -180,6 +180,16 @@ func (c *labClient) allocation(t *testing.T) string {
 	return "all"
 }
 
+// persistent is a persistent cluster setting ("" when unset).
+func (c *labClient) persistent(t *testing.T, key string) string {
+	t.Helper()
+	var s struct {
+		Persistent map[string]string `json:"persistent"`
+	}
+	c.get(t, http.MethodGet, "/_cluster/settings?flat_settings=true", &s)
+	return s.Persistent[key]
+}
+
 func packageVersions(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	l, err := lab.Open(dir)
@@ -365,6 +375,15 @@ func TestE2EUpgradeRollback(t *testing.T) {
 		if p.Verdict != "GO" || len(p.Gates) < 5 || len(p.Steps) < 40 || len(p.Rb["automatic"]) == 0 || len(p.Rb["explicit"]) == 0 {
 			t.Fatalf("plan: %s", r.Stdout)
 		}
+		// the waits for the primaries get time for each shard the indexer has now
+		for _, s := range p.Steps {
+			if id := s["id"]; id == "indexer/security" || id == "indexer/health" {
+				dl, _ := s["deadline"].(map[string]any)
+				if why, _ := dl["why"].(string); !strings.Contains(why, "primary shards, active on the indexer now") || dl["extra_ns"] == nil {
+					t.Errorf("%s: deadline %v", id, s["deadline"])
+				}
+			}
+		}
 	})
 
 	t.Run("apply", func(t *testing.T) {
@@ -372,6 +391,9 @@ func TestE2EUpgradeRollback(t *testing.T) {
 		mustCode(t, r, 0, "upgrade apply")
 		if !strings.Contains(r.Stderr, "indexer/allocation-primaries ok") || !strings.Contains(r.Stdout, "succeeded") {
 			t.Errorf("progress/report missing:\n%s\n%s", r.Stderr, r.Stdout)
+		}
+		if !strings.Contains(r.Stderr, "primary shards, counted before the indexer stopped") {
+			t.Errorf("the waits for the primaries show no deadline from the count:\n%s", lines(r.Stderr, "indexer/recoveries-up", "indexer/security", "indexer/health"))
 		}
 		wantPackages(t, l.Dir, "4.10.0-1")
 		if v := c.openSearchVersion(t); v != "2.19.3" {
@@ -399,6 +421,14 @@ func TestE2EUpgradeRollback(t *testing.T) {
 		healthOK(t, l)
 		noLoss(t, before, c.alertCounts(t))
 		logTime(t, "rollback", status(t, l))
+		// The rollback's waits for the primaries use the count the upgrade took before its stop, and
+		// the recovery setting the data copy carries (raised before it was taken) is put back.
+		if !strings.Contains(r.Stderr, "primary shards, counted before the indexer stopped") || !strings.Contains(r.Stderr, "indexer/recoveries-back ok") {
+			t.Errorf("rollback progress:\n%s", lines(r.Stderr, "indexer/security", "indexer/health", "recoveries-back"))
+		}
+		if v := c.persistent(t, "cluster.routing.allocation.node_initial_primaries_recoveries"); v != "" {
+			t.Errorf("node_initial_primaries_recoveries %s after the rollback, unset before the upgrade", v)
+		}
 	})
 
 	// SIGKILL in the middle of five different steps; resume finishes each time.
