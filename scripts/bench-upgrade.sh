@@ -20,7 +20,10 @@
 # recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
 # BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
 # BENCH_MODES (default "snapshot copy command"), BENCH_RATE (events per second, default 5),
-# BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m).
+# BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m),
+# BENCH_REPEAT (upgrade + rollback cycles per volume and mode, default 2: the mode column reads
+# MODE#N; cycle 1 is a site's first upgrade at that volume, whose snapshot copies all the data
+# new since the last one, cycle 2 the next upgrade, whose snapshot copies only new segments).
 #
 # The lab is downed at the end, also on failure or interrupt. The machine's other load shows in
 # the figures: they are wall-clock times of one run each.
@@ -35,6 +38,7 @@ WORK=${BENCH_DIR:-$(mktemp -d /tmp/siemctl-bench-XXXXXX)}
 VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:50"}
 MODES=${BENCH_MODES:-"snapshot copy command"}
 RATE=${BENCH_RATE:-5}
+REPEAT=${BENCH_REPEAT:-2}
 HEAP=${BENCH_HEAP:-2g}
 LAB=$WORK/lab
 RES=$WORK/results.tsv
@@ -155,14 +159,14 @@ for vol in $VOLUMES; do
 	"$SIEMLAB" load --dir "$LAB" --size "$vsize" --days "$vdays" --seed $((++loaded)) --json >"$WORK/load-$vname.json" 2>"$WORK/load-$vname.log" ||
 		die "siemlab load: see $WORK/load-$vname.log"
 	log "loaded: $(jq -r '"\(.docs) docs, \(.store_bytes / 1048576 | floor) MiB on disk, \(.took_ns / 1e9 | floor) s"' "$WORK/load-$vname.json")"
-	for mode in $MODES; do
+	for mode in $MODES; do for rep in $(seq 1 "$REPEAT"); do
 		export SIEMCTL_INDEXER_DATA_SAFETY=$mode
 		if [ "$mode" = command ]; then
 			export SIEMCTL_INDEXER_DATA_HOOK_TAKE=$WORK/hook/take SIEMCTL_INDEXER_DATA_HOOK_RESTORE=$WORK/hook/restore
 		else
 			unset SIEMCTL_INDEXER_DATA_HOOK_TAKE SIEMCTL_INDEXER_DATA_HOOK_RESTORE
 		fi
-		tag=$(printf '%s%s' "${vname:0:5}" "${mode:0:4}" | tr -cd 'a-z0-9')
+		tag=$(printf '%s%s%s' "${vname:0:5}" "${mode:0:4}" "$rep" | tr -cd 'a-z0-9')
 		dsize=$(bytes "$DATA")
 		indices=$(ix '/_cat/indices/siem-alerts-*?h=index' | wc -l)
 		repo0=$(bytes "$REPO")
@@ -188,7 +192,7 @@ for vol in $VOLUMES; do
 		read -r lost dup written <<<"$(flow_check "$tag")"
 		up_st=$("$SIEMCTL" upgrade status -o json "$up_run")
 		rb_st=$("$SIEMCTL" upgrade status -o json "$rb_run")
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\n' "$vname" "$mode" "$(mib "$dsize")" "$indices" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\n' "$vname" "$mode#$rep" "$(mib "$dsize")" "$indices" \
 			"$up_wall" "$rb_wall" "$(down_s "$up_run")" "$(down_s "$rb_run")" \
 			"$(jq .time.siemctl_own_work_s <<<"$up_st")" "$(jq .time.siemctl_own_work_s <<<"$rb_st")" \
 			"$(mib "$space")" "$written" "$lost_up" "$lost" "$dup" >>"$RES"
@@ -196,7 +200,7 @@ for vol in $VOLUMES; do
 		# what the modes keep after a rollback (the new version's data set aside, the copy, the
 		# hook's copy) is not needed here: disk space for the next mode
 		rm -rf "$DATA".siemctl-* "$LAB/backups/$up_run" "$WORK/hook/data"
-	done
+	done; done
 done
 
 echo
