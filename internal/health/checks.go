@@ -548,8 +548,8 @@ func checkShards(ctx context.Context, e *Env) Result {
 		xev, x := explainUnassigned(ctx, e, ix)
 		ev := append(evidence, xev...)
 		fix := "siemctl indexer shards --unassigned (explains every unassigned shard)"
-		if en := s.AllocationEnable(); en.Value == "primaries" || en.Value == "new_primaries" || en.Value == "none" {
-			fix = "siemctl indexer allocation all"
+		if v := cluster.AllocationBack(s); v.Level != cluster.OK {
+			fix = v.Fix
 		} else if rs := remediesOf(x); len(rs) > 0 {
 			fix = remedyFix(e, rs)
 			if h.UnassignedShards > 1 {

@@ -275,6 +275,16 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
 			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
 		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer shards --unassigned"},
+		{"unassigned shard with allocation left at PRIMARIES", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
+			w.ix.settings.Persistent["cluster.routing.allocation.enable"] = "PRIMARIES"
+		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer allocation all"},
+		{"unassigned shard with allocation ALL", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
+			w.ix.settings.Persistent["cluster.routing.allocation.enable"] = "ALL"
+		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer shards --unassigned"},
 		{"shard limit", func(w *world) { w.ix.health.ActiveShards = 995 }, "indexer.shards", Warn, "995/1000", "cleanup"},
 		{"disk above nogo", func(w *world) { w.ix.alloc[0].DiskPercent = 93 }, "indexer.disk", Crit, "93%", "cleanup"},
 		{"disk above warn", func(w *world) { w.ix.alloc[0].DiskPercent = 87 }, "indexer.disk", Warn, "87%", "cleanup"},
