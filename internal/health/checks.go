@@ -204,25 +204,27 @@ func unitStates(ctx context.Context, e *Env) ([]units.UnitStatus, error) {
 // to choose its fix.
 const unitWait = 500 * time.Millisecond
 
-// unitState returns one unit's state when systemd answers within unitWait.
-func unitState(ctx context.Context, e *Env, unit string) (units.UnitStatus, bool) {
+// componentUnit returns the "units inactive" verdict on one component's
+// unit when systemd answers within unitWait.
+func componentUnit(ctx context.Context, e *Env, component string) (services.Status, bool) {
 	if e.Stack.Units == nil {
-		return units.UnitStatus{}, false
+		return services.Status{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, unitWait)
 	defer cancel()
 	sts, err := unitStates(ctx, e)
 	if err != nil {
-		return units.UnitStatus{}, false
+		return services.Status{}, false
 	}
-	for _, st := range sts {
-		if units.Normalize(st.Name) == units.Normalize(unit) {
-			return st, true
+	for _, u := range services.Judge(e.Stack.Config.Units(), sts) {
+		if u.Component == component {
+			return u, true
 		}
 	}
-	return units.UnitStatus{}, false
+	return services.Status{}, false
 }
 
+// packageVersions reads each component's installed version once per run.
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
 		if e.Stack.Packages == nil {
@@ -252,10 +254,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	active := 0
 	for _, u := range services.Judge(c.Units(), sts) {
 		st := u.Status
-		line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
-		if !st.ActiveSince.IsZero() && st.IsActive() {
-			line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
-		}
+		line := unitLine(st)
 		if st.NRestarts > 0 {
 			line += fmt.Sprintf(", %d restarts", st.NRestarts)
 		}
@@ -292,6 +291,16 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		r.Fix = strings.Join(dedupe(fix), "; ")
 	}
 	return r
+}
+
+// unitLine is "name: active/sub since 2026-11-21T10:00:00Z" (since only
+// for an active unit).
+func unitLine(st units.UnitStatus) string {
+	line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
+	if !st.ActiveSince.IsZero() && st.IsActive() {
+		line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
+	}
+	return line
 }
 
 func dedupe(in []string) []string {
@@ -787,9 +796,10 @@ func daemonsDownFix(c *config.Config, down []string) string {
 }
 
 // managerAPIFix proposes the fix for a manager API that did not answer,
-// following the unit's state: a stopped unit is started, a failed one
-// restarted, and an active unit with a slow API is not a reason to start
-// anything (look at the API log and the load, retry with more time).
+// following the unit's state: an active unit with a slow API is not a
+// reason to start anything (look at the API log and the load, retry with
+// more time); otherwise the "units inactive" verdict's fix (start a stopped
+// unit, restart a failed one, install a missing one).
 func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	fix := fixFor(err, "manager", "manager.ca_file", "manager.username")
 	slow := errors.Is(err, netclient.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
@@ -798,26 +808,21 @@ func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	}
 	c := e.Stack.Config.Manager
 	apiLog := filepath.Join(c.InstallDir, "logs", "api.log")
-	st, known := unitState(ctx, e, c.Unit)
+	u, known := componentUnit(ctx, e, "manager")
 	if !known {
 		if slow {
 			return fmt.Sprintf("siemctl services status manager: if %s is active the API is slow (look at %s and the host's load, retry with a longer --timeout), else siemctl services start manager", c.Unit, apiLog), nil
 		}
 		return fix, nil
 	}
-	ev := []string{fmt.Sprintf("unit %s: %s/%s", st.Name, st.ActiveState, st.SubState)}
-	if !st.ActiveSince.IsZero() && st.IsActive() {
-		ev[0] += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
-	}
+	ev := []string{"unit " + unitLine(u.Status)}
 	switch {
-	case st.IsActive() && slow:
+	case u.Active && slow:
 		return fmt.Sprintf("the unit is active but its API is slow: look at %s and the host's load (top), then retry with a longer --timeout (e.g. --timeout 30s)", apiLog), ev
-	case st.IsActive():
+	case u.Active:
 		return fmt.Sprintf("the unit is active but nothing answers on %s: look at %s (did the API start?), then siemctl services restart manager", c.APIURL, apiLog), ev
-	case st.IsFailed():
-		return "siemctl services restart manager (then siemctl services status manager)", ev
 	}
-	return fix, ev
+	return u.Fix() + " (then siemctl services status manager)", ev
 }
 
 func checkManagerConfig(ctx context.Context, e *Env) Result {

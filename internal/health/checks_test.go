@@ -134,6 +134,9 @@ func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitSta
 			st = "active"
 		}
 		us := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: st, SubState: map[string]string{"active": "running", "failed": "failed", "inactive": "dead"}[st]}
+		if st == "not-found" {
+			us.LoadState, us.ActiveState, us.SubState = st, "inactive", "dead"
+		}
 		if st == "failed" {
 			us.Result, us.ExecMainCode, us.ExecMainStatus = "exit-code", 1, 1
 		}
