@@ -19,7 +19,9 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -228,10 +230,9 @@ func componentUnit(ctx context.Context, e *Env, component string) (services.Stat
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
 		if e.Stack.Packages == nil {
-			return nil, errors.New("no package manager configured")
+			return nil, fmt.Errorf("no package manager: %s", errString(e.Stack.PackagesErr))
 		}
-		c := e.Stack.Config
-		return e.Stack.Packages(ctx, c.Indexer.Package, c.Manager.Package, c.Dashboard.Package, c.Shipper.Package)
+		return packages.ByComponent(ctx, e.Stack.Packages, e.Stack.Config.PackageNames())
 	})
 }
 
@@ -906,69 +907,26 @@ func checkAgents(ctx context.Context, e *Env) Result {
 
 func checkVersions(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
-	pv, err := packageVersions(ctx, e)
+	installed, err := packageVersions(ctx, e)
 	if err != nil {
 		return unknown("cannot read installed package versions: "+err.Error(), "dpkg-query -W "+c.Indexer.Package+" "+c.Manager.Package+" "+c.Dashboard.Package)
 	}
-	upstream := func(v string) string {
-		if i := strings.LastIndex(v, "-"); i > 0 {
-			return v[:i]
-		}
-		return v
-	}
-	core := []struct{ comp, pkg string }{{"indexer", c.Indexer.Package}, {"manager", c.Manager.Package}, {"dashboard", c.Dashboard.Package}}
-	var evidence, missing []string
-	set := map[string][]string{}
-	for _, x := range core {
-		v := pv[x.pkg]
-		if v == "" {
-			missing = append(missing, x.pkg)
-			evidence = append(evidence, x.pkg+": not installed")
-			continue
-		}
-		evidence = append(evidence, fmt.Sprintf("%s: %s", x.pkg, v))
-		set[upstream(v)] = append(set[upstream(v)], x.pkg)
-	}
-	if v := pv[c.Shipper.Package]; v != "" {
-		evidence = append(evidence, fmt.Sprintf("%s: %s (may differ)", c.Shipper.Package, v))
-	}
-	if len(missing) > 0 {
-		return crit("not installed: "+strings.Join(missing, ", "), "install the missing package(s) at the version of the others", evidence...)
-	}
-	if len(set) > 1 {
-		var parts []string
-		for _, v := range sortedKeys(set) {
-			parts = append(parts, v+": "+strings.Join(set[v], ","))
-		}
-		return crit("component versions differ ("+strings.Join(parts, "; ")+"); indexer, manager and dashboard must be identical",
-			"finish the upgrade: siemctl upgrade resume (or siemctl upgrade plan --to <version>)", evidence...)
-	}
-	var version string
-	for v := range set {
-		version = v
-	}
-	// Cross-check the APIs: the manager API must report the package version.
-	var problems []string
+	f := versions.Facts{Packages: c.PackageNames(), Installed: installed}
 	if e.Stack.Manager != nil {
 		if info, err := managerInfo(ctx, e); err == nil {
-			evidence = append(evidence, "manager API reports "+info.APIVersion)
-			if info.APIVersion != version {
-				problems = append(problems, fmt.Sprintf("manager API reports %s but the package is %s (not restarted after the upgrade?)", info.APIVersion, version))
-			}
+			f.ManagerAPI = info.APIVersion
 		}
 	}
 	if e.Stack.Dashboard != nil {
-		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil && d.Version != "" {
-			evidence = append(evidence, "dashboard reports "+d.Version)
-			if d.Version != version {
-				problems = append(problems, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", d.Version, version))
-			}
+		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil {
+			f.Dashboard = d.Version
 		}
 	}
-	if len(problems) > 0 {
-		return crit(strings.Join(problems, "; "), "siemctl services restart manager dashboard", evidence...)
+	v := versions.Judge(f)
+	if !v.OK() {
+		return crit(strings.Join(v.Problems, "; "), v.Fix, v.Evidence...)
 	}
-	return ok("indexer, manager and dashboard at "+version, evidence...)
+	return ok("indexer, manager and dashboard at "+v.Version, v.Evidence...)
 }
 
 // ---- alerts ----------------------------------------------------------------
