@@ -113,10 +113,28 @@ func fixFor(err error, component, caKey, userKey string) string {
 	return fmt.Sprintf("siemctl services status %s", component)
 }
 
-// indexerOr runs fn with the indexer client, or reports why there is none.
+// noClient reports a component whose client could not be built: CRIT in
+// the component's own check (own), UNKNOWN ("not checked") in the others.
+func noClient(component string, err error, own bool) Result {
+	summary, fix := "no "+component+" client: "+errString(err), "fix the "+component+" section of the siemctl config (siemctl help config)"
+	if own {
+		return crit(summary, fix)
+	}
+	return unknown("not checked: "+summary, fix)
+}
+
+// insecureNote notes once per run that a component's TLS is not verified.
+func insecureNote(e *Env, insecure bool, what, key string) {
+	if insecure {
+		e.Note("TLS verification is disabled for the " + what + " (" + key + ".insecure: true)")
+	}
+}
+
+// indexerDown returns the indexer client, or the result of a check that
+// has none.
 func indexerDown(ctx context.Context, e *Env) (IndexerAPI, *Result) {
 	if e.Stack.Indexer == nil {
-		r := unknown("not checked: no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config")
+		r := noClient("indexer", e.Stack.IndexerErr, false)
 		return nil, &r
 	}
 	return e.Stack.Indexer, nil
@@ -140,6 +158,20 @@ func depFailed(ctx context.Context, e *Env, what string, err error) Result {
 	return crit("cannot read "+what+": "+errSummary(err), fixFor(err, component, component+".ca_file", component+".username"))
 }
 
+// statusOf maps an indexer verdict's level: Wait (it may settle by
+// itself) is worth a look now, WARN; NoGo is CRIT.
+func statusOf(l cluster.Level) Status {
+	switch l {
+	case cluster.OK:
+		return OK
+	case cluster.Warn, cluster.Wait:
+		return Warn
+	case cluster.NoGo:
+		return Crit
+	}
+	return Unknown
+}
+
 func errString(err error) string {
 	if err == nil {
 		return "not configured"
@@ -148,9 +180,7 @@ func errString(err error) string {
 }
 
 func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
-	return Shared(ctx, e, keyIndexerInfo, func(ctx context.Context) (indexer.Info, error) {
-		return e.Stack.Indexer.Info(ctx)
-	})
+	return Shared(ctx, e, keyIndexerInfo, e.Stack.Indexer.Info)
 }
 
 func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {
@@ -166,27 +196,19 @@ func indexerSettings(ctx context.Context, e *Env) (indexer.Settings, error) {
 }
 
 func indexerShards(ctx context.Context, e *Env) ([]indexer.Shard, error) {
-	return Shared(ctx, e, keyIndexerShards, func(ctx context.Context) ([]indexer.Shard, error) {
-		return e.Stack.Indexer.CatShards(ctx)
-	})
+	return Shared(ctx, e, keyIndexerShards, e.Stack.Indexer.CatShards)
 }
 
 func managerStatus(ctx context.Context, e *Env) (manager.DaemonStates, error) {
-	return Shared(ctx, e, keyManagerStatus, func(ctx context.Context) (manager.DaemonStates, error) {
-		return e.Stack.Manager.ManagerStatus(ctx)
-	})
+	return Shared(ctx, e, keyManagerStatus, e.Stack.Manager.ManagerStatus)
 }
 
 func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
-	return Shared(ctx, e, keyManagerInfo, func(ctx context.Context) (manager.APIInfo, error) {
-		return e.Stack.Manager.Info(ctx)
-	})
+	return Shared(ctx, e, keyManagerInfo, e.Stack.Manager.Info)
 }
 
 func unitsConn(ctx context.Context, e *Env) (UnitsAPI, error) {
-	return Shared(ctx, e, keyUnitsConn, func(ctx context.Context) (UnitsAPI, error) {
-		return e.Stack.Units(ctx)
-	})
+	return Shared(ctx, e, keyUnitsConn, e.Stack.Units)
 }
 
 // unitStates reads the four units' states once per run (units check, and
@@ -355,11 +377,9 @@ func checkPorts(ctx context.Context, e *Env) Result {
 func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	if e.Stack.Indexer == nil {
-		return crit("no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config (siemctl help config)")
+		return noClient("indexer", e.Stack.IndexerErr, true)
 	}
-	if c.Indexer.Insecure {
-		e.Note("TLS verification is disabled for the indexer (indexer.insecure: true)")
-	}
+	insecureNote(e, c.Indexer.Insecure, "indexer", "indexer")
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
@@ -603,18 +623,10 @@ func checkDisk(ctx context.Context, e *Env) Result {
 	}
 	metrics := map[string]float64{"used_percent": float64(worst), "blocked_indices": float64(len(blocked))}
 	v := cluster.Disk(cluster.DiskUse{UsedPercent: float64(worst), Blocked: blocked}, cluster.DiskLimits{Warn: t.DiskWarnPercent, NoGo: t.DiskNogoPercent})
-	var r Result
-	switch v.Level {
-	case cluster.NoGo:
-		if len(blocked) > 0 {
-			evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
-		}
-		r = crit(v.Summary, v.Fix, evidence...)
-	case cluster.Warn:
-		r = warn(v.Summary, v.Fix, evidence...)
-	default:
-		r = ok(v.Summary, evidence...)
+	if len(blocked) > 0 {
+		evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
 	}
+	r := Result{Status: statusOf(v.Level), Summary: v.Summary, Fix: v.Fix, Evidence: evidence}
 	r.Metrics = metrics
 	return r
 }
@@ -702,7 +714,7 @@ func short(h string) string {
 
 func managerDown(ctx context.Context, e *Env) *Result {
 	if e.Stack.Manager == nil {
-		r := unknown("not checked: no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config")
+		r := noClient("manager", e.Stack.ManagerErr, false)
 		return &r
 	}
 	return nil
@@ -711,11 +723,9 @@ func managerDown(ctx context.Context, e *Env) *Result {
 func checkManagerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	if e.Stack.Manager == nil {
-		return crit("no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config (siemctl help config)")
+		return noClient("manager", e.Stack.ManagerErr, true)
 	}
-	if c.Manager.Insecure {
-		e.Note("TLS verification is disabled for the manager API (manager.insecure: true)")
-	}
+	insecureNote(e, c.Manager.Insecure, "manager API", "manager")
 	info, err := managerInfo(ctx, e)
 	if err != nil {
 		if manager.HasCode(err, manager.CodeDaemonsNotReady) || errors.Is(err, netclient.ErrNotReady) {
@@ -1031,9 +1041,7 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 	if e.Stack.Dashboard == nil {
 		return unknown("not checked", "")
 	}
-	if e.Stack.Config.Dashboard.Insecure {
-		e.Note("TLS verification is disabled for the dashboard (dashboard.insecure: true)")
-	}
+	insecureNote(e, e.Stack.Config.Dashboard.Insecure, "dashboard", "dashboard")
 	d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard)
 	if err != nil {
 		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)
