@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
@@ -38,15 +37,8 @@ func runChecks(t *testing.T, e *Env, deadline time.Duration, ids ...string) map[
 // not the single-node replica advice.
 func TestRedClusterFixComesFromTheAllocationExplanation(t *testing.T) {
 	srv := indexertest.NewServer(t, indexertest.RedByFilter())
-	opts := srv.Options()
-	opts.Timeout = 5 * time.Second
-	ix, err := indexer.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ix.Close() })
 	e := healthyWorld().env(t)
-	e.Stack.Indexer = ix
+	e.Stack.Indexer = srv.Client(t)
 	e.Stack.Config.Indexer.URL, e.Stack.Config.Indexer.CAFile = srv.URL, ""
 
 	res := runChecks(t, e, 5*time.Second, "indexer.health", "indexer.shards")
