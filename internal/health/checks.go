@@ -31,16 +31,16 @@ func Catalogue() []Check {
 		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits, Needs: []string{keyUnits}},
 		{ID: "ports", Component: "host", Title: "the stack's ports are listening", Run: checkPorts},
 		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI, Needs: []string{keyIndexerInfo}},
-		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
-		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: checkAllocation, Needs: []string{keyIndexerInfo, keyIndexerSettings}},
-		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
-		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk, Needs: []string{keyIndexerInfo}},
-		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates, Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: withIndexer(checkIndexerHealth), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
+		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: withIndexer(checkAllocation), Needs: []string{keyIndexerInfo, keyIndexerSettings}},
+		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: withIndexer(checkShards), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
+		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: withIndexer(checkDisk), Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: withIndexer(checkTemplates), Needs: []string{keyIndexerInfo}},
 		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
 		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
-		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: checkAlertsFlow, Needs: []string{keyIndexerInfo}},
+		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
 		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
 		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
@@ -130,14 +130,15 @@ func insecureNote(e *Env, insecure bool, what, key string) {
 	}
 }
 
-// indexerDown returns the indexer client, or the result of a check that
-// has none.
-func indexerDown(ctx context.Context, e *Env) (IndexerAPI, *Result) {
-	if e.Stack.Indexer == nil {
-		r := noClient("indexer", e.Stack.IndexerErr, false)
-		return nil, &r
+// withIndexer runs a check that reads the indexer with its client; without
+// one the check is not run (UNKNOWN, see indexer.api).
+func withIndexer(check func(ctx context.Context, e *Env, ix IndexerAPI) Result) func(ctx context.Context, e *Env) Result {
+	return func(ctx context.Context, e *Env) Result {
+		if e.Stack.Indexer == nil {
+			return noClient("indexer", e.Stack.IndexerErr, false)
+		}
+		return check(ctx, e, e.Stack.Indexer)
 	}
-	return e.Stack.Indexer, nil
 }
 
 // depFailed reports a check that could not read its data because the
@@ -405,11 +406,7 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	return ok(fmt.Sprintf("OpenSearch %s on %s, %s, authenticated as %s", version, info.Name, tlsWord, c.Indexer.Username), evidence...)
 }
 
-func checkIndexerHealth(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkIndexerHealth(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster health", err)
@@ -513,11 +510,7 @@ func remedyFix(e *Env, rs []cluster.Remedy) string {
 	return strings.Join(out, "; ")
 }
 
-func checkAllocation(ctx context.Context, e *Env) Result {
-	_, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkAllocation(ctx context.Context, e *Env, _ IndexerAPI) Result {
 	s, err := indexerSettings(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster settings", err)
@@ -543,11 +536,7 @@ func checkAllocation(ctx context.Context, e *Env) Result {
 	return ok("allocation enabled for all shards, no temporary overrides", evidence...)
 }
 
-func checkShards(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkShards(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster health", err)
@@ -594,11 +583,7 @@ func checkShards(ctx context.Context, e *Env) Result {
 	return r
 }
 
-func checkDisk(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkDisk(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	t := e.Stack.Config.Thresholds
 	alloc, err := ix.CatAllocation(ctx)
 	if err != nil {
@@ -643,11 +628,7 @@ func TodayIndex(prefix string, now time.Time) string {
 	return prefix + now.UTC().Format("2006.01.02")
 }
 
-func checkTemplates(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkTemplates(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	c := e.Stack.Config
 	name := c.Shipper.TemplateName
 	today := TodayIndex(c.Indexer.AlertsIndexPrefix, e.now())
@@ -711,14 +692,6 @@ func short(h string) string {
 }
 
 // ---- manager ---------------------------------------------------------------
-
-func managerDown(ctx context.Context, e *Env) *Result {
-	if e.Stack.Manager == nil {
-		r := noClient("manager", e.Stack.ManagerErr, false)
-		return &r
-	}
-	return nil
-}
 
 func checkManagerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
@@ -876,8 +849,8 @@ func firstOr(s []string, d string) string {
 }
 
 func checkAgents(ctx context.Context, e *Env) Result {
-	if down := managerDown(ctx, e); down != nil {
-		return *down
+	if e.Stack.Manager == nil {
+		return noClient("manager", e.Stack.ManagerErr, false)
 	}
 	sum, err := e.Stack.Manager.AgentsSummary(ctx)
 	if err != nil {
@@ -941,11 +914,7 @@ func checkVersions(ctx context.Context, e *Env) Result {
 
 // ---- alerts ----------------------------------------------------------------
 
-func checkAlertsFlow(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkAlertsFlow(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	c := e.Stack.Config
 	pattern := c.Indexer.AlertsIndexPrefix + "*"
 	now := e.now()
