@@ -212,15 +212,9 @@ func (s *Clients) Health() health.Stack {
 			}
 			return u, nil
 		},
-		Packages: func(ctx context.Context, names ...string) (map[string]string, error) {
-			pm, err := s.NeedPackages()
-			if err != nil {
-				return nil, err
-			}
-			return pm.Installed(ctx, names...)
-		},
-		Ports:     hostcheck.ListeningTCP,
-		Dashboard: s.Dashboard.Status,
+		PackagesErr: s.PkgErr,
+		Ports:       hostcheck.ListeningTCP,
+		Dashboard:   s.Dashboard.Status,
 		Certs: func(ctx context.Context) ([]health.CertInfo, error) {
 			return hostcheck.ComponentCerts(ctx, []hostcheck.Endpoint{
 				{Component: "indexer", CALabel: "indexer CA", URL: c.Indexer.URL, TLS: netclient.TLSOptions{CAFile: c.Indexer.CAFile, Insecure: c.Indexer.Insecure}},
@@ -244,6 +238,9 @@ func (s *Clients) Health() health.Stack {
 	}
 	if s.Manager != nil {
 		hs.Manager, creds.Manager = s.Manager, s.Manager
+	}
+	if s.Packages != nil {
+		hs.Packages = s.Packages
 	}
 	hs.DefaultCredentials = creds.Find
 	return hs

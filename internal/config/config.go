@@ -358,8 +358,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, &Error{Key: "packages.manager", Msg: fmt.Sprintf("%q is not one of auto, apt, yum", c.Packages.Manager)})
 	}
 	errs = append(errs, c.Indexer.validateDataSafety()...)
-	if err := validCleanupPrefixes(append([]string{c.Indexer.AlertsIndexPrefix}, c.Indexer.CleanupPrefixes...)); err != "" {
-		errs = append(errs, &Error{Key: "indexer.cleanup_prefixes", Msg: err})
+	if err := ValidIndexPrefixes(append([]string{c.Indexer.AlertsIndexPrefix}, c.Indexer.CleanupPrefixes...)); err != nil {
+		errs = append(errs, &Error{Key: "indexer.cleanup_prefixes", Msg: err.Error()})
 	}
 	if c.Systemd.Address != "" && !strings.HasPrefix(c.Systemd.Address, "unix:") {
 		errs = append(errs, &Error{Key: "systemd.address", Msg: fmt.Sprintf("%q must be empty (the system manager) or a D-Bus address like unix:path=/run/systemd/private", c.Systemd.Address)})
@@ -495,20 +495,22 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// validCleanupPrefixes mirrors cleanup.ValidPrefixes (config may not import
-// it): literal prefixes, none the start of another.
-func validCleanupPrefixes(prefixes []string) string {
+// ValidIndexPrefixes checks a set of daily index prefixes (the alerts
+// prefix and indexer.cleanup_prefixes): literal (no wildcard or separator),
+// not empty, none the start of another (each daily index must belong to
+// one). A cleanup plan's prefixes are checked with it too.
+func ValidIndexPrefixes(prefixes []string) error {
 	for i, a := range prefixes {
 		if a == "" || strings.ContainsAny(a, "*?,/ ") {
-			return fmt.Sprintf("%q must be a literal index prefix without wildcards (e.g. wazuh-archives-4.x-)", a)
+			return fmt.Errorf("index prefix %q must be a literal prefix without wildcards (e.g. wazuh-archives-4.x-)", a)
 		}
 		for j, b := range prefixes {
 			if i != j && strings.HasPrefix(b, a) {
-				return fmt.Sprintf("%q is the start of %q: each daily index must belong to one prefix", a, b)
+				return fmt.Errorf("index prefix %q is the start of %q: each daily index must belong to one prefix", a, b)
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 func (ix *Indexer) validateDataSafety() []error {

@@ -19,7 +19,9 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -29,16 +31,16 @@ func Catalogue() []Check {
 		{ID: "units", Component: "host", Title: "the four units are active", Run: checkUnits, Needs: []string{keyUnits}},
 		{ID: "ports", Component: "host", Title: "the stack's ports are listening", Run: checkPorts},
 		{ID: "indexer.api", Component: "indexer", Title: "indexer reachable, TLS verified, authenticated, security initialised", Run: checkIndexerAPI, Needs: []string{keyIndexerInfo}},
-		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: checkIndexerHealth, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
-		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: checkAllocation, Needs: []string{keyIndexerInfo, keyIndexerSettings}},
-		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: checkShards, Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
-		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: checkDisk, Needs: []string{keyIndexerInfo}},
-		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: checkTemplates, Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.health", Component: "indexer", Title: "cluster health", Run: withIndexer(checkIndexerHealth), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerShards}},
+		{ID: "indexer.allocation", Component: "indexer", Title: "shard allocation enabled, no leftover overrides", Run: withIndexer(checkAllocation), Needs: []string{keyIndexerInfo, keyIndexerSettings}},
+		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: withIndexer(checkShards), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
+		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: withIndexer(checkDisk), Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: withIndexer(checkTemplates), Needs: []string{keyIndexerInfo}},
 		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
 		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
-		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: checkAlertsFlow, Needs: []string{keyIndexerInfo}},
+		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
 		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
 		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
@@ -111,13 +113,32 @@ func fixFor(err error, component, caKey, userKey string) string {
 	return fmt.Sprintf("siemctl services status %s", component)
 }
 
-// indexerOr runs fn with the indexer client, or reports why there is none.
-func indexerDown(ctx context.Context, e *Env) (IndexerAPI, *Result) {
-	if e.Stack.Indexer == nil {
-		r := unknown("not checked: no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config")
-		return nil, &r
+// noClient reports a component whose client could not be built: CRIT in
+// the component's own check (own), UNKNOWN ("not checked") in the others.
+func noClient(component string, err error, own bool) Result {
+	summary, fix := "no "+component+" client: "+errString(err), "fix the "+component+" section of the siemctl config (siemctl help config)"
+	if own {
+		return crit(summary, fix)
 	}
-	return e.Stack.Indexer, nil
+	return unknown("not checked: "+summary, fix)
+}
+
+// insecureNote notes once per run that a component's TLS is not verified.
+func insecureNote(e *Env, insecure bool, what, key string) {
+	if insecure {
+		e.Note("TLS verification is disabled for the " + what + " (" + key + ".insecure: true)")
+	}
+}
+
+// withIndexer runs a check that reads the indexer with its client; without
+// one the check is not run (UNKNOWN, see indexer.api).
+func withIndexer(check func(ctx context.Context, e *Env, ix IndexerAPI) Result) func(ctx context.Context, e *Env) Result {
+	return func(ctx context.Context, e *Env) Result {
+		if e.Stack.Indexer == nil {
+			return noClient("indexer", e.Stack.IndexerErr, false)
+		}
+		return check(ctx, e, e.Stack.Indexer)
+	}
 }
 
 // depFailed reports a check that could not read its data because the
@@ -138,6 +159,20 @@ func depFailed(ctx context.Context, e *Env, what string, err error) Result {
 	return crit("cannot read "+what+": "+errSummary(err), fixFor(err, component, component+".ca_file", component+".username"))
 }
 
+// statusOf maps an indexer verdict's level: Wait (it may settle by
+// itself) is worth a look now, WARN; NoGo is CRIT.
+func statusOf(l cluster.Level) Status {
+	switch l {
+	case cluster.OK:
+		return OK
+	case cluster.Warn, cluster.Wait:
+		return Warn
+	case cluster.NoGo:
+		return Crit
+	}
+	return Unknown
+}
+
 func errString(err error) string {
 	if err == nil {
 		return "not configured"
@@ -146,9 +181,7 @@ func errString(err error) string {
 }
 
 func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
-	return Shared(ctx, e, keyIndexerInfo, func(ctx context.Context) (indexer.Info, error) {
-		return e.Stack.Indexer.Info(ctx)
-	})
+	return Shared(ctx, e, keyIndexerInfo, e.Stack.Indexer.Info)
 }
 
 func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {
@@ -164,27 +197,19 @@ func indexerSettings(ctx context.Context, e *Env) (indexer.Settings, error) {
 }
 
 func indexerShards(ctx context.Context, e *Env) ([]indexer.Shard, error) {
-	return Shared(ctx, e, keyIndexerShards, func(ctx context.Context) ([]indexer.Shard, error) {
-		return e.Stack.Indexer.CatShards(ctx)
-	})
+	return Shared(ctx, e, keyIndexerShards, e.Stack.Indexer.CatShards)
 }
 
 func managerStatus(ctx context.Context, e *Env) (manager.DaemonStates, error) {
-	return Shared(ctx, e, keyManagerStatus, func(ctx context.Context) (manager.DaemonStates, error) {
-		return e.Stack.Manager.ManagerStatus(ctx)
-	})
+	return Shared(ctx, e, keyManagerStatus, e.Stack.Manager.ManagerStatus)
 }
 
 func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
-	return Shared(ctx, e, keyManagerInfo, func(ctx context.Context) (manager.APIInfo, error) {
-		return e.Stack.Manager.Info(ctx)
-	})
+	return Shared(ctx, e, keyManagerInfo, e.Stack.Manager.Info)
 }
 
 func unitsConn(ctx context.Context, e *Env) (UnitsAPI, error) {
-	return Shared(ctx, e, keyUnitsConn, func(ctx context.Context) (UnitsAPI, error) {
-		return e.Stack.Units(ctx)
-	})
+	return Shared(ctx, e, keyUnitsConn, e.Stack.Units)
 }
 
 // unitStates reads the four units' states once per run (units check, and
@@ -204,32 +229,33 @@ func unitStates(ctx context.Context, e *Env) ([]units.UnitStatus, error) {
 // to choose its fix.
 const unitWait = 500 * time.Millisecond
 
-// unitState returns one unit's state when systemd answers within unitWait.
-func unitState(ctx context.Context, e *Env, unit string) (units.UnitStatus, bool) {
+// componentUnit returns the "units inactive" verdict on one component's
+// unit when systemd answers within unitWait.
+func componentUnit(ctx context.Context, e *Env, component string) (services.Status, bool) {
 	if e.Stack.Units == nil {
-		return units.UnitStatus{}, false
+		return services.Status{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, unitWait)
 	defer cancel()
 	sts, err := unitStates(ctx, e)
 	if err != nil {
-		return units.UnitStatus{}, false
+		return services.Status{}, false
 	}
-	for _, st := range sts {
-		if units.Normalize(st.Name) == units.Normalize(unit) {
-			return st, true
+	for _, u := range services.Judge(e.Stack.Config.Units(), sts) {
+		if u.Component == component {
+			return u, true
 		}
 	}
-	return units.UnitStatus{}, false
+	return services.Status{}, false
 }
 
+// packageVersions reads each component's installed version once per run.
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
 		if e.Stack.Packages == nil {
-			return nil, errors.New("no package manager configured")
+			return nil, fmt.Errorf("no package manager: %s", errString(e.Stack.PackagesErr))
 		}
-		c := e.Stack.Config
-		return e.Stack.Packages(ctx, c.Indexer.Package, c.Manager.Package, c.Dashboard.Package, c.Shipper.Package)
+		return packages.ByComponent(ctx, e.Stack.Packages, e.Stack.Config.PackageNames())
 	})
 }
 
@@ -252,10 +278,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	active := 0
 	for _, u := range services.Judge(c.Units(), sts) {
 		st := u.Status
-		line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
-		if !st.ActiveSince.IsZero() && st.IsActive() {
-			line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
-		}
+		line := unitLine(st)
 		if st.NRestarts > 0 {
 			line += fmt.Sprintf(", %d restarts", st.NRestarts)
 		}
@@ -292,6 +315,16 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		r.Fix = strings.Join(dedupe(fix), "; ")
 	}
 	return r
+}
+
+// unitLine is "name: active/sub since 2026-11-21T10:00:00Z" (since only
+// for an active unit).
+func unitLine(st units.UnitStatus) string {
+	line := fmt.Sprintf("%s: %s/%s", st.Name, st.ActiveState, st.SubState)
+	if !st.ActiveSince.IsZero() && st.IsActive() {
+		line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
+	}
+	return line
 }
 
 func dedupe(in []string) []string {
@@ -345,11 +378,9 @@ func checkPorts(ctx context.Context, e *Env) Result {
 func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	if e.Stack.Indexer == nil {
-		return crit("no indexer client: "+errString(e.Stack.IndexerErr), "fix the indexer section of the siemctl config (siemctl help config)")
+		return noClient("indexer", e.Stack.IndexerErr, true)
 	}
-	if c.Indexer.Insecure {
-		e.Note("TLS verification is disabled for the indexer (indexer.insecure: true)")
-	}
+	insecureNote(e, c.Indexer.Insecure, "indexer", "indexer")
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
@@ -375,11 +406,7 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	return ok(fmt.Sprintf("OpenSearch %s on %s, %s, authenticated as %s", version, info.Name, tlsWord, c.Indexer.Username), evidence...)
 }
 
-func checkIndexerHealth(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkIndexerHealth(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster health", err)
@@ -483,11 +510,7 @@ func remedyFix(e *Env, rs []cluster.Remedy) string {
 	return strings.Join(out, "; ")
 }
 
-func checkAllocation(ctx context.Context, e *Env) Result {
-	_, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkAllocation(ctx context.Context, e *Env, _ IndexerAPI) Result {
 	s, err := indexerSettings(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster settings", err)
@@ -513,11 +536,7 @@ func checkAllocation(ctx context.Context, e *Env) Result {
 	return ok("allocation enabled for all shards, no temporary overrides", evidence...)
 }
 
-func checkShards(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkShards(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	h, err := indexerHealth(ctx, e)
 	if err != nil {
 		return depFailed(ctx, e, "cluster health", err)
@@ -548,8 +567,8 @@ func checkShards(ctx context.Context, e *Env) Result {
 		xev, x := explainUnassigned(ctx, e, ix)
 		ev := append(evidence, xev...)
 		fix := "siemctl indexer shards --unassigned (explains every unassigned shard)"
-		if en := s.AllocationEnable(); en.Value == "primaries" || en.Value == "new_primaries" || en.Value == "none" {
-			fix = "siemctl indexer allocation all"
+		if v := cluster.AllocationBack(s); v.Level != cluster.OK {
+			fix = v.Fix
 		} else if rs := remediesOf(x); len(rs) > 0 {
 			fix = remedyFix(e, rs)
 			if h.UnassignedShards > 1 {
@@ -564,11 +583,7 @@ func checkShards(ctx context.Context, e *Env) Result {
 	return r
 }
 
-func checkDisk(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkDisk(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	t := e.Stack.Config.Thresholds
 	alloc, err := ix.CatAllocation(ctx)
 	if err != nil {
@@ -593,18 +608,10 @@ func checkDisk(ctx context.Context, e *Env) Result {
 	}
 	metrics := map[string]float64{"used_percent": float64(worst), "blocked_indices": float64(len(blocked))}
 	v := cluster.Disk(cluster.DiskUse{UsedPercent: float64(worst), Blocked: blocked}, cluster.DiskLimits{Warn: t.DiskWarnPercent, NoGo: t.DiskNogoPercent})
-	var r Result
-	switch v.Level {
-	case cluster.NoGo:
-		if len(blocked) > 0 {
-			evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
-		}
-		r = crit(v.Summary, v.Fix, evidence...)
-	case cluster.Warn:
-		r = warn(v.Summary, v.Fix, evidence...)
-	default:
-		r = ok(v.Summary, evidence...)
+	if len(blocked) > 0 {
+		evidence = append(evidence, "blocked: "+strings.Join(firstN(blocked, 5), ", "))
 	}
+	r := Result{Status: statusOf(v.Level), Summary: v.Summary, Fix: v.Fix, Evidence: evidence}
 	r.Metrics = metrics
 	return r
 }
@@ -621,11 +628,7 @@ func TodayIndex(prefix string, now time.Time) string {
 	return prefix + now.UTC().Format("2006.01.02")
 }
 
-func checkTemplates(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkTemplates(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	c := e.Stack.Config
 	name := c.Shipper.TemplateName
 	today := TodayIndex(c.Indexer.AlertsIndexPrefix, e.now())
@@ -690,22 +693,12 @@ func short(h string) string {
 
 // ---- manager ---------------------------------------------------------------
 
-func managerDown(ctx context.Context, e *Env) *Result {
-	if e.Stack.Manager == nil {
-		r := unknown("not checked: no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config")
-		return &r
-	}
-	return nil
-}
-
 func checkManagerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	if e.Stack.Manager == nil {
-		return crit("no manager client: "+errString(e.Stack.ManagerErr), "fix the manager section of the siemctl config (siemctl help config)")
+		return noClient("manager", e.Stack.ManagerErr, true)
 	}
-	if c.Manager.Insecure {
-		e.Note("TLS verification is disabled for the manager API (manager.insecure: true)")
-	}
+	insecureNote(e, c.Manager.Insecure, "manager API", "manager")
 	info, err := managerInfo(ctx, e)
 	if err != nil {
 		if manager.HasCode(err, manager.CodeDaemonsNotReady) || errors.Is(err, netclient.ErrNotReady) {
@@ -787,9 +780,10 @@ func daemonsDownFix(c *config.Config, down []string) string {
 }
 
 // managerAPIFix proposes the fix for a manager API that did not answer,
-// following the unit's state: a stopped unit is started, a failed one
-// restarted, and an active unit with a slow API is not a reason to start
-// anything (look at the API log and the load, retry with more time).
+// following the unit's state: an active unit with a slow API is not a
+// reason to start anything (look at the API log and the load, retry with
+// more time); otherwise the "units inactive" verdict's fix (start a stopped
+// unit, restart a failed one, install a missing one).
 func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	fix := fixFor(err, "manager", "manager.ca_file", "manager.username")
 	slow := errors.Is(err, netclient.ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
@@ -798,26 +792,21 @@ func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	}
 	c := e.Stack.Config.Manager
 	apiLog := filepath.Join(c.InstallDir, "logs", "api.log")
-	st, known := unitState(ctx, e, c.Unit)
+	u, known := componentUnit(ctx, e, "manager")
 	if !known {
 		if slow {
 			return fmt.Sprintf("siemctl services status manager: if %s is active the API is slow (look at %s and the host's load, retry with a longer --timeout), else siemctl services start manager", c.Unit, apiLog), nil
 		}
 		return fix, nil
 	}
-	ev := []string{fmt.Sprintf("unit %s: %s/%s", st.Name, st.ActiveState, st.SubState)}
-	if !st.ActiveSince.IsZero() && st.IsActive() {
-		ev[0] += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
-	}
+	ev := []string{"unit " + unitLine(u.Status)}
 	switch {
-	case st.IsActive() && slow:
+	case u.Active && slow:
 		return fmt.Sprintf("the unit is active but its API is slow: look at %s and the host's load (top), then retry with a longer --timeout (e.g. --timeout 30s)", apiLog), ev
-	case st.IsActive():
+	case u.Active:
 		return fmt.Sprintf("the unit is active but nothing answers on %s: look at %s (did the API start?), then siemctl services restart manager", c.APIURL, apiLog), ev
-	case st.IsFailed():
-		return "siemctl services restart manager (then siemctl services status manager)", ev
 	}
-	return fix, ev
+	return u.Fix() + " (then siemctl services status manager)", ev
 }
 
 func checkManagerConfig(ctx context.Context, e *Env) Result {
@@ -860,8 +849,8 @@ func firstOr(s []string, d string) string {
 }
 
 func checkAgents(ctx context.Context, e *Env) Result {
-	if down := managerDown(ctx, e); down != nil {
-		return *down
+	if e.Stack.Manager == nil {
+		return noClient("manager", e.Stack.ManagerErr, false)
 	}
 	sum, err := e.Stack.Manager.AgentsSummary(ctx)
 	if err != nil {
@@ -901,78 +890,31 @@ func checkAgents(ctx context.Context, e *Env) Result {
 
 func checkVersions(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
-	pv, err := packageVersions(ctx, e)
+	installed, err := packageVersions(ctx, e)
 	if err != nil {
 		return unknown("cannot read installed package versions: "+err.Error(), "dpkg-query -W "+c.Indexer.Package+" "+c.Manager.Package+" "+c.Dashboard.Package)
 	}
-	upstream := func(v string) string {
-		if i := strings.LastIndex(v, "-"); i > 0 {
-			return v[:i]
-		}
-		return v
-	}
-	core := []struct{ comp, pkg string }{{"indexer", c.Indexer.Package}, {"manager", c.Manager.Package}, {"dashboard", c.Dashboard.Package}}
-	var evidence, missing []string
-	set := map[string][]string{}
-	for _, x := range core {
-		v := pv[x.pkg]
-		if v == "" {
-			missing = append(missing, x.pkg)
-			evidence = append(evidence, x.pkg+": not installed")
-			continue
-		}
-		evidence = append(evidence, fmt.Sprintf("%s: %s", x.pkg, v))
-		set[upstream(v)] = append(set[upstream(v)], x.pkg)
-	}
-	if v := pv[c.Shipper.Package]; v != "" {
-		evidence = append(evidence, fmt.Sprintf("%s: %s (may differ)", c.Shipper.Package, v))
-	}
-	if len(missing) > 0 {
-		return crit("not installed: "+strings.Join(missing, ", "), "install the missing package(s) at the version of the others", evidence...)
-	}
-	if len(set) > 1 {
-		var parts []string
-		for _, v := range sortedKeys(set) {
-			parts = append(parts, v+": "+strings.Join(set[v], ","))
-		}
-		return crit("component versions differ ("+strings.Join(parts, "; ")+"); indexer, manager and dashboard must be identical",
-			"finish the upgrade: siemctl upgrade resume (or siemctl upgrade plan --to <version>)", evidence...)
-	}
-	var version string
-	for v := range set {
-		version = v
-	}
-	// Cross-check the APIs: the manager API must report the package version.
-	var problems []string
+	f := versions.Facts{Packages: c.PackageNames(), Installed: installed}
 	if e.Stack.Manager != nil {
 		if info, err := managerInfo(ctx, e); err == nil {
-			evidence = append(evidence, "manager API reports "+info.APIVersion)
-			if info.APIVersion != version {
-				problems = append(problems, fmt.Sprintf("manager API reports %s but the package is %s (not restarted after the upgrade?)", info.APIVersion, version))
-			}
+			f.ManagerAPI = info.APIVersion
 		}
 	}
 	if e.Stack.Dashboard != nil {
-		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil && d.Version != "" {
-			evidence = append(evidence, "dashboard reports "+d.Version)
-			if d.Version != version {
-				problems = append(problems, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", d.Version, version))
-			}
+		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil {
+			f.Dashboard = d.Version
 		}
 	}
-	if len(problems) > 0 {
-		return crit(strings.Join(problems, "; "), "siemctl services restart manager dashboard", evidence...)
+	v := versions.Judge(f)
+	if !v.OK() {
+		return crit(strings.Join(v.Problems, "; "), v.Fix, v.Evidence...)
 	}
-	return ok("indexer, manager and dashboard at "+version, evidence...)
+	return ok("indexer, manager and dashboard at "+v.Version, v.Evidence...)
 }
 
 // ---- alerts ----------------------------------------------------------------
 
-func checkAlertsFlow(ctx context.Context, e *Env) Result {
-	ix, down := indexerDown(ctx, e)
-	if down != nil {
-		return *down
-	}
+func checkAlertsFlow(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	c := e.Stack.Config
 	pattern := c.Indexer.AlertsIndexPrefix + "*"
 	now := e.now()
@@ -1068,9 +1010,7 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 	if e.Stack.Dashboard == nil {
 		return unknown("not checked", "")
 	}
-	if e.Stack.Config.Dashboard.Insecure {
-		e.Note("TLS verification is disabled for the dashboard (dashboard.insecure: true)")
-	}
+	insecureNote(e, e.Stack.Config.Dashboard.Insecure, "dashboard", "dashboard")
 	d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard)
 	if err != nil {
 		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)

@@ -134,10 +134,26 @@ func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitSta
 			st = "active"
 		}
 		us := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: st, SubState: map[string]string{"active": "running", "failed": "failed", "inactive": "dead"}[st]}
+		if st == "not-found" {
+			us.LoadState, us.ActiveState, us.SubState = st, "inactive", "dead"
+		}
 		if st == "failed" {
 			us.Result, us.ExecMainCode, us.ExecMainStatus = "exit-code", 1, 1
 		}
 		out = append(out, us)
+	}
+	return out, nil
+}
+
+// fakePackages maps package names to installed versions.
+type fakePackages map[string]string
+
+func (p fakePackages) Installed(ctx context.Context, names ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, n := range names {
+		if v, ok := p[n]; ok {
+			out[n] = v
+		}
 	}
 	return out, nil
 }
@@ -193,7 +209,7 @@ func (w *world) env(t *testing.T) *Env {
 	return &Env{Now: func() time.Time { return testNow }, Stack: Stack{
 		Config: c, Indexer: w.ix, Manager: w.mgr,
 		Units:    func(ctx context.Context) (UnitsAPI, error) { return w.units, nil },
-		Packages: func(ctx context.Context, n ...string) (map[string]string, error) { return w.pkgs, nil },
+		Packages: fakePackages(w.pkgs),
 		Ports:    func(ctx context.Context) (map[int]bool, error) { return w.ports, nil },
 		Dashboard: func(ctx context.Context) (DashboardAnswer, error) {
 			return w.dash, nil
@@ -275,6 +291,16 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
 			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
 		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer shards --unassigned"},
+		{"unassigned shard with allocation left at PRIMARIES", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
+			w.ix.settings.Persistent["cluster.routing.allocation.enable"] = "PRIMARIES"
+		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer allocation all"},
+		{"unassigned shard with allocation ALL", func(w *world) {
+			w.ix.health.Status, w.ix.health.UnassignedShards = "yellow", 1
+			w.ix.shards = []indexer.Shard{{Index: "x", PriRep: "r", State: "UNASSIGNED", UnassignedReason: "NODE_LEFT"}}
+			w.ix.settings.Persistent["cluster.routing.allocation.enable"] = "ALL"
+		}, "indexer.shards", Warn, "1 unassigned", "siemctl indexer shards --unassigned"},
 		{"shard limit", func(w *world) { w.ix.health.ActiveShards = 995 }, "indexer.shards", Warn, "995/1000", "cleanup"},
 		{"disk above nogo", func(w *world) { w.ix.alloc[0].DiskPercent = 93 }, "indexer.disk", Crit, "93%", "cleanup"},
 		{"disk above warn", func(w *world) { w.ix.alloc[0].DiskPercent = 87 }, "indexer.disk", Warn, "87%", "cleanup"},
@@ -298,6 +324,9 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		}, "manager.config", Crit, "log_alert_lvl", "ossec.conf"},
 		{"versions differ", func(w *world) { w.pkgs["siem-indexer"] = "4.10.0-1" }, "versions", Crit, "differ", "upgrade"},
 		{"manager api stale", func(w *world) { w.mgr.version = "4.8.0" }, "versions", Crit, "manager API reports 4.8.0", "restart manager"},
+		{"dashboard stale", func(w *world) { w.dash.Version = "4.8.0" }, "versions", Crit, "dashboard reports 4.8.0", "siemctl services restart dashboard"},
+		{"package not installed", func(w *world) { delete(w.pkgs, "siem-dashboard") }, "versions", Crit, "not installed: siem-dashboard", "install the missing package"},
+		{"manager package with an epoch", func(w *world) { w.pkgs["siem-manager"] = "1:4.9.0-1" }, "versions", OK, "indexer, manager and dashboard at 4.9.0", ""},
 		{"agent newer", func(w *world) {
 			w.mgr.agents = append(w.mgr.agents, manager.Agent{ID: "004", Name: "new", Version: "Wazuh v4.10.0"})
 		}, "agents", Warn, "newer than the manager", "agents outdated"},
@@ -406,5 +435,16 @@ func TestManagerConfigWazuhAnalysisd(t *testing.T) {
 	r = checkManagerConfig(context.Background(), e)
 	if r.Status != Crit || !strings.Contains(r.Summary, "jsonout_outputt") || !strings.Contains(r.Fix, "ossec.conf") {
 		t.Fatalf("broken: %s %s (fix %s)", r.Status, r.Summary, r.Fix)
+	}
+}
+
+// TestVersionsWithoutPackageManager: no package manager is UNKNOWN naming
+// why, never a verdict on versions.
+func TestVersionsWithoutPackageManager(t *testing.T) {
+	e := healthyWorld().env(t)
+	e.Stack.Packages, e.Stack.PackagesErr = nil, errors.New("neither dpkg-query nor rpm found")
+	r := runChecks(t, e, 5*time.Second, "versions")["versions"]
+	if r.Status != Unknown || !strings.Contains(r.Summary, "neither dpkg-query nor rpm found") || !strings.Contains(r.Fix, "dpkg-query -W siem-indexer") {
+		t.Errorf("versions %s: %s (fix %s)", r.Status, r.Summary, r.Fix)
 	}
 }

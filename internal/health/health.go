@@ -15,7 +15,6 @@ package health
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -290,14 +289,4 @@ func Shared[T any](ctx context.Context, e *Env, key string, fn func(ctx context.
 	}
 	t, _ := v.(T)
 	return t, nil
-}
-
-// sortedKeys returns m's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

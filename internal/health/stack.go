@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -27,12 +28,15 @@ type Stack struct {
 	ManagerErr error
 	Tools      ManagerTools
 	Units      func(ctx context.Context) (UnitsAPI, error)
-	Packages   func(ctx context.Context, names ...string) (map[string]string, error)
-	Ports      func(ctx context.Context) (map[int]bool, error) // listening TCP ports
-	Dashboard  func(ctx context.Context) (DashboardAnswer, error)
-	Certs      func(ctx context.Context) ([]CertInfo, error)
-	Shipper    ShipperAPI
-	Probe      func(ctx context.Context) (ProbeReport, error)
+	// Packages reads installed package versions; PackagesErr says why
+	// there is none.
+	Packages    packages.Querier
+	PackagesErr error
+	Ports       func(ctx context.Context) (map[int]bool, error) // listening TCP ports
+	Dashboard   func(ctx context.Context) (DashboardAnswer, error)
+	Certs       func(ctx context.Context) ([]CertInfo, error)
+	Shipper     ShipperAPI
+	Probe       func(ctx context.Context) (ProbeReport, error)
 	// DefaultCredentials reports which components accept a default password
 	// (a cheap login attempt with the well-known defaults).
 	DefaultCredentials func(ctx context.Context) ([]string, error)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -257,11 +257,7 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 		return engine.Outcome{}, fmt.Errorf("the run has no %s (run data %s)", strings.ReplaceAll(key, "_", " "), key)
 	}
 	names := d.Config.PackageNames()
-	pkgs := make([]string, 0, len(Components))
-	for _, c := range Components {
-		pkgs = append(pkgs, names[c])
-	}
-	inst, err := pk.Installed(ctx, pkgs...)
+	inst, err := packages.ByComponent(ctx, pk, names)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -273,21 +269,17 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 
 func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, want map[string]string, which string) (engine.Outcome, error) {
 	var problems, notes []string
-	upstreams := map[string]bool{}
 	for _, c := range Components {
 		v := want[c]
 		if v == "" {
 			if slices.Contains(identical, c) {
 				problems = append(problems, fmt.Sprintf("%s: no %s version", c, which))
 			} else {
-				notes = append(notes, c+" stays at "+orDash(inst[names[c]]))
+				notes = append(notes, c+" stays at "+orDash(inst[c]))
 			}
 			continue
 		}
-		if slices.Contains(identical, c) {
-			upstreams[packages.Upstream(v)] = true
-		}
-		if inst[names[c]] == v {
+		if inst[c] == v {
 			notes = append(notes, fmt.Sprintf("%s already at %s", c, v))
 			continue
 		}
@@ -305,31 +297,26 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 			continue
 		}
 		if which == "target" {
-			if _, err := CheckUpgradePath(pk, inst[names[c]], v); err != nil {
+			if _, err := CheckUpgradePath(pk, inst[c], v); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", c, err))
 			}
 		}
 	}
-	if len(upstreams) > 1 {
-		var vs []string
-		for v := range upstreams {
-			vs = append(vs, v)
-		}
-		sort.Strings(vs)
+	if vs := stackversions.Differ(want); len(vs) > 1 {
 		problems = append(problems, "indexer, manager and dashboard versions differ: "+strings.Join(vs, ", "))
 	}
 	if which == "target" {
 		same := 0
 		for _, c := range identical {
-			if inst[names[c]] == want[c] {
+			if inst[c] == want[c] {
 				same++
 			}
 		}
-		if same == len(identical) && inst[names["shipper"]] == want["shipper"] || same == len(identical) && want["shipper"] == "" {
+		if same == len(identical) && inst["shipper"] == want["shipper"] || same == len(identical) && want["shipper"] == "" {
 			problems = append(problems, "every component is already at the target version; nothing to upgrade")
 		}
 	}
-	summary := versionLine(names, inst, want)
+	summary := versionLine(inst, want)
 	if len(problems) > 0 {
 		return engine.Outcome{}, engine.NoGo("%s; %s", strings.Join(problems, "; "), summary)
 	}
@@ -340,14 +327,14 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 	return engine.Outcome{Message: msg}, nil
 }
 
-func versionLine(names, inst, want map[string]string) string {
+func versionLine(inst, want map[string]string) string {
 	var parts []string
 	for _, c := range Components {
-		if want[c] == "" || want[c] == inst[names[c]] {
-			parts = append(parts, fmt.Sprintf("%s %s", c, orDash(inst[names[c]])))
+		if want[c] == "" || want[c] == inst[c] {
+			parts = append(parts, fmt.Sprintf("%s %s", c, orDash(inst[c])))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s", c, orDash(inst[names[c]]), want[c]))
+		parts = append(parts, fmt.Sprintf("%s %s → %s", c, orDash(inst[c]), want[c]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -360,42 +347,26 @@ func orNone(s []string) []string {
 }
 
 func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]string) (engine.Outcome, error) {
-	var problems []string
-	for _, c := range Components {
-		if want[c] != "" && inst[names[c]] != want[c] {
-			problems = append(problems, fmt.Sprintf("%s is %s, want %s", names[c], orDash(inst[names[c]]), want[c]))
-		}
-	}
-	ups := map[string]bool{}
-	for _, c := range identical {
-		ups[packages.Upstream(inst[names[c]])] = true
-	}
-	if len(ups) > 1 {
-		problems = append(problems, "indexer, manager and dashboard are not at the same version")
-	}
-	msg := versionLine(names, inst, map[string]string{})
+	f := stackversions.Facts{Packages: names, Installed: inst, Want: want}
 	if mgr, err := d.manager(); err == nil {
 		info, err := mgr.Info(ctx)
-		switch {
-		case err != nil:
+		if err != nil {
 			return engine.Outcome{}, notAnswering("manager API", err)
-		case want["manager"] != "" && info.APIVersion != packages.Upstream(want["manager"]):
-			problems = append(problems, fmt.Sprintf("manager API reports %s, want %s", info.APIVersion, packages.Upstream(want["manager"])))
-		default:
-			msg += "; manager API " + info.APIVersion
 		}
+		f.ManagerAPI = info.APIVersion
 	}
 	if ix, err := d.indexer(); err == nil {
-		if nodes, err := ix.NodesVersions(ctx); err == nil {
-			var vs []string
-			for _, n := range nodes {
-				vs = append(vs, n.Name+" OpenSearch "+n.Version)
-			}
-			msg += "; " + strings.Join(vs, ", ")
-		}
+		f.Indexer, _ = ix.NodesVersions(ctx)
 	}
-	if len(problems) > 0 {
-		return engine.Outcome{}, engine.NoGo("%s (%s)", strings.Join(problems, "; "), msg)
+	msg := versionLine(inst, map[string]string{})
+	if f.ManagerAPI != "" {
+		msg += "; manager API " + f.ManagerAPI
+	}
+	if len(f.Indexer) > 0 {
+		msg += "; " + stackversions.Nodes(f.Indexer)
+	}
+	if v := stackversions.Judge(f); !v.OK() {
+		return engine.Outcome{}, engine.NoGo("%s (%s)", strings.Join(v.Problems, "; "), msg)
 	}
 	return engine.Outcome{Message: msg}, nil
 }

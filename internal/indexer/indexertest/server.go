@@ -126,6 +126,17 @@ func (s *Server) Options() indexer.Options {
 	return indexer.Options{URL: s.URL, Username: Username, Password: Password, CAFile: s.CAFile}
 }
 
+// Client is a client of this server (Options), closed when the test ends.
+func (s *Server) Client(tb testing.TB) *indexer.Client {
+	tb.Helper()
+	c, err := indexer.New(s.Options())
+	if err != nil {
+		tb.Fatalf("indexer client: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	user, pass, _ := r.BasicAuth()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 )
 
@@ -133,7 +134,7 @@ func Load(path string, key []byte) (Plan, error) {
 		seen[ix.Name] = true
 		prefix := prefixFor(p.Prefixes(), ix.Name)
 		date, err := ParseIndexDate(prefix, ix.Name)
-		if err != nil || ValidPrefixes(p.Prefixes()) != nil {
+		if err != nil || config.ValidIndexPrefixes(p.Prefixes()) != nil {
 			reasons = append(reasons, fmt.Sprintf("%q does not parse as %sYYYY.MM.DD", ix.Name, strings.Join(p.Prefixes(), "YYYY.MM.DD or ")))
 			continue
 		}

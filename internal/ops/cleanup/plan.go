@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 )
 
@@ -174,23 +175,6 @@ func prefixFor(prefixes []string, name string) string {
 	return best
 }
 
-// ValidPrefixes checks a set of cleanup prefixes: literal (no wildcard or
-// separator), not empty, none the start of another (an index must belong
-// to exactly one).
-func ValidPrefixes(prefixes []string) error {
-	for i, a := range prefixes {
-		if a == "" || strings.ContainsAny(a, "*?,/ ") {
-			return fmt.Errorf("index prefix %q must be a literal prefix without wildcards", a)
-		}
-		for j, b := range prefixes {
-			if i != j && strings.HasPrefix(b, a) {
-				return fmt.Errorf("index prefix %q is the start of %q: each index must belong to one prefix", a, b)
-			}
-		}
-	}
-	return nil
-}
-
 // checkDeletable says why a name must never be deleted at now ("" if it may be).
 func checkDeletable(prefix, name string, now time.Time) (time.Time, string) {
 	if strings.ContainsAny(prefix, "*?,/ ") {
@@ -228,7 +212,7 @@ func Build(in Input) (Plan, error) {
 	if len(in.ExtraPrefixes) > 0 {
 		p.ExtraPrefixes = append([]string(nil), in.ExtraPrefixes...)
 	}
-	if err := ValidPrefixes(p.Prefixes()); err != nil {
+	if err := config.ValidIndexPrefixes(p.Prefixes()); err != nil {
 		return Plan{}, err
 	}
 	cands := make([]dated, 0, len(in.Indices))

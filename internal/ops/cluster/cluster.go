@@ -12,7 +12,9 @@
 //
 // Verdicts (verdict.go): cluster status (single-node yellow is fine), red
 // (recovering or cannot allocate, with the explanation), settings left
-// behind by maintenance, archived settings, shadowed templates. A Verdict
+// behind by maintenance (allocation not back at all: AllocationBack, which
+// `indexer shards` hints and the health check indexer.shards fixes with),
+// archived settings, shadowed templates, disk. A Verdict
 // is a Level, a summary, facts and a fix; a health check maps it to
 // OK/WARN/CRIT/UNKNOWN, a gate to go/pending/no-go.
 package cluster
@@ -231,10 +233,10 @@ func Shards(ctx context.Context, api API, unassignedOnly bool, explainLimit int)
 		rep.Shards = append(rep.Shards, row)
 	}
 	if rep.Unassigned > 0 {
-		if alloc, err := Allocation(ctx, api); err == nil {
-			rep.Allocation = alloc
-			if alloc.Value != "all" {
-				rep.Hints = append(rep.Hints, fmt.Sprintf("allocation is left at %s (%s): set it back with `siemctl indexer allocation all`", alloc.Value, alloc.Source))
+		if s, err := api.Settings(ctx, false); err == nil {
+			rep.Allocation = allocationOf(s)
+			if v := AllocationBack(s); v.Level != OK {
+				rep.Hints = append(rep.Hints, fmt.Sprintf("allocation is left at %s (%s): set it back with `%s`", rep.Allocation.Value, rep.Allocation.Source, v.Fix))
 			}
 		}
 		for _, r := range Merge(remedies) {

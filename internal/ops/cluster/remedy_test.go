@@ -4,29 +4,14 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
-// redByFilter is a client of indexertest.RedByFilter's node.
-func redByFilter(t *testing.T) *indexer.Client {
-	t.Helper()
-	srv := indexertest.NewServer(t, indexertest.RedByFilter())
-	opts := srv.Options()
-	opts.Timeout = 10 * time.Second
-	c, err := indexer.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 func TestShardsHintRemovesTheAllocationFilter(t *testing.T) {
-	rep, err := cluster.Shards(context.Background(), redByFilter(t), true, 0)
+	rep, err := cluster.Shards(context.Background(), indexertest.NewServer(t, indexertest.RedByFilter()).Client(t), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,20 @@ func Red(ctx context.Context, api ShardsAPI, h indexer.Health) Verdict {
 	return Verdict{Level: Wait, Summary: fmt.Sprintf("cluster red, %d unassigned shards", h.UnassignedShards)}
 }
 
+// AllocationBack judges cluster.routing.allocation.enable: anything but
+// all (primaries, new_primaries or none, what an upgrade sets while a node
+// restarts) leaves replicas and new shards unassigned. OpenSearch reads the
+// value in any case ("ALL" is all) and an unset one is all. Wait when it is
+// not all (the end of an upgrade sets it back), with the fix.
+func AllocationBack(s indexer.Settings) Verdict {
+	en := s.AllocationEnable()
+	if en.Value == "" || strings.EqualFold(en.Value, "all") {
+		return Verdict{Level: OK, Summary: "allocation enabled for all shards"}
+	}
+	return Verdict{Level: Wait, Summary: fmt.Sprintf("allocation.enable is %s (%s): replicas and new shards are not allocated", en.Value, en.Source),
+		Items: []string{fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, en.Value, en.Source)}, Fix: "siemctl indexer allocation all"}
+}
+
 // LeftoverOptions tune Leftovers.
 type LeftoverOptions struct {
 	// Persistent counts persistent watermark overrides too. An upgrade
@@ -121,10 +135,10 @@ type LeftoverOptions struct {
 // set (the end of an upgrade resets them).
 func Leftovers(s indexer.Settings, opts LeftoverOptions) Verdict {
 	var problems, items, fixes []string
-	if en := s.AllocationEnable(); en.Value != "" && en.Value != "all" {
-		problems = append(problems, fmt.Sprintf("allocation.enable is %s (%s): replicas and new shards are not allocated; left over from an upgrade?", en.Value, en.Source))
-		items = append(items, fmt.Sprintf("%s=%s (%s)", indexer.KeyAllocationEnable, en.Value, en.Source))
-		fixes = append(fixes, "siemctl indexer allocation all")
+	if v := AllocationBack(s); v.Level != OK {
+		problems = append(problems, v.Summary+"; left over from an upgrade?")
+		items = append(items, v.Items...)
+		fixes = append(fixes, v.Fix)
 	}
 	for _, ov := range s.Overrides(WatermarkPrefix) {
 		if ov.Source == indexer.SourceTransient || opts.Persistent && ov.Source == indexer.SourcePersistent {

@@ -74,6 +74,58 @@ func TestRed(t *testing.T) {
 	}
 }
 
+// TestAllocationBack: every value of cluster.routing.allocation.enable, in
+// the cases OpenSearch accepts; and the two doors in this package that map
+// it: Leftovers (a problem with its item) and Shards (a hint, only with
+// unassigned shards).
+func TestAllocationBack(t *testing.T) {
+	tests := []struct {
+		name  string
+		s     indexer.Settings
+		level cluster.Level
+		item  string
+	}{
+		{"unset", indexer.Settings{}, cluster.OK, ""},
+		{"default all", indexer.Settings{Defaults: map[string]string{indexer.KeyAllocationEnable: "all"}}, cluster.OK, ""},
+		{"all set back persistently", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "all"}}, cluster.OK, ""},
+		{"ALL: OpenSearch reads any case", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "ALL"}}, cluster.OK, ""},
+		{"primaries", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "primaries"}}, cluster.Wait, "cluster.routing.allocation.enable=primaries (persistent)"},
+		{"new_primaries", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "new_primaries"}}, cluster.Wait, "cluster.routing.allocation.enable=new_primaries (persistent)"},
+		{"none, transient over a persistent all", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "all"}, Transient: map[string]string{indexer.KeyAllocationEnable: "none"}},
+			cluster.Wait, "cluster.routing.allocation.enable=none (transient)"},
+		{"PRIMARIES", indexer.Settings{Persistent: map[string]string{indexer.KeyAllocationEnable: "PRIMARIES"}}, cluster.Wait, "cluster.routing.allocation.enable=PRIMARIES (persistent)"},
+	}
+	unassigned := []indexer.Shard{{Index: "idx", Shard: 0, PriRep: "r", State: "UNASSIGNED"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := cluster.AllocationBack(tt.s)
+			wantFix := ""
+			if tt.level != cluster.OK {
+				wantFix = "siemctl indexer allocation all"
+			}
+			if v.Level != tt.level || strings.Join(v.Items, "|") != tt.item || v.Fix != wantFix {
+				t.Fatalf("AllocationBack = %+v, want level %d, item %q, fix %q", v, tt.level, tt.item, wantFix)
+			}
+			if l := cluster.Leftovers(tt.s, cluster.LeftoverOptions{}); l.Level != tt.level || strings.Join(l.Items, "|") != tt.item {
+				t.Errorf("Leftovers = %+v, want level %d with item %q", l, tt.level, tt.item)
+			}
+			n := &node{persistent: tt.s.Persistent, transient: tt.s.Transient, shards: unassigned, explainErr: errors.New("no explanation")}
+			rep, err := cluster.Shards(context.Background(), n, true, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hint := strings.Join(rep.Hints, "|")
+			if got := strings.Contains(hint, "set it back with `siemctl indexer allocation all`"); got != (tt.level != cluster.OK) {
+				t.Errorf("Shards hints %q (want the allocation hint: %v)", hint, tt.level != cluster.OK)
+			}
+		})
+	}
+	n := &node{persistent: map[string]string{indexer.KeyAllocationEnable: "primaries"}, shards: []indexer.Shard{{Index: "idx", State: "STARTED", PriRep: "p"}}}
+	if rep, err := cluster.Shards(context.Background(), n, false, 0); err != nil || len(rep.Hints) != 0 {
+		t.Errorf("no unassigned shard, no hint: %q %v", rep.Hints, err)
+	}
+}
+
 func TestSettingsVerdicts(t *testing.T) {
 	const low = "cluster.routing.allocation.disk.watermark.low"
 	tests := []struct {
