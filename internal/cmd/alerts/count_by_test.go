@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
@@ -40,10 +41,7 @@ func TestCountBy(t *testing.T) {
 			f, _, out, _ := factory(t, newStack(t, srv), mode.output, mode.tty)
 			f.IO.SetWidth(72)
 			f.IO.DisableColor()
-			cmd := alerts.NewCmdCount(f, nil)
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			cmd.SetArgs([]string{"--since", "6h", "--by", "1h"})
-			if err := cmd.Execute(); err != nil {
+			if err := clitest.Exec(alerts.NewCmdCount(f, nil), "--since", "6h", "--by", "1h"); err != nil {
 				t.Fatal(err)
 			}
 			golden.Assert(t, "count-by-"+mode.name, out.Bytes())
@@ -100,11 +98,7 @@ func TestCountBy(t *testing.T) {
 		{[]string{"--since", "30d", "--by", "1s"}},
 		{[]string{"--since", "1h", "--by", "1x"}},
 	} {
-		f, _, _, _ := factory(t, nil, "table", false)
-		cmd := alerts.NewCmdCount(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs(c.args)
-		if err := cmd.Execute(); cli.ExitCode(err) != 2 {
+		if _, err := clitest.Parse(alerts.NewCmdCount, c.args...); cli.ExitCode(err) != 2 {
 			t.Errorf("%v: %v (exit %d), want a usage error", c.args, err, cli.ExitCode(err))
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/health"
@@ -240,9 +241,7 @@ func TestGuidedAsksAtAFailure(t *testing.T) {
 	fx.common.Yes = true
 	term := newOperatorTerm(t, &fx.common)
 	rb := filepath.Join(t.TempDir(), "partial.yaml")
-	if err := os.WriteFile(rb, []byte(partialRunbook), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, rb, partialRunbook, 0o600)
 	opts := &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: rb, Guided: true}
 	out, err := term.drive(t, func() error { return runApply(context.Background(), opts) }, "c", "c", "c", "w", "r")
 	var rbe *engine.RolledBackError
