@@ -6,8 +6,8 @@
 // test needs: files, a config and its secret files (WriteFile, WriteSecret,
 // WriteConfig, LoadConfig), the host lock held as a running upgrade holds it
 // (HoldLock), an address nobody listens on (ClosedAddr, ClosedURL), a server
-// that accepts and never answers (Hang), and a Factory wired to a test's
-// client set (Factory).
+// that accepts and never answers (Hang), a reader's output collected in the
+// background (Tap), and a Factory wired to a test's client set (Factory).
 package clitest
 
 import (

@@ -2,8 +2,10 @@ package clitest
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -34,8 +36,8 @@ type Hung struct {
 	Addr string
 
 	mu    sync.Mutex
-	got   bytes.Buffer
 	conns []net.Conn
+	taps  []*Tap
 }
 
 // Hang starts a hung server on network "tcp" (loopback) or "unix" (a socket
@@ -58,9 +60,8 @@ func Hang(t testing.TB, network string) *Hung {
 				return
 			}
 			h.mu.Lock()
-			h.conns = append(h.conns, c)
+			h.conns, h.taps = append(h.conns, c), append(h.taps, NewTap(c))
 			h.mu.Unlock()
-			go h.read(c)
 		}
 	}()
 	t.Cleanup(func() {
@@ -74,22 +75,52 @@ func Hang(t testing.TB, network string) *Hung {
 	return h
 }
 
-func (h *Hung) read(c net.Conn) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := c.Read(buf)
-		h.mu.Lock()
-		h.got.Write(buf[:n])
-		h.mu.Unlock()
-		if err != nil {
-			return
-		}
-	}
-}
-
-// Received is everything the server has read so far.
+// Received is everything the server has read so far, connection after
+// connection.
 func (h *Hung) Received() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.got.String()
+	var b strings.Builder
+	for _, tp := range h.taps {
+		b.WriteString(tp.String())
+	}
+	return b.String()
 }
+
+// Tap reads r in the background until a read fails (r closed or at its
+// end), keeping what it read: a test's view of a connection or a terminal.
+// Its methods are safe while it reads.
+type Tap struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan struct{}
+}
+
+// NewTap starts reading r.
+func NewTap(r io.Reader) *Tap {
+	tp := &Tap{done: make(chan struct{})}
+	go func() {
+		defer close(tp.done)
+		b := make([]byte, 4096)
+		for {
+			n, err := r.Read(b)
+			tp.mu.Lock()
+			tp.buf.Write(b[:n])
+			tp.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return tp
+}
+
+// String is everything read so far.
+func (tp *Tap) String() string {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return tp.buf.String()
+}
+
+// Done is closed once a read failed.
+func (tp *Tap) Done() <-chan struct{} { return tp.done }
