@@ -47,6 +47,20 @@ func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
 		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: ix}
 }
 
+// lastBody decodes the body of the last request key ("POST /path") the fake
+// indexer got into v, and returns the request.
+func lastBody(t *testing.T, srv *indexertest.Server, key string, v any) indexertest.Request {
+	t.Helper()
+	req, ok := srv.Last(key)
+	if !ok {
+		t.Fatalf("no %s", key)
+	}
+	if err := json.Unmarshal(req.Body, v); err != nil {
+		t.Fatalf("%s body: %v\n%s", key, err, req.Body)
+	}
+	return req
+}
+
 // alertsFile is the manager's alerts file under the install dir.
 func alertsFile(s *cli.Clients) string {
 	return filepath.Join(s.Config.Manager.InstallDir, "logs", "alerts", "alerts.json")
@@ -109,7 +123,6 @@ func TestRunSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Assert(t, "search-"+mode.name, out.Bytes())
-			req, _ := srv.Last("POST /siem-alerts-4.x-*/_search")
 			var body struct {
 				Size  int `json:"size"`
 				Query struct {
@@ -119,9 +132,7 @@ func TestRunSearch(t *testing.T) {
 				} `json:"query"`
 				Sort []map[string]map[string]any `json:"sort"`
 			}
-			if err := json.Unmarshal(req.Body, &body); err != nil {
-				t.Fatal(err)
-			}
+			req := lastBody(t, srv, "POST /siem-alerts-4.x-*/_search", &body)
 			if got := body.Query.Bool.Filter[0]["query_string"]["query"]; got != q {
 				t.Errorf("query in body %q, want it unchanged %q", got, q)
 			}

@@ -1,7 +1,6 @@
 package alerts_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -45,7 +44,6 @@ func TestCountBy(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Assert(t, "count-by-"+mode.name, out.Bytes())
-			req, _ := srv.Last("POST /siem-alerts-4.x-*/_search")
 			var body struct {
 				Size int `json:"size"`
 				Aggs struct {
@@ -59,9 +57,7 @@ func TestCountBy(t *testing.T) {
 					} `json:"per"`
 				} `json:"aggs"`
 			}
-			if err := json.Unmarshal(req.Body, &body); err != nil {
-				t.Fatal(err)
-			}
+			req := lastBody(t, srv, "POST /siem-alerts-4.x-*/_search", &body)
 			h := body.Aggs.Per.H
 			if body.Size != 0 || h.Field != "timestamp" || h.Interval != "3600s" || h.MinDocs != 0 ||
 				h.Bounds["min"] != now.Add(-6*time.Hour).UnixMilli() || h.Bounds["max"] != now.UnixMilli() {
