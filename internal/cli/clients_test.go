@@ -1,22 +1,20 @@
-package cli
+package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/pem"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/process"
 )
 
@@ -35,17 +33,11 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
-	pw := filepath.Join(dir, "pw")
-	os.WriteFile(pw, []byte("Generated-1\n"), 0o600)
-	cfgFile := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfgFile, []byte("state_dir: "+dir+"/state\n"+
+	pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n"+
-		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n"), 0o600)
-	cfg, err := config.Load(config.LoadOptions{Path: cfgFile, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewClients(context.Background(), cfg, ClientOptions{})
+		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
+	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
 	found, err := s.Health().DefaultCredentials(context.Background())
 	if err != nil || len(found) != 0 {
 		t.Fatalf("first run: %v %v", found, err)
@@ -62,7 +54,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	}
 	// A configured default password is reported without any login.
 	os.WriteFile(pw, []byte("siem\n"), 0o600)
-	found, _ = NewClients(context.Background(), cfg, ClientOptions{}).Health().DefaultCredentials(context.Background())
+	found, _ = cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background())
 	if len(found) != 1 || found[0] != "manager (the configured password is a factory default)" {
 		t.Errorf("configured default not reported: %v", found)
 	}
@@ -71,68 +63,20 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 // A hung indexer (it reads requests and never answers) must not receive the
 // factory credentials: they go only to a node that answered siemctl itself.
 func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var got bytes.Buffer
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go func() {
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					mu.Lock()
-					got.Write(buf[:n])
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	defer func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	hung := clitest.Hang(t, "tcp")
 	dir := t.TempDir()
-	pw := filepath.Join(dir, "pw")
-	os.WriteFile(pw, []byte("Generated-1\n"), 0o600)
-	cfgFile := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfgFile, []byte("state_dir: "+dir+"/state\n"+
-		"indexer: {url: \"http://"+l.Addr().String()+"\", username: siemctl-ro, ca_file: \"\", password_file: "+pw+"}\n"+
-		"manager: {api_url: \"http://"+closedAddr+"\", password_file: "+pw+"}\n"), 0o600)
-	cfg, err := config.Load(config.LoadOptions{Path: cfgFile, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
+		"indexer: {url: \"http://"+hung.Addr+"\", username: siemctl-ro, ca_file: \"\", password_file: "+pw+"}\n"+
+		"manager: {api_url: \"http://"+clitest.ClosedAddr(t)+"\", password_file: "+pw+"}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err = NewClients(ctx, cfg, ClientOptions{}).Health().DefaultCredentials(ctx)
+	_, err := cli.NewClients(ctx, cfg, cli.ClientOptions{}).Health().DefaultCredentials(ctx)
 	if err == nil {
 		t.Fatal("an unreachable indexer gave a verdict")
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if def := base64.StdEncoding.EncodeToString([]byte("admin:admin")); strings.Contains(got.String(), def) {
-		t.Fatalf("the default credentials were sent to a hung indexer:\n%s", got.String())
+	if def := base64.StdEncoding.EncodeToString([]byte("admin:admin")); strings.Contains(hung.Received(), def) {
+		t.Fatalf("the default credentials were sent to a hung indexer:\n%s", hung.Received())
 	}
 }
 
@@ -140,15 +84,10 @@ func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
 func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 	t.Setenv("SIEMCTL_TEST_INDEXER_PW", "Env-Secret-4711")
 	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "c.yaml")
-	os.WriteFile(cfgFile, []byte("state_dir: "+dir+"/state\n"+
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \"http://127.0.0.1:9\", ca_file: \"\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"+
-		"manager: {api_url: \"http://127.0.0.1:9\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"), 0o600)
-	cfg, err := config.Load(config.LoadOptions{Path: cfgFile, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := NewClients(context.Background(), cfg, ClientOptions{})
+		"manager: {api_url: \"http://127.0.0.1:9\", password_env: SIEMCTL_TEST_INDEXER_PW}\n")
+	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
 	if s.IndexerErr != nil || s.ManagerErr != nil {
 		t.Fatalf("clients: %v %v", s.IndexerErr, s.ManagerErr)
 	}

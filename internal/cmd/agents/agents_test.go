@@ -4,21 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
 	"github.com/siemctl/siemctl/internal/golden"
-	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
-	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -76,27 +71,14 @@ type env struct {
 func newEnv(t *testing.T, apiURL, password string) env {
 	t.Helper()
 	d := t.TempDir()
-	pw := filepath.Join(d, "pw")
-	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(d, "siem", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	pw := clitest.WriteSecret(t, d, "pw", password)
 	toolLog := filepath.Join(d, "tool.log")
 	script := strings.Replace(agentControl, "#!/bin/sh\n", "#!/bin/sh\necho \"$@\" >> "+toolLog+"\n", 1)
-	if err := os.WriteFile(filepath.Join(bin, "agent_control"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "state_dir: " + d + "/state\n" +
-		"indexer: {url: \"http://127.0.0.1:9\", password_file: " + pw + "}\n" +
-		"manager: {api_url: \"" + apiURL + "\", username: wazuh, password_file: " + pw + ", install_dir: " + d + "/siem}\n"
-	p := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return env{cfg: p, toolLog: toolLog}
+	clitest.WriteFile(t, filepath.Join(d, "siem", "bin", "agent_control"), script, 0o755)
+	cfg := clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
+		"indexer: {url: \"http://127.0.0.1:9\", password_file: "+pw+"}\n"+
+		"manager: {api_url: \""+apiURL+"\", username: wazuh, password_file: "+pw+", install_dir: "+d+"/siem}\n")
+	return env{cfg: cfg, toolLog: toolLog}
 }
 
 func (e env) toolCalls() string {
@@ -104,40 +86,19 @@ func (e env) toolCalls() string {
 	return strings.TrimSpace(string(b))
 }
 
-type result struct {
-	out, errOut string
-	code        int
+// stateDir is where the config keeps the host lock.
+func (e env) stateDir() string { return filepath.Join(filepath.Dir(e.cfg), "state") }
+
+// runCtx runs `siemctl agents --config e.cfg args...` off a terminal.
+func runCtx(ctx context.Context, e env, args ...string) clitest.Result {
+	return clitest.Main(ctx, clitest.Group(agentscmd.NewCmdAgents), false, "", append([]string{"agents", "--config", e.cfg}, args...)...)
 }
 
-func run(t *testing.T, e env, tty bool, stdin string, args ...string) result {
+// run runs `siemctl agents --config e.cfg args...` (on a terminal when tty,
+// which answers stdin).
+func run(t *testing.T, e env, tty bool, stdin string, args ...string) clitest.Result {
 	t.Helper()
-	io, in, out, errOut := output.Test()
-	in.WriteString(stdin)
-	io.SetTTY(tty, tty, tty)
-	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(agentscmd.NewCmdAgents(f)) }
-	code := cli.Main(context.Background(), append([]string{"agents", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
-	return result{out.String(), errOut.String(), code}
-}
-
-// holdLock takes the config's host lock as a running upgrade would.
-func holdLock(t *testing.T, e env) *lock.Lock {
-	t.Helper()
-	l, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(filepath.Dir(e.cfg), "state")),
-		lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
-func closedURL(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := l.Addr().String()
-	l.Close()
-	return "http://" + a
+	return clitest.Main(context.Background(), clitest.Group(agentscmd.NewCmdAgents), tty, stdin, append([]string{"agents", "--config", e.cfg}, args...)...)
 }
 
 func TestList(t *testing.T) {
@@ -157,13 +118,13 @@ func TestList(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, e, tt.tty, "", tt.args...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.errOut)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
 			}
-			golden.Assert(t, tt.name, []byte(r.out))
+			golden.Assert(t, tt.name, []byte(r.Out))
 			if strings.HasSuffix(tt.name, "json") {
 				var v []map[string]any
-				if err := json.Unmarshal([]byte(r.out), &v); err != nil {
+				if err := json.Unmarshal([]byte(r.Out), &v); err != nil {
 					t.Fatalf("not a JSON array: %v", err)
 				}
 			}
@@ -172,8 +133,8 @@ func TestList(t *testing.T) {
 	t.Run("pagination and query", func(t *testing.T) {
 		before := len(srv.SeenPath("GET /agents"))
 		r := run(t, e, false, "", "list", "--page-size", "2", "--status", "active,disconnected", "--older-than", "1h", "-o", "json")
-		if r.code != 0 {
-			t.Fatalf("exit %d %s", r.code, r.errOut)
+		if r.Code != 0 {
+			t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 		}
 		qs := srv.SeenPath("GET /agents")[before:]
 		// 000, 001, 002, 004 match: two pages of two.
@@ -182,7 +143,7 @@ func TestList(t *testing.T) {
 			t.Errorf("queries %v", qs)
 		}
 		var v []map[string]any
-		_ = json.Unmarshal([]byte(r.out), &v)
+		_ = json.Unmarshal([]byte(r.Out), &v)
 		if len(v) != 4 {
 			t.Errorf("%d agents", len(v))
 		}
@@ -217,8 +178,8 @@ func TestListBadInputSendsNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := run(t, e, false, "", tt.args...)
-		if r.code != 2 || !strings.Contains(r.errOut, tt.msg) {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, r.code, r.errOut, tt.msg)
+		if r.Code != 2 || !strings.Contains(r.ErrOut, tt.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, r.Code, r.ErrOut, tt.msg)
 		}
 	}
 	if n := srv.Requests.Load(); n != 0 {
@@ -230,26 +191,26 @@ func TestListBadInputSendsNothing(t *testing.T) {
 }
 
 func TestListFallbackToAgentControl(t *testing.T) {
-	e := newEnv(t, closedURL(t), "Secr3t.Pass")
+	e := newEnv(t, clitest.ClosedURL(t), "Secr3t.Pass")
 	r := run(t, e, false, "", "list", "--status", "active")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
 	}
-	if !strings.Contains(r.errOut, "warning: the manager API is down") || !strings.Contains(r.errOut, "listed with agent_control") {
-		t.Errorf("stderr does not say so: %s", r.errOut)
+	if !strings.Contains(r.ErrOut, "warning: the manager API is down") || !strings.Contains(r.ErrOut, "listed with agent_control") {
+		t.Errorf("stderr does not say so: %s", r.ErrOut)
 	}
 	if e.toolCalls() != "-lc" {
 		t.Errorf("tool calls %q", e.toolCalls())
 	}
-	golden.Assert(t, "list_fallback_table", []byte(r.out))
+	golden.Assert(t, "list_fallback_table", []byte(r.Out))
 
 	r = run(t, e, false, "", "show", "001", "-o", "json")
-	if r.code != 0 || !strings.Contains(r.out, `"source": "agent_control"`) || !strings.Contains(r.errOut, "shown with agent_control") {
-		t.Errorf("show fallback: exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.Contains(r.Out, `"source": "agent_control"`) || !strings.Contains(r.ErrOut, "shown with agent_control") {
+		t.Errorf("show fallback: exit %d\n%s\n%s", r.Code, r.Out, r.ErrOut)
 	}
 	r = run(t, e, false, "", "list", "--older-than", "7d")
-	if r.code != 5 || !strings.Contains(r.errOut, "agent_control cannot filter by --older-than") {
-		t.Errorf("older-than without API: exit %d %s", r.code, r.errOut)
+	if r.Code != 5 || !strings.Contains(r.ErrOut, "agent_control cannot filter by --older-than") {
+		t.Errorf("older-than without API: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 
@@ -257,8 +218,8 @@ func TestListAuthFailureDoesNotFallBack(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{})
 	e := newEnv(t, srv.URL, "Wrong.Pass1")
 	r := run(t, e, false, "", "list")
-	if r.code != 4 || e.toolCalls() != "" || strings.Contains(r.out+r.errOut, "Wrong.Pass1") {
-		t.Errorf("exit %d tools %q\n%s", r.code, e.toolCalls(), r.errOut)
+	if r.Code != 4 || e.toolCalls() != "" || strings.Contains(r.Out+r.ErrOut, "Wrong.Pass1") {
+		t.Errorf("exit %d tools %q\n%s", r.Code, e.toolCalls(), r.ErrOut)
 	}
 }
 
@@ -267,14 +228,14 @@ func TestShow(t *testing.T) {
 	e := newEnv(t, srv.URL, srv.Password())
 	for _, tc := range []struct{ name, format, id string }{{"show_table", "table", "002"}, {"show_json", "json", "001"}, {"show_manager_table", "table", "000"}} {
 		r := run(t, e, false, "", "show", tc.id, "-o", tc.format)
-		if r.code != 0 {
-			t.Fatalf("%s: exit %d %s", tc.name, r.code, r.errOut)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d %s", tc.name, r.Code, r.ErrOut)
 		}
-		golden.Assert(t, tc.name, []byte(r.out))
+		golden.Assert(t, tc.name, []byte(r.Out))
 	}
 	r := run(t, e, false, "", "show", "099")
-	if r.code != 1 || !strings.Contains(r.errOut, "Agent does not exist") || !strings.Contains(r.errOut, "not registered") {
-		t.Errorf("unknown agent: exit %d %s", r.code, r.errOut)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "Agent does not exist") || !strings.Contains(r.ErrOut, "not registered") {
+		t.Errorf("unknown agent: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 
@@ -283,59 +244,59 @@ func TestRestart(t *testing.T) {
 	e := newEnv(t, srv.URL, srv.Password())
 	// Every restart asks: off a terminal without --yes nothing is sent; a
 	// dry run prints the request; an upgrade holding the host lock means exit 6.
-	if r := run(t, e, false, "", "restart", "001"); r.code != 2 || !strings.Contains(r.errOut, "--yes") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
-		t.Fatalf("restart 001 off a tty: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, false, "", "restart", "001"); r.Code != 2 || !strings.Contains(r.ErrOut, "--yes") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("restart 001 off a tty: exit %d %s", r.Code, r.ErrOut)
 	}
-	if r := run(t, e, true, "n\n", "restart", "001"); r.code != 1 || !strings.Contains(r.errOut, "Restart agent(s) 001? [y/N]") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
-		t.Fatalf("restart 001 declined: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, true, "n\n", "restart", "001"); r.Code != 1 || !strings.Contains(r.ErrOut, "Restart agent(s) 001? [y/N]") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("restart 001 declined: exit %d %s", r.Code, r.ErrOut)
 	}
-	if r := run(t, e, false, "", "restart", "001", "004", "001", "--dry-run"); r.code != 0 || r.out != "PUT /agents/restart?agents_list=001%2C004\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
-		t.Fatalf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	if r := run(t, e, false, "", "restart", "001", "004", "001", "--dry-run"); r.Code != 0 || r.Out != "PUT /agents/restart?agents_list=001%2C004\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("dry run: exit %d %q %s", r.Code, r.Out, r.ErrOut)
 	}
-	if r := run(t, e, false, "", "restart", "--all", "--dry-run"); r.code != 0 || r.out != "PUT /agents/restart\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
-		t.Fatalf("dry run --all: exit %d %q %s", r.code, r.out, r.errOut)
+	if r := run(t, e, false, "", "restart", "--all", "--dry-run"); r.Code != 0 || r.Out != "PUT /agents/restart\n" || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("dry run --all: exit %d %q %s", r.Code, r.Out, r.ErrOut)
 	}
-	held := holdLock(t, e)
-	if r := run(t, e, false, "", "restart", "001", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "siemctl upgrade apply --to 4.10.0") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
-		t.Fatalf("locked: exit %d %s", r.code, r.errOut)
+	held := clitest.HoldLock(t, e.stateDir())
+	if r := run(t, e, false, "", "restart", "001", "--yes"); r.Code != 6 || !strings.Contains(r.ErrOut, "siemctl upgrade apply --to 4.10.0") || len(srv.SeenPath("PUT /agents/restart")) != 0 {
+		t.Fatalf("locked: exit %d %s", r.Code, r.ErrOut)
 	}
 	_ = held.Release()
 
 	r := run(t, e, false, "", "restart", "001", "004", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "restart_ok_table", []byte(r.out))
+	golden.Assert(t, "restart_ok_table", []byte(r.Out))
 	if q := srv.SeenPath("PUT /agents/restart"); len(q) != 1 || q[0] != "agents_list=001%2C004" {
 		t.Errorf("queries %v", q)
 	}
 
 	// partial: 002 disconnected (1707), 099 unknown (1701)
 	r = run(t, e, false, "", "restart", "001", "002", "099", "--yes")
-	if r.code != 1 || !strings.Contains(r.errOut, "restart failed for 2 of 3 agents") {
-		t.Errorf("partial: exit %d %s", r.code, r.errOut)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "restart failed for 2 of 3 agents") {
+		t.Errorf("partial: exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "restart_partial_table", []byte(r.out))
+	golden.Assert(t, "restart_partial_table", []byte(r.Out))
 	r = run(t, e, false, "", "restart", "001", "002", "099", "-o", "json", "--yes")
-	if r.code != 1 {
-		t.Errorf("partial json: exit %d", r.code)
+	if r.Code != 1 {
+		t.Errorf("partial json: exit %d", r.Code)
 	}
-	golden.Assert(t, "restart_partial_json", []byte(r.out))
+	golden.Assert(t, "restart_partial_json", []byte(r.Out))
 
 	// --all: confirmation
 	before := len(srv.SeenPath("PUT /agents/restart"))
-	if r := run(t, e, false, "", "restart", "--all"); r.code != 2 || !strings.Contains(r.errOut, "--yes") {
-		t.Errorf("--all without tty: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, false, "", "restart", "--all"); r.Code != 2 || !strings.Contains(r.ErrOut, "--yes") {
+		t.Errorf("--all without tty: exit %d %s", r.Code, r.ErrOut)
 	}
-	if r := run(t, e, true, "no\n", "restart", "--all"); r.code != 1 {
-		t.Errorf("--all declined: exit %d", r.code)
+	if r := run(t, e, true, "no\n", "restart", "--all"); r.Code != 1 {
+		t.Errorf("--all declined: exit %d", r.Code)
 	}
 	if n := len(srv.SeenPath("PUT /agents/restart")); n != before {
 		t.Errorf("restart sent without confirmation")
 	}
 	r = run(t, e, true, "y\n", "restart", "--all")
-	if r.code != 0 || !strings.Contains(r.out, "001") || !strings.Contains(r.out, "004") {
-		t.Errorf("--all: exit %d\n%s%s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.Contains(r.Out, "001") || !strings.Contains(r.Out, "004") {
+		t.Errorf("--all: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
 	}
 	if q := srv.SeenPath("PUT /agents/restart"); len(q) != before+1 || q[before] != "" {
 		t.Errorf("restart all query %v", q[before:])
@@ -345,18 +306,18 @@ func TestRestart(t *testing.T) {
 func TestRemove(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
 	e := newEnv(t, srv.URL, srv.Password())
-	if r := run(t, e, false, "", "remove", "001"); r.code != 2 {
-		t.Errorf("no --yes without tty: exit %d", r.code)
+	if r := run(t, e, false, "", "remove", "001"); r.Code != 2 {
+		t.Errorf("no --yes without tty: exit %d", r.Code)
 	}
-	if r := run(t, e, true, "n\n", "remove", "001"); r.code != 1 || !strings.Contains(r.errOut, "Remove agent(s) 001") {
-		t.Errorf("declined: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, true, "n\n", "remove", "001"); r.Code != 1 || !strings.Contains(r.ErrOut, "Remove agent(s) 001") {
+		t.Errorf("declined: exit %d %s", r.Code, r.ErrOut)
 	}
-	if r := run(t, e, false, "", "remove", "001", "--dry-run"); r.code != 0 || r.out != "DELETE /agents?agents_list=001&older_than=0s&purge=false&status=all\n" {
-		t.Errorf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	if r := run(t, e, false, "", "remove", "001", "--dry-run"); r.Code != 0 || r.Out != "DELETE /agents?agents_list=001&older_than=0s&purge=false&status=all\n" {
+		t.Errorf("dry run: exit %d %q %s", r.Code, r.Out, r.ErrOut)
 	}
-	held := holdLock(t, e)
-	if r := run(t, e, false, "", "remove", "001", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "run 20261121T101500Z-3f9a1c") {
-		t.Errorf("locked: exit %d %s", r.code, r.errOut)
+	held := clitest.HoldLock(t, e.stateDir())
+	if r := run(t, e, false, "", "remove", "001", "--yes"); r.Code != 6 || !strings.Contains(r.ErrOut, "run 20261121T101500Z-3f9a1c") {
+		t.Errorf("locked: exit %d %s", r.Code, r.ErrOut)
 	}
 	_ = held.Release()
 	if n := srv.Requests.Load(); n != 0 {
@@ -364,34 +325,34 @@ func TestRemove(t *testing.T) {
 	}
 	// 001 is active: the API's default older_than=7d would refuse it (1731).
 	r := run(t, e, false, "", "remove", "001", "099", "--yes")
-	if r.code != 1 {
-		t.Errorf("partial remove: exit %d %s", r.code, r.errOut)
+	if r.Code != 1 {
+		t.Errorf("partial remove: exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "remove_partial_table", []byte(r.out))
+	golden.Assert(t, "remove_partial_table", []byte(r.Out))
 	q := srv.SeenPath("DELETE /agents")
 	if len(q) != 1 || !strings.Contains(q[0], "status=all") || !strings.Contains(q[0], "older_than=0s") || !strings.Contains(q[0], "agents_list=001%2C099") {
 		t.Errorf("delete query %v", q)
 	}
 	r = run(t, e, true, "y\n", "remove", "002", "-o", "json")
-	if r.code != 0 {
-		t.Errorf("remove: exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Errorf("remove: exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "remove_json", []byte(r.out))
+	golden.Assert(t, "remove_json", []byte(r.Out))
 }
 
 func TestOutdated(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{Agents: fixtureAgents()})
 	e := newEnv(t, srv.URL, srv.Password())
 	r := run(t, e, false, "", "outdated")
-	if r.code != 0 || !strings.Contains(r.errOut, "1 of 3 agents newer than the manager (4.9.0); 1 without a known version") {
-		t.Errorf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "1 of 3 agents newer than the manager (4.9.0); 1 without a known version") {
+		t.Errorf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "outdated_table", []byte(r.out))
+	golden.Assert(t, "outdated_table", []byte(r.Out))
 	r = run(t, e, false, "", "outdated", "--than", "v4.10.0", "-o", "json")
-	if r.code != 0 {
-		t.Errorf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Errorf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "outdated_than_json", []byte(r.out))
+	golden.Assert(t, "outdated_than_json", []byte(r.Out))
 }
 
 // TestListIdleTimeout: --timeout bounds each page. An API that hangs until that deadline is down:
@@ -409,15 +370,15 @@ func TestListIdleTimeout(t *testing.T) {
 	})
 	e := newEnv(t, srv.URL, srv.Password())
 	r := run(t, e, false, "", "list", "--timeout", "200ms")
-	if r.code != 0 || e.toolCalls() != "-l" {
-		t.Fatalf("exit %d, tool calls %q: %s", r.code, e.toolCalls(), r.errOut)
+	if r.Code != 0 || e.toolCalls() != "-l" {
+		t.Fatalf("exit %d, tool calls %q: %s", r.Code, e.toolCalls(), r.ErrOut)
 	}
-	if !strings.Contains(r.errOut, "no answer from the manager for 200ms") || !strings.Contains(r.errOut, "listed with agent_control") {
-		t.Errorf("stderr does not say why: %s", r.errOut)
+	if !strings.Contains(r.ErrOut, "no answer from the manager for 200ms") || !strings.Contains(r.ErrOut, "listed with agent_control") {
+		t.Errorf("stderr does not say why: %s", r.ErrOut)
 	}
 	for _, id := range []string{"000", "001", "002"} {
-		if !strings.Contains(r.out, "\n"+id+"\t") {
-			t.Errorf("agent %s missing from the fallback listing:\n%s", id, r.out)
+		if !strings.Contains(r.Out, "\n"+id+"\t") {
+			t.Errorf("agent %s missing from the fallback listing:\n%s", id, r.Out)
 		}
 	}
 
@@ -427,8 +388,8 @@ func TestListIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = run(t, e, false, "", "list", "--timeout", "200ms")
-	if r.code == 0 || !strings.Contains(r.errOut, "200ms") || !strings.Contains(r.errOut, "agent_control") {
-		t.Errorf("exit %d %s", r.code, r.errOut)
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "200ms") || !strings.Contains(r.ErrOut, "agent_control") {
+		t.Errorf("exit %d %s", r.Code, r.ErrOut)
 	}
 	_ = fmt.Sprint()
 }
@@ -440,17 +401,17 @@ func TestShowNeverConnectedWithAgentControl(t *testing.T) {
 	if _, err := os.Stat(real); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, closedURL(t), "Secr3t.Pass")
+	e := newEnv(t, clitest.ClosedURL(t), "Secr3t.Pass")
 	bin := filepath.Join(filepath.Dir(e.cfg), "siem", "bin", "agent_control")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\ncat '"+real+"'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := run(t, e, false, "", "show", "011", "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
 	}
 	var got map[string]any
-	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+	if err := json.Unmarshal([]byte(r.Out), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got["id"] != "011" || got["status"] != "never_connected" || got["source"] != "agent_control" {
@@ -462,18 +423,18 @@ func TestShowNeverConnectedWithAgentControl(t *testing.T) {
 		}
 	}
 	r = run(t, e, false, "", "show", "011")
-	if r.code != 0 || strings.Contains(r.out, "(null)") {
-		t.Fatalf("exit %d\n%s", r.code, r.out)
+	if r.Code != 0 || strings.Contains(r.Out, "(null)") {
+		t.Fatalf("exit %d\n%s", r.Code, r.Out)
 	}
 	for _, k := range []string{"Version", "OS", "Last keep-alive"} {
 		found := false
-		for _, l := range strings.Split(r.out, "\n") {
+		for _, l := range strings.Split(r.Out, "\n") {
 			if f := strings.Fields(strings.TrimPrefix(l, k+":")); strings.HasPrefix(l, k) && len(f) > 0 && f[len(f)-1] == "-" {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("%s is not shown as absent:\n%s", k, r.out)
+			t.Errorf("%s is not shown as absent:\n%s", k, r.Out)
 		}
 	}
 }

@@ -9,12 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
-	"github.com/siemctl/siemctl/internal/cli"
-	agentscmd "github.com/siemctl/siemctl/internal/cmd/agents"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
-	"github.com/siemctl/siemctl/internal/output"
 )
 
 // newEnvNoTools is newEnv on a host without the manager's tools (siemctl run
@@ -26,14 +22,6 @@ func newEnvNoTools(t *testing.T, apiURL, password string) env {
 		t.Fatal(err)
 	}
 	return e
-}
-
-func runCtx(ctx context.Context, e env, args ...string) result {
-	io, _, out, errOut := output.Test()
-	io.SetTTY(false, false, false)
-	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(agentscmd.NewCmdAgents(f)) }
-	code := cli.Main(ctx, append([]string{"agents", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
-	return result{out.String(), errOut.String(), code}
 }
 
 const forbiddenBody = `{"title": "Permission Denied", "detail": "Permission denied: Resource type: *:*", ` +
@@ -91,20 +79,20 @@ func TestFailureExitCodes(t *testing.T) {
 				tt.setup(srv) // show asks GET /agents?agents_list=001: the same route
 				e := newEnvNoTools(t, srv.URL, srv.Password())
 				r := run(t, e, false, "", append(verb, tt.args...)...)
-				if r.code != tt.code {
-					t.Errorf("exit %d, want %d\n%s", r.code, tt.code, r.errOut)
+				if r.Code != tt.code {
+					t.Errorf("exit %d, want %d\n%s", r.Code, tt.code, r.ErrOut)
 				}
 				for _, w := range tt.want {
-					if !strings.Contains(r.errOut, w) {
-						t.Errorf("stderr lacks %q:\n%s", w, r.errOut)
+					if !strings.Contains(r.ErrOut, w) {
+						t.Errorf("stderr lacks %q:\n%s", w, r.ErrOut)
 					}
 				}
 				for _, w := range tt.notWant {
-					if strings.Contains(r.errOut, w) {
-						t.Errorf("stderr has %q:\n%s", w, r.errOut)
+					if strings.Contains(r.ErrOut, w) {
+						t.Errorf("stderr has %q:\n%s", w, r.ErrOut)
 					}
 				}
-				if strings.Contains(r.errOut, srv.Password()) {
+				if strings.Contains(r.ErrOut, srv.Password()) {
 					t.Errorf("password in stderr")
 				}
 			})
@@ -113,11 +101,11 @@ func TestFailureExitCodes(t *testing.T) {
 }
 
 func TestRefusedExitsUnreachable(t *testing.T) {
-	e := newEnvNoTools(t, closedURL(t), "Secr3t.Pass")
+	e := newEnvNoTools(t, clitest.ClosedURL(t), "Secr3t.Pass")
 	for _, verb := range [][]string{{"list"}, {"show", "001"}} {
 		r := run(t, e, false, "", verb...)
-		if r.code != 5 || !strings.Contains(r.errOut, "unreachable") || !strings.Contains(r.errOut, "services status") {
-			t.Errorf("%s: exit %d\n%s", verb[0], r.code, r.errOut)
+		if r.Code != 5 || !strings.Contains(r.ErrOut, "unreachable") || !strings.Contains(r.ErrOut, "services status") {
+			t.Errorf("%s: exit %d\n%s", verb[0], r.Code, r.ErrOut)
 		}
 	}
 }
@@ -131,9 +119,9 @@ func TestRateLimitedList(t *testing.T) {
 		srv.RetryAfter.Store(1)
 		e := newEnvNoTools(t, srv.URL, srv.Password())
 		r := run(t, e, false, "", "list")
-		if r.code != 5 || !strings.Contains(r.errOut, "rate limited (HTTP 429, code 6001)") ||
-			!strings.Contains(r.errOut, "still rate limited after 3 retries") || !strings.Contains(r.errOut, "honoured Retry-After: 1") || strings.Contains(r.errOut, "no answer from the manager") {
-			t.Errorf("exit %d\n%s", r.code, r.errOut)
+		if r.Code != 5 || !strings.Contains(r.ErrOut, "rate limited (HTTP 429, code 6001)") ||
+			!strings.Contains(r.ErrOut, "still rate limited after 3 retries") || !strings.Contains(r.ErrOut, "honoured Retry-After: 1") || strings.Contains(r.ErrOut, "no answer from the manager") {
+			t.Errorf("exit %d\n%s", r.Code, r.ErrOut)
 		}
 	})
 	t.Run("Retry-After beyond --timeout", func(t *testing.T) {
@@ -142,10 +130,10 @@ func TestRateLimitedList(t *testing.T) {
 		srv.RetryAfter.Store(30)
 		e := newEnvNoTools(t, srv.URL, srv.Password())
 		r := run(t, e, false, "", "list", "--timeout", "2s")
-		if r.code != 5 || !strings.Contains(r.errOut, "rate limited (HTTP 429, code 6001)") ||
-			!strings.Contains(r.errOut, "Retry-After: 30") || strings.Contains(r.errOut, "context deadline exceeded") ||
-			!strings.Contains(r.errOut, "300 by default") {
-			t.Errorf("exit %d\n%s", r.code, r.errOut)
+		if r.Code != 5 || !strings.Contains(r.ErrOut, "rate limited (HTTP 429, code 6001)") ||
+			!strings.Contains(r.ErrOut, "Retry-After: 30") || strings.Contains(r.ErrOut, "context deadline exceeded") ||
+			!strings.Contains(r.ErrOut, "300 by default") {
+			t.Errorf("exit %d\n%s", r.Code, r.ErrOut)
 		}
 	})
 }
@@ -170,9 +158,9 @@ func TestInterrupted(t *testing.T) {
 		}()
 		r := runCtx(ctx, e, append(verb, "--timeout", "60s")...)
 		cancel()
-		if r.code != 130 || !strings.Contains(r.errOut, "interrupted") || strings.Contains(r.errOut, "unreachable") ||
-			strings.Contains(r.errOut, "agent_control") {
-			t.Errorf("%s: exit %d\n%s", verb[0], r.code, r.errOut)
+		if r.Code != 130 || !strings.Contains(r.ErrOut, "interrupted") || strings.Contains(r.ErrOut, "unreachable") ||
+			strings.Contains(r.ErrOut, "agent_control") {
+			t.Errorf("%s: exit %d\n%s", verb[0], r.Code, r.ErrOut)
 		}
 	}
 	if e.toolCalls() != "" {
@@ -203,8 +191,8 @@ func TestActionsHonourTimeout(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		r := runCtx(ctx, e, append(args, "--timeout", "300ms")...)
 		cancel()
-		if r.code != 5 || !strings.Contains(r.errOut, "within 300ms (--timeout)") || !strings.Contains(r.errOut, "agents list") {
-			t.Errorf("%v: exit %d\n%s", args, r.code, r.errOut)
+		if r.Code != 5 || !strings.Contains(r.ErrOut, "within 300ms (--timeout)") || !strings.Contains(r.ErrOut, "agents list") {
+			t.Errorf("%v: exit %d\n%s", args, r.Code, r.ErrOut)
 		}
 	}
 }

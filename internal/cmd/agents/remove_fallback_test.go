@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
@@ -21,18 +22,14 @@ func withManageAgents(t *testing.T, e env) string {
 	for name, rel := range map[string]string{
 		"r001.txt": "manage_agents-r-001.txt", "r099.txt": "manage_agents-r-099-authd.txt", "r099.err": "manage_agents-r-099-authd.stderr.txt",
 	} {
-		if err := os.WriteFile(filepath.Join(d, name), wazuhreal.Read(t, "tool-outputs", rel), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		clitest.WriteFile(t, filepath.Join(d, name), string(wazuhreal.Read(t, "tool-outputs", rel)), 0o644)
 	}
 	log := filepath.Join(d, "manage_agents.log")
 	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n[ \"$1\" = -r ] || exit 2\ncase \"$2\" in\n" +
 		"001) cat " + d + "/r001.txt;;\n" +
 		"003) sed \"s/'001' removed/'003' removed/\" " + d + "/r001.txt;;\n" +
 		"*) cat " + d + "/r099.txt; cat " + d + "/r099.err >&2;;\nesac\nexit 0\n"
-	if err := os.WriteFile(filepath.Join(d, "siem", "bin", "manage_agents"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, filepath.Join(d, "siem", "bin", "manage_agents"), script, 0o755)
 	return log
 }
 
@@ -51,21 +48,21 @@ type removeJSON struct {
 // `agents remove` removes through manage_agents -r, and an unknown id
 // (authd's 9011, exit 0) is "agent not found", not a success.
 func TestRemoveFallsBackToManageAgents(t *testing.T) {
-	e := newEnv(t, closedURL(t), "Secr3t.Pass")
+	e := newEnv(t, clitest.ClosedURL(t), "Secr3t.Pass")
 	log := withManageAgents(t, e)
 	r := run(t, e, false, "", "remove", "001", "099", "--yes", "-o", "json")
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1 (099 not removed)\n%s", r.code, r.errOut)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1 (099 not removed)\n%s", r.Code, r.ErrOut)
 	}
 	var got removeJSON
-	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
-		t.Fatalf("%v\n%s", err, r.out)
+	if err := json.Unmarshal([]byte(r.Out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, r.Out)
 	}
 	if got.Source != "manage_agents" || len(got.Agents) != 2 || !got.Agents[0].OK || got.Agents[1].OK || got.Agents[1].Code != 1701 || !strings.Contains(got.Agents[1].Message, "agent not found") {
 		t.Errorf("outcome %+v", got)
 	}
-	if !strings.Contains(r.errOut, "warning: removed with manage_agents: the manager API is down") {
-		t.Errorf("stderr:\n%s", r.errOut)
+	if !strings.Contains(r.ErrOut, "warning: removed with manage_agents: the manager API is down") {
+		t.Errorf("stderr:\n%s", r.ErrOut)
 	}
 	if calls, _ := os.ReadFile(log); string(calls) != "-r 001\n-r 099\n" {
 		t.Errorf("manage_agents calls %q", calls)
@@ -86,11 +83,11 @@ func TestRemoveRetries9011WithManageAgents(t *testing.T) {
 	e := newEnv(t, srv.URL, srv.Password())
 	log := withManageAgents(t, e)
 	r := run(t, e, false, "", "remove", "001", "003", "--yes", "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.out, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Out, r.ErrOut)
 	}
 	var got removeJSON
-	if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+	if err := json.Unmarshal([]byte(r.Out), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Source != "manage_agents" || got.OK != 2 || got.Failed != 0 {

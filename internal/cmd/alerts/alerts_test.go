@@ -14,15 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
-	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/output"
@@ -47,6 +45,20 @@ func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
 	return &cli.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
 		Indexer: config.Indexer{AlertsIndexPrefix: prefix},
 		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: ix}
+}
+
+// lastBody decodes the body of the last request key ("POST /path") the fake
+// indexer got into v, and returns the request.
+func lastBody(t *testing.T, srv *indexertest.Server, key string, v any) indexertest.Request {
+	t.Helper()
+	req, ok := srv.Last(key)
+	if !ok {
+		t.Fatalf("no %s", key)
+	}
+	if err := json.Unmarshal(req.Body, v); err != nil {
+		t.Fatalf("%s body: %v\n%s", key, err, req.Body)
+	}
+	return req
 }
 
 // alertsFile is the manager's alerts file under the install dir.
@@ -78,15 +90,7 @@ func TestNewCmdSearch(t *testing.T) {
 		{[]string{"extra"}, "", 0, 0, "unknown command"},
 	}
 	for _, tt := range tests {
-		io, _, _, _ := output.Test()
-		f := cli.NewFactory(io, nil)
-		var got *alerts.SearchOptions
-		cmd := alerts.NewCmdSearch(f, func(_ context.Context, o *alerts.SearchOptions) error { got = o; return nil })
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs(append([]string{}, tt.args...))
-		cmd.SetOut(io.Out)
-		cmd.SetErr(io.ErrOut)
-		err := cmd.Execute()
+		got, err := clitest.Parse(alerts.NewCmdSearch, tt.args...)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%v: %v, want %q", tt.args, err, tt.err)
@@ -119,7 +123,6 @@ func TestRunSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Assert(t, "search-"+mode.name, out.Bytes())
-			req, _ := srv.Last("POST /siem-alerts-4.x-*/_search")
 			var body struct {
 				Size  int `json:"size"`
 				Query struct {
@@ -129,9 +132,7 @@ func TestRunSearch(t *testing.T) {
 				} `json:"query"`
 				Sort []map[string]map[string]any `json:"sort"`
 			}
-			if err := json.Unmarshal(req.Body, &body); err != nil {
-				t.Fatal(err)
-			}
+			req := lastBody(t, srv, "POST /siem-alerts-4.x-*/_search", &body)
 			if got := body.Query.Bool.Filter[0]["query_string"]["query"]; got != q {
 				t.Errorf("query in body %q, want it unchanged %q", got, q)
 			}
@@ -154,34 +155,23 @@ func TestRunSearch(t *testing.T) {
 // runSearch runs the command's RunE through the public constructor.
 func runSearch(t *testing.T, st *cli.Clients, o *alerts.SearchOptions) error {
 	t.Helper()
-	f := cli.NewFactory(o.IO, nil)
+	f := clitest.Factory(o.IO, st)
 	f.Global.Output, f.Global.Timeout = o.Output, o.Timeout
 	f.Now = o.Now
-	f.Clients = func(context.Context) (*cli.Clients, error) { return st, nil }
-	f.Config = func() (*config.Config, error) { return st.Config, nil }
-	cmd := alerts.NewCmdSearch(f, nil)
 	args := []string{"--since", fmt.Sprintf("%dm", int(o.Since.Minutes())), "-n", fmt.Sprint(o.Limit)}
 	if o.Query != "" {
 		args = append(args, "-q", o.Query)
 	}
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs(args)
-	cmd.SetOut(o.IO.Out)
-	cmd.SetErr(o.IO.ErrOut)
-	return cmd.Execute()
+	return clitest.Exec(alerts.NewCmdSearch(f, nil), args...)
 }
 
 // factory returns a Factory wired to the fake stack.
 func factory(t *testing.T, s *cli.Clients, outputFmt string, tty bool) (*cli.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	io, in, out, errOut := output.Test()
 	io.SetTTY(tty, tty, tty)
-	f := cli.NewFactory(io, nil)
-	f.Global.Output, f.Global.Timeout = outputFmt, 5*time.Second
+	f := clitest.Factory(io, s)
+	f.Global.Output = outputFmt
 	f.Now = clock
-	f.Clients = func(context.Context) (*cli.Clients, error) { return s, nil }
-	if s != nil {
-		f.Config = func() (*config.Config, error) { return s.Config, nil } // the host lock lives in its state_dir
-	}
 	return f, in, out, errOut
 }
 
@@ -189,10 +179,7 @@ func TestSearchBadQuery(t *testing.T) {
 	srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Status: 400,
 		Body: []byte(`{"error":{"root_cause":[{"type":"query_shard_exception","reason":"Failed to parse query [rule.id:[5710]"}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":400}`)}})
 	f, _, out, _ := factory(t, newStack(t, srv), "table", false)
-	cmd := alerts.NewCmdSearch(f, nil)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs([]string{"-q", "rule.id:[5710"})
-	err := cmd.Execute()
+	err := clitest.Exec(alerts.NewCmdSearch(f, nil), "-q", "rule.id:[5710")
 	var fe *cli.FlagError
 	if !errors.As(err, &fe) || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), `the indexer rejected the query "rule.id:[5710"`) || !strings.Contains(err.Error(), "escape special characters") {
 		t.Errorf("%v", err)
@@ -206,10 +193,7 @@ func TestCount(t *testing.T) {
 	for _, mode := range []string{"table", "json"} {
 		srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_count": {Body: []byte(`{"count":42}`)}})
 		f, _, out, _ := factory(t, newStack(t, srv), mode, false)
-		cmd := alerts.NewCmdCount(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--since", "5m", "-q", `agent.name:"web-01"`})
-		if err := cmd.Execute(); err != nil {
+		if err := clitest.Exec(alerts.NewCmdCount(f, nil), "--since", "5m", "-q", `agent.name:"web-01"`); err != nil {
 			t.Fatal(err)
 		}
 		golden.Assert(t, "count-"+mode, out.Bytes())
@@ -219,12 +203,9 @@ func TestCount(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"5", "5x", "-5m", "0m"} {
-		f, _, _, _ := factory(t, nil, "table", false)
-		cmd := alerts.NewCmdCount(f, func(context.Context, *alerts.CountOptions) error { t.Error("ran with a bad duration"); return nil })
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--since", bad})
-		if err := cmd.Execute(); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "invalid duration") && !strings.Contains(err.Error(), "more than zero") {
-			t.Errorf("--since %s: %v", bad, err)
+		got, err := clitest.Parse(alerts.NewCmdCount, "--since", bad)
+		if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "invalid duration") && !strings.Contains(err.Error(), "more than zero") || got != nil {
+			t.Errorf("--since %s: %v (ran: %v)", bad, err, got != nil)
 		}
 	}
 }
@@ -233,10 +214,7 @@ func TestTailOnce(t *testing.T) {
 	srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Body: []byte(searchBody)}})
 	for _, mode := range []string{"table", "json"} {
 		f, _, out, _ := factory(t, newStack(t, srv), mode, false)
-		cmd := alerts.NewCmdTail(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--once", "-n", "3"})
-		if err := cmd.Execute(); err != nil {
+		if err := clitest.Exec(alerts.NewCmdTail(f, nil), "--once", "-n", "3"); err != nil {
 			t.Fatal(err)
 		}
 		// The start batch is printed oldest first; the poll finds the same
@@ -288,12 +266,9 @@ func TestTailInterrupted(t *testing.T) {
 func TestDurationFlagErrorsAreUsage(t *testing.T) {
 	// Duration flags take the one syntax; a bad value is a usage error (exit 2) naming the value.
 	for _, args := range [][]string{{"alerts", "tail", "--interval", "0s"}, {"alerts", "probe", "--wait", "1 minute"}, {"--timeout", "0s", "alerts", "count"}} {
-		io, _, _, errOut := output.Test()
-		code := cli.Main(context.Background(), args, cli.Stdio{IO: io, Env: []string{}}, func(root *cobra.Command, f *cli.Factory) {
-			root.AddCommand(alerts.NewCmdAlerts(f))
-		})
-		if code != cli.ExitUsage || !strings.Contains(errOut.String(), "invalid duration") && !strings.Contains(errOut.String(), "must be positive") {
-			t.Errorf("%v: exit %d %s", args, code, errOut)
+		r := clitest.Main(context.Background(), clitest.Group(alerts.NewCmdAlerts), false, "", args...)
+		if r.Code != cli.ExitUsage || !strings.Contains(r.ErrOut, "invalid duration") && !strings.Contains(r.ErrOut, "must be positive") {
+			t.Errorf("%v: exit %d %s", args, r.Code, r.ErrOut)
 		}
 	}
 }
@@ -306,11 +281,7 @@ func TestNewCmdTailFlags(t *testing.T) {
 		{[]string{"--overlap", "2"}, "--overlap: invalid duration"},
 		{[]string{"-n", "-1"}, "-n -1"},
 	} {
-		f, _, _, _ := factory(t, nil, "table", false)
-		cmd := alerts.NewCmdTail(f, func(context.Context, *alerts.TailOptions) error { return nil })
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs(append([]string{}, tt.args...))
-		if err := cmd.Execute(); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), tt.want) {
+		if _, err := clitest.Parse(alerts.NewCmdTail, tt.args...); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: %v", tt.args, err)
 		}
 	}
@@ -381,9 +352,7 @@ func TestProbe(t *testing.T) {
 				}
 				return alerts.RunProbe(ctx, o)
 			})
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			cmd.SetArgs([]string{"--wait", "5s", "--interval", "250ms"})
-			err := cmd.Execute()
+			err := clitest.Exec(cmd, "--wait", "5s", "--interval", "250ms")
 			if code := cli.ExitCode(err); code != tt.code {
 				t.Errorf("exit %d (%v), want %d", code, err, tt.code)
 			}
@@ -404,9 +373,7 @@ func TestProbeBadSyslog(t *testing.T) {
 	st.Config.Manager.Syslog = "http://127.0.0.1:514"
 	f, _, _, _ := factory(t, st, "table", false)
 	cmd := alerts.NewCmdProbe(f, nil)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs([]string{})
-	if err := cmd.Execute(); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "udp:// or tcp://") {
+	if err := clitest.Exec(cmd); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "udp:// or tcp://") {
 		t.Errorf("%v", err)
 	}
 	st.Config.Manager.Syslog, st.Config.Manager.InstallDir = "", ""
@@ -465,10 +432,7 @@ func TestCleanupPlan(t *testing.T) {
 			srv := cleanupServer(t)
 			st := newStack(t, srv)
 			f, _, out, errOut := factory(t, st, tt.mode, false)
-			cmd := alerts.NewCmdCleanup(f, nil)
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			cmd.SetArgs(append([]string{}, tt.args...))
-			if err := cmd.Execute(); err != nil {
+			if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), tt.args...); err != nil {
 				t.Fatal(err)
 			}
 			got := strings.ReplaceAll(out.String(), st.Config.StateDir, "STATE")
@@ -511,19 +475,13 @@ func TestCleanupApply(t *testing.T) {
 	}})
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	f, _, _, _ := factory(t, st, "table", false)
-	cmd := alerts.NewCmdCleanup(f, nil)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs([]string{"--older-than", "90d", "--plan-file", planFile})
-	if err := cmd.Execute(); err != nil {
+	if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--older-than", "90d", "--plan-file", planFile); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("no terminal and no --yes", func(t *testing.T) {
 		f, _, _, _ := factory(t, st, "table", false)
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", planFile})
-		err := cmd.Execute()
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if cli.ExitCode(err) != 2 || !errors.Is(err, output.ErrNoTTY) || len(deleted) != 0 {
 			t.Errorf("%v deleted=%v", err, deleted)
 		}
@@ -531,10 +489,7 @@ func TestCleanupApply(t *testing.T) {
 	t.Run("missing plan file: usage error naming the fix", func(t *testing.T) {
 		f, _, _, _ := factory(t, st, "table", false)
 		f.Global.Yes = true
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", filepath.Join(t.TempDir(), "nope.json")})
-		err := cmd.Execute()
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", filepath.Join(t.TempDir(), "nope.json"))
 		if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "no such plan file; make one with --older-than") || len(deleted) != 0 {
 			t.Errorf("%v (exit %d)", err, cli.ExitCode(err))
 		}
@@ -542,10 +497,7 @@ func TestCleanupApply(t *testing.T) {
 	t.Run("dry run: each delete request, nothing deleted, no question", func(t *testing.T) {
 		for _, mode := range []string{"table", "json"} {
 			f, _, out, _ := factory(t, st, mode, false)
-			cmd := alerts.NewCmdCleanup(f, nil)
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			cmd.SetArgs([]string{"--apply", planFile, "--dry-run"})
-			if err := cmd.Execute(); err != nil || len(deleted) != 0 {
+			if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile, "--dry-run"); err != nil || len(deleted) != 0 {
 				t.Fatalf("%s: %v deleted=%v", mode, err, deleted)
 			}
 			for _, w := range []string{"DELETE /siem-alerts-4.x-2024.11.01?allow_no_indices=false&expand_wildcards=none&ignore_unavailable=false", "DELETE /siem-alerts-4.x-2024.11.02?"} {
@@ -561,28 +513,18 @@ func TestCleanupApply(t *testing.T) {
 		}
 	})
 	t.Run("an upgrade holds the host lock: exit 6 naming it", func(t *testing.T) {
-		held, err := lock.Acquire(context.Background(), lock.HostPath(st.Config.StateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer held.Release()
+		clitest.HoldLock(t, st.Config.StateDir)
 		f, _, _, _ := factory(t, st, "table", false)
 		f.Global.Yes = true
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", planFile})
-		err = cmd.Execute()
-		if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), "siemctl upgrade apply --to 4.10.0") || !strings.Contains(err.Error(), "run 20261121T101500Z-3f9a1c") || len(deleted) != 0 {
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
+		if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), clitest.HolderCommand) || !strings.Contains(err.Error(), "run "+clitest.HolderRunID) || len(deleted) != 0 {
 			t.Errorf("%v (exit %d) deleted=%v", err, cli.ExitCode(err), deleted)
 		}
 	})
 	t.Run("declined at the prompt", func(t *testing.T) {
 		f, in, _, errOut := factory(t, st, "table", true)
 		in.WriteString("n\n")
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", planFile})
-		err := cmd.Execute()
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if !errors.Is(err, output.ErrDeclined) || len(deleted) != 0 || !strings.Contains(errOut.String(), "delete 2 alerts indices (3 documents, 2.0 MiB)") {
 			t.Errorf("%v deleted=%v stderr=%q", err, deleted, errOut.String())
 		}
@@ -593,10 +535,7 @@ func TestCleanupApply(t *testing.T) {
 		os.WriteFile(bad, bytes.Replace(b, []byte(prefix+"2024.11.02"), []byte(prefix+"2025.03.10"), 1), 0o600)
 		f, _, _, _ := factory(t, st, "table", false)
 		f.Global.Yes = true
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", bad})
-		err := cmd.Execute()
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", bad)
 		if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "checksum mismatch") || len(deleted) != 0 {
 			t.Errorf("%v deleted=%v", err, deleted)
 		}
@@ -604,10 +543,7 @@ func TestCleanupApply(t *testing.T) {
 	t.Run("applied with --yes", func(t *testing.T) {
 		f, _, out, errOut := factory(t, st, "table", false)
 		f.Global.Yes = true
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", planFile})
-		if err := cmd.Execute(); err != nil {
+		if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile); err != nil {
 			t.Fatal(err)
 		}
 		golden.Assert(t, "cleanup-apply", out.Bytes())
@@ -624,10 +560,7 @@ func TestCleanupApply(t *testing.T) {
 		srv.Set("GET /_cat/indices/siem-alerts-4.x-*", indexertest.Route{Body: bytes.Replace(catIndices(cleanupIndices...), []byte("uuid-1"), []byte("uuid-new"), 1)})
 		f, _, out, _ := factory(t, st, "table", false)
 		f.Global.Yes = true
-		cmd := alerts.NewCmdCleanup(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs([]string{"--apply", planFile})
-		err := cmd.Execute()
+		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "index re-created") || len(deleted) != 0 {
 			t.Errorf("%v deleted=%v", err, deleted)
 		}
@@ -656,22 +589,13 @@ func TestNewCmdCleanupFlags(t *testing.T) {
 		{[]string{"--older-than", "90d", "--dry-run"}, "--dry-run goes with --apply PLAN"},
 	}
 	for _, tt := range tests {
-		f, _, _, _ := factory(t, nil, "table", false)
-		cmd := alerts.NewCmdCleanup(f, func(context.Context, *alerts.CleanupOptions) error { t.Errorf("%v: ran", tt.args); return nil })
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs(append([]string{}, tt.args...))
-		err := cmd.Execute()
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: %v, want %q", tt.args, err, tt.want)
+		got, err := clitest.Parse(alerts.NewCmdCleanup, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || got != nil {
+			t.Errorf("%v: %v (ran: %v), want %q", tt.args, err, got != nil, tt.want)
 		}
 	}
 	// Parsed options.
-	f, _, _, _ := factory(t, nil, "table", false)
-	var got *alerts.CleanupOptions
-	cmd := alerts.NewCmdCleanup(f, func(_ context.Context, o *alerts.CleanupOptions) error { got = o; return nil })
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs([]string{"--older-than", "12h", "--plan-file", "/tmp/p.json"})
-	if err := cmd.Execute(); err != nil || got.Criteria.OlderThan != 12*time.Hour || got.Criteria.OlderThanText != "12h" || got.PlanFile != "/tmp/p.json" {
+	if got, err := clitest.Parse(alerts.NewCmdCleanup, "--older-than", "12h", "--plan-file", "/tmp/p.json"); err != nil || got.Criteria.OlderThan != 12*time.Hour || got.Criteria.OlderThanText != "12h" || got.PlanFile != "/tmp/p.json" {
 		t.Errorf("%v %+v", err, got)
 	}
 }

@@ -1,13 +1,13 @@
 package alerts_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
@@ -40,14 +40,10 @@ func TestCountBy(t *testing.T) {
 			f, _, out, _ := factory(t, newStack(t, srv), mode.output, mode.tty)
 			f.IO.SetWidth(72)
 			f.IO.DisableColor()
-			cmd := alerts.NewCmdCount(f, nil)
-			cmd.SilenceUsage, cmd.SilenceErrors = true, true
-			cmd.SetArgs([]string{"--since", "6h", "--by", "1h"})
-			if err := cmd.Execute(); err != nil {
+			if err := clitest.Exec(alerts.NewCmdCount(f, nil), "--since", "6h", "--by", "1h"); err != nil {
 				t.Fatal(err)
 			}
 			golden.Assert(t, "count-by-"+mode.name, out.Bytes())
-			req, _ := srv.Last("POST /siem-alerts-4.x-*/_search")
 			var body struct {
 				Size int `json:"size"`
 				Aggs struct {
@@ -61,9 +57,7 @@ func TestCountBy(t *testing.T) {
 					} `json:"per"`
 				} `json:"aggs"`
 			}
-			if err := json.Unmarshal(req.Body, &body); err != nil {
-				t.Fatal(err)
-			}
+			req := lastBody(t, srv, "POST /siem-alerts-4.x-*/_search", &body)
 			h := body.Aggs.Per.H
 			if body.Size != 0 || h.Field != "timestamp" || h.Interval != "3600s" || h.MinDocs != 0 ||
 				h.Bounds["min"] != now.Add(-6*time.Hour).UnixMilli() || h.Bounds["max"] != now.UnixMilli() {
@@ -100,11 +94,7 @@ func TestCountBy(t *testing.T) {
 		{[]string{"--since", "30d", "--by", "1s"}},
 		{[]string{"--since", "1h", "--by", "1x"}},
 	} {
-		f, _, _, _ := factory(t, nil, "table", false)
-		cmd := alerts.NewCmdCount(f, nil)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		cmd.SetArgs(c.args)
-		if err := cmd.Execute(); cli.ExitCode(err) != 2 {
+		if _, err := clitest.Parse(alerts.NewCmdCount, c.args...); cli.ExitCode(err) != 2 {
 			t.Errorf("%v: %v (exit %d), want a usage error", c.args, err, cli.ExitCode(err))
 		}
 	}

@@ -1,14 +1,13 @@
 package configcmd
 
 import (
-	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/output"
@@ -16,20 +15,14 @@ import (
 
 func run(t *testing.T, outputFmt string, env []string, args ...string) (string, error) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "siemctl.yaml")
-	if err := os.WriteFile(path, []byte("indexer:\n  url: https://10.0.0.5:9200\n  password_command: [/usr/bin/pass, show, siem/indexer]\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := clitest.WriteConfig(t, t.TempDir(), "indexer:\n  url: https://10.0.0.5:9200\n  password_command: [/usr/bin/pass, show, siem/indexer]\n")
 	ios, _, out, _ := output.Test()
 	f := cli.NewFactory(ios, nil)
 	f.Global.Output = outputFmt
 	f.Config = func() (*config.Config, error) {
 		return config.Load(config.LoadOptions{Path: path, ExplicitPath: true, Env: env})
 	}
-	cmd := NewCmdView(f, nil)
-	cmd.SetArgs(args)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	err := cmd.ExecuteContext(context.Background())
+	err := clitest.Exec(NewCmdView(f, nil), args...)
 	return strings.ReplaceAll(out.String(), filepath.Dir(path), "DIR"), err
 }
 

@@ -12,29 +12,17 @@ import (
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
-type e2eReport struct {
-	Verdict  string `json:"verdict"`
-	ExitCode int    `json:"exit_code"`
-	Checks   []struct {
-		ID       string   `json:"id"`
-		Status   string   `json:"status"`
-		Summary  string   `json:"summary"`
-		Evidence []string `json:"evidence"`
-		Fix      string   `json:"fix"`
-	} `json:"checks"`
-}
-
-func health(t *testing.T, l *e2e.Lab, args ...string) (e2eReport, e2e.Result) {
+func health(t *testing.T, l *e2e.Lab, args ...string) (report, e2e.Result) {
 	t.Helper()
 	r := l.Siemctl(append([]string{"health", "-o", "json"}, args...)...)
-	var rep e2eReport
+	var rep report
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 		t.Fatalf("health output is not JSON (exit %d): %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	return rep, r
 }
 
-func byID(rep e2eReport) map[string]struct{ Status, Summary, Fix string } {
+func byID(rep report) map[string]struct{ Status, Summary, Fix string } {
 	m := map[string]struct{ Status, Summary, Fix string }{}
 	for _, c := range rep.Checks {
 		m[c.ID] = struct{ Status, Summary, Fix string }{c.Status, c.Summary + " | " + strings.Join(c.Evidence, " | "), c.Fix}
@@ -42,7 +30,7 @@ func byID(rep e2eReport) map[string]struct{ Status, Summary, Fix string } {
 	return m
 }
 
-func notOK(rep e2eReport) string {
+func notOK(rep report) string {
 	var b strings.Builder
 	for _, c := range rep.Checks {
 		if c.Status != "OK" {

@@ -5,122 +5,59 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
-	"github.com/siemctl/siemctl/internal/output"
 )
 
 const secret = "S3cret-Do-Not-Print-9f2c"
 
+// report is `health -o json` (the e2e tests read the evidence too).
 type report struct {
 	Verdict  string `json:"verdict"`
 	ExitCode int    `json:"exit_code"`
 	Checks   []struct {
-		ID      string `json:"id"`
-		Status  string `json:"status"`
-		Summary string `json:"summary"`
-		Fix     string `json:"fix"`
+		ID       string   `json:"id"`
+		Status   string   `json:"status"`
+		Summary  string   `json:"summary"`
+		Evidence []string `json:"evidence"`
+		Fix      string   `json:"fix"`
 	} `json:"checks"`
 }
 
-// writeConfig points every component at addr (host:port base) and returns the
-// config path.
+// writeConfig points the components at the given host:port addresses (https)
+// and systemd at the socket sysd, and returns the config path.
 func writeConfig(t *testing.T, indexer, mgr, dash, sysd string) string {
 	t.Helper()
 	d := t.TempDir()
-	pw := filepath.Join(d, "pw")
-	if err := os.WriteFile(pw, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "state_dir: " + d + "/state\n" +
-		"systemd: {address: \"unix:path=" + sysd + "\"}\n" +
-		"indexer: {url: \"https://" + indexer + "\", password_file: " + pw + ", ca_file: \"\"}\n" +
-		"manager: {api_url: \"https://" + mgr + "\", password_file: " + pw + ", install_dir: " + d + "/siem, syslog: \"udp://127.0.0.1:9\"}\n" +
-		"dashboard: {url: \"https://" + dash + "\"}\n" +
-		"shipper: {binary: " + d + "/shipper}\n"
-	p := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func closedAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := l.Addr().String()
-	l.Close()
-	return a
+	pw := clitest.WriteSecret(t, d, "pw", secret)
+	return clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
+		"systemd: {address: \"unix:path="+sysd+"\"}\n"+
+		"indexer: {url: \"https://"+indexer+"\", password_file: "+pw+", ca_file: \"\"}\n"+
+		"manager: {api_url: \"https://"+mgr+"\", password_file: "+pw+", install_dir: "+d+"/siem, syslog: \"udp://127.0.0.1:9\"}\n"+
+		"dashboard: {url: \"https://"+dash+"\"}\n"+
+		"shipper: {binary: "+d+"/shipper}\n")
 }
 
 // blackhole accepts connections and never answers.
-func blackhole(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
-// blackholeUnix is a unix socket that accepts and never answers (a hung systemd).
-func blackholeUnix(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "private")
-	l, err := net.Listen("unix", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close() })
-	return p
-}
+func blackhole(t *testing.T) string { return clitest.Hang(t, "tcp").Addr }
 
 func runHealth(t *testing.T, cfg string, args ...string) (report, string, int, time.Duration) {
 	t.Helper()
-	io, _, out, errOut := output.Test()
 	start := time.Now()
-	code := cli.Main(context.Background(), append([]string{"health", "--config", cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, register.All)
+	r := clitest.Main(context.Background(), register.All, false, "", append([]string{"health", "--config", cfg}, args...)...)
 	took := time.Since(start)
 	var rep report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("stdout is not the JSON report: %v\n%s\nstderr: %s", err, out.String(), errOut.String())
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s\nstderr: %s", err, r.Out, r.ErrOut)
 	}
-	all := out.String() + errOut.String()
-	return rep, all, code, took
+	return rep, r.Out + r.ErrOut, r.Code, took
 }
 
 func TestHealthAgainstDeadAndBlackholedStack(t *testing.T) {
@@ -129,10 +66,10 @@ func TestHealthAgainstDeadAndBlackholedStack(t *testing.T) {
 		cfg  func(t *testing.T) string
 	}{
 		{"ports closed", func(t *testing.T) string {
-			return writeConfig(t, closedAddr(t), closedAddr(t), closedAddr(t), filepath.Join(t.TempDir(), "nosock"))
+			return writeConfig(t, clitest.ClosedAddr(t), clitest.ClosedAddr(t), clitest.ClosedAddr(t), filepath.Join(t.TempDir(), "nosock"))
 		}},
 		{"blackholed", func(t *testing.T) string {
-			return writeConfig(t, blackhole(t), blackhole(t), blackhole(t), blackholeUnix(t))
+			return writeConfig(t, blackhole(t), blackhole(t), blackhole(t), clitest.Hang(t, "unix").Addr)
 		}},
 	}
 	for _, tt := range tests {
@@ -155,9 +92,7 @@ func TestHealthAgainstDeadAndBlackholedStack(t *testing.T) {
 			if len(want) > 0 {
 				t.Errorf("missing checks: %v", want)
 			}
-			if strings.Contains(all, secret) {
-				t.Error("the password reached the output")
-			}
+			clitest.NoSecret(t, "the output", all, secret)
 			// Hang detector, not a performance assertion: the benchmark
 			// measures the real overhead.
 			if took > 20*deadline {
@@ -168,7 +103,7 @@ func TestHealthAgainstDeadAndBlackholedStack(t *testing.T) {
 }
 
 func TestNewCmdHealthFlags(t *testing.T) {
-	cfg := writeConfig(t, closedAddr(t), closedAddr(t), closedAddr(t), "/nonexistent")
+	cfg := writeConfig(t, clitest.ClosedAddr(t), clitest.ClosedAddr(t), clitest.ClosedAddr(t), "/nonexistent")
 	tests := []struct {
 		args []string
 		code int
@@ -180,10 +115,9 @@ func TestNewCmdHealthFlags(t *testing.T) {
 		{[]string{"--timeout", "0s"}, 2, `invalid duration "0s": must be more than zero`},
 	}
 	for _, tt := range tests {
-		io, _, _, errOut := output.Test()
-		code := cli.Main(context.Background(), append([]string{"health", "--config", cfg}, tt.args...), cli.Stdio{IO: io}, register.All)
-		if code != tt.code || !strings.Contains(errOut.String(), tt.msg) {
-			t.Errorf("%v: exit %d %q, want %d %q", tt.args, code, errOut.String(), tt.code, tt.msg)
+		r := clitest.Main(context.Background(), register.All, false, "", append([]string{"health", "--config", cfg}, tt.args...)...)
+		if r.Code != tt.code || !strings.Contains(r.ErrOut, tt.msg) {
+			t.Errorf("%v: exit %d %q, want %d %q", tt.args, r.Code, r.ErrOut, tt.code, tt.msg)
 		}
 	}
 }
@@ -203,18 +137,15 @@ func TestHealthRedactsEchoesWithoutGarbling(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(echo))
 	defer srv.Close()
 	d := t.TempDir()
-	pwFile := filepath.Join(d, "pw")
-	os.WriteFile(pwFile, []byte(pw+"\n"), 0o600)
+	pwFile := clitest.WriteSecret(t, d, "pw", pw)
 	missingCA := filepath.Join(d, "etc/wazuh-indexer/certs/root-ca.pem")
 	host := strings.TrimPrefix(srv.URL, "http://")
-	cfg := "state_dir: " + d + "/state\n" +
-		"systemd: {address: \"unix:path=" + blackholeUnix(t) + "\"}\n" +
-		"indexer: {url: \"http://" + host + "\", password_file: " + pwFile + ", ca_file: \"\"}\n" +
-		"manager: {api_url: \"https://" + closedAddr(t) + "\", password_file: " + pwFile + ", ca_file: " + missingCA + ", install_dir: " + d + "/siem, syslog: \"udp://127.0.0.1:9\"}\n" +
-		"dashboard: {url: \"https://" + closedAddr(t) + "\"}\n" +
-		"shipper: {binary: " + d + "/shipper}\n"
-	p := filepath.Join(d, "siemctl.yaml")
-	os.WriteFile(p, []byte(cfg), 0o600)
+	p := clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
+		"systemd: {address: \"unix:path="+clitest.Hang(t, "unix").Addr+"\"}\n"+
+		"indexer: {url: \"http://"+host+"\", password_file: "+pwFile+", ca_file: \"\"}\n"+
+		"manager: {api_url: \"https://"+clitest.ClosedAddr(t)+"\", password_file: "+pwFile+", ca_file: "+missingCA+", install_dir: "+d+"/siem, syslog: \"udp://127.0.0.1:9\"}\n"+
+		"dashboard: {url: \"https://"+clitest.ClosedAddr(t)+"\"}\n"+
+		"shipper: {binary: "+d+"/shipper}\n")
 	_, all, _, _ := runHealth(t, p, "-o", "json", "--check", "indexer.api", "--check", "manager.api", "--timeout", "2s")
 	for _, leak := range []string{basic, "password\":\"" + pw, "credentials " + basic} {
 		if strings.Contains(all, leak) {

@@ -3,12 +3,11 @@
 package indexer_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
@@ -66,14 +65,10 @@ func TestE2EIndexer(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, `PUT /_cluster/settings {"persistent":{"cluster.routing.allocation.enable":"primaries"}`) {
 			t.Errorf("dry run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		held, err := lock.Acquire(context.Background(), lock.HostPath(l.StateDir()),
-			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		held := clitest.HoldLock(t, l.StateDir())
 		r = l.Siemctl("indexer", "allocation", "primaries", "--yes")
 		_ = held.Release()
-		if r.Code != 6 || !strings.Contains(r.Stderr, "siemctl upgrade apply --to 4.10.0") || !strings.Contains(r.Stderr, "run 20261121T101500Z-e2e") {
+		if r.Code != 6 || !strings.Contains(r.Stderr, clitest.HolderCommand) || !strings.Contains(r.Stderr, "run "+clitest.HolderRunID) {
 			t.Errorf("locked: exit %d %s", r.Code, r.Stderr)
 		}
 		if v, _ := alloc(); v != "all" {

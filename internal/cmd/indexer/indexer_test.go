@@ -4,20 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
-	"github.com/siemctl/siemctl/internal/output"
 )
 
 // settingsState is a stateful _cluster/settings (flat keys, null deletes).
@@ -76,42 +72,24 @@ func newState(srv *indexertest.Server) *settingsState {
 func writeConfig(t *testing.T, url string) string {
 	t.Helper()
 	d := t.TempDir()
-	pw := filepath.Join(d, "pw")
-	if err := os.WriteFile(pw, []byte(indexertest.Password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := "state_dir: " + d + "/state\n" +
-		"indexer: {url: \"" + url + "\", username: " + indexertest.Username + ", password_file: " + pw + ", ca_file: \"\"}\n" +
-		"manager: {api_url: \"http://127.0.0.1:9\", password_file: " + pw + "}\n"
-	p := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	pw := clitest.WriteSecret(t, d, "pw", indexertest.Password)
+	return clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
+		"indexer: {url: \""+url+"\", username: "+indexertest.Username+", password_file: "+pw+", ca_file: \"\"}\n"+
+		"manager: {api_url: \"http://127.0.0.1:9\", password_file: "+pw+"}\n")
 }
 
-type result struct {
-	out, errOut string
-	code        int
-}
-
-func run(t *testing.T, cfg string, tty bool, args ...string) result {
+func run(t *testing.T, cfg string, tty bool, args ...string) clitest.Result {
 	t.Helper()
 	return runIn(t, cfg, tty, "", args...)
 }
 
-// runIn runs with stdin (a terminal's answers when tty).
-func runIn(t *testing.T, cfg string, tty bool, stdin string, args ...string) result {
+// runIn runs `siemctl indexer --config cfg args...` with stdin (a
+// terminal's answers when tty); the password must not reach the output.
+func runIn(t *testing.T, cfg string, tty bool, stdin string, args ...string) clitest.Result {
 	t.Helper()
-	io, in, out, errOut := output.Test()
-	in.WriteString(stdin)
-	io.SetTTY(tty, tty, tty)
-	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(indexercmd.NewCmdIndexer(f)) }
-	code := cli.Main(context.Background(), append([]string{"indexer", "--config", cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
-	if strings.Contains(out.String()+errOut.String(), indexertest.Password) {
-		t.Errorf("the password reached the output")
-	}
-	return result{out.String(), errOut.String(), code}
+	r := clitest.Main(context.Background(), clitest.Group(indexercmd.NewCmdIndexer), tty, stdin, append([]string{"indexer", "--config", cfg}, args...)...)
+	clitest.NoSecret(t, "the output", r.Out+r.ErrOut, indexertest.Password)
+	return r
 }
 
 func TestAllocation(t *testing.T) {
@@ -120,16 +98,16 @@ func TestAllocation(t *testing.T) {
 	cfg := writeConfig(t, srv.URL)
 
 	r := run(t, cfg, false, "allocation")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "allocation_show_default", []byte(r.out))
+	golden.Assert(t, "allocation_show_default", []byte(r.Out))
 
 	r = run(t, cfg, false, "allocation", "primaries", "-o", "json", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "allocation_primaries_json", []byte(r.out))
+	golden.Assert(t, "allocation_primaries_json", []byte(r.Out))
 	if st.persistent["cluster.routing.allocation.enable"] != "primaries" {
 		t.Errorf("not set: %v", st.persistent)
 	}
@@ -137,29 +115,29 @@ func TestAllocation(t *testing.T) {
 	// A transient "none" would win over the persistent value: it is removed.
 	st.transient["cluster.routing.allocation.enable"] = "none"
 	r = run(t, cfg, false, "allocation", "show")
-	golden.Assert(t, "allocation_show_transient", []byte(r.out))
+	golden.Assert(t, "allocation_show_transient", []byte(r.Out))
 	r = run(t, cfg, false, "allocation", "all", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "allocation_all_table", []byte(r.out))
+	golden.Assert(t, "allocation_all_table", []byte(r.Out))
 	if _, ok := st.transient["cluster.routing.allocation.enable"]; ok || st.persistent["cluster.routing.allocation.enable"] != "all" {
 		t.Errorf("transient %v persistent %v", st.transient, st.persistent)
 	}
 
 	// acknowledged=false and a change that does not stick are failures.
 	st.noAck = true
-	if r := run(t, cfg, false, "allocation", "primaries", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "acknowledged=false") {
-		t.Errorf("noack: exit %d %s", r.code, r.errOut)
+	if r := run(t, cfg, false, "allocation", "primaries", "--yes"); r.Code != 1 || !strings.Contains(r.ErrOut, "acknowledged=false") {
+		t.Errorf("noack: exit %d %s", r.Code, r.ErrOut)
 	}
 	st.noAck, st.ignore = false, true
-	if r := run(t, cfg, false, "allocation", "all", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
-		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
+	if r := run(t, cfg, false, "allocation", "all", "--yes"); r.Code != 1 || !strings.Contains(r.ErrOut, "not in effect") {
+		t.Errorf("not applied: exit %d %s", r.Code, r.ErrOut)
 	}
 
 	n := len(st.puts)
-	if r := run(t, cfg, false, "allocation", "none"); r.code != 2 || !strings.Contains(r.errOut, `allocation "none": use show, primaries or all`) {
-		t.Errorf("bad value: exit %d %s", r.code, r.errOut)
+	if r := run(t, cfg, false, "allocation", "none"); r.Code != 2 || !strings.Contains(r.ErrOut, `allocation "none": use show, primaries or all`) {
+		t.Errorf("bad value: exit %d %s", r.Code, r.ErrOut)
 	}
 	if len(st.puts) != n {
 		t.Error("a bad value was sent")
@@ -193,12 +171,12 @@ func TestShards(t *testing.T) {
 		{"shards_unassigned_json", []string{"shards", "--unassigned", "-o", "json"}},
 	} {
 		r := run(t, cfg, false, tc.args...)
-		if r.code != 0 {
-			t.Fatalf("%s: exit %d %s", tc.name, r.code, r.errOut)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d %s", tc.name, r.Code, r.ErrOut)
 		}
-		golden.Assert(t, tc.name, []byte(r.out))
-		if strings.Contains(tc.name, "unassigned_table") && !strings.Contains(r.errOut, "fix: allocation is left at primaries (persistent): set it back with `siemctl indexer allocation all`") {
-			t.Errorf("no fix hint: %s", r.errOut)
+		golden.Assert(t, tc.name, []byte(r.Out))
+		if strings.Contains(tc.name, "unassigned_table") && !strings.Contains(r.ErrOut, "fix: allocation is left at primaries (persistent): set it back with `siemctl indexer allocation all`") {
+			t.Errorf("no fix hint: %s", r.ErrOut)
 		}
 	}
 	// one explain call per unassigned shard, for that shard
@@ -212,8 +190,8 @@ func TestShards(t *testing.T) {
 		t.Errorf("explain bodies %v", bodies)
 	}
 	r := run(t, cfg, false, "shards", "--unassigned", "--explain-limit", "1")
-	if !strings.Contains(r.errOut, "2 more unassigned shards not explained") {
-		t.Errorf("limit: %s", r.errOut)
+	if !strings.Contains(r.ErrOut, "2 more unassigned shards not explained") {
+		t.Errorf("limit: %s", r.ErrOut)
 	}
 }
 
@@ -234,17 +212,17 @@ func TestFlush(t *testing.T) {
 			srv.Set("POST /_flush/synced", tt.synced)
 			cfg := writeConfig(t, srv.URL)
 			r := run(t, cfg, false, "flush", "--yes")
-			if r.code != tt.code || !strings.Contains(r.errOut, tt.errMsg) {
-				t.Errorf("exit %d %s", r.code, r.errOut)
+			if r.Code != tt.code || !strings.Contains(r.ErrOut, tt.errMsg) {
+				t.Errorf("exit %d %s", r.Code, r.ErrOut)
 			}
-			golden.Assert(t, tt.name, []byte(r.out))
+			golden.Assert(t, tt.name, []byte(r.Out))
 		})
 	}
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	srv.Set("POST /_flush", indexertest.Route{Status: 403, File: "forbidden-403.json"})
 	r := run(t, writeConfig(t, srv.URL), false, "flush", "-o", "json", "--yes")
-	if r.code != 4 {
-		t.Errorf("forbidden flush: exit %d %s", r.code, r.errOut)
+	if r.Code != 4 {
+		t.Errorf("forbidden flush: exit %d %s", r.Code, r.ErrOut)
 	}
 	if _, ok := srv.Last("POST /_flush/synced"); ok {
 		t.Error("synced flush after a failed flush")
@@ -258,12 +236,12 @@ func TestWatermark(t *testing.T) {
 	cfg := writeConfig(t, srv.URL)
 
 	r := run(t, cfg, false, "watermark")
-	golden.Assert(t, "watermark_show", []byte(r.out))
+	golden.Assert(t, "watermark_show", []byte(r.Out))
 	r = run(t, cfg, false, "watermark", "--recover", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "watermark_recover_table", []byte(r.out))
+	golden.Assert(t, "watermark_recover_table", []byte(r.Out))
 	want := map[string]any{"cluster.routing.allocation.disk.watermark.low": "95%", "cluster.routing.allocation.disk.watermark.high": "95%", "cluster.routing.allocation.disk.watermark.flood_stage": "98%"}
 	for k, v := range want {
 		if st.transient[k] != v {
@@ -271,28 +249,28 @@ func TestWatermark(t *testing.T) {
 		}
 	}
 	r = run(t, cfg, true, "watermark")
-	if !strings.Contains(r.errOut, "3 transient watermark override(s) set") {
-		t.Errorf("no reminder: %s", r.errOut)
+	if !strings.Contains(r.ErrOut, "3 transient watermark override(s) set") {
+		t.Errorf("no reminder: %s", r.ErrOut)
 	}
 	r = run(t, cfg, false, "watermark", "--clear", "-o", "json", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "watermark_clear_json", []byte(r.out))
+	golden.Assert(t, "watermark_clear_json", []byte(r.Out))
 	if len(st.transient) != 0 || st.persistent["cluster.routing.allocation.disk.watermark.low"] != "80%" {
 		t.Errorf("after clear: transient %v persistent %v", st.transient, st.persistent)
 	}
 	n := len(st.puts)
 	r = run(t, cfg, false, "watermark", "--clear", "--yes")
-	if r.code != 0 || len(st.puts) != n || !strings.Contains(r.errOut, "no transient watermark override was set") {
-		t.Errorf("clear of nothing: exit %d puts %d %s", r.code, len(st.puts)-n, r.errOut)
+	if r.Code != 0 || len(st.puts) != n || !strings.Contains(r.ErrOut, "no transient watermark override was set") {
+		t.Errorf("clear of nothing: exit %d puts %d %s", r.Code, len(st.puts)-n, r.ErrOut)
 	}
-	if r := run(t, cfg, false, "watermark", "--clear", "--recover"); r.code != 2 || len(st.puts) != n {
-		t.Errorf("both flags: exit %d", r.code)
+	if r := run(t, cfg, false, "watermark", "--clear", "--recover"); r.Code != 2 || len(st.puts) != n {
+		t.Errorf("both flags: exit %d", r.Code)
 	}
 	st.ignore = true
-	if r := run(t, cfg, false, "watermark", "--recover", "--yes"); r.code != 1 || !strings.Contains(r.errOut, "not in effect") {
-		t.Errorf("not applied: exit %d %s", r.code, r.errOut)
+	if r := run(t, cfg, false, "watermark", "--recover", "--yes"); r.Code != 1 || !strings.Contains(r.ErrOut, "not in effect") {
+		t.Errorf("not applied: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 
@@ -338,48 +316,45 @@ func TestChangePolicy(t *testing.T) {
 			stateDir := filepath.Join(filepath.Dir(cfg), "state")
 
 			// Off a terminal without --yes: usage error, nothing sent.
-			if r := run(t, cfg, false, fm.args...); r.code != 2 || !strings.Contains(r.errOut, "--yes") || len(mutating(srv)) != 0 {
-				t.Fatalf("no tty, no --yes: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			if r := run(t, cfg, false, fm.args...); r.Code != 2 || !strings.Contains(r.ErrOut, "--yes") || len(mutating(srv)) != 0 {
+				t.Fatalf("no tty, no --yes: exit %d, sent %v, %s", r.Code, mutating(srv), r.ErrOut)
 			}
 			// On a terminal, "n" declines: nothing sent.
-			if r := runIn(t, cfg, true, "n\n", fm.args...); r.code == 0 || !strings.Contains(r.errOut, "[y/N]") || len(mutating(srv)) != 0 {
-				t.Fatalf("declined: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			if r := runIn(t, cfg, true, "n\n", fm.args...); r.Code == 0 || !strings.Contains(r.ErrOut, "[y/N]") || len(mutating(srv)) != 0 {
+				t.Fatalf("declined: exit %d, sent %v, %s", r.Code, mutating(srv), r.ErrOut)
 			}
 			// --dry-run prints each request, sends none, asks nothing.
 			r := run(t, cfg, false, append(fm.args, "--dry-run")...)
-			if r.code != 0 || !strings.Contains(r.out, fm.call) || len(mutating(srv)) != 0 {
-				t.Fatalf("dry run: exit %d, sent %v, out %q err %s", r.code, mutating(srv), r.out, r.errOut)
+			if r.Code != 0 || !strings.Contains(r.Out, fm.call) || len(mutating(srv)) != 0 {
+				t.Fatalf("dry run: exit %d, sent %v, out %q err %s", r.Code, mutating(srv), r.Out, r.ErrOut)
 			}
 			r = run(t, cfg, false, append(fm.args, "--dry-run", "-o", "json")...)
 			var dj struct {
 				DryRun bool     `json:"dry_run"`
 				Calls  []string `json:"calls"`
 			}
-			if err := json.Unmarshal([]byte(r.out), &dj); err != nil || !dj.DryRun || len(dj.Calls) == 0 || len(mutating(srv)) != 0 {
-				t.Fatalf("dry run json: %v %q", err, r.out)
+			if err := json.Unmarshal([]byte(r.Out), &dj); err != nil || !dj.DryRun || len(dj.Calls) == 0 || len(mutating(srv)) != 0 {
+				t.Fatalf("dry run json: %v %q", err, r.Out)
 			}
 
 			// An upgrade holds the host lock: exit 6 naming it, nothing sent.
-			held, err := lock.Acquire(context.Background(), lock.HostPath(stateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			held := clitest.HoldLock(t, stateDir)
 			r = run(t, cfg, false, append(fm.args, "--yes")...)
-			for _, w := range []string{"held by pid", "siemctl upgrade apply --to 4.10.0", "run 20261121T101500Z-3f9a1c"} {
-				if !strings.Contains(r.errOut, w) {
-					t.Errorf("locked: stderr lacks %q: %s", w, r.errOut)
+			for _, w := range []string{"held by pid", clitest.HolderCommand, "run " + clitest.HolderRunID} {
+				if !strings.Contains(r.ErrOut, w) {
+					t.Errorf("locked: stderr lacks %q: %s", w, r.ErrOut)
 				}
 			}
-			if r.code != 6 || len(mutating(srv)) != 0 {
-				t.Fatalf("locked: exit %d, sent %v", r.code, mutating(srv))
+			if r.Code != 6 || len(mutating(srv)) != 0 {
+				t.Fatalf("locked: exit %d, sent %v", r.Code, mutating(srv))
 			}
 			if err := held.Release(); err != nil {
 				t.Fatal(err)
 			}
 
 			// On a terminal, "y" proceeds; the lock is free again afterwards.
-			if r := runIn(t, cfg, true, "y\n", fm.args...); r.code != 0 || len(mutating(srv)) == 0 {
-				t.Fatalf("confirmed: exit %d, sent %v, %s", r.code, mutating(srv), r.errOut)
+			if r := runIn(t, cfg, true, "y\n", fm.args...); r.Code != 0 || len(mutating(srv)) == 0 {
+				t.Fatalf("confirmed: exit %d, sent %v, %s", r.Code, mutating(srv), r.ErrOut)
 			}
 			if h, state, err := lock.Inspect(lock.HostPath(stateDir)); err != nil || state != lock.Free {
 				t.Errorf("lock left behind: %v %v %v", h, state, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -143,24 +144,14 @@ const stockYML = "cluster.name: siem\npath.data: /var/lib/siem-indexer\n"
 func newRepoFixture(t *testing.T) *repoFixture {
 	t.Helper()
 	root := t.TempDir()
-	p := filepath.Join(root, "siemctl.yaml")
-	body := fmt.Sprintf("state_dir: %[1]s/state\nbackup_dir: %[1]s/backups\nindexer:\n  config_dir: %[1]s/etc\n  data_dir: %[1]s/var/lib/siem-indexer\n", root)
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: p, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := clitest.LoadConfig(t, root, fmt.Sprintf("state_dir: %[1]s/state\nbackup_dir: %[1]s/backups\nindexer:\n  config_dir: %[1]s/etc\n  data_dir: %[1]s/var/lib/siem-indexer\n", root))
 	for _, d := range []string{cfg.Indexer.ConfigDir, cfg.Indexer.DataDir} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			t.Fatal(err)
 		}
 	}
 	yml := filepath.Join(cfg.Indexer.ConfigDir, "opensearch.yml")
-	if err := os.WriteFile(yml, []byte(stockYML), 0o640); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, yml, stockYML, 0o640)
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	node := &repoNode{yml: yml}
 	node.routes(srv)
@@ -296,11 +287,7 @@ func TestRepositoryPrepareChangesNothingUnlessAllowed(t *testing.T) {
 	t.Run("host lock held", func(t *testing.T) {
 		f := newRepoFixture(t)
 		f.opts.Change.Yes = true
-		l, err := lock.Acquire(context.Background(), lock.HostPath(f.cfg.StateDir), lock.Holder{Command: "siemctl upgrade apply"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Release()
+		clitest.HoldLock(t, f.cfg.StateDir)
 		if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); !errors.Is(err, lock.ErrHeld) {
 			t.Fatalf("err %v", err)
 		}

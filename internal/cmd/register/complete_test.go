@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
@@ -41,9 +42,8 @@ func complete(t *testing.T, cfgPath string, args ...string) []string {
 func TestCompletionValues(t *testing.T) {
 	d := t.TempDir()
 	state := filepath.Join(d, "state")
-	cfgPath := filepath.Join(d, "siemctl.yaml")
 	// The manager API is unreachable: agent ids complete to nothing, quickly.
-	os.WriteFile(cfgPath, []byte("state_dir: "+state+"\nmanager:\n  api_url: https://127.0.0.1:1\n"), 0o600)
+	cfgPath := clitest.WriteConfig(t, d, "state_dir: "+state+"\nmanager:\n  api_url: https://127.0.0.1:1\n")
 	for _, id := range []string{"20261101T100000Z-aaaaaa", "20261102T100000Z-bbbbbb"} {
 		os.MkdirAll(filepath.Join(state, "runs", id), 0o700)
 		os.WriteFile(filepath.Join(state, "runs", id, "journal.jsonl"), nil, 0o600)
@@ -87,9 +87,8 @@ func TestCompletionAgentIDs(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{Agents: []managertest.Agent{
 		{ID: "001", Name: "web-01", Status: "active"}, {ID: "002", Name: "db-01", Status: "disconnected"}, {ID: "013", Name: "edge", Status: "active"}}})
 	d := t.TempDir()
-	cfgPath := filepath.Join(d, "siemctl.yaml")
 	t.Setenv("SIEMCTL_TEST_MANAGER_PW", srv.Password())
-	os.WriteFile(cfgPath, []byte("state_dir: "+d+"\nmanager:\n  api_url: "+srv.URL+"\n  username: "+srv.Username()+"\n  password_env: SIEMCTL_TEST_MANAGER_PW\n"), 0o600)
+	cfgPath := clitest.WriteConfig(t, d, "state_dir: "+d+"\nmanager:\n  api_url: "+srv.URL+"\n  username: "+srv.Username()+"\n  password_env: SIEMCTL_TEST_MANAGER_PW\n")
 	if got := complete(t, cfgPath, "agents", "restart", "00"); strings.Join(got, " ") != "000 001 002" {
 		t.Errorf("agents restart 00<TAB>: %q", got)
 	}

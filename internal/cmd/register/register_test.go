@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -59,24 +60,21 @@ func TestUnknownSubcommand(t *testing.T) {
 			b = append(b, 'z') // "add" → "addz"
 		}
 		for _, typo := range []string{string(b), "nosuchverb"} {
-			io, _, out, errOut := output.Test()
 			args := append(strings.Fields(g), typo)
-			code := cli.Main(context.Background(), args, cli.Stdio{IO: io, Env: []string{}}, register.All)
-			if code != cli.ExitUsage || out.Len() != 0 || !strings.Contains(errOut.String(), `unknown command "`+typo+`" for "siemctl `+g+`"`) {
-				t.Errorf("%v: exit %d\nstdout %q\nstderr %s", args, code, out.String(), errOut.String())
+			r := clitest.Main(context.Background(), register.All, false, "", args...)
+			if r.Code != cli.ExitUsage || r.Out != "" || !strings.Contains(r.ErrOut, `unknown command "`+typo+`" for "siemctl `+g+`"`) {
+				t.Errorf("%v: exit %d\nstdout %q\nstderr %s", args, r.Code, r.Out, r.ErrOut)
 			}
-			if typo != "nosuchverb" && !strings.Contains(errOut.String(), "Did you mean this?\n\t"+sub+"\n") {
-				t.Errorf("%v: no suggestion of %q: %s", args, sub, errOut.String())
+			if typo != "nosuchverb" && !strings.Contains(r.ErrOut, "Did you mean this?\n\t"+sub+"\n") {
+				t.Errorf("%v: no suggestion of %q: %s", args, sub, r.ErrOut)
 			}
 		}
-		io, _, out, _ := output.Test()
-		if code := cli.Main(context.Background(), strings.Fields(g), cli.Stdio{IO: io, Env: []string{}}, register.All); code != 0 || !strings.Contains(out.String(), "Available Commands:") {
-			t.Errorf("%s alone: exit %d %q", g, code, out.String())
+		if r := clitest.Main(context.Background(), register.All, false, "", strings.Fields(g)...); r.Code != 0 || !strings.Contains(r.Out, "Available Commands:") {
+			t.Errorf("%s alone: exit %d %q", g, r.Code, r.Out)
 		}
 	}
-	io, _, _, errOut := output.Test()
-	if code := cli.Main(context.Background(), []string{"snapshot", "captrue"}, cli.Stdio{IO: io, Env: []string{}}, register.All); code != 2 || !strings.Contains(errOut.String(), "Did you mean this?\n\tcapture") {
-		t.Errorf("snapshot captrue: exit %d %s", code, errOut.String())
+	if r := clitest.Main(context.Background(), register.All, false, "", "snapshot", "captrue"); r.Code != 2 || !strings.Contains(r.ErrOut, "Did you mean this?\n\tcapture") {
+		t.Errorf("snapshot captrue: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 

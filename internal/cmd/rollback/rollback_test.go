@@ -1,7 +1,6 @@
 package rollback
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -154,15 +153,7 @@ func TestNewCmdRollback(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			ios, _, _, _ := output.Test()
-			f := cli.NewFactory(ios, nil)
-			root := cli.NewCmdRoot(f)
-			var got *Options
-			root.AddCommand(NewCmdRollback(f, func(_ context.Context, o *Options) error { got = o; return nil }))
-			root.SetArgs(append([]string{"rollback"}, tt.args...))
-			root.SetOut(&bytes.Buffer{})
-			root.SetErr(&bytes.Buffer{})
-			err := root.Execute()
+			got, err := clitest.Parse(NewCmdRollback, tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)

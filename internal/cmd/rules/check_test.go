@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
@@ -19,12 +19,7 @@ import (
 
 func write(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, path, content, 0o644)
 }
 
 const goodRules = "<group name=\"local,\">\n  <rule id=\"100001\" level=\"5\">\n    <if_sid>5716</if_sid>\n    <description>x</description>\n  </rule>\n</group>\n"
@@ -56,14 +51,9 @@ func checkRunner(out string, code int) manager.Runner {
 func run(t *testing.T, st *cli.Clients, mode string, args ...string) (string, string, int) {
 	t.Helper()
 	io, _, out, errOut := output.Test()
-	f := cli.NewFactory(io, nil)
-	f.Global.Output, f.Global.Timeout = mode, 5*time.Second
-	f.Clients = func(context.Context) (*cli.Clients, error) { return st, nil }
-	f.Config = func() (*config.Config, error) { return st.Config, nil }
-	cmd := rulescmd.NewCmdCheck(f, nil)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	cmd.SetArgs(append([]string{}, args...))
-	err := cmd.Execute()
+	f := clitest.Factory(io, st)
+	f.Global.Output = mode
+	err := clitest.Exec(rulescmd.NewCmdCheck(f, nil), args...)
 	return strings.ReplaceAll(out.String(), st.Config.Manager.InstallDir, "INSTALL"), errOut.String(), cli.ExitCode(err)
 }
 

@@ -8,14 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	securitycmd "github.com/siemctl/siemctl/internal/cmd/security"
 	"github.com/siemctl/siemctl/internal/golden"
-	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
-	"github.com/siemctl/siemctl/internal/output"
 )
 
 const newPassword = "N3w-Str0ng.Pass"
@@ -58,23 +54,13 @@ type env struct {
 func newEnv(t *testing.T, apiURL, user, password string) env {
 	t.Helper()
 	d := t.TempDir()
-	pw := filepath.Join(d, "pw")
-	if err := os.WriteFile(pw, []byte(password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"hash.sh": hashScript, "init.sh": initScript} {
-		if err := os.WriteFile(filepath.Join(d, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := "state_dir: " + d + "/state\n" +
-		"indexer: {url: \"http://127.0.0.1:9\", password_file: " + pw + ", hash_tool: [" + d + "/hash.sh], security_init: [" + d + "/init.sh]}\n" +
-		"manager: {api_url: \"" + apiURL + "\", username: " + user + ", password_file: " + pw + "}\n"
-	p := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return env{cfg: p, dir: d}
+	pw := clitest.WriteSecret(t, d, "pw", password)
+	clitest.WriteFile(t, filepath.Join(d, "hash.sh"), hashScript, 0o755)
+	clitest.WriteFile(t, filepath.Join(d, "init.sh"), initScript, 0o755)
+	cfg := clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
+		"indexer: {url: \"http://127.0.0.1:9\", password_file: "+pw+", hash_tool: ["+d+"/hash.sh], security_init: ["+d+"/init.sh]}\n"+
+		"manager: {api_url: \""+apiURL+"\", username: "+user+", password_file: "+pw+"}\n")
+	return env{cfg: cfg, dir: d}
 }
 
 func (e env) argv() string {
@@ -82,36 +68,14 @@ func (e env) argv() string {
 	return string(b)
 }
 
-// holdLock takes the host lock under dir/state as a running upgrade would.
-func holdLock(t *testing.T, dir string) *lock.Lock {
+// run runs `siemctl security --config e.cfg args...` (on a terminal when
+// tty, which answers stdin); no password may reach its output or a child's
+// argv.
+func run(t *testing.T, e env, tty bool, stdin string, args ...string) clitest.Result {
 	t.Helper()
-	l, err := lock.Acquire(context.Background(), lock.HostPath(filepath.Join(dir, "state")),
-		lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-3f9a1c"}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
-type result struct {
-	out, errOut string
-	code        int
-}
-
-func run(t *testing.T, e env, tty bool, stdin string, args ...string) result {
-	t.Helper()
-	io, in, out, errOut := output.Test()
-	in.WriteString(stdin)
-	io.SetTTY(tty, tty, tty)
-	reg := func(root *cobra.Command, f *cli.Factory) { root.AddCommand(securitycmd.NewCmdSecurity(f)) }
-	code := cli.Main(context.Background(), append([]string{"security", "--config", e.cfg}, args...), cli.Stdio{IO: io, Env: []string{}}, reg)
-	all := out.String() + errOut.String() + e.argv()
-	for _, s := range []string{newPassword, "Secr3t.Pass"} {
-		if strings.Contains(all, s) {
-			t.Errorf("a password reached the output or a child's argv")
-		}
-	}
-	return result{out.String(), errOut.String(), code}
+	r := clitest.Main(context.Background(), clitest.Group(securitycmd.NewCmdSecurity), tty, stdin, append([]string{"security", "--config", e.cfg}, args...)...)
+	clitest.NoSecret(t, "the output or a child's argv", r.Out+r.ErrOut+e.argv(), newPassword, "Secr3t.Pass")
+	return r
 }
 
 func TestUsersList(t *testing.T) {
@@ -119,22 +83,18 @@ func TestUsersList(t *testing.T) {
 	e := newEnv(t, srv.URL, srv.Username(), srv.Password())
 	for _, tc := range []struct{ name, format string }{{"users_table", "table"}, {"users_json", "json"}} {
 		r := run(t, e, false, "", "api-users", "list", "-o", tc.format)
-		if r.code != 0 {
-			t.Fatalf("exit %d %s", r.code, r.errOut)
+		if r.Code != 0 {
+			t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 		}
-		golden.Assert(t, tc.name, []byte(r.out))
+		golden.Assert(t, tc.name, []byte(r.Out))
 	}
 }
 
 func TestUsersAdd(t *testing.T) {
 	srv := managertest.New(t, managertest.Config{})
 	e := newEnv(t, srv.URL, srv.Username(), srv.Password())
-	pwFile := filepath.Join(e.dir, "new.pw")
-	if err := os.WriteFile(pwFile, []byte(newPassword+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	weak := filepath.Join(e.dir, "weak.pw")
-	_ = os.WriteFile(weak, []byte("alllowercase1!\n"), 0o600)
+	pwFile := clitest.WriteSecret(t, e.dir, "new.pw", newPassword)
+	weak := clitest.WriteSecret(t, e.dir, "weak.pw", "alllowercase1!")
 
 	bad := []struct {
 		name  string
@@ -153,8 +113,8 @@ func TestUsersAdd(t *testing.T) {
 	}
 	for _, tt := range bad {
 		r := run(t, e, tt.tty, tt.stdin, tt.args...)
-		if r.code != 2 || !strings.Contains(r.errOut, tt.msg) {
-			t.Errorf("%s: exit %d %q, want 2 %q", tt.name, r.code, r.errOut, tt.msg)
+		if r.Code != 2 || !strings.Contains(r.ErrOut, tt.msg) {
+			t.Errorf("%s: exit %d %q, want 2 %q", tt.name, r.Code, r.ErrOut, tt.msg)
 		}
 	}
 	if n := srv.Requests.Load(); n != 0 {
@@ -163,16 +123,16 @@ func TestUsersAdd(t *testing.T) {
 
 	// Off a terminal without --yes, a dry run, and while an upgrade holds
 	// the host lock: nothing is sent.
-	if r := run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin"); r.code != 2 || !strings.Contains(r.errOut, "--yes") {
-		t.Errorf("no --yes: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin"); r.Code != 2 || !strings.Contains(r.ErrOut, "--yes") {
+		t.Errorf("no --yes: exit %d %s", r.Code, r.ErrOut)
 	}
 	r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--dry-run")
-	if r.code != 0 || !strings.HasPrefix(r.out, `POST /security/users {"password":"[redacted]","username":"ops-bot"}`) {
-		t.Errorf("dry run: exit %d %q %s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.HasPrefix(r.Out, `POST /security/users {"password":"[redacted]","username":"ops-bot"}`) {
+		t.Errorf("dry run: exit %d %q %s", r.Code, r.Out, r.ErrOut)
 	}
-	held := holdLock(t, e.dir)
-	if r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--yes"); r.code != 6 || !strings.Contains(r.errOut, "siemctl upgrade apply --to 4.10.0") {
-		t.Errorf("locked: exit %d %s", r.code, r.errOut)
+	held := clitest.HoldLock(t, filepath.Join(e.dir, "state"))
+	if r := run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--yes"); r.Code != 6 || !strings.Contains(r.ErrOut, "siemctl upgrade apply --to 4.10.0") {
+		t.Errorf("locked: exit %d %s", r.Code, r.ErrOut)
 	}
 	_ = held.Release()
 	if n := srv.Requests.Load(); n != 0 {
@@ -180,21 +140,21 @@ func TestUsersAdd(t *testing.T) {
 	}
 
 	r = run(t, e, false, newPassword+"\n", "api-users", "add", "ops-bot", "--password-stdin", "-o", "json", "--yes")
-	if r.code != 0 {
-		t.Fatalf("exit %d %s", r.code, r.errOut)
+	if r.Code != 0 {
+		t.Fatalf("exit %d %s", r.Code, r.ErrOut)
 	}
-	golden.Assert(t, "users_add_json", []byte(r.out))
+	golden.Assert(t, "users_add_json", []byte(r.Out))
 	r = run(t, e, false, "", "api-users", "add", "ops-bot", "--password-file", pwFile, "--yes")
-	if r.code != 1 || !strings.Contains(r.errOut, `API user already exists: "ops-bot"`) {
-		t.Errorf("duplicate: exit %d %s", r.code, r.errOut)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, `API user already exists: "ops-bot"`) {
+		t.Errorf("duplicate: exit %d %s", r.Code, r.ErrOut)
 	}
 	if n := len(srv.SeenPath("POST /security/users")); n != 1 {
 		t.Errorf("%d POSTs", n)
 	}
 	_ = os.Chmod(pwFile, 0o644)
 	r = run(t, e, false, "", "api-users", "add", "ops-bot2", "--password-file", pwFile, "--yes")
-	if r.code != 0 || !strings.Contains(r.errOut, "readable by group or others") || !strings.Contains(r.out, "created API user ops-bot2") {
-		t.Errorf("loose file: exit %d %s %s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "readable by group or others") || !strings.Contains(r.Out, "created API user ops-bot2") {
+		t.Errorf("loose file: exit %d %s %s", r.Code, r.Out, r.ErrOut)
 	}
 
 	// A non-administrative configured user is refused before the POST.
@@ -205,29 +165,29 @@ func TestUsersAdd(t *testing.T) {
 	})
 	e2 := newEnv(t, srv2.URL, "ops-bot2", newPassword)
 	r = run(t, e2, false, "Another-P4ss!", "api-users", "add", "ops-bot3", "--password-stdin", "--yes")
-	if r.code != 4 || !strings.Contains(r.errOut, "not an administrator") || len(srv2.SeenPath("POST /security/users")) != 0 {
-		t.Errorf("non-admin: exit %d %s", r.code, r.errOut)
+	if r.Code != 4 || !strings.Contains(r.ErrOut, "not an administrator") || len(srv2.SeenPath("POST /security/users")) != 0 {
+		t.Errorf("non-admin: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 
 func TestIndexerHash(t *testing.T) {
 	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
 	r := run(t, e, false, newPassword+"\n", "indexer", "hash")
-	if r.code != 0 || !strings.HasPrefix(r.out, "$2y$12$") {
-		t.Fatalf("exit %d %q %s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.HasPrefix(r.Out, "$2y$12$") {
+		t.Fatalf("exit %d %q %s", r.Code, r.Out, r.ErrOut)
 	}
-	first := r.out
+	first := r.Out
 	pwFile := filepath.Join(e.dir, "p")
 	_ = os.WriteFile(pwFile, []byte(newPassword), 0o600)
 	r = run(t, e, false, "", "indexer", "hash", "--password-file", pwFile, "-o", "json")
-	if r.code != 0 || !strings.Contains(r.out, `"hash": "`+strings.TrimSpace(first)+`"`) {
-		t.Errorf("same password, other source: %s vs %s", r.out, first)
+	if r.Code != 0 || !strings.Contains(r.Out, `"hash": "`+strings.TrimSpace(first)+`"`) {
+		t.Errorf("same password, other source: %s vs %s", r.Out, first)
 	}
 	if !strings.Contains(e.argv(), "-env SIEMCTL_HASH_PASSWORD") {
 		t.Errorf("argv %q", e.argv())
 	}
-	if r := run(t, e, false, "", "indexer", "hash"); r.code == 0 || !strings.Contains(r.errOut, "empty password") {
-		t.Errorf("empty: exit %d %s", r.code, r.errOut)
+	if r := run(t, e, false, "", "indexer", "hash"); r.Code == 0 || !strings.Contains(r.ErrOut, "empty password") {
+		t.Errorf("empty: exit %d %s", r.Code, r.ErrOut)
 	}
 }
 
@@ -235,8 +195,8 @@ func TestIndexerBackupApply(t *testing.T) {
 	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
 	dir := filepath.Join(e.dir, "backup")
 	r := run(t, e, false, "", "indexer", "backup", dir)
-	if r.code != 0 || !strings.Contains(r.out, "backed up config, roles, rolesmapping, internalusers into "+dir+" (4 files)") {
-		t.Fatalf("exit %d %s %s", r.code, r.out, r.errOut)
+	if r.Code != 0 || !strings.Contains(r.Out, "backed up config, roles, rolesmapping, internalusers into "+dir+" (4 files)") {
+		t.Fatalf("exit %d %s %s", r.Code, r.Out, r.ErrOut)
 	}
 	if got := strings.TrimSpace(e.argv()); got != "--options -backup "+dir+" -icl -nhnv" {
 		t.Errorf("argv %q", got)
@@ -245,30 +205,30 @@ func TestIndexerBackupApply(t *testing.T) {
 		t.Errorf("backup dir %v %v", st, err)
 	}
 	for _, d := range []string{"relative/dir", "/tmp/with space"} {
-		if r := run(t, e, false, "", "indexer", "backup", d); r.code != 2 {
-			t.Errorf("%q: exit %d", d, r.code)
+		if r := run(t, e, false, "", "indexer", "backup", d); r.Code != 2 {
+			t.Errorf("%q: exit %d", d, r.Code)
 		}
 	}
 	_ = os.Remove(filepath.Join(e.dir, "argv.log"))
-	if r := run(t, e, false, "", "indexer", "apply"); r.code != 2 || e.argv() != "" {
-		t.Errorf("apply without --yes: exit %d argv %q", r.code, e.argv())
+	if r := run(t, e, false, "", "indexer", "apply"); r.Code != 2 || e.argv() != "" {
+		t.Errorf("apply without --yes: exit %d argv %q", r.Code, e.argv())
 	}
 	r = run(t, e, false, "", "indexer", "apply", "--dry-run")
-	if r.code != 0 || r.out != "run "+e.dir+"/init.sh\n" || e.argv() != "" {
-		t.Errorf("apply --dry-run: exit %d %q argv %q", r.code, r.out, e.argv())
+	if r.Code != 0 || r.Out != "run "+e.dir+"/init.sh\n" || e.argv() != "" {
+		t.Errorf("apply --dry-run: exit %d %q argv %q", r.Code, r.Out, e.argv())
 	}
-	held := holdLock(t, e.dir)
-	if r := run(t, e, false, "", "indexer", "apply", "--yes"); r.code != 6 || !strings.Contains(r.errOut, "run 20261121T101500Z-3f9a1c") || e.argv() != "" {
-		t.Errorf("apply under the lock: exit %d %s argv %q", r.code, r.errOut, e.argv())
+	held := clitest.HoldLock(t, filepath.Join(e.dir, "state"))
+	if r := run(t, e, false, "", "indexer", "apply", "--yes"); r.Code != 6 || !strings.Contains(r.ErrOut, "run 20261121T101500Z-3f9a1c") || e.argv() != "" {
+		t.Errorf("apply under the lock: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
 	}
 	_ = held.Release()
 	r = run(t, e, true, "y\n", "indexer", "apply")
-	if r.code != 0 || !strings.Contains(r.out, "Done with success") || strings.TrimSpace(e.argv()) != "" {
-		t.Errorf("apply: exit %d %s argv %q", r.code, r.errOut, e.argv())
+	if r.Code != 0 || !strings.Contains(r.Out, "Done with success") || strings.TrimSpace(e.argv()) != "" {
+		t.Errorf("apply: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
 	}
 	_ = os.WriteFile(filepath.Join(e.dir, "fail"), nil, 0o600)
 	r = run(t, e, false, "", "indexer", "apply", "--yes")
-	if r.code != 1 || !strings.Contains(r.errOut, "Connection refused") {
-		t.Errorf("failing apply: exit %d %s", r.code, r.errOut)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "Connection refused") {
+		t.Errorf("failing apply: exit %d %s", r.Code, r.ErrOut)
 	}
 }

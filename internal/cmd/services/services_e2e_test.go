@@ -3,12 +3,11 @@
 package services_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
@@ -61,14 +60,10 @@ func TestE2EServices(t *testing.T) {
 		// Another process holds the host lock, as upgrade apply does for
 		// its whole run: every changing verb exits 6 naming it, and no
 		// unit is touched.
-		held, err := lock.Acquire(context.Background(), lock.HostPath(l.StateDir()),
-			lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "20261121T101500Z-e2e"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		held := clitest.HoldLock(t, l.StateDir())
 		for _, args := range [][]string{{"stop", "shipper", "--yes"}, {"restart", "all", "--yes"}, {"start", "--yes"}, {"enable", "--yes"}} {
 			r := l.Siemctl(append([]string{"services"}, args...)...)
-			if r.Code != 6 || !strings.Contains(r.Stderr, "siemctl upgrade apply --to 4.10.0") || !strings.Contains(r.Stderr, "run 20261121T101500Z-e2e") {
+			if r.Code != 6 || !strings.Contains(r.Stderr, clitest.HolderCommand) || !strings.Contains(r.Stderr, "run "+clitest.HolderRunID) {
 				t.Errorf("%v: exit %d %s", args, r.Code, r.Stderr)
 			}
 		}

@@ -1,7 +1,6 @@
 package services_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/lock"
@@ -93,15 +93,12 @@ func TestNewCmdActionFlags(t *testing.T) {
 	for _, tt := range tests {
 		io, _, _, _ := output.Test()
 		f := factory(io)
-		root := cli.NewCmdRoot(f)
 		var got *svccmd.ActionOptions
 		grp := svccmd.NewCmdServices(f)
 		grp.RemoveCommand(grp.Commands()...)
 		capture := func(_ context.Context, o *svccmd.ActionOptions) error { got = o; return nil }
 		grp.AddCommand(svccmd.NewCmdStart(f, capture), svccmd.NewCmdStop(f, capture), svccmd.NewCmdRestart(f, capture))
-		root.AddCommand(grp)
-		root.SetArgs(append([]string{"services"}, tt.args...))
-		if err := root.Execute(); err != nil {
+		if err := clitest.ExecRoot(f, grp, append([]string{"services"}, tt.args...)...); err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
 		if got == nil || got.Action != tt.verb || got.Change.Yes != tt.yes || strings.Join(got.Components, ",") != strings.Join(tt.components, ",") {
@@ -116,15 +113,12 @@ func runStatus(t *testing.T, fu *unitstest.Fake, tty bool, outFmt string, comps 
 	io.SetTTY(tty, tty, tty)
 	f := factory(io)
 	f.Global.Output = outFmt
-	root := cli.NewCmdRoot(f)
 	cmd := svccmd.NewCmdStatus(f, func(ctx context.Context, o *svccmd.StatusOptions) error {
 		o.Units = func(context.Context) (services.Units, error) { return fu, nil }
 		o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
 		return svccmd.RunStatus(ctx, o)
 	})
-	root.AddCommand(cmd)
-	root.SetArgs(append([]string{"status", "-o", outFmt}, comps...))
-	err := root.Execute()
+	err := clitest.ExecRoot(f, cmd, append([]string{"status", "-o", outFmt}, comps...)...)
 	return out.String(), errOut.String(), err
 }
 
@@ -191,10 +185,7 @@ func execRoot(h *hostLock, tty bool, stdin string, add func(*cli.Factory) *cobra
 	in.WriteString(stdin)
 	io.SetTTY(tty, tty, tty)
 	f := factoryLocked(io, h)
-	root := cli.NewCmdRoot(f)
-	root.AddCommand(add(f))
-	root.SetArgs(args)
-	err := root.Execute()
+	err := clitest.ExecRoot(f, add(f), args...)
 	return out.String(), errOut.String(), err
 }
 
@@ -355,5 +346,3 @@ func TestRunEnable(t *testing.T) {
 		t.Errorf("locked: %v %v", err, fu.Calls)
 	}
 }
-
-var _ = bytes.NewBuffer

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -22,13 +21,7 @@ import (
 // runRoot runs args under a root with the snapshot group and returns the exit code.
 func runRoot(t *testing.T, f *cli.Factory, args ...string) int {
 	t.Helper()
-	root := cli.NewCmdRoot(f)
-	root.AddCommand(NewCmdSnapshot(f))
-	root.SetArgs(args)
-	root.SetOut(f.IO.Out)
-	root.SetErr(f.IO.ErrOut)
-	root.SilenceErrors, root.SilenceUsage = true, true
-	return cli.ExitCode(root.ExecuteContext(context.Background()))
+	return cli.ExitCode(clitest.ExecRoot(f, NewCmdSnapshot(f), args...))
 }
 
 func TestRunCaptureGolden(t *testing.T) {
@@ -186,7 +179,7 @@ func stripANSI(s string) string {
 
 // A stack that is entirely down still gives a snapshot and exit 0.
 func TestCaptureDownStack(t *testing.T) {
-	fs := writeFakeConfig(t, closedURL(t), closedURL(t), closedURL(t), &fakeStack{})
+	fs := writeFakeConfig(t, clitest.ClosedURL(t), clitest.ClosedURL(t), clitest.ClosedURL(t), &fakeStack{})
 	f, out, errOut := testFactory(t, fs)
 	code := runRoot(t, f, "snapshot", "capture", "--config", fs.Config, "-o", "json", "--timeout", "5s", "--label", "down")
 	if code != 0 {
@@ -244,14 +237,14 @@ func TestCaptureNeverWritesSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for where, b := range map[string][]byte{"snapshot": raw, "textfile": promBytes, "stdout": out.Bytes(), "stderr": errOut.Bytes()} {
-		mustNot(t, where, b, forms)
+		clitest.NoSecret(t, where, string(b), forms...)
 	}
 	// show and diff print from the stored file: nothing to leak there either.
 	f2, out2, _ := testFactory(t, fs)
 	if code := runRoot(t, f2, "snapshot", "show", "latest", "--config", fs.Config); code != 0 {
 		t.Fatalf("show exit %d", code)
 	}
-	mustNot(t, "show", out2.Bytes(), forms)
+	clitest.NoSecret(t, "show", out2.String(), forms...)
 }
 
 func TestCaptureRetention(t *testing.T) {
@@ -301,9 +294,7 @@ func TestNewCmdCapture(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *CaptureOptions
-			f, _, _ := testFactory(t, &fakeStack{})
-			err := runCmd(f, NewCmdCapture(f, func(_ context.Context, o *CaptureOptions) error { got = o; return nil }), tt.args)
+			got, err := clitest.Parse(NewCmdCapture, tt.args...)
 			checkFlagErr(t, err, tt.wantErr)
 			if tt.wantErr != "" {
 				return
@@ -315,17 +306,6 @@ func TestNewCmdCapture(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runCmd runs one verb under a root (for the global flags).
-func runCmd(f *cli.Factory, cmd *cobra.Command, args []string) error {
-	root := cli.NewCmdRoot(f)
-	root.AddCommand(cmd)
-	root.SetArgs(append([]string{cmd.Name()}, args...))
-	root.SetOut(f.IO.Out)
-	root.SetErr(f.IO.ErrOut)
-	root.SilenceErrors, root.SilenceUsage = true, true
-	return root.ExecuteContext(context.Background())
 }
 
 func checkFlagErr(t *testing.T, err error, want string) {
@@ -358,9 +338,8 @@ func TestPackagedServiceCommandLine(t *testing.T) {
 	if len(args) < 3 || args[1] != "snapshot" || args[2] != "capture" {
 		t.Fatalf("ExecStart=%s", line)
 	}
-	var got *CaptureOptions
-	f, _, _ := testFactory(t, &fakeStack{})
-	if err := runCmd(f, NewCmdCapture(f, func(_ context.Context, o *CaptureOptions) error { got = o; return nil }), args[3:]); err != nil {
+	got, err := clitest.Parse(NewCmdCapture, args[3:]...)
+	if err != nil {
 		t.Fatalf("ExecStart=%s: %v", line, err)
 	}
 	if got.Label != "timer" || got.KeepDays <= 0 || !strings.HasSuffix(got.PrometheusFile, ".prom") || got.Timeout != DefaultCaptureTimeout {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
@@ -95,38 +95,19 @@ func writeFakeConfig(t testing.TB, ixURL, mgrURL, dashURL string, fs *fakeStack)
 	if fs.managerPW != "" {
 		mpw = fs.managerPW
 	}
-	for name, pw := range map[string]string{"indexer": indexertest.Password, "manager": mpw} {
-		if err := os.WriteFile(filepath.Join(d, name+".pw"), []byte(pw+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg := "state_dir: " + fs.StateDir + "\n" +
-		"systemd: {address: \"unix:path=" + noSystemd + "\"}\n" +
-		"indexer: {url: \"" + ixURL + "\", username: admin, password_file: " + d + "/indexer.pw, ca_file: \"\"}\n" +
-		"manager: {api_url: \"" + mgrURL + "\", username: siem, password_file: " + d + "/manager.pw, install_dir: " + d + "/siem}\n" +
-		"dashboard: {url: \"" + dashURL + "\"}\n" +
-		"shipper: {binary: " + d + "/shipper}\n"
-	fs.Config = filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(fs.Config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ipw := clitest.WriteSecret(t, d, "indexer.pw", indexertest.Password)
+	mpwFile := clitest.WriteSecret(t, d, "manager.pw", mpw)
+	fs.Config = clitest.WriteConfig(t, d, "state_dir: "+fs.StateDir+"\n"+
+		"systemd: {address: \"unix:path="+noSystemd+"\"}\n"+
+		"indexer: {url: \""+ixURL+"\", username: admin, password_file: "+ipw+", ca_file: \"\"}\n"+
+		"manager: {api_url: \""+mgrURL+"\", username: siem, password_file: "+mpwFile+", install_dir: "+d+"/siem}\n"+
+		"dashboard: {url: \""+dashURL+"\"}\n"+
+		"shipper: {binary: "+d+"/shipper}\n")
 	return fs
 }
 
 // secrets are the passwords of the fake stack.
 func (fs *fakeStack) secrets() []string { return []string{indexertest.Password, managerSecret} }
-
-// closedURL is an http URL nobody listens on.
-func closedURL(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := l.Addr().String()
-	l.Close()
-	return "http://" + a
-}
 
 // goldenChecks are the health checks whose results do not depend on the
 // host running the tests (no ports, certificates, binaries or systemd).
@@ -218,15 +199,6 @@ func decodeCapture(t testing.TB, out []byte) captureResult {
 		t.Fatalf("capture output is not JSON: %v\n%s", err, out)
 	}
 	return res
-}
-
-func mustNot(t testing.TB, where string, b []byte, secrets []string) {
-	t.Helper()
-	for _, s := range secrets {
-		if bytes.Contains(b, []byte(s)) {
-			t.Errorf("%s contains a secret (%d bytes)", where, len(s))
-		}
-	}
 }
 
 func mustConfig(t testing.TB, fs *fakeStack) *config.Config {

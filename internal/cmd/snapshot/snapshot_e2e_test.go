@@ -6,8 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -49,17 +51,17 @@ func capture(t *testing.T, l *e2e.Lab, label string) (captured, *snapshot.Docume
 // shape is the part of a lab snapshot that does not change between runs.
 func shape(d *snapshot.Document) []byte {
 	var b strings.Builder
-	for _, name := range sortedKeys(d.Components) {
+	for _, name := range slices.Sorted(maps.Keys(d.Components)) {
 		c := d.Components[name]
 		fmt.Fprintf(&b, "component %s unit=%s %s/%s package=%s reachable=%v\n", name, c.Unit.Name, c.Unit.ActiveState, c.Unit.SubState, c.PackageVersion, c.Reachable)
 	}
 	ix := d.Indexer
 	fmt.Fprintf(&b, "indexer reachable=%v nodes=%d max_shards=%d allocation=%q\n", ix.Reachable, ix.NumberOfNodes, ix.MaxShardsPerNode, ix.Settings["cluster.routing.allocation.enable"])
-	fmt.Fprintf(&b, "templates %s\nalerts_templates %s\npipelines %s\n", strings.Join(sortedKeys(ix.Templates), ","),
-		strings.Join(ix.AlertsTemplates, ","), strings.Join(sortedKeys(ix.Pipelines), ","))
+	fmt.Fprintf(&b, "templates %s\nalerts_templates %s\npipelines %s\n", strings.Join(slices.Sorted(maps.Keys(ix.Templates)), ","),
+		strings.Join(ix.AlertsTemplates, ","), strings.Join(slices.Sorted(maps.Keys(ix.Pipelines)), ","))
 	m := d.Manager
 	fmt.Fprintf(&b, "manager reachable=%v version=%s api_users=%s\n", m.Reachable, m.Version, strings.Join(m.APIUsers, ","))
-	for _, n := range sortedKeys(m.Daemons) {
+	for _, n := range slices.Sorted(maps.Keys(m.Daemons)) {
 		fmt.Fprintf(&b, "daemon %s %s\n", n, m.Daemons[n])
 	}
 	fmt.Fprintf(&b, "alerts reachable=%v\n", d.Alerts.Reachable)
@@ -70,15 +72,6 @@ func shape(d *snapshot.Document) []byte {
 		fmt.Fprintf(&b, "error %s\n", e.Part)
 	}
 	return []byte(b.String())
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestE2ESnapshotLab: a capture of the lab records every component up, the

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
-	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -121,12 +121,7 @@ func TestListShowDiffPrune(t *testing.T) {
 		t.Errorf("prune --dry-run: exit %d\n%s%s", code, out, errOut)
 	}
 	{
-		f, _, _ := testFactory(t, fs)
-		cfg, _ := f.Config()
-		held, err := lock.Acquire(context.Background(), lock.HostPath(cfg.StateDir), lock.Holder{Command: "siemctl upgrade apply --to 4.10.0", RunID: "run-x"}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		held := clitest.HoldLock(t, fs.StateDir)
 		_, errOut, code := run(false, "prune", "--keep", "1", "--yes")
 		_ = held.Release()
 		if code != cli.ExitLocked || len(snapDir()) != len(files) {
@@ -147,7 +142,7 @@ func TestListShowDiffPrune(t *testing.T) {
 }
 
 func TestListEmptyAndMissingDir(t *testing.T) {
-	fs := writeFakeConfig(t, closedURL(t), closedURL(t), closedURL(t), &fakeStack{})
+	fs := writeFakeConfig(t, clitest.ClosedURL(t), clitest.ClosedURL(t), clitest.ClosedURL(t), &fakeStack{})
 	f, out, errOut := testFactory(t, fs)
 	if code := runRoot(t, f, "snapshot", "list", "--config", fs.Config); code != 0 || out.Len() != 0 || !strings.Contains(errOut.String(), "no snapshots in") {
 		t.Errorf("exit %d out %q err %q", code, out, errOut)
@@ -178,9 +173,7 @@ func TestNewCmdDiffAndPrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *DiffOptions
-			f, _, _ := testFactory(t, &fakeStack{})
-			err := runCmd(f, NewCmdDiff(f, func(_ context.Context, o *DiffOptions) error { got = o; return nil }), tt.args)
+			got, err := clitest.Parse(NewCmdDiff, tt.args...)
 			checkFlagErr(t, err, tt.wantErr)
 			if tt.check != nil && !tt.check(got) {
 				t.Errorf("options %+v", got)
@@ -199,9 +192,7 @@ func TestNewCmdDiffAndPrune(t *testing.T) {
 		{[]string{"--keep", "-2"}, "must be positive", 0, 0},
 	}
 	for _, tt := range prune {
-		var got *PruneOptions
-		f, _, _ := testFactory(t, &fakeStack{})
-		err := runCmd(f, NewCmdPrune(f, func(_ context.Context, o *PruneOptions) error { got = o; return nil }), tt.args)
+		got, err := clitest.Parse(NewCmdPrune, tt.args...)
 		checkFlagErr(t, err, tt.wantErr)
 		if tt.wantErr == "" && (got.Keep != tt.keep || got.KeepDays != tt.days) {
 			t.Errorf("%v: %+v", tt.args, got)

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/golden"
@@ -21,14 +20,7 @@ import (
 func budgetPlan(t *testing.T, extra string) (*steps.Plan, *config.Config) {
 	t.Helper()
 	d := t.TempDir()
-	cfgPath := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(cfgPath, []byte("state_dir: "+d+"/state\nbackup_dir: "+d+"/backups\n"+extra), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: cfgPath, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := clitest.LoadConfig(t, d, "state_dir: "+d+"/state\nbackup_dir: "+d+"/backups\n"+extra)
 	v := map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.10.0-1", "shipper": "4.10.0-1"}
 	return planEmbedded(t, cfg, runbooks.Upgrade, v, oldVersions), cfg
 }

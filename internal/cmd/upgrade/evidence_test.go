@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -31,9 +31,7 @@ func appliedFixture(t *testing.T, rollback bool) *fixture {
 	rb := fx.runbook
 	if rollback {
 		rb = filepath.Join(t.TempDir(), "partial.yaml")
-		if err := os.WriteFile(rb, []byte(partialRunbook), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		clitest.WriteFile(t, rb, partialRunbook, 0o600)
 	}
 	err := runApply(context.Background(), &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: rb})
 	if (err != nil) != rollback {
@@ -194,13 +192,8 @@ func readTarGz(t *testing.T, path string) map[string][]byte {
 
 func TestNewCmdReportFlags(t *testing.T) {
 	for _, args := range [][]string{{}, {"--bundle", "x.zip"}, {"--html", "a.html", "--sign-key", "k"}} {
-		ios, _, _, _ := output.Test()
-		f := cli.NewFactory(ios, nil)
-		cmd := NewCmdReport(f, func(context.Context, *ReportOptions) error { t.Errorf("%v ran", args); return nil })
-		cmd.SetArgs(args)
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
-		if err := cmd.Execute(); cli.ExitCode(err) != 2 {
-			t.Errorf("%v: %v (exit %d), want 2", args, err, cli.ExitCode(err))
+		if got, err := clitest.Parse(NewCmdReport, args...); cli.ExitCode(err) != 2 || got != nil {
+			t.Errorf("%v: %v (exit %d, ran: %v), want 2", args, err, cli.ExitCode(err), got != nil)
 		}
 	}
 }

@@ -1,20 +1,19 @@
 package upgrade
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/health"
@@ -26,9 +25,7 @@ import (
 // command are its slave side; answers are typed at each prompt.
 type operatorTerm struct {
 	ptmx, tty *os.File
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	done      chan struct{}
+	screen    *clitest.Tap // what the command wrote to the terminal
 }
 
 const promptMark = "[c/w/r/s] "
@@ -42,20 +39,7 @@ func newOperatorTerm(t *testing.T, c *runs.Common) *operatorTerm {
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	o := &operatorTerm{ptmx: ptmx, tty: tty, done: make(chan struct{})}
-	go func() {
-		defer close(o.done)
-		b := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(b)
-			o.mu.Lock()
-			o.buf.Write(b[:n])
-			o.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	o := &operatorTerm{ptmx: ptmx, tty: tty, screen: clitest.NewTap(ptmx)}
 	c.IO.In, c.IO.ErrOut = tty, tty
 	c.IO.SetTTY(true, false, true)
 	c.IO.DisableColor()
@@ -70,9 +54,8 @@ func newOperatorTerm(t *testing.T, c *runs.Common) *operatorTerm {
 }
 
 func (o *operatorTerm) prompts() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return strings.Count(o.buf.String(), promptMark) + strings.Count(o.buf.String(), failurePromptMark)
+	s := o.screen.String()
+	return strings.Count(s, promptMark) + strings.Count(s, failurePromptMark)
 }
 
 // drive runs f, typing answers[i] at the i-th prompt; it returns f's error
@@ -108,16 +91,14 @@ loop:
 	}
 	o.tty.Close() // the reader sees EIO once everything is read
 	select {
-	case <-o.done:
+	case <-o.screen.Done():
 	case <-time.After(5 * time.Second):
 	}
 	return o.transcript(), err
 }
 
 func (o *operatorTerm) transcript() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return strings.ReplaceAll(o.buf.String(), "\r\n", "\n")
+	return strings.ReplaceAll(o.screen.String(), "\r\n", "\n")
 }
 
 var (
@@ -240,9 +221,7 @@ func TestGuidedAsksAtAFailure(t *testing.T) {
 	fx.common.Yes = true
 	term := newOperatorTerm(t, &fx.common)
 	rb := filepath.Join(t.TempDir(), "partial.yaml")
-	if err := os.WriteFile(rb, []byte(partialRunbook), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, rb, partialRunbook, 0o600)
 	opts := &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: rb, Guided: true}
 	out, err := term.drive(t, func() error { return runApply(context.Background(), opts) }, "c", "c", "c", "w", "r")
 	var rbe *engine.RolledBackError

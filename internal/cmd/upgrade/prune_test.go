@@ -10,28 +10,19 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )
-
-func writeTestFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // writeRun records a run with a final status, as the engine journals it.
 func writeRun(t *testing.T, stateDir, id, status string) {
 	t.Helper()
 	j := `{"seq":1,"time":"2026-11-20T10:00:00Z","type":"run-start","command":"siemctl upgrade apply --to 4.10.0"}` + "\n" +
 		`{"seq":2,"time":"2026-11-20T10:05:00Z","type":"run-end","status":"` + status + `"}` + "\n"
-	writeTestFile(t, filepath.Join(stateDir, "runs", id, "journal.jsonl"), j)
-	writeTestFile(t, filepath.Join(stateDir, "runs", "latest"), id+"\n")
+	clitest.WriteFile(t, filepath.Join(stateDir, "runs", id, "journal.jsonl"), j, 0o644)
+	clitest.WriteFile(t, filepath.Join(stateDir, "runs", "latest"), id+"\n", 0o644)
 }
 
 type pruneFixture struct {
@@ -44,7 +35,7 @@ func newPruneFixture(t *testing.T, dryRun bool) *pruneFixture {
 	t.Helper()
 	root := t.TempDir()
 	fx := &pruneFixture{root: root, data: filepath.Join(root, "var/lib/siem-indexer"), state: filepath.Join(root, "state")}
-	writeTestFile(t, filepath.Join(fx.data, "nodes/0/_state/global-3.st"), "live data")
+	clitest.WriteFile(t, filepath.Join(fx.data, "nodes/0/_state/global-3.st"), "live data", 0o644)
 	ios, _, out, errOut := output.Test()
 	fx.out, fx.errOut = out, errOut
 	cfg := &config.Config{StateDir: fx.state}
@@ -63,28 +54,28 @@ func TestPruneRemovesOnlyExactRealAsideDirs(t *testing.T) {
 	old, latest := "20261101T100000Z-0a1b2c", "20261120T100000Z-3d4e5f"
 	// An old run rolled back long ago; its set-aside data goes.
 	gone := steps.AsidePath(fx.data, old)
-	writeTestFile(t, filepath.Join(gone, "nodes/0/indices/x/0/index/_0.cfs"), strings.Repeat("s", 5000))
+	clitest.WriteFile(t, filepath.Join(gone, "nodes/0/indices/x/0/index/_0.cfs"), strings.Repeat("s", 5000), 0o644)
 	// A link inside it is removed, never followed.
 	victim := filepath.Join(fx.root, "victim")
-	writeTestFile(t, filepath.Join(victim, "precious"), "keep me")
+	clitest.WriteFile(t, filepath.Join(victim, "precious"), "keep me", 0o644)
 	if err := os.Symlink(victim, filepath.Join(gone, "nodes/0/link")); err != nil {
 		t.Fatal(err)
 	}
 	// The latest run failed during its rollback: its directory stays.
 	writeRun(t, fx.state, latest, "rollback-failed")
 	kept := steps.AsidePath(fx.data, latest)
-	writeTestFile(t, filepath.Join(kept, "nodes/0/x"), "new version's data")
+	clitest.WriteFile(t, filepath.Join(kept, "nodes/0/x"), "new version's data", 0o644)
 	// A symlink with the exact name: neither followed nor removed.
 	linked := steps.AsidePath(fx.data, "20261102T100000Z-aaaaaa")
 	target := filepath.Join(fx.root, "elsewhere")
-	writeTestFile(t, filepath.Join(target, "data"), "not ours")
+	clitest.WriteFile(t, filepath.Join(target, "data"), "not ours", 0o644)
 	if err := os.Symlink(target, linked); err != nil {
 		t.Fatal(err)
 	}
 	// Wrong names: siemctl's own temporary names and an upper-case run id.
 	wrong1, wrong2 := fx.data+".siemctl-restore", fx.data+".siemctl-20261103T100000Z-bbbbbb"
-	writeTestFile(t, filepath.Join(wrong1, "f"), "x")
-	writeTestFile(t, filepath.Join(wrong2, "f"), "x")
+	clitest.WriteFile(t, filepath.Join(wrong1, "f"), "x", 0o644)
+	clitest.WriteFile(t, filepath.Join(wrong2, "f"), "x", 0o644)
 
 	fx.opts.Output = "json"
 	if err := runPrune(context.Background(), fx.opts); err != nil {
@@ -130,7 +121,7 @@ func TestPruneDryRunAndRolledBackLatest(t *testing.T) {
 	latest := "20261120T100000Z-3d4e5f"
 	writeRun(t, fx.state, latest, "rolled-back")
 	aside := steps.AsidePath(fx.data, latest)
-	writeTestFile(t, filepath.Join(aside, "f"), "1234")
+	clitest.WriteFile(t, filepath.Join(aside, "f"), "1234", 0o644)
 	if err := runPrune(context.Background(), fx.opts); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +145,7 @@ func TestRemoveAsideRefusesALink(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	target := filepath.Join(root, "t")
-	writeTestFile(t, filepath.Join(target, "f"), "x")
+	clitest.WriteFile(t, filepath.Join(target, "f"), "x", 0o644)
 	a := steps.AsideDir{Path: steps.AsidePath(data, "20261120T100000Z-3d4e5f"), RunID: "20261120T100000Z-3d4e5f"}
 	if err := os.Symlink(target, a.Path); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -67,15 +68,7 @@ func TestNewCmdApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := output.Test()
-			f := cli.NewFactory(ios, nil)
-			root := cli.NewCmdRoot(f)
-			var got *ApplyOptions
-			root.AddCommand(NewCmdApply(f, func(_ context.Context, o *ApplyOptions) error { got = o; return nil }))
-			root.SetArgs(append([]string{"apply"}, tt.args...))
-			root.SetOut(&bytes.Buffer{})
-			root.SetErr(&bytes.Buffer{})
-			err := root.Execute()
+			got, err := clitest.Parse(NewCmdApply, tt.args...)
 			if tt.wantErr != "" {
 				var fe *cli.FlagError
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
@@ -177,14 +170,7 @@ type fixture struct {
 func newFixture(t *testing.T, installed string) *fixture {
 	t.Helper()
 	d := t.TempDir()
-	cfgPath := filepath.Join(d, "siemctl.yaml")
-	if err := os.WriteFile(cfgPath, []byte("state_dir: "+d+"/state\nbackup_dir: "+d+"/backups\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: cfgPath, ExplicitPath: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := clitest.LoadConfig(t, d, "state_dir: "+d+"/state\nbackup_dir: "+d+"/backups\n")
 	apt := &fakeApt{installed: map[string]string{"siem-indexer": installed, "siem-manager": installed, "siem-dashboard": installed, "shipper": installed}}
 	pm, err := packages.New("apt", apt)
 	if err != nil {
@@ -222,9 +208,7 @@ func newFixture(t *testing.T, installed string) *fixture {
 	t.Cleanup(func() { ic.Close() })
 	deps := &steps.Deps{Config: cfg, Packages: pm, Indexer: ic, Poll: time.Millisecond, Now: time.Now}
 	rb := filepath.Join(d, "runbook.yaml")
-	if err := os.WriteFile(rb, []byte(testRunbook), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, rb, testRunbook, 0o600)
 	ios, _, out, errOut := output.Test()
 	return &fixture{
 		common: runs.Common{IO: ios, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond},
@@ -310,9 +294,7 @@ func TestRunApply(t *testing.T) {
 		fx := newFixture(t, "4.9.0-1")
 		fx.common.Yes = true
 		rb := filepath.Join(t.TempDir(), "partial.yaml")
-		if err := os.WriteFile(rb, []byte(partialRunbook), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		clitest.WriteFile(t, rb, partialRunbook, 0o600)
 		err := runApply(context.Background(), &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: rb})
 		var rbe *engine.RolledBackError
 		if !errors.As(err, &rbe) || cli.ExitCode(err) != 10 {
