@@ -74,32 +74,30 @@ func (l *Lab) faultKind(kind string) (FaultKind, string, error) {
 }
 
 // Fault injects a fault into the running lab and records it in lab.json.
-func (l *Lab) Fault(ctx context.Context, kind string) error {
-	k, arg, err := l.faultKind(kind)
-	if err != nil {
-		return err
-	}
-	base, _, _ := strings.Cut(k.Name, ":")
-	if err := l.fault(ctx, base, arg, true); err != nil {
-		return fmt.Errorf("fault %s: %w", kind, err)
-	}
-	if !slices.Contains(l.st.Faults, kind) {
-		l.st.Faults = append(l.st.Faults, kind)
-	}
-	return writeState(l.st)
-}
+func (l *Lab) Fault(ctx context.Context, kind string) error { return l.setFault(ctx, kind, true) }
 
 // Heal removes a fault and waits until the affected component is healthy again.
-func (l *Lab) Heal(ctx context.Context, kind string) error {
+func (l *Lab) Heal(ctx context.Context, kind string) error { return l.setFault(ctx, kind, false) }
+
+// setFault injects (on) or heals a fault and records the lab's faults in lab.json.
+func (l *Lab) setFault(ctx context.Context, kind string, on bool) error {
 	k, arg, err := l.faultKind(kind)
 	if err != nil {
 		return err
 	}
 	base, _, _ := strings.Cut(k.Name, ":")
-	if err := l.fault(ctx, base, arg, false); err != nil {
-		return fmt.Errorf("heal %s: %w", kind, err)
+	if err := l.fault(ctx, base, arg, on); err != nil {
+		verb := "heal"
+		if on {
+			verb = "fault"
+		}
+		return fmt.Errorf("%s %s: %w", verb, kind, err)
 	}
-	l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
+	if !on {
+		l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
+	} else if !slices.Contains(l.st.Faults, kind) {
+		l.st.Faults = append(l.st.Faults, kind)
+	}
 	return writeState(l.st)
 }
 

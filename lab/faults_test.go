@@ -2,10 +2,13 @@ package lab
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -103,5 +106,62 @@ func TestBreakAndRestoreConfig(t *testing.T) {
 	}
 	if err := l.breakConfig(filepath.Join(dir, "missing.yml"), 0o600, breakIt); err == nil {
 		t.Fatal("breakConfig of a missing file succeeded")
+	}
+}
+
+// recordingEmu records the emulator faults set; kind "api-slow" fails.
+type recordingEmu struct {
+	Emulators
+	calls []string
+}
+
+func (e *recordingEmu) SetFault(_, kind string, on bool) error {
+	e.calls = append(e.calls, fmt.Sprintf("%s=%v", kind, on))
+	if kind == "api-slow" {
+		return errors.New("faults dir read-only")
+	}
+	return nil
+}
+
+// Fault records the kind in lab.json once (a second fault of a kind does not repeat it), Heal
+// forgets it; a failed fault or heal says which and records nothing.
+func TestFaultAndHealRecordState(t *testing.T) {
+	emu := &recordingEmu{}
+	l := &Lab{st: &State{Dir: t.TempDir(), Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: emu}
+	ctx := context.Background()
+	recorded := func() []string {
+		t.Helper()
+		st, err := readState(l.st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Faults
+	}
+	for _, k := range []string{"alerts-stopped", "agent-newer", "alerts-stopped"} {
+		if err := l.Fault(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := recorded(); !slices.Equal(got, []string{"alerts-stopped", "agent-newer"}) {
+		t.Fatalf("faults after injecting = %v", got)
+	}
+	if err := l.Heal(ctx, "alerts-stopped"); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(); !slices.Equal(got, []string{"agent-newer"}) {
+		t.Fatalf("faults after a heal = %v", got)
+	}
+	if err := l.Fault(ctx, "api-slow"); err == nil || err.Error() != "fault api-slow: faults dir read-only" {
+		t.Fatalf("failed fault: %v", err)
+	}
+	if err := l.Heal(ctx, "api-slow"); err == nil || err.Error() != "heal api-slow: faults dir read-only" {
+		t.Fatalf("failed heal: %v", err)
+	}
+	if got := recorded(); !slices.Equal(got, []string{"agent-newer"}) {
+		t.Fatalf("faults after failures = %v", got)
+	}
+	want := []string{"alerts-stopped=true", "agent-newer=true", "alerts-stopped=true", "alerts-stopped=false", "api-slow=true", "api-slow=false"}
+	if !slices.Equal(emu.calls, want) {
+		t.Fatalf("emulator calls %v, want %v", emu.calls, want)
 	}
 }
