@@ -251,8 +251,11 @@ func timeVal(n *xnode) (time.Duration, *ConfigError) {
 	return d, nil
 }
 
-// into returns a setter of one element: parse reads it, the value goes to dst.
-func into[T any](dst *T, parse func(*xnode) (T, *ConfigError)) func(*xnode) *ConfigError {
+// setter reads one element into the Config.
+type setter func(*xnode) *ConfigError
+
+// into returns the setter that parses an element and puts its value in dst.
+func into[T any](dst *T, parse func(*xnode) (T, *ConfigError)) setter {
 	return func(n *xnode) *ConfigError {
 		v, err := parse(n)
 		if err != nil {
@@ -270,45 +273,40 @@ func intIn(lo, hi int) func(*xnode) (int, *ConfigError) {
 
 func textVal(n *xnode) (string, *ConfigError) { return strings.TrimSpace(n.text), nil }
 
-// setters maps a section's elements that the emulator uses to where their value goes (a <remote>
-// block is read by remote); the last of repeated elements wins, as in the daemons.
-func (c *Config) setters(section string) map[string]func(*xnode) *ConfigError {
-	switch section {
-	case "global":
-		return map[string]func(*xnode) *ConfigError{
+// setters maps each section's elements that the emulator uses to where their value goes (a
+// <remote> block is read by remote).
+func (c *Config) setters() map[string]map[string]setter {
+	return map[string]map[string]setter{
+		"global": {
 			"jsonout_output":            into(&c.JSONOut, yesno),
 			"alerts_log":                into(&c.AlertsLog, yesno),
 			"agents_disconnection_time": into(&c.AgentsDisconnectionTime, timeVal),
-		}
-	case "alerts":
-		return map[string]func(*xnode) *ConfigError{
+		},
+		"alerts": {
 			"log_alert_level":   into(&c.LogAlertLevel, intIn(0, 16)),
 			"email_alert_level": into(&c.EmailAlertLevel, intIn(0, 16)),
-		}
-	case "auth":
-		return map[string]func(*xnode) *ConfigError{
+		},
+		"auth": {
 			"disabled": into(&c.AuthDisabled, yesno),
 			"port":     into(&c.AuthPort, intIn(1, 65535)),
-		}
-	case "cluster":
-		return map[string]func(*xnode) *ConfigError{
+		},
+		"cluster": {
 			"disabled":  into(&c.ClusterDisabled, yesno),
 			"name":      into(&c.ClusterName, textVal),
 			"node_name": into(&c.NodeName, textVal),
-		}
-	case "emulator":
-		return map[string]func(*xnode) *ConfigError{
+		},
+		"emulator": {
 			"background_alerts_interval": into(&c.BackgroundAlertsInterval, timeVal),
-		}
+		},
 	}
-	return nil
 }
 
+// apply reads one section; of repeated elements the last wins, as in the daemons.
 func (c *Config) apply(sec *xnode) error {
 	if sec.name == "remote" {
 		return c.remote(sec)
 	}
-	set := c.setters(sec.name)
+	set := c.setters()[sec.name]
 	for _, ch := range sec.children {
 		if f := set[ch.name]; f != nil {
 			if err := f(ch); err != nil {
