@@ -121,6 +121,14 @@ func install(t *testing.T, env []string, args ...string) string {
 	return out
 }
 
+// noSystemctl fails the test when the fake systemctl was called.
+func noSystemctl(t *testing.T, log, when string) {
+	t.Helper()
+	if got := readLog(t, log); got != "" {
+		t.Errorf("systemctl called %s: %s", when, got)
+	}
+}
+
 func readLog(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -178,9 +186,7 @@ func TestInstallScript(t *testing.T) {
 				t.Errorf("%s staged incorrectly: %v", u, err)
 			}
 		}
-		if got := readLog(t, log); got != "" {
-			t.Errorf("systemctl called with DESTDIR: %s", got)
-		}
+		noSystemctl(t, log, "with DESTDIR")
 	})
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		dir := t.TempDir()
@@ -195,9 +201,7 @@ func TestInstallScript(t *testing.T) {
 		if _, err := os.Stat(unitDir); !os.IsNotExist(err) {
 			t.Errorf("dry run created %s", unitDir)
 		}
-		if got := readLog(t, log); got != "" {
-			t.Errorf("dry run called systemctl: %s", got)
-		}
+		noSystemctl(t, log, "by a dry run")
 	})
 	t.Run("after the host profile units", func(t *testing.T) {
 		dir := t.TempDir()
