@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/manager"
 )
 
 // The wazuh profile's certificates have the Wazuh certs tool's subjects (O and OU Wazuh), and
@@ -126,21 +128,9 @@ func TestGeneratePassword(t *testing.T) {
 			t.Fatalf("password %q: bad length or repeated", p)
 		}
 		seen[p] = true
-		var up, low, dig, sym bool
-		for _, r := range p {
-			switch {
-			case r >= 'A' && r <= 'Z':
-				up = true
-			case r >= 'a' && r <= 'z':
-				low = true
-			case r >= '0' && r <= '9':
-				dig = true
-			default:
-				sym = true
-			}
-		}
-		if !up || !low || !dig || !sym {
-			t.Fatalf("password lacks a character class")
+		// The manager's password policy (a letter of each case, a digit, a symbol), as siemctl applies it.
+		if err := manager.ValidatePassword(p); err != nil {
+			t.Fatalf("generated password fails the manager's policy: %v", err)
 		}
 	}
 }

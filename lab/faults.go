@@ -74,32 +74,30 @@ func (l *Lab) faultKind(kind string) (FaultKind, string, error) {
 }
 
 // Fault injects a fault into the running lab and records it in lab.json.
-func (l *Lab) Fault(ctx context.Context, kind string) error {
-	k, arg, err := l.faultKind(kind)
-	if err != nil {
-		return err
-	}
-	base, _, _ := strings.Cut(k.Name, ":")
-	if err := l.fault(ctx, base, arg, true); err != nil {
-		return fmt.Errorf("fault %s: %w", kind, err)
-	}
-	if !slices.Contains(l.st.Faults, kind) {
-		l.st.Faults = append(l.st.Faults, kind)
-	}
-	return writeState(l.st)
-}
+func (l *Lab) Fault(ctx context.Context, kind string) error { return l.setFault(ctx, kind, true) }
 
 // Heal removes a fault and waits until the affected component is healthy again.
-func (l *Lab) Heal(ctx context.Context, kind string) error {
+func (l *Lab) Heal(ctx context.Context, kind string) error { return l.setFault(ctx, kind, false) }
+
+// setFault injects (on) or heals a fault and records the lab's faults in lab.json.
+func (l *Lab) setFault(ctx context.Context, kind string, on bool) error {
 	k, arg, err := l.faultKind(kind)
 	if err != nil {
 		return err
 	}
 	base, _, _ := strings.Cut(k.Name, ":")
-	if err := l.fault(ctx, base, arg, false); err != nil {
-		return fmt.Errorf("heal %s: %w", kind, err)
+	if err := l.fault(ctx, base, arg, on); err != nil {
+		verb := "heal"
+		if on {
+			verb = "fault"
+		}
+		return fmt.Errorf("%s %s: %w", verb, kind, err)
 	}
-	l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
+	if !on {
+		l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
+	} else if !slices.Contains(l.st.Faults, kind) {
+		l.st.Faults = append(l.st.Faults, kind)
+	}
 	return writeState(l.st)
 }
 
@@ -241,36 +239,19 @@ const unreachableOutput = "127.0.0.1:1"
 func (l *Lab) shipperOutput(ctx context.Context, broken bool) error {
 	sh := l.shipperLayout()
 	conf := filepath.Join(l.st.Root, sh.ConfigFile())
-	saved := filepath.Join(l.st.Dir, "faults", "filebeat.yml.orig")
 	if broken {
-		orig, err := os.ReadFile(conf)
-		if err != nil {
-			return fmt.Errorf("read filebeat.yml: %w", err)
-		}
-		if _, err := os.Stat(saved); err != nil {
-			if err := writeFile(saved, orig, 0o600); err != nil {
-				return err
-			}
-		}
 		want := fmt.Sprintf(`hosts: ["127.0.0.1:%d"]`, l.st.Ports.Indexer)
-		if !bytes.Contains(orig, []byte(want)) {
-			return fmt.Errorf("%s has no %s to break", conf, want)
-		}
-		bad := bytes.Replace(orig, []byte(want), []byte(`hosts: ["`+unreachableOutput+`"]`), 1)
-		if err := writeFile(conf, bad, 0o600); err != nil {
-			return err
-		}
-	} else {
-		orig, err := os.ReadFile(saved)
+		err := l.breakConfig(conf, 0o600, func(orig []byte) ([]byte, error) {
+			if !bytes.Contains(orig, []byte(want)) {
+				return nil, fmt.Errorf("%s has no %s to break", conf, want)
+			}
+			return bytes.Replace(orig, []byte(want), []byte(`hosts: ["`+unreachableOutput+`"]`), 1), nil
+		})
 		if err != nil {
-			return fmt.Errorf("no saved filebeat.yml to restore: %w", err)
-		}
-		if err := writeFile(conf, orig, 0o600); err != nil {
 			return err
 		}
-		if err := os.Remove(saved); err != nil {
-			return fmt.Errorf("remove saved filebeat.yml: %w", err)
-		}
+	} else if err := l.restoreConfig(conf, 0o600); err != nil {
+		return err
 	}
 	if err := l.stopUnit(ctx, sh.Unit()); err != nil {
 		return err
@@ -278,43 +259,71 @@ func (l *Lab) shipperOutput(ctx context.Context, broken bool) error {
 	return l.startUnit(ctx, sh.Unit())
 }
 
+// managerConfig leaves ossec.conf with an unclosed element and restarts the manager, which then
+// fails to start (or restores the saved file and starts it).
 func (l *Lab) managerConfig(ctx context.Context, broken bool) error {
 	conf := filepath.Join(l.managerDir(), "etc/ossec.conf")
-	saved := filepath.Join(l.st.Dir, "faults", "ossec.conf.orig")
-	if broken {
-		orig, err := os.ReadFile(conf)
-		if err != nil {
-			return fmt.Errorf("read ossec.conf: %w", err)
+	if !broken {
+		if err := l.restoreConfig(conf, 0o640); err != nil {
+			return err
 		}
-		if _, err := os.Stat(saved); err != nil {
-			if err := writeFile(saved, orig, 0o640); err != nil {
-				return err
-			}
-		}
+		return l.startManager(ctx)
+	}
+	err := l.breakConfig(conf, 0o640, func(orig []byte) ([]byte, error) {
 		// An unclosed element near the end: a syntax error every XML parser reports.
 		i := bytes.LastIndex(orig, []byte("</ossec_config>"))
 		if i < 0 {
 			i = len(orig)
 		}
-		bad := append(append([]byte{}, orig[:i]...), []byte("  <global>\n    <jsonout_output>yes\n  <!-- broken by siemlab fault manager-config-broken -->\n</ossec_config>\n")...)
-		if err := writeFile(conf, bad, 0o640); err != nil {
+		return append(append([]byte{}, orig[:i]...), []byte("  <global>\n    <jsonout_output>yes\n  <!-- broken by siemlab fault manager-config-broken -->\n</ossec_config>\n")...), nil
+	})
+	if err != nil {
+		return err
+	}
+	_ = l.stopUnit(ctx, l.prof.ManagerUnit())
+	_ = l.startUnit(ctx, l.prof.ManagerUnit()) // fails or exits at once: that is the fault
+	return nil
+}
+
+// savedConfig is where a config fault keeps the original of conf.
+func (l *Lab) savedConfig(conf string) string {
+	return filepath.Join(l.st.Dir, "faults", filepath.Base(conf)+".orig")
+}
+
+// breakConfig keeps the original of conf for restoreConfig (a second fault keeps the first
+// original) and writes what breakIt makes of it in its place.
+func (l *Lab) breakConfig(conf string, mode os.FileMode, breakIt func(orig []byte) ([]byte, error)) error {
+	name, saved := filepath.Base(conf), l.savedConfig(conf)
+	orig, err := os.ReadFile(conf)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if _, err := os.Stat(saved); err != nil {
+		if err := writeFile(saved, orig, mode); err != nil {
 			return err
 		}
-		_ = l.stopUnit(ctx, l.prof.ManagerUnit())
-		_ = l.startUnit(ctx, l.prof.ManagerUnit()) // fails or exits at once: that is the fault
-		return nil
 	}
+	bad, err := breakIt(orig)
+	if err != nil {
+		return err
+	}
+	return writeFile(conf, bad, mode)
+}
+
+// restoreConfig puts back the original breakConfig kept.
+func (l *Lab) restoreConfig(conf string, mode os.FileMode) error {
+	name, saved := filepath.Base(conf), l.savedConfig(conf)
 	orig, err := os.ReadFile(saved)
 	if err != nil {
-		return fmt.Errorf("no saved ossec.conf to restore: %w", err)
+		return fmt.Errorf("no saved %s to restore: %w", name, err)
 	}
-	if err := writeFile(conf, orig, 0o640); err != nil {
+	if err := writeFile(conf, orig, mode); err != nil {
 		return err
 	}
 	if err := os.Remove(saved); err != nil {
-		return fmt.Errorf("remove saved ossec.conf: %w", err)
+		return fmt.Errorf("remove saved %s: %w", name, err)
 	}
-	return l.startManager(ctx)
+	return nil
 }
 
 func (l *Lab) clusterSettings(ctx context.Context, scope string, s map[string]any) error {

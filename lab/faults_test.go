@@ -1,7 +1,14 @@
 package lab
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -50,5 +57,111 @@ func TestFaultKindParsing(t *testing.T) {
 	}
 	if len(FaultKinds()) != 17 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
+	}
+}
+
+// A config fault keeps the original once (breaking twice keeps the first original), a heal puts it
+// back with its mode and forgets it, and a second heal has nothing to restore.
+func TestBreakAndRestoreConfig(t *testing.T) {
+	dir := t.TempDir()
+	l := &Lab{st: &State{Dir: dir}}
+	conf := filepath.Join(dir, "root", "etc", "ossec.conf")
+	orig := []byte("<ossec_config/>\n")
+	if err := writeFile(conf, orig, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	breakIt := func(b []byte) ([]byte, error) { return append([]byte("broken "), b...), nil }
+	for range 2 {
+		if err := l.breakConfig(conf, 0o640, breakIt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(conf); !bytes.Equal(got, []byte("broken broken <ossec_config/>\n")) {
+		t.Fatalf("broken config = %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "faults", "ossec.conf.orig")); !bytes.Equal(got, orig) {
+		t.Fatalf("saved original = %q, want the first original %q", got, orig)
+	}
+
+	refuse := errors.New("nothing to break")
+	if err := l.breakConfig(conf, 0o640, func([]byte) ([]byte, error) { return nil, refuse }); !errors.Is(err, refuse) {
+		t.Fatalf("breakConfig error = %v, want %v", err, refuse)
+	}
+
+	if err := l.restoreConfig(conf, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(conf); !bytes.Equal(got, orig) || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("restored config = %q mode %v, want %q mode 0640", got, fi.Mode().Perm(), orig)
+	}
+	if _, err := os.Stat(l.savedConfig(conf)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("saved original still there after the heal: %v", err)
+	}
+	if err := l.restoreConfig(conf, 0o640); err == nil {
+		t.Fatal("a second heal restored something")
+	}
+	if err := l.breakConfig(filepath.Join(dir, "missing.yml"), 0o600, breakIt); err == nil {
+		t.Fatal("breakConfig of a missing file succeeded")
+	}
+}
+
+// recordingEmu records the emulator faults set; kind "api-slow" fails.
+type recordingEmu struct {
+	Emulators
+	calls []string
+}
+
+func (e *recordingEmu) SetFault(_, kind string, on bool) error {
+	e.calls = append(e.calls, fmt.Sprintf("%s=%v", kind, on))
+	if kind == "api-slow" {
+		return errors.New("faults dir read-only")
+	}
+	return nil
+}
+
+// Fault records the kind in lab.json once (a second fault of a kind does not repeat it), Heal
+// forgets it; a failed fault or heal says which and records nothing.
+func TestFaultAndHealRecordState(t *testing.T) {
+	emu := &recordingEmu{}
+	l := &Lab{st: &State{Dir: t.TempDir(), Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: emu}
+	ctx := context.Background()
+	recorded := func() []string {
+		t.Helper()
+		st, err := readState(l.st.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Faults
+	}
+	for _, k := range []string{"alerts-stopped", "agent-newer", "alerts-stopped"} {
+		if err := l.Fault(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := recorded(); !slices.Equal(got, []string{"alerts-stopped", "agent-newer"}) {
+		t.Fatalf("faults after injecting = %v", got)
+	}
+	if err := l.Heal(ctx, "alerts-stopped"); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded(); !slices.Equal(got, []string{"agent-newer"}) {
+		t.Fatalf("faults after a heal = %v", got)
+	}
+	if err := l.Fault(ctx, "api-slow"); err == nil || err.Error() != "fault api-slow: faults dir read-only" {
+		t.Fatalf("failed fault: %v", err)
+	}
+	if err := l.Heal(ctx, "api-slow"); err == nil || err.Error() != "heal api-slow: faults dir read-only" {
+		t.Fatalf("failed heal: %v", err)
+	}
+	if got := recorded(); !slices.Equal(got, []string{"agent-newer"}) {
+		t.Fatalf("faults after failures = %v", got)
+	}
+	want := []string{"alerts-stopped=true", "agent-newer=true", "alerts-stopped=true", "alerts-stopped=false", "api-slow=true", "api-slow=false"}
+	if !slices.Equal(emu.calls, want) {
+		t.Fatalf("emulator calls %v, want %v", emu.calls, want)
 	}
 }

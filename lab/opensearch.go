@@ -177,28 +177,11 @@ func unzip(file, dst string) error {
 			return fmt.Errorf("unzip: %w", err)
 		}
 		mode := f.Mode().Perm() | 0o444
-		if err := extractFile(f, p, mode); err != nil {
+		if err := writeFrom(p, mode, f.Open); err != nil {
 			return fmt.Errorf("unzip %s: %w", f.Name, err)
 		}
 	}
 	return nil
-}
-
-func extractFile(f *zip.File, p string, mode fs.FileMode) error {
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, rc); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // LinkTree makes dst a copy of src made of hard links (a "farm": no extra disk, but reachable
@@ -256,8 +239,14 @@ func LinkTree(src, dst string) error {
 	return nil
 }
 
+// copyFile copies src to a new dst with mode.
 func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
+	return writeFrom(dst, mode, func() (io.ReadCloser, error) { return os.Open(src) })
+}
+
+// writeFrom writes what open reads to dst (created or truncated) with mode.
+func writeFrom(dst string, mode fs.FileMode, open func() (io.ReadCloser, error)) error {
+	in, err := open()
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,9 @@ package lab
 import (
 	"crypto/x509/pkix"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -57,14 +58,7 @@ var Profiles = map[string]Profile{
 const DefaultProfile = "siem"
 
 // ProfileNames lists the profiles, sorted.
-func ProfileNames() []string {
-	out := make([]string, 0, len(Profiles))
-	for k := range Profiles {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func ProfileNames() []string { return slices.Sorted(maps.Keys(Profiles)) }
 
 // ProfileFor returns the named profile ("" is DefaultProfile) or an error naming the known ones.
 func ProfileFor(name string) (Profile, error) {

@@ -111,6 +111,24 @@ func runInstall(t *testing.T, env []string, args ...string) (string, error) {
 	return string(out), err
 }
 
+// install runs install.sh, which must succeed, and returns its output.
+func install(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	out, err := runInstall(t, env, args...)
+	if err != nil {
+		t.Fatalf("install.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// noSystemctl fails the test when the fake systemctl was called.
+func noSystemctl(t *testing.T, log, when string) {
+	t.Helper()
+	if got := readLog(t, log); got != "" {
+		t.Errorf("systemctl called %s: %s", when, got)
+	}
+}
+
 func readLog(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
@@ -129,10 +147,7 @@ func TestInstallScript(t *testing.T) {
 		path, log := fakeSystemctl(t, dir)
 		unitDir := filepath.Join(dir, "etc", "systemd", "system")
 		bin := stubBin(t, dir)
-		out, err := runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--bin", bin)
-		if err != nil {
-			t.Fatalf("install.sh: %v\n%s", err, out)
-		}
+		install(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--bin", bin)
 		svc, err := os.ReadFile(filepath.Join(unitDir, "siemctl-snapshot.service"))
 		if err != nil {
 			t.Fatal(err)
@@ -151,10 +166,7 @@ func TestInstallScript(t *testing.T) {
 			t.Errorf("unit dir holds %v", ents)
 		}
 
-		out, err = runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--uninstall")
-		if err != nil {
-			t.Fatalf("uninstall: %v\n%s", err, out)
-		}
+		install(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--uninstall")
 		if ents, _ := os.ReadDir(unitDir); len(ents) != 0 {
 			t.Errorf("uninstall left %v", ents)
 		}
@@ -166,10 +178,7 @@ func TestInstallScript(t *testing.T) {
 		dir := t.TempDir()
 		path, log := fakeSystemctl(t, dir)
 		dest := filepath.Join(dir, "stage")
-		out, err := runInstall(t, []string{"PATH=" + path, "DESTDIR=" + dest})
-		if err != nil {
-			t.Fatalf("install.sh: %v\n%s", err, out)
-		}
+		install(t, []string{"PATH=" + path, "DESTDIR=" + dest})
 		for _, u := range Units() {
 			want, _ := Files.ReadFile(u)
 			got, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system", u))
@@ -177,18 +186,13 @@ func TestInstallScript(t *testing.T) {
 				t.Errorf("%s staged incorrectly: %v", u, err)
 			}
 		}
-		if got := readLog(t, log); got != "" {
-			t.Errorf("systemctl called with DESTDIR: %s", got)
-		}
+		noSystemctl(t, log, "with DESTDIR")
 	})
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		dir := t.TempDir()
 		path, log := fakeSystemctl(t, dir)
 		unitDir := filepath.Join(dir, "units")
-		out, err := runInstall(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--dry-run")
-		if err != nil {
-			t.Fatalf("install.sh --dry-run: %v\n%s", err, out)
-		}
+		out := install(t, []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}, "--dry-run")
 		for _, want := range []string{"+ install -d -m 0755 " + unitDir, "+ systemctl daemon-reload", "+ systemctl enable --now siemctl-snapshot.timer"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("dry run output lacks %q:\n%s", want, out)
@@ -197,9 +201,7 @@ func TestInstallScript(t *testing.T) {
 		if _, err := os.Stat(unitDir); !os.IsNotExist(err) {
 			t.Errorf("dry run created %s", unitDir)
 		}
-		if got := readLog(t, log); got != "" {
-			t.Errorf("dry run called systemctl: %s", got)
-		}
+		noSystemctl(t, log, "by a dry run")
 	})
 	t.Run("after the host profile units", func(t *testing.T) {
 		dir := t.TempDir()
@@ -217,17 +219,13 @@ func TestInstallScript(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := []string{"PATH=" + path, "SIEMCTL_UNIT_DIR=" + unitDir, "DESTDIR="}
-		if out, err := runInstall(t, env, "--bin", bin); err != nil {
-			t.Fatalf("install.sh: %v\n%s", err, out)
-		}
+		install(t, env, "--bin", bin)
 		svc := readLog(t, filepath.Join(unitDir, "siemctl-snapshot.service"))
 		if !strings.Contains(svc, "\nAfter=network-online.target wazuh-indexer.service wazuh-manager.service\n") || strings.Contains(svc, "siem-indexer.service") {
 			t.Errorf("After= not the profile's units:\n%s", svc)
 		}
 		// --units wins; unsafe or non-service names are refused.
-		if out, err := runInstall(t, env, "--bin", bin, "--units", "idx.service mgr.service"); err != nil {
-			t.Fatalf("--units: %v\n%s", err, out)
-		}
+		install(t, env, "--bin", bin, "--units", "idx.service mgr.service")
 		if svc := readLog(t, filepath.Join(unitDir, "siemctl-snapshot.service")); !strings.Contains(svc, "\nAfter=network-online.target idx.service mgr.service\n") {
 			t.Errorf("--units ignored:\n%s", svc)
 		}

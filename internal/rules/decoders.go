@@ -142,7 +142,6 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 		}
 		return true
 	}
-	var fts []string
 	for _, e := range d.children {
 		switch strings.ToLower(e.name) {
 		case "parent":
@@ -210,29 +209,18 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 				return
 			}
 			def.hasOrder, def.orderLine = true, e.line
-			for _, w := range strings.Split(e.text, ",") {
-				w = strings.TrimLeft(w, " ")
-				if i := strings.IndexByte(w, ' '); i >= 0 {
-					w = w[:i]
-				}
-				if w == "" {
-					fail(e.line, "", "empty field name in <order>")
-					return
-				}
-				def.order = append(def.order, w)
+			names, ok := fieldNames(e.text)
+			if !ok {
+				fail(e.line, "", "empty field name in <order>")
+				return
 			}
+			def.order = append(def.order, names...)
 		case "fts":
 			def.hasFTS, def.ftsLine = true, e.line
-			for _, w := range strings.Split(e.text, ",") {
-				w = strings.TrimLeft(w, " ")
-				if i := strings.IndexByte(w, ' '); i >= 0 {
-					w = w[:i]
-				}
-				if w == "" {
-					fail(e.line, "", "empty field name in <fts>")
-					return
-				}
-				fts = append(fts, w)
+			fts, ok := fieldNames(e.text)
+			if !ok {
+				fail(e.line, "", "empty field name in <fts>")
+				return
 			}
 			for _, w := range fts {
 				if ftsStatic[w] || !def.hasOrder {
@@ -249,7 +237,6 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 					return
 				}
 			}
-			fts = fts[:0]
 		default:
 			fail(e.line, "", "invalid element <%s> in a decoder", e.name)
 			return
@@ -341,6 +328,23 @@ func (c *checker) loadDecoder(f ruleFile, d *node) {
 		return
 	}
 	c.addDecoder(file, d.line, def)
+}
+
+// fieldNames splits an <order> or <fts> list as analysisd does: names
+// separated by commas, blanks before a name dropped, a name ending at the
+// first blank after it. ok is false when a name is empty.
+func fieldNames(list string) (names []string, ok bool) {
+	for _, w := range strings.Split(list, ",") {
+		w = strings.TrimLeft(w, " ")
+		if i := strings.IndexByte(w, ' '); i >= 0 {
+			w = w[:i]
+		}
+		if w == "" {
+			return nil, false
+		}
+		names = append(names, w)
+	}
+	return names, true
 }
 
 func attrOr(n *node, name string) string {

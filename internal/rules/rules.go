@@ -181,40 +181,22 @@ func Check(o Options) (Report, error) {
 		}
 		c.add(where, 0, Warning, "", "stock ruleset not found at %s: references to stock rules and decoders (if_sid, parent, decoded_as) and collisions with stock ids are not verified; give --stock DIR", where)
 	}
-	d, err := listXML(filepath.Join(o.Dir, "decoders"), checkedPrefix+"/decoders", true)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, err
+	for _, kind := range []struct {
+		sub   string
+		files *[]ruleFile
+	}{{"decoders", &decFiles}, {"rules", &ruleFiles}} {
+		l, err := listXML(filepath.Join(o.Dir, kind.sub), checkedPrefix+"/"+kind.sub, true)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return rep, err
+		}
+		*kind.files = append(*kind.files, l...)
 	}
-	decFiles = append(decFiles, d...)
-	r, err := listXML(filepath.Join(o.Dir, "rules"), checkedPrefix+"/rules", true)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, err
-	}
-	ruleFiles = append(ruleFiles, r...)
 	if o.AsStock {
 		rep.Stock = o.Dir
 	}
 
-	for _, f := range decFiles {
-		if excluded(f, exclude) {
-			continue
-		}
-		if f.checked {
-			rep.Files = append(rep.Files, f.display)
-		}
-		c.counting = f.checked
-		c.loadDecoderFile(f)
-	}
-	for _, f := range ruleFiles {
-		if excluded(f, exclude) {
-			continue
-		}
-		if f.checked {
-			rep.Files = append(rep.Files, f.display)
-		}
-		c.counting = f.checked
-		c.loadRuleFile(f)
-	}
+	c.loadFiles(decFiles, exclude, c.loadDecoderFile)
+	c.loadFiles(ruleFiles, exclude, c.loadRuleFile)
 	rep.Rules, rep.Decoders = c.ruleCount, c.decCount
 	sort.SliceStable(rep.Problems, func(i, j int) bool {
 		a, b := rep.Problems[i], rep.Problems[j]
@@ -224,6 +206,20 @@ func Check(o Options) (Report, error) {
 		return a.Line < b.Line
 	})
 	return rep, nil
+}
+
+// loadFiles loads each file that is not excluded with load, in order.
+func (c *checker) loadFiles(files []ruleFile, exclude []string, load func(ruleFile)) {
+	for _, f := range files {
+		if excluded(f, exclude) {
+			continue
+		}
+		if f.checked {
+			c.rep.Files = append(c.rep.Files, f.display)
+		}
+		c.counting = f.checked
+		load(f)
+	}
 }
 
 // listXML lists dir's *.xml files by name, as the manager loads them.

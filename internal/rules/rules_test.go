@@ -235,3 +235,24 @@ func FuzzParseXML(f *testing.F) {
 		}
 	})
 }
+
+// <order> and <fts> lists split as analysisd splits them.
+func TestFieldNames(t *testing.T) {
+	for _, tc := range []struct {
+		list string
+		want []string
+		ok   bool
+	}{
+		{"srcip, srcport", []string{"srcip", "srcport"}, true},
+		{"  user,dstuser extra words", []string{"user", "dstuser"}, true},
+		{"srcip", []string{"srcip"}, true},
+		{"srcip,,dstip", nil, false},
+		{"srcip, ", nil, false},
+		{"", nil, false},
+	} {
+		got, ok := fieldNames(tc.list)
+		if ok != tc.ok || strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("fieldNames(%q) = %q %v, want %q %v", tc.list, got, ok, tc.want, tc.ok)
+		}
+	}
+}

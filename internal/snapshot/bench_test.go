@@ -11,8 +11,7 @@ import (
 // 100,000 agents, aggregated.
 func BenchmarkCapture(b *testing.B) {
 	src := bigSource(5000, 100_000)
-	opts := fixedOpts()
-	opts.Rand = nil
+	opts := benchOpts()
 	opts.Redactor = redact.New("bench-secret-1", "bench-secret-2")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -24,17 +23,9 @@ func BenchmarkCapture(b *testing.B) {
 
 func BenchmarkDiff(b *testing.B) {
 	src := bigSource(5000, 100_000)
-	opts := fixedOpts()
-	opts.Rand = nil
-	a, err := Capture(context.Background(), src, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := benchCapture(b, src)
 	src.ix.Indices = src.ix.Indices[100:] // 100 lost indices
-	after, err := Capture(context.Background(), src, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	after := benchCapture(b, src)
 	b.ReportAllocs()
 	for b.Loop() {
 		if r := Diff(a, after, DiffOptions{}); !r.Critical() {
@@ -44,13 +35,7 @@ func BenchmarkDiff(b *testing.B) {
 }
 
 func BenchmarkSaveAndList(b *testing.B) {
-	src := bigSource(5000, 100_000)
-	opts := fixedOpts()
-	opts.Rand = nil
-	d, err := Capture(context.Background(), src, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := benchCapture(b, bigSource(5000, 100_000))
 	s := &Store{Dir: b.TempDir()}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -67,16 +52,28 @@ func BenchmarkSaveAndList(b *testing.B) {
 }
 
 func BenchmarkRenderPrometheus(b *testing.B) {
-	opts := fixedOpts()
-	opts.Rand = nil
-	d, err := Capture(context.Background(), bigSource(5000, 100_000), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := benchCapture(b, bigSource(5000, 100_000))
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := RenderPrometheus(io.Discard, d); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchOpts are fixedOpts with random IDs (a benchmark captures many times).
+func benchOpts() CaptureOptions {
+	opts := fixedOpts()
+	opts.Rand = nil
+	return opts
+}
+
+// benchCapture captures src for a benchmark's setup.
+func benchCapture(b *testing.B, src *fakeSource) *Document {
+	b.Helper()
+	d, err := Capture(context.Background(), src, benchOpts())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }

@@ -130,20 +130,34 @@ func runPart[T any](ctx context.Context, f func(context.Context) (T, error)) <-c
 	return ch
 }
 
-// await waits for a part or the deadline; an answer already there wins.
+// await waits for a part or the deadline; an answer already there wins. A
+// failed part's value is not trusted: with an error, the value is T's zero.
 func await[T any](ctx context.Context, ch <-chan partResult[T]) (T, error) {
+	var r partResult[T]
 	select {
-	case r := <-ch:
-		return r.v, r.err
+	case r = <-ch:
 	default:
+		select {
+		case r = <-ch:
+		case <-ctx.Done():
+			r.err = fmt.Errorf("no answer before the deadline: %w", ctx.Err())
+		}
 	}
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
+	if r.err != nil {
 		var zero T
-		return zero, fmt.Errorf("no answer before the deadline: %w", ctx.Err())
+		return zero, r.err
 	}
+	return r.v, nil
+}
+
+// awaitState is await for a part that answers a state: a nil state without
+// an error is a Source bug, recorded as the part's error rather than a panic.
+func awaitState[T any](ctx context.Context, ch <-chan partResult[*T], what string) (*T, error) {
+	v, err := await(ctx, ch)
+	if err == nil && v == nil {
+		err = errors.New("no " + what)
+	}
+	return v, err
 }
 
 // Capture reads the stack through src and returns a document. A part that
@@ -179,10 +193,10 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 
 	units, unitsErr := await(ctx, unitsCh)
 	pkgs, pkgErr := await(ctx, pkgCh)
-	ix, ixErr := await(ctx, ixCh)
-	mgr, mgrErr := await(ctx, mgrCh)
-	dash, dashErr := await(ctx, dashCh)
-	alerts, alertErr := await(ctx, alertCh)
+	ix, ixErr := awaitState(ctx, ixCh, "indexer state")
+	mgr, mgrErr := awaitState(ctx, mgrCh, "manager state")
+	dash, dashErr := awaitState(ctx, dashCh, "dashboard state")
+	alerts, alertErr := awaitState(ctx, alertCh, "alert stats")
 	health, healthErr := await(ctx, healthCh)
 
 	if err := parent.Err(); errors.Is(err, context.Canceled) {
@@ -197,38 +211,6 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 		Host:           opts.Host,
 		SiemctlVersion: opts.SiemctlVersion,
 		Components:     map[string]Component{},
-	}
-	// A failed part's value is not trusted; a nil value without an error is
-	// a Source bug, not a reason to panic.
-	if ixErr != nil {
-		ix = nil
-	}
-	if mgrErr != nil {
-		mgr = nil
-	}
-	if dashErr != nil {
-		dash = nil
-	}
-	if alertErr != nil {
-		alerts = nil
-	}
-	if unitsErr != nil {
-		units = nil
-	}
-	if pkgErr != nil {
-		pkgs = nil
-	}
-	if ixErr == nil && ix == nil {
-		ixErr = errors.New("no indexer state")
-	}
-	if mgrErr == nil && mgr == nil {
-		mgrErr = errors.New("no manager state")
-	}
-	if dashErr == nil && dash == nil {
-		dashErr = errors.New("no dashboard state")
-	}
-	if alertErr == nil && alerts == nil {
-		alertErr = errors.New("no alert stats")
 	}
 	for part, err := range map[string]error{
 		"units": unitsErr, "packages": pkgErr, "indexer": ixErr, "manager": mgrErr,

@@ -257,12 +257,7 @@ var statusRank = map[string]int{"green": 0, "yellow": 1, "red": 2}
 
 func (df *differ) indexer(a, b *Document) {
 	ia, ib := &a.Indexer, &b.Indexer
-	if !ia.Reachable || !ib.Reachable {
-		// The component change says so; comparing an empty side would
-		// report every index as lost.
-		if ia.Reachable != ib.Reachable {
-			df.add(Info, CatCluster, "indexer", "", "", "indexer state not compared: unreachable in %s", which(ia.Reachable))
-		}
+	if !df.bothReachable(CatCluster, "indexer", ia.Reachable, ib.Reachable) {
 		return
 	}
 	ra, oka := statusRank[ia.Status]
@@ -352,6 +347,20 @@ func (df *differ) indexer(a, b *Document) {
 			}
 		}
 	}
+}
+
+// bothReachable reports whether a component's state was read in both
+// snapshots. When only one has it, one info change says the state is not
+// compared: the component change reports the outage, and comparing an empty
+// side would report everything (every index, every agent) as lost.
+func (df *differ) bothReachable(cat, comp string, ra, rb bool) bool {
+	if ra && rb {
+		return true
+	}
+	if ra != rb {
+		df.add(Info, cat, comp, "", "", "%s state not compared: unreachable in %s", comp, which(ra))
+	}
+	return false
 }
 
 func which(aReachable bool) string {
@@ -469,10 +478,7 @@ func short(h string) string {
 
 func (df *differ) manager(a, b *Document) {
 	ma, mb := &a.Manager, &b.Manager
-	if !ma.Reachable || !mb.Reachable {
-		if ma.Reachable != mb.Reachable {
-			df.add(Info, CatAgents, "manager", "", "", "manager state not compared: unreachable in %s", which(ma.Reachable))
-		}
+	if !df.bothReachable(CatAgents, "manager", ma.Reachable, mb.Reachable) {
 		return
 	}
 	if !failed(ma.Errors, mb.Errors, "daemons", df, "daemons") {

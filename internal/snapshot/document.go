@@ -13,7 +13,9 @@ package snapshot
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -189,36 +191,28 @@ func (d *Document) normalize() {
 	ix.ShardsByState = nonNilMap(ix.ShardsByState)
 	ix.UnassignedByReason = nonNilMap(ix.UnassignedByReason)
 	ix.Errors = nonNilMap(ix.Errors)
-	if ix.AlertsTemplates == nil {
-		ix.AlertsTemplates = []string{}
-	}
-	sort.Strings(ix.AlertsTemplates)
-	if ix.Indices == nil {
-		ix.Indices = []Index{}
-	}
-	sort.Slice(ix.Indices, func(i, j int) bool { return ix.Indices[i].Name < ix.Indices[j].Name })
-	if ix.Disk == nil {
-		ix.Disk = []Disk{}
-	}
-	sort.Slice(ix.Disk, func(i, j int) bool { return ix.Disk[i].Node < ix.Disk[j].Node })
+	ix.AlertsTemplates = sortedBy(ix.AlertsTemplates, func(s string) string { return s })
+	ix.Indices = sortedBy(ix.Indices, func(x Index) string { return x.Name })
+	ix.Disk = sortedBy(ix.Disk, func(x Disk) string { return x.Node })
 	m := &d.Manager
 	m.Info = nonNilMap(m.Info)
 	m.Daemons = nonNilMap(m.Daemons)
 	m.Errors = nonNilMap(m.Errors)
 	m.Agents.ByStatus = nonNilMap(m.Agents.ByStatus)
 	m.Agents.ByVersion = nonNilMap(m.Agents.ByVersion)
-	if m.APIUsers == nil {
-		m.APIUsers = []string{}
+	m.APIUsers = sortedBy(m.APIUsers, func(s string) string { return s })
+	d.Health = sortedBy(d.Health, func(h HealthResult) string { return h.ID })
+	d.Errors = sortedBy(d.Errors, func(e PartError) string { return e.Part })
+}
+
+// sortedBy sorts s by key (stable: equal keys keep their order) and returns
+// it, [] instead of nil.
+func sortedBy[T any](s []T, key func(T) string) []T {
+	if s == nil {
+		return []T{}
 	}
-	sort.Strings(m.APIUsers)
-	if d.Health == nil {
-		d.Health = []HealthResult{}
-	}
-	sort.SliceStable(d.Health, func(i, j int) bool { return d.Health[i].ID < d.Health[j].ID })
-	if d.Errors == nil {
-		d.Errors = []PartError{}
-	}
-	sort.SliceStable(d.Errors, func(i, j int) bool { return d.Errors[i].Part < d.Errors[j].Part })
+	slices.SortStableFunc(s, func(a, b T) int { return strings.Compare(key(a), key(b)) })
+	return s
 }
 
 func nonNilMap[V any](m map[string]V) map[string]V {

@@ -109,11 +109,23 @@ func (src *Live) PackageVersions(ctx context.Context) (map[string]string, error)
 	return packages.ByComponent(ctx, src.Packages, src.Config.PackageNames())
 }
 
-// parts runs named functions concurrently and collects their errors.
+// parts runs named functions concurrently and collects their errors. The
+// one call passed to identity decides whether the component is up at all:
+// wait returns its error apart from the parts' errors.
 type parts struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs map[string]error
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  map[string]error
+	idErr error
+}
+
+// identity runs f (the component's GET /) concurrently with the parts.
+func (p *parts) identity(f func() error) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.idErr = f()
+	}()
 }
 
 func (p *parts) run(name string, f func() error) {
@@ -131,9 +143,21 @@ func (p *parts) run(name string, f func() error) {
 	}()
 }
 
-func (p *parts) wait() map[string]error {
+// wait waits for every call and returns the parts' errors and identity's.
+func (p *parts) wait() (map[string]error, error) {
 	p.wg.Wait()
-	return p.errs
+	return p.errs, p.idErr
+}
+
+// concurrently runs fs at once and joins their errors.
+func concurrently(fs ...func() error) error {
+	errs := make([]error, len(fs))
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Go(func() { errs[i] = f() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // IndexerState reads GET / (the node answering at all decides whether the
@@ -147,14 +171,12 @@ func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
 	cfg := src.Config
 	st := &IndexerState{Templates: map[string]json.RawMessage{}, Pipelines: map[string]json.RawMessage{}}
 	var (
-		info     indexer.Info
-		infoErr  error
-		legacy   []indexer.Template
-		compos   []indexer.ComposableTemplate
-		p        parts
-		infoDone = make(chan struct{})
+		info   indexer.Info
+		legacy []indexer.Template
+		compos []indexer.ComposableTemplate
+		p      parts
 	)
-	go func() { defer close(infoDone); info, infoErr = ix.Info(ctx) }()
+	p.identity(func() (err error) { info, err = ix.Info(ctx); return err })
 	p.run("health", func() error {
 		h, err := ix.Health(ctx, indexer.HealthRequest{})
 		if err != nil {
@@ -178,13 +200,10 @@ func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
 		return nil
 	})
 	p.run("templates", func() error {
-		var lErr, cErr error
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); legacy, lErr = ix.ListLegacyTemplates(ctx) }()
-		go func() { defer wg.Done(); compos, cErr = ix.ComposableTemplates(ctx) }()
-		wg.Wait()
-		if err := errors.Join(lErr, cErr); err != nil {
+		if err := concurrently(
+			func() (err error) { legacy, err = ix.ListLegacyTemplates(ctx); return err },
+			func() (err error) { compos, err = ix.ComposableTemplates(ctx); return err },
+		); err != nil {
 			return err
 		}
 		for _, t := range legacy {
@@ -253,12 +272,11 @@ func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
 		}
 		return nil
 	})
-	errs := p.wait()
-	<-infoDone
-	if infoErr != nil {
+	errs, err := p.wait()
+	if err != nil {
 		// The node did not answer GET /: the indexer is down, whatever
 		// else answered.
-		return nil, infoErr
+		return nil, err
 	}
 	st.Version = info.Version
 	if st.ClusterName == "" {
@@ -279,15 +297,13 @@ func (src *Live) ManagerState(ctx context.Context) (*ManagerState, error) {
 	st := &ManagerState{}
 	var (
 		api      manager.APIInfo
-		apiErr   error
 		p        parts
-		apiDone  = make(chan struct{})
 		pageSize = src.AgentPageSize
 	)
 	if pageSize <= 0 {
 		pageSize = DefaultAgentPageSize
 	}
-	go func() { defer close(apiDone); api, apiErr = mc.Info(ctx) }()
+	p.identity(func() (err error) { api, err = mc.Info(ctx); return err })
 	p.run("info", func() error {
 		mi, err := mc.ManagerInfo(ctx)
 		if err != nil {
@@ -333,10 +349,9 @@ func (src *Live) ManagerState(ctx context.Context) (*ManagerState, error) {
 		}
 		return nil
 	})
-	errs := p.wait()
-	<-apiDone
-	if apiErr != nil {
-		return nil, apiErr
+	errs, err := p.wait()
+	if err != nil {
+		return nil, err
 	}
 	st.Version = api.APIVersion
 	if st.Version == "" && st.Info != nil {
@@ -375,17 +390,13 @@ func (src *Live) AlertStats(ctx context.Context) (*AlertStats, error) {
 	pattern := src.Config.Indexer.AlertsIndexPrefix + "*"
 	now := src.now()
 	var (
-		n               int64
-		newest          time.Time
-		cErr, nErr      error
-		wg              sync.WaitGroup
-		alertsTimeField = indexer.DefaultTimeField
+		n      int64
+		newest time.Time
 	)
-	wg.Add(2)
-	go func() { defer wg.Done(); n, cErr = ix.Count(ctx, pattern, "", now.Add(-5*time.Minute)) }()
-	go func() { defer wg.Done(); newest, _, nErr = ix.Newest(ctx, pattern, alertsTimeField) }()
-	wg.Wait()
-	if err := errors.Join(cErr, nErr); err != nil {
+	if err := concurrently(
+		func() (err error) { n, err = ix.Count(ctx, pattern, "", now.Add(-5*time.Minute)); return err },
+		func() (err error) { newest, _, err = ix.Newest(ctx, pattern, indexer.DefaultTimeField); return err },
+	); err != nil {
 		return nil, err
 	}
 	return &AlertStats{Last5m: n, Newest: newest}, nil

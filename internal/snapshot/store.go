@@ -221,6 +221,9 @@ func readHead(path string) (Entry, error) {
 	}
 	e := Entry{Path: path, SizeBytes: st.Size()}
 	var schema int
+	// The head: Document's leading fields up to the summary, which ends it.
+	head := map[string]any{"schema_version": &schema, "id": &e.ID, "label": &e.Label, "taken_at": &e.TakenAt,
+		"host": &e.Host, "siemctl_version": &e.SiemctlVersion, "summary": &e.Summary}
 	haveSummary := false
 	for dec.More() && !haveSummary {
 		t, err := dec.Token()
@@ -228,26 +231,11 @@ func readHead(path string) (Entry, error) {
 			return Entry{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
 		key, _ := t.(string)
-		var dst any
-		switch key {
-		case "schema_version":
-			dst = &schema
-		case "id":
-			dst = &e.ID
-		case "label":
-			dst = &e.Label
-		case "taken_at":
-			dst = &e.TakenAt
-		case "host":
-			dst = &e.Host
-		case "siemctl_version":
-			dst = &e.SiemctlVersion
-		case "summary":
-			dst = &e.Summary
-			haveSummary = true
-		default:
+		dst, ok := head[key]
+		if !ok {
 			dst = new(json.RawMessage)
 		}
+		haveSummary = key == "summary"
 		if err := dec.Decode(dst); err != nil {
 			return Entry{}, fmt.Errorf("%w: field %s: %w", ErrCorrupt, key, err)
 		}

@@ -2,7 +2,6 @@ package labcli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -13,7 +12,7 @@ import (
 )
 
 // flowCmd: siemlab flow send|check, a steady stream of tagged events and its no-alert-lost check.
-func flowCmd(stdout, stderr io.Writer, open func(string) (*lab.Lab, error)) *cobra.Command {
+func flowCmd(stdout, stderr io.Writer, open opener) *cobra.Command {
 	var dir, tag string
 	var rate float64
 	var first int
@@ -35,11 +34,7 @@ lost or indexed more than once.`,
 	send := &cobra.Command{
 		Use:  "send --dir DIR --tag TAG [--rate 5] [--for 0] [--from 1]",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := open(dir)
-			if err != nil {
-				return err
-			}
+		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
 			ctx := cmd.Context()
 			if dur > 0 {
 				var cancel context.CancelFunc
@@ -52,7 +47,7 @@ lost or indexed more than once.`,
 			}
 			fmt.Fprintf(stdout, "flow %s: sent %d events (%d … %d)\n", tag, next-first, first, next-1)
 			return nil
-		},
+		}),
 	}
 	send.Flags().Float64Var(&rate, "rate", 5, "events per second")
 	send.Flags().DurationVar(&dur, "for", 0, "stop after this long (0: until interrupted)")
@@ -60,19 +55,13 @@ lost or indexed more than once.`,
 	check := &cobra.Command{
 		Use:  "check --dir DIR --tag TAG [--wait 3m] [--json]",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := open(dir)
-			if err != nil {
-				return err
-			}
+		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
 			rep, err := l.WaitFlow(cmd.Context(), tag, wait, 5*time.Second)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := writeJSON(stdout, rep); err != nil {
 					return err
 				}
 			} else {
@@ -85,7 +74,7 @@ lost or indexed more than once.`,
 				return &exitError{code: 1}
 			}
 			return nil
-		},
+		}),
 	}
 	check.Flags().DurationVar(&wait, "wait", 3*time.Minute, "how long to wait for the shipper to drain")
 	check.Flags().BoolVar(&asJSON, "json", false, "JSON report")

@@ -45,6 +45,35 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 var errUsage = errors.New("usage")
 
+// needDir is the check of every command's required --dir.
+func needDir(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("%w: --dir is required", errUsage)
+	}
+	return nil
+}
+
+// opener opens the lab a command's --dir names.
+type opener func(dir string) (*lab.Lab, error)
+
+// run is a RunE that opens the lab at *dir (read when the command runs) and calls f with it.
+func (open opener) run(dir *string, f func(cmd *cobra.Command, l *lab.Lab) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		l, err := open(*dir)
+		if err != nil {
+			return err
+		}
+		return f(cmd, l)
+	}
+}
+
+// writeJSON writes v as indented JSON (the --json output of every command).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 // parseSize reads a byte size: a whole number with an optional unit B, KiB, MiB, GiB, TiB (powers
 // of 1024) or KB, MB, GB, TB (powers of 1000); case does not matter.
 func parseSize(s string) (int64, error) {
@@ -92,12 +121,12 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		}
 		return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	}
-	open := func(dir string) (*lab.Lab, error) {
-		if dir == "" {
-			return nil, fmt.Errorf("%w: --dir is required", errUsage)
+	open := opener(func(dir string) (*lab.Lab, error) {
+		if err := needDir(dir); err != nil {
+			return nil, err
 		}
 		return lab.OpenWith(dir, logger(), deps.Emulators)
-	}
+	})
 
 	var dir, version, profile, heap string
 	var offset int
@@ -107,8 +136,8 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		Short: "Build the packages, install them in DIR/root, start the stack and wait until it is healthy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return fmt.Errorf("%w: --dir is required", errUsage)
+			if err := needDir(dir); err != nil {
+				return err
 			}
 			if _, err := lab.ProfileFor(profile); err != nil {
 				return fmt.Errorf("%w: --profile: %v", errUsage, err)
@@ -134,8 +163,8 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		Short: "Stop every lab process, remove its cgroups (idempotent; files under DIR stay)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return fmt.Errorf("%w: --dir is required", errUsage)
+			if err := needDir(dir); err != nil {
+				return err
 			}
 			t0 := time.Now()
 			if err := lab.DownDir(cmd.Context(), dir); err != nil {
@@ -152,23 +181,17 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		Use:   "status --dir DIR [--json]",
 		Short: "Units, PIDs, ports, installed versions, cluster health, memory",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := open(dir)
-			if err != nil {
-				return err
-			}
+		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
 			st, err := l.Status(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return writeJSON(stdout, st)
 			}
 			_, err = io.WriteString(stdout, st.String())
 			return err
-		},
+		}),
 	}
 	status.Flags().StringVar(&dir, "dir", "", "lab directory")
 	status.Flags().BoolVar(&asJSON, "json", false, "JSON output")
@@ -265,9 +288,7 @@ default 512m (siemlab up --indexer-heap 2g).`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(stdout, rep)
 			}
 			fmt.Fprintf(stdout, "loaded %d documents (%.1f MiB of JSON, %.1f MiB on disk) into %d indices %s … %s in %.1fs (%.1f MiB/s)\n",
 				rep.Docs, float64(rep.SourceBytes)/(1<<20), float64(rep.StoreBytes)/(1<<20), rep.Indices, rep.First, rep.Last,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,6 +157,65 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(base)); err != nil {
 		t.Fatalf("default config: %v", err)
+	}
+}
+
+// Each element the emulator reads lands in its Config field; repeated elements: the last wins (and
+// an invalid one is an error wherever it is), as in the daemons.
+func TestParseConfigValues(t *testing.T) {
+	base := string(DefaultOssecConf(1514, 1515, 5514))
+	with := func(section, body string) string {
+		return strings.Replace(base, "</ossec_config>", "<"+section+">"+body+"</"+section+">\n</ossec_config>", 1)
+	}
+	tests := []struct {
+		name, conf string
+		check      func(c *Config) bool
+		wantErr    string
+	}{
+		{"defaults", base, func(c *Config) bool {
+			return c.JSONOut && c.AlertsLog && c.LogAlertLevel == 3 && c.EmailAlertLevel == 12 &&
+				c.AgentsDisconnectionTime == 10*time.Minute && c.BackgroundAlertsInterval == 20*time.Second &&
+				len(c.Remotes) == 2 && reflect.DeepEqual(c.Remotes[0], Remote{Connection: "secure", Port: 1514, Protocol: "tcp", LocalIP: "127.0.0.1"}) &&
+				c.Remotes[1].Connection == "syslog" && c.Remotes[1].Port == 5514 && c.Remotes[1].Protocol == "udp"
+		}, ""},
+		{"global", with("global", "<jsonout_output>no</jsonout_output><alerts_log>no</alerts_log><agents_disconnection_time>2h</agents_disconnection_time>"),
+			func(c *Config) bool { return !c.JSONOut && !c.AlertsLog && c.AgentsDisconnectionTime == 2*time.Hour }, ""},
+		{"alerts", with("alerts", "<log_alert_level>7</log_alert_level><email_alert_level>16</email_alert_level>"),
+			func(c *Config) bool { return c.LogAlertLevel == 7 && c.EmailAlertLevel == 16 }, ""},
+		{"auth", with("auth", "<disabled>yes</disabled><port>2515</port>"),
+			func(c *Config) bool { return c.AuthDisabled && c.AuthPort == 2515 }, ""},
+		{"cluster", with("cluster", "<disabled>no</disabled><name> prod </name><node_name>\n  master\n</node_name>"),
+			func(c *Config) bool { return !c.ClusterDisabled && c.ClusterName == "prod" && c.NodeName == "master" }, ""},
+		{"last of repeated wins", with("emulator", "<background_alerts_interval>5s</background_alerts_interval><background_alerts_interval>1m</background_alerts_interval>"),
+			func(c *Config) bool { return c.BackgroundAlertsInterval == time.Minute }, ""},
+		{"remote defaults", with("remote", "<connection>syslog</connection>"),
+			func(c *Config) bool {
+				return len(c.Remotes) == 3 && reflect.DeepEqual(c.Remotes[2], Remote{Connection: "syslog", Port: 514, Protocol: "tcp"})
+			}, ""},
+		{"invalid repeated element", with("emulator", "<background_alerts_interval>5s</background_alerts_interval><background_alerts_interval>soon</background_alerts_interval>"),
+			nil, "(1235): Invalid value for element 'background_alerts_interval': soon."},
+		{"level out of range", with("alerts", "<email_alert_level>17</email_alert_level>"), nil, "(1235): Invalid value for element 'email_alert_level': 17."},
+		{"port out of range", with("auth", "<port>0</port>"), nil, "(1235): Invalid value for element 'port': 0."},
+		{"not yes or no", with("cluster", "<disabled>maybe</disabled>"), nil, "(1235): Invalid value for element 'disabled': maybe."},
+		{"remote protocol", with("remote", "<protocol>sctp</protocol>"), nil, "(1235): Invalid value for element 'protocol': sctp."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.conf))
+			if tc.wantErr != "" {
+				var ce *ConfigError
+				if !errors.As(err, &ce) || ce.Messages()[0] != tc.wantErr {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Fatalf("config %+v", c)
+			}
+		})
 	}
 }
 

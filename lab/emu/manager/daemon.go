@@ -356,6 +356,26 @@ func serveSyslog(ctx context.Context, pc net.PacketConn, conf *Config, an *Analy
 			allowed = append(allowed, r.AllowedIPs...)
 		}
 	}
+	eachPacket(ctx, pc, func(msg []byte, from net.Addr) {
+		ip := from.String()
+		if ua, ok := from.(*net.UDPAddr); ok {
+			ip = ua.IP.String()
+		}
+		if !allowedSource(allowed, ip) {
+			olog.write("wazuh-remoted", "WARNING", fmt.Sprintf("Message from '%s' not allowed. Cannot find the ID of the agent.", ip))
+			return
+		}
+		ev := ParseSyslog(string(msg))
+		ev.Location = ip
+		if _, err := an.Process(ev); err != nil {
+			olog.write("wazuh-analysisd", "ERROR", err.Error())
+		}
+	})
+}
+
+// eachPacket calls handle with each datagram read from pc until pc is closed or ctx ends (the
+// syslog listener and the queue socket).
+func eachPacket(ctx context.Context, pc net.PacketConn, handle func(msg []byte, from net.Addr)) {
 	buf := make([]byte, 65536)
 	for {
 		n, from, err := pc.ReadFrom(buf)
@@ -365,19 +385,7 @@ func serveSyslog(ctx context.Context, pc net.PacketConn, conf *Config, an *Analy
 			}
 			continue
 		}
-		ip := from.String()
-		if ua, ok := from.(*net.UDPAddr); ok {
-			ip = ua.IP.String()
-		}
-		if !allowedSource(allowed, ip) {
-			olog.write("wazuh-remoted", "WARNING", fmt.Sprintf("Message from '%s' not allowed. Cannot find the ID of the agent.", ip))
-			continue
-		}
-		ev := ParseSyslog(string(buf[:n]))
-		ev.Location = ip
-		if _, err := an.Process(ev); err != nil {
-			olog.write("wazuh-analysisd", "ERROR", err.Error())
-		}
+		handle(buf[:n], from)
 	}
 }
 

@@ -81,15 +81,6 @@ type xnode struct {
 	children []*xnode
 }
 
-func (n *xnode) child(name string) *xnode {
-	for _, c := range n.children {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
-}
-
 // parseXML reads every top-level element, mapping decoder errors to os_xml's XMLERR messages.
 func parseXML(data []byte) ([]*xnode, *ConfigError) {
 	dec := xml.NewDecoder(bytes.NewReader(data))
@@ -260,105 +251,110 @@ func timeVal(n *xnode) (time.Duration, *ConfigError) {
 	return d, nil
 }
 
+// setter reads one element into the Config.
+type setter func(*xnode) *ConfigError
+
+// into returns the setter that parses an element and puts its value in dst.
+func into[T any](dst *T, parse func(*xnode) (T, *ConfigError)) setter {
+	return func(n *xnode) *ConfigError {
+		v, err := parse(n)
+		if err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// intIn is intVal with its range.
+func intIn(lo, hi int) func(*xnode) (int, *ConfigError) {
+	return func(n *xnode) (int, *ConfigError) { return intVal(n, lo, hi) }
+}
+
+func textVal(n *xnode) (string, *ConfigError) { return strings.TrimSpace(n.text), nil }
+
+// setters maps each section's elements that the emulator uses to where their value goes (a
+// <remote> block is read by remote).
+func (c *Config) setters() map[string]map[string]setter {
+	return map[string]map[string]setter{
+		"global": {
+			"jsonout_output":            into(&c.JSONOut, yesno),
+			"alerts_log":                into(&c.AlertsLog, yesno),
+			"agents_disconnection_time": into(&c.AgentsDisconnectionTime, timeVal),
+		},
+		"alerts": {
+			"log_alert_level":   into(&c.LogAlertLevel, intIn(0, 16)),
+			"email_alert_level": into(&c.EmailAlertLevel, intIn(0, 16)),
+		},
+		"auth": {
+			"disabled": into(&c.AuthDisabled, yesno),
+			"port":     into(&c.AuthPort, intIn(1, 65535)),
+		},
+		"cluster": {
+			"disabled":  into(&c.ClusterDisabled, yesno),
+			"name":      into(&c.ClusterName, textVal),
+			"node_name": into(&c.NodeName, textVal),
+		},
+		"emulator": {
+			"background_alerts_interval": into(&c.BackgroundAlertsInterval, timeVal),
+		},
+	}
+}
+
+// apply reads one section; of repeated elements the last wins, as in the daemons.
 func (c *Config) apply(sec *xnode) error {
-	var err *ConfigError
-	switch sec.name {
-	case "global":
-		for _, ch := range sec.children {
-			switch ch.name {
-			case "jsonout_output":
-				c.JSONOut, err = yesno(ch)
-			case "alerts_log":
-				c.AlertsLog, err = yesno(ch)
-			case "agents_disconnection_time":
-				c.AgentsDisconnectionTime, err = timeVal(ch)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	case "alerts":
-		for _, ch := range sec.children {
-			switch ch.name {
-			case "log_alert_level":
-				c.LogAlertLevel, err = intVal(ch, 0, 16)
-			case "email_alert_level":
-				c.EmailAlertLevel, err = intVal(ch, 0, 16)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	case "remote":
-		r := Remote{Protocol: "tcp"}
-		for _, ch := range sec.children {
-			v := strings.TrimSpace(ch.text)
-			switch ch.name {
-			case "connection":
-				if v != "secure" && v != "syslog" {
-					return invalidValue(ch.name, v)
-				}
-				r.Connection = v
-			case "port":
-				r.Port, err = intVal(ch, 1, 65535)
-			case "protocol":
-				r.Protocol = strings.ToLower(v)
-				if r.Protocol != "tcp" && r.Protocol != "udp" && r.Protocol != "tcp,udp" {
-					return invalidValue(ch.name, v)
-				}
-			case "local_ip":
-				r.LocalIP = v
-			case "allowed-ips":
-				r.AllowedIPs = append(r.AllowedIPs, v)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if r.Connection == "" {
-			r.Connection = "secure"
-		}
-		if r.Port == 0 {
-			r.Port = 1514
-			if r.Connection == "syslog" {
-				r.Port = 514
-			}
-		}
-		c.Remotes = append(c.Remotes, r)
-	case "auth":
-		for _, ch := range sec.children {
-			switch ch.name {
-			case "disabled":
-				c.AuthDisabled, err = yesno(ch)
-			case "port":
-				c.AuthPort, err = intVal(ch, 1, 65535)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	case "cluster":
-		for _, ch := range sec.children {
-			switch ch.name {
-			case "disabled":
-				c.ClusterDisabled, err = yesno(ch)
-			case "name":
-				c.ClusterName = strings.TrimSpace(ch.text)
-			case "node_name":
-				c.NodeName = strings.TrimSpace(ch.text)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	case "emulator":
-		if ch := sec.child("background_alerts_interval"); ch != nil {
-			c.BackgroundAlertsInterval, err = timeVal(ch)
-			if err != nil {
+	if sec.name == "remote" {
+		return c.remote(sec)
+	}
+	set := c.setters()[sec.name]
+	for _, ch := range sec.children {
+		if f := set[ch.name]; f != nil {
+			if err := f(ch); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// remote reads one <remote> block, with the daemons' defaults for what it leaves out.
+func (c *Config) remote(sec *xnode) error {
+	r := Remote{Protocol: "tcp"}
+	for _, ch := range sec.children {
+		v := strings.TrimSpace(ch.text)
+		switch ch.name {
+		case "connection":
+			if v != "secure" && v != "syslog" {
+				return invalidValue(ch.name, v)
+			}
+			r.Connection = v
+		case "port":
+			p, err := intVal(ch, 1, 65535)
+			if err != nil {
+				return err
+			}
+			r.Port = p
+		case "protocol":
+			r.Protocol = strings.ToLower(v)
+			if r.Protocol != "tcp" && r.Protocol != "udp" && r.Protocol != "tcp,udp" {
+				return invalidValue(ch.name, v)
+			}
+		case "local_ip":
+			r.LocalIP = v
+		case "allowed-ips":
+			r.AllowedIPs = append(r.AllowedIPs, v)
+		}
+	}
+	if r.Connection == "" {
+		r.Connection = "secure"
+	}
+	if r.Port == 0 {
+		r.Port = 1514
+		if r.Connection == "syslog" {
+			r.Port = 514
+		}
+	}
+	c.Remotes = append(c.Remotes, r)
 	return nil
 }
 

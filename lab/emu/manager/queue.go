@@ -86,26 +86,18 @@ func listenQueue(h Home) (*net.UnixConn, error) {
 // analysisd (var/run/wazuh-analysisd.failed, what the lab's analysisd-failed fault leaves) reads
 // nothing: the events are lost, as they are while the real daemon is down.
 func serveQueue(ctx context.Context, c *net.UnixConn, h Home, an *Analyzer, olog *ossecLog) {
-	buf := make([]byte, 65536)
 	failed := filepath.Join(h.RunDir(), confDaemon+".failed")
-	for {
-		n, _, err := c.ReadFromUnix(buf)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
-		}
+	eachPacket(ctx, c, func(msg []byte, _ net.Addr) {
 		if exists(failed) {
-			continue
+			return
 		}
-		ev, err := ParseQueueMessage(string(buf[:n]))
+		ev, err := ParseQueueMessage(string(msg))
 		if err != nil {
 			olog.write(confDaemon, "WARNING", err.Error())
-			continue
+			return
 		}
 		if _, err := an.Process(ev); err != nil {
 			olog.write(confDaemon, "ERROR", err.Error())
 		}
-	}
+	})
 }
