@@ -36,6 +36,17 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// linkInstead replaces path (a file or a tree) with a symlink to target.
+func linkInstead(t *testing.T, path, target string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func backupsOf(t *testing.T, e *env) steps.Backups {
 	t.Helper()
 	var b steps.Backups
@@ -305,12 +316,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 	// A directory of the backup replaced by a link: refused, path named.
 	certs := filepath.Join(ixConf, "certs")
-	if err := os.RemoveAll(certs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, certs); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, certs, victim)
 	out, err := run(t, d, e, "restore.configs", nil)
 	var le *steps.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != certs || !strings.Contains(err.Error(), certs+" is a symlink now") {
@@ -326,12 +332,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(ixConf, "opensearch.yml")
-	if err := os.Remove(conf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(victim, "authorized_keys"), conf); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, conf, filepath.Join(victim, "authorized_keys"))
 	if _, err := run(t, d, e, "restore.configs", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -342,12 +343,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 	// The security backup copy into opensearch-security: same rule.
 	sec := filepath.Join(ixConf, "opensearch-security")
-	if err := os.RemoveAll(sec); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, sec); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, sec, victim)
 	d.Exec = &fakeTool{}
 	if _, err := run(t, d, e, "backup.indexer_security", nil); err == nil || !errors.As(err, &le) || le.Path != sec {
 		t.Fatalf("security copy through a link: %v", err)
@@ -371,12 +367,7 @@ func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, data); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, data, victim)
 	out, err := run(t, d, e, "restore.indexer_data", nil)
 	var le *steps.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != data {

@@ -14,6 +14,7 @@
 package steps
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,10 @@ type Backups struct {
 	ShipperRegistry       string `json:"shipper_registry,omitempty"`
 	ShipperRegistryAbsent bool   `json:"shipper_registry_absent,omitempty"`
 }
+
+// Mode is the data safety mode the run used (IndexerDataMode), else the
+// one it chose (DataSafety); "" when it recorded neither.
+func (b Backups) Mode() string { return cmp.Or(b.IndexerDataMode, b.DataSafety) }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
 type DiffSummary struct {
@@ -309,6 +314,14 @@ func (pl *Planning) unit(comp string) string {
 	return "<" + comp + " unit>"
 }
 
+// dataDir is the indexer's data directory, from the config or a placeholder.
+func (pl *Planning) dataDir() string {
+	if c := pl.cfg(); c != nil {
+		return c.Indexer.DataDir
+	}
+	return "<indexer data_dir>"
+}
+
 func (pl *Planning) pkg(comp string) string {
 	if c := pl.cfg(); c != nil {
 		if p := c.PackageNames()[comp]; p != "" {
@@ -361,6 +374,48 @@ func validWhich(v string) error {
 	}
 	return fmt.Errorf("version %q: want target or previous", v)
 }
+
+// componentsParam is the `components` parameter of the kinds that act on
+// some of their components (none given: all). Kinds embed it inline.
+type componentsParam struct {
+	Components []string `yaml:"components"`
+}
+
+// or is the components given, or all.
+func (p componentsParam) or(all []string) []string {
+	if len(p.Components) == 0 {
+		return all
+	}
+	return p.Components
+}
+
+// validate accepts the components of all only.
+func (p componentsParam) validate(all []string) error {
+	for _, c := range p.Components {
+		if !slices.Contains(all, c) {
+			return fmt.Errorf("component %q: want %s", c, strings.Join(all, ", "))
+		}
+	}
+	return nil
+}
+
+// versionParam is the `version` parameter of the kinds that act on the
+// run's target versions or on the versions recorded before the first
+// install ("target" or "previous"; empty: target). Kinds embed it inline.
+type versionParam struct {
+	Version string `yaml:"version"`
+}
+
+func (p versionParam) which() string {
+	if p.Version == "" {
+		return "target"
+	}
+	return p.Version
+}
+
+func (p versionParam) previous() bool { return p.Version == "previous" }
+
+func (p versionParam) Validate() error { return validWhich(p.Version) }
 
 // versions reads a component → version map from run data.
 // recordedVersions returns the run's target versions, or with previous the
@@ -432,8 +487,10 @@ func NewRegistry(pl *Planning) (*Registry, error) {
 // advisory checks whose failure does not endanger data.
 var Ignorable = []string{"gate.agents", "gate.settings_clean", "gate.templates"}
 
-// redacting wraps a kind so that every error and message it returns has the
-// configured secrets removed before the engine journals it.
+// redacting wraps every kind of this package: it refuses to run one
+// without dependencies (so a kind reads env.Deps() without checking it),
+// and removes the configured secrets from every error and message the kind
+// returns before the engine journals it.
 type redacting struct{ Kind }
 
 func (r *redacting) ReadOnly() bool {
@@ -442,11 +499,11 @@ func (r *redacting) ReadOnly() bool {
 }
 
 func (r *redacting) Run(ctx context.Context, env Env, p engine.Params) (engine.Outcome, error) {
-	out, err := r.Kind.Run(ctx, env, p)
-	d, derr := depsOf(env)
-	if derr != nil {
-		return out, err
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
 	}
+	out, err := r.Kind.Run(ctx, env, p)
 	out.Message = d.redact(out.Message)
 	return out, redactErr(d, err)
 }
@@ -456,8 +513,12 @@ func (r *redacting) Verify(ctx context.Context, env Env, p engine.Params) (bool,
 	if !ok {
 		return false, engine.ErrCannotVerify
 	}
+	d, err := depsOf(env)
+	if err != nil {
+		return false, err
+	}
 	done, err := v.Verify(ctx, env, p)
-	if d, derr := depsOf(env); derr == nil && !errors.Is(err, engine.ErrCannotVerify) {
+	if !errors.Is(err, engine.ErrCannotVerify) {
 		err = redactErr(d, err)
 	}
 	return done, err
@@ -468,26 +529,23 @@ func (r *redacting) Skip(ctx context.Context, env Env, p engine.Params) (string,
 	if !ok {
 		return "", false, nil
 	}
-	reason, skip, err := s.Skip(ctx, env, p)
-	if d, derr := depsOf(env); derr == nil {
-		reason, err = d.redact(reason), redactErr(d, err)
+	d, err := depsOf(env)
+	if err != nil {
+		return "", false, err
 	}
-	return reason, skip, err
+	reason, skip, err := s.Skip(ctx, env, p)
+	return d.redact(reason), skip, redactErr(d, err)
 }
 
 func redactErr(d *Deps, err error) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		pe *engine.PendingError
-		ng *engine.NoGoError
-	)
-	switch {
-	case errors.As(err, &ng):
-		return &engine.NoGoError{Reason: d.redact(ng.Reason)}
-	case errors.As(err, &pe):
-		return &engine.PendingError{Reason: d.redact(pe.Reason)}
+	switch v, reason, ok := engine.VerdictOf(err); {
+	case ok && v == engine.VerdictNoGo:
+		return &engine.NoGoError{Reason: d.redact(reason)}
+	case ok:
+		return &engine.PendingError{Reason: d.redact(reason)}
 	}
 	msg := d.redact(err.Error())
 	if msg == err.Error() {

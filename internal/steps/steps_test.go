@@ -497,6 +497,40 @@ func TestErrorsAreRedacted(t *testing.T) {
 	}
 }
 
+// Every kind goes through one wrapper that refuses to run, skip or verify
+// without dependencies (so the kinds read env.Deps() unchecked): an error
+// naming the cause, never a nil dereference.
+func TestKindsRefuseARunnerWithoutDeps(t *testing.T) {
+	cfg := testConfig(t, "")
+	e := newEnv(nil, nil)
+	for _, tt := range []struct {
+		kind string
+		with map[string]any
+	}{
+		{"gate.disk", nil},
+		{"backup.configs", nil},
+		{"units.stop", map[string]any{"component": "manager"}},
+		{"indexer.allocation", map[string]any{"value": "all"}},
+	} {
+		k, p := kind(t, &steps.Planning{Config: cfg}, tt.kind, tt.with)
+		_, err := k.Run(context.Background(), e, p)
+		checks := []error{err}
+		if sk, ok := k.(engine.Skipper[*steps.Deps]); ok {
+			_, _, err := sk.Skip(context.Background(), e, p)
+			checks = append(checks, err)
+		}
+		if v, ok := k.(engine.Verifier[*steps.Deps]); ok {
+			_, err := v.Verify(context.Background(), e, p)
+			checks = append(checks, err)
+		}
+		for _, err := range checks {
+			if err == nil || !strings.Contains(err.Error(), "the runner has no dependencies") {
+				t.Errorf("%s: %v", tt.kind, err)
+			}
+		}
+	}
+}
+
 func TestResolveTarget(t *testing.T) {
 	apt := newApt("4.9.0-1")
 	apt.available["siem-dashboard"] = []string{"4.10.0-2", "4.10.0-1", "4.9.0-1"}
