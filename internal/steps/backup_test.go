@@ -47,6 +47,21 @@ func linkInstead(t *testing.T, path, target string) {
 	}
 }
 
+// roomyDisk is a backup filesystem with room for any copy.
+func roomyDisk(string) (steps.DiskUsage, error) {
+	return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
+}
+
+// dataDeps are a data copy test's dependencies: the indexer's data_dir at
+// data, the units (the indexer active or stopped) and a roomy disk.
+func dataDeps(t *testing.T, data string, active bool) (*steps.Deps, *unitstest.Fake, *env) {
+	t.Helper()
+	u := newUnits(active)
+	d := depsWith(testConfig(t, "indexer:\n  data_dir: "+data+"\n"), u)
+	d.Disk = roomyDisk
+	return d, u, newEnv(d, nil)
+}
+
 func backupsOf(t *testing.T, e *env) steps.Backups {
 	t.Helper()
 	var b steps.Backups
@@ -143,13 +158,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
-	u := newUnits(true)
-	d := depsWith(cfg, u)
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
-	e := newEnv(d, nil)
+	d, u, e := dataDeps(t, data, true)
 
 	// Refused while the indexer runs.
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "only while the indexer is stopped") {
@@ -163,9 +172,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "not enough room") {
 		t.Fatalf("no room: %v", err)
 	}
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
+	d.Disk = roomyDisk
 	out, err := run(t, d, e, "backup.indexer_data", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -357,13 +364,7 @@ func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
 	data := filepath.Join(root, "var/lib/siem-indexer")
 	writeFile(t, filepath.Join(data, "nodes/0/_state/global-1.st"), "state-1", 0o644)
-	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
-	u := newUnits(false)
-	d := depsWith(cfg, u)
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
-	e := newEnv(d, nil)
+	d, _, e := dataDeps(t, data, false)
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -246,32 +246,21 @@ func (d *Deps) redact(s string) string {
 	return d.Redact(s)
 }
 
-func (d *Deps) indexer() (IndexerAPI, error) {
-	if d.Indexer == nil {
-		return nil, fmt.Errorf("indexer: %w", orNoClient(d.IndexerErr))
-	}
-	return d.Indexer, nil
-}
+func (d *Deps) indexer() (IndexerAPI, error) { return client(d.Indexer, d.IndexerErr, "indexer") }
 
-func (d *Deps) manager() (ManagerAPI, error) {
-	if d.Manager == nil {
-		return nil, fmt.Errorf("manager API: %w", orNoClient(d.ManagerErr))
-	}
-	return d.Manager, nil
-}
+func (d *Deps) manager() (ManagerAPI, error) { return client(d.Manager, d.ManagerErr, "manager API") }
 
-func (d *Deps) packages() (PackagesAPI, error) {
-	if d.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", orNoClient(d.PackageErr))
-	}
-	return d.Packages, nil
-}
+func (d *Deps) packages() (PackagesAPI, error) { return client(d.Packages, d.PackageErr, "packages") }
 
-func (d *Deps) shipper() (ShipperAPI, error) {
-	if d.Shipper == nil {
-		return nil, fmt.Errorf("shipper: %w", orNoClient(d.ShipperErr))
+func (d *Deps) shipper() (ShipperAPI, error) { return client(d.Shipper, d.ShipperErr, "shipper") }
+
+// client is c, or (nil) an error naming what and why it is missing (err).
+func client[C comparable](c C, err error, what string) (C, error) {
+	var none C
+	if c == none {
+		return none, fmt.Errorf("%s: %w", what, orNoClient(err))
 	}
-	return d.Shipper, nil
+	return c, nil
 }
 
 func (d *Deps) units(ctx context.Context) (UnitsAPI, error) {
