@@ -32,14 +32,19 @@ func ManagerDBPath(c *config.Config) string {
 	return filepath.Join(c.Manager.InstallDir, "queue", "db")
 }
 
+// managerDBOf is ManagerDBPath of the planning's config, or a placeholder.
+func managerDBOf(pl *Planning) string {
+	if c := pl.cfg(); c != nil {
+		return ManagerDBPath(c)
+	}
+	return "<manager install_dir>/queue/db"
+}
+
 func managerDBKinds(pl *Planning) []Kind {
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
-				src := "<manager install_dir>/queue/db"
-				if c := pl.cfg(); c != nil {
-					src = ManagerDBPath(c)
-				}
+				src := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped and the backup filesystem has room",
 					"cold copy " + src + " → <backup_dir>/<run-id>/" + managerDBDir + " (no symlink followed; owners, modes, times kept; sha256 per file)",
 					"verify the copy against " + managerDBManifest}
@@ -57,10 +62,7 @@ func managerDBKinds(pl *Planning) []Kind {
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
-				dst := "<manager install_dir>/queue/db"
-				if c := pl.cfg(); c != nil {
-					dst = ManagerDBPath(c)
-				}
+				dst := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped",
 					"copy <backup_dir>/<run-id>/" + managerDBDir + " → " + dst + ".siemctl-restore (sha256 checked against " + managerDBManifest + ")",
 					"swap it in for " + dst + " (rename), remove the replaced databases"}

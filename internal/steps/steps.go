@@ -446,19 +446,11 @@ func setBackups(env Env, f func(*Backups)) error {
 
 // Kinds returns every step kind, describing itself with pl.
 func Kinds(pl *Planning) []Kind {
-	ks := []Kind{}
-	ks = append(ks, snapshotKinds(pl)...)
-	ks = append(ks, gateKinds(pl)...)
-	ks = append(ks, agentKinds(pl)...)
-	ks = append(ks, watchKinds(pl)...)
-	ks = append(ks, backupKinds(pl)...)
-	ks = append(ks, managerDBKinds(pl)...)
-	ks = append(ks, dataSafetyKinds(pl)...)
-	ks = append(ks, unitKinds(pl)...)
-	ks = append(ks, indexerKinds(pl)...)
-	ks = append(ks, packageKinds(pl)...)
-	ks = append(ks, shipperKinds(pl)...)
-	ks = append(ks, registryKinds(pl)...)
+	var ks []Kind
+	for _, group := range []func(*Planning) []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
+		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds} {
+		ks = append(ks, group(pl)...)
+	}
 	out := make([]Kind, len(ks))
 	for i, k := range ks {
 		out[i] = &redacting{Kind: k}

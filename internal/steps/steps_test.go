@@ -87,6 +87,16 @@ func TestDecodeStrict(t *testing.T) {
 		{"snapshot.diff", map[string]any{}, "against is required"},
 		{"backup.configs", map[string]any{"components": []any{"indexer", "kernel"}}, `component "kernel"`},
 		{"gate.probe", map[string]any{"fast": true}, "unknown parameter fast"},
+		{"gate.agents_back", map[string]any{"min_ratio": 0.0}, "min_ratio 0: want a share in (0, 1]"},
+		{"gate.agents_back", map[string]any{"min_ratio": 1.5}, "min_ratio 1.5: want a share"},
+		{"gate.agents_back", map[string]any{"show": 0}, "show 0: want at least 1"},
+		{"watch.window", map[string]any{"interval": "0s"}, "interval 0s: want a positive duration"},
+		{"watch.window", map[string]any{"cluster_breach": "green"}, `cluster_breach "green"`},
+		{"watch.window", map[string]any{"alert_rate_min": 1.5}, "alert_rate_min 1.5"},
+		{"watch.window", map[string]any{"agents_min_ratio": 0.0}, "agents_min_ratio 0"},
+		{"watch.window", map[string]any{"restarts_max": 0}, "restarts_max 0: want at least 1"},
+		{"watch.window", map[string]any{"probe_every": "-1s"}, `negative duration "-1s"`},
+		{"watch.window", map[string]any{"bogus": 1}, "unknown parameter bogus"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
