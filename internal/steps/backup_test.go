@@ -36,6 +36,15 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// victimDir is a directory only root may write (root-only/authorized_keys,
+// "victim\n"), the target of the links a restore must never write through.
+func victimDir(t *testing.T, root string) string {
+	t.Helper()
+	victim := filepath.Join(root, "root-only")
+	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	return victim
+}
+
 // linkInstead replaces path (a file or a tree) with a symlink to target.
 func linkInstead(t *testing.T, path, target string) {
 	t.Helper()
@@ -295,8 +304,7 @@ func TestSecurityBackupInstallsLiveConfig(t *testing.T) {
 // place only root may write. The restore must never write through it.
 func TestRestoreNeverFollowsALink(t *testing.T) {
 	root := t.TempDir()
-	victim := filepath.Join(root, "root-only")
-	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	victim := victimDir(t, root)
 	ixConf := filepath.Join(root, "etc/siem-indexer")
 	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "cluster.name: a\n", 0o640)
 	writeFile(t, filepath.Join(ixConf, "certs/root-ca.pem"), "CA\n", 0o644)
@@ -360,8 +368,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 	root := t.TempDir()
-	victim := filepath.Join(root, "root-only")
-	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	victim := victimDir(t, root)
 	data := filepath.Join(root, "var/lib/siem-indexer")
 	writeFile(t, filepath.Join(data, "nodes/0/_state/global-1.st"), "state-1", 0o644)
 	d, _, e := dataDeps(t, data, false)
