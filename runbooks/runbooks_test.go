@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -36,14 +37,6 @@ func isBool(v any) error {
 	return nil
 }
 
-func isPercent(v any) error {
-	n, ok := v.(int)
-	if !ok || n < 0 || n > 100 {
-		return fmt.Errorf("must be a percentage")
-	}
-	return nil
-}
-
 func isDuration(v any) error {
 	s, ok := v.(string)
 	if !ok {
@@ -53,19 +46,14 @@ func isDuration(v any) error {
 	return err
 }
 
-func isRatio(v any) error {
-	f, ok := v.(float64)
-	if !ok || f < 0 || f > 1 {
-		return fmt.Errorf("must be a share between 0 and 1")
+// number accepts a T from lo to hi; want names such a value.
+func number[T int | float64](lo, hi T, want string) param {
+	return func(v any) error {
+		if n, ok := v.(T); !ok || n < lo || n > hi {
+			return fmt.Errorf("must be %s", want)
+		}
+		return nil
 	}
-	return nil
-}
-
-func isCount(v any) error {
-	if n, ok := v.(int); !ok || n < 1 {
-		return fmt.Errorf("must be a count of at least 1")
-	}
-	return nil
 }
 
 func isTrue(v any) error {
@@ -98,6 +86,9 @@ func listOf(vals ...string) param {
 }
 
 var (
+	isPercent    = number(0, 100, "a percentage")
+	isRatio      = number(0.0, 1.0, "a share between 0 and 1")
+	isCount      = number(1, math.MaxInt, "a count of at least 1")
 	component    = oneOf("indexer", "manager", "dashboard", "shipper")
 	componentAll = oneOf("indexer", "manager", "dashboard", "shipper", "all")
 	version      = oneOf("target", "previous")

@@ -43,6 +43,22 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// again runs op (the runner's Resume, Rollback or Abort) on run id with the
+// recorder cleared; the run must end with status and the kinds called in
+// order.
+func (f *fixture) again(t *testing.T, what string, op func(context.Context, string) (*RunInfo, error), id, status string, calls ...string) *RunInfo {
+	t.Helper()
+	f.rec.calls = nil
+	ri, err := op(context.Background(), id)
+	if err != nil || ri.Status != status {
+		t.Fatalf("%s: %v %+v", what, err, ri)
+	}
+	if got := f.rec.got(); !slices.Equal(got, calls) {
+		t.Errorf("%s calls %q, want %q", what, got, calls)
+	}
+	return ri
+}
+
 func (f *fixture) plan(t *testing.T, sel Selection) *Plan[string] {
 	t.Helper()
 	p, err := ParsePlan([]byte(testRunbook), "test.yaml", f.reg, sel)
@@ -310,14 +326,7 @@ func TestCancel(t *testing.T) {
 			if got := f.rec.got(); !slices.Equal(got, tt.firstRun) {
 				t.Errorf("first run calls %q", got)
 			}
-			f.rec.calls = nil
-			ri, err = f.r.Resume(context.Background(), ri.ID)
-			if err != nil || ri.Status != StatusSucceeded {
-				t.Fatalf("resume: %v %+v", err, ri)
-			}
-			if got := f.rec.got(); !slices.Equal(got, tt.resumeRun) {
-				t.Errorf("resume calls %q, want %q", got, tt.resumeRun)
-			}
+			f.again(t, "resume", f.r.Resume, ri.ID, StatusSucceeded, tt.resumeRun...)
 		})
 	}
 }
@@ -357,14 +366,10 @@ func TestResumeAfterCrash(t *testing.T) {
 			if s, _ := st.Step("b/three"); s.Status != StepRunning {
 				t.Errorf("b/three = %+v", s)
 			}
-			f.rec.calls = nil
 			f.rec.verify["b/three"] = tt.verified
-			ri2, err := f.r.Resume(context.Background(), "latest")
-			if err != nil || ri2.Status != StatusSucceeded || ri2.Torn {
-				t.Fatalf("resume: %v %+v", err, ri2)
-			}
-			if got := f.rec.got(); !slices.Equal(got, tt.want) {
-				t.Errorf("resume calls %q, want %q", got, tt.want)
+			ri2 := f.again(t, "resume", f.r.Resume, "latest", StatusSucceeded, tt.want...)
+			if ri2.Torn {
+				t.Fatalf("resumed run still torn: %+v", ri2)
 			}
 			s, _ := ri2.Step("b/three")
 			if s.Status != StepOK || s.Verified != tt.verified {
@@ -631,14 +636,7 @@ func TestRollbackRetryAndCrash(t *testing.T) {
 	if _, err := f.r.Resume(context.Background(), ri.ID); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("resume of a rollback: %v", err)
 	}
-	f.rec.calls = nil
-	ri, err = f.r.Rollback(context.Background(), ri.ID)
-	if err != nil || ri.Status != StatusRolledBack {
-		t.Fatalf("retry: %v %s", err, ri.Status)
-	}
-	if got, want := f.rec.got(), []string{"undo a/two", "run final/check"}; !slices.Equal(got, want) {
-		t.Errorf("retry calls %q, want %q", got, want)
-	}
+	f.again(t, "retry", f.r.Rollback, ri.ID, StatusRolledBack, "undo a/two", "run final/check")
 
 	// A crash in the middle of an on_fail rollback: only Rollback finishes it.
 	f = newFixture(t)
@@ -663,12 +661,5 @@ func TestRollbackRetryAndCrash(t *testing.T) {
 	if _, err := f.r.Abort(context.Background(), ri.ID); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("abort of a crashed rollback: %v", err)
 	}
-	f.rec.calls = nil
-	ri, err = f.r.Rollback(context.Background(), ri.ID)
-	if err != nil || ri.Status != StatusRolledBack {
-		t.Fatalf("finish rollback: %v %s", err, ri.Status)
-	}
-	if got, want := f.rec.got(), []string{"undo a/one", "run final/check"}; !slices.Equal(got, want) {
-		t.Errorf("calls %q, want %q", got, want)
-	}
+	f.again(t, "finish rollback", f.r.Rollback, ri.ID, StatusRolledBack, "undo a/one", "run final/check")
 }

@@ -68,25 +68,17 @@ func (x *execution[D]) main(ctx context.Context) error {
 			return x.interrupted("", err)
 		}
 		interrupted := st == StepRunning || st == StepFailed || st == StepInterrupted
-		err := x.step(ctx, ps, interrupted)
-		if err == nil {
-			if phase, ok := bounds[ps.ID]; ok {
-				if err := x.pause(ctx, ps, phase); err != nil {
-					return err
-				}
+		if err := x.step(ctx, ps, interrupted); err != nil {
+			var in *interruption
+			if errors.As(err, &in) {
+				return x.stepInterrupted(ps, in.err)
 			}
-			continue
+			// nil only in guided mode: the operator chose wait and the
+			// step passed on a later attempt.
+			if err := x.failed(ctx, ps, err); err != nil {
+				return err
+			}
 		}
-		var in *interruption
-		if errors.As(err, &in) {
-			_ = x.j.append(Event{Type: EvStepInterrupted, Step: ps.ID, Kind: ps.Step.Kind, Error: in.err.Error()})
-			return x.interrupted(ps.ID, in.err)
-		}
-		if err := x.failed(ctx, ps, err); err != nil {
-			return err
-		}
-		// Guided mode: the operator chose wait and the step passed on a
-		// later attempt.
 		if phase, ok := bounds[ps.ID]; ok {
 			if err := x.pause(ctx, ps, phase); err != nil {
 				return err
@@ -239,10 +231,9 @@ func (x *execution[D]) failed(ctx context.Context, ps *PlannedStep[D], err error
 		}
 		return x.rollback(ctx, ps.ID, cause)
 	}
-	if err := x.j.append(Event{Type: EvRunStop, Status: StatusFailed, Step: ps.ID, Error: cause.Error()}); err != nil {
+	if err := x.runStop(ps.ID, StatusFailed, cause); err != nil {
 		return err
 	}
-	x.progress(Progress{Type: EvRunStop, Status: StatusFailed, Step: ps.ID, Err: cause})
 	return &FailedError{RunID: x.id, Step: ps.ID, Err: cause}
 }
 
@@ -338,12 +329,27 @@ func (x *execution[D]) finally(ctx context.Context) []StepErr {
 	return errs
 }
 
+// stepInterrupted journals that ps's attempt was interrupted, then stops the run.
+func (x *execution[D]) stepInterrupted(ps *PlannedStep[D], cause error) error {
+	_ = x.j.append(Event{Type: EvStepInterrupted, Step: ps.ID, Kind: ps.Step.Kind, Error: cause.Error()})
+	return x.interrupted(ps.ID, cause)
+}
+
 func (x *execution[D]) interrupted(step string, cause error) error {
-	if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: step, Error: cause.Error()}); err != nil {
+	if err := x.runStop(step, StatusInterrupted, cause); err != nil {
 		return errors.Join(cause, err)
 	}
-	x.progress(Progress{Type: EvRunStop, Status: StatusInterrupted, Step: step, Err: cause})
 	return &InterruptedError{RunID: x.id, Step: step, Err: cause}
+}
+
+// runStop journals and shows that the run stopped at step (interrupted,
+// failed) because of cause.
+func (x *execution[D]) runStop(step, status string, cause error) error {
+	if err := x.j.append(Event{Type: EvRunStop, Status: status, Step: step, Error: cause.Error()}); err != nil {
+		return err
+	}
+	x.progress(Progress{Type: EvRunStop, Status: status, Step: step, Err: cause})
+	return nil
 }
 
 func (x *execution[D]) end(status string, cause error) error {

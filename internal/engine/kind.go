@@ -173,6 +173,23 @@ func NoGo(format string, args ...any) error {
 	return &NoGoError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// VerdictOf is a gate error's verdict as an operator sees it and its
+// reason: VerdictNoGo for a *NoGoError, VerdictWait for a *PendingError. ok
+// is false for nil and any other error (a failure, not a verdict).
+func VerdictOf(err error) (verdict, reason string, ok bool) {
+	var (
+		pe *PendingError
+		ng *NoGoError
+	)
+	switch {
+	case errors.As(err, &ng):
+		return VerdictNoGo, ng.Reason, true
+	case errors.As(err, &pe):
+		return VerdictWait, pe.Reason, true
+	}
+	return "", "", false
+}
+
 // Registry holds the step kinds by name.
 type Registry[D any] struct {
 	kinds map[string]Kind[D]

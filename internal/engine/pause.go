@@ -190,17 +190,13 @@ func (x *execution[D]) boundary(ps *PlannedStep[D], phase string, rechecked []Ga
 func (x *execution[D]) pause(ctx context.Context, ps *PlannedStep[D], phase string) error {
 	var rechecked []GateVerdict
 	for {
-		d, err := x.r.Pause(ctx, x.boundary(ps, phase, rechecked))
+		d, err := x.ask(ctx, ps, x.boundary(ps, phase, rechecked), phase)
 		if err != nil {
-			if ctx.Err() != nil {
-				return x.interrupted(ps.ID, ctx.Err())
-			}
-			return x.interrupted(ps.ID, fmt.Errorf("guided pause after %s: %w", phase, err))
-		}
-		if err := x.j.append(Event{Type: EvDecision, Step: ps.ID, Phase: phase, Status: d.Choice, Operator: d.Operator}); err != nil {
 			return err
 		}
-		x.progress(Progress{Type: EvDecision, Step: ps.ID, Status: d.Choice, Message: fmt.Sprintf("%s after %s by %s", d.Choice, phase, d.Operator)})
+		if err := x.decided(ps, phase, phase, d); err != nil {
+			return err
+		}
 		switch d.Choice {
 		case DecisionContinue:
 			return nil
@@ -219,12 +215,7 @@ func (x *execution[D]) pause(ctx context.Context, ps *PlannedStep[D], phase stri
 			}
 			return x.rollback(ctx, ps.ID, cause)
 		case DecisionStop:
-			stop := &StoppedError{RunID: x.id, Step: ps.ID, Phase: phase, Operator: d.Operator}
-			if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Error: stop.Error()}); err != nil {
-				return errors.Join(stop, err)
-			}
-			x.progress(Progress{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Err: stop})
-			return stop
+			return x.stoppedBy(ps, phase, d.Operator)
 		default:
 			return fmt.Errorf("guided pause after %s: unknown decision %q", phase, d.Choice)
 		}
@@ -239,31 +230,23 @@ func (x *execution[D]) askOnFailure(ctx context.Context, ps *PlannedStep[D], cau
 	for {
 		b := x.boundary(ps, Phase(ps.ID), nil)
 		b.Failure = cause.Error()
-		d, err := x.r.Pause(ctx, b)
+		after := "the failure of " + ps.ID
+		d, err := x.ask(ctx, ps, b, after)
 		if err != nil {
-			if ctx.Err() != nil {
-				return x.interrupted(ps.ID, ctx.Err())
-			}
-			return x.interrupted(ps.ID, fmt.Errorf("guided pause after the failure of %s: %w", ps.ID, err))
+			return err
 		}
 		if d.Choice == DecisionContinue {
 			// Not offered: a failure is never waved through.
 			continue
 		}
-		if err := x.j.append(Event{Type: EvDecision, Step: ps.ID, Phase: "failure", Status: d.Choice, Operator: d.Operator}); err != nil {
+		if err := x.decided(ps, "failure", after, d); err != nil {
 			return err
 		}
-		x.progress(Progress{Type: EvDecision, Step: ps.ID, Status: d.Choice, Message: fmt.Sprintf("%s after the failure of %s by %s", d.Choice, ps.ID, d.Operator)})
 		switch d.Choice {
 		case DecisionRollback:
 			return x.rollback(ctx, ps.ID, cause)
 		case DecisionStop:
-			stop := &StoppedError{RunID: x.id, Step: ps.ID, Phase: Phase(ps.ID), Operator: d.Operator}
-			if err := x.j.append(Event{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Error: stop.Error()}); err != nil {
-				return errors.Join(stop, err)
-			}
-			x.progress(Progress{Type: EvRunStop, Status: StatusInterrupted, Step: ps.ID, Err: stop})
-			return stop
+			return x.stoppedBy(ps, Phase(ps.ID), d.Operator)
 		case DecisionWait:
 			err := x.step(ctx, ps, false)
 			if err == nil {
@@ -271,8 +254,7 @@ func (x *execution[D]) askOnFailure(ctx context.Context, ps *PlannedStep[D], cau
 			}
 			var in *interruption
 			if errors.As(err, &in) {
-				_ = x.j.append(Event{Type: EvStepInterrupted, Step: ps.ID, Kind: ps.Step.Kind, Error: in.err.Error()})
-				return x.interrupted(ps.ID, in.err)
+				return x.stepInterrupted(ps, in.err)
 			}
 			var sf *stepFailure
 			if !errors.As(err, &sf) {
@@ -280,9 +262,40 @@ func (x *execution[D]) askOnFailure(ctx context.Context, ps *PlannedStep[D], cau
 			}
 			cause = sf.err
 		default:
-			return fmt.Errorf("guided pause after the failure of %s: unknown decision %q", ps.ID, d.Choice)
+			return fmt.Errorf("guided pause after %s: unknown decision %q", after, d.Choice)
 		}
 	}
+}
+
+// ask asks the operator at b, after ps ("after" names what just ended);
+// no answer stops the run there, resumable.
+func (x *execution[D]) ask(ctx context.Context, ps *PlannedStep[D], b Boundary, after string) (Decision, error) {
+	d, err := x.r.Pause(ctx, b)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return d, x.interrupted(ps.ID, ctx.Err())
+	case err != nil:
+		return d, x.interrupted(ps.ID, fmt.Errorf("guided pause after %s: %w", after, err))
+	}
+	return d, nil
+}
+
+// decided journals the operator's decision d at ps (under phase) and shows it.
+func (x *execution[D]) decided(ps *PlannedStep[D], phase, after string, d Decision) error {
+	if err := x.j.append(Event{Type: EvDecision, Step: ps.ID, Phase: phase, Status: d.Choice, Operator: d.Operator}); err != nil {
+		return err
+	}
+	x.progress(Progress{Type: EvDecision, Step: ps.ID, Status: d.Choice, Message: fmt.Sprintf("%s after %s by %s", d.Choice, after, d.Operator)})
+	return nil
+}
+
+// stoppedBy stops the run after ps as operator chose: resumable.
+func (x *execution[D]) stoppedBy(ps *PlannedStep[D], phase, operator string) error {
+	stop := &StoppedError{RunID: x.id, Step: ps.ID, Phase: phase, Operator: operator}
+	if err := x.runStop(ps.ID, StatusInterrupted, stop); err != nil {
+		return errors.Join(stop, err)
+	}
+	return stop
 }
 
 // recheck runs each gate step of phase once more (one attempt under its
@@ -300,18 +313,11 @@ func (x *execution[D]) recheck(ctx context.Context, phase string) []GateVerdict 
 		o, err := s.Kind.Run(sctx, &recheckEnv[D]{stepEnv: x.env(s.ID), data: map[string]json.RawMessage{}}, s.Params)
 		cancel()
 		v := GateVerdict{Step: s.ID, Kind: s.Step.Kind, Verdict: VerdictGo, Detail: o.Message, Rechecked: true}
-		var (
-			pe *PendingError
-			ng *NoGoError
-		)
-		switch {
-		case err == nil:
-		case errors.As(err, &ng):
-			v.Verdict, v.Detail = VerdictNoGo, ng.Reason
-		case errors.As(err, &pe):
-			v.Verdict, v.Detail = VerdictWait, pe.Reason
-		default:
-			v.Verdict, v.Detail = VerdictNoGo, err.Error()
+		if err != nil {
+			var ok bool
+			if v.Verdict, v.Detail, ok = VerdictOf(err); !ok {
+				v.Verdict, v.Detail = VerdictNoGo, err.Error()
+			}
 		}
 		ev := Event{Type: EvRecheck, Step: s.ID, Kind: s.Step.Kind, Status: v.Verdict, Duration: millis(x.r.clock().Now().Sub(start))}
 		if v.Verdict != VerdictGo {

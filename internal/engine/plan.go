@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"time"
@@ -87,14 +86,9 @@ func (e *PlanError) ExitCode() int { return 2 }
 
 // LoadPlan reads the runbook name from fsys and plans it.
 func LoadPlan[D any](fsys fs.FS, name string, reg *Registry[D], sel Selection) (*Plan[D], error) {
-	f, err := fsys.Open(name)
+	data, err := runbook.Read(fsys, name)
 	if err != nil {
-		return nil, fmt.Errorf("open runbook: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, runbook.MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read runbook %s: %w", name, err)
+		return nil, err
 	}
 	return ParsePlan(data, name, reg, sel)
 }

@@ -256,57 +256,72 @@ func (r *Runner[D]) Run(ctx context.Context, plan *Plan[D], opts RunOptions) (*R
 // latest run). The interrupted step is verified first when its kind can;
 // completed steps are not run again.
 func (r *Runner[D]) Resume(ctx context.Context, runID string) (*RunInfo, error) {
-	if r.DryRun {
-		return r.dryRunStopped(runID, dryResume)
-	}
-	x, l, err := r.reopen(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Release()
-	defer x.j.close()
-	if !x.resumable() {
-		return nil, fmt.Errorf("resume %s: status %s: %w", x.id, x.status, ErrNotResumable)
-	}
-	if err := x.j.append(Event{Type: EvRunResume, Command: r.Command, PID: os.Getpid()}); err != nil {
-		return nil, err
-	}
-	return x.finish(x.main(ctx))
+	return r.onStopped(ctx, runID, opResume, func(x *execution[D]) (*RunInfo, error) {
+		return x.finish(x.main(ctx))
+	})
 }
 
 // Abort ends an interrupted or failed run without undoing it: the run is
 // marked aborted and its finally-steps run (the "no trace left" guarantee).
 func (r *Runner[D]) Abort(ctx context.Context, runID string) (*RunInfo, error) {
-	if r.DryRun {
-		return r.dryRunStopped(runID, dryAbort)
-	}
-	x, l, err := r.reopen(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Release()
-	defer x.j.close()
-	if !(x.stopped() && x.phase != EvRollback || x.status == StatusRollbackFailed) {
-		return nil, fmt.Errorf("abort %s: status %s: %w", x.id, x.status, ErrNotResumable)
-	}
-	if err := x.j.append(Event{Type: EvAbort, Command: r.Command, PID: os.Getpid()}); err != nil {
-		return nil, err
-	}
-	errs := x.finally(ctx)
-	if err := x.end(StatusAborted, nil); err != nil {
-		return nil, err
-	}
-	if len(errs) > 0 {
-		return x.finish(&FinallyError{RunID: x.id, Status: StatusAborted, Errs: errs})
-	}
-	return x.finish(nil)
+	return r.onStopped(ctx, runID, opAbort, func(x *execution[D]) (*RunInfo, error) {
+		errs := x.finally(ctx)
+		if err := x.end(StatusAborted, nil); err != nil {
+			return nil, err
+		}
+		if len(errs) > 0 {
+			return x.finish(&FinallyError{RunID: x.id, Status: StatusAborted, Errs: errs})
+		}
+		return x.finish(nil)
+	})
 }
 
 // Rollback undoes a stopped run (interrupted, failed, or rollback-failed for
 // another try): completed steps' undos in reverse order, then finally-steps.
 func (r *Runner[D]) Rollback(ctx context.Context, runID string) (*RunInfo, error) {
+	return r.onStopped(ctx, runID, opRollback, func(x *execution[D]) (*RunInfo, error) {
+		err := x.rollback(ctx, "", nil)
+		var rb *RolledBackError
+		if errors.As(err, &rb) {
+			err = nil // an explicit rollback that succeeded is a success
+		}
+		return x.finish(err)
+	})
+}
+
+// stopOp is what Resume, Abort and Rollback do to a stopped run.
+type stopOp int
+
+const (
+	opResume stopOp = iota
+	opRollback
+	opAbort
+)
+
+func (op stopOp) String() string {
+	return [...]string{"resume", "rollback", "abort"}[op]
+}
+
+// allows reports whether op may continue the run: resume a stopped run
+// not yet aborted or rolled back; abort or roll back a stopped run not in
+// the other phase, or one whose rollback failed.
+func (x *execution[D]) allows(op stopOp) bool {
+	switch op {
+	case opResume:
+		return x.resumable()
+	case opAbort:
+		return x.stopped() && x.phase != EvRollback || x.status == StatusRollbackFailed
+	}
+	return x.stopped() && x.phase != EvAbort || x.status == StatusRollbackFailed
+}
+
+// onStopped is the frame of Resume, Abort and Rollback: a dry run only
+// describes what op would do; otherwise the run is reopened under the lock
+// and, when its state allows op (ErrNotResumable otherwise), op is
+// journaled (a rollback journals its own phase mark) and handed to do.
+func (r *Runner[D]) onStopped(ctx context.Context, runID string, op stopOp, do func(x *execution[D]) (*RunInfo, error)) (*RunInfo, error) {
 	if r.DryRun {
-		return r.dryRunStopped(runID, dryRollback)
+		return r.dryRunStopped(runID, op)
 	}
 	x, l, err := r.reopen(ctx, runID)
 	if err != nil {
@@ -314,15 +329,15 @@ func (r *Runner[D]) Rollback(ctx context.Context, runID string) (*RunInfo, error
 	}
 	defer l.Release()
 	defer x.j.close()
-	if !(x.stopped() && x.phase != EvAbort || x.status == StatusRollbackFailed) {
-		return nil, fmt.Errorf("rollback %s: status %s: %w", x.id, x.status, ErrNotResumable)
+	if !x.allows(op) {
+		return nil, fmt.Errorf("%s %s: status %s: %w", op, x.id, x.status, ErrNotResumable)
 	}
-	err = x.rollback(ctx, "", nil)
-	var rb *RolledBackError
-	if errors.As(err, &rb) {
-		err = nil // an explicit rollback that succeeded is a success
+	if ev := map[stopOp]string{opResume: EvRunResume, opAbort: EvAbort}[op]; ev != "" {
+		if err := x.j.append(Event{Type: ev, Command: r.Command, PID: os.Getpid()}); err != nil {
+			return nil, err
+		}
 	}
-	return x.finish(err)
+	return do(x)
 }
 
 // reopen takes the lock and rebuilds a stopped run from its directory.
@@ -406,18 +421,10 @@ func (r *Runner[D]) dryRun(plan *Plan[D], steps []*PlannedStep[D]) *RunInfo {
 	return ri
 }
 
-type dryMode int
-
-const (
-	dryResume dryMode = iota
-	dryRollback
-	dryAbort
-)
-
 // dryRunStopped describes what Resume (remaining steps), Rollback (undos in
 // reverse, then finally-steps) or Abort (finally-steps) would do for a
 // stopped run, without lock or journal writes.
-func (r *Runner[D]) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) {
+func (r *Runner[D]) dryRunStopped(runID string, op stopOp) (*RunInfo, error) {
 	id, err := ResolveRun(r.StateDir, runID)
 	if err != nil {
 		return nil, err
@@ -428,7 +435,7 @@ func (r *Runner[D]) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) 
 	}
 	sel := x.plan.Selected()
 	var steps []*PlannedStep[D]
-	if mode == dryRollback {
+	if op == opRollback {
 		for i := len(sel) - 1; i >= 0; i-- {
 			if s := sel[i]; s.Undo != nil && (x.state[s.ID] == StepOK || x.state[s.ID] == StepUndoFailed) {
 				steps = append(steps, &PlannedStep[D]{Step: runbook.Step{ID: s.ID, Kind: s.Undo.Kind.Name()}, N: s.N, Describe: s.Undo.Describe})
@@ -438,8 +445,8 @@ func (r *Runner[D]) dryRunStopped(runID string, mode dryMode) (*RunInfo, error) 
 	for _, s := range sel {
 		st := x.state[s.ID]
 		switch {
-		case mode == dryResume && st != StepOK && st != StepSkipped,
-			mode != dryResume && s.Always:
+		case op == opResume && st != StepOK && st != StepSkipped,
+			op != opResume && s.Always:
 			steps = append(steps, s)
 		}
 	}

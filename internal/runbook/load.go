@@ -23,9 +23,10 @@ var (
 	lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
 )
 
-// Load reads and parses the runbook name from fsys (e.g. runbooks.FS or
-// os.DirFS for a site's own file).
-func Load(fsys fs.FS, name string) (*Runbook, error) {
+// Read reads the runbook name from fsys (e.g. runbooks.FS or os.DirFS for
+// a site's own file), at most one byte more than MaxSize (which Decode
+// refuses).
+func Read(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("open runbook: %w", err)
@@ -35,7 +36,7 @@ func Load(fsys fs.FS, name string) (*Runbook, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read runbook %s: %w", name, err)
 	}
-	return Parse(data, name)
+	return data, nil
 }
 
 // Parse decodes a runbook strictly (unknown fields are errors) and checks

@@ -47,13 +47,16 @@ func TestParseGood(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
-	fsys := fstest.MapFS{"x.yaml": {Data: []byte(good)}}
-	if _, err := Load(fsys, "x.yaml"); err != nil {
-		t.Fatal(err)
+func TestRead(t *testing.T) {
+	fsys := fstest.MapFS{"x.yaml": {Data: []byte(good)}, "big.yaml": {Data: make([]byte, MaxSize+10)}}
+	if b, err := Read(fsys, "x.yaml"); err != nil || string(b) != good {
+		t.Fatalf("%q %v", b, err)
 	}
-	if _, err := Load(fsys, "missing.yaml"); err == nil {
-		t.Fatal("want error for missing file")
+	if b, err := Read(fsys, "big.yaml"); err != nil || len(b) != MaxSize+1 {
+		t.Fatalf("a file past MaxSize: %d bytes read, %v", len(b), err)
+	}
+	if _, err := Read(fsys, "missing.yaml"); err == nil || !strings.Contains(err.Error(), "open runbook") {
+		t.Fatalf("want an error for a missing file: %v", err)
 	}
 }
 

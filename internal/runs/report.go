@@ -72,10 +72,7 @@ type DataSafetyReport struct {
 
 // dataSafetyReport reads it from the run's backups.
 func dataSafetyReport(b steps.Backups) *DataSafetyReport {
-	mode := b.IndexerDataMode
-	if mode == "" {
-		mode = b.DataSafety
-	}
+	mode := b.Mode()
 	if mode == "" {
 		return nil
 	}

@@ -73,10 +73,7 @@ func orUnknown(s string) string {
 // --- agents.record -----------------------------------------------------------------
 
 func runAgentsRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	mgr, err := d.manager()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -180,10 +177,7 @@ func missingLine(missing []manager.Agent, show int, now time.Time) string {
 }
 
 func runAgentsBack(ctx context.Context, env Env, p *agentsBackParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	var before AgentsBefore
 	ok, err := env.Get(KeyAgentsBefore, &before)
 	if err != nil {

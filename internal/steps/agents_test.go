@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := activeIDs(t, e)
-	if len(ids) != 10 || ids[0] != "001" || slicesContain(ids, "000") {
+	if len(ids) != 10 || ids[0] != "001" || slices.Contains(ids, "000") {
 		t.Fatalf("active before = %v (manager 000 must not count), want the 10 active agents", ids)
 	}
 	if !strings.Contains(out.Message, "10 of 20 agents active") {
@@ -105,32 +106,6 @@ func TestAgentsBackNoneActiveBefore(t *testing.T) {
 	if !errors.As(err, &ng) || !strings.Contains(ng.Reason, "agents.record") {
 		t.Fatalf("no record: %v", err)
 	}
-}
-
-func TestAgentsBackParams(t *testing.T) {
-	reg, err := steps.NewRegistry(&steps.Planning{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, _ := reg.Lookup("gate.agents_back")
-	for _, with := range []map[string]any{{"min_ratio": 0.0}, {"min_ratio": 1.5}, {"show": 0}} {
-		p, err := k.Decode(with)
-		if err == nil {
-			err = p.Validate()
-		}
-		if err == nil {
-			t.Errorf("%v accepted", with)
-		}
-	}
-}
-
-func slicesContain(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // The agents gate reads Wazuh's own GET /agents answer (the API spec's

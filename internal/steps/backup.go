@@ -39,25 +39,13 @@ const dataCopied = "its data directory is copied, taken or replaced"
 var configComponents = []string{"indexer", "manager", "dashboard", "shipper", "certs"}
 
 type configsParams struct {
-	pl         *Planning
-	Components []string `yaml:"components"`
+	pl              *Planning
+	componentsParam `yaml:",inline"`
 }
 
-func (p *configsParams) comps() []string {
-	if len(p.Components) == 0 {
-		return configComponents
-	}
-	return p.Components
-}
+func (p *configsParams) comps() []string { return p.or(configComponents) }
 
-func (p *configsParams) Validate() error {
-	for _, c := range p.Components {
-		if !slices.Contains(configComponents, c) {
-			return fmt.Errorf("component %q: want %s", c, strings.Join(configComponents, ", "))
-		}
-	}
-	return nil
-}
+func (p *configsParams) Validate() error { return p.validate(configComponents) }
 
 func (p *configsParams) Describe() []string {
 	paths := []string{"<config paths>"}
@@ -156,22 +144,14 @@ func backupKinds(pl *Planning) []Kind {
 
 // depsAndBackups is a step's dependencies and the backups its run recorded.
 func depsAndBackups(env Env) (*Deps, Backups, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return nil, Backups{}, err
-	}
 	b, err := backups(env)
-	return d, b, err
+	return env.Deps(), b, err
 }
 
 // depsAndRunDir is a step's dependencies and its run's backup directory (runDir).
 func depsAndRunDir(env Env) (*Deps, string, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return nil, "", err
-	}
-	dir, err := runDir(env, d)
-	return d, dir, err
+	dir, err := runDir(env, env.Deps())
+	return env.Deps(), dir, err
 }
 
 // runDir returns (and creates, 0700) the run's backup directory.
@@ -440,34 +420,24 @@ func extractArchive(ctx context.Context, archive string, man treeManifest) (int,
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", archive, err)
 	}
-	tr := tar.NewReader(gz)
 	var dirs []treeEntry
 	n := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", archive, err)
-		}
+	err = eachTarEntry(ctx, tar.NewReader(gz), archive, func(hdr *tar.Header, tr *tar.Reader) error {
 		name := strings.TrimSuffix(hdr.Name, "/")
 		if strings.Contains(name, "..") {
-			return n, fmt.Errorf("%s: unsafe entry %q", archive, hdr.Name)
+			return fmt.Errorf("%s: unsafe entry %q", archive, hdr.Name)
 		}
 		e, ok := want[name]
 		if !ok {
-			return n, fmt.Errorf("%s: entry %s is not in the manifest", archive, name)
+			return fmt.Errorf("%s: entry %s is not in the manifest", archive, name)
 		}
 		dst := "/" + name
 		base := filepath.Base(dst)
 		pfd, err := openDirNoFollow(filepath.Dir(dst), strict, true)
 		if err != nil {
-			return n, fmt.Errorf("restore %s: %w", dst, err)
+			return fmt.Errorf("restore %s: %w", dst, err)
 		}
+		defer unix.Close(pfd)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			var fd int
@@ -504,10 +474,13 @@ func extractArchive(ctx context.Context, archive string, man treeManifest) (int,
 				n++
 			}
 		}
-		unix.Close(pfd)
 		if err != nil {
-			return n, fmt.Errorf("restore %s: %w", dst, err)
+			return fmt.Errorf("restore %s: %w", dst, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return n, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		dst := "/" + dirs[i].Path
@@ -621,20 +594,14 @@ func installSecurity(from, to string) (int, error) {
 // --- backup.indexer_data / restore.indexer_data (copy mode) -----------------------
 
 func copyDescribe(pl *Planning) []string {
-	dd := "<indexer data_dir>"
-	if c := pl.cfg(); c != nil {
-		dd = c.Indexer.DataDir
-	}
+	dd := pl.dataDir()
 	return []string{"check " + pl.unit("indexer") + " is stopped and the backup filesystem has room",
 		"cold copy " + dd + " → <backup_dir>/<run-id>/" + dataDir + " (owners, modes, times kept; sha256 per file)",
 		"verify the copy (files, sizes, modes, owners) against " + dataManifestName}
 }
 
 func copyRestoreDescribe(pl *Planning) []string {
-	dd := "<indexer data_dir>"
-	if c := pl.cfg(); c != nil {
-		dd = c.Indexer.DataDir
-	}
+	dd := pl.dataDir()
 	return []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
 		"copy <backup_dir>/<run-id>/" + dataDir + " → " + dd + ".siemctl-restore (sha256 checked against " + dataManifestName + ")",
 		"swap it in for " + dd + " (rename), remove the replaced data"}
@@ -660,45 +627,18 @@ func requireStopped(ctx context.Context, d *Deps, comp, what string) error {
 
 func dataBackupOK(ctx context.Context, env Env) (bool, string, error) {
 	b, err := backups(env)
-	if err != nil || b.IndexerData == "" {
+	if err != nil {
 		return false, "", err
 	}
-	var man treeManifest
-	if err := readJSONFile(filepath.Join(filepath.Dir(b.IndexerData), dataManifestName), &man); err != nil {
-		return false, "", nil
-	}
-	got, err := scanTree(ctx, b.IndexerData, false)
-	if err != nil {
-		return false, "", nil
-	}
-	if compareTrees(man, got) != nil {
-		return false, "", nil
-	}
-	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.IndexerData, man.Files, output.Bytes(man.Bytes)), nil
+	ok, msg := copyVerified(ctx, b.IndexerData, dataManifestName)
+	return ok, msg, nil
 }
 
 func runBackupData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
-		return engine.Outcome{}, err
-	}
-	dir, err := runDir(env, d)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	src := d.Config.Indexer.DataDir
-	dst, man, err := coldCopy(ctx, env, d, src, dir, dataDir, dataManifestName)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := setBackups(env, func(b *Backups) { b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files }); err != nil {
-		return engine.Outcome{}, err
-	}
-	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, output.Bytes(man.Bytes)),
-		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
+	return backupCopy(ctx, env, "indexer", dataCopied, env.Deps().Config.Indexer.DataDir, dataDir, dataManifestName,
+		func(b *Backups, dst string, man treeManifest) {
+			b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files
+		})
 }
 
 func dataManifest(env Env) (Backups, treeManifest, error) {
@@ -709,22 +649,12 @@ func dataManifest(env Env) (Backups, treeManifest, error) {
 	if b.IndexerData == "" {
 		return b, treeManifest{}, errors.New("the run recorded no indexer data copy (run data backups.indexer_data)")
 	}
-	var man treeManifest
-	dir := filepath.Dir(b.IndexerData)
-	if err := verifySum(dir, dataManifestName); err != nil {
-		return b, man, err
-	}
-	if err := readJSONFile(filepath.Join(dir, dataManifestName), &man); err != nil {
-		return b, man, err
-	}
-	return b, man, nil
+	man, err := copyManifest(b.IndexerData, dataManifestName)
+	return b, man, err
 }
 
 func dataRestored(ctx context.Context, env Env) (bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return false, err
-	}
+	d := env.Deps()
 	_, man, err := dataManifest(env)
 	if err != nil {
 		return false, err
@@ -737,10 +667,7 @@ func dataRestored(ctx context.Context, env Env) (bool, error) {
 }
 
 func runRestoreData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	b, man, err := dataManifest(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -748,15 +675,7 @@ func runRestoreData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, 
 	if err := stopUnit(ctx, env, "indexer", "before restoring its data"); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireStopped(ctx, d, "indexer", dataCopied); err != nil {
-		return engine.Outcome{}, err
-	}
-	target := filepath.Clean(d.Config.Indexer.DataDir)
-	env.Waiting("copying %s back (%d files, %s)", b.IndexerData, man.Files, output.Bytes(man.Bytes))
-	if err := swapInCopy(ctx, b.IndexerData, man, target, newMeter(env, d, "copy back", man.Bytes).set); err != nil {
-		return engine.Outcome{}, err
-	}
-	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.IndexerData, man.Files, output.Bytes(man.Bytes))}, nil
+	return restoreCopy(ctx, env, "indexer", dataCopied, b.IndexerData, man, d.Config.Indexer.DataDir)
 }
 
 // swapInCopy copies the verified tree copy src (manifest man) next to

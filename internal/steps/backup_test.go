@@ -36,6 +36,41 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// victimDir is a directory only root may write (root-only/authorized_keys,
+// "victim\n"), the target of the links a restore must never write through.
+func victimDir(t *testing.T, root string) string {
+	t.Helper()
+	victim := filepath.Join(root, "root-only")
+	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	return victim
+}
+
+// linkInstead replaces path (a file or a tree) with a symlink to target.
+func linkInstead(t *testing.T, path, target string) {
+	t.Helper()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// roomyDisk is a backup filesystem with room for any copy.
+func roomyDisk(string) (steps.DiskUsage, error) {
+	return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
+}
+
+// dataDeps are a data copy test's dependencies: the indexer's data_dir at
+// data, the units (the indexer active or stopped) and a roomy disk.
+func dataDeps(t *testing.T, data string, active bool) (*steps.Deps, *unitstest.Fake, *env) {
+	t.Helper()
+	u := newUnits(active)
+	d := depsWith(testConfig(t, "indexer:\n  data_dir: "+data+"\n"), u)
+	d.Disk = roomyDisk
+	return d, u, newEnv(d, nil)
+}
+
 func backupsOf(t *testing.T, e *env) steps.Backups {
 	t.Helper()
 	var b steps.Backups
@@ -132,13 +167,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
-	u := newUnits(true)
-	d := depsWith(cfg, u)
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
-	e := newEnv(d, nil)
+	d, u, e := dataDeps(t, data, true)
 
 	// Refused while the indexer runs.
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "only while the indexer is stopped") {
@@ -152,9 +181,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err == nil || !strings.Contains(err.Error(), "not enough room") {
 		t.Fatalf("no room: %v", err)
 	}
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
+	d.Disk = roomyDisk
 	out, err := run(t, d, e, "backup.indexer_data", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -277,8 +304,7 @@ func TestSecurityBackupInstallsLiveConfig(t *testing.T) {
 // place only root may write. The restore must never write through it.
 func TestRestoreNeverFollowsALink(t *testing.T) {
 	root := t.TempDir()
-	victim := filepath.Join(root, "root-only")
-	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	victim := victimDir(t, root)
 	ixConf := filepath.Join(root, "etc/siem-indexer")
 	writeFile(t, filepath.Join(ixConf, "opensearch.yml"), "cluster.name: a\n", 0o640)
 	writeFile(t, filepath.Join(ixConf, "certs/root-ca.pem"), "CA\n", 0o644)
@@ -305,12 +331,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 	// A directory of the backup replaced by a link: refused, path named.
 	certs := filepath.Join(ixConf, "certs")
-	if err := os.RemoveAll(certs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, certs); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, certs, victim)
 	out, err := run(t, d, e, "restore.configs", nil)
 	var le *steps.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != certs || !strings.Contains(err.Error(), certs+" is a symlink now") {
@@ -326,12 +347,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(ixConf, "opensearch.yml")
-	if err := os.Remove(conf); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(victim, "authorized_keys"), conf); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, conf, filepath.Join(victim, "authorized_keys"))
 	if _, err := run(t, d, e, "restore.configs", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -342,12 +358,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 	// The security backup copy into opensearch-security: same rule.
 	sec := filepath.Join(ixConf, "opensearch-security")
-	if err := os.RemoveAll(sec); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, sec); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, sec, victim)
 	d.Exec = &fakeTool{}
 	if _, err := run(t, d, e, "backup.indexer_security", nil); err == nil || !errors.As(err, &le) || le.Path != sec {
 		t.Fatalf("security copy through a link: %v", err)
@@ -357,26 +368,14 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 
 func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 	root := t.TempDir()
-	victim := filepath.Join(root, "root-only")
-	writeFile(t, filepath.Join(victim, "authorized_keys"), "victim\n", 0o600)
+	victim := victimDir(t, root)
 	data := filepath.Join(root, "var/lib/siem-indexer")
 	writeFile(t, filepath.Join(data, "nodes/0/_state/global-1.st"), "state-1", 0o644)
-	cfg := testConfig(t, "indexer:\n  data_dir: "+data+"\n")
-	u := newUnits(false)
-	d := depsWith(cfg, u)
-	d.Disk = func(string) (steps.DiskUsage, error) {
-		return steps.DiskUsage{TotalBytes: 1 << 40, FreeBytes: 1 << 39}, nil
-	}
-	e := newEnv(d, nil)
+	d, _, e := dataDeps(t, data, false)
 	if _, err := run(t, d, e, "backup.indexer_data", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, data); err != nil {
-		t.Fatal(err)
-	}
+	linkInstead(t, data, victim)
 	out, err := run(t, d, e, "restore.indexer_data", nil)
 	var le *steps.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != data {

@@ -18,6 +18,7 @@ package steps
 //     their output is recorded in the journal.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -221,10 +222,7 @@ func dataSafetyKinds(pl *Planning) []Kind {
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
 			}),
 			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
-				d, err := depsOf(env)
-				if err != nil {
-					return "", false, err
-				}
+				d := env.Deps()
 				m, err := runMode(ctx, env, d)
 				if err != nil {
 					return "", false, err
@@ -239,21 +237,13 @@ func dataSafetyKinds(pl *Planning) []Kind {
 				return msg, true, nil
 			},
 			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
-				d, err := depsOf(env)
-				if err != nil {
-					return false, err
-				}
-				ok, _, err := snapshotTaken(ctx, env, d)
+				ok, _, err := snapshotTaken(ctx, env, env.Deps())
 				return ok, err
 			}}),
 		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
 			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{pl: pl} },
 			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
-				d, err := depsOf(env)
-				if err != nil {
-					return "", false, err
-				}
-				return snapshotRestoreSkip(ctx, env, d)
+				return snapshotRestoreSkip(ctx, env, env.Deps())
 			},
 			Budget: func(ctx context.Context, env Env, p *restoreSnapshotParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, true)
@@ -342,10 +332,7 @@ func alertIndices(ctx context.Context, d *Deps) ([]string, error) {
 }
 
 func runSnapshotTake(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	repo, _, err := snapshotReady(ctx, d, true)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -445,13 +432,7 @@ func snapshotRestoreSkip(ctx context.Context, env Env, d *Deps) (string, bool, e
 	if err != nil {
 		return "", false, err
 	}
-	m := b.IndexerDataMode
-	if m == "" {
-		m = b.DataSafety
-	}
-	if m == "" {
-		m = dataSafety(d.Config)
-	}
+	m := cmp.Or(b.Mode(), dataSafety(d.Config))
 	if m != config.DataSafetySnapshot {
 		return "data safety is " + m + ": restore.indexer_data brought the data back", true, nil
 	}
@@ -638,10 +619,7 @@ func backupDataDescribe(pl *Planning) []string {
 }
 
 func backupIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	mode, err := runMode(ctx, env, d)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -709,11 +687,8 @@ func restoreMode(env Env, d *Deps) (Backups, string, error) {
 	if err != nil {
 		return b, "", err
 	}
-	if b.IndexerDataMode != "" {
-		return b, b.IndexerDataMode, nil
-	}
-	if b.DataSafety != "" {
-		return b, b.DataSafety, nil
+	if m := b.Mode(); m != "" {
+		return b, m, nil
 	}
 	if m := dataSafety(d.Config); m != config.DataSafetyAuto {
 		return b, m, nil
@@ -723,10 +698,7 @@ func restoreMode(env Env, d *Deps) (Backups, string, error) {
 
 func restoreDataDescribe(pl *Planning) []string {
 	c := pl.cfg()
-	dd := "<indexer data_dir>"
-	if c != nil {
-		dd = c.Indexer.DataDir
-	}
+	dd := pl.dataDir()
 	snap := []string{"systemctl stop " + pl.unit("indexer") + " (if running)",
 		"rename " + dd + " → " + dd + ".siemctl-<run-id> (the new version's data, kept; " + PruneCommand + " removes it later); create an empty " + dd + " (owner and mode kept)",
 		"the old indexer then starts empty; restore.indexer_snapshot brings the alert indices back"}
@@ -743,10 +715,7 @@ func restoreDataDescribe(pl *Planning) []string {
 }
 
 func restoreIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	b, mode, err := restoreMode(env, d)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -800,10 +769,7 @@ func restoreIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outco
 
 // restoreDataDone is the Skip of restore.indexer_data in every mode.
 func restoreDataDone(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return "", false, err
-	}
+	d := env.Deps()
 	b, mode, err := restoreMode(env, d)
 	if err != nil {
 		return "", false, err
@@ -949,10 +915,7 @@ func existingParent(p string) string {
 }
 
 func runGateDataSafety(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Config == nil || d.Disk == nil {
 		return engine.Outcome{}, errors.New("disk usage is not available")
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 // Bodies as OpenSearch 2.11.1 answers them (the lab's node).
@@ -389,6 +391,25 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	}
 	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: all 2 indices of snapshot") {
 		t.Fatalf("second restore: %q %v", out.Message, err)
+	}
+}
+
+// restore.indexer_snapshot waits for the old indexer to answer (the
+// services operation's readiness wait), but not for one whose unit died:
+// it fails at once with what systemd saw.
+func TestSnapshotRestoreDoesNotWaitForADeadIndexer(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	f := &fakeRepo{registered: true, secInit: true, snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	srv.Set("GET /_cluster/health", indexertest.Route{Status: 500, Body: []byte(`{"error":{"type":"exception","reason":"boom"},"status":500}`)})
+	u, _ := d.Units(context.Background())
+	u.(*unitstest.Fake).Set(units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: units.Failed, SubState: "failed",
+		Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1})
+	e := newEnv(d, map[string]any{steps.KeyBackups: steps.Backups{IndexerDataMode: "snapshot", IndexerDataAside: d.Config.Indexer.DataDir + ".aside",
+		IndexerSnapshot: &steps.DataSnapshot{Repository: "siemctl", Name: dsRunSnap, Indices: idx}}})
+	_, err := run(t, d, e, "restore.indexer_snapshot", nil)
+	if err == nil || !strings.Contains(err.Error(), "siem-indexer.service is not running (exit-code (exit status 1)); its log says why") {
+		t.Fatalf("restore with a dead indexer: %v", err)
 	}
 }
 

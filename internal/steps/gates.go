@@ -128,11 +128,7 @@ type diskParams struct {
 }
 
 func (p *diskParams) Describe() []string {
-	path := "<indexer data_dir>"
-	if c := p.pl.cfg(); c != nil {
-		path = c.Indexer.DataDir
-	}
-	return []string{fmt.Sprintf("statfs %s: at least %s%% free, no-go above %s%% used", path, p.pct(p.MinFreePercent, "upgrade_min_free_percent"), p.pct(p.NogoPercent, "disk_nogo_percent"))}
+	return []string{fmt.Sprintf("statfs %s: at least %s%% free, no-go above %s%% used", p.pl.dataDir(), p.pct(p.MinFreePercent, "upgrade_min_free_percent"), p.pct(p.NogoPercent, "disk_nogo_percent"))}
 }
 
 func (p *diskParams) pct(v *int, key string) string {
@@ -160,10 +156,7 @@ func (p *diskParams) Validate() error {
 }
 
 func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Disk == nil || d.Config == nil {
 		return engine.Outcome{}, errors.New("disk usage is not available")
 	}
@@ -191,16 +184,9 @@ func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) 
 // --- gate.versions --------------------------------------------------------------
 
 type versionsParams struct {
-	pl      *Planning
-	Check   string `yaml:"check"`
-	Version string `yaml:"version"`
-}
-
-func (p *versionsParams) which() string {
-	if p.Version == "" {
-		return "target"
-	}
-	return p.Version
+	pl           *Planning
+	Check        string `yaml:"check"`
+	versionParam `yaml:",inline"`
 }
 
 func (p *versionsParams) Describe() []string {
@@ -235,19 +221,16 @@ func (p *versionsParams) Validate() error {
 	if p.Check != "candidates" && p.Check != "installed" {
 		return fmt.Errorf("check %q: want candidates or installed", p.Check)
 	}
-	return validWhich(p.Version)
+	return p.versionParam.Validate()
 }
 
 func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	pk, err := d.packages()
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	previous := p.which() == "previous"
+	previous := p.previous()
 	want, err := recordedVersions(env, previous)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -275,7 +258,7 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 			if slices.Contains(identical, c) {
 				problems = append(problems, fmt.Sprintf("%s: no %s version", c, which))
 			} else {
-				notes = append(notes, c+" stays at "+orDash(inst[c]))
+				notes = append(notes, c+" stays at "+output.Dash(inst[c]))
 			}
 			continue
 		}
@@ -331,10 +314,10 @@ func versionLine(inst, want map[string]string) string {
 	var parts []string
 	for _, c := range Components {
 		if want[c] == "" || want[c] == inst[c] {
-			parts = append(parts, fmt.Sprintf("%s %s", c, orDash(inst[c])))
+			parts = append(parts, fmt.Sprintf("%s %s", c, output.Dash(inst[c])))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s", c, orDash(inst[c]), want[c]))
+		parts = append(parts, fmt.Sprintf("%s %s → %s", c, output.Dash(inst[c]), want[c]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -374,10 +357,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 // --- gate.agents ------------------------------------------------------------------
 
 func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	mgr, err := d.manager()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -442,9 +422,10 @@ func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 
 // --- gate.manager_api --------------------------------------------------------------------
 
+// managerAPIParams: with a version, the API must report it (empty: any).
 type managerAPIParams struct {
-	pl      *Planning
-	Version string `yaml:"version"`
+	pl           *Planning
+	versionParam `yaml:",inline"`
 }
 
 func (p *managerAPIParams) Describe() []string {
@@ -455,13 +436,8 @@ func (p *managerAPIParams) Describe() []string {
 	return []string{"manager POST /security/user/authenticate; GET /", l}
 }
 
-func (p *managerAPIParams) Validate() error { return validWhich(p.Version) }
-
 func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	mgr, err := d.manager()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -492,7 +468,7 @@ func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Ou
 		return engine.Outcome{}, engine.Pending("manager daemons not ready: %s", strings.Join(nr, ", "))
 	}
 	if p.Version != "" {
-		want, err := recordedVersions(env, p.Version == "previous")
+		want, err := recordedVersions(env, p.previous())
 		if err != nil {
 			return engine.Outcome{}, err
 		}
@@ -506,10 +482,7 @@ func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Ou
 // --- gate.dashboard ------------------------------------------------------------------------
 
 func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Dashboard == nil {
 		return engine.Outcome{}, errors.New("dashboard probe is not configured")
 	}
@@ -526,16 +499,11 @@ func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 // --- gate.units_active ---------------------------------------------------------------------
 
 type unitsActiveParams struct {
-	pl         *Planning
-	Components []string `yaml:"components"`
+	pl              *Planning
+	componentsParam `yaml:",inline"`
 }
 
-func (p *unitsActiveParams) comps() []string {
-	if len(p.Components) == 0 {
-		return Components
-	}
-	return p.Components
-}
+func (p *unitsActiveParams) comps() []string { return p.or(Components) }
 
 func (p *unitsActiveParams) Describe() []string {
 	var us []string
@@ -545,20 +513,10 @@ func (p *unitsActiveParams) Describe() []string {
 	return []string{"systemd: ActiveState of " + strings.Join(us, ", ") + " is active"}
 }
 
-func (p *unitsActiveParams) Validate() error {
-	for _, c := range p.Components {
-		if err := validComponent(c, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *unitsActiveParams) Validate() error { return p.validate(Components) }
 
 func runUnitsActive(ctx context.Context, env Env, p *unitsActiveParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	bad, err := inactiveUnits(ctx, d, p.comps())
 	if err != nil {
 		return engine.Outcome{}, err
@@ -604,10 +562,7 @@ func expectedPorts(pl *Planning) ([]hostcheck.ExpectedPort, []string) {
 }
 
 func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Ports == nil {
 		return engine.Outcome{}, errors.New("port listing is not available")
 	}
@@ -634,10 +589,7 @@ func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error)
 // --- gate.no_trace -----------------------------------------------------------------------------
 
 func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	var left []string
 	ix, err := d.indexer()
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/process"
-	"github.com/siemctl/siemctl/internal/units"
 )
 
 type allocationParams struct {
@@ -85,10 +85,7 @@ func securityInit(pl *Planning) []string {
 
 // indexerOf returns the kinds' dependencies and the indexer client.
 func indexerOf(env Env) (*Deps, IndexerAPI, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return nil, nil, err
-	}
+	d := env.Deps()
 	ix, err := d.indexer()
 	return d, ix, err
 }
@@ -176,37 +173,30 @@ func lastLines(s string, n int) string {
 	return strings.Join(keep, " | ")
 }
 
-// waitIndexerAnswers waits until the node answers HTTP at all (503
-// "security not initialized" counts: the tool fixes exactly that).
+// waitIndexerAnswers waits, until the step's deadline, for the node an
+// earlier step started to answer HTTP at all (503 "security not
+// initialized" counts: the tool fixes exactly that): the services
+// operation's readiness wait, which fails at once when the unit died.
 func waitIndexerAnswers(ctx context.Context, env Env, d *Deps) error {
 	ix, err := d.indexer()
 	if err != nil {
 		return err
 	}
-	u, err := d.units(ctx)
+	r, _, err := unitRunner(ctx, env)
 	if err != nil {
 		return err
 	}
-	unit := unitOf(d, "indexer")
-	return wait(ctx, env, d.poll(), "the indexer to answer HTTP", func() (bool, error) {
+	r.Ready = func(ctx context.Context, _ services.Component) error {
 		_, err := ix.Health(ctx, indexer.HealthRequest{})
-		if err == nil || errors.Is(err, indexer.ErrSecurityNotInitialized) {
-			return true, nil
+		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			return nil
 		}
-		// Waiting for a node whose unit died is pointless: say why it died.
-		sts, serr := u.Status(ctx, unit)
-		if serr != nil {
-			return false, serr
-		}
-		if st := sts[0]; st.IsFailed() || st.ActiveState == units.Inactive {
-			why := st.Failure()
-			if why == "" {
-				why = st.ActiveState + "/" + st.SubState
-			}
-			return false, fmt.Errorf("%s is not running (%s); its log says why", unit, why)
-		}
-		return false, nil
-	})
+		return err
+	}
+	if err := r.AwaitReady(ctx, (&unitParams{}).components(ctx, d, []string{"indexer"}, true)[0]); err != nil {
+		return fmt.Errorf("wait for the indexer to answer HTTP: %w", err)
+	}
+	return nil
 }
 
 func runSecurityApply(ctx context.Context, env Env, _ *securityParams) (engine.Outcome, error) {

@@ -32,26 +32,28 @@ func ManagerDBPath(c *config.Config) string {
 	return filepath.Join(c.Manager.InstallDir, "queue", "db")
 }
 
+// managerDBOf is ManagerDBPath of the planning's config, or a placeholder.
+func managerDBOf(pl *Planning) string {
+	if c := pl.cfg(); c != nil {
+		return ManagerDBPath(c)
+	}
+	return "<manager install_dir>/queue/db"
+}
+
 func managerDBKinds(pl *Planning) []Kind {
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
-				src := "<manager install_dir>/queue/db"
-				if c := pl.cfg(); c != nil {
-					src = ManagerDBPath(c)
-				}
+				src := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped and the backup filesystem has room",
 					"cold copy " + src + " → <backup_dir>/<run-id>/" + managerDBDir + " (no symlink followed; owners, modes, times kept; sha256 per file)",
 					"verify the copy against " + managerDBManifest}
 			}),
 			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
-				d, err := depsOf(env)
-				if err != nil {
-					return "", false, err
-				}
+				d := env.Deps()
 				src := ManagerDBPath(d.Config)
 				if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) || src == "" {
-					return "no " + orDash(src) + ": this manager keeps no databases to copy", true, nil
+					return "no " + output.Dash(src) + ": this manager keeps no databases to copy", true, nil
 				}
 				if ok, msg := managerDBCopied(ctx, env); ok {
 					return msg, true, nil
@@ -60,10 +62,7 @@ func managerDBKinds(pl *Planning) []Kind {
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
 			New: simple(pl, func(pl *Planning) []string {
-				dst := "<manager install_dir>/queue/db"
-				if c := pl.cfg(); c != nil {
-					dst = ManagerDBPath(c)
-				}
+				dst := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped",
 					"copy <backup_dir>/<run-id>/" + managerDBDir + " → " + dst + ".siemctl-restore (sha256 checked against " + managerDBManifest + ")",
 					"swap it in for " + dst + " (rename), remove the replaced databases"}
@@ -85,42 +84,15 @@ func managerDBKinds(pl *Planning) []Kind {
 // manifest (a resumed run does not copy again).
 func managerDBCopied(ctx context.Context, env Env) (bool, string) {
 	b, err := backups(env)
-	if err != nil || b.ManagerDB == "" {
+	if err != nil {
 		return false, ""
 	}
-	var man treeManifest
-	if readJSONFile(filepath.Join(filepath.Dir(b.ManagerDB), managerDBManifest), &man) != nil {
-		return false, ""
-	}
-	got, err := scanTree(ctx, b.ManagerDB, false)
-	if err != nil || compareTrees(man, got) != nil {
-		return false, ""
-	}
-	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
+	return copyVerified(ctx, b.ManagerDB, managerDBManifest)
 }
 
 func runBackupManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := requireStopped(ctx, d, "manager", "its databases are copied"); err != nil {
-		return engine.Outcome{}, err
-	}
-	dir, err := runDir(env, d)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	src := ManagerDBPath(d.Config)
-	dst, man, err := coldCopy(ctx, env, d, src, dir, managerDBDir, managerDBManifest)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if err := setBackups(env, func(b *Backups) { b.ManagerDB = dst }); err != nil {
-		return engine.Outcome{}, err
-	}
-	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, output.Bytes(man.Bytes)),
-		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
+	return backupCopy(ctx, env, "manager", "its databases are copied", ManagerDBPath(env.Deps().Config), managerDBDir, managerDBManifest,
+		func(b *Backups, dst string, _ treeManifest) { b.ManagerDB = dst })
 }
 
 func runRestoreManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
@@ -128,23 +100,78 @@ func runRestoreManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outc
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	dir := filepath.Dir(b.ManagerDB)
-	if err := verifySum(dir, managerDBManifest); err != nil {
+	man, err := copyManifest(b.ManagerDB, managerDBManifest)
+	if err != nil {
 		return engine.Outcome{}, err
+	}
+	return restoreCopy(ctx, env, "manager", "its databases are restored", b.ManagerDB, man, ManagerDBPath(d.Config))
+}
+
+// backupCopy is a cold copy step: with comp stopped (what names why it
+// must be), src is copied into the run's backup directory as name
+// (coldCopy, its manifest manifestName) and record notes the copy in the
+// run's backups.
+func backupCopy(ctx context.Context, env Env, comp, what, src, name, manifestName string, record func(b *Backups, dst string, man treeManifest)) (engine.Outcome, error) {
+	d := env.Deps()
+	if err := requireStopped(ctx, d, comp, what); err != nil {
+		return engine.Outcome{}, err
+	}
+	dir, err := runDir(env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	dst, man, err := coldCopy(ctx, env, d, src, dir, name, manifestName)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if err := setBackups(env, func(b *Backups) { record(b, dst, man) }); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("copied %s → %s: %d files, %s, verified", src, dst, man.Files, output.Bytes(man.Bytes)),
+		Data: map[string]any{"files": man.Files, "bytes": man.Bytes}}, nil
+}
+
+// copyVerified reports whether a run's copy (none when "") exists and
+// matches the manifest beside it: a resumed run does not copy again.
+func copyVerified(ctx context.Context, copyPath, manifestName string) (bool, string) {
+	if copyPath == "" {
+		return false, ""
 	}
 	var man treeManifest
-	if err := readJSONFile(filepath.Join(dir, managerDBManifest), &man); err != nil {
+	if readJSONFile(filepath.Join(filepath.Dir(copyPath), manifestName), &man) != nil {
+		return false, ""
+	}
+	got, err := scanTree(ctx, copyPath, false)
+	if err != nil || compareTrees(man, got) != nil {
+		return false, ""
+	}
+	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", copyPath, man.Files, output.Bytes(man.Bytes))
+}
+
+// copyManifest reads the manifest beside a run's copy, checked against the
+// run's SHA256SUMS first.
+func copyManifest(copyPath, manifestName string) (treeManifest, error) {
+	var man treeManifest
+	dir := filepath.Dir(copyPath)
+	if err := verifySum(dir, manifestName); err != nil {
+		return man, err
+	}
+	return man, readJSONFile(filepath.Join(dir, manifestName), &man)
+}
+
+// restoreCopy swaps the run's verified copy (manifest man) in for target
+// with comp stopped (what names why it must be).
+func restoreCopy(ctx context.Context, env Env, comp, what, copyPath string, man treeManifest, target string) (engine.Outcome, error) {
+	d := env.Deps()
+	if err := requireStopped(ctx, d, comp, what); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := requireStopped(ctx, d, "manager", "its databases are restored"); err != nil {
+	target = filepath.Clean(target)
+	env.Waiting("copying %s back (%d files, %s)", copyPath, man.Files, output.Bytes(man.Bytes))
+	if err := swapInCopy(ctx, copyPath, man, target, newMeter(env, d, "copy back", man.Bytes).set); err != nil {
 		return engine.Outcome{}, err
 	}
-	target := filepath.Clean(ManagerDBPath(d.Config))
-	env.Waiting("copying %s back (%d files, %s)", b.ManagerDB, man.Files, output.Bytes(man.Bytes))
-	if err := swapInCopy(ctx, b.ManagerDB, man, target, newMeter(env, d, "copy back", man.Bytes).set); err != nil {
-		return engine.Outcome{}, err
-	}
-	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, b.ManagerDB, man.Files, output.Bytes(man.Bytes))}, nil
+	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, copyPath, man.Files, output.Bytes(man.Bytes))}, nil
 }
 
 // coldCopy copies src into dir/name with copyTree (no symlink followed),

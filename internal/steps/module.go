@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,18 +56,9 @@ func ModuleFor(v string) (FilebeatModule, bool) {
 const maxModule = 32 << 20
 
 type moduleParams struct {
-	pl      *Planning
-	Version string `yaml:"version"`
+	pl           *Planning
+	versionParam `yaml:",inline"`
 }
-
-func (p *moduleParams) which() string {
-	if p.Version == "" {
-		return "target"
-	}
-	return p.Version
-}
-
-func (p *moduleParams) Validate() error { return validWhich(p.Version) }
 
 func (p *moduleParams) Describe() []string {
 	v := packages.Upstream(p.pl.version(p.which(), "manager"))
@@ -103,10 +93,7 @@ func moduleKind(pl *Planning) Kind {
 // moduleChange returns the module to install for p's version, or why
 // nothing is installed.
 func moduleChange(env Env, p *moduleParams) (FilebeatModule, string, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return FilebeatModule{}, "", err
-	}
+	d := env.Deps()
 	c := d.Config.Shipper
 	if c.ModuleSource == "" {
 		return FilebeatModule{}, "shipper.module_source is not set: the shipper's module is not managed here", nil
@@ -114,11 +101,11 @@ func moduleChange(env Env, p *moduleParams) (FilebeatModule, string, error) {
 	if c.HomeDir == "" {
 		return FilebeatModule{}, "shipper.home_dir is not set: there is no module directory to update", nil
 	}
-	this, err := recordedVersions(env, p.which() == "previous")
+	this, err := recordedVersions(env, p.previous())
 	if err != nil {
 		return FilebeatModule{}, "", err
 	}
-	other, err := recordedVersions(env, p.which() != "previous")
+	other, err := recordedVersions(env, !p.previous())
 	if err != nil {
 		return FilebeatModule{}, "", err
 	}
@@ -139,10 +126,7 @@ func moduleChange(env Env, p *moduleParams) (FilebeatModule, string, error) {
 }
 
 func runModule(ctx context.Context, env Env, p *moduleParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	m, reason, err := moduleChange(env, p)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -210,62 +194,49 @@ func unpackModule(ctx context.Context, tarball []byte, staging, name string) (in
 	if err != nil {
 		return 0, fmt.Errorf("not a gzip tarball: %w", err)
 	}
-	tr := tar.NewReader(gz)
 	var total int64
 	n := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, fmt.Errorf("read tarball: %w", err)
-		}
+	err = eachTarEntry(ctx, tar.NewReader(gz), "read tarball", func(hdr *tar.Header, tr *tar.Reader) error {
 		clean := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
 		if path.IsAbs(hdr.Name) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(hdr.Name, "\\") {
-			return n, fmt.Errorf("unsafe entry %q", hdr.Name)
+			return fmt.Errorf("unsafe entry %q", hdr.Name)
 		}
 		rel, ok := strings.CutPrefix(clean, name+"/")
 		if clean == name {
 			rel, ok = "", true
 		}
 		if !ok {
-			continue // another module or a top-level file: not ours to install
+			return nil // another module or a top-level file: not ours to install
 		}
 		dst := filepath.Join(staging, filepath.FromSlash(rel))
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			if rel == "" {
-				continue
+				return nil
 			}
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return n, err
-			}
+			return os.MkdirAll(dst, 0o755)
 		case tar.TypeReg:
 			total += hdr.Size
 			if total > maxModule {
-				return n, fmt.Errorf("unpacks to more than %d bytes", maxModule)
+				return fmt.Errorf("unpacks to more than %d bytes", maxModule)
 			}
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return n, err
+				return err
 			}
 			f, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
 			if err != nil {
-				return n, err
+				return err
 			}
 			_, err = io.Copy(f, io.LimitReader(tr, hdr.Size))
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
-			if err != nil {
-				return n, err
+			if err == nil {
+				n++
 			}
-			n++
-		default:
-			return n, fmt.Errorf("entry %q is not a regular file or directory (type %q): refused", hdr.Name, hdr.Typeflag)
+			return err
 		}
-	}
+		return fmt.Errorf("entry %q is not a regular file or directory (type %q): refused", hdr.Name, hdr.Typeflag)
+	})
+	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
 
@@ -77,10 +78,7 @@ func installedOf(ctx context.Context, d *Deps, comp string) (string, error) {
 }
 
 func skipPackage(ctx context.Context, env Env, p *pkgParams) (string, bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return "", false, err
-	}
+	d := env.Deps()
 	want, err := wanted(env, p)
 	if err != nil {
 		return "", false, err
@@ -102,10 +100,7 @@ func skipPackage(ctx context.Context, env Env, p *pkgParams) (string, bool, erro
 }
 
 func verifyPackage(ctx context.Context, env Env, p *pkgParams) (bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return false, err
-	}
+	d := env.Deps()
 	want, err := wanted(env, p)
 	if err != nil || want == "" {
 		return false, err
@@ -156,10 +151,7 @@ func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, e
 }
 
 func runPackage(ctx context.Context, env Env, p *pkgParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	pk, err := d.packages()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -205,7 +197,7 @@ func runPackage(ctx context.Context, env Env, p *pkgParams) (engine.Outcome, err
 		return engine.Outcome{}, err
 	}
 	if got != want {
-		return engine.Outcome{}, fmt.Errorf("%s is %s after installing %s", pkg, orDash(got), want)
+		return engine.Outcome{}, fmt.Errorf("%s is %s after installing %s", pkg, output.Dash(got), want)
 	}
-	return engine.Outcome{Message: fmt.Sprintf("%s %s → %s", pkg, orDash(inst), got), Data: map[string]any{"from": inst, "to": got}}, nil
+	return engine.Outcome{Message: fmt.Sprintf("%s %s → %s", pkg, output.Dash(inst), got), Data: map[string]any{"from": inst, "to": got}}, nil
 }

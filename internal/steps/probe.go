@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/output"
 )
 
 // probeResend is how long the fallback probe waits for its event before it
@@ -35,17 +36,14 @@ func describeProbe(pl *Planning) []string {
 }
 
 func runProbe(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Probe != nil {
 		res, err := d.Probe(ctx)
 		if err != nil {
 			return engine.Outcome{}, engine.Pending("probe: %v", err)
 		}
 		if !res.OK {
-			return engine.Outcome{}, engine.Pending("probe %s did not arrive (broken at %s) %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
+			return engine.Outcome{}, engine.Pending("probe %s did not arrive (broken at %s) %s", res.Nonce, output.Dash(res.BrokenAt), res.Detail)
 		}
 		return engine.Outcome{Message: fmt.Sprintf("probe %s searchable after %s", res.Nonce, res.Latency().Round(time.Millisecond))}, nil
 	}

@@ -74,10 +74,7 @@ func shipperDataDir(d *Deps) (string, error) {
 }
 
 func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	dd, err := shipperDataDir(d)
 	if err != nil {
 		return engine.Outcome{}, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,11 +17,12 @@ import (
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
-// Gate verdicts of a plan.
+// Gate verdicts of a plan: the engine's, and ERROR for a gate that could
+// not judge.
 const (
-	VerdictGo    = "GO"
-	VerdictNoGo  = "NO-GO"
-	VerdictWait  = "WAIT"
+	VerdictGo    = engine.VerdictGo
+	VerdictNoGo  = engine.VerdictNoGo
+	VerdictWait  = engine.VerdictWait
 	VerdictError = "ERROR"
 )
 
@@ -72,17 +74,14 @@ func PreflightGates(ctx context.Context, plan *Plan, deps *Deps, data map[string
 
 func gateResult(ctx context.Context, s *PlannedStep, o engine.Outcome, err error) GateResult {
 	r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
-	var (
-		pe *engine.PendingError
-		ng *engine.NoGoError
-	)
+	var judged bool
+	if err != nil {
+		r.Verdict, r.Detail, judged = engine.VerdictOf(err)
+	}
 	switch {
 	case err == nil:
 		r.Verdict, r.Detail, r.Data = VerdictGo, o.Message, o.Data
-	case errors.As(err, &ng):
-		r.Verdict, r.Detail = VerdictNoGo, ng.Reason
-	case errors.As(err, &pe):
-		r.Verdict, r.Detail = VerdictWait, pe.Reason
+	case judged:
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		r.Verdict, r.Detail = VerdictError, "no answer before the deadline (--timeout): "+err.Error()
 	default:
@@ -91,14 +90,7 @@ func gateResult(ctx context.Context, s *PlannedStep, o engine.Outcome, err error
 	return r
 }
 
-func isIgnorable(kind string) bool {
-	for _, k := range Ignorable {
-		if k == kind {
-			return true
-		}
-	}
-	return false
-}
+func isIgnorable(kind string) bool { return slices.Contains(Ignorable, kind) }
 
 // IgnoreGates turns --ignore-gate names (step ids or kind names) into step
 // ids to skip. Only ignorable gates may be ignored.
@@ -208,35 +200,35 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 			rd.Carried[k] = raw
 		}
 	}
-	dec := func(key string, v any) error {
+	var errs []error
+	dec := func(key string, v any) bool {
 		raw, ok := data[key]
-		if !ok {
-			return nil
+		if ok {
+			if err := json.Unmarshal(raw, v); err != nil {
+				errs = append(errs, fmt.Errorf("run data %s: %w", key, err))
+			}
 		}
-		if err := json.Unmarshal(raw, v); err != nil {
-			return fmt.Errorf("run data %s: %w", key, err)
-		}
+		return ok
+	}
+	dec(KeyTarget, &rd.Target)
+	dec(KeyTargetVersions, &rd.Targets)
+	dec(KeyPreviousVersions, &rd.Previous)
+	dec(KeyBackups, &rd.Backups)
+	dec(KeySnapshots, &rd.Snaps)
+	rd.Diff = decodeOptional[DiffSummary](dec, KeyDiff)
+	rd.AgentsBefore = decodeOptional[AgentsBefore](dec, KeyAgentsBefore)
+	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, KeyAgentsAfter)
+	rd.Watch = decodeOptional[WatchState](dec, KeyWatchState)
+	return rd, errors.Join(errs...)
+}
+
+// decodeOptional is the value of key decoded with dec, nil when the run data does not hold key.
+func decodeOptional[T any](dec func(key string, v any) bool, key string) *T {
+	v := new(T)
+	if !dec(key, v) {
 		return nil
 	}
-	var d DiffSummary
-	errs := []error{dec(KeyTarget, &rd.Target), dec(KeyTargetVersions, &rd.Targets), dec(KeyPreviousVersions, &rd.Previous),
-		dec(KeyBackups, &rd.Backups), dec(KeySnapshots, &rd.Snaps), dec(KeyDiff, &d)}
-	if _, ok := data[KeyDiff]; ok {
-		rd.Diff = &d
-	}
-	if _, ok := data[KeyAgentsBefore]; ok {
-		rd.AgentsBefore = &AgentsBefore{}
-		errs = append(errs, dec(KeyAgentsBefore, rd.AgentsBefore))
-	}
-	if _, ok := data[KeyAgentsAfter]; ok {
-		rd.AgentsAfter = &snapshot.Agents{}
-		errs = append(errs, dec(KeyAgentsAfter, rd.AgentsAfter))
-	}
-	if _, ok := data[KeyWatchState]; ok {
-		rd.Watch = &WatchState{}
-		errs = append(errs, dec(KeyWatchState, rd.Watch))
-	}
-	return rd, errors.Join(errs...)
+	return v
 }
 
 // PlanningFor builds the Planning of a recorded run.

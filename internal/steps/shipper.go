@@ -1,13 +1,13 @@
 package steps
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path"
@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
 )
@@ -24,18 +25,9 @@ import (
 const maxTemplate = 16 << 20
 
 type templateParams struct {
-	pl      *Planning
-	Version string `yaml:"version"`
+	pl           *Planning
+	versionParam `yaml:",inline"`
 }
-
-func (p *templateParams) which() string {
-	if p.Version == "" {
-		return "target"
-	}
-	return p.Version
-}
-
-func (p *templateParams) Validate() error { return validWhich(p.Version) }
 
 func (p *templateParams) Describe() []string {
 	v := packages.Upstream(p.pl.version(p.which(), "manager"))
@@ -95,10 +87,7 @@ func shipperKinds(pl *Planning) []Kind {
 		engine.Define(Spec[*templateParams]{Name: "shipper.template",
 			New: func() *templateParams { return &templateParams{pl: pl} }, Run: runTemplate,
 			Skip: func(_ context.Context, env Env, _ *templateParams) (string, bool, error) {
-				d, err := depsOf(env)
-				if err != nil {
-					return "", false, err
-				}
+				d := env.Deps()
 				if d.Config.Shipper.TemplateSource == "" {
 					return "shipper.template_source is not set: setup --index-management loads the template the shipper has", true, nil
 				}
@@ -119,63 +108,47 @@ func fetchTemplate(ctx context.Context, d *Deps, src string) ([]byte, error) {
 }
 
 // fetchCapped reads an http(s) URL (through Deps.Fetch where set) or a file
-// (file:// optional), refusing more than limit bytes.
+// (file:// optional), refusing more than limit bytes (netclient's bounded
+// reads).
 func fetchCapped(ctx context.Context, d *Deps, src string, limit int64) ([]byte, error) {
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
-		var b []byte
-		if d.Fetch != nil {
-			var err error
-			if b, err = d.Fetch(ctx, src); err != nil {
-				return nil, err
-			}
-		} else {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
-			if err != nil {
-				return nil, err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return nil, fmt.Errorf("fetch %s: %w", src, err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
-			}
-			if b, err = io.ReadAll(io.LimitReader(resp.Body, limit+1)); err != nil {
-				return nil, fmt.Errorf("fetch %s: %w", src, err)
-			}
+	if !strings.HasPrefix(src, "http://") && !strings.HasPrefix(src, "https://") {
+		src = strings.TrimPrefix(src, "file://")
+		f, err := os.Open(src)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", src, err)
 		}
-		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("fetch %s: larger than %d bytes", src, limit)
+		defer f.Close()
+		return netclient.ReadAll(f, limit, "read "+src)
+	}
+	if d.Fetch != nil {
+		b, err := d.Fetch(ctx, src)
+		if err != nil {
+			return nil, err
 		}
-		return b, nil
+		return netclient.ReadAll(bytes.NewReader(b), limit, "fetch "+src)
 	}
-	src = strings.TrimPrefix(src, "file://")
-	f, err := os.Open(src)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src, err)
+		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src, err)
+		return nil, fmt.Errorf("fetch %s: %w", src, err)
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("read %s: larger than %d bytes", src, limit)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch %s: HTTP %d", src, resp.StatusCode)
 	}
-	return b, nil
+	return netclient.ReadBody(resp, limit, "fetch "+src)
 }
 
 func runTemplate(ctx context.Context, env Env, p *templateParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	ix, err := d.indexer()
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	vs, err := recordedVersions(env, p.which() == "previous")
+	vs, err := recordedVersions(env, p.previous())
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -272,10 +245,7 @@ func writeNew(p string, data []byte) error {
 }
 
 func runSetup(ctx context.Context, env Env, p *setupParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	sh, err := d.shipper()
 	if err != nil {
 		return engine.Outcome{}, err
@@ -293,10 +263,7 @@ func runSetup(ctx context.Context, env Env, p *setupParams) (engine.Outcome, err
 }
 
 func runTestOutput(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	sh, err := d.shipper()
 	if err != nil {
 		return engine.Outcome{}, err

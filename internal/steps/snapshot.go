@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -22,12 +23,7 @@ func (p *snapshotParams) Describe() []string {
 	}
 }
 
-func (p *snapshotParams) Validate() error {
-	if p.Label == "" {
-		return errors.New("label is required")
-	}
-	return snapshot.ValidateLabel(p.Label)
-}
+func (p *snapshotParams) Validate() error { return validLabel("label", p.Label) }
 
 type diffParams struct {
 	pl      *Planning
@@ -38,11 +34,14 @@ func (p *diffParams) Describe() []string {
 	return []string{"compare the run's latest snapshot with the one labelled " + p.Against + " (no index and no documents lost)"}
 }
 
-func (p *diffParams) Validate() error {
-	if p.Against == "" {
-		return errors.New("against is required")
+func (p *diffParams) Validate() error { return validLabel("against", p.Against) }
+
+// validLabel checks the snapshot label of parameter name (required).
+func validLabel(name, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is required", name)
 	}
-	return snapshot.ValidateLabel(p.Against)
+	return snapshot.ValidateLabel(v)
 }
 
 func snapshotKinds(pl *Planning) []Kind {
@@ -69,10 +68,7 @@ func snapshotsOf(env Env) (map[string]string, error) {
 
 // skipSnapshotCapture: a resumed run keeps the snapshot it already took.
 func skipSnapshotCapture(_ context.Context, env Env, p *snapshotParams) (string, bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return "", false, err
-	}
+	d := env.Deps()
 	m, err := snapshotsOf(env)
 	if err != nil {
 		return "", false, err
@@ -88,10 +84,7 @@ func skipSnapshotCapture(_ context.Context, env Env, p *snapshotParams) (string,
 }
 
 func runSnapshotCapture(ctx context.Context, env Env, p *snapshotParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Snapshot == nil || d.Snapshots == nil {
 		return engine.Outcome{}, errors.New("snapshots are not configured")
 	}
@@ -116,15 +109,12 @@ func runSnapshotCapture(ctx context.Context, env Env, p *snapshotParams) (engine
 		return engine.Outcome{}, err
 	}
 	s := doc.Summary
-	msg := fmt.Sprintf("snapshot %s: %d indices, %d documents, cluster %s, health %s", doc.ID, s.Indices, s.Docs, orDash(s.ClusterStatus), orDash(s.Status))
+	msg := fmt.Sprintf("snapshot %s: %d indices, %d documents, cluster %s, health %s", doc.ID, s.Indices, s.Docs, output.Dash(s.ClusterStatus), output.Dash(s.Status))
 	return engine.Outcome{Message: msg, Data: map[string]any{"id": doc.ID, "path": path, "docs": s.Docs, "indices": s.Indices}}, nil
 }
 
 func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	if d.Snapshots == nil {
 		return engine.Outcome{}, errors.New("snapshots are not configured")
 	}
@@ -185,11 +175,4 @@ func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome,
 		return engine.Outcome{}, engine.NoGo("%s; critical: %s", msg, strings.Join(crit, "; "))
 	}
 	return engine.Outcome{Message: msg}, nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -14,6 +14,7 @@
 package steps
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,6 +94,10 @@ type Backups struct {
 	ShipperRegistry       string `json:"shipper_registry,omitempty"`
 	ShipperRegistryAbsent bool   `json:"shipper_registry_absent,omitempty"`
 }
+
+// Mode is the data safety mode the run used (IndexerDataMode), else the
+// one it chose (DataSafety); "" when it recorded neither.
+func (b Backups) Mode() string { return cmp.Or(b.IndexerDataMode, b.DataSafety) }
 
 // DiffSummary is what snapshot.diff records (run data "diff").
 type DiffSummary struct {
@@ -241,32 +246,21 @@ func (d *Deps) redact(s string) string {
 	return d.Redact(s)
 }
 
-func (d *Deps) indexer() (IndexerAPI, error) {
-	if d.Indexer == nil {
-		return nil, fmt.Errorf("indexer: %w", orNoClient(d.IndexerErr))
-	}
-	return d.Indexer, nil
-}
+func (d *Deps) indexer() (IndexerAPI, error) { return client(d.Indexer, d.IndexerErr, "indexer") }
 
-func (d *Deps) manager() (ManagerAPI, error) {
-	if d.Manager == nil {
-		return nil, fmt.Errorf("manager API: %w", orNoClient(d.ManagerErr))
-	}
-	return d.Manager, nil
-}
+func (d *Deps) manager() (ManagerAPI, error) { return client(d.Manager, d.ManagerErr, "manager API") }
 
-func (d *Deps) packages() (PackagesAPI, error) {
-	if d.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", orNoClient(d.PackageErr))
-	}
-	return d.Packages, nil
-}
+func (d *Deps) packages() (PackagesAPI, error) { return client(d.Packages, d.PackageErr, "packages") }
 
-func (d *Deps) shipper() (ShipperAPI, error) {
-	if d.Shipper == nil {
-		return nil, fmt.Errorf("shipper: %w", orNoClient(d.ShipperErr))
+func (d *Deps) shipper() (ShipperAPI, error) { return client(d.Shipper, d.ShipperErr, "shipper") }
+
+// client is c, or (nil) an error naming what and why it is missing (err).
+func client[C comparable](c C, err error, what string) (C, error) {
+	var none C
+	if c == none {
+		return none, fmt.Errorf("%s: %w", what, orNoClient(err))
 	}
-	return d.Shipper, nil
+	return c, nil
 }
 
 func (d *Deps) units(ctx context.Context) (UnitsAPI, error) {
@@ -307,6 +301,14 @@ func (pl *Planning) unit(comp string) string {
 		}
 	}
 	return "<" + comp + " unit>"
+}
+
+// dataDir is the indexer's data directory, from the config or a placeholder.
+func (pl *Planning) dataDir() string {
+	if c := pl.cfg(); c != nil {
+		return c.Indexer.DataDir
+	}
+	return "<indexer data_dir>"
 }
 
 func (pl *Planning) pkg(comp string) string {
@@ -362,6 +364,48 @@ func validWhich(v string) error {
 	return fmt.Errorf("version %q: want target or previous", v)
 }
 
+// componentsParam is the `components` parameter of the kinds that act on
+// some of their components (none given: all). Kinds embed it inline.
+type componentsParam struct {
+	Components []string `yaml:"components"`
+}
+
+// or is the components given, or all.
+func (p componentsParam) or(all []string) []string {
+	if len(p.Components) == 0 {
+		return all
+	}
+	return p.Components
+}
+
+// validate accepts the components of all only.
+func (p componentsParam) validate(all []string) error {
+	for _, c := range p.Components {
+		if !slices.Contains(all, c) {
+			return fmt.Errorf("component %q: want %s", c, strings.Join(all, ", "))
+		}
+	}
+	return nil
+}
+
+// versionParam is the `version` parameter of the kinds that act on the
+// run's target versions or on the versions recorded before the first
+// install ("target" or "previous"; empty: target). Kinds embed it inline.
+type versionParam struct {
+	Version string `yaml:"version"`
+}
+
+func (p versionParam) which() string {
+	if p.Version == "" {
+		return "target"
+	}
+	return p.Version
+}
+
+func (p versionParam) previous() bool { return p.Version == "previous" }
+
+func (p versionParam) Validate() error { return validWhich(p.Version) }
+
 // versions reads a component → version map from run data.
 // recordedVersions returns the run's target versions, or with previous the
 // versions recorded before the first install (component → version).
@@ -402,19 +446,11 @@ func setBackups(env Env, f func(*Backups)) error {
 
 // Kinds returns every step kind, describing itself with pl.
 func Kinds(pl *Planning) []Kind {
-	ks := []Kind{}
-	ks = append(ks, snapshotKinds(pl)...)
-	ks = append(ks, gateKinds(pl)...)
-	ks = append(ks, agentKinds(pl)...)
-	ks = append(ks, watchKinds(pl)...)
-	ks = append(ks, backupKinds(pl)...)
-	ks = append(ks, managerDBKinds(pl)...)
-	ks = append(ks, dataSafetyKinds(pl)...)
-	ks = append(ks, unitKinds(pl)...)
-	ks = append(ks, indexerKinds(pl)...)
-	ks = append(ks, packageKinds(pl)...)
-	ks = append(ks, shipperKinds(pl)...)
-	ks = append(ks, registryKinds(pl)...)
+	var ks []Kind
+	for _, group := range []func(*Planning) []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
+		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds} {
+		ks = append(ks, group(pl)...)
+	}
 	out := make([]Kind, len(ks))
 	for i, k := range ks {
 		out[i] = &redacting{Kind: k}
@@ -432,8 +468,10 @@ func NewRegistry(pl *Planning) (*Registry, error) {
 // advisory checks whose failure does not endanger data.
 var Ignorable = []string{"gate.agents", "gate.settings_clean", "gate.templates"}
 
-// redacting wraps a kind so that every error and message it returns has the
-// configured secrets removed before the engine journals it.
+// redacting wraps every kind of this package: it refuses to run one
+// without dependencies (so a kind reads env.Deps() without checking it),
+// and removes the configured secrets from every error and message the kind
+// returns before the engine journals it.
 type redacting struct{ Kind }
 
 func (r *redacting) ReadOnly() bool {
@@ -442,11 +480,11 @@ func (r *redacting) ReadOnly() bool {
 }
 
 func (r *redacting) Run(ctx context.Context, env Env, p engine.Params) (engine.Outcome, error) {
-	out, err := r.Kind.Run(ctx, env, p)
-	d, derr := depsOf(env)
-	if derr != nil {
-		return out, err
+	d, err := depsOf(env)
+	if err != nil {
+		return engine.Outcome{}, err
 	}
+	out, err := r.Kind.Run(ctx, env, p)
 	out.Message = d.redact(out.Message)
 	return out, redactErr(d, err)
 }
@@ -456,8 +494,12 @@ func (r *redacting) Verify(ctx context.Context, env Env, p engine.Params) (bool,
 	if !ok {
 		return false, engine.ErrCannotVerify
 	}
+	d, err := depsOf(env)
+	if err != nil {
+		return false, err
+	}
 	done, err := v.Verify(ctx, env, p)
-	if d, derr := depsOf(env); derr == nil && !errors.Is(err, engine.ErrCannotVerify) {
+	if !errors.Is(err, engine.ErrCannotVerify) {
 		err = redactErr(d, err)
 	}
 	return done, err
@@ -468,11 +510,12 @@ func (r *redacting) Skip(ctx context.Context, env Env, p engine.Params) (string,
 	if !ok {
 		return "", false, nil
 	}
-	reason, skip, err := s.Skip(ctx, env, p)
-	if d, derr := depsOf(env); derr == nil {
-		reason, err = d.redact(reason), redactErr(d, err)
+	d, err := depsOf(env)
+	if err != nil {
+		return "", false, err
 	}
-	return reason, skip, err
+	reason, skip, err := s.Skip(ctx, env, p)
+	return d.redact(reason), skip, redactErr(d, err)
 }
 
 func (r *redacting) Budget(ctx context.Context, env Env, p engine.Params) (time.Duration, string, error) {
@@ -491,15 +534,11 @@ func redactErr(d *Deps, err error) error {
 	if err == nil {
 		return nil
 	}
-	var (
-		pe *engine.PendingError
-		ng *engine.NoGoError
-	)
-	switch {
-	case errors.As(err, &ng):
-		return &engine.NoGoError{Reason: d.redact(ng.Reason)}
-	case errors.As(err, &pe):
-		return &engine.PendingError{Reason: d.redact(pe.Reason)}
+	switch v, reason, ok := engine.VerdictOf(err); {
+	case ok && v == engine.VerdictNoGo:
+		return &engine.NoGoError{Reason: d.redact(reason)}
+	case ok:
+		return &engine.PendingError{Reason: d.redact(reason)}
 	}
 	msg := d.redact(err.Error())
 	if msg == err.Error() {

@@ -87,6 +87,16 @@ func TestDecodeStrict(t *testing.T) {
 		{"snapshot.diff", map[string]any{}, "against is required"},
 		{"backup.configs", map[string]any{"components": []any{"indexer", "kernel"}}, `component "kernel"`},
 		{"gate.probe", map[string]any{"fast": true}, "unknown parameter fast"},
+		{"gate.agents_back", map[string]any{"min_ratio": 0.0}, "min_ratio 0: want a share in (0, 1]"},
+		{"gate.agents_back", map[string]any{"min_ratio": 1.5}, "min_ratio 1.5: want a share"},
+		{"gate.agents_back", map[string]any{"show": 0}, "show 0: want at least 1"},
+		{"watch.window", map[string]any{"interval": "0s"}, "interval 0s: want a positive duration"},
+		{"watch.window", map[string]any{"cluster_breach": "green"}, `cluster_breach "green"`},
+		{"watch.window", map[string]any{"alert_rate_min": 1.5}, "alert_rate_min 1.5"},
+		{"watch.window", map[string]any{"agents_min_ratio": 0.0}, "agents_min_ratio 0"},
+		{"watch.window", map[string]any{"restarts_max": 0}, "restarts_max 0: want at least 1"},
+		{"watch.window", map[string]any{"probe_every": "-1s"}, `negative duration "-1s"`},
+		{"watch.window", map[string]any{"bogus": 1}, "unknown parameter bogus"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
@@ -494,6 +504,40 @@ func TestErrorsAreRedacted(t *testing.T) {
 	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "installed"})
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted]") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Every kind goes through one wrapper that refuses to run, skip or verify
+// without dependencies (so the kinds read env.Deps() unchecked): an error
+// naming the cause, never a nil dereference.
+func TestKindsRefuseARunnerWithoutDeps(t *testing.T) {
+	cfg := testConfig(t, "")
+	e := newEnv(nil, nil)
+	for _, tt := range []struct {
+		kind string
+		with map[string]any
+	}{
+		{"gate.disk", nil},
+		{"backup.configs", nil},
+		{"units.stop", map[string]any{"component": "manager"}},
+		{"indexer.allocation", map[string]any{"value": "all"}},
+	} {
+		k, p := kind(t, &steps.Planning{Config: cfg}, tt.kind, tt.with)
+		_, err := k.Run(context.Background(), e, p)
+		checks := []error{err}
+		if sk, ok := k.(engine.Skipper[*steps.Deps]); ok {
+			_, _, err := sk.Skip(context.Background(), e, p)
+			checks = append(checks, err)
+		}
+		if v, ok := k.(engine.Verifier[*steps.Deps]); ok {
+			_, err := v.Verify(context.Background(), e, p)
+			checks = append(checks, err)
+		}
+		for _, err := range checks {
+			if err == nil || !strings.Contains(err.Error(), "the runner has no dependencies") {
+				t.Errorf("%s: %v", tt.kind, err)
+			}
+		}
 	}
 }
 

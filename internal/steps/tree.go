@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"archive/tar"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,6 +32,26 @@ type treeEntry struct {
 	SHA   string `json:"sha256,omitempty"`
 	Link  string `json:"link,omitempty"`
 	MTime int64  `json:"mtime_ns,omitempty"`
+}
+
+// eachTarEntry calls f for every entry of tr, checking ctx between entries; an error reading
+// the stream is prefixed with what (the archive's name). f reads the entry's content from tr.
+func eachTarEntry(ctx context.Context, tr *tar.Reader, what string, f func(hdr *tar.Header, tr *tar.Reader) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err := f(hdr, tr); err != nil {
+			return err
+		}
+	}
 }
 
 // treeManifest describes a copied tree: what a verification compares.

@@ -115,12 +115,13 @@ func unitRunner(ctx context.Context, env Env) (*services.Runner, *Deps, error) {
 }
 
 // components are the runbook step's components with its per-call wait
-// limit (0: the component's default, services.Waits). A stop without a
-// wait is bounded by the step's timeout, as the unit's own stop timeout
-// may be longer than the start wait.
-func (p *unitParams) components(ctx context.Context, d *Deps, names []string, stop bool) []services.Component {
+// limit (0: the component's default, services.Waits). With toDeadline, a
+// component without a wait is bounded by the step's timeout instead: a
+// stop (the unit's own stop timeout may be longer than the start wait) and
+// a wait for a started service to answer.
+func (p *unitParams) components(ctx context.Context, d *Deps, names []string, toDeadline bool) []services.Component {
 	limit := p.Wait.D()
-	if dl, ok := ctx.Deadline(); ok && limit == 0 && stop {
+	if dl, ok := ctx.Deadline(); ok && limit == 0 && toDeadline {
 		limit = time.Until(dl)
 	}
 	out := make([]services.Component, len(names))
@@ -237,10 +238,7 @@ func stopUnit(ctx context.Context, env Env, comp, why string) error {
 }
 
 func activeSkip(ctx context.Context, env Env, comps []string) (string, bool, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return "", false, err
-	}
+	d := env.Deps()
 	bad, err := inactiveUnits(ctx, d, comps)
 	if err != nil || len(bad) > 0 {
 		return "", false, err
@@ -283,10 +281,7 @@ func runVerifyGone(ctx context.Context, env Env, p *goneParams) (engine.Outcome,
 
 // unitsOf returns the step's deps and its systemd connection.
 func unitsOf(ctx context.Context, env Env) (*Deps, UnitsAPI, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return nil, nil, err
-	}
+	d := env.Deps()
 	u, err := d.units(ctx)
 	return d, u, err
 }

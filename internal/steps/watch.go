@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -234,7 +235,7 @@ func (w *watcher) cluster(ctx context.Context, _ time.Time) *WatchBreachError {
 
 func (w *watcher) alerts(ctx context.Context, now time.Time) *WatchBreachError {
 	if w.st.AlertBaseline <= 0 {
-		w.st.Last[CritAlerts] = "no pre-upgrade baseline (" + orDash(w.st.AlertBaselineFrom) + "): not judged"
+		w.st.Last[CritAlerts] = "no pre-upgrade baseline (" + output.Dash(w.st.AlertBaselineFrom) + "): not judged"
 		return nil
 	}
 	ix, err := w.d.indexer()
@@ -353,7 +354,7 @@ func (w *watcher) units(ctx context.Context, _ time.Time) *WatchBreachError {
 		case restarts >= w.p.RestartsMax:
 			b = w.breach(CritUnits, "%s restarted %d times in the window (at most %d allowed; now %s/%s)", s.Name, restarts, w.p.RestartsMax-1, s.ActiveState, s.SubState)
 		case w.inactive[s.Name] >= w.p.InactiveIntervals:
-			b = w.breach(CritUnits, "%s not active for %d intervals in a row (%s/%s, result %s)", s.Name, w.inactive[s.Name], s.ActiveState, s.SubState, orDash(s.Result))
+			b = w.breach(CritUnits, "%s not active for %d intervals in a row (%s/%s, result %s)", s.Name, w.inactive[s.Name], s.ActiveState, s.SubState, output.Dash(s.Result))
 		}
 	}
 	w.st.Last[CritUnits] = "restarts: " + strings.Join(parts, ", ")
@@ -383,7 +384,7 @@ func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
 	case err != nil:
 		w.st.Last[CritProbe] = "failed: " + err.Error()
 	case !res.OK:
-		w.st.Last[CritProbe] = fmt.Sprintf("failed: %s broken at %s %s", res.Nonce, orDash(res.BrokenAt), res.Detail)
+		w.st.Last[CritProbe] = fmt.Sprintf("failed: %s broken at %s %s", res.Nonce, output.Dash(res.BrokenAt), res.Detail)
 	default:
 		w.probeFails = 0
 		w.st.Last[CritProbe] = fmt.Sprintf("ok (%s) at %s", res.Latency().Round(time.Millisecond), now.UTC().Format(time.TimeOnly))
@@ -422,10 +423,7 @@ func alertBaseline(env Env, d *Deps) (float64, string) {
 }
 
 func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, error) {
-	d, err := depsOf(env)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
+	d := env.Deps()
 	window, ok, err := watchWindow(env)
 	if err != nil || !ok {
 		return engine.Outcome{Message: "no --watch given"}, err

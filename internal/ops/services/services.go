@@ -7,7 +7,8 @@
 // failed is reset; a failure is explained with systemd's Result and the
 // unit's last log lines. Options cover what callers differ in: SkipDone
 // (the runbook leaves a unit already in the wanted state alone), Ready (a
-// start waits for the service to answer), Waiting (progress).
+// start, or AwaitReady after one, waits for the service to answer; a unit
+// that dies meanwhile ends the wait), Waiting (progress).
 //
 // It also holds the "units inactive" verdict (Judge, Inactive, Status.Fix,
 // Status.Describe). Doors: `siemctl services` (internal/cmd/services), the
@@ -371,7 +372,19 @@ func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func
 	return nil
 }
 
-// ready asks Ready until it answers nil or the component's wait passes.
+// AwaitReady waits, as a start does, for the service of a unit started
+// earlier to answer: it asks Ready until it answers nil or the component's
+// wait passes, and fails at once when the unit is seen failed or stopped
+// (a runbook step waiting for the indexer an earlier step started).
+func (r *Runner) AwaitReady(ctx context.Context, c Component) error {
+	if r.Ready == nil {
+		return errors.New("services: AwaitReady needs Ready")
+	}
+	return r.ready(ctx, c)
+}
+
+// ready asks Ready until it answers nil or the component's wait passes; a
+// unit that died meanwhile ends the wait with systemd's reason.
 func (r *Runner) ready(ctx context.Context, c Component) error {
 	rctx, cancel := context.WithTimeout(ctx, r.wait(c))
 	defer cancel()
@@ -380,6 +393,13 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 		err := r.Ready(rctx, c)
 		if err == nil {
 			return nil
+		}
+		sts, serr := r.Units.Status(rctx, c.Unit)
+		if serr != nil && rctx.Err() == nil {
+			return serr
+		}
+		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive) {
+			return fmt.Errorf("%s is not running (%s); its log says why", c.Unit, sts[0].Failure())
 		}
 		if r.Waiting != nil {
 			r.Waiting("%s to answer", c.Unit)

@@ -322,6 +322,86 @@ func TestStartWaitsUntilReady(t *testing.T) {
 	}
 }
 
+// AwaitReady is the readiness wait of a unit started earlier (a runbook
+// step waiting for the indexer): it waits while the service does not
+// answer, but not for a unit that died meanwhile (nor does a start); the
+// error says what systemd saw.
+func TestAwaitReady(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"indexer"})
+	failed := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: units.Failed, SubState: "failed",
+		Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	for _, tt := range []struct {
+		name    string
+		start   bool              // Start instead of AwaitReady
+		dies    *units.UnitStatus // the unit's state after the first look
+		ready   func(n int) error // Ready's answer to the nth look
+		looks   int               // looks at Ready wanted
+		wantErr string
+	}{
+		{name: "answers on the third look", ready: refusedUntil(3), looks: 3},
+		{name: "never answers", ready: refusedUntil(1000), looks: 6, wantErr: "active but does not answer within 1m0s: connection refused"},
+		{name: "unit failed while waiting", ready: refusedUntil(1000), dies: &failed, looks: 1,
+			wantErr: "siem-indexer.service is not running (exit-code (exit status 1)); its log says why"},
+		{name: "unit stopped while waiting", ready: refusedUntil(1000), dies: ptr(unitstest.Dead("siem-indexer.service")), looks: 1,
+			wantErr: "siem-indexer.service is not running (inactive/dead)"},
+		{name: "a start does not wait for a dead unit either", start: true, ready: refusedUntil(1000), dies: &failed, looks: 1,
+			wantErr: "siem-indexer.service is not running (exit-code (exit status 1))"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := unitstest.NewFake()
+			f.Set(unitstest.Running("siem-indexer.service"))
+			looks, sleeps := 0, 0
+			r := &Runner{Units: f,
+				Ready: func(context.Context, Component) error {
+					looks++
+					if tt.dies != nil {
+						f.Set(*tt.dies)
+					}
+					return tt.ready(looks)
+				},
+				Sleep: func(context.Context, time.Duration) error {
+					if sleeps++; sleeps > 5 {
+						return context.DeadlineExceeded
+					}
+					return nil
+				}}
+			var err error
+			if tt.start {
+				_, err = r.Start(context.Background(), comps)
+			} else {
+				err = r.AwaitReady(context.Background(), comps[0])
+			}
+			if looks != tt.looks {
+				t.Errorf("Ready asked %d times, want %d", looks, tt.looks)
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	if err := (&Runner{Units: unitstest.NewFake()}).AwaitReady(context.Background(), comps[0]); err == nil || !strings.Contains(err.Error(), "needs Ready") {
+		t.Errorf("AwaitReady without Ready: %v", err)
+	}
+}
+
+// refusedUntil: connection refused until the nth look.
+func refusedUntil(n int) func(int) error {
+	return func(look int) error {
+		if look < n {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // Stopped is the "processes gone" proof that units.stop's skip,
 // units.verify_gone and the data steps' preconditions share.
 func TestStopped(t *testing.T) {
