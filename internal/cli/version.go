@@ -30,7 +30,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			var comps map[string]ComponentVersion
 			var cfgErr error
 			if !short {
-				ctx, cancel := context.WithTimeout(cmd.Context(), f.Global.Timeout)
+				ctx, cancel := WithTimeout(cmd.Context(), f.Global.Timeout)
 				defer cancel()
 				if st, err := f.Clients(ctx); err != nil {
 					cfgErr = err

@@ -19,7 +19,17 @@ import (
 
 // NewCmdSecurity builds the `security` group.
 func NewCmdSecurity(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	users := cli.Group(&cobra.Command{
+		Use:     "api-users",
+		Short:   "List and create manager API users",
+		Example: "  siemctl security api-users list -o json",
+	}, NewCmdUsersList(f, nil), NewCmdUsersAdd(f, nil))
+	idx := cli.Group(&cobra.Command{
+		Use:     "indexer",
+		Short:   "Indexer password hashes and security configuration backup/apply",
+		Example: "  siemctl security indexer backup /var/backups/siemctl/security",
+	}, NewCmdHash(f, nil), NewCmdBackup(f, nil), NewCmdApply(f, nil))
+	return cli.Group(&cobra.Command{
 		Use:   "security",
 		Short: "Manager API users, indexer password hashes, indexer security configuration",
 		Long: `Credentials and security configuration of the stack. Passwords are read from a file or
@@ -29,24 +39,7 @@ from stdin, never from a flag, and never reach a child process's command line or
   printf '%s' "$PW" | siemctl security indexer hash
   siemctl security indexer backup /var/backups/siemctl/security
   siemctl security indexer apply --yes`,
-	}
-	users := &cobra.Command{
-		Use:     "api-users",
-		Short:   "List and create manager API users",
-		Example: "  siemctl security api-users list -o json",
-	}
-	users.AddCommand(NewCmdUsersList(f, nil))
-	users.AddCommand(NewCmdUsersAdd(f, nil))
-	idx := &cobra.Command{
-		Use:     "indexer",
-		Short:   "Indexer password hashes and security configuration backup/apply",
-		Example: "  siemctl security indexer backup /var/backups/siemctl/security",
-	}
-	idx.AddCommand(NewCmdHash(f, nil))
-	idx.AddCommand(NewCmdBackup(f, nil))
-	idx.AddCommand(NewCmdApply(f, nil))
-	cmd.AddCommand(users, idx)
-	return cmd
+	}, users, idx)
 }
 
 // maxPassword bounds what is read as a password.
@@ -98,17 +91,6 @@ func ReadPassword(src PasswordSource) (string, error) {
 		return "", errors.New("empty password")
 	}
 	return string(b), nil
-}
-
-// toolsFrom returns the configured hash and security init argv.
-func toolsFrom(f *cli.Factory) func() (hash, initTool []string, err error) {
-	return func() ([]string, []string, error) {
-		cfg, err := f.Config()
-		if err != nil {
-			return nil, nil, err
-		}
-		return cfg.Indexer.HashTool, cfg.Indexer.SecurityInit, nil
-	}
 }
 
 func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, error) {

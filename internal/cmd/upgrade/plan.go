@@ -52,10 +52,7 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlan(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runPlan, opts)
 		},
 	}
 	targetFlag(cmd.Flags(), &opts.To)
@@ -112,7 +109,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
 	// The API versions and every gate are asked at once, under the one
 	// --timeout deadline: a hung stack costs it once.
-	qctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	apisDone := make(chan map[string]string, 1)
 	go func() { apisDone <- apiVersions(qctx, p.deps) }()
