@@ -120,15 +120,7 @@ func runBackup(ctx context.Context, opts *BackupOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "running %s\n", strings.Join(append(initTool, secadmin.BackupOptions(opts.Dir)...), " "))
 	res, err := secadmin.Backup(ctx, opts.Runner, initTool, opts.Dir)
-	if err != nil {
-		_ = renderInit(opts.IO, "table", res)
-		return fmt.Errorf("security backup: %w", err)
-	}
-	if opts.Output == "json" {
-		return renderInit(opts.IO, "json", res)
-	}
-	fmt.Fprintf(opts.IO.Out, "backed up %s into %s (%d files)\n", strings.Join(res.Stored, ", "), res.Dir, len(res.Files))
-	return nil
+	return opts.renderInit(res, err, "security backup", fmt.Sprintf("backed up %s into %s (%d files)", strings.Join(res.Stored, ", "), res.Dir, len(res.Files)))
 }
 
 // ApplyOptions are the inputs of `security indexer apply`.
@@ -169,13 +161,5 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	}
 	defer release()
 	res, err := secadmin.Apply(ctx, opts.Runner, initTool, secadmin.ApplyOptions{})
-	if err != nil {
-		_ = renderInit(opts.IO, "table", res)
-		return fmt.Errorf("security apply: %w", err)
-	}
-	if opts.Output == "json" {
-		return renderInit(opts.IO, "json", res)
-	}
-	fmt.Fprintln(opts.IO.Out, "security configuration applied: Done with success")
-	return nil
+	return opts.renderInit(res, err, "security apply", "security configuration applied: Done with success")
 }

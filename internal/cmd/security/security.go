@@ -103,15 +103,22 @@ func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, 
 	}
 }
 
-func renderInit(ios *output.IOStreams, format string, res secadmin.InitResult) error {
+// renderInit renders a run of the security init tool: on failure its
+// output lines on stderr and the error named after what; else the result as
+// JSON with -o json, or the summary line.
+func (o ToolOptions) renderInit(res secadmin.InitResult, err error, what, summary string) error {
 	if res.Output == nil {
 		res.Output = []string{}
 	}
-	if format == "json" {
-		return output.JSON(ios.Out, res)
+	if err != nil {
+		for _, l := range res.Output {
+			fmt.Fprintf(o.IO.ErrOut, "  | %s\n", l)
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	for _, l := range res.Output {
-		fmt.Fprintf(ios.ErrOut, "  | %s\n", l)
+	if o.Output == "json" {
+		return output.JSON(o.IO.Out, res)
 	}
-	return nil
+	_, err = fmt.Fprintln(o.IO.Out, summary)
+	return err
 }

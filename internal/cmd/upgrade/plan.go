@@ -194,46 +194,41 @@ func planSteps(plan *steps.Plan) []PlanStep {
 	return out
 }
 
-// apiVersions reads what the components report about themselves, best effort.
-// apiVersions asks the manager and the indexer for their versions, both at
-// once, within ctx.
+// apiVersions asks the manager and the indexer for the versions they
+// report, both at once, within ctx, best effort ("unreachable").
 func apiVersions(ctx context.Context, d *steps.Deps) map[string]string {
-	var manager, indexer string
-	var wg sync.WaitGroup
+	ask := map[string]func() (string, error){}
 	if d.Manager != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if info, err := d.Manager.Info(ctx); err == nil {
-				manager = "API " + info.APIVersion
-			} else {
-				manager = "unreachable"
-			}
-		}()
+		ask["manager"] = func() (string, error) {
+			info, err := d.Manager.Info(ctx)
+			return "API " + info.APIVersion, err
+		}
 	}
 	if d.Indexer != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if nodes, err := d.Indexer.NodesVersions(ctx); err == nil {
-				var vs []string
-				for _, n := range nodes {
-					vs = append(vs, "OpenSearch "+n.Version)
-				}
-				indexer = strings.Join(vs, ", ")
-			} else {
-				indexer = "unreachable"
+		ask["indexer"] = func() (string, error) {
+			nodes, err := d.Indexer.NodesVersions(ctx)
+			var vs []string
+			for _, n := range nodes {
+				vs = append(vs, "OpenSearch "+n.Version)
 			}
-		}()
+			return strings.Join(vs, ", "), err
+		}
+	}
+	out := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for comp, version := range ask {
+		wg.Go(func() {
+			v, err := version()
+			if err != nil {
+				v = "unreachable"
+			}
+			mu.Lock()
+			out[comp] = v
+			mu.Unlock()
+		})
 	}
 	wg.Wait()
-	out := map[string]string{}
-	if d.Manager != nil {
-		out["manager"] = manager
-	}
-	if d.Indexer != nil {
-		out["indexer"] = indexer
-	}
 	return out
 }
 
