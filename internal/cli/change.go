@@ -109,6 +109,23 @@ func (f *Factory) ChangeVerb(cmd *cobra.Command, args []string, dryRun bool) (Ch
 	return f.Change(cmd, args, dryRun), nil
 }
 
+// ChangeCommand makes cmd a verb that changes the stack: it gets --dry-run,
+// and its RunE runs ChangeVerb's preamble (-o table|json, the change policy
+// of cmd and its arguments) before run, which checks the rest of the
+// command line and runs the verb.
+func (f *Factory) ChangeCommand(cmd *cobra.Command, run func(cmd *cobra.Command, args []string, change Change) error) *cobra.Command {
+	var dryRun bool
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		change, err := f.ChangeVerb(cmd, args, dryRun)
+		if err != nil {
+			return err
+		}
+		return run(cmd, args, change)
+	}
+	AddDryRunFlag(cmd, &dryRun)
+	return cmd
+}
+
 // Calls is a fixed list of calls, for Begin.
 func Calls(lines ...string) func() ([]string, error) {
 	return func() ([]string, error) { return lines, nil }

@@ -57,6 +57,35 @@ func ExitCode(err error) int {
 	}
 }
 
+// unreachableHint is the hint of an unreachable or silent service.
+const unreachableHint = "is the service running? try `siemctl services status` and `siemctl health`"
+
+// hints are the next thing to try for an error: the first entry whose err
+// the error matches (errors.Is) and whose service ("" any) named the client
+// that failed (netclient.Error's Service) wins; an empty hint says nothing.
+var hints = []struct {
+	err     error
+	service string
+	hint    string
+}{
+	{context.Canceled, "", ""},
+	{netclient.ErrInterrupted, "", ""},
+	{config.ErrInvalid, "", "see `siemctl help config` for every key and its default"},
+	{config.ErrSecret, "", "siemctl reads passwords from password_file, password_env or password_command; never from flags"},
+	{netclient.ErrTLS, "", "set the component's ca_file to the CA that signed its certificate (insecure: true is an explicit, reported opt-out)"},
+	{netclient.ErrUnauthorized, "", "check the username and the password source in the config"},
+	{netclient.ErrForbidden, "manager API", "the API user is authenticated but its RBAC roles do not allow this call: give manager.username a role with the needed policy (the error's remediation says which), or use a user that has it"},
+	{netclient.ErrForbidden, "indexer", "the indexer user is authenticated but not allowed this call: map indexer.username to a role with the needed cluster/index permissions (roles_mapping.yml), or use the admin user"},
+	{netclient.ErrForbidden, "", "the user is authenticated but not allowed this call: check its roles"},
+	{netclient.ErrTooLarge, "", "an answer was larger than siemctl reads; the message names it: narrow the request (filters, --page-size) or look at what makes the service answer so much"},
+	{netclient.ErrUnreachable, "", unreachableHint},
+	{netclient.ErrTimeout, "", unreachableHint},
+	{netclient.ErrRateLimited, "indexer", "the indexer is rejecting requests (HTTP 429: a full thread pool queue or a circuit breaker); look at its heap and GET _cat/thread_pool, wait and retry"},
+	{netclient.ErrRateLimited, "", "the manager API allows access.max_request_per_minute (300 by default) for all clients together; wait a minute and retry, or use a longer --timeout"},
+	{output.ErrNoTTY, "", "re-run with --yes in scripts (or --dry-run to see what it would do)"},
+	{lock.ErrHeld, "", "nothing was changed; wait for that run to end (`siemctl upgrade status`) and try again"},
+}
+
 // hint returns the next thing to try for an error, or "".
 func hint(err error) string {
 	var ne *netclient.Error
@@ -64,35 +93,10 @@ func hint(err error) string {
 	if errors.As(err, &ne) {
 		service = ne.Service
 	}
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, netclient.ErrInterrupted):
-		return ""
-	case errors.Is(err, config.ErrInvalid):
-		return "see `siemctl help config` for every key and its default"
-	case errors.Is(err, config.ErrSecret):
-		return "siemctl reads passwords from password_file, password_env or password_command; never from flags"
-	case errors.Is(err, netclient.ErrTLS):
-		return "set the component's ca_file to the CA that signed its certificate (insecure: true is an explicit, reported opt-out)"
-	case errors.Is(err, netclient.ErrUnauthorized):
-		return "check the username and the password source in the config"
-	case errors.Is(err, netclient.ErrForbidden) && service == "manager API":
-		return "the API user is authenticated but its RBAC roles do not allow this call: give manager.username a role with the needed policy (the error's remediation says which), or use a user that has it"
-	case errors.Is(err, netclient.ErrForbidden) && service == "indexer":
-		return "the indexer user is authenticated but not allowed this call: map indexer.username to a role with the needed cluster/index permissions (roles_mapping.yml), or use the admin user"
-	case errors.Is(err, netclient.ErrForbidden):
-		return "the user is authenticated but not allowed this call: check its roles"
-	case errors.Is(err, netclient.ErrTooLarge):
-		return "an answer was larger than siemctl reads; the message names it: narrow the request (filters, --page-size) or look at what makes the service answer so much"
-	case errors.Is(err, netclient.ErrUnreachable), errors.Is(err, netclient.ErrTimeout):
-		return "is the service running? try `siemctl services status` and `siemctl health`"
-	case errors.Is(err, netclient.ErrRateLimited) && service == "indexer":
-		return "the indexer is rejecting requests (HTTP 429: a full thread pool queue or a circuit breaker); look at its heap and GET _cat/thread_pool, wait and retry"
-	case errors.Is(err, netclient.ErrRateLimited):
-		return "the manager API allows access.max_request_per_minute (300 by default) for all clients together; wait a minute and retry, or use a longer --timeout"
-	case errors.Is(err, output.ErrNoTTY):
-		return "re-run with --yes in scripts (or --dry-run to see what it would do)"
-	case errors.Is(err, lock.ErrHeld):
-		return "nothing was changed; wait for that run to end (`siemctl upgrade status`) and try again"
+	for _, h := range hints {
+		if errors.Is(err, h.err) && (h.service == "" || h.service == service) {
+			return h.hint
+		}
 	}
 	return ""
 }

@@ -37,8 +37,7 @@ func newCmdCompletion() *cobra.Command {
 }
 
 func newCmdDocs(root *cobra.Command) *cobra.Command {
-	docs := &cobra.Command{Use: "docs", Short: "Generate documentation", Hidden: false}
-	docs.AddCommand(&cobra.Command{
+	return Group(&cobra.Command{Use: "docs", Short: "Generate documentation"}, &cobra.Command{
 		Use:     "man DIR",
 		Short:   "Write one man page per command into DIR (siemctl-health.1, …)",
 		Example: "  siemctl docs man /usr/local/share/man/man1",
@@ -54,7 +53,6 @@ func newCmdDocs(root *cobra.Command) *cobra.Command {
 			return nil
 		},
 	})
-	return docs
 }
 
 // WriteManPages writes one page per command into dir, named and titled after it

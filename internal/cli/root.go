@@ -9,6 +9,13 @@
 // health checks' inputs (Clients.Health), the step kinds' dependencies
 // (Clients.StepDeps, via steps.NewDeps) and the live snapshot source
 // (Clients.Snapshot) are each assembled there once.
+//
+// The command packages (internal/cmd/...) build their commands from a few
+// pieces here: Group (a command group: texts and subcommands), Run (the
+// NewCmdX(f, runF) seam), CheckOutput (-o), WithTimeout and Connect (the
+// --timeout bound and the client got within it), and ChangeCommand with
+// Change (the policy of a verb that changes the stack: --dry-run, the host
+// lock, confirmation).
 package cli
 
 import (
@@ -18,6 +25,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +52,6 @@ func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) i
 	if register != nil {
 		register(root, f)
 	}
-	rejectUnknownSubcommands(root)
 	root.SetArgs(args)
 	root.SetIn(stdio.IO.In)
 	root.SetOut(stdio.IO.Out)
@@ -98,34 +105,35 @@ func printError(io *output.IOStreams, asJSON bool, err error, code int) {
 	}
 }
 
-// rejectUnknownSubcommands makes every command group (subcommands, no
-// action of its own) answer an unknown or misspelt subcommand like the root
-// does: a usage error (exit 2) with cobra's suggestion, instead of printing
-// its help and exiting 0. Without arguments a group still prints its help.
-func rejectUnknownSubcommands(c *cobra.Command) {
-	for _, sub := range c.Commands() {
-		rejectUnknownSubcommands(sub)
+// Group makes cmd a command group of children: no action of its own, its
+// help without arguments, and an unknown or misspelt subcommand a usage
+// error (exit 2) with cobra's suggestion, as the root answers one (cobra
+// alone would print the group's help and exit 0). cmd carries the group's
+// texts (Use, Short, Long, Example).
+func Group(cmd *cobra.Command, children ...*cobra.Command) *cobra.Command {
+	cmd.Args = unknownSubcommand
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	cmd.AddCommand(children...)
+	return cmd
+}
+
+// unknownSubcommand is a group's Args: no argument (the help), else the
+// usage error naming the closest subcommands.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	if !c.HasParent() || !c.HasSubCommands() || c.Runnable() {
-		return
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
 	}
-	c.Args = func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			return nil
+	var hint strings.Builder
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		hint.WriteString("\n\nDid you mean this?\n")
+		for _, name := range s {
+			fmt.Fprintf(&hint, "\t%s\n", name)
 		}
-		if cmd.SuggestionsMinimumDistance <= 0 {
-			cmd.SuggestionsMinimumDistance = 2
-		}
-		var hint strings.Builder
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			hint.WriteString("\n\nDid you mean this?\n")
-			for _, name := range s {
-				fmt.Fprintf(&hint, "\t%s\n", name)
-			}
-		}
-		return FlagErrorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint.String())
 	}
-	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	return FlagErrorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint.String())
 }
 
 func isCobraUsageError(err error) bool {
@@ -188,6 +196,29 @@ func Run[O any](ctx context.Context, runF, run func(context.Context, O) error, o
 		return runF(ctx, opts)
 	}
 	return run(ctx, opts)
+}
+
+// WithTimeout bounds ctx by a command's --timeout (d <= 0: no bound of its
+// own, only ctx's).
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// Connect bounds ctx by a command's --timeout (WithTimeout) and gets its
+// client within the bound; cancel ends the bound (ended already when err is
+// not nil).
+func Connect[C any](ctx context.Context, timeout time.Duration, client func(context.Context) (C, error)) (context.Context, C, context.CancelFunc, error) {
+	ctx, cancel := WithTimeout(ctx, timeout)
+	c, err := client(ctx)
+	if err != nil {
+		cancel()
+		var none C
+		return ctx, none, nil, err
+	}
+	return ctx, c, cancel, nil
 }
 
 // CheckOutput rejects an -o value the command does not support.

@@ -30,7 +30,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			var comps map[string]ComponentVersion
 			var cfgErr error
 			if !short {
-				ctx, cancel := context.WithTimeout(cmd.Context(), f.Global.Timeout)
+				ctx, cancel := WithTimeout(cmd.Context(), f.Global.Timeout)
 				defer cancel()
 				if st, err := f.Clients(ctx); err != nil {
 					cfgErr = err
@@ -64,7 +64,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			}
 			fmt.Fprintln(f.IO.Out)
 			t := output.NewTable(f.IO.Out, f.IO.IsStdoutTTY(), "component", "package", "running", "note")
-			for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
+			for _, c := range components {
 				v := comps[c]
 				t.Row(c, output.Dash(v.Package), output.Dash(v.API), v.Error)
 			}
@@ -74,6 +74,9 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 	cmd.Flags().BoolVar(&short, "short", false, "print only siemctl's version, on one line (no stack queries; -o json: the whole build)")
 	return cmd
 }
+
+// components are the stack's components, in the order version prints them.
+var components = []string{"indexer", "manager", "dashboard", "shipper"}
 
 // ComponentVersion is what is known of one component's version.
 type ComponentVersion struct {
@@ -86,8 +89,34 @@ type ComponentVersion struct {
 // It never fails as a whole: unknown parts carry their reason.
 func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
 	out := map[string]ComponentVersion{}
-	for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
+	for _, c := range components {
 		out[c] = ComponentVersion{}
+	}
+	// running is what each running component reports about itself.
+	running := map[string]func() (string, error){
+		"indexer": func() (string, error) {
+			ix, err := s.NeedIndexer()
+			if err != nil {
+				return "", err
+			}
+			vs, err := ix.NodesVersions(ctx)
+			if err != nil || len(vs) == 0 {
+				return "", err
+			}
+			return "OpenSearch " + vs[0].Version, nil
+		},
+		"manager": func() (string, error) {
+			m, err := s.NeedManager()
+			if err != nil {
+				return "", err
+			}
+			info, err := m.Info(ctx)
+			return info.APIVersion, err
+		},
+		"dashboard": func() (string, error) {
+			d, err := s.Dashboard.Status(ctx)
+			return d.Version, err
+		},
 	}
 	var mu sync.Mutex
 	set := func(comp string, fn func(*ComponentVersion)) {
@@ -98,10 +127,9 @@ func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
 		mu.Unlock()
 	}
 	var wg sync.WaitGroup
-	run := func(fn func()) { wg.Add(1); go func() { defer wg.Done(); fn() }() }
-	run(func() {
+	wg.Go(func() {
 		pv, err := s.installedVersions(ctx)
-		for comp := range out {
+		for _, comp := range components { // not range out: the other goroutines write it
 			set(comp, func(v *ComponentVersion) {
 				if err != nil {
 					v.Error = s.Redactor.String(err.Error())
@@ -111,40 +139,18 @@ func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
 			})
 		}
 	})
-	run(func() {
-		ix, err := s.NeedIndexer()
-		if err == nil {
-			vs, verr := ix.NodesVersions(ctx)
-			err = verr
-			if verr == nil && len(vs) > 0 {
-				set("indexer", func(v *ComponentVersion) { v.API = "OpenSearch " + vs[0].Version })
-			}
-		}
-		if err != nil {
-			set("indexer", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
-		}
-	})
-	run(func() {
-		m, err := s.NeedManager()
-		if err == nil {
-			info, ierr := m.Info(ctx)
-			err = ierr
-			if ierr == nil {
-				set("manager", func(v *ComponentVersion) { v.API = info.APIVersion })
-			}
-		}
-		if err != nil {
-			set("manager", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
-		}
-	})
-	run(func() {
-		d, err := s.Dashboard.Status(ctx)
-		if err != nil {
-			set("dashboard", func(v *ComponentVersion) { v.Error = s.Redactor.String(err.Error()) })
-			return
-		}
-		set("dashboard", func(v *ComponentVersion) { v.API = d.Version })
-	})
+	for comp, version := range running {
+		wg.Go(func() {
+			api, err := version()
+			set(comp, func(v *ComponentVersion) {
+				if err != nil {
+					v.Error = s.Redactor.String(err.Error())
+					return
+				}
+				v.API = api
+			})
+		})
+	}
 	wg.Wait()
 	return out
 }

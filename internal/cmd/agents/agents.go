@@ -18,7 +18,7 @@ import (
 
 // NewCmdAgents builds the `agents` group.
 func NewCmdAgents(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "agents",
 		Short: "List, inspect, restart and remove the manager's agents",
 		Long: `Work with the agents registered on the manager, through its REST API.
@@ -30,13 +30,7 @@ and remove. Ids are checked before anything is sent.`,
   siemctl agents restart 001 002
   siemctl agents remove 003 --yes
   siemctl agents outdated`,
-	}
-	cmd.AddCommand(NewCmdList(f, nil))
-	cmd.AddCommand(NewCmdShow(f, nil))
-	cmd.AddCommand(NewCmdRestart(f, nil))
-	cmd.AddCommand(NewCmdRemove(f, nil))
-	cmd.AddCommand(NewCmdOutdated(f, nil))
-	return cmd
+	}, NewCmdList(f, nil), NewCmdShow(f, nil), NewCmdRestart(f, nil), NewCmdRemove(f, nil), NewCmdOutdated(f, nil))
 }
 
 // Clients are the dependencies the agent commands share.
@@ -60,27 +54,26 @@ func clientsFrom(f *cli.Factory) Clients {
 	}
 }
 
+// open returns the manager API and the agent control tool (the fallback of
+// list and show).
+func (c Clients) open(ctx context.Context) (fleet.API, fleet.Tools, error) {
+	api, err := c.API(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return api, tools, nil
+}
+
 // usage turns invalid input into a usage error (exit 2).
 func usage(err error) error {
 	if errors.Is(err, fleet.ErrInvalidInput) {
 		return &cli.FlagError{Err: err}
 	}
 	return err
-}
-
-// idleDeadline bounds ctx by an idle timeout of d (fleet.IdleDeadline): a listing of 100,000
-// agents may take longer than --timeout, but no page may.
-func idleDeadline(ctx context.Context, d time.Duration) (*fleet.IdleContext, func(), func()) {
-	return fleet.IdleDeadline(ctx, d)
-}
-
-// withTimeout bounds one call to the manager by --timeout (d <= 0: no
-// bound of its own).
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
 }
 
 // timeoutError names --timeout in a timeout that ctx's deadline caused,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
@@ -28,14 +26,9 @@ func newChangeOptions(f *cli.Factory) ChangeOptions {
 	return ChangeOptions{IO: f.IO, Clients: clientsFrom(f)}
 }
 
-// fill checks -o and copies the global flags and the arguments at run time.
-func (o *ChangeOptions) fill(f *cli.Factory, cmd *cobra.Command, args []string, dryRun bool) error {
-	change, err := f.ChangeVerb(cmd, args, dryRun)
-	if err != nil {
-		return err
-	}
+// fill copies the global flags, the arguments and the change at run time.
+func (o *ChangeOptions) fill(f *cli.Factory, args []string, change cli.Change) {
 	o.Output, o.IDs, o.Timeout, o.Change = f.Global.Output, args, f.Global.Timeout, change
-	return nil
 }
 
 // begin asks question (or prints calls under --dry-run), takes the host
@@ -47,10 +40,8 @@ func (o *ChangeOptions) begin(ctx context.Context, question string, calls func()
 	if !proceed {
 		return ctx, nil, nil, usage(err)
 	}
-	ctx, cancel := withTimeout(ctx, o.Timeout)
-	api, err := o.Clients.API(ctx)
+	ctx, api, cancel, err := cli.Connect(ctx, o.Timeout, o.Clients.API)
 	if err != nil {
-		cancel()
 		release()
 		return ctx, nil, nil, err
 	}

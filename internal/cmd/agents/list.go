@@ -95,11 +95,7 @@ func timePtr(t time.Time) *string {
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	api, err := opts.Clients.API(ctx)
-	if err != nil {
-		return err
-	}
-	tools, err := opts.Clients.Tools(ctx)
+	api, tools, err := opts.Clients.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,8 @@ func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
 	if err != nil {
 		return err
 	}
-	idle, touch, stop := idleDeadline(ctx, opts.Timeout)
+	// --timeout bounds each page, not the whole walk of 100,000 agents.
+	idle, touch, stop := fleet.IdleDeadline(ctx, opts.Timeout)
 	defer stop()
 	ctx = idle
 	// The outdated agents are collected (they are few in practice; the

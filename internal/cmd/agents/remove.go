@@ -19,8 +19,7 @@ type RemoveOptions struct {
 // NewCmdRemove builds `agents remove ID...`.
 func NewCmdRemove(f *cli.Factory, runF func(context.Context, *RemoveOptions) error) *cobra.Command {
 	opts := &RemoveOptions{ChangeOptions: newChangeOptions(f)}
-	var dryRun bool
-	cmd := &cobra.Command{
+	return f.ChangeCommand(&cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
 		Use:               "remove ID...",
 		Short:             "Remove agents (asks for confirmation; --yes in scripts)",
@@ -33,18 +32,13 @@ runs); --dry-run prints the request.`,
   siemctl agents remove 003 004 --yes -o json
   siemctl agents remove 003 --dry-run`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.fill(f, cmd, args, dryRun); err != nil {
-				return err
-			}
-			if err := fleet.ValidateIDs(args, "remove"); err != nil {
-				return usage(err)
-			}
-			return cli.Run(cmd.Context(), runF, runRemove, opts)
-		},
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	}, func(cmd *cobra.Command, args []string, change cli.Change) error {
+		opts.fill(f, args, change)
+		if err := fleet.ValidateIDs(args, "remove"); err != nil {
+			return usage(err)
+		}
+		return cli.Run(cmd.Context(), runF, runRemove, opts)
+	})
 }
 
 func runRemove(ctx context.Context, opts *RemoveOptions) error {

@@ -21,8 +21,7 @@ type RestartOptions struct {
 // NewCmdRestart builds `agents restart ID...|--all`.
 func NewCmdRestart(f *cli.Factory, runF func(context.Context, *RestartOptions) error) *cobra.Command {
 	opts := &RestartOptions{ChangeOptions: newChangeOptions(f)}
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
 		Use:               "restart ID...|--all",
 		Short:             "Restart agents and report the outcome per agent",
@@ -34,25 +33,21 @@ off one) and takes the host lock (exit 6 while an upgrade runs); --dry-run print
 		Example: `  siemctl agents restart 001 002
   siemctl agents restart 001 --yes
   siemctl agents restart --all --dry-run`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.fill(f, cmd, args, dryRun); err != nil {
-				return err
+	}, func(cmd *cobra.Command, args []string, change cli.Change) error {
+		opts.fill(f, args, change)
+		switch {
+		case opts.All && len(args) > 0:
+			return cli.FlagErrorf("give agent ids or --all, not both")
+		case !opts.All && len(args) == 0:
+			return cli.FlagErrorf("give at least one agent id, or --all")
+		case !opts.All:
+			if err := fleet.ValidateIDs(args, "restart"); err != nil {
+				return usage(err)
 			}
-			switch {
-			case opts.All && len(args) > 0:
-				return cli.FlagErrorf("give agent ids or --all, not both")
-			case !opts.All && len(args) == 0:
-				return cli.FlagErrorf("give at least one agent id, or --all")
-			case !opts.All:
-				if err := fleet.ValidateIDs(args, "restart"); err != nil {
-					return usage(err)
-				}
-			}
-			return cli.Run(cmd.Context(), runF, runRestart, opts)
-		},
-	}
+		}
+		return cli.Run(cmd.Context(), runF, runRestart, opts)
+	})
 	cmd.Flags().BoolVar(&opts.All, "all", false, "restart every agent")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 

@@ -46,13 +46,9 @@ func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) 
 }
 
 func runShow(ctx context.Context, opts *ShowOptions) error {
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	api, err := opts.Clients.API(ctx)
-	if err != nil {
-		return err
-	}
-	tools, err := opts.Clients.Tools(ctx)
+	api, tools, err := opts.Clients.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 // NewCmdAlerts builds the `alerts` command group.
 func NewCmdAlerts(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "alerts",
 		Short: "Search, count and follow alerts; probe the data flow; clean up old alerts indices",
 		Long: `Work with the alerts the manager writes and the shipper indexes into daily indices
@@ -27,14 +27,7 @@ func NewCmdAlerts(f *cli.Factory) *cobra.Command {
   siemctl alerts tail
   siemctl alerts probe
   siemctl alerts cleanup --older-than 90d`,
-		Args: cobra.NoArgs,
-	}
-	cmd.AddCommand(NewCmdSearch(f, nil))
-	cmd.AddCommand(NewCmdCount(f, nil))
-	cmd.AddCommand(NewCmdTail(f, nil))
-	cmd.AddCommand(NewCmdProbe(f, nil))
-	cmd.AddCommand(NewCmdCleanup(f, nil))
-	return cmd
+	}, NewCmdSearch(f, nil), NewCmdCount(f, nil), NewCmdTail(f, nil), NewCmdProbe(f, nil), NewCmdCleanup(f, nil))
 }
 
 // Common are the inputs the alerts verbs share: the streams, the

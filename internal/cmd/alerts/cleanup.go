@@ -33,8 +33,7 @@ func NewCmdCleanup(f *cli.Factory, runF func(context.Context, *CleanupOptions) e
 	opts := &CleanupOptions{Common: common(f)}
 	var olderThan string
 	var diskAbove int
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "cleanup (--older-than AGE | --disk-above PERCENT) [--plan-file F] | --apply PLAN",
 		Short: "Plan, then apply, the deletion of old daily alerts indices",
 		Long: `Two steps. First, a plan: the exact alerts indices (prefix + YYYY.MM.DD) to delete with
@@ -65,60 +64,56 @@ deleted), 6 locked.`,
   siemctl alerts cleanup --apply /tmp/cleanup.json --dry-run
   siemctl alerts cleanup --apply /tmp/cleanup.json --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
+		fl := cmd.Flags()
+		planning := fl.Changed("older-than") || fl.Changed("disk-above")
+		switch {
+		case opts.Apply != "" && planning:
+			return cli.FlagErrorf("--apply takes a plan made earlier: do not combine it with --older-than or --disk-above")
+		case opts.Apply != "" && opts.PlanFile != "":
+			return cli.FlagErrorf("--plan-file names where a new plan is written: do not combine it with --apply")
+		case fl.Changed("apply") && opts.Apply == "":
+			return cli.FlagErrorf("--apply needs the plan file")
+		case opts.Apply == "" && !planning:
+			return cli.FlagErrorf("give --older-than AGE (e.g. 90d) or --disk-above PERCENT (e.g. 85) to make a plan, or --apply PLAN")
+		case fl.Changed("older-than") && fl.Changed("disk-above"):
+			return cli.FlagErrorf("give either --older-than or --disk-above, not both")
+		case change.DryRun && opts.Apply == "":
+			return cli.FlagErrorf("--dry-run goes with --apply PLAN: making a plan changes nothing anyway")
+		}
+		if fl.Changed("older-than") {
+			d, err := cli.ParseDuration(olderThan)
 			if err != nil {
-				return err
+				return &cli.FlagError{Err: fmt.Errorf("--older-than: %w", err)}
 			}
-			opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
-			fl := cmd.Flags()
-			planning := fl.Changed("older-than") || fl.Changed("disk-above")
-			switch {
-			case opts.Apply != "" && planning:
-				return cli.FlagErrorf("--apply takes a plan made earlier: do not combine it with --older-than or --disk-above")
-			case opts.Apply != "" && opts.PlanFile != "":
-				return cli.FlagErrorf("--plan-file names where a new plan is written: do not combine it with --apply")
-			case fl.Changed("apply") && opts.Apply == "":
-				return cli.FlagErrorf("--apply needs the plan file")
-			case opts.Apply == "" && !planning:
-				return cli.FlagErrorf("give --older-than AGE (e.g. 90d) or --disk-above PERCENT (e.g. 85) to make a plan, or --apply PLAN")
-			case fl.Changed("older-than") && fl.Changed("disk-above"):
-				return cli.FlagErrorf("give either --older-than or --disk-above, not both")
-			case dryRun && opts.Apply == "":
-				return cli.FlagErrorf("--dry-run goes with --apply PLAN: making a plan changes nothing anyway")
+			opts.Criteria = cleanup.Criteria{OlderThan: d, OlderThanText: olderThan}
+		}
+		if fl.Changed("disk-above") {
+			if diskAbove < 1 || diskAbove > 99 {
+				return cli.FlagErrorf("--disk-above %d: use a percentage from 1 to 99", diskAbove)
 			}
-			if fl.Changed("older-than") {
-				d, err := cli.ParseDuration(olderThan)
-				if err != nil {
-					return &cli.FlagError{Err: fmt.Errorf("--older-than: %w", err)}
-				}
-				opts.Criteria = cleanup.Criteria{OlderThan: d, OlderThanText: olderThan}
-			}
-			if fl.Changed("disk-above") {
-				if diskAbove < 1 || diskAbove > 99 {
-					return cli.FlagErrorf("--disk-above %d: use a percentage from 1 to 99", diskAbove)
-				}
-				opts.Criteria = cleanup.Criteria{DiskAbove: diskAbove}
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			if opts.Apply != "" {
-				return runCleanupApply(cmd.Context(), opts)
-			}
-			return runCleanupPlan(cmd.Context(), opts)
-		},
-	}
+			opts.Criteria = cleanup.Criteria{DiskAbove: diskAbove}
+		}
+		return cli.Run(cmd.Context(), runF, runCleanup, opts)
+	})
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "plan: indices whose day ended at least this long ago (e.g. 90d, 12h)")
 	cmd.Flags().IntVar(&diskAbove, "disk-above", 0, "plan: oldest indices until projected disk usage is below this percentage")
 	cmd.Flags().StringVar(&opts.PlanFile, "plan-file", "", "plan: write the plan here (default state_dir/cleanup/plan-<time>.json)")
 	cmd.Flags().StringVar(&opts.Apply, "apply", "", "delete exactly the indices of this plan file")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
+// runCleanup applies the plan --apply names, or makes one.
+func runCleanup(ctx context.Context, opts *CleanupOptions) error {
+	if opts.Apply != "" {
+		return runCleanupApply(ctx, opts)
+	}
+	return runCleanupPlan(ctx, opts)
+}
+
 func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cfg, ix, err := opts.open(ctx)
 	if err != nil {
@@ -212,7 +207,7 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 			return &cleanup.RefusedError{Reasons: []string{fmt.Sprintf("the plan covers prefix %q, which indexer.cleanup_prefixes no longer lists (%s); make a new plan", pr, strings.Join(cfg.Indexer.CleanupPrefixes, ", "))}}
 		}
 	}
-	vctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	vctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	v, verr := cleanup.Verify(vctx, ix, plan, opts.Now())
 	cancel()
 	if verr != nil && !errors.Is(verr, cleanup.ErrRefused) {
@@ -252,7 +247,7 @@ func runCleanupApply(ctx context.Context, opts *CleanupOptions) error {
 		return err
 	}
 	defer release()
-	actx, cancel := context.WithTimeout(ctx, opts.Timeout+time.Duration(len(ready))*opts.Timeout/4)
+	actx, cancel := cli.WithTimeout(ctx, opts.Timeout+time.Duration(len(ready))*opts.Timeout/4)
 	defer cancel()
 	items, aerr := cleanup.Apply(actx, ix, plan, v, opts.Now(), func(it cleanup.Item) {
 		fmt.Fprintf(opts.IO.ErrOut, "%s %s\n", it.Status, it.Name)

@@ -63,7 +63,7 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 }
 
 func runCount(ctx context.Context, opts *CountOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cfg, ix, err := opts.open(ctx)
 	if err != nil {

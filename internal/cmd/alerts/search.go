@@ -69,7 +69,7 @@ type searchOutput struct {
 }
 
 func runSearch(ctx context.Context, opts *SearchOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cfg, ix, err := opts.open(ctx)
 	if err != nil {

@@ -104,7 +104,7 @@ func RunTail(ctx context.Context, opts *TailOptions) error {
 		return err
 	}
 	poll := func(f func(context.Context) ([]indexer.Hit, error)) error {
-		pctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		pctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 		hits, err := f(pctx)
 		if err != nil {

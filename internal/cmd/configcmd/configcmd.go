@@ -17,13 +17,11 @@ import (
 
 // NewCmdConfig wires the config verbs.
 func NewCmdConfig(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "config",
 		Short: "Configuration keys, defaults and precedence; the effective configuration",
 		Long:  cli.ConfigReference + "\nsiemctl config view shows the effective value of every key and where it came from.\n",
-	}
-	cmd.AddCommand(NewCmdView(f, nil))
-	return cmd
+	}, NewCmdView(f, nil))
 }
 
 // ViewOptions are the inputs of `config view`.
@@ -56,15 +54,12 @@ from (password_file, password_env, password_command) appears.`,
 			if err := cli.CheckOutput(f, "table", "json"); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runView(opts)
+			return cli.Run(cmd.Context(), runF, runView, opts)
 		},
 	}
 }
 
-func runView(opts *ViewOptions) error {
+func runView(_ context.Context, opts *ViewOptions) error {
 	cfg, err := opts.Config()
 	if err != nil {
 		return err

@@ -65,10 +65,7 @@ Exit codes follow the Nagios convention: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.`,
 			if _, err := health.Select(health.Catalogue(), health.Selection{Only: opts.Only, Skip: opts.Skip, Deep: opts.Deep}); err != nil {
 				return &cli.FlagError{Err: err}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return Run(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, Run, opts)
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Only, "check", nil, "run only these check ids (repeatable or comma-separated)")
@@ -100,12 +97,11 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cli.FlagError{Err: err}
 	}
 	start := opts.Now()
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	st, err := opts.Stack(ctx)
+	ctx, st, cancel, err := cli.Connect(ctx, opts.Timeout, opts.Stack)
 	if err != nil {
 		return err // configuration problems: exit 2 with the key named
 	}
+	defer cancel()
 	env := &health.Env{Now: opts.Now, Stack: st, Deep: opts.Deep}
 	rep := health.Run(ctx, env, checks)
 	rep.Duration = opts.Now().Sub(start)

@@ -26,8 +26,7 @@ type AllocationOptions struct {
 // NewCmdAllocation builds `indexer allocation [show|primaries|all]`.
 func NewCmdAllocation(f *cli.Factory, runF func(context.Context, *AllocationOptions) error) *cobra.Command {
 	opts := &AllocationOptions{IO: f.IO, API: apiFrom(f)}
-	var dryRun bool
-	cmd := &cobra.Command{
+	return f.ChangeCommand(&cobra.Command{
 		Use:   "allocation [show|primaries|all]",
 		Short: "Show or set cluster.routing.allocation.enable",
 		Long: `show (the default) prints the effective value of cluster.routing.allocation.enable and
@@ -44,31 +43,23 @@ the host lock (exit 6 while an upgrade runs) and --dry-run prints the request in
   siemctl indexer allocation primaries --dry-run`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"show", "primaries", "all"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			change, err := f.ChangeVerb(cmd, args, dryRun)
-			if err != nil {
-				return err
+	}, func(cmd *cobra.Command, args []string, change cli.Change) error {
+		opts.Output, opts.Timeout, opts.Set, opts.Change = f.Global.Output, f.Global.Timeout, "", change
+		if len(args) == 1 {
+			switch args[0] {
+			case "show":
+			case "primaries", "all":
+				opts.Set = args[0]
+			default:
+				return cli.FlagErrorf("allocation %q: use show, primaries or all", args[0])
 			}
-			opts.Output, opts.Timeout, opts.Set = f.Global.Output, f.Global.Timeout, ""
-			opts.Change = change
-			if len(args) == 1 {
-				switch args[0] {
-				case "show":
-				case "primaries", "all":
-					opts.Set = args[0]
-				default:
-					return cli.FlagErrorf("allocation %q: use show, primaries or all", args[0])
-				}
-			}
-			return cli.Run(cmd.Context(), runF, runAllocation, opts)
-		},
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+		}
+		return cli.Run(cmd.Context(), runF, runAllocation, opts)
+	})
 }
 
 func runAllocation(ctx context.Context, opts *AllocationOptions) error {
-	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}

@@ -25,8 +25,7 @@ type FlushOptions struct {
 // NewCmdFlush builds `indexer flush`.
 func NewCmdFlush(f *cli.Factory, runF func(context.Context, *FlushOptions) error) *cobra.Command {
 	opts := &FlushOptions{IO: f.IO, API: apiFrom(f)}
-	var dryRun bool
-	cmd := &cobra.Command{
+	return f.ChangeCommand(&cobra.Command{
 		Use:   "flush",
 		Short: "Flush, then synced flush (partial failure tolerated and reported)",
 		Long: `POST _flush, then POST _flush/synced, as the upgrade does before stopping the indexer.
@@ -38,22 +37,14 @@ upgrade runs); --dry-run prints the requests instead.`,
   siemctl indexer flush -o json --timeout 2m --yes
   siemctl indexer flush --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
-			if err != nil {
-				return err
-			}
-			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = change
-			return cli.Run(cmd.Context(), runF, runFlush, opts)
-		},
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
+		return cli.Run(cmd.Context(), runF, runFlush, opts)
+	})
 }
 
 func runFlush(ctx context.Context, opts *FlushOptions) error {
-	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}

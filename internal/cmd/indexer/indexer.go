@@ -5,7 +5,6 @@ package indexer
 
 import (
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,7 @@ import (
 
 // NewCmdIndexer builds the `indexer` group.
 func NewCmdIndexer(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "indexer",
 		Short: "Indexer maintenance: allocation, shards, flush, disk watermarks, snapshot repository",
 		Example: `  siemctl indexer allocation
@@ -24,13 +23,7 @@ func NewCmdIndexer(f *cli.Factory) *cobra.Command {
   siemctl indexer flush
   siemctl indexer watermark --recover
   siemctl indexer repository prepare --dry-run`,
-	}
-	cmd.AddCommand(NewCmdAllocation(f, nil))
-	cmd.AddCommand(NewCmdShards(f, nil))
-	cmd.AddCommand(NewCmdFlush(f, nil))
-	cmd.AddCommand(NewCmdWatermark(f, nil))
-	cmd.AddCommand(NewCmdRepository(f, nil))
-	return cmd
+	}, NewCmdAllocation(f, nil), NewCmdShards(f, nil), NewCmdFlush(f, nil), NewCmdWatermark(f, nil), NewCmdRepository(f, nil))
 }
 
 func apiFrom(f *cli.Factory) func(ctx context.Context) (cluster.API, error) {
@@ -41,26 +34,6 @@ func apiFrom(f *cli.Factory) func(ctx context.Context) (cluster.API, error) {
 		}
 		return c, nil
 	}
-}
-
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
-}
-
-// connect bounds ctx by the command's --timeout and builds its client
-// within it; cancel ends the bound (called already when err is not nil).
-func connect[A any](ctx context.Context, d time.Duration, client func(context.Context) (A, error)) (context.Context, A, context.CancelFunc, error) {
-	ctx, cancel := withTimeout(ctx, d)
-	api, err := client(ctx)
-	if err != nil {
-		cancel()
-		var none A
-		return ctx, none, nil, err
-	}
-	return ctx, api, cancel, nil
 }
 
 func orUnset(s string) string {

@@ -46,6 +46,8 @@ type RepositoryOptions struct {
 	Units   func(ctx context.Context) (RepositoryUnits, error)
 	Output  string
 	Timeout time.Duration
+	// Prepare: prepare the repository (else show it).
+	Prepare bool
 	// prepare: the lock, confirmation and --dry-run policy of every change
 	Location string
 	Change   cli.Change
@@ -68,8 +70,7 @@ func NewCmdRepository(f *cli.Factory, runF func(context.Context, *RepositoryOpti
 			}
 			return u, nil
 		}}
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "repository [show|prepare]",
 		Short: "Show or prepare the snapshot repository of indexer.data_safety: snapshot",
 		Long: `show (the default) prints the indexer's path.repo, the repository indexer.snapshot_repository
@@ -89,40 +90,28 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
   siemctl indexer repository prepare --location /srv/snapshots/siemctl --yes`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: []string{"show", "prepare"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			change, err := f.ChangeVerb(cmd, args, dryRun)
-			if err != nil {
-				return err
+	}, func(cmd *cobra.Command, args []string, change cli.Change) error {
+		opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
+		verb := "show"
+		if len(args) == 1 {
+			verb = args[0]
+		}
+		opts.Prepare = verb == "prepare"
+		if opts.Location != "" && (!filepath.IsAbs(opts.Location) || filepath.Clean(opts.Location) == "/") {
+			return cli.FlagErrorf("--location %q: use an absolute directory path", opts.Location)
+		}
+		switch verb {
+		case "show":
+			if opts.Location != "" || change.DryRun {
+				return cli.FlagErrorf("--location and --dry-run belong to prepare")
 			}
-			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = change
-			verb := "show"
-			if len(args) == 1 {
-				verb = args[0]
-			}
-			if opts.Location != "" && (!filepath.IsAbs(opts.Location) || filepath.Clean(opts.Location) == "/") {
-				return cli.FlagErrorf("--location %q: use an absolute directory path", opts.Location)
-			}
-			switch verb {
-			case "show":
-				if opts.Location != "" || dryRun {
-					return cli.FlagErrorf("--location and --dry-run belong to prepare")
-				}
-			case "prepare":
-			default:
-				return cli.FlagErrorf("repository %q: use show or prepare", verb)
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			if verb == "show" {
-				return runRepositoryShow(cmd.Context(), opts)
-			}
-			return runRepositoryPrepare(cmd.Context(), opts)
-		},
-	}
+		case "prepare":
+		default:
+			return cli.FlagErrorf("repository %q: use show or prepare", verb)
+		}
+		return cli.Run(cmd.Context(), runF, runRepository, opts)
+	})
 	cmd.Flags().StringVar(&opts.Location, "location", "", "prepare: repository directory (default: indexer.snapshot_location, else <first path.repo>/siemctl)")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -169,12 +158,20 @@ func repositoryState(ctx context.Context, c *config.Config, api RepositoryAPI) (
 	return rep, nil
 }
 
+// runRepository prepares the repository or shows it.
+func runRepository(ctx context.Context, opts *RepositoryOptions) error {
+	if opts.Prepare {
+		return runRepositoryPrepare(ctx, opts)
+	}
+	return runRepositoryShow(ctx, opts)
+}
+
 func runRepositoryShow(ctx context.Context, opts *RepositoryOptions) error {
 	c, err := opts.Config()
 	if err != nil {
 		return err
 	}
-	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
@@ -262,7 +259,7 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 	if err != nil {
 		return err
 	}
-	qctx, cancel := withTimeout(ctx, opts.Timeout)
+	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	rep, err := repositoryState(qctx, c, api)
 	cancel()
 	if err != nil {
@@ -333,7 +330,7 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		}
 		say(fmt.Sprintf("restarted %s; it answers again after %s", unit, took.Round(time.Millisecond)))
 	}
-	qctx, cancel = withTimeout(ctx, opts.Timeout)
+	qctx, cancel = cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	if err := api.PutFSRepository(qctx, rep.Repository, location); err != nil {
 		return fail(fmt.Errorf("register repository %s: %w", rep.Repository, err))

@@ -53,7 +53,7 @@ which decider said no (up to --explain-limit shards), followed by the fix.`,
 }
 
 func runShards(ctx context.Context, opts *ShardsOptions) error {
-	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}

@@ -26,8 +26,7 @@ type WatermarkOptions struct {
 // NewCmdWatermark builds `indexer watermark [--recover|--clear]`.
 func NewCmdWatermark(f *cli.Factory, runF func(context.Context, *WatermarkOptions) error) *cobra.Command {
 	opts := &WatermarkOptions{IO: f.IO, API: apiFrom(f)}
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "watermark [--recover|--clear]",
 		Short: "Show the disk watermarks; set or remove the temporary recovery override",
 		Long: `Without flags: the disk watermarks in force (low, high, flood stage) and where each comes from.
@@ -43,27 +42,20 @@ an upgrade runs); --dry-run prints the request instead.`,
   siemctl indexer watermark --clear --dry-run
   siemctl indexer watermark --clear -o json --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
-			if err != nil {
-				return err
-			}
-			if opts.Recover && opts.Clear {
-				return cli.FlagErrorf("--recover and --clear are mutually exclusive")
-			}
-			opts.Output, opts.Timeout = f.Global.Output, f.Global.Timeout
-			opts.Change = change
-			return cli.Run(cmd.Context(), runF, runWatermark, opts)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		if opts.Recover && opts.Clear {
+			return cli.FlagErrorf("--recover and --clear are mutually exclusive")
+		}
+		opts.Output, opts.Timeout, opts.Change = f.Global.Output, f.Global.Timeout, change
+		return cli.Run(cmd.Context(), runF, runWatermark, opts)
+	})
 	cmd.Flags().BoolVar(&opts.Recover, "recover", false, "set the transient recovery override: low/high 95%, flood stage 98%")
 	cmd.Flags().BoolVar(&opts.Clear, "clear", false, "remove the transient watermark overrides")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
 func runWatermark(ctx context.Context, opts *WatermarkOptions) error {
-	ctx, api, cancel, err := connect(ctx, opts.Timeout, opts.API)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,7 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRollback(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runRollback, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")

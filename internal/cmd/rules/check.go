@@ -83,10 +83,7 @@ missing), 2 bad flags.`,
 			if opts.AsStock && opts.Stock != "" {
 				return cli.FlagErrorf("--as-stock checks the stock ruleset itself: drop --stock")
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runCheck(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runCheck, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "check the rules/ and decoders/ under this directory instead of {install_dir}/etc (skips the manager's own check)")
@@ -102,7 +99,7 @@ type checkJSON struct {
 }
 
 func runCheck(ctx context.Context, opts *CheckOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cfg, err := opts.Config()
 	if err != nil {

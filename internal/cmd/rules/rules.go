@@ -10,12 +10,9 @@ import (
 
 // NewCmdRules builds the `rules` command group.
 func NewCmdRules(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:     "rules",
 		Short:   "Check rules and decoders as the manager loads them",
 		Example: "  siemctl rules check\n  siemctl rules check --dir ./etc\n  siemctl rules check --as-stock --dir ./ruleset",
-		Args:    cobra.NoArgs,
-	}
-	cmd.AddCommand(NewCmdCheck(f, nil))
-	return cmd
+	}, NewCmdCheck(f, nil))
 }

@@ -20,6 +20,18 @@ type ToolOptions struct {
 	Output string
 }
 
+// toolOptions are the indexer tool commands' dependencies: the streams, the
+// configured hash and security init argv, and the exec runner.
+func toolOptions(f *cli.Factory) ToolOptions {
+	return ToolOptions{IO: f.IO, Runner: secadmin.ExecRunner(), Tools: func() ([]string, []string, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, nil, err
+		}
+		return cfg.Indexer.HashTool, cfg.Indexer.SecurityInit, nil
+	}}
+}
+
 // HashOptions are the inputs of `security indexer hash`.
 type HashOptions struct {
 	ToolOptions
@@ -28,7 +40,7 @@ type HashOptions struct {
 
 // NewCmdHash builds `security indexer hash`.
 func NewCmdHash(f *cli.Factory, runF func(context.Context, *HashOptions) error) *cobra.Command {
-	opts := &HashOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	opts := &HashOptions{ToolOptions: toolOptions(f)}
 	cmd := &cobra.Command{
 		Use:   "hash [--password-file F]",
 		Short: "Hash a password for the indexer's internal_users.yml",
@@ -79,7 +91,7 @@ type BackupOptions struct {
 
 // NewCmdBackup builds `security indexer backup DIR`.
 func NewCmdBackup(f *cli.Factory, runF func(context.Context, *BackupOptions) error) *cobra.Command {
-	opts := &BackupOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
+	opts := &BackupOptions{ToolOptions: toolOptions(f)}
 	return &cobra.Command{
 		Use:   "backup DIR",
 		Short: "Back up the indexer security configuration into DIR",
@@ -108,15 +120,7 @@ func runBackup(ctx context.Context, opts *BackupOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "running %s\n", strings.Join(append(initTool, secadmin.BackupOptions(opts.Dir)...), " "))
 	res, err := secadmin.Backup(ctx, opts.Runner, initTool, opts.Dir)
-	if err != nil {
-		_ = renderInit(opts.IO, "table", res)
-		return fmt.Errorf("security backup: %w", err)
-	}
-	if opts.Output == "json" {
-		return renderInit(opts.IO, "json", res)
-	}
-	fmt.Fprintf(opts.IO.Out, "backed up %s into %s (%d files)\n", strings.Join(res.Stored, ", "), res.Dir, len(res.Files))
-	return nil
+	return opts.renderInit(res, err, "security backup", fmt.Sprintf("backed up %s into %s (%d files)", strings.Join(res.Stored, ", "), res.Dir, len(res.Files)))
 }
 
 // ApplyOptions are the inputs of `security indexer apply`.
@@ -127,9 +131,8 @@ type ApplyOptions struct {
 
 // NewCmdApply builds `security indexer apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{ToolOptions: ToolOptions{IO: f.IO, Tools: toolsFrom(f), Runner: secadmin.ExecRunner()}}
-	var dryRun bool
-	cmd := &cobra.Command{
+	opts := &ApplyOptions{ToolOptions: toolOptions(f)}
+	return f.ChangeCommand(&cobra.Command{
 		Use:   "apply",
 		Short: "Apply the security configuration files to the indexer (security init)",
 		Long: `Run the security init tool (indexer.security_init) with its default options: the YAML files
@@ -140,17 +143,10 @@ the host lock (exit 6 while an upgrade runs); --dry-run prints the tool's comman
   siemctl security indexer apply --yes -o json
   siemctl security indexer apply --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
-			if err != nil {
-				return err
-			}
-			opts.Output, opts.Change = f.Global.Output, change
-			return cli.Run(cmd.Context(), runF, runApply, opts)
-		},
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Change = f.Global.Output, change
+		return cli.Run(cmd.Context(), runF, runApply, opts)
+	})
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
@@ -165,13 +161,5 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	}
 	defer release()
 	res, err := secadmin.Apply(ctx, opts.Runner, initTool, secadmin.ApplyOptions{})
-	if err != nil {
-		_ = renderInit(opts.IO, "table", res)
-		return fmt.Errorf("security apply: %w", err)
-	}
-	if opts.Output == "json" {
-		return renderInit(opts.IO, "json", res)
-	}
-	fmt.Fprintln(opts.IO.Out, "security configuration applied: Done with success")
-	return nil
+	return opts.renderInit(res, err, "security apply", "security configuration applied: Done with success")
 }

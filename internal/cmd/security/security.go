@@ -19,7 +19,17 @@ import (
 
 // NewCmdSecurity builds the `security` group.
 func NewCmdSecurity(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	users := cli.Group(&cobra.Command{
+		Use:     "api-users",
+		Short:   "List and create manager API users",
+		Example: "  siemctl security api-users list -o json",
+	}, NewCmdUsersList(f, nil), NewCmdUsersAdd(f, nil))
+	idx := cli.Group(&cobra.Command{
+		Use:     "indexer",
+		Short:   "Indexer password hashes and security configuration backup/apply",
+		Example: "  siemctl security indexer backup /var/backups/siemctl/security",
+	}, NewCmdHash(f, nil), NewCmdBackup(f, nil), NewCmdApply(f, nil))
+	return cli.Group(&cobra.Command{
 		Use:   "security",
 		Short: "Manager API users, indexer password hashes, indexer security configuration",
 		Long: `Credentials and security configuration of the stack. Passwords are read from a file or
@@ -29,24 +39,7 @@ from stdin, never from a flag, and never reach a child process's command line or
   printf '%s' "$PW" | siemctl security indexer hash
   siemctl security indexer backup /var/backups/siemctl/security
   siemctl security indexer apply --yes`,
-	}
-	users := &cobra.Command{
-		Use:     "api-users",
-		Short:   "List and create manager API users",
-		Example: "  siemctl security api-users list -o json",
-	}
-	users.AddCommand(NewCmdUsersList(f, nil))
-	users.AddCommand(NewCmdUsersAdd(f, nil))
-	idx := &cobra.Command{
-		Use:     "indexer",
-		Short:   "Indexer password hashes and security configuration backup/apply",
-		Example: "  siemctl security indexer backup /var/backups/siemctl/security",
-	}
-	idx.AddCommand(NewCmdHash(f, nil))
-	idx.AddCommand(NewCmdBackup(f, nil))
-	idx.AddCommand(NewCmdApply(f, nil))
-	cmd.AddCommand(users, idx)
-	return cmd
+	}, users, idx)
 }
 
 // maxPassword bounds what is read as a password.
@@ -100,17 +93,6 @@ func ReadPassword(src PasswordSource) (string, error) {
 	return string(b), nil
 }
 
-// toolsFrom returns the configured hash and security init argv.
-func toolsFrom(f *cli.Factory) func() (hash, initTool []string, err error) {
-	return func() ([]string, []string, error) {
-		cfg, err := f.Config()
-		if err != nil {
-			return nil, nil, err
-		}
-		return cfg.Indexer.HashTool, cfg.Indexer.SecurityInit, nil
-	}
-}
-
 func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, error) {
 	return func(ctx context.Context) (secadmin.UsersAPI, error) {
 		c, err := f.Manager(ctx)
@@ -121,15 +103,22 @@ func usersAPIFrom(f *cli.Factory) func(ctx context.Context) (secadmin.UsersAPI, 
 	}
 }
 
-func renderInit(ios *output.IOStreams, format string, res secadmin.InitResult) error {
+// renderInit renders a run of the security init tool: on failure its
+// output lines on stderr and the error named after what; else the result as
+// JSON with -o json, or the summary line.
+func (o ToolOptions) renderInit(res secadmin.InitResult, err error, what, summary string) error {
 	if res.Output == nil {
 		res.Output = []string{}
 	}
-	if format == "json" {
-		return output.JSON(ios.Out, res)
+	if err != nil {
+		for _, l := range res.Output {
+			fmt.Fprintf(o.IO.ErrOut, "  | %s\n", l)
+		}
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	for _, l := range res.Output {
-		fmt.Fprintf(ios.ErrOut, "  | %s\n", l)
+	if o.Output == "json" {
+		return output.JSON(o.IO.Out, res)
 	}
-	return nil
+	_, err = fmt.Fprintln(o.IO.Out, summary)
+	return err
 }

@@ -42,12 +42,11 @@ func NewCmdUsersList(f *cli.Factory, runF func(context.Context, *UsersListOption
 }
 
 func runUsersList(ctx context.Context, opts *UsersListOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	users, err := secadmin.ListAPIUsers(ctx, api)
 	if err != nil {
 		return err
@@ -95,8 +94,7 @@ func NewCmdUsersAdd(f *cli.Factory, runF func(context.Context, *UsersAddOptions)
 		}
 		return cfg.Manager.Username, nil
 	}}
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "add NAME --password-file F | --password-stdin",
 		Short: "Create a manager API user (password from a file or stdin)",
 		Long: `Create an API user. The password comes from --password-file or --password-stdin (never a flag)
@@ -109,25 +107,19 @@ upgrade runs); --dry-run prints the request (never the password) instead.`,
   printf '%s' "$PW" | siemctl security api-users add ops-bot --password-stdin --yes -o json
   siemctl security api-users add ops-bot --password-file /root/ops-bot.pw --dry-run`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			change, err := f.ChangeVerb(cmd, args, dryRun)
-			if err != nil {
-				return err
-			}
-			if (opts.PasswordFile == "") == !opts.PasswordStdin {
-				return cli.FlagErrorf("give exactly one of --password-file and --password-stdin")
-			}
-			opts.Output, opts.Timeout, opts.Name = f.Global.Output, f.Global.Timeout, args[0]
-			opts.Change = change
-			if err := manager.ValidateUsername(opts.Name); err != nil {
-				return &cli.FlagError{Err: err}
-			}
-			return cli.Run(cmd.Context(), runF, runUsersAdd, opts)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, change cli.Change) error {
+		if (opts.PasswordFile == "") == !opts.PasswordStdin {
+			return cli.FlagErrorf("give exactly one of --password-file and --password-stdin")
+		}
+		opts.Output, opts.Timeout, opts.Name = f.Global.Output, f.Global.Timeout, args[0]
+		opts.Change = change
+		if err := manager.ValidateUsername(opts.Name); err != nil {
+			return &cli.FlagError{Err: err}
+		}
+		return cli.Run(cmd.Context(), runF, runUsersAdd, opts)
+	})
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "read the new user's password from this file")
 	cmd.Flags().BoolVar(&opts.PasswordStdin, "password-stdin", false, "read the new user's password from stdin")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 
@@ -152,12 +144,11 @@ func runUsersAdd(ctx context.Context, opts *UsersAddOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	api, err := opts.API(ctx)
+	ctx, api, cancel, err := cli.Connect(ctx, opts.Timeout, opts.API)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	u, err := secadmin.AddAPIUser(ctx, api, self, opts.Name, pw)
 	if err != nil {
 		if errors.Is(err, secadmin.ErrNotAdmin) {

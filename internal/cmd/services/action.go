@@ -77,18 +77,11 @@ type ChangeInputs struct {
 // changeVerb wires what every changing verb shares: -o table|json, the
 // components as arguments and the change rule, parsed into in; then run.
 func changeVerb(f *cli.Factory, cmd *cobra.Command, in *ChangeInputs, run func(context.Context) error) *cobra.Command {
-	var dryRun bool
 	cmd.ValidArgsFunction = completeComponents
-	cmd.RunE = func(c *cobra.Command, args []string) error {
-		change, err := f.ChangeVerb(c, args, dryRun)
-		if err != nil {
-			return err
-		}
+	return f.ChangeCommand(cmd, func(c *cobra.Command, args []string, change cli.Change) error {
 		*in = ChangeInputs{Output: f.Global.Output, Components: args, Change: change}
 		return run(c.Context())
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	})
 }
 
 // changeRule is the README's rule for every changing services verb.

@@ -15,7 +15,7 @@ import (
 
 // NewCmdServices builds the `services` group.
 func NewCmdServices(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "services",
 		Short: "Status, start, stop, restart and enable the stack's units in dependency order",
 		Long: `Manage the four systemd units of the stack in dependency order:
@@ -27,13 +27,7 @@ Components: indexer, manager, dashboard, shipper, or all (the default).`,
 		Example: `  siemctl services status
   siemctl services restart manager
   siemctl services stop all --yes`,
-	}
-	cmd.AddCommand(NewCmdStatus(f, nil))
-	cmd.AddCommand(NewCmdStart(f, nil))
-	cmd.AddCommand(NewCmdStop(f, nil))
-	cmd.AddCommand(NewCmdRestart(f, nil))
-	cmd.AddCommand(NewCmdEnable(f, nil))
-	return cmd
+	}, NewCmdStatus(f, nil), NewCmdStart(f, nil), NewCmdStop(f, nil), NewCmdRestart(f, nil), NewCmdEnable(f, nil))
 }
 
 // unitsFrom returns the factory's systemd connection.

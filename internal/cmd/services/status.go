@@ -62,15 +62,11 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-	}
-	u, err := opts.Units(ctx)
+	ctx, u, cancel, err := cli.Connect(ctx, opts.Timeout, opts.Units)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	r := &services.Runner{Units: u}
 	sts, err := r.Status(ctx, comps)
 	if err != nil {

@@ -109,7 +109,7 @@ type captureResult struct {
 
 func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	start := opts.Now()
-	ctx, cancel := withTimeout(ctx, opts.Timeout)
+	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	live, copts, err := opts.Live(ctx, opts.Label)
 	if err != nil {

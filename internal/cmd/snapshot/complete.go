@@ -1,21 +1,23 @@
 package snapshot
 
 import (
-	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
 // completeRefs offers snapshot references for the first n arguments: latest, previous, label:NAME
 // for each label and every id, newest first.
 func completeRefs(f *cli.Factory, n int) cobra.CompletionFunc {
 	list := cli.CompleteFromConfig(f, func(cfg *config.Config, _ string) []string {
-		entries, err := (&snapshot.Store{Dir: filepath.Join(cfg.StateDir, "snapshots")}).List()
+		store, err := openStore(cfg, nil)
+		if err != nil {
+			return nil
+		}
+		entries, err := store.List()
 		if err != nil {
 			return nil
 		}

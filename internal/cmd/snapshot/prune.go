@@ -26,8 +26,7 @@ type PruneOptions struct {
 // NewCmdPrune builds `snapshot prune`; runF replaces the behaviour in tests.
 func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{IO: f.IO, Store: storeFunc(f), Now: f.Now}
-	var dryRun bool
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "prune",
 		Short: "Delete old snapshots by retention rules",
 		Long: `Delete the snapshots that no retention rule keeps: --keep N keeps the newest N,
@@ -41,24 +40,18 @@ host lock (exit 6 while an upgrade runs); --dry-run prints each file it would re
   siemctl snapshot prune --keep 48 --yes
   siemctl snapshot prune --keep 10 --keep-days 30 -o json --yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
-			if err != nil {
-				return err
-			}
-			opts.Output, opts.Change = f.Global.Output, change
-			if opts.Keep < 0 || opts.KeepDays < 0 {
-				return cli.FlagErrorf("--keep and --keep-days must be positive")
-			}
-			if opts.Keep == 0 && opts.KeepDays == 0 {
-				return cli.FlagErrorf("give a retention rule: --keep N and/or --keep-days D")
-			}
-			return cli.Run(cmd.Context(), runF, runPrune, opts)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Change = f.Global.Output, change
+		if opts.Keep < 0 || opts.KeepDays < 0 {
+			return cli.FlagErrorf("--keep and --keep-days must be positive")
+		}
+		if opts.Keep == 0 && opts.KeepDays == 0 {
+			return cli.FlagErrorf("give a retention rule: --keep N and/or --keep-days D")
+		}
+		return cli.Run(cmd.Context(), runF, runPrune, opts)
+	})
 	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "keep the newest N snapshots")
 	cmd.Flags().IntVar(&opts.KeepDays, "keep-days", 0, "keep the snapshots of the last D days")
-	cli.AddDryRunFlag(cmd, &dryRun)
 	return cmd
 }
 

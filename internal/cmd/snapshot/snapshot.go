@@ -4,11 +4,9 @@
 package snapshot
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +17,7 @@ import (
 
 // NewCmdSnapshot builds the `snapshot` command group.
 func NewCmdSnapshot(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "snapshot",
 		Short: "Capture, list, show, compare and prune snapshots of the stack's state",
 		Long: `A snapshot is a versioned JSON document of the stack's state: units, package and API
@@ -35,14 +33,7 @@ snapshot with that label).`,
   siemctl snapshot show latest
   siemctl snapshot diff label:pre-upgrade latest
   siemctl snapshot prune --keep 48 --keep-days 30`,
-		Args: cobra.NoArgs,
-	}
-	cmd.AddCommand(NewCmdCapture(f, nil))
-	cmd.AddCommand(NewCmdList(f, nil))
-	cmd.AddCommand(NewCmdShow(f, nil))
-	cmd.AddCommand(NewCmdDiff(f, nil))
-	cmd.AddCommand(NewCmdPrune(f, nil))
-	return cmd
+	}, NewCmdCapture(f, nil), NewCmdList(f, nil), NewCmdShow(f, nil), NewCmdDiff(f, nil), NewCmdPrune(f, nil))
 }
 
 // storeFunc opens the snapshot store of the configured state_dir; it needs
@@ -62,14 +53,6 @@ func openStore(cfg *config.Config, log *slog.Logger) (*snapshot.Store, error) {
 		return nil, errors.New("state_dir is empty: set it in the config (default /var/lib/siemctl)")
 	}
 	return &snapshot.Store{Dir: filepath.Join(cfg.StateDir, "snapshots"), Logger: log}, nil
-}
-
-// withTimeout bounds ctx by the global --timeout.
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, d)
 }
 
 // refError turns a reference that matches nothing into a usage error (exit 2)

@@ -82,10 +82,7 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
 				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runApply(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runApply, opts)
 		},
 	}
 	fl := cmd.Flags()

@@ -79,10 +79,7 @@ check it with:
 			if opts.SignKey != "" && opts.Bundle == "" {
 				return &cli.FlagError{Err: errors.New("--sign-key signs the bundle's manifest: give --bundle too")}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runReport(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runReport, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.HTML, "html", "", "write the HTML page to FILE (- for stdout)")

@@ -52,10 +52,7 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlan(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runPlan, opts)
 		},
 	}
 	targetFlag(cmd.Flags(), &opts.To)
@@ -115,7 +112,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
 	// The API versions and every gate are asked at once, under the one
 	// --timeout deadline: a hung stack costs it once.
-	qctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	apisDone := make(chan map[string]string, 1)
 	go func() { apisDone <- apiVersions(qctx, p.deps) }()
@@ -216,46 +213,41 @@ func deadlineNote(dl *engine.Deadline) string {
 	return "; deadline " + dl.String()
 }
 
-// apiVersions reads what the components report about themselves, best effort.
-// apiVersions asks the manager and the indexer for their versions, both at
-// once, within ctx.
+// apiVersions asks the manager and the indexer for the versions they
+// report, both at once, within ctx, best effort ("unreachable").
 func apiVersions(ctx context.Context, d *steps.Deps) map[string]string {
-	var manager, indexer string
-	var wg sync.WaitGroup
+	ask := map[string]func() (string, error){}
 	if d.Manager != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if info, err := d.Manager.Info(ctx); err == nil {
-				manager = "API " + info.APIVersion
-			} else {
-				manager = "unreachable"
-			}
-		}()
+		ask["manager"] = func() (string, error) {
+			info, err := d.Manager.Info(ctx)
+			return "API " + info.APIVersion, err
+		}
 	}
 	if d.Indexer != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if nodes, err := d.Indexer.NodesVersions(ctx); err == nil {
-				var vs []string
-				for _, n := range nodes {
-					vs = append(vs, "OpenSearch "+n.Version)
-				}
-				indexer = strings.Join(vs, ", ")
-			} else {
-				indexer = "unreachable"
+		ask["indexer"] = func() (string, error) {
+			nodes, err := d.Indexer.NodesVersions(ctx)
+			var vs []string
+			for _, n := range nodes {
+				vs = append(vs, "OpenSearch "+n.Version)
 			}
-		}()
+			return strings.Join(vs, ", "), err
+		}
+	}
+	out := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for comp, version := range ask {
+		wg.Go(func() {
+			v, err := version()
+			if err != nil {
+				v = "unreachable"
+			}
+			mu.Lock()
+			out[comp] = v
+			mu.Unlock()
+		})
 	}
 	wg.Wait()
-	out := map[string]string{}
-	if d.Manager != nil {
-		out["manager"] = manager
-	}
-	if d.Indexer != nil {
-		out["indexer"] = indexer
-	}
 	return out
 }
 

@@ -25,8 +25,7 @@ type PruneOptions struct {
 // NewCmdPrune builds `upgrade prune`.
 func NewCmdPrune(f *cli.Factory, runF func(context.Context, *PruneOptions) error) *cobra.Command {
 	opts := &PruneOptions{IO: f.IO, Config: f.Config}
-	var dryRun bool
-	cmd := &cobra.Command{
+	return f.ChangeCommand(&cobra.Command{
 		Use:   "prune",
 		Short: "Remove the indexer data directories kept aside by earlier rollbacks",
 		Long: `A snapshot-mode rollback sets the new version's indexer data directory aside as
@@ -40,18 +39,10 @@ directories exist.`,
 		Example: `  siemctl upgrade prune --dry-run
   siemctl upgrade prune --yes -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			change, err := f.ChangeVerb(cmd, nil, dryRun)
-			if err != nil {
-				return err
-			}
-			opts.Output = f.Global.Output
-			opts.Change = change
-			return cli.Run(cmd.Context(), runF, runPrune, opts)
-		},
-	}
-	cli.AddDryRunFlag(cmd, &dryRun)
-	return cmd
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Change = f.Global.Output, change
+		return cli.Run(cmd.Context(), runF, runPrune, opts)
+	})
 }
 
 // PruneResult is the output of prune.

@@ -22,7 +22,7 @@ type ResumeOptions struct {
 	RetryLock time.Duration
 }
 
-func newRunCmd(f *cli.Factory, use, short, long, example string, run func(context.Context, *ResumeOptions) error) *cobra.Command {
+func newRunCmd(f *cli.Factory, use, short, long, example string, runF, run func(context.Context, *ResumeOptions) error) *cobra.Command {
 	opts := &ResumeOptions{Common: common(f)}
 	cmd := &cobra.Command{
 		ValidArgsFunction: runs.CompleteRuns(f),
@@ -32,7 +32,7 @@ func newRunCmd(f *cli.Factory, use, short, long, example string, run func(contex
 			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
-			return run(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, run, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print what would run; change nothing")
@@ -42,28 +42,22 @@ func newRunCmd(f *cli.Factory, use, short, long, example string, run func(contex
 
 // NewCmdResume builds `upgrade resume [RUN]`.
 func NewCmdResume(f *cli.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
-	if runF == nil {
-		runF = runResume
-	}
 	return newRunCmd(f, "resume [RUN]", "Continue an interrupted or failed upgrade run",
 		`Continue the latest (or the named) run where it stopped: the interrupted step is
 verified first (an install that completed is not repeated), completed steps are not run
 again, then the finally-steps restore "no trace left".
 
 Exit codes as for apply.`,
-		"  siemctl upgrade resume --yes\n  siemctl upgrade resume 20250301T100000Z-a1b2c3 --yes", runF)
+		"  siemctl upgrade resume --yes\n  siemctl upgrade resume 20250301T100000Z-a1b2c3 --yes", runF, runResume)
 }
 
 // NewCmdAbort builds `upgrade abort [RUN]`.
 func NewCmdAbort(f *cli.Factory, runF func(context.Context, *ResumeOptions) error) *cobra.Command {
-	if runF == nil {
-		runF = runAbort
-	}
 	return newRunCmd(f, "abort [RUN]", "End a stopped upgrade run without undoing it",
 		`Mark an interrupted or failed run aborted and run its finally-steps (allocation back to
 all, every unit started, no temporary settings left). Installed packages stay as they
 are: use 'siemctl rollback' to go back to the recorded versions.`,
-		"  siemctl upgrade abort --yes", runF)
+		"  siemctl upgrade abort --yes", runF, runAbort)
 }
 
 func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runner[*steps.Deps], *engine.RunInfo, error) {
@@ -151,10 +145,7 @@ siemctl's own work. A run whose process died is reported interrupted.`,
 			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runStatus(cmd.Context(), opts)
+			return cli.Run(cmd.Context(), runF, runStatus, opts)
 		},
 	}
 }

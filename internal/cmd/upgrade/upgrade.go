@@ -43,7 +43,7 @@ func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, err
 
 // NewCmdUpgrade wires the upgrade verbs.
 func NewCmdUpgrade(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{
+	return cli.Group(&cobra.Command{
 		Use:   "upgrade",
 		Short: "Plan, apply, resume and inspect an upgrade of the stack",
 		Long: `Upgrade the stack to one exact version with the ordered runbook: preflight gates,
@@ -59,9 +59,7 @@ back, 11 rollback failed (manual action), 130 interrupted (resumable).`,
   siemctl upgrade apply --to 4.10.0 --yes
   siemctl upgrade status -o json
   siemctl upgrade resume --yes`,
-	}
-	cmd.AddCommand(NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil))
-	return cmd
+	}, NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil))
 }
 
 // loadRunbook returns the runbook text: the embedded one, or a site's file.
