@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -64,7 +65,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			}
 			fmt.Fprintln(f.IO.Out)
 			t := output.NewTable(f.IO.Out, f.IO.IsStdoutTTY(), "component", "package", "running", "note")
-			for _, c := range components {
+			for _, c := range config.Components {
 				v := comps[c]
 				t.Row(c, output.Dash(v.Package), output.Dash(v.API), v.Error)
 			}
@@ -74,9 +75,6 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 	cmd.Flags().BoolVar(&short, "short", false, "print only siemctl's version, on one line (no stack queries; -o json: the whole build)")
 	return cmd
 }
-
-// components are the stack's components, in the order version prints them.
-var components = []string{"indexer", "manager", "dashboard", "shipper"}
 
 // ComponentVersion is what is known of one component's version.
 type ComponentVersion struct {
@@ -89,7 +87,7 @@ type ComponentVersion struct {
 // It never fails as a whole: unknown parts carry their reason.
 func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
 	out := map[string]ComponentVersion{}
-	for _, c := range components {
+	for _, c := range config.Components {
 		out[c] = ComponentVersion{}
 	}
 	// running is what each running component reports about itself.
@@ -129,7 +127,7 @@ func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		pv, err := s.installedVersions(ctx)
-		for _, comp := range components { // not range out: the other goroutines write it
+		for _, comp := range config.Components { // not range out: the other goroutines write it
 			set(comp, func(v *ComponentVersion) {
 				if err != nil {
 					v.Error = s.Redactor.String(err.Error())

@@ -30,6 +30,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/shipper"
@@ -58,10 +59,10 @@ const (
 )
 
 // Components in start order.
-var Components = []string{"indexer", "manager", "dashboard", "shipper"}
+var Components = config.Components
 
 // identical are the components whose versions must be identical.
-var identical = []string{"indexer", "manager", "dashboard"}
+var identical = stackversions.Core
 
 // Backups records where a run put its backups (run data "backups").
 type Backups struct {

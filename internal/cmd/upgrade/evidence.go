@@ -26,6 +26,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/runs"
@@ -221,7 +222,7 @@ func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 			ev.Host, ev.Command = e.Host, e.Command
 		}
 	}
-	for _, c := range []string{"indexer", "manager", "dashboard", "shipper"} {
+	for _, c := range config.Components {
 		if rd.Previous[c] != "" || rd.Targets[c] != "" {
 			row := VersionRow{Component: c, Before: rd.Previous[c], Target: rd.Targets[c]}
 			switch ri.Status {

@@ -19,16 +19,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/packages"
 )
 
-// Core are the components whose versions must be identical; Components
-// adds the shipper, which may differ.
-var (
-	Core       = []string{"indexer", "manager", "dashboard"}
-	Components = []string{"indexer", "manager", "dashboard", "shipper"}
-)
+// Core are the components whose versions must be identical (of
+// config.Components; the shipper may differ).
+var Core = []string{"indexer", "manager", "dashboard"}
 
 // Facts are what Judge reads. Maps are keyed by component.
 type Facts struct {
@@ -88,7 +86,7 @@ func Judge(f Facts) Verdict {
 		}
 	}
 	byVersion := map[string][]string{}
-	for _, c := range Components {
+	for _, c := range config.Components {
 		pkg, inst := cmp.Or(f.Packages[c], c), f.Installed[c]
 		switch {
 		case inst == "" && slices.Contains(Core, c):
@@ -103,7 +101,7 @@ func Judge(f Facts) Verdict {
 			v.Evidence = append(v.Evidence, pkg+": "+inst+" (may differ)")
 		}
 	}
-	for _, c := range Components {
+	for _, c := range config.Components {
 		if w := f.Want[c]; w != "" && f.Installed[c] != w {
 			problem("finish the run (siemctl upgrade resume) or roll it back (siemctl rollback)", "%s is %s, want %s", cmp.Or(f.Packages[c], c), cmp.Or(f.Installed[c], "-"), w)
 		}
