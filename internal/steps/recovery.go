@@ -154,17 +154,18 @@ func describeRaise(want map[string]int, why string) []string {
 		}
 	}
 	return []string{
-		"GET /_cluster/settings?flat_settings=true (record " + strings.Join(mapKeys(recoverySettings, shortKey), ", ") + " in the journal, once per run)",
+		"GET /_cluster/settings?flat_settings=true (record " + shortKeys(recoverySettings) + " in the journal, once per run)",
 		"PUT /_cluster/settings {\"persistent\":{" + strings.Join(set, ",") + "}} (" + why + "; read back; put back by the restore steps)",
 	}
 }
 
-func mapKeys(ks []string, f func(string) string) []string {
-	out := make([]string, len(ks))
+// shortKeys names settings ks without their prefix, ", "-joined.
+func shortKeys(ks []string) string {
+	short := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = f(k)
+		short[i] = shortKey(k)
 	}
-	return out
+	return strings.Join(short, ", ")
 }
 
 func recoveriesKind(pl *Planning) Kind {
@@ -294,11 +295,11 @@ func restoreRecoveries(ctx context.Context, env Env, ix IndexerAPI) (engine.Outc
 func putRecoveries(ctx context.Context, ix IndexerAPI, upd map[string]any) error {
 	keys := slices.Sorted(maps.Keys(upd))
 	if _, err := ix.PutSettings(ctx, indexer.SettingsUpdate{Persistent: upd}); err != nil {
-		return fmt.Errorf("set %s: %w", strings.Join(mapKeys(keys, shortKey), ", "), err)
+		return fmt.Errorf("set %s: %w", shortKeys(keys), err)
 	}
 	after, err := ix.Settings(ctx, false)
 	if err != nil {
-		return fmt.Errorf("read back %s: %w", strings.Join(mapKeys(keys, shortKey), ", "), err)
+		return fmt.Errorf("read back %s: %w", shortKeys(keys), err)
 	}
 	for _, k := range keys {
 		w, _ := upd[k].(string)
