@@ -18,6 +18,9 @@ func toolEnv(h Home, out, errb *bytes.Buffer) ToolEnv {
 
 func TestToolGoldens(t *testing.T) {
 	h := newHome(t, 6)
+	// agent_control -i 099 and wazuh-control status (running) print what the real tools print,
+	// byte for byte: TestToolsMatchRealOutputs compares them with the real outputs in place of a
+	// golden here (a golden would be a copy of those files).
 	tests := []struct {
 		name    string
 		running bool
@@ -32,13 +35,11 @@ func TestToolGoldens(t *testing.T) {
 		{"agent_control_l_j", false, AgentControl, []string{"-l", "-j"}, 0},
 		{"agent_control_i_001", false, AgentControl, []string{"-i", "001"}, 0},
 		{"agent_control_i_000", false, AgentControl, []string{"-i", "000"}, 0},
-		{"agent_control_i_099", false, AgentControl, []string{"-i", "099"}, 1},
 		{"agent_control_R_down", false, AgentControl, []string{"-R", "-u", "002"}, 1},
 		{"agent_control_R_up", true, AgentControl, []string{"-R", "-u", "002"}, 0},
 		{"agent_control_R_inactive", true, AgentControl, []string{"-R", "-u", "003"}, 1},
 		{"agent_control_R_all", true, AgentControl, []string{"-R", "-a"}, 0},
 		{"control_status_down", false, Control, []string{"status"}, 1},
-		{"control_status_up", true, Control, []string{"status"}, 1},
 		{"control_status_j", true, Control, []string{"-j", "status"}, 1},
 		{"control_info", false, Control, []string{"info"}, 0},
 		{"control_info_v", false, Control, []string{"info", "-v"}, 0},
