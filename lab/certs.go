@@ -173,3 +173,35 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 	}
 	return nil
 }
+
+// HostCerts is a copy of the PKI for one host of a distributed lab: the same CA and admin
+// certificate, and the host's own leaves issued for its name and address (the indexer node's
+// certificate with CN cn, the manager API's and the dashboard's with the host's address), so that
+// each host's DIR/hosts/<host>/certs holds what the single lab's certs directory holds.
+func (c *Certs) HostCerts(p Profile, cn string, ip net.IP, opts CertOptions) (*Certs, error) {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if opts.Validity == 0 {
+		opts.Validity = 3650 * 24 * time.Hour
+	}
+	if opts.Bits == 0 {
+		opts.Bits = 2048
+	}
+	ips := []net.IP{ip, net.IPv4(127, 0, 0, 1)}
+	out := &Certs{CA: c.CA, Admin: c.Admin}
+	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	for _, l := range []struct {
+		dst *CertPair
+		cn  string
+		ext []x509.ExtKeyUsage
+	}{{&out.Node, cn, both}, {&out.Dashboard, "dashboard", both}, {&out.API, p.Manager, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}} {
+		tmpl := &x509.Certificate{Subject: p.Subject(l.cn), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: l.ext, DNSNames: []string{"localhost", cn}, IPAddresses: ips}
+		var err error
+		if *l.dst, err = issue(tmpl, &c.CA, opts); err != nil {
+			return nil, fmt.Errorf("%s certificate of %s: %w", l.cn, cn, err)
+		}
+	}
+	return out, nil
+}
