@@ -149,10 +149,6 @@ func (l *Lab) configureHost() error {
 			hosts.WriteString("${1}<host>" + u + "</host>\n")
 		}
 		s = reIdxHost.ReplaceAllString(s, hosts.String())
-		if strings.Count(s, "<host>") > len(l.st.IndexerURLs) {
-			// the template replaced each of several hosts: keep one list
-			s = collapseHosts(s, l.st.IndexerURLs)
-		}
 		s = reCluster.ReplaceAllString(s, "")
 		i := strings.Index(s, "</ossec_config>")
 		if i < 0 {
@@ -196,22 +192,6 @@ func (l *Lab) configureHost() error {
 		}
 	}
 	return nil
-}
-
-// collapseHosts keeps a single <host> list of urls inside <indexer><hosts>.
-func collapseHosts(s string, urls []string) string {
-	start := strings.Index(s, "<hosts>")
-	end := strings.Index(s, "</hosts>")
-	if start < 0 || end < start {
-		return s
-	}
-	var b strings.Builder
-	b.WriteString("<hosts>\n")
-	for _, u := range urls {
-		b.WriteString("      <host>" + u + "</host>\n")
-	}
-	b.WriteString("    ")
-	return s[:start] + b.String() + s[end:]
 }
 
 // clusterSection is the real <cluster> section of a manager node (Wazuh's ossec.conf reference):
