@@ -416,6 +416,10 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			Timing: map[string]time.Duration{}, passwords: passwords,
 			cluster: &hostPlan{DistHost: h, all: all, clusterName: prof.Manager + "-cluster", clusterKey: clusterKey},
 		}
+		if h.Role == RoleIndexer {
+			// A node waits for the others: three JVMs start and form the cluster on shared cores.
+			hl.tmo = 2 * opts.StartTimeout
+		}
 		for _, u := range prof.Units() {
 			if hl.runs(unitComponent(prof, u)) {
 				hl.st.Units = append(hl.st.Units, u)
@@ -533,7 +537,7 @@ func (d *Distributed) writeCerts(context.Context) error {
 		return err
 	}
 	for _, h := range d.hosts {
-		hc, err := pki.HostCerts(d.prof, h.st.Host, net.ParseIP(h.st.Address), CertOptions{})
+		hc, err := pki.HostCerts(d.prof, h.Role(), h.st.Host, net.ParseIP(h.st.Address), CertOptions{})
 		if err != nil {
 			return err
 		}
@@ -541,7 +545,7 @@ func (d *Distributed) writeCerts(context.Context) error {
 			return err
 		}
 	}
-	return pki.WriteDir(filepath.Join(d.st.Dir, "certs"))
+	return (&Certs{CA: pki.CA, Admin: pki.Admin}).WriteDir(filepath.Join(d.st.Dir, "certs"))
 }
 
 // startIndexers starts every node's unit, initialises security once (through the first node, when

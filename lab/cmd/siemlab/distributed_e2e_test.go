@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -287,8 +286,11 @@ func TestE2EDistributed(t *testing.T) {
 		if strings.Contains(string(mounts), l.Dir) {
 			t.Errorf("mounts under %s left", l.Dir)
 		}
-		if out, _ := exec.Command("pgrep", "-f", l.Dir).Output(); len(out) > 0 {
-			t.Errorf("processes naming %s left: %s", l.Dir, out)
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if cmd, err := os.ReadFile(p); err == nil && strings.Contains(string(cmd), l.Dir+"/") {
+				t.Errorf("process %s left: %s", filepath.Dir(p), strings.ReplaceAll(string(cmd), "\x00", " "))
+			}
 		}
 	})
 }
