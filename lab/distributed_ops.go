@@ -122,9 +122,10 @@ func (d *Distributed) replicaUnassigned(ctx context.Context, on bool) error {
 	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
 		return fmt.Errorf("create %s: HTTP %d: %s", replicasIndex, code, tail(string(data), 300))
 	}
+	// Settled: every copy that can be placed is active, the one that cannot is unassigned.
 	return poll(ctx, d.poll, func() (bool, error) {
-		h, err := c.health(ctx, "")
-		return err == nil && h.Status == "yellow" && h.UnassignedShards > 0 && h.InitializingShards == 0, nil
+		h, err := c.health(ctx, "/"+replicasIndex)
+		return err == nil && h.Status == "yellow" && h.ActiveShards == n && h.UnassignedShards == 1 && h.InitializingShards == 0, nil
 	})
 }
 
