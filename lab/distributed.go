@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -452,6 +453,24 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			return nil
 		}
 	}
+	// parallel runs f on every host at once (each host writes only under its own directory).
+	parallel := func(f func(*Lab, context.Context) error) func(context.Context) error {
+		return func(ctx context.Context) error {
+			errs := make([]error, len(d.hosts))
+			var wg sync.WaitGroup
+			for i, h := range d.hosts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := f(h, ctx); err != nil {
+						errs[i] = fmt.Errorf("host %s: %w", h.st.Host, err)
+					}
+				}()
+			}
+			wg.Wait()
+			return errors.Join(errs...)
+		}
+	}
 	phases := []struct {
 		name string
 		f    func(context.Context) error
@@ -463,8 +482,8 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			return h.prepareFilebeat(ctx, opts)
 		})},
 		{"certs", d.writeCerts},
-		{"packages", each("", func(h *Lab, ctx context.Context) error { return h.buildPackages(ctx, opts) })},
-		{"install", each("", (*Lab).install)},
+		{"packages", parallel(func(h *Lab, ctx context.Context) error { return h.buildPackages(ctx, opts) })},
+		{"install", parallel((*Lab).install)},
 		{"configure", func(ctx context.Context) error {
 			if err := each("", (*Lab).configure)(ctx); err != nil {
 				return err
@@ -563,10 +582,11 @@ func (d *Distributed) startIndexers(ctx context.Context) error {
 	return d.waitGreen(ctx)
 }
 
-// waitGreen waits until the indexer cluster is green with every node.
+// waitGreen waits until the indexer cluster is green with every node, up to twice the start
+// timeout (a node that starts again is a JVM starting on shared cores, then shard recovery).
 func (d *Distributed) waitGreen(ctx context.Context) error {
 	want := len(d.HostsOf(RoleIndexer))
-	ctx, cancel := context.WithTimeout(ctx, d.tmo)
+	ctx, cancel := context.WithTimeout(ctx, 2*d.tmo)
 	defer cancel()
 	var last string
 	err := poll(ctx, d.poll, func() (bool, error) {

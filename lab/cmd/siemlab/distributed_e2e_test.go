@@ -154,6 +154,7 @@ func TestE2EDistributed(t *testing.T) {
 	})
 
 	t.Run("filebeat on each manager ships", func(t *testing.T) {
+		l := l.For(t)
 		for _, m := range d.HostsOf(lab.RoleManager) {
 			conf, err := os.ReadFile(filepath.Join(m.Root(), l.Profile.Shipper.ConfigFile()))
 			if err != nil {
@@ -184,6 +185,7 @@ func TestE2EDistributed(t *testing.T) {
 	})
 
 	t.Run("indexer-node-down", func(t *testing.T) {
+		l := l.For(t)
 		l.MustSiemlab("fault", "indexer-node-down:indexer-2")
 		h := health(t, nodeURLs[0])
 		if h.NumberOfNodes != 2 {
@@ -206,6 +208,7 @@ func TestE2EDistributed(t *testing.T) {
 	})
 
 	t.Run("replica-unassigned", func(t *testing.T) {
+		l := l.For(t)
 		l.MustSiemlab("fault", "replica-unassigned")
 		h := health(t, nodeURLs[0])
 		if h.Status != "yellow" || h.UnassignedShards == 0 {
@@ -238,6 +241,7 @@ func TestE2EDistributed(t *testing.T) {
 	})
 
 	t.Run("status and memory", func(t *testing.T) {
+		l := l.For(t)
 		r := l.MustSiemlab("status", "--json")
 		var s lab.DistStatus
 		if err := json.Unmarshal([]byte(r.Stdout), &s); err != nil {
@@ -260,6 +264,7 @@ func TestE2EDistributed(t *testing.T) {
 	})
 
 	t.Run("down leaves nothing", func(t *testing.T) {
+		l := l.For(t)
 		l.MustSiemlab("down")
 		for _, h := range d.Hosts() {
 			id := lab.LabID(h.Dir())
