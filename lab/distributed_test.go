@@ -27,6 +27,29 @@ func TestDistPortsAvoidSingleLabs(t *testing.T) {
 	}
 }
 
+// Two distributed labs share the hosts' addresses: their ports must differ (offsets 0 and 500, the
+// two this project's tests use, and any two offsets 100 apart).
+func TestDistPortsOfTwoLabsDiffer(t *testing.T) {
+	for _, name := range ProfileNames() {
+		p := Profiles[name]
+		list := func(o int) []int {
+			dp := p.DistPorts(o)
+			return []int{dp.Indexer, dp.Transport, dp.API, dp.Agent, dp.Enrollment, dp.Syslog, dp.Dashboard, dp.Cluster}
+		}
+		for _, pair := range [][2]int{{0, 500}, {0, 100}, {400, 500}, {0, 1000}} {
+			seen := map[int]bool{}
+			for _, port := range list(pair[0]) {
+				seen[port] = true
+			}
+			for _, port := range list(pair[1]) {
+				if seen[port] && port != p.DistPorts(pair[1]).Syslog { // syslog is UDP, the others TCP
+					t.Errorf("%s: offsets %d and %d both use port %d", name, pair[0], pair[1], port)
+				}
+			}
+		}
+	}
+}
+
 func testHost(t *testing.T, prof Profile, name string) *Lab {
 	t.Helper()
 	var h DistHost
