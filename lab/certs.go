@@ -156,6 +156,9 @@ func (c *Certs) WriteDir(dir string) error {
 		{"api.pem", c.API.CertPEM, 0o644}, {"api-key.pem", c.API.KeyPEM, 0o600},
 	}
 	for _, f := range files {
+		if f.data == nil { // a leaf this host does not have (HostCerts)
+			continue
+		}
 		if err := writeFile(filepath.Join(dir, f.name), f.data, f.mode); err != nil {
 			return err
 		}
@@ -172,4 +175,40 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// HostCerts is a copy of the PKI for one host of a distributed lab: the same CA and admin
+// certificate, and the leaf of the host's role issued for its name and address (an indexer node's
+// certificate with CN cn, a manager's API certificate, the dashboard's), under the names the
+// single lab's certs directory uses. The leaves of other roles are left out.
+func (c *Certs) HostCerts(p Profile, role, cn string, ip net.IP, opts CertOptions) (*Certs, error) {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	if opts.Validity == 0 {
+		opts.Validity = 3650 * 24 * time.Hour
+	}
+	if opts.Bits == 0 {
+		opts.Bits = 2048
+	}
+	ips := []net.IP{ip, net.IPv4(127, 0, 0, 1)}
+	out := &Certs{CA: c.CA, Admin: c.Admin}
+	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	for _, l := range []struct {
+		role string
+		dst  *CertPair
+		cn   string
+		ext  []x509.ExtKeyUsage
+	}{{RoleIndexer, &out.Node, cn, both}, {RoleDashboard, &out.Dashboard, "dashboard", both}, {RoleManager, &out.API, p.Manager, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}} {
+		if l.role != role {
+			continue
+		}
+		tmpl := &x509.Certificate{Subject: p.Subject(l.cn), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+			ExtKeyUsage: l.ext, DNSNames: []string{"localhost", cn}, IPAddresses: ips}
+		var err error
+		if *l.dst, err = issue(tmpl, &c.CA, opts); err != nil {
+			return nil, fmt.Errorf("%s certificate of %s: %w", l.cn, cn, err)
+		}
+	}
+	return out, nil
 }

@@ -40,7 +40,10 @@ func tlsClient(caFile string, timeout time.Duration) (*http.Client, error) {
 // certificate (its SAN is localhost only, as on a stock Wazuh host), else the loopback address.
 func (l *Lab) managerAPIURL() string {
 	host := "127.0.0.1"
-	if !l.prof.APICertFromCA {
+	switch {
+	case l.st.Address != "":
+		host = l.st.Address // a distributed lab's host: the API certificate names its address
+	case !l.prof.APICertFromCA:
 		host = "localhost"
 	}
 	return fmt.Sprintf("https://%s:%d", host, l.st.Ports.API)
@@ -61,7 +64,11 @@ func (l *Lab) indexer() (*indexerClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &indexerClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.st.Ports.Indexer), user: "admin", password: pw, hc: hc}, nil
+	base := fmt.Sprintf("https://127.0.0.1:%d", l.st.Ports.Indexer)
+	if len(l.st.IndexerURLs) > 0 {
+		base = l.st.IndexerURLs[0] // a distributed lab's host: its own node, else the first node
+	}
+	return &indexerClient{base: base, user: "admin", password: pw, hc: hc}, nil
 }
 
 // do sends a request; body may be nil, []byte or a value to encode as JSON. It returns the status

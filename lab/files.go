@@ -29,6 +29,10 @@ func (l *Lab) siemctlConfig() map[string]any {
 		cfg["manager"] = map[string]any{"ca_file": l.apiCertPath()}
 		cfg["dashboard"] = map[string]any{"ca_file": filepath.Join(l.st.Root, pr.DashboardConf(), "certs", "root-ca.pem")}
 	}
+	if l.st.Address != "" {
+		l.hostConfig(cfg)
+		return cfg
+	}
 	if l.st.Syslog && !pr.Syslog {
 		m, _ := cfg["manager"].(map[string]any)
 		if m == nil {
@@ -38,6 +42,34 @@ func (l *Lab) siemctlConfig() map[string]any {
 		m["syslog"] = fmt.Sprintf("udp://127.0.0.1:%d", l.st.Ports.Syslog)
 	}
 	return cfg
+}
+
+// hostConfig sets what a distributed lab's host cannot take from the profile's defaults (they
+// name 127.0.0.1 or localhost and files of components the host may not run): every address and
+// port (port_offset moves defaults only), the indexer's CA where the host has none of its own, the
+// manager API's certificate, the dashboard's URL.
+func (l *Lab) hostConfig(cfg map[string]any) {
+	ca := filepath.Join(l.st.Dir, "certs", "root-ca.pem")
+	idx := map[string]any{"url": l.st.IndexerURLs[0]}
+	if !l.runs("indexer") {
+		idx["ca_file"] = ca
+	}
+	cfg["indexer"] = idx
+	p := l.st.Ports
+	m := map[string]any{"api_url": fmt.Sprintf("https://%s:%d", l.addr(), p.API), "ca_file": l.apiCertPath(),
+		"agent_port": p.Agent, "enrollment_port": p.Enrollment, "syslog": fmt.Sprintf("udp://%s:%d", l.addr(), p.Syslog)}
+	if !l.runs("manager") && l.cluster != nil {
+		master := l.cluster.byRole(RoleManager)[0]
+		m["api_url"] = fmt.Sprintf("https://%s:%d", master.Address, l.prof.DistPorts(l.st.PortOffset).API)
+		m["ca_file"] = ca
+		m["syslog"] = fmt.Sprintf("udp://%s:%d", master.Address, l.prof.DistPorts(l.st.PortOffset).Syslog)
+		m["agent_port"], m["enrollment_port"] = l.prof.DistPorts(l.st.PortOffset).Agent, l.prof.DistPorts(l.st.PortOffset).Enrollment
+	}
+	cfg["manager"] = m
+	if l.cluster != nil {
+		dash := l.cluster.byRole(RoleDashboard)[0]
+		cfg["dashboard"] = map[string]any{"url": fmt.Sprintf("https://%s:%d", dash.Address, l.prof.DistPorts(l.st.PortOffset).Dashboard), "ca_file": ca}
+	}
 }
 
 // templatePath is DIR/tpl/<version>/<name>-template.json, the lab's alerts template of a version

@@ -33,18 +33,26 @@ var flowTag = regexp.MustCompile(`^[a-z0-9]{1,24}$`)
 // (the manager down: UDP says nothing, ICMP may) is not an error: the event is simply not in the
 // alerts file, which is what the check compares against.
 func (l *Lab) SendFlow(ctx context.Context, tag string, rate float64, first int) (int, error) {
+	return sendFlow(ctx, []string{fmt.Sprintf("127.0.0.1:%d", l.st.Ports.Syslog)}, tag, rate, first)
+}
+
+// sendFlow sends the flow's events to the syslog addresses in turn (event seq to addrs[seq%n]).
+func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, first int) (int, error) {
 	if !flowTag.MatchString(tag) {
 		return first, fmt.Errorf("flow: tag %q: want 1-24 lowercase letters and digits", tag)
 	}
 	if rate <= 0 || rate > 1000 {
 		return first, fmt.Errorf("flow: rate %v: want above 0, at most 1000 per second", rate)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", l.st.Ports.Syslog)
-	conn, err := net.Dial("udp", addr)
-	if err != nil {
-		return first, fmt.Errorf("flow: %w", err)
+	var conns []net.Conn
+	for _, addr := range addrs {
+		conn, err := net.Dial("udp", addr)
+		if err != nil {
+			return first, fmt.Errorf("flow: %w", err)
+		}
+		defer conn.Close()
+		conns = append(conns, conn)
 	}
-	defer conn.Close()
 	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer t.Stop()
 	seq := first
@@ -54,7 +62,7 @@ func (l *Lab) SendFlow(ctx context.Context, tag string, rate float64, first int)
 			return seq, nil
 		case now := <-t.C:
 			msg := probe.Message(FlowNonce(tag, seq), byte(1+seq%250), 1024+seq%60000)
-			_, _ = conn.Write([]byte(probe.Frame(now, "flow-"+tag, msg)))
+			_, _ = conns[seq%len(conns)].Write([]byte(probe.Frame(now, "flow-"+tag, msg)))
 			seq++
 		}
 	}
@@ -78,19 +86,31 @@ func (r FlowReport) String() string {
 
 // CheckFlow reads the alerts file and searches the indexer for the flow's events.
 func (l *Lab) CheckFlow(ctx context.Context, tag string) (FlowReport, error) {
+	return checkFlow(ctx, tag, []string{l.alertsFile()}, l.prof.AlertsPrefix(), func(context.Context) (*indexerClient, error) { return l.indexer() })
+}
+
+// checkFlow reads the flow's events in the alerts files (one per manager) and searches the indexer
+// for them.
+func checkFlow(ctx context.Context, tag string, alertsFiles []string, prefix string, indexer func(context.Context) (*indexerClient, error)) (FlowReport, error) {
 	if !flowTag.MatchString(tag) {
 		return FlowReport{Tag: tag}, fmt.Errorf("flow: tag %q: want 1-24 lowercase letters and digits", tag)
 	}
 	re := regexp.MustCompile(regexp.QuoteMeta(probe.UserPrefix+tag+"-") + `([0-9]+)`)
-	written, err := flowInFile(l.alertsFile(), re)
+	written := map[int]bool{}
+	for _, f := range alertsFiles {
+		w, err := flowInFile(f, re)
+		if err != nil {
+			return FlowReport{Tag: tag}, err
+		}
+		for seq := range w {
+			written[seq] = true
+		}
+	}
+	c, err := indexer(ctx)
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
-	c, err := l.indexer()
-	if err != nil {
-		return FlowReport{Tag: tag}, err
-	}
-	indexed, err := c.flowIndexed(ctx, l.prof.AlertsPrefix(), probe.UserPrefix+tag+"-", re)
+	indexed, err := c.flowIndexed(ctx, prefix, probe.UserPrefix+tag+"-", re)
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
@@ -124,10 +144,14 @@ func flowReport(tag string, written map[int]bool, indexed map[int]int) FlowRepor
 // WaitFlow checks the flow until nothing is lost and two checks interval apart agree (the
 // shipper drained), or timeout; it returns the last report.
 func (l *Lab) WaitFlow(ctx context.Context, tag string, timeout, interval time.Duration) (FlowReport, error) {
+	return waitFlow(ctx, tag, timeout, interval, l.CheckFlow)
+}
+
+func waitFlow(ctx context.Context, tag string, timeout, interval time.Duration, check func(context.Context, string) (FlowReport, error)) (FlowReport, error) {
 	deadline := time.Now().Add(timeout)
 	var prev FlowReport
 	for i := 0; ; i++ {
-		rep, err := l.CheckFlow(ctx, tag)
+		rep, err := check(ctx, tag)
 		if err != nil {
 			return rep, err
 		}

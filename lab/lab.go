@@ -45,6 +45,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,6 +103,28 @@ type Lab struct {
 	Timing map[string]time.Duration // per phase, filled by Up
 	// filebeat is the cached Filebeat binary the shipper packages ship (set by Up).
 	filebeat string
+	// passwords, when set, are the secrets configure writes instead of generating them (the hosts
+	// of a distributed lab share one set); cluster is the host's part of a distributed lab.
+	passwords map[string]string
+	cluster   *hostPlan
+}
+
+// runs tells whether a component (indexer, manager, dashboard, shipper) is installed and runs in
+// this lab or host: a single lab runs the indexer, and the rest with the emulators; a host of a
+// distributed lab runs its Components.
+func (l *Lab) runs(component string) bool {
+	if len(l.st.Components) > 0 {
+		return slices.Contains(l.st.Components, component)
+	}
+	return component == "indexer" || l.st.Emulators
+}
+
+// addr is the address the lab's (or host's) components listen on.
+func (l *Lab) addr() string {
+	if l.st.Address != "" {
+		return l.st.Address
+	}
+	return "127.0.0.1"
 }
 
 // DefaultCacheDir is $HOME/.cache/siemlab: OpenSearch homes, the Maven repository, Filebeat.

@@ -273,6 +273,25 @@ type IndexerSpec struct {
 	ClusterName string
 	JavaHome    string // the Java 17 home OpenSearch runs on (JavaHome)
 	Heap        string // -Xms/-Xmx (default defaultIndexerHeap)
+	// Cluster makes the node one of a multi-node cluster (distributed labs); nil: a single node.
+	Cluster *IndexerCluster
+}
+
+// IndexerCluster is one node's part of a multi-node indexer cluster.
+type IndexerCluster struct {
+	NodeName     string   // node.name (also the node certificate's CN)
+	Address      string   // network.host: the node's own loopback address
+	SeedHosts    []string // discovery.seed_hosts: every node's transport address (host:port)
+	ManagerNodes []string // cluster.initial_cluster_manager_nodes: every node's name
+	NodesDN      string   // plugins.security.nodes_dn: a pattern every node's DN matches
+}
+
+func yamlList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = `"` + s + `"`
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 func (spec IndexerSpec) profile() Profile {
@@ -389,13 +408,18 @@ func opensearchYML(spec IndexerSpec) string {
 	if name == "" {
 		name = p.Name + "-cluster"
 	}
+	node, nodesDN := "node.name: node-1\nnetwork.host: 127.0.0.1", p.DN("node-1")
+	discovery := "discovery.type: single-node"
+	if c := spec.Cluster; c != nil {
+		node, nodesDN = "node.name: "+c.NodeName+"\nnetwork.host: "+c.Address, c.NodesDN
+		discovery = "discovery.seed_hosts: " + yamlList(c.SeedHosts) + "\ncluster.initial_cluster_manager_nodes: " + yamlList(c.ManagerNodes)
+	}
 	return fmt.Sprintf(`# %[10]s %[1]s (siemlab)
 cluster.name: %[2]s
-node.name: node-1
-network.host: 127.0.0.1
+%[11]s
 http.port: %[3]d
 transport.port: %[4]d
-discovery.type: single-node
+%[12]s
 path.data: %[5]s
 path.logs: %[6]s
 bootstrap.memory_lock: false
@@ -423,7 +447,7 @@ plugins.security.allow_default_init_securityindex: false
 plugins.security.system_indices.enabled: true
 plugins.security.system_indices.indices: [".opendistro-alerting-config", ".opendistro-alerting-alert*", ".opendistro-anomaly-results*", ".opendistro-anomaly-detector*", ".opendistro-anomaly-checkpoints", ".opendistro-anomaly-detection-state", ".opendistro-reports-*", ".opendistro-notifications-*", ".opendistro-notebooks", ".opensearch-observability", ".opendistro-asynchronous-search-response*", ".replication-metadata-store"]
 `, spec.Version, name, spec.HTTPPort, spec.TransPort, filepath.Join(spec.Root, p.IndexerData()), filepath.Join(spec.Root, p.IndexerLogs()), certs,
-		p.DN("admin"), p.DN("node-1"), p.Indexer)
+		p.DN("admin"), nodesDN, p.Indexer, node, discovery)
 }
 
 func indexerUnitFile(spec IndexerSpec) string {

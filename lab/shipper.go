@@ -67,7 +67,10 @@ type ShipperSpec struct {
 	Root        string // absolute dpkg root
 	Filebeat    string // the built Filebeat binary (FilebeatCache.Ensure)
 	IndexerPort int
-	Template    []byte // the alerts template of this version
+	// IndexerHosts are the output's hosts (host:port) when the indexer is a cluster (nil: the
+	// lab's single node, 127.0.0.1:IndexerPort).
+	IndexerHosts []string
+	Template     []byte // the alerts template of this version
 }
 
 // ShipperPackage returns the shipper package: the real Filebeat binary, the lab's Filebeat module
@@ -211,7 +214,7 @@ setup.template.overwrite: true
 setup.ilm.enabled: false
 
 output.elasticsearch:
-  hosts: ["127.0.0.1:%[11]d"]
+  hosts: %[11]s
   protocol: https
   username: ${username}
   password: ${password}
@@ -233,7 +236,15 @@ seccomp:
     names:
     - rseq
 `, FilebeatVersion, s.Module, abs(s.Home), abs(s.ConfigDir), abs(s.DataDir), abs(s.LogsDir), abs(s.AlertsFile), abs(s.ArchivesFile),
-		abs(s.TemplateFile()), s.TemplateName, spec.IndexerPort, abs(filepath.Join(s.ConfigDir, "certs", "root-ca.pem")), s.Package)
+		abs(s.TemplateFile()), s.TemplateName, shipperHosts(spec), abs(filepath.Join(s.ConfigDir, "certs", "root-ca.pem")), s.Package)
+}
+
+// shipperHosts is filebeat.yml's output hosts list.
+func shipperHosts(spec ShipperSpec) string {
+	if len(spec.IndexerHosts) == 0 {
+		return fmt.Sprintf(`["127.0.0.1:%d"]`, spec.IndexerPort)
+	}
+	return yamlList(spec.IndexerHosts)
 }
 
 // shipperWrapper is the filebeat deb's /usr/bin/filebeat: Filebeat with the package's path settings.

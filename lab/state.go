@@ -20,6 +20,8 @@ type Ports struct {
 	Enrollment int `json:"enrollment"`
 	Syslog     int `json:"syslog"`
 	Dashboard  int `json:"dashboard"`
+	// Cluster is the manager cluster port (wazuh-clusterd, 1516): distributed labs only.
+	Cluster int `json:"cluster,omitempty"`
 }
 
 // PortShiftEnv names the environment variable that moves every test lab's
@@ -58,6 +60,14 @@ type State struct {
 	Emulators  bool              `json:"emulators"`
 	Faults     []string          `json:"faults"` // active faults
 	StartedAt  time.Time         `json:"started_at"`
+	// Distributed labs: DIR/lab.json has Topology "distributed" and the Hosts; each host's own
+	// DIR/hosts/<host>/lab.json has Host, its Address, its Components and the indexer nodes.
+	Topology    string     `json:"topology,omitempty"`
+	Hosts       []DistHost `json:"hosts,omitempty"`
+	Host        string     `json:"host,omitempty"`
+	Address     string     `json:"address,omitempty"`    // the host's own loopback address ("": 127.0.0.1)
+	Components  []string   `json:"components,omitempty"` // what runs here ("": the single lab's set)
+	IndexerURLs []string   `json:"indexer_urls,omitempty"`
 }
 
 const stateFile = "lab.json"

@@ -22,6 +22,8 @@ type PortStatus struct {
 type Status struct {
 	Dir          string            `json:"dir"`
 	ID           string            `json:"id"`
+	Host         string            `json:"host,omitempty"`    // a distributed lab's host
+	Address      string            `json:"address,omitempty"` // its own loopback address
 	Profile      string            `json:"profile"`
 	Packages     []string          `json:"packages"` // in start order
 	SystemdPID   int               `json:"systemd_pid"`
@@ -39,7 +41,7 @@ type Status struct {
 // Status reads units, pids, ports, installed versions and cluster health.
 func (l *Lab) Status(ctx context.Context) (*Status, error) {
 	sd := l.systemd()
-	st := &Status{Dir: l.st.Dir, ID: l.st.ID, Profile: l.prof.Name, SystemdPID: l.st.SystemdPID, SystemdAlive: sd.pidInLab(l.st.SystemdPID),
+	st := &Status{Dir: l.st.Dir, ID: l.st.ID, Host: l.st.Host, Address: l.st.Address, Profile: l.prof.Name, SystemdPID: l.st.SystemdPID, SystemdAlive: sd.pidInLab(l.st.SystemdPID),
 		Versions: map[string]string{}, Faults: append([]string{}, l.st.Faults...), Units: []UnitState{}}
 	if st.SystemdAlive {
 		err := l.withUnits(ctx, func(c unitConn) error {
@@ -57,13 +59,18 @@ func (l *Lab) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	p := l.st.Ports
-	ports := []PortStatus{{"indexer", "tcp", p.Indexer, false}}
-	if l.st.Emulators {
+	var ports []PortStatus
+	if l.runs("indexer") {
+		ports = append(ports, PortStatus{"indexer", "tcp", p.Indexer, false})
+	}
+	if l.runs("manager") {
 		ports = append(ports, PortStatus{"manager-api", "tcp", p.API, false}, PortStatus{"agents", "tcp", p.Agent, false},
 			PortStatus{"enrollment", "tcp", p.Enrollment, false})
 		if l.st.Syslog {
 			ports = append(ports, PortStatus{"syslog", "udp", p.Syslog, false})
 		}
+	}
+	if l.runs("dashboard") {
 		ports = append(ports, PortStatus{"dashboard", "tcp", p.Dashboard, false})
 	}
 	tcp, udp := listeningPorts("/proc/net/tcp", "0A"), listeningPorts("/proc/net/udp", "07")
@@ -82,7 +89,11 @@ func (l *Lab) Status(ctx context.Context) (*Status, error) {
 	}
 	st.Ports = ports
 	a := l.apt()
-	st.Packages = l.prof.Packages()
+	for i, pkg := range l.prof.Packages() {
+		if l.runs(packageComponents[i]) || len(l.st.Components) == 0 {
+			st.Packages = append(st.Packages, pkg)
+		}
+	}
 	for _, pkg := range st.Packages {
 		v, err := a.InstalledVersion(ctx, pkg)
 		if err != nil {
@@ -138,7 +149,11 @@ func listeningPorts(file, state string) map[int]bool {
 // String renders the status as text.
 func (s *Status) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "lab %s (profile %s, cgroup lab-%s)\n", s.Dir, s.Profile, s.ID)
+	if s.Host != "" {
+		fmt.Fprintf(&b, "host %s %s (%s, cgroup lab-%s)\n", s.Host, s.Address, s.Dir, s.ID)
+	} else {
+		fmt.Fprintf(&b, "lab %s (profile %s, cgroup lab-%s)\n", s.Dir, s.Profile, s.ID)
+	}
 	fmt.Fprintf(&b, "systemd  pid %d  alive=%v  processes=%d  memory=%d MiB\n", s.SystemdPID, s.SystemdAlive, s.Processes, s.MemoryRSS>>20)
 	for _, u := range s.Units {
 		fmt.Fprintf(&b, "unit     %-24s %s/%s pid %d\n", u.Name, u.ActiveState, u.SubState, u.MainPID)

@@ -22,62 +22,12 @@ import (
 // Up builds, installs, configures and starts a lab in opts.Dir and waits until it is healthy. On
 // failure it stops whatever it started (the files under DIR stay for inspection).
 func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
-	if opts.Dir == "" {
-		return nil, errors.New("lab: no directory")
-	}
-	dir, err := filepath.Abs(opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	if opts.Version == "" {
-		opts.Version = Versions[0]
-	}
-	if !slices.Contains(Versions, opts.Version) {
-		return nil, fmt.Errorf("lab: unknown version %q (known: %s)", opts.Version, strings.Join(Versions, ", "))
-	}
-	prof, err := ProfileFor(opts.Profile)
+	dir, prof, err := normalizeOptions(&opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.IndexerHeap == "" {
-		opts.IndexerHeap = defaultIndexerHeap
-	}
-	if !reHeap.MatchString(opts.IndexerHeap) {
-		return nil, fmt.Errorf("lab: indexer heap %q: want a size like 512m or 2g", opts.IndexerHeap)
-	}
-	if opts.PortOffset < 0 || opts.PortOffset > 5000 {
-		return nil, fmt.Errorf("lab: port offset %d out of range 0..5000", opts.PortOffset)
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Poll == 0 {
-		opts.Poll = 250 * time.Millisecond
-	}
-	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 180 * time.Second
-	}
-	if opts.CacheDir == "" {
-		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Emulators != nil && opts.Binary == "" {
-		if opts.Binary, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("lab: own executable: %w", err)
-		}
-	}
-	if st, err := readState(dir); err == nil {
-		probe := &Systemd{Dir: dir, ID: st.ID}
-		if st.SystemdPID > 0 && probe.pidInLab(st.SystemdPID) {
-			return nil, fmt.Errorf("%s: %w (siemlab down --dir %s)", dir, ErrAlreadyUp, dir)
-		}
+	if st, err := readState(dir); err == nil && (running(st) || st.Topology == TopologyDistributed) {
+		return nil, fmt.Errorf("%s: %w (siemlab down --dir %s)", dir, ErrAlreadyUp, dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lab dir: %w", err)
@@ -148,6 +98,63 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	return l, nil
 }
 
+// normalizeOptions checks opts and fills in the defaults; it returns the absolute lab directory and
+// the profile.
+func normalizeOptions(opts *Options) (dir string, prof Profile, err error) {
+	if opts.Dir == "" {
+		return "", Profile{}, errors.New("lab: no directory")
+	}
+	dir, err = filepath.Abs(opts.Dir)
+	if err != nil {
+		return "", Profile{}, fmt.Errorf("lab dir: %w", err)
+	}
+	if opts.Version == "" {
+		opts.Version = Versions[0]
+	}
+	if !slices.Contains(Versions, opts.Version) {
+		return "", Profile{}, fmt.Errorf("lab: unknown version %q (known: %s)", opts.Version, strings.Join(Versions, ", "))
+	}
+	prof, err = ProfileFor(opts.Profile)
+	if err != nil {
+		return "", Profile{}, err
+	}
+	if opts.IndexerHeap == "" {
+		opts.IndexerHeap = defaultIndexerHeap
+	}
+	if !reHeap.MatchString(opts.IndexerHeap) {
+		return "", Profile{}, fmt.Errorf("lab: indexer heap %q: want a size like 512m or 2g", opts.IndexerHeap)
+	}
+	if opts.PortOffset < 0 || opts.PortOffset > 5000 {
+		return "", Profile{}, fmt.Errorf("lab: port offset %d out of range 0..5000", opts.PortOffset)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Poll == 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 180 * time.Second
+	}
+	if opts.CacheDir == "" {
+		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
+			return "", Profile{}, err
+		}
+	}
+	if opts.Emulators != nil && opts.Binary == "" {
+		if opts.Binary, err = os.Executable(); err != nil {
+			return "", Profile{}, fmt.Errorf("lab: own executable: %w", err)
+		}
+	}
+	return dir, prof, nil
+}
+
 func checkTools() error {
 	var missing []string
 	for _, t := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get", "dpkg-query", "unshare", "setpriv", "gzip"} {
@@ -198,6 +205,9 @@ func (l *Lab) prepareOpenSearch(ctx context.Context, opts Options) error {
 		if did {
 			fmt.Fprintf(l.prog, "    prepared OpenSearch %s in %s (%.1fs, cold)\n", osv, c.Home(osv), time.Since(t0).Seconds())
 		}
+		if !l.runs("indexer") {
+			continue
+		}
 		if err := LinkTree(c.Home(osv), l.distDir(osv)); err != nil {
 			return err
 		}
@@ -240,25 +250,33 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 	}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
-		p, err := IndexerPackage(IndexerSpec{Profile: l.prof, Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap})
-		if err != nil {
-			return err
-		}
-		if _, err := BuildDeb(ctx, repo, p); err != nil {
-			return err
+		if l.runs("indexer") {
+			p, err := IndexerPackage(IndexerSpec{Profile: l.prof, Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap,
+				Cluster: l.indexerCluster()})
+			if err != nil {
+				return err
+			}
+			if _, err := BuildDeb(ctx, repo, p); err != nil {
+				return err
+			}
 		}
 		if l.emu == nil {
 			continue
 		}
-		sp, err := ShipperPackage(ShipperSpec{Layout: l.shipperLayout(), Version: v, Root: l.st.Root, Filebeat: l.filebeat,
-			IndexerPort: l.st.Ports.Indexer, Template: l.emu.Template(v, l.prof.AlertsPrefix())})
-		if err != nil {
-			return err
-		}
-		if _, err := BuildDeb(ctx, repo, sp); err != nil {
-			return err
+		if l.runs("shipper") {
+			sp, err := ShipperPackage(ShipperSpec{Layout: l.shipperLayout(), Version: v, Root: l.st.Root, Filebeat: l.filebeat,
+				IndexerPort: l.st.Ports.Indexer, IndexerHosts: l.shipperHosts(), Template: l.emu.Template(v, l.prof.AlertsPrefix())})
+			if err != nil {
+				return err
+			}
+			if _, err := BuildDeb(ctx, repo, sp); err != nil {
+				return err
+			}
 		}
 		for _, comp := range []struct{ component, pkg string }{{"manager", l.prof.Manager}, {"dashboard", l.prof.Dashboard}} {
+			if !l.runs(comp.component) {
+				continue
+			}
 			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary,
 				Ports: l.st.Ports, Profile: l.prof, Syslog: l.st.Syslog})
 			if err != nil {
@@ -282,8 +300,8 @@ func (l *Lab) install(ctx context.Context) error {
 		return err
 	}
 	var pkgs []string
-	for _, p := range l.prof.Packages() {
-		if p == l.prof.Indexer || l.emu != nil {
+	for i, p := range l.prof.Packages() {
+		if l.runs(packageComponents[i]) {
 			pkgs = append(pkgs, p+"="+l.st.Version+"-1")
 		}
 	}
@@ -306,7 +324,6 @@ func (l *Lab) install(ctx context.Context) error {
 func (l *Lab) managerDir() string { return filepath.Join(l.st.Root, l.prof.InstallDir) }
 
 func (l *Lab) configure(ctx context.Context) error {
-	r := l.st.Root
 	certs := filepath.Join(l.st.Dir, "certs")
 	read := func(n string) ([]byte, error) { return os.ReadFile(filepath.Join(certs, n)) }
 	copyCert := func(src, dst string, mode os.FileMode, uid int) error {
@@ -327,9 +344,12 @@ func (l *Lab) configure(ctx context.Context) error {
 	// Secrets.
 	pw := map[string]string{}
 	for _, n := range []string{secretIndexer, secretManager, secretManagerWUI, secretKibanaserver} {
-		p, err := GeneratePassword()
-		if err != nil {
-			return err
+		p, ok := l.passwords[n]
+		if !ok {
+			var err error
+			if p, err = GeneratePassword(); err != nil {
+				return err
+			}
 		}
 		pw[n] = p
 		if err := l.writeSecret(n, p); err != nil {
@@ -339,7 +359,36 @@ func (l *Lab) configure(ctx context.Context) error {
 	if err := l.writeSecret(secretManagerLab, pw[secretManager]); err != nil {
 		return err
 	}
-	// Indexer: certs (the node key readable by the indexer user only) and internal users.
+	if l.runs("indexer") {
+		if err := l.configureIndexer(copyCert, pw); err != nil {
+			return err
+		}
+	}
+	if l.emu != nil {
+		if err := l.configureEmulated(ctx, copyCert, pw); err != nil {
+			return err
+		}
+	}
+	if l.cluster != nil {
+		if err := l.configureHost(); err != nil {
+			return err
+		}
+	}
+	if err := l.writeConfig(); err != nil {
+		return err
+	}
+	return writeState(l.st)
+}
+
+// packageComponents are the components of Profile.Packages, in the same order.
+var packageComponents = []string{"indexer", "manager", "dashboard", "shipper"}
+
+type certCopier func(src, dst string, mode os.FileMode, uid int) error
+
+// configureIndexer puts the indexer's certificates (the node key readable by the indexer user
+// only) and its internal users in place.
+func (l *Lab) configureIndexer(copyCert certCopier, pw map[string]string) error {
+	r := l.st.Root
 	ic := filepath.Join(r, l.prof.IndexerConf(), "certs")
 	for _, c := range []struct {
 		name string
@@ -365,42 +414,54 @@ func (l *Lab) configure(ctx context.Context) error {
 	if err := os.Chown(iu, IndexerUID, IndexerUID); err != nil {
 		return fmt.Errorf("chown %s: %w", iu, err)
 	}
-	// Templates of both versions for siemctl's shipper.template_source.
-	if l.emu != nil {
+	return nil
+}
+
+// configureEmulated configures what runs here of the manager, the dashboard and the shipper.
+func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map[string]string) error {
+	r := l.st.Root
+	{
 		for _, v := range Versions {
 			if err := writeFile(l.templatePath(v), l.emu.Template(v, l.prof.AlertsPrefix()), 0o644); err != nil {
 				return err
 			}
 		}
-		// Manager: API users and the API certificate (signed by the lab CA, so siemctl verifies TLS).
-		if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.APIUser, pw[secretManager]); err != nil {
-			return fmt.Errorf("set manager API password: %w", err)
+		if l.runs("manager") {
+			// Manager: API users and the API certificate (signed by the lab CA, so siemctl verifies TLS).
+			if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.APIUser, pw[secretManager]); err != nil {
+				return fmt.Errorf("set manager API password: %w", err)
+			}
+			if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.WUIUser, pw[secretManagerWUI]); err != nil {
+				return fmt.Errorf("set manager API password: %w", err)
+			}
+			if l.prof.APICertFromCA || l.st.Address != "" {
+				ssl := filepath.Join(l.managerDir(), "api/configuration/ssl")
+				if err := copyCert("api.pem", filepath.Join(ssl, "server.crt"), 0o644, -1); err != nil {
+					return err
+				}
+				if err := copyCert("api-key.pem", filepath.Join(ssl, "server.key"), 0o600, -1); err != nil {
+					return err
+				}
+			}
 		}
-		if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.WUIUser, pw[secretManagerWUI]); err != nil {
-			return fmt.Errorf("set manager API password: %w", err)
-		}
-		if l.prof.APICertFromCA {
-			ssl := filepath.Join(l.managerDir(), "api/configuration/ssl")
-			if err := copyCert("api.pem", filepath.Join(ssl, "server.crt"), 0o644, -1); err != nil {
+		if l.runs("dashboard") {
+			if err := l.writeDashboardAPIConfig(pw[secretManagerWUI]); err != nil {
 				return err
 			}
-			if err := copyCert("api-key.pem", filepath.Join(ssl, "server.key"), 0o600, -1); err != nil {
-				return err
+			// Dashboard certs.
+			dc := filepath.Join(r, l.prof.DashboardConf(), "certs")
+			for _, c := range [][2]string{{"dashboard.pem", "dashboard.pem"}, {"dashboard-key.pem", "dashboard-key.pem"}, {"root-ca.pem", "root-ca.pem"}} {
+				mode := os.FileMode(0o644)
+				if strings.Contains(c[0], "key") {
+					mode = 0o600
+				}
+				if err := copyCert(c[0], filepath.Join(dc, c[1]), mode, -1); err != nil {
+					return err
+				}
 			}
 		}
-		if err := l.writeDashboardAPIConfig(pw[secretManagerWUI]); err != nil {
-			return err
-		}
-		// Dashboard certs.
-		dc := filepath.Join(r, l.prof.DashboardConf(), "certs")
-		for _, c := range [][2]string{{"dashboard.pem", "dashboard.pem"}, {"dashboard-key.pem", "dashboard-key.pem"}, {"root-ca.pem", "root-ca.pem"}} {
-			mode := os.FileMode(0o644)
-			if strings.Contains(c[0], "key") {
-				mode = 0o600
-			}
-			if err := copyCert(c[0], filepath.Join(dc, c[1]), mode, -1); err != nil {
-				return err
-			}
+		if !l.runs("shipper") {
+			return nil
 		}
 		// Shipper: CA, keystore (through the real Filebeat), template.
 		sh := l.shipperLayout()
@@ -417,10 +478,7 @@ func (l *Lab) configure(ctx context.Context) error {
 			}
 		}
 	}
-	if err := l.writeConfig(); err != nil {
-		return err
-	}
-	return writeState(l.st)
+	return nil
 }
 
 func (l *Lab) startSystemd(ctx context.Context) error {
@@ -559,7 +617,7 @@ func (l *Lab) unitAlive(ctx context.Context, unit string) error {
 }
 
 func (l *Lab) startManager(ctx context.Context) error {
-	if l.emu == nil {
+	if l.emu == nil || !l.runs("manager") {
 		return nil
 	}
 	if err := l.startUnit(ctx, l.prof.ManagerUnit()); err != nil {
@@ -594,7 +652,7 @@ func (l *Lab) waitManagerAPI(ctx context.Context) error {
 }
 
 func (l *Lab) startDashboard(ctx context.Context) error {
-	if l.emu == nil {
+	if l.emu == nil || !l.runs("dashboard") {
 		return nil
 	}
 	if err := l.startUnit(ctx, l.prof.DashboardUnit()); err != nil {
@@ -607,7 +665,7 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 	return l.waitAnswers(ctx, l.prof.DashboardUnit(), "dashboard", func(ctx context.Context) (bool, string, error) {
 		var last string
 		for _, scheme := range []string{"https", "http"} {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://127.0.0.1:%d/", scheme, l.st.Ports.Dashboard), nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://%s:%d/", scheme, l.addr(), l.st.Ports.Dashboard), nil)
 			if err != nil {
 				return false, "", err
 			}
@@ -629,7 +687,7 @@ func (l *Lab) startDashboard(ctx context.Context) error {
 // startShipper loads the ingest pipelines and the alerts template through the real Filebeat (as the
 // install guide does) and starts its unit.
 func (l *Lab) startShipper(ctx context.Context) error {
-	if l.emu == nil {
+	if l.emu == nil || !l.runs("shipper") {
 		return nil
 	}
 	for _, args := range [][]string{{"setup", "--pipelines"}, {"setup", "--index-management", "-E", "output.logstash.enabled=false"}} {
@@ -650,7 +708,7 @@ func (l *Lab) alertsFile() string { return filepath.Join(l.managerDir(), "logs/a
 // timeout; on timeout the error names the hop that broke (the manager wrote no alert, or the
 // shipper delivered none of those it wrote).
 func (l *Lab) waitFirstAlert(ctx context.Context) error {
-	if l.emu == nil {
+	if l.emu == nil || !l.runs("manager") {
 		return nil
 	}
 	c, err := l.indexer()
@@ -745,10 +803,17 @@ func DownDir(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("lab dir: %w", err)
 	}
+	if IsDistributed(abs) {
+		d, err := OpenDistributed(abs, nil, nil)
+		if err != nil {
+			return err
+		}
+		return d.Down(ctx)
+	}
 	l, err := Open(abs)
 	if errors.Is(err, ErrNoLab) {
 		sd := &Systemd{Dir: abs, ID: LabID(abs)}
-		return sd.Stop(ctx)
+		return errors.Join(sd.Stop(ctx), downHostDirs(ctx, abs))
 	}
 	if err != nil {
 		return err

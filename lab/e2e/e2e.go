@@ -155,6 +155,7 @@ type Options struct {
 	Version    string // default 4.9.0
 	Profile    string // default $SIEMCTL_E2E_PROFILE, else siem
 	Syslog     bool   // siemlab up --syslog (a syslog listener where the profile's ossec.conf has none)
+	Topology   string // siemlab up --topology (default single)
 }
 
 // Up brings up a lab and registers its teardown.
@@ -213,6 +214,9 @@ func Up(t testing.TB, opts Options) *Lab {
 		if opts.Version != "" {
 			args = append(args, "--version", opts.Version)
 		}
+		if opts.Topology != "" {
+			args = append(args, "--topology", opts.Topology)
+		}
 		// 20 minutes: a first lab on a fresh machine also builds Filebeat (make test-e2e builds it before).
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		start = time.Now()
@@ -230,13 +234,27 @@ func Up(t testing.TB, opts Options) *Lab {
 		t.Logf("siemlab up failed, trying once more in a fresh directory: %v\n%s", err, out.String())
 	}
 	t.Logf("%s lab up in %s (%s)", prof.Name, time.Since(start).Round(time.Millisecond), dir)
-	l.Env = []string{
+	l.Env = labEnv(dir)
+	return l
+}
+
+// labEnv is the environment of siemctl runs against the lab (or host) in dir.
+func labEnv(dir string) []string {
+	return []string{
 		"SIEMCTL_CONFIG=" + filepath.Join(dir, "siemctl.yaml"),
 		"APT_CONFIG=" + filepath.Join(dir, "root", "apt-lab.conf"),
 		"DPKG_ROOT=" + filepath.Join(dir, "root"),
 		"NO_COLOR=1",
 	}
-	return l
+}
+
+// OnHost returns a view of a distributed lab whose siemctl runs act on one of its hosts
+// (DIR/hosts/<host>: its siemctl.yaml and dpkg root, as its env file sets them).
+func (l *Lab) OnHost(t testing.TB, host string) *Lab {
+	c := *l
+	c.t = t
+	c.Env = labEnv(filepath.Join(l.Dir, "hosts", host))
+	return &c
 }
 
 // Result of one siemctl run.

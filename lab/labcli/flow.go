@@ -12,7 +12,7 @@ import (
 )
 
 // flowCmd: siemlab flow send|check, a steady stream of tagged events and its no-alert-lost check.
-func flowCmd(stdout, stderr io.Writer, open opener) *cobra.Command {
+func flowCmd(stdout, stderr io.Writer, open opener, openDist func(string) (*lab.Distributed, error)) *cobra.Command {
 	var dir, tag string
 	var rate float64
 	var first int
@@ -21,7 +21,8 @@ func flowCmd(stdout, stderr io.Writer, open opener) *cobra.Command {
 	flow := &cobra.Command{
 		Use:   "flow send|check --dir DIR --tag TAG",
 		Short: "Send tagged events at a steady rate; check every one the manager wrote is indexed exactly once",
-		Long: `flow send sends the data-flow probe's sshd line over syslog to the lab's manager, one event
+		Long: `flow send sends the data-flow probe's sshd line over syslog to the lab's manager (in a distributed
+lab to each manager in turn), one event
 per 1/--rate seconds, each with the tag and a sequence number, until interrupted (SIGTERM, Ctrl-C)
 or --for has passed, and prints how many it sent.
 
@@ -34,7 +35,7 @@ lost or indexed more than once.`,
 	send := &cobra.Command{
 		Use:  "send --dir DIR --tag TAG [--rate 5] [--for 0] [--from 1]",
 		Args: cobra.NoArgs,
-		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
+		RunE: flowLab(open, openDist, &dir, func(cmd *cobra.Command, l flower) error {
 			ctx := cmd.Context()
 			if dur > 0 {
 				var cancel context.CancelFunc
@@ -55,7 +56,7 @@ lost or indexed more than once.`,
 	check := &cobra.Command{
 		Use:  "check --dir DIR --tag TAG [--wait 3m] [--json]",
 		Args: cobra.NoArgs,
-		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
+		RunE: flowLab(open, openDist, &dir, func(cmd *cobra.Command, l flower) error {
 			rep, err := l.WaitFlow(cmd.Context(), tag, wait, 5*time.Second)
 			if err != nil {
 				return err
@@ -85,4 +86,28 @@ lost or indexed more than once.`,
 	}
 	flow.AddCommand(send, check)
 	return flow
+}
+
+// flower is a single or a distributed lab, for the flow commands.
+type flower interface {
+	SendFlow(ctx context.Context, tag string, rate float64, first int) (int, error)
+	WaitFlow(ctx context.Context, tag string, timeout, interval time.Duration) (lab.FlowReport, error)
+}
+
+// flowLab opens the lab at *dir, single or distributed, and calls f with it.
+func flowLab(open opener, openDist func(string) (*lab.Distributed, error), dir *string, f func(*cobra.Command, flower) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if lab.IsDistributed(*dir) {
+			d, err := openDist(*dir)
+			if err != nil {
+				return err
+			}
+			return f(cmd, d)
+		}
+		l, err := open(*dir)
+		if err != nil {
+			return err
+		}
+		return f(cmd, l)
+	}
 }

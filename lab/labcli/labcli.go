@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -128,11 +129,17 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		return lab.OpenWith(dir, logger(), deps.Emulators)
 	})
 
-	var dir, version, profile, heap string
+	openDist := func(dir string) (*lab.Distributed, error) {
+		if err := needDir(dir); err != nil {
+			return nil, err
+		}
+		return lab.OpenDistributed(dir, logger(), deps.Emulators)
+	}
+	var dir, version, profile, heap, topology string
 	var offset int
 	var syslog bool
 	up := &cobra.Command{
-		Use:   "up --dir DIR [--profile siem|wazuh] [--version 4.9.0] [--port-offset N] [--syslog]",
+		Use:   "up --dir DIR [--topology single|distributed] [--profile siem|wazuh] [--version 4.9.0] [--port-offset N] [--syslog]",
 		Short: "Build the packages, install them in DIR/root, start the stack and wait until it is healthy",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -142,8 +149,21 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 			if _, err := lab.ProfileFor(profile); err != nil {
 				return fmt.Errorf("%w: --profile: %v", errUsage, err)
 			}
-			l, err := lab.Up(cmd.Context(), lab.Options{Dir: dir, Version: version, Profile: profile, Syslog: syslog, PortOffset: offset, IndexerHeap: heap,
-				Logger: logger(), Progress: stderr, Emulators: deps.Emulators})
+			opts := lab.Options{Dir: dir, Version: version, Profile: profile, Syslog: syslog, PortOffset: offset, IndexerHeap: heap,
+				Logger: logger(), Progress: stderr, Emulators: deps.Emulators}
+			switch topology {
+			case lab.TopologySingle:
+			case lab.TopologyDistributed:
+				d, err := lab.UpDistributed(cmd.Context(), opts)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, filepath.Join(d.Dir(), "inventory.ini"))
+				return nil
+			default:
+				return fmt.Errorf("%w: --topology %q: want single or distributed", errUsage, topology)
+			}
+			l, err := lab.Up(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -154,6 +174,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 	up.Flags().StringVar(&dir, "dir", "", "lab directory")
 	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install")
 	up.Flags().IntVar(&offset, "port-offset", 0, "added to every default port")
+	up.Flags().StringVar(&topology, "topology", lab.TopologySingle, "single (one host) or distributed (3 indexer nodes, a manager master and worker, a dashboard: each its own host under DIR/hosts)")
 	up.Flags().StringVar(&heap, "indexer-heap", "512m", "OpenSearch heap (-Xms/-Xmx); thousands of indices (siemlab load) need 1g-2g")
 	up.Flags().StringVar(&profile, "profile", lab.DefaultProfile, "layout: siem (siem-* packages and units, siemctl's reference layout) or wazuh (a stock Wazuh 4.x host)")
 	up.Flags().BoolVar(&syslog, "syslog", false, "add a syslog listener (udp 514+offset) to a manager whose stock ossec.conf has none (wazuh)")
@@ -182,6 +203,21 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		Short: "Units, PIDs, ports, installed versions, cluster health, memory",
 		Args:  cobra.NoArgs,
 		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
+			if lab.IsDistributed(dir) {
+				d, err := openDist(dir)
+				if err != nil {
+					return err
+				}
+				st, err := d.Status(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(stdout, st)
+				}
+				_, err = io.WriteString(stdout, st.String())
+				return err
+			}
 			st, err := l.Status(cmd.Context())
 			if err != nil {
 				return err
@@ -206,10 +242,31 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 					for _, k := range lab.FaultKinds() {
 						fmt.Fprintf(stdout, "%-24s %s\n", k.Name, k.Description)
 					}
+					fmt.Fprintln(stdout, "\ndistributed labs (--topology distributed):")
+					for _, k := range lab.DistFaultKinds() {
+						fmt.Fprintf(stdout, "%-24s %s\n", k.Name, k.Description)
+					}
 					return nil
 				}
 				if len(args) != 1 {
 					return fmt.Errorf("%w: exactly one fault KIND (siemlab %s --list)", errUsage, name)
+				}
+				if lab.IsDistributed(dir) {
+					d, err := openDist(dir)
+					if err != nil {
+						return err
+					}
+					t0 := time.Now()
+					if heal {
+						err = d.Heal(cmd.Context(), args[0])
+					} else {
+						err = d.Fault(cmd.Context(), args[0])
+					}
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(stderr, "siemlab %s %s: done (%.1fs)\n", name, args[0], time.Since(t0).Seconds())
+					return nil
 				}
 				l, err := open(dir)
 				if err != nil {
@@ -305,7 +362,7 @@ default 512m (siemlab up --indexer-heap 2g).`,
 	load.Flags().Uint64Var(&seed, "seed", 1, "the same seed gives the same documents")
 	load.Flags().BoolVar(&asJSON, "json", false, "JSON report")
 
-	root.AddCommand(up, down, status, load, flowCmd(stdout, stderr, open), filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
+	root.AddCommand(up, down, status, load, flowCmd(stdout, stderr, open, openDist), filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
 	if deps.EmuMain != nil {
 		root.AddCommand(&cobra.Command{
 			Use:                "emu NAME [ARGS...]",
