@@ -568,7 +568,11 @@ func (d *ClusterDaemon) runWorker(ctx context.Context) {
 		if addr == "" && len(d.o.Conf.Nodes) > 0 {
 			addr = net.JoinHostPort(d.o.Conf.Nodes[0], strconv.Itoa(d.o.Conf.Port))
 		}
-		c, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", addr)
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		if ip := net.ParseIP(d.o.Conf.BindAddr); ip != nil && !ip.IsUnspecified() && d.o.MasterAddr == "" {
+			dialer.LocalAddr = &net.TCPAddr{IP: ip} // the master sees the worker's own address
+		}
+		c, err := dialer.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
