@@ -105,6 +105,11 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 		// This node is a worker that cannot reach its master: its own cluster.log says why.
 		r := crit("this node is a worker not connected to its master (3023): cluster-wide calls fail, its agents are out of the cluster",
 			"see logs/cluster.log here; if it says error 3031, install the master's version on this node; then siemctl services restart manager")
+		if st, err := managerStatus(ctx, e); err == nil && st["wazuh-clusterd"] != "" && st["wazuh-clusterd"] != manager.DaemonRunning {
+			r.Summary = "wazuh-clusterd is " + st["wazuh-clusterd"] + " on this worker: it is out of the cluster (3023)"
+			r.Fix = "siemctl services restart manager (then siemctl health --cluster); if it stops again, see logs/cluster.log"
+			return r
+		}
 		if line := lastClusterError(e); line != "" {
 			r.Evidence = append(r.Evidence, "cluster.log: "+line)
 			if strings.Contains(line, "3031") {

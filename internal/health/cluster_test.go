@@ -19,6 +19,7 @@ import (
 func clusterManager(t *testing.T, enabled string, mut func(string) string, hc func(w http.ResponseWriter)) *manager.Client {
 	t.Helper()
 	s := managertest.New(t, managertest.Config{})
+	s.SetDaemon("wazuh-clusterd", "running") // a cluster node runs it
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("testdata", "cluster", name))
 		if err != nil {
@@ -115,7 +116,8 @@ func TestManagerCluster(t *testing.T) {
 			w.WriteHeader(500)
 			_, _ = w.Write([]byte(`{"title": "Wazuh Internal Error", "detail": "Worker node is not connected to master", "error": 3023}`))
 		}
-		r := runManagerCluster(t, clusterManager(t, "yes", nil, refused), nil, dir)
+		mc := clusterManager(t, "yes", nil, refused)
+		r := runManagerCluster(t, mc, nil, dir)
 		if r.Status != Crit || !strings.Contains(r.Summary, "versions differ (3031)") || len(r.Evidence) != 1 || r.Evidence[0] != "cluster.log: "+line {
 			t.Fatalf("%s %q %v", r.Status, r.Summary, r.Evidence)
 		}
