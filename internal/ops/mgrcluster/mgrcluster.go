@@ -112,7 +112,7 @@ func Judge(f Facts) Verdict {
 			mv = master.Version
 		}
 		for _, m := range missing {
-			fixes = append(fixes, fmt.Sprintf("on %s: see logs/cluster.log (error 3031: install the master's version %s there); then siemctl services restart manager", m, mv))
+			fixes = append(fixes, fmt.Sprintf("on %s: siemctl health --cluster says why (wazuh-clusterd stopped: siemctl services restart manager; refused with 3031: install the master's version %s there)", m, mv))
 		}
 	}
 	sort.SliceStable(v.Lines, func(i, j int) bool { return v.Lines[i].Name < v.Lines[j].Name })

@@ -455,10 +455,7 @@ func (d *ClusterDaemon) handleWorker(ctx context.Context, c net.Conn) {
 	for ctx.Err() == nil {
 		m, err := readMsg(rd)
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-				d.log.write("INFO", tag, "Main", "Disconnected "+name+".")
-			}
-			return
+			return // server.py logs "Disconnected <name>." at debug level only
 		}
 		reply := d.masterRequest(tag, w, m)
 		if err := writeMsg(c, reply); err != nil {
