@@ -112,6 +112,7 @@ func (d *Distributed) workerVersionMismatch(ctx context.Context, on bool) error 
 		return err
 	}
 	v := strings.TrimSpace(string(master))
+	_ = faults.Set(faults.DirForRoot(w.st.Root), faults.ClusterDown, false) // this fault is about the version alone
 	if on {
 		var ma, mi, pa int
 		if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d.%d", &ma, &mi, &pa); err != nil {

@@ -22,17 +22,22 @@ func TestE2EDistributedHealth(t *testing.T) {
 		t.Helper()
 		return l.OnHost(t, host).Siemctl(append([]string{"health", "--timeout", "30s"}, args...)...)
 	}
-	// until runs health on host until it exits with code (a node joining, a worker reconnecting).
-	until := func(t *testing.T, host string, code int, within time.Duration, args ...string) e2e.Result {
+	// untilSays runs health on host until it exits with code and says want (a node joining, a worker
+	// reconnecting or logging why it cannot).
+	untilSays := func(t *testing.T, host string, code int, want string, within time.Duration, args ...string) e2e.Result {
 		t.Helper()
 		deadline := time.Now().Add(within)
 		for {
 			r := cluster(t, host, args...)
-			if r.Code == code || time.Now().After(deadline) {
+			if (r.Code == code && strings.Contains(r.Stdout, want)) || time.Now().After(deadline) {
 				return r
 			}
-			time.Sleep(5 * time.Second)
+			time.Sleep(3 * time.Second)
 		}
+	}
+	until := func(t *testing.T, host string, code int, within time.Duration, args ...string) e2e.Result {
+		t.Helper()
+		return untilSays(t, host, code, "", within, args...)
 	}
 
 	t.Run("fresh lab: both clusters OK from every host", func(t *testing.T) {
@@ -58,7 +63,7 @@ func TestE2EDistributedHealth(t *testing.T) {
 		if r.Code != 2 || !strings.Contains(r.Stdout, "manager-2 not connected to the master (1/2 nodes connected)") {
 			t.Errorf("master: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		r = cluster(t, "manager-2", "--check", "manager.cluster")
+		r = untilSays(t, "manager-2", 2, "wazuh-clusterd is stopped on this worker", 30*time.Second, "--check", "manager.cluster")
 		if r.Code != 2 || !strings.Contains(r.Stdout, "wazuh-clusterd is stopped on this worker") || !strings.Contains(r.Stdout, "siemctl services restart manager") {
 			t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -74,7 +79,7 @@ func TestE2EDistributedHealth(t *testing.T) {
 
 	t.Run("worker-version-mismatch", func(t *testing.T) {
 		l.MustSiemlab("fault", "worker-version-mismatch")
-		r := until(t, "manager-2", 2, time.Minute, "--check", "manager.cluster")
+		r := untilSays(t, "manager-2", 2, "(3031)", time.Minute, "--check", "manager.cluster")
 		if !strings.Contains(r.Stdout, "this worker is refused by its master: versions differ (3031)") {
 			t.Errorf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}

@@ -587,6 +587,9 @@ func (d *ClusterDaemon) runWorker(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if d.o.Faults.Active(faults.ClusterDown) {
+			continue // the daemon dies now, not after the retry wait
+		}
 		d.log.write("INFO", tag, "Main", "The connection has been closed. Reconnecting in 10 seconds.")
 		sleepCtx(ctx, d.o.Retry)
 	}
