@@ -13,10 +13,10 @@ import (
 
 // DistFaultKinds are the faults of a distributed lab's indexer cluster.
 func DistFaultKinds() []FaultKind {
-	return []FaultKind{
+	return append([]FaultKind{
 		{"indexer-node-down:<host>", "stop an indexer node's unit (indexer-1 … indexer-3): the cluster loses that node (yellow while its replicas are reassigned); heal starts it and waits for green with every node", false},
 		{"replica-unassigned", "index siem-lab-replicas with more replicas than the other nodes can hold (one replica UNASSIGNED, cluster yellow); heal deletes it", false},
-	}
+	}, mgrFaultKinds...)
 }
 
 const replicasIndex = "siem-lab-replicas"
@@ -42,6 +42,10 @@ func (d *Distributed) setFault(ctx context.Context, kind string, on bool) error 
 			return fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
 		}
 		err = d.replicaUnassigned(ctx, on)
+	case "worker-disconnected":
+		err = d.workerDisconnected(ctx, on)
+	case "worker-version-mismatch":
+		err = d.workerVersionMismatch(ctx, on)
 	default:
 		return fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
 	}

@@ -67,6 +67,16 @@ func (l *Lab) hostConfig(cfg map[string]any) {
 	}
 	cfg["manager"] = m
 	if l.cluster != nil {
+		// What health expects of the deployment's clusters (indexer.cluster, manager.cluster).
+		for role, sec := range map[string]map[string]any{RoleIndexer: idx, RoleManager: m} {
+			var names []string
+			for _, h := range l.cluster.byRole(role) {
+				names = append(names, h.Name)
+			}
+			sec["nodes"] = names
+		}
+	}
+	if l.cluster != nil {
 		dash := l.cluster.byRole(RoleDashboard)[0]
 		cfg["dashboard"] = map[string]any{"url": fmt.Sprintf("https://%s:%d", dash.Address, l.prof.DistPorts(l.st.PortOffset).Dashboard), "ca_file": ca}
 	}

@@ -73,6 +73,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     snapshot_location: ""              # empty: <first path.repo>/siemctl
     data_hook_take: []                 # command mode: argv run with SIEMCTL_RUN_ID, SIEMCTL_DATA_DIR; non-zero exit = no-go
     data_hook_restore: []              # command mode: argv run by the rollback with the indexer stopped
+    nodes: []                          # indexer cluster node names health expects (a missing one is named); []: the nodes that answer
   manager:
     api_url: https://127.0.0.1:55000     # wazuh: https://localhost:55000 (the API's own certificate names localhost)
     username: siem
@@ -87,6 +88,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event; wazuh: "" (stock ossec.conf has no syslog <remote>)
     agent_port: 1514
     enrollment_port: 1515
+    nodes: []                          # manager cluster node names health expects connected to the master; []: the nodes it lists
   dashboard:
     url: https://127.0.0.1:5601          # wazuh: https://127.0.0.1:443
     ca_file: ""                          # wazuh: /etc/wazuh-dashboard/certs/root-ca.pem

@@ -107,6 +107,9 @@ type Indexer struct {
 	SnapshotLocation   string   `mapstructure:"snapshot_location"` // empty: <first path.repo>/siemctl
 	DataHookTake       []string `mapstructure:"data_hook_take"`
 	DataHookRestore    []string `mapstructure:"data_hook_restore"`
+	// Nodes are the indexer cluster's node names health expects (empty:
+	// every node the cluster answers with).
+	Nodes []string `mapstructure:"nodes"`
 }
 
 // Data safety modes (indexer.data_safety).
@@ -134,6 +137,9 @@ type Manager struct {
 	Syslog         string   `mapstructure:"syslog"`
 	AgentPort      int      `mapstructure:"agent_port"`
 	EnrollmentPort int      `mapstructure:"enrollment_port"`
+	// Nodes are the manager cluster's node names health expects connected
+	// (empty: the nodes the master lists).
+	Nodes []string `mapstructure:"nodes"`
 }
 
 // Dashboard is the web UI.

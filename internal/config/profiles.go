@@ -75,6 +75,7 @@ func profile(n names) map[string]any {
 			"snapshot_location":   "",
 			"data_hook_take":      []string{},
 			"data_hook_restore":   []string{},
+			"nodes":               []string{},
 		},
 		"manager": map[string]any{
 			"api_url":          n.apiURL,
@@ -92,6 +93,7 @@ func profile(n names) map[string]any {
 			"syslog":           n.syslog,
 			"agent_port":       1514,
 			"enrollment_port":  1515,
+			"nodes":            []string{},
 		},
 		"dashboard": map[string]any{
 			"url":          n.dashboardURL,

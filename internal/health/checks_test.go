@@ -242,8 +242,9 @@ func runAll(t *testing.T, w *world, deep bool) map[string]Result {
 
 func TestHealthyStackAllOK(t *testing.T) {
 	res := runAll(t, healthyWorld(), true)
-	if len(res) != len(Catalogue()) {
-		t.Fatalf("got %d results, want %d", len(res), len(Catalogue()))
+	// indexer.cluster and manager.cluster leave a single host's report (cluster.go).
+	if len(res) != len(Catalogue())-2 || res["indexer.cluster"].ID != "" || res["manager.cluster"].ID != "" {
+		t.Fatalf("got %d results, want %d without the cluster checks", len(res), len(Catalogue())-2)
 	}
 	for id, r := range res {
 		if r.Status != OK {

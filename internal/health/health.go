@@ -60,6 +60,9 @@ type Result struct {
 	Duration  time.Duration `json:"-"`
 	// Metrics are numeric facts for perfdata / prometheus (name → value).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// NotApplicable drops the result from the report: the check judges
+	// something this deployment does not have (a cluster on a single host).
+	NotApplicable bool `json:"-"`
 }
 
 // Check is one entry of the catalogue.
@@ -218,6 +221,13 @@ func Run(ctx context.Context, e *Env, checks []Check) Report {
 		out[i] = Result{ID: c.ID, Component: c.Component, Status: Unknown, Evidence: []string{},
 			Summary: "no answer before the deadline", Fix: "raise --timeout or check why " + c.Component + " is slow"}
 	}
+	kept := out[:0]
+	for _, r := range out {
+		if !r.NotApplicable {
+			kept = append(kept, r)
+		}
+	}
+	out = kept
 	rep := Report{CheckedAt: start.UTC(), Duration: e.now().Sub(start), Verdict: Verdict(out), Results: out, Notes: e.Notes()}
 	return rep
 }

@@ -86,12 +86,13 @@ const (
 	ProgAnalysisd   = "wazuh-analysisd"
 	ProgAgentCtl    = "agent_control"
 	ProgManageAgent = "manage_agents"
+	ProgClusterCtl  = "cluster_control"
 	ProgDashboard   = "siem-dashboard"
 )
 
 // Programs lists every emulator program name.
 func Programs() []string {
-	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAnalysisd, ProgAgentCtl, ProgManageAgent, ProgDashboard}
+	return []string{ProgManagerd, ProgControl, ProgWazuhControl, ProgAnalysisd, ProgAgentCtl, ProgManageAgent, ProgClusterCtl, ProgDashboard}
 }
 
 // ErrSpec reports an invalid PackageSpec.
@@ -139,6 +140,7 @@ func PackageFiles(spec PackageSpec) ([]File, error) {
 			{Path: home + "/bin/" + ProgAnalysisd, Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/bin/agent_control", Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/bin/manage_agents", Mode: 0o777, Link: "siem-managerd"},
+			{Path: home + "/bin/cluster_control", Mode: 0o777, Link: "siem-managerd"},
 			{Path: home + "/VERSION", Mode: 0o644, Data: []byte("v" + spec.Version + "\n")},
 			{Path: home + "/REVISION", Mode: 0o644, Data: []byte(strconv.Itoa(manager.DefaultRevision(spec.Version)) + "\n")},
 			{Path: home + "/etc/ossec.conf", Mode: 0o640, Data: conf, Conffile: true},
@@ -251,6 +253,8 @@ func Main(ctx context.Context, name string, args []string, stdin io.Reader, stdo
 		return manager.AgentControl(ctx, toolEnv(), args)
 	case ProgManageAgent:
 		return manager.ManageAgents(ctx, toolEnv(), args)
+	case ProgClusterCtl:
+		return manager.ClusterControl(ctx, toolEnv(), args)
 	case ProgDashboard:
 		return dashboard.Main(ctx, args, exe, stdout, stderr)
 	}

@@ -30,6 +30,8 @@ type Options struct {
 	Skip     []string
 	Deep     bool
 	TextFile string // -o prometheus: write atomically to this file instead of stdout
+	// Cluster runs only the cluster checks and prints one line per node (cluster.go).
+	Cluster bool
 }
 
 // NewCmdHealth builds the command; runF replaces the behaviour in tests.
@@ -49,6 +51,7 @@ probe (a tagged syslog event followed through manager, shipper and indexer).
 Exit codes follow the Nagios convention: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.`,
 		Example: `  siemctl health
   siemctl health --deep
+  siemctl health --cluster                       # one line per node of the indexer and manager clusters
   siemctl health --check indexer.health --check indexer.allocation
   siemctl health -o json --timeout 3s
   siemctl health -o nagios                       # for check_by_ssh / NRPE
@@ -62,6 +65,9 @@ Exit codes follow the Nagios convention: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.`,
 			if opts.TextFile != "" && opts.Output != "prometheus" {
 				return cli.FlagErrorf("--textfile needs -o prometheus")
 			}
+			if err := clusterOnly(opts); err != nil {
+				return err
+			}
 			if _, err := health.Select(health.Catalogue(), health.Selection{Only: opts.Only, Skip: opts.Skip, Deep: opts.Deep}); err != nil {
 				return &cli.FlagError{Err: err}
 			}
@@ -71,6 +77,7 @@ Exit codes follow the Nagios convention: 0 OK, 1 WARN, 2 CRIT, 3 UNKNOWN.`,
 	cmd.Flags().StringSliceVar(&opts.Only, "check", nil, "run only these check ids (repeatable or comma-separated)")
 	cmd.Flags().StringSliceVar(&opts.Skip, "skip", nil, "skip these check ids")
 	cmd.Flags().BoolVar(&opts.Deep, "deep", false, "add the slow probes (shipper test output, data-flow probe)")
+	cmd.Flags().BoolVar(&opts.Cluster, "cluster", false, "judge only the deployment's clusters (indexer, manager): one line per node")
 	cmd.Flags().StringVar(&opts.TextFile, "textfile", "", "with -o prometheus: write the metrics atomically to this file")
 	_ = cmd.RegisterFlagCompletionFunc("check", completeIDs)
 	_ = cmd.RegisterFlagCompletionFunc("skip", completeIDs)
@@ -134,6 +141,9 @@ func render(opts *Options, rep health.Report) error {
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %s\n", opts.TextFile)
 		return nil
 	default:
+		if opts.Cluster {
+			return renderCluster(opts.IO.Out, rep)
+		}
 		return renderTable(opts.IO.Out, rep, opts.IO.Colors(), opts.IO.IsStdoutTTY())
 	}
 }

@@ -23,10 +23,14 @@ const (
 	// AgentsNoReconnect: once the manager (re)starts after the fault was
 	// set, a tenth of the active agents (at least one) stay disconnected.
 	AgentsNoReconnect = "agents-no-reconnect"
+	// ClusterDown: wazuh-clusterd dies on this node (a worker drops its
+	// connection to the master and never reconnects until the manager
+	// restarts). The daemon consumes the marker.
+	ClusterDown = "cluster-down"
 )
 
 // Kinds lists every fault kind.
-var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, AlertsStopped, AgentsNoReconnect}
+var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, AlertsStopped, AgentsNoReconnect, ClusterDown}
 
 // Kinds returns every known fault kind.
 func Kinds() []string { return slices.Clone(kinds) }

@@ -45,6 +45,8 @@ type APIOptions struct {
 	TokenTTL time.Duration
 	// Started is when the daemon started (agents-no-reconnect).
 	Started time.Time
+	// Cluster is this node's wazuh-clusterd (nil: cluster disabled; see clusterapi.go).
+	Cluster *ClusterDaemon
 }
 
 // APIServer is the manager REST API.
@@ -101,6 +103,7 @@ func NewAPIServer(o APIOptions) *APIServer {
 	m.HandleFunc("GET /manager/status", s.handleManagerStatus)
 	m.HandleFunc("GET /manager/configuration/validation", s.handleValidation)
 	m.HandleFunc("GET /cluster/status", s.handleClusterStatus)
+	s.clusterRoutes(m)
 	m.HandleFunc("GET /security/users", s.handleGetUsers)
 	m.HandleFunc("POST /security/users", s.handleCreateUser)
 	m.HandleFunc("PUT /security/users/{user_id}", s.handleUpdateUser)
@@ -1239,11 +1242,14 @@ func (s *APIServer) handleClusterStatus(w http.ResponseWriter, r *http.Request) 
 	if !checkParams(w, r) {
 		return
 	}
-	enabled := "no"
+	enabled, running := "no", "no"
 	if c, err := s.loadConfig(); err == nil && !c.ClusterDisabled {
 		enabled = "yes"
 	}
-	writeJSON(w, r, 200, orderedObject{{"data", orderedObject{{"enabled", enabled}, {"running", "no"}}}, {"error", 0}})
+	if s.o.Cluster != nil {
+		running = "yes"
+	}
+	writeJSON(w, r, 200, orderedObject{{"data", orderedObject{{"enabled", enabled}, {"running", running}}}, {"error", 0}})
 }
 
 func userItem(u *APIUser) orderedObject {

@@ -80,6 +80,7 @@ type Addrs struct {
 	API, Agent, Enrollment string
 	Syslog                 string
 	Queue                  string // analysisd's queue socket (unix datagram)
+	Cluster                string // the master's cluster port ("" on a worker or without cluster)
 }
 
 // DaemonMain parses siem-managerd's flags and runs it.
@@ -237,6 +238,15 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 	}
 	fchk := faults.Checker{Dir: o.FaultsDir}
 	api := NewAPIServer(APIOptions{Home: h, Config: apiConf, Logger: o.Logger, Now: o.Now, Faults: fchk, Hostname: o.Hostname, SignKey: signKey, Started: o.Now()})
+	cd, err := startClusterd(ctx, h, confBytes, api, fchk, o.Now, olog)
+	if err != nil {
+		return 1
+	}
+	if cd != nil {
+		defer cd.Close()
+		api.o.Cluster = cd
+		addrs.Cluster = cd.Addr()
+	}
 	apiLn, err := net.Listen("tcp", net.JoinHostPort(apiConf.HostAddr(), strconv.Itoa(apiConf.Port)))
 	if err != nil {
 		olog.write("wazuh-apid", "ERROR", fmt.Sprintf("Error starting API server: [Errno 98] error while attempting to bind on address ('%s', %d): address already in use", apiConf.HostAddr(), apiConf.Port))

@@ -31,6 +31,9 @@ func runningDaemons(conf *Config) []string {
 	if conf == nil || !conf.AuthDisabled {
 		out = append(out, "wazuh-authd")
 	}
+	if conf != nil && !conf.ClusterDisabled {
+		out = append([]string{"wazuh-clusterd"}, out...)
+	}
 	return append(out, "wazuh-apid")
 }
 

@@ -1,0 +1,167 @@
+package health
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/mgrcluster"
+)
+
+// The deployment's clusters, judged from any host: the indexer cluster (ops/cluster.Nodes) and the
+// manager cluster (ops/mgrcluster). On a single host (one indexer node, manager cluster disabled,
+// nothing configured in indexer.nodes / manager.nodes) both checks leave the report.
+
+// IndexerClusterAPI is what indexer.cluster reads besides IndexerAPI.
+type IndexerClusterAPI interface {
+	CatNodes(ctx context.Context) ([]indexer.Node, error)
+	ClusterManager(ctx context.Context) (string, error)
+}
+
+// ManagerClusterAPI is what manager.cluster reads.
+type ManagerClusterAPI interface {
+	ClusterStatus(ctx context.Context) (manager.ClusterStatus, error)
+	ClusterHealthcheck(ctx context.Context) ([]manager.ClusterNode, error)
+	ClusterRulesetSync(ctx context.Context) ([]manager.RulesetSync, error)
+}
+
+var notApplicable = Result{NotApplicable: true}
+
+func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
+	expected := e.Stack.Config.Indexer.Nodes
+	h, err := indexerHealth(ctx, e)
+	if err != nil {
+		if len(expected) == 0 {
+			return notApplicable
+		}
+		return depFailed(ctx, e, "cluster health", err)
+	}
+	api, isAPI := ix.(IndexerClusterAPI)
+	if !isAPI || (h.NumberOfNodes <= 1 && len(expected) <= 1) {
+		return notApplicable
+	}
+	f := cluster.NodeFacts{Expected: expected}
+	if f.Versions, err = ix.NodesVersions(ctx); err != nil {
+		return depFailed(ctx, e, "the nodes (_nodes)", err)
+	}
+	if f.Stats, err = api.CatNodes(ctx); err != nil {
+		return depFailed(ctx, e, "the nodes' heap and disk (_cat/nodes)", err)
+	}
+	f.Manager, _ = api.ClusterManager(ctx)
+	v, lines := cluster.Nodes(f, cluster.NodeLimits{HeapWarn: 90, DiskWarn: 85, DiskNoGo: 95})
+	ev := make([]string, 0, len(lines))
+	for _, l := range lines {
+		ev = append(ev, l.Text)
+	}
+	var r Result
+	switch v.Level {
+	case cluster.OK:
+		r = ok(v.Summary, ev...)
+	case cluster.Warn, cluster.Wait:
+		r = warn(v.Summary, v.Fix, ev...)
+	default:
+		r = crit(v.Summary, v.Fix, ev...)
+	}
+	r.Metrics = map[string]float64{"nodes": float64(len(f.Versions)), "expected": float64(max(len(expected), len(f.Versions)))}
+	return r
+}
+
+func checkManagerCluster(ctx context.Context, e *Env) Result {
+	expected := e.Stack.Config.Manager.Nodes
+	if e.Stack.Manager == nil {
+		if len(expected) == 0 {
+			return notApplicable
+		}
+		return noClient("manager", e.Stack.ManagerErr, false)
+	}
+	api, isAPI := e.Stack.Manager.(ManagerClusterAPI)
+	if !isAPI {
+		return notApplicable
+	}
+	st, err := api.ClusterStatus(ctx)
+	if err != nil {
+		if len(expected) == 0 {
+			return notApplicable
+		}
+		return depFailed(ctx, e, "manager cluster status", err)
+	}
+	if !st.Enabled && len(expected) == 0 {
+		return notApplicable
+	}
+	if !st.Enabled || !st.Running {
+		return crit(fmt.Sprintf("manager cluster enabled %v, running %v, but manager.nodes expects %s", st.Enabled, st.Running, strings.Join(expected, ", ")),
+			"enable <cluster> in ossec.conf (disabled no) and siemctl services restart manager; or empty manager.nodes for a single manager")
+	}
+	nodes, err := api.ClusterHealthcheck(ctx)
+	var ae *manager.APIError
+	if errors.As(err, &ae) && ae.Code == 3023 {
+		// This node is a worker that cannot reach its master: its own cluster.log says why.
+		r := crit("this node is a worker not connected to its master (3023): cluster-wide calls fail, its agents are out of the cluster",
+			"see logs/cluster.log here; if it says error 3031, install the master's version on this node; then siemctl services restart manager")
+		if st, err := managerStatus(ctx, e); err == nil && st["wazuh-clusterd"] != "" && st["wazuh-clusterd"] != manager.DaemonRunning {
+			r.Summary = "wazuh-clusterd is " + st["wazuh-clusterd"] + " on this worker: it is out of the cluster (3023)"
+			r.Fix = "siemctl services restart manager (then siemctl health --cluster); if it stops again, see logs/cluster.log"
+			return r
+		}
+		if line := lastClusterError(e); line != "" {
+			r.Evidence = append(r.Evidence, "cluster.log: "+line)
+			if strings.Contains(line, "3031") {
+				r.Summary = "this worker is refused by its master: versions differ (3031)"
+				r.Fix = "install the master's manager version on this node (siemctl upgrade to it), or the master's on the master; then siemctl services restart manager"
+			}
+		}
+		return r
+	}
+	if err != nil {
+		return depFailed(ctx, e, "manager cluster healthcheck", err)
+	}
+	rs, _ := api.ClusterRulesetSync(ctx)
+	v := mgrcluster.Judge(mgrcluster.Facts{Nodes: nodes, Ruleset: rs, Expected: expected, Now: e.now()})
+	ev := make([]string, 0, len(v.Lines))
+	for _, l := range v.Lines {
+		ev = append(ev, l.Text)
+	}
+	active := 0
+	for _, n := range nodes {
+		active += n.ActiveAgents
+	}
+	var r Result
+	switch v.Level {
+	case mgrcluster.OK:
+		r = ok(v.Summary, ev...)
+	case mgrcluster.Warn:
+		r = warn(v.Summary, v.Fix, ev...)
+	default:
+		r = crit(v.Summary, v.Fix, ev...)
+	}
+	r.Metrics = map[string]float64{"nodes": float64(len(nodes)), "active_agents": float64(active)}
+	return r
+}
+
+// lastClusterError is the last "Could not connect to master" line of this host's logs/cluster.log.
+func lastClusterError(e *Env) string {
+	dir := e.Stack.Config.Manager.InstallDir
+	if dir == "" {
+		return ""
+	}
+	f, err := os.Open(filepath.Join(dir, "logs", "cluster.log"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	last := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "Could not connect to master") {
+			last = sc.Text()
+		}
+	}
+	return last
+}

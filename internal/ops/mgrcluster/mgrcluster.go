@@ -1,0 +1,138 @@
+// Package mgrcluster judges a Wazuh manager cluster (wazuh-clusterd: one master, workers on TCP 1516)
+// from what its API says: every expected node connected, one version everywhere (the master refuses a
+// worker on another version with 3031), keepalives fresh (the master drops a worker after 120 s
+// without one), rulesets in sync, active agents per node.
+package mgrcluster
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/manager"
+)
+
+// Level of the verdict.
+type Level int
+
+// The levels.
+const (
+	OK Level = iota
+	Warn
+	Crit
+)
+
+// MaxKeepAliveAge is how old a worker's last keepalive may be: the worker sends one every 60 s and the
+// master drops it past 120 s (cluster.json max_allowed_time_without_keepalive).
+const MaxKeepAliveAge = 120 * time.Second
+
+// Facts are the cluster's answers.
+type Facts struct {
+	Nodes   []manager.ClusterNode
+	Ruleset []manager.RulesetSync
+	// Expected node names (manager.nodes); empty: the nodes the master lists.
+	Expected []string
+	Now      time.Time
+}
+
+// Line is one node's line.
+type Line struct {
+	Name  string
+	Level Level
+	Text  string
+}
+
+// Verdict is the judgement with its fix.
+type Verdict struct {
+	Level   Level
+	Summary string
+	Fix     string
+	Lines   []Line
+}
+
+// Judge judges the cluster.
+func Judge(f Facts) Verdict {
+	var master *manager.ClusterNode
+	synced := map[string]bool{}
+	known := map[string]bool{}
+	for _, r := range f.Ruleset {
+		synced[r.Name], known[r.Name] = r.Synced, true
+	}
+	present := map[string]bool{}
+	for i, n := range f.Nodes {
+		present[n.Name] = true
+		if n.Type == "master" {
+			master = &f.Nodes[i]
+		}
+	}
+	v := Verdict{}
+	var problems, fixes []string
+	raise := func(l Level) { v.Level = max(v.Level, l) }
+	for _, n := range f.Nodes {
+		ln := Line{Name: n.Name, Level: OK}
+		ln.Text = fmt.Sprintf("%s: %s %s, %s, %d active agent(s)", n.Name, n.Type, n.Version, n.IP, n.ActiveAgents)
+		if n.Type != "master" {
+			age := f.Now.Sub(n.LastKeepAlive)
+			ln.Text += fmt.Sprintf(", last keepalive %s ago", age.Round(time.Second))
+			if n.LastKeepAlive.IsZero() || age > MaxKeepAliveAge {
+				ln.Level = Crit
+				problems = append(problems, fmt.Sprintf("%s: last keepalive %s ago (> %s)", n.Name, age.Round(time.Second), MaxKeepAliveAge))
+				fixes = append(fixes, "on "+n.Name+": siemctl services restart manager")
+			}
+		}
+		if master != nil && n.Version != master.Version {
+			ln.Level = Crit
+			problems = append(problems, fmt.Sprintf("%s on %s, master %s on %s", n.Name, n.Version, master.Name, master.Version))
+		}
+		if known[n.Name] && !synced[n.Name] {
+			ln.Level = max(ln.Level, Warn)
+			ln.Text += ", ruleset NOT in sync"
+			problems = append(problems, n.Name+": ruleset not in sync with the master")
+			fixes = append(fixes, "wait for the integrity sync (every 9 s); if it persists, see "+n.Name+"'s logs/cluster.log")
+		} else if known[n.Name] {
+			ln.Text += ", ruleset in sync"
+		}
+		raise(ln.Level)
+		v.Lines = append(v.Lines, ln)
+	}
+	var missing []string
+	for _, want := range f.Expected {
+		if !present[want] {
+			missing = append(missing, want)
+			v.Lines = append(v.Lines, Line{Name: want, Level: Crit, Text: want + ": not connected to the master"})
+		}
+	}
+	if len(missing) > 0 {
+		raise(Crit)
+		problems = append([]string{fmt.Sprintf("%s not connected to the master (%d/%d nodes connected)", strings.Join(missing, ", "),
+			len(f.Expected)-len(missing), len(f.Expected))}, problems...)
+		mv := ""
+		if master != nil {
+			mv = master.Version
+		}
+		for _, m := range missing {
+			fixes = append(fixes, fmt.Sprintf("on %s: siemctl health --cluster says why (wazuh-clusterd stopped: siemctl services restart manager; refused with 3031: install the master's version %s there)", m, mv))
+		}
+	}
+	sort.SliceStable(v.Lines, func(i, j int) bool { return v.Lines[i].Name < v.Lines[j].Name })
+	if v.Level == OK {
+		ver := ""
+		if master != nil {
+			ver = master.Version
+		}
+		v.Summary = fmt.Sprintf("%d node(s) connected, all on %s, keepalives fresh, rulesets in sync", len(f.Nodes), ver)
+		return v
+	}
+	v.Summary = strings.Join(problems, "; ")
+	seen := map[string]bool{}
+	var fx []string
+	for _, s := range fixes {
+		if !seen[s] {
+			seen[s] = true
+			fx = append(fx, s)
+		}
+	}
+	v.Fix = strings.Join(fx, "; ")
+	return v
+}

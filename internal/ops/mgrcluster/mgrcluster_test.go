@@ -1,0 +1,50 @@
+package mgrcluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/manager"
+)
+
+func TestJudge(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	master := manager.ClusterNode{Name: "master-node", Type: "master", Version: "4.9.0", IP: "10.0.0.1", ActiveAgents: 2}
+	worker := func(name, version string, ka time.Duration) manager.ClusterNode {
+		return manager.ClusterNode{Name: name, Type: "worker", Version: version, IP: "10.0.0.2", ActiveAgents: 5, LastKeepAlive: now.Add(-ka)}
+	}
+	tests := []struct {
+		name    string
+		f       Facts
+		level   Level
+		summary string
+	}{
+		{"healthy", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
+			Ruleset: []manager.RulesetSync{{"master-node", true}, {"worker1", true}}, Expected: []string{"master-node", "worker1"}},
+			OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync"},
+		{"ruleset out of sync", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
+			Ruleset: []manager.RulesetSync{{"master-node", true}, {"worker1", false}}},
+			Warn, "worker1: ruleset not in sync with the master"},
+		{"missing and stale", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 3*time.Minute)},
+			Expected: []string{"master-node", "worker1", "worker2"}},
+			Crit, "worker2 not connected to the master (2/3 nodes connected); worker1: last keepalive 3m0s ago (> 2m0s)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.f.Now = now
+			v := Judge(tc.f)
+			if v.Level != tc.level || v.Summary != tc.summary {
+				t.Fatalf("got %d %q, want %d %q", v.Level, v.Summary, tc.level, tc.summary)
+			}
+			if tc.level != OK && v.Fix == "" {
+				t.Fatal("no fix")
+			}
+			for _, l := range v.Lines {
+				if !strings.HasPrefix(l.Text, l.Name+": ") {
+					t.Errorf("line %q does not start with its node", l.Text)
+				}
+			}
+		})
+	}
+}
