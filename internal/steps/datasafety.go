@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -756,11 +757,11 @@ func restoreIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outco
 	if err := setBackups(env, func(b *Backups) { b.IndexerDataAside = aside }); err != nil {
 		return engine.Outcome{}, err
 	}
-	uid, gid := owner(fi)
+	uid, gid := filetree.Owner(fi)
 	if err := os.Mkdir(target, 0o700); err != nil {
 		return engine.Outcome{}, fmt.Errorf("create the empty data directory (the old data is in %s): %w", aside, err)
 	}
-	if err := applyMeta(target, treeEntry{Mode: modeBits(fi.Mode()), UID: uid, GID: gid}); err != nil {
+	if err := filetree.ApplyMeta(target, filetree.Entry{Mode: filetree.ModeBits(fi.Mode()), UID: uid, GID: gid}); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("%s set aside as %s (kept); %s is empty for the old version, snapshot %s restores the alert indices", target, aside, target, b.IndexerSnapshot.Name),
@@ -1171,7 +1172,7 @@ func AsideDirs(ctx context.Context, dataDir string, protect func(runID string) s
 }
 
 // RemoveAside removes a set-aside data directory without following a link:
-// its parent is reached with openDirNoFollow, the entry must still be a
+// its parent is reached with filetree.OpenDirNoFollow, the entry must still be a
 // real directory with the exact name, and the tree is removed entry by
 // entry with unlinkat (a symlink inside is removed, never followed).
 func RemoveAside(dataDir string, a AsideDir) error {
@@ -1180,17 +1181,17 @@ func RemoveAside(dataDir string, a AsideDir) error {
 	if parent != filepath.Dir(filepath.Clean(dataDir)) || !strings.HasPrefix(name, base) || !asideRE.MatchString(strings.TrimPrefix(name, base)) {
 		return fmt.Errorf("%s is not a set-aside data directory of %s: left alone", a.Path, dataDir)
 	}
-	pfd, err := openDirNoFollow(parent, nil, false)
+	pfd, err := filetree.OpenDirNoFollow(parent, nil, false)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(pfd)
-	st, err := lstatAt(pfd, name)
+	st, err := filetree.LstatAt(pfd, name)
 	if err != nil {
 		return &os.PathError{Op: "lstat", Path: a.Path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return &LinkError{Path: a.Path, Reason: "is not a directory (a symlink is never followed)"}
+		return &filetree.LinkError{Path: a.Path, Reason: "is not a directory (a symlink is never followed)"}
 	}
 	return removeAllAt(pfd, name, a.Path)
 }
