@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,7 +151,7 @@ func TestRemoveAsideRefusesALink(t *testing.T) {
 	if err := os.Symlink(target, a.Path); err != nil {
 		t.Fatal(err)
 	}
-	var le *steps.LinkError
+	var le *filetree.LinkError
 	if err := steps.RemoveAside(data, a); !errors.As(err, &le) {
 		t.Fatalf("err %v, want a LinkError", err)
 	}

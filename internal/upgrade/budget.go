@@ -190,7 +190,7 @@ type DataVolume struct {
 
 // VolumeFromGates reads the data volume from gate.data_safety's result; mode
 // from the configuration when the gate did not pass.
-func VolumeFromGates(cfg *config.Config, gates []steps.GateResult) DataVolume {
+func VolumeFromGates(cfg *config.Config, gates []GateResult) DataVolume {
 	v := DataVolume{Mode: steps.DataSafetyMode(cfg)}
 	for _, g := range gates {
 		if g.Kind != "gate.data_safety" || g.Data == nil {
@@ -274,9 +274,9 @@ func phaseSources(b Budget) []string {
 	return out
 }
 
-// budgetPhase groups steps: the step-id prefix, with the data-safety steps
+// PhaseOf is the budget phase of a step: the step-id prefix, with the data-safety steps
 // in "backups" and the post-upgrade snapshot in "validation".
-func budgetPhase(id, kind string) string {
+func PhaseOf(id, kind string) string {
 	switch kind {
 	case "backup.indexer_data", "indexer.snapshot_take":
 		return "backups"
@@ -303,7 +303,7 @@ func EstimateBudget(plan *steps.Plan, h History, vol DataVolume, watch time.Dura
 	var undoSrcs []string
 	var total, rollback time.Duration
 	for _, ps := range plan.Selected() {
-		sb := StepBudget{Step: ps.ID, Kind: ps.Step.Kind, Phase: budgetPhase(ps.ID, ps.Step.Kind), Finally: ps.Always}
+		sb := StepBudget{Step: ps.ID, Kind: ps.Step.Kind, Phase: PhaseOf(ps.ID, ps.Step.Kind), Finally: ps.Always}
 		if ps.Always {
 			sb.Phase = "finally"
 		}
@@ -495,6 +495,24 @@ func sourceSummary(srcs []string) string {
 	return strings.Join(out, " + ")
 }
 
+// PlanBudget is the time budget `upgrade plan` shows: the upgrade plan
+// estimated from this host's earlier runs and the data volume the gates
+// measured, with the explicit rollback (rplan) after it, whose data moves at
+// the rates the upgrades measured.
+func PlanBudget(cfg *config.Config, plan, rplan *steps.Plan, gates []GateResult) (Budget, error) {
+	hist, err := LoadHistory(cfg.StateDir, "upgrade")
+	if err != nil {
+		return Budget{}, err
+	}
+	vol := VolumeFromGates(cfg, gates)
+	rhist, err := LoadHistory(cfg.StateDir, "rollback")
+	if err != nil {
+		return Budget{}, err
+	}
+	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
+	return EstimateBudget(plan, hist, vol, 0).WithLater(EstimateBudget(rplan, rhist, vol, 0)), nil
+}
+
 // RollbackFor is the estimated rollback time of the completed steps done:
 // their undos plus every finally-step.
 func (b Budget) RollbackFor(done map[string]bool) time.Duration {
@@ -527,8 +545,8 @@ func (b Budget) header() string {
 	return fmt.Sprintf("Time budget (%s; %s, data safety %s):", hist, data, b.Data.Mode)
 }
 
-// renderBudget writes the budget table.
-func renderBudget(w io.Writer, tty bool, b Budget) error {
+// Render writes the budget table (upgrade plan, the guided mode).
+func (b Budget) Render(w io.Writer, tty bool) error {
 	fmt.Fprintln(w, b.header())
 	t := output.NewTable(w, tty, "PHASE", "ESTIMATE", "SOURCE")
 	for _, p := range b.Phases {
