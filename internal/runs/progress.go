@@ -3,7 +3,6 @@ package runs
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"io"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // waitEvery limits how often the same step's "waiting" line repeats.

@@ -9,7 +9,6 @@ package runs
 import (
 	"context"
 	"errors"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"log/slog"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // DefaultPoll is the gates' poll interval when Common.Poll is zero.

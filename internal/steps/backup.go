@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,11 +11,13 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
-	"golang.org/x/sys/unix"
 )
 
 // Names inside a run's backup directory (backup_dir/<run-id>/).

@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,7 +35,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/repository"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -129,31 +130,6 @@ func alertsPattern(c *config.Config) string { return c.Indexer.AlertsIndexPrefix
 // PrepareCommand is the command that prepares the snapshot repository.
 const PrepareCommand = "siemctl indexer repository prepare"
 
-// RepositoryLocation returns where the fs repository lives: the configured
-// location, or a siemctl directory under the first path.repo ("" when the
-// node has no path.repo and none is configured).
-func RepositoryLocation(c *config.Config, pathRepo []string) string {
-	if c.Indexer.SnapshotLocation != "" {
-		return filepath.Clean(c.Indexer.SnapshotLocation)
-	}
-	if len(pathRepo) == 0 {
-		return ""
-	}
-	return filepath.Join(pathRepo[0], "siemctl")
-}
-
-// UnderPathRepo reports whether location is one of the path.repo
-// directories or below one.
-func UnderPathRepo(location string, pathRepo []string) bool {
-	for _, p := range pathRepo {
-		p = filepath.Clean(p)
-		if location == p || strings.HasPrefix(location, p+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
 // snapshotReady checks the repository is usable: path.repo covers it, it is
 // registered as fs at that location, and the node verifies it. A
 // repository not registered yet whose location (indexer.snapshot_location,
@@ -175,8 +151,8 @@ func snapshotReady(ctx context.Context, d *Deps, register bool) (repo indexer.Re
 	}
 	repo, err = sa.GetRepository(ctx, name)
 	if errors.Is(err, indexer.ErrRepositoryMissing) {
-		loc := RepositoryLocation(d.Config, pr)
-		if !UnderPathRepo(loc, pr) {
+		loc := repository.Location(d.Config, pr)
+		if !repository.UnderPathRepo(loc, pr) {
 			return repo, false, fmt.Errorf("snapshot repository %q is not registered and its location %s is not under path.repo %s; run %s", name, loc, strings.Join(pr, ", "), PrepareCommand)
 		}
 		repo = indexer.Repository{Name: name, Type: "fs", Location: loc}
@@ -189,7 +165,7 @@ func snapshotReady(ctx context.Context, d *Deps, register bool) (repo indexer.Re
 	} else if err != nil {
 		return repo, false, err
 	}
-	if repo.Type != "fs" || !UnderPathRepo(filepath.Clean(repo.Location), pr) {
+	if repo.Type != "fs" || !repository.UnderPathRepo(filepath.Clean(repo.Location), pr) {
 		return repo, false, fmt.Errorf("snapshot repository %q is %s at %q, not an fs repository under path.repo %s; run %s", name, repo.Type, repo.Location, strings.Join(pr, ", "), PrepareCommand)
 	}
 	if _, err := sa.VerifyRepository(ctx, name); err != nil {

@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"io"
 	"os"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/packages"
 )

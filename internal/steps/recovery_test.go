@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"maps"
 	"net/http"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"net/http"
 	"os"
 	"path"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/runbook"
-	"github.com/siemctl/siemctl/internal/steps"
 	"log/slog"
 	"slices"
 	"strings"
@@ -15,7 +13,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // Gate verdicts of a plan: the engine's, and ERROR for a gate that could

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/steps"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 import ()

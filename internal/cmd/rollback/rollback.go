@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // Options are the inputs of `siemctl rollback`.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // ApplyOptions are the inputs of `upgrade apply`.

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"strings"
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // The confirmation names the data safety mode and what a rollback will and

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // The operator's cockpit of `upgrade apply` (issue 16 §1-§3): the

@@ -3,7 +3,6 @@ package upgrade
 import (
 	"context"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"io"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // PlanOptions are the inputs of `upgrade plan`.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/upgrade"
-	"github.com/spf13/cobra"
-	"strings"
 )
 
 import ()

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // appliedFixture runs the test runbook to success (or, with the partial runbook, to a rollback).

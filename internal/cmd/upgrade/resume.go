@@ -3,7 +3,6 @@ package upgrade
 import (
 	"context"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.

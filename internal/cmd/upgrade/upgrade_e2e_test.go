@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"io"
 	"net/http"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/lab"
 	"github.com/siemctl/siemctl/lab/e2e"
 )

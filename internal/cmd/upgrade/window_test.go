@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/siemctl/siemctl/internal/upgrade"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 type fakeNow struct{ t time.Time }
