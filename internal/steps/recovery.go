@@ -377,6 +377,13 @@ func primariesFor(ctx context.Context, env Env, snapshot bool) (int, string) {
 	return h.ActivePrimaryShards, "active on the indexer now, none counted yet"
 }
 
+// Primaries is the number of primary shards a run's steps would be given time for, and where it
+// comes from (the count Deadlines uses), judged now with data as the run data: plans estimate
+// the wait with it.
+func Primaries(ctx context.Context, deps *Deps, data map[string]any) (int, string) {
+	return primariesFor(ctx, newMemEnv(deps, data), false)
+}
+
 // Deadlines is the deadline a run would give each selected step (key: its id) and undo (key:
 // "<id> undo") whose kind asks for more than its runbook timeout, judged now with data as the
 // run data: plans show them.

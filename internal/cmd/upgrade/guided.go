@@ -91,7 +91,9 @@ func estimateFor(ctx context.Context, p *prepared) (Budget, error) {
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	gates := steps.PreflightGates(gctx, &only, p.deps, p.seed)
-	return EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, gates), steps.WatchOf(p.seed)), nil
+	vol := VolumeFromGates(p.deps.Config, gates)
+	vol.Primaries, vol.PrimariesFrom = steps.Primaries(gctx, p.deps, p.seed) // the deadlines' count
+	return EstimateBudget(p.plan, hist, vol, steps.WatchOf(p.seed)), nil
 }
 
 // checkWindow is the go/no-go of --window: the upgrade and a full rollback

@@ -137,6 +137,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	vol := VolumeFromGates(p.deps.Config, rep.Gates)
+	vol.Primaries, vol.PrimariesFrom = steps.Primaries(qctx, p.deps, p.seed) // the deadlines' count
 	rep.Budget = EstimateBudget(p.plan, hist, vol, 0)
 	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
 		s := p.plan.Steps[i]
