@@ -141,7 +141,7 @@ var kinds = map[string]map[string]param{
 	"gate.agents_back": {"min_ratio": isRatio, "show": isCount},
 	"watch.window": {"interval": isDuration, "cluster_breach": oneOf("red", "yellow"), "alert_rate_min": isRatio,
 		"alert_rate_over": isDuration, "alert_rate_intervals": isCount, "agents_min_ratio": isRatio, "agents_intervals": isCount,
-		"restarts_max": isCount, "inactive_intervals": isCount, "probe_every": isDuration, "probe_failures": isCount},
+		"restarts_max": isCount, "inactive_intervals": isCount, "probe_every": isDuration, "probe_failures": isCount, "probe_timeout": isDuration},
 
 	// data safety modes (indexer.data_safety)
 	"gate.data_safety":         {},

@@ -10,8 +10,10 @@ package steps
 //     runs; backup.indexer_data only records the mode. On rollback
 //     restore.indexer_data sets the new version's data directory aside (kept)
 //     and leaves an empty one, the old indexer starts on it, and
-//     restore.indexer_snapshot re-initialises security from the run's backup
-//     and restores the snapshot's alert indices.
+//     restore.indexer_snapshot re-initialises security from the run's backup,
+//     puts back the persistent cluster settings the take recorded (the
+//     restore cannot bring the global state back) and restores the
+//     snapshot's alert indices.
 //   - command: backup.indexer_data runs the site's take hook (LVM, ZFS, btrfs,
 //     hypervisor API) with the indexer stopped; restore.indexer_data runs the
 //     restore hook. Both get the run id and the data path in the environment;
@@ -20,9 +22,11 @@ package steps
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -66,6 +70,9 @@ type DataSnapshot struct {
 	IncrementalBytes int64    `json:"incremental_bytes"`
 	TotalBytes       int64    `json:"total_bytes"`
 	TookMillis       int64    `json:"took_ms"`
+	// Persistent: the site's persistent cluster settings when the snapshot was taken (flat;
+	// without the ones the run changes itself and archived.*), put back by the restore.
+	Persistent map[string]string `json:"persistent_settings,omitempty"`
 }
 
 // DataHookRun is what a command-mode hook did (run data backups.indexer_data_hook).
@@ -194,6 +201,7 @@ func dataSafetyKinds(pl *Planning) []Kind {
 					}
 				}
 				return []string{first,
+					"GET /_cluster/settings: record the persistent settings (not " + shortKey(indexer.KeyAllocationEnable) + ", " + shortKeys(recoverySettings) + " nor archived.*: put back by their own steps, or obsolete)",
 					"PUT /_snapshot/" + repo + "/siemctl-<run-id> {indices: " + pattern + ", include_global_state: true}",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
@@ -261,7 +269,8 @@ func (p *restoreSnapshotParams) Describe() []string {
 		"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(p.pl), " ") + " (no options)",
 		"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
 		"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
-		"shipper setup --pipelines (the ingest pipelines are global state too)"}
+		"shipper setup --pipelines (the ingest pipelines are global state too)",
+		"PUT /_cluster/settings {persistent: <the settings recorded before the upgrade that differ>} (global state too), read back"}
 	if p.Recoveries > 0 {
 		lines = append(lines, describeRaise(p.raise(), "the restore's primaries come back that many at a time instead of 4")...)
 	}
@@ -365,8 +374,13 @@ func runSnapshotTake(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 	if err := verifySnapshot(info, want); err != nil {
 		return engine.Outcome{}, err
 	}
+	persistent, err := siteSettings(ctx, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
 	rec := &DataSnapshot{Repository: rname, Location: repo.Location, Name: name, UUID: info.UUID, Version: info.Version, Indices: info.Indices,
-		Shards: info.ShardsTotal, IncrementalBytes: prog.IncrementalBytes, TotalBytes: prog.TotalBytes, TookMillis: d.now().Sub(start).Milliseconds()}
+		Shards: info.ShardsTotal, IncrementalBytes: prog.IncrementalBytes, TotalBytes: prog.TotalBytes, TookMillis: d.now().Sub(start).Milliseconds(),
+		Persistent: persistent}
 	if err := setBackups(env, func(b *Backups) { b.IndexerSnapshot = rec }); err != nil {
 		return engine.Outcome{}, err
 	}
@@ -504,6 +518,12 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 			todo = append(todo, i)
 		}
 	}
+	// …nor the site's persistent settings: put back what the take recorded.
+	if msg, err := putBackSettings(ctx, ix, rec.Persistent); err != nil {
+		return engine.Outcome{}, err
+	} else if msg != "" {
+		msgs = append(msgs, msg)
+	}
 	// The empty cluster has no alerts template: load the one the shipper
 	// has on disk (the previous version's by now) before indices appear.
 	if c := d.Config.Shipper; c.TemplateName != "" {
@@ -576,6 +596,80 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 	msgs = append(msgs, fmt.Sprintf("restored %d indices from snapshot %s/%s in %s (the new version's data is kept in %s)",
 		len(rec.Indices), rec.Repository, rec.Name, d.now().Sub(start).Round(time.Millisecond), b.IndexerDataAside))
 	return engine.Outcome{Message: strings.Join(msgs, "; "), Data: map[string]any{"indices": len(rec.Indices), "snapshot": rec.Name}}, nil
+}
+
+// siteSetting: a persistent setting the snapshot-mode rollback puts back. Not the ones a run
+// changes itself (allocation, the recovery settings: their own steps put them back to what the
+// run found), not archived.* (settings the node no longer knows: refused on a PUT).
+func siteSetting(k string) bool {
+	return k != indexer.KeyAllocationEnable && !slices.Contains(recoverySettings, k) && !strings.HasPrefix(k, "archived.")
+}
+
+// siteSettings reads the persistent cluster settings a rollback puts back.
+func siteSettings(ctx context.Context, d *Deps) (map[string]string, error) {
+	ix, err := d.indexer()
+	if err != nil {
+		return nil, err
+	}
+	s, err := ix.Settings(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("record the persistent cluster settings (a rollback puts them back): %w", err)
+	}
+	out := map[string]string{}
+	for k, v := range s.Persistent {
+		if siteSetting(k) {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// settingValue is a flat setting's value for a PUT: a list setting reads as a JSON array.
+func settingValue(v string) any {
+	var list []any
+	if strings.HasPrefix(v, "[") && json.Unmarshal([]byte(v), &list) == nil {
+		return list
+	}
+	return v
+}
+
+// putBackSettings sets the recorded persistent settings that differ on the cluster now and
+// reads them back; "" when there was nothing to do.
+func putBackSettings(ctx context.Context, ix IndexerAPI, rec map[string]string) (string, error) {
+	if len(rec) == 0 {
+		return "", nil
+	}
+	now, err := ix.Settings(ctx, false)
+	if err != nil {
+		return "", fmt.Errorf("read the persistent cluster settings: %w", err)
+	}
+	upd := map[string]any{}
+	for k, v := range rec {
+		if siteSetting(k) && now.Persistent[k] != v {
+			upd[k] = settingValue(v)
+		}
+	}
+	if len(upd) == 0 {
+		return fmt.Sprintf("the %d persistent settings recorded before the upgrade are in place", len(rec)), nil
+	}
+	keys := slices.Sorted(maps.Keys(upd))
+	if _, err := ix.PutSettings(ctx, indexer.SettingsUpdate{Persistent: upd}); err != nil {
+		return "", fmt.Errorf("put back the persistent settings recorded before the upgrade (%s): %w", strings.Join(keys, ", "), err)
+	}
+	after, err := ix.Settings(ctx, false)
+	if err != nil {
+		return "", fmt.Errorf("read back the persistent settings put back: %w", err)
+	}
+	var bad []string
+	for _, k := range keys {
+		if after.Persistent[k] != rec[k] {
+			bad = append(bad, fmt.Sprintf("%s reads %q, recorded %q", k, after.Persistent[k], rec[k]))
+		}
+	}
+	if len(bad) > 0 {
+		return "", fmt.Errorf("persistent settings put back do not read back: %s", strings.Join(bad, "; "))
+	}
+	return fmt.Sprintf("%d persistent settings put back as recorded before the upgrade: %s", len(keys), strings.Join(keys, ", ")), nil
 }
 
 // --- backup.indexer_data / restore.indexer_data per mode ---------------------------

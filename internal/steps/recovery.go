@@ -376,3 +376,9 @@ func primariesFor(ctx context.Context, env Env, snapshot bool) (int, string) {
 	}
 	return h.ActivePrimaryShards, "active on the indexer now, none counted yet"
 }
+
+// Primaries is the number of primary shards a run's steps would be given time for, and where it
+// comes from (the count the deadlines use), judged in env: plans estimate the wait with it.
+func Primaries(ctx context.Context, env Env) (int, string) {
+	return primariesFor(ctx, env, false)
+}

@@ -329,3 +329,10 @@ func Deadlines(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map
 	}
 	return out
 }
+
+// Primaries is the number of primary shards a run's steps would be given time for, and where it
+// comes from (the count Deadlines uses), judged now with data as the run data: plans estimate
+// the wait with it.
+func Primaries(ctx context.Context, deps *steps.Deps, data map[string]any) (int, string) {
+	return steps.Primaries(ctx, newMemEnv(deps, data))
+}

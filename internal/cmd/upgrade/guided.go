@@ -92,7 +92,9 @@ func estimateFor(ctx context.Context, p *upgrade.Session) (upgrade.Budget, error
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	gates := upgrade.PreflightGates(gctx, &only, p.Deps, p.Seed)
-	return upgrade.EstimateBudget(p.Plan, hist, upgrade.VolumeFromGates(p.Deps.Config, gates), steps.WatchOf(p.Seed)), nil
+	vol := upgrade.VolumeFromGates(p.Deps.Config, gates)
+	vol.Primaries, vol.PrimariesFrom = upgrade.Primaries(gctx, p.Deps, p.Seed) // the deadlines' count
+	return upgrade.EstimateBudget(p.Plan, hist, vol, steps.WatchOf(p.Seed)), nil
 }
 
 // checkWindow is the go/no-go of --window: the upgrade and a full rollback

@@ -148,7 +148,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	rep.Rollback.Explicit = planSteps(rplan, upgrade.Deadlines(qctx, rplan, p.Deps, nil))
-	if rep.Budget, err = upgrade.PlanBudget(p.Deps.Config, p.Plan, rplan, rep.Gates); err != nil {
+	if rep.Budget, err = p.PlanBudget(qctx, rplan, rep.Gates); err != nil {
 		return err
 	}
 	if rep.Gates == nil {
