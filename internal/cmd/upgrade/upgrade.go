@@ -1,7 +1,8 @@
-// Package upgrade is `siemctl upgrade`: plan, apply, resume, status and
-// abort of the upgrade runbook (runbooks/upgrade.yaml) through the engine,
-// with the step kinds of internal/steps; what it shares with rollback
-// (runner, progress, run report) is in internal/runs.
+// Package upgrade is `siemctl upgrade`: plan, apply, resume, status,
+// abort, report and prune, thin doors onto internal/upgrade (the session that
+// prepares each run, the budget, the evidence) and the engine; what it
+// shares with rollback (options, runner, progress, the final report) is in
+// internal/runs.
 package upgrade
 
 import (
