@@ -34,10 +34,7 @@ import (
 // SnapshotAPI is the snapshot-repository part of *indexer.Client (the kinds
 // reach it through Deps.Indexer).
 type SnapshotAPI interface {
-	PathRepo(ctx context.Context) ([]string, error)
-	GetRepository(ctx context.Context, name string) (indexer.Repository, error)
-	PutFSRepository(ctx context.Context, name, location string) error
-	VerifyRepository(ctx context.Context, name string) ([]string, error)
+	repository.Calls
 	CreateSnapshot(ctx context.Context, sr indexer.SnapshotRequest) error
 	SnapshotStatus(ctx context.Context, repo, name string) (indexer.SnapshotProgress, error)
 	GetSnapshot(ctx context.Context, repo, name string) (indexer.SnapshotInfo, error)

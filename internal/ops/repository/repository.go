@@ -30,12 +30,19 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/services"
 )
 
-// API is what the repository operations ask the indexer.
-type API interface {
+// Calls are the indexer's repository calls (path.repo, read, register,
+// verify): the repository operations make them, and so do the upgrade's
+// snapshot steps.
+type Calls interface {
 	PathRepo(ctx context.Context) ([]string, error)
 	GetRepository(ctx context.Context, name string) (indexer.Repository, error)
 	PutFSRepository(ctx context.Context, name, location string) error
 	VerifyRepository(ctx context.Context, name string) ([]string, error)
+}
+
+// API is what the repository operations ask the indexer.
+type API interface {
+	Calls
 	Snapshots(ctx context.Context, repo string) ([]indexer.SnapshotInfo, error)
 	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
 }
