@@ -230,6 +230,13 @@ type guide struct {
 	now      func() time.Time
 	win      *windowWatch
 	health   func(ctx context.Context) (health.Report, error)
+	// plan and unitOf (component → unit) judge the health checks against
+	// what the runbook stopped on purpose.
+	plan   *steps.Plan
+	unitOf map[string]string
+	// waited is the time spent at this process's prompts, waiting for the
+	// operator: not the upgrade's.
+	waited time.Duration
 }
 
 type readResult struct {
@@ -280,6 +287,8 @@ type answer struct {
 
 // ask prompts until one of answers is picked (help after any other input).
 func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer) (engine.Decision, error) {
+	asked := g.now()
+	defer func() { g.waited += max(g.now().Sub(asked), 0) }()
 	for {
 		fmt.Fprint(g.w, prompt)
 		line, err := g.readLine(ctx)
@@ -307,7 +316,7 @@ func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer)
 func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
 	fmt.Fprintf(g.w, "\n== %s failed: unattended, the run would roll back now ==\n%s\n", b.Step, oneLine(b.Failure))
 	if g.health != nil {
-		g.renderHealth(ctx)
+		g.renderHealth(ctx, b.Done)
 	}
 	return g.ask(ctx, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ",
 		"answer r (roll back), w (wait: run the step again) or s (stop here)",
@@ -317,34 +326,47 @@ func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.D
 }
 
 // renderHealth runs the health checks now and shows the verdict and every
-// check that is not OK.
-func (g *guide) renderHealth(ctx context.Context) {
+// check that is not OK, judged against the plan with the steps done: what
+// the runbook stopped on purpose is EXPECTED (listed after the rest), the
+// verdict is that of the other checks.
+func (g *guide) renderHealth(ctx context.Context, done []string) {
 	rep, err := g.health(ctx)
 	if err != nil {
 		fmt.Fprintf(g.w, "Health now: not available: %v\n", err)
 		return
 	}
+	down := stoppedByPlan(g.plan, done)
 	counts := map[health.Status]int{}
+	verdict := health.OK
+	var real, expected [][]string
 	for _, r := range rep.Results {
+		if why := expectedBy(r, down, g.unitOf); why != "" {
+			expected = append(expected, []string{"", "EXPECTED", r.ID, oneLine(r.Summary) + ": " + why})
+			continue
+		}
 		counts[r.Status]++
+		verdict = max(verdict, r.Status)
+		if r.Status != health.OK {
+			real = append(real, []string{"", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary)})
+		}
 	}
-	line := fmt.Sprintf("%s: %d OK", g.colors.Status(rep.Verdict.String()), counts[health.OK])
+	line := fmt.Sprintf("%s: %d OK", g.colors.Status(verdict.String()), counts[health.OK])
 	for _, s := range []health.Status{health.Warn, health.Crit, health.Unknown} {
 		if counts[s] > 0 {
 			line += fmt.Sprintf(", %d %s", counts[s], s)
 		}
 	}
-	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	how := "siemctl health"
+	if len(expected) > 0 {
+		line += fmt.Sprintf(", %d expected (stopped by the runbook)", len(expected))
+		how += ", judged against the plan"
+	}
+	fmt.Fprintf(g.w, "Health now (%s): %s\n", how, line)
 	t := output.NewTable(g.w, true) // indented: the first column is empty
-	for _, r := range rep.Results {
-		if r.Status != health.OK {
-			t.Row("", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
-		}
+	for _, row := range append(real, expected...) {
+		t.Row(row...)
 	}
 	_ = t.Render()
-	if counts[health.Crit]+counts[health.Warn] > 0 {
-		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
-	}
 }
 
 // render writes the evidence at a boundary.
@@ -380,7 +402,7 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	}
 	fmt.Fprintf(w, "Summary: %s\n", sum)
 	if g.health != nil {
-		g.renderHealth(ctx)
+		g.renderHealth(ctx, b.Done)
 	}
 	if rd.Diff != nil {
 		fmt.Fprintf(w, "Snapshot diff: %s → %s: documents %d → %d; %d critical, %d warning\n",
@@ -398,9 +420,16 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 			estDone += s.Estimate.D()
 		}
 	}
+	// What is left comes from the clock: the budget less the time the run
+	// worked (the time used less the time waiting for the operator).
 	used := b.Now.Sub(g.started)
-	fmt.Fprintf(w, "Time: %s used; the steps done were estimated at %s; budget %s in all, about %s left\n",
-		output.Duration(used), output.Duration(estDone), output.Duration(g.budget.Total.D()), output.Duration(max(g.budget.Total.D()-estDone, 0)))
+	working := max(used-g.waited, 0)
+	left := fmt.Sprintf("about %s left", output.Duration(g.budget.Total.D()-working))
+	if working > g.budget.Total.D() {
+		left = fmt.Sprintf("none left: %s over", output.Duration(working-g.budget.Total.D()))
+	}
+	fmt.Fprintf(w, "Time: %s used: %s working, %s waiting for the operator; the steps done were estimated at %s; budget %s in all, %s\n",
+		output.Duration(used), output.Duration(working), output.Duration(g.waited), output.Duration(estDone), output.Duration(g.budget.Total.D()), left)
 	if g.win != nil {
 		g.win.mu.Lock()
 		ponr, rb := g.win.PointOfNoReturn()
@@ -443,6 +472,7 @@ func newCockpit(ctx context.Context, c runs.Common, p *upgrade.Session, window t
 	if guided {
 		p.Seed[KeyGuided] = true
 		ck.guide = newGuide(c, b, now, ck.win)
+		ck.guide.plan, ck.guide.unitOf = p.plan, p.deps.Config.Units()
 	}
 	return ck, nil
 }
@@ -505,6 +535,7 @@ func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *eng
 	}
 	if guided {
 		ck.guide = newGuide(c, b, ri.Started, ck.win)
+		ck.guide.plan, ck.guide.unitOf = plan, deps.Config.Units()
 	}
 	return ck, nil
 }
