@@ -472,7 +472,7 @@ func newCockpit(ctx context.Context, c runs.Common, p *upgrade.Session, window t
 	if guided {
 		p.Seed[KeyGuided] = true
 		ck.guide = newGuide(c, b, now, ck.win)
-		ck.guide.plan, ck.guide.unitOf = p.plan, p.deps.Config.Units()
+		ck.guide.plan, ck.guide.unitOf = p.Plan, p.Deps.Config.Units()
 	}
 	return ck, nil
 }

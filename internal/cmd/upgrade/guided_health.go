@@ -7,8 +7,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
-	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // Guided mode's "Health now" judged against the plan (issue 26 §5a): mid-upgrade the units the
@@ -53,7 +53,7 @@ func untilPhase(comp, phase string) string {
 	if phase == "" {
 		return comp + " stopped by the runbook"
 	}
-	return fmt.Sprintf("%s stopped by the runbook until the %s phase", comp, runs.PhaseLabel(phase))
+	return fmt.Sprintf("%s stopped by the runbook until the %s phase", comp, upgrade.PhaseLabel(phase))
 }
 
 // expectedBy says why r is expected at this point of the plan ("" when it is not): every unit

@@ -50,7 +50,7 @@ func guidedRun(t *testing.T, think time.Duration, hr func(context.Context) (heal
 		t.Fatal(err)
 	}
 	var done []string
-	for _, s := range p.plan.Selected() {
+	for _, s := range p.Plan.Selected() {
 		if s.ID == "manager/install" {
 			break
 		}
