@@ -335,12 +335,12 @@ func (g *guide) renderHealth(ctx context.Context, done []string) {
 		fmt.Fprintf(g.w, "Health now: not available: %v\n", err)
 		return
 	}
-	down := stoppedByPlan(g.plan, done)
+	down := upgrade.StoppedByPlan(g.plan, done)
 	counts := map[health.Status]int{}
 	verdict := health.OK
 	var real, expected [][]string
 	for _, r := range rep.Results {
-		if why := expectedBy(r, down, g.unitOf); why != "" {
+		if why := upgrade.ExpectedBy(r, down, g.unitOf); why != "" {
 			expected = append(expected, []string{"", "EXPECTED", r.ID, oneLine(r.Summary) + ": " + why})
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // Guided mode's "Health now" judged against the plan (issue 26 §5a): mid-upgrade the units the
@@ -16,9 +15,9 @@ import (
 // serve; such a result is EXPECTED (with the phase that starts the unit again), so that a real
 // CRIT stands out.
 
-// stoppedByPlan is, for each component a done units.stop step of plan stopped and no done
+// StoppedByPlan is, for each component a done units.stop step of plan stopped and no done
 // units.start has started again, the phase whose units.start starts it ("" when none does).
-func stoppedByPlan(plan *steps.Plan, done []string) map[string]string {
+func StoppedByPlan(plan *steps.Plan, done []string) map[string]string {
 	if plan == nil {
 		return nil
 	}
@@ -53,13 +52,13 @@ func untilPhase(comp, phase string) string {
 	if phase == "" {
 		return comp + " stopped by the runbook"
 	}
-	return fmt.Sprintf("%s stopped by the runbook until the %s phase", comp, upgrade.PhaseLabel(phase))
+	return fmt.Sprintf("%s stopped by the runbook until the %s phase", comp, PhaseLabel(phase))
 }
 
-// expectedBy says why r is expected at this point of the plan ("" when it is not): every unit
+// ExpectedBy says why r is expected at this point of the plan ("" when it is not): every unit
 // it finds down, every port it finds closed, or the component it checks was stopped by the
-// runbook (down: stoppedByPlan; unitOf: component → unit).
-func expectedBy(r health.Result, down map[string]string, unitOf map[string]string) string {
+// runbook (down: StoppedByPlan; unitOf: component → unit).
+func ExpectedBy(r health.Result, down map[string]string, unitOf map[string]string) string {
 	if r.Status == health.OK || len(down) == 0 {
 		return ""
 	}
