@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -55,8 +57,44 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 17 {
-		t.Errorf("%d fault kinds", len(FaultKinds()))
+}
+
+// Every fault kind `siemlab fault --list` prints is one a full lab accepts (a unit kind with a
+// unit), listed once; every kind the README's siemlab block documents is among them.
+func TestListedFaultKindsAreAccepted(t *testing.T) {
+	full := &Lab{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}
+	listed := map[string]bool{}
+	for _, k := range FaultKinds() {
+		if listed[k.Name] {
+			t.Errorf("%s listed twice", k.Name)
+		}
+		listed[k.Name] = true
+		kind := strings.Replace(k.Name, "<unit>", "siem-manager", 1)
+		got, _, err := full.faultKind(kind)
+		if err != nil || got.Name != k.Name {
+			t.Errorf("siemlab fault %s: %v (kind %q)", kind, err, got.Name)
+		}
+		if k.Description == "" {
+			t.Errorf("%s has no help line", k.Name)
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "siemlab fault --dir DIR ")
+	block, _, _ = strings.Cut(block, "siemlab filebeat")
+	if !ok || block == "" {
+		t.Fatal("README has no siemlab fault block")
+	}
+	documented := regexp.MustCompile(`[a-z]+(?:-[a-z]+)+(?::<unit>)?`).FindAllString(block, -1)
+	if len(documented) < 2 {
+		t.Fatalf("README documents no fault kinds: %q", block)
+	}
+	for _, d := range documented {
+		if !listed[d] {
+			t.Errorf("README documents fault %s, siemlab fault --list does not list it", d)
+		}
 	}
 }
 

@@ -1,227 +1,96 @@
 package runbooks_test
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
-	"math"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
-// param describes one accepted parameter of a kind: its check returns an
-// error for a bad value.
-type param func(v any) error
-
-func oneOf(vals ...string) param {
-	return func(v any) error {
-		s, ok := v.(string)
-		if !ok || !slices.Contains(vals, s) {
-			return fmt.Errorf("must be one of %s, not %v", strings.Join(vals, "|"), v)
-		}
-		return nil
-	}
-}
-
-func isBool(v any) error {
-	if _, ok := v.(bool); !ok {
-		return fmt.Errorf("must be true or false")
-	}
-	return nil
-}
-
-func isDuration(v any) error {
-	s, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("must be a duration")
-	}
-	_, err := time.ParseDuration(s)
-	return err
-}
-
-// number accepts a T from lo to hi; want names such a value.
-func number[T int | float64](lo, hi T, want string) param {
-	return func(v any) error {
-		if n, ok := v.(T); !ok || n < lo || n > hi {
-			return fmt.Errorf("must be %s", want)
-		}
-		return nil
-	}
-}
-
-func isTrue(v any) error {
-	if b, ok := v.(bool); !ok || !b {
-		return fmt.Errorf("%v is not true", v)
-	}
-	return nil
-}
-
-func isLabel(v any) error {
-	if s, ok := v.(string); !ok || s == "" {
-		return fmt.Errorf("must be a non-empty label")
-	}
-	return nil
-}
-
-func listOf(vals ...string) param {
-	return func(v any) error {
-		l, ok := v.([]any)
-		if !ok || len(l) == 0 {
-			return fmt.Errorf("must be a non-empty list")
-		}
-		for _, e := range l {
-			if err := oneOf(vals...)(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-var (
-	isPercent    = number(0, 100, "a percentage")
-	isRatio      = number(0.0, 1.0, "a share between 0 and 1")
-	isCount      = number(1, math.MaxInt, "a count of at least 1")
-	component    = oneOf("indexer", "manager", "dashboard", "shipper")
-	componentAll = oneOf("indexer", "manager", "dashboard", "shipper", "all")
-	version      = oneOf("target", "previous")
-)
-
-// kinds is the parameter contract of every step kind the embedded runbooks
-// use (internal/steps implements them): name → accepted params, required ones
-// marked with a trailing "!".
-var kinds = map[string]map[string]param{
-	"snapshot.capture":         {"label!": isLabel},
-	"snapshot.diff":            {"against!": isLabel},
-	"gate.cluster_health":      {"status!": oneOf("yellow", "green"), "wait_for_no_relocating": isBool, "wait_for_no_initializing": isBool, "timeout_per_primary": isDuration},
-	"gate.disk":                {"min_free_percent": isPercent, "nogo_percent": isPercent},
-	"gate.versions":            {"check!": oneOf("candidates", "installed"), "version": version},
-	"gate.agents":              {},
-	"gate.settings_clean":      {},
-	"gate.templates":           {},
-	"gate.manager_api":         {"version": version},
-	"gate.dashboard":           {},
-	"gate.units_active":        {"components": listOf("indexer", "manager", "dashboard", "shipper")},
-	"gate.ports":               {},
-	"gate.probe":               {},
-	"gate.no_trace":            {},
-	"backup.configs":           {"components": listOf("indexer", "manager", "dashboard", "shipper", "certs")},
-	"backup.indexer_security":  {},
-	"backup.indexer_data":      {},
-	"restore.indexer_data":     {},
-	"backup.manager_db":        {},
-	"shipper.module":           {"version": version},
-	"restore.manager_db":       {},
-	"restore.configs":          {},
-	"backup.shipper_registry":  {},
-	"restore.shipper_registry": {},
-	"units.stop":               {"component!": componentAll},
-	"units.start":              {"component!": componentAll, "wait": isDuration},
-	"units.daemon_reload":      {},
-	"units.verify_gone":        {"component!": component},
-	"indexer.allocation":       {"value!": oneOf("primaries", "all")},
-	"indexer.flush":            {},
-	"indexer.flush_synced":     {},
-	"indexer.security_apply":   {"timeout_per_primary": isDuration},
-	"packages.install":         {"component!": component},
-	"packages.downgrade":       {"component!": component},
-	"shipper.template":         {"version": version},
-	"shipper.setup":            {"what!": oneOf("pipelines", "index_management")},
-	"shipper.test_output":      {},
-
-	// agents back and the watch window
-	"agents.record":    {},
-	"gate.agents_back": {"min_ratio": isRatio, "show": isCount},
-	"watch.window": {"interval": isDuration, "cluster_breach": oneOf("red", "yellow"), "alert_rate_min": isRatio,
-		"alert_rate_over": isDuration, "alert_rate_intervals": isCount, "agents_min_ratio": isRatio, "agents_intervals": isCount,
-		"restarts_max": isCount, "inactive_intervals": isCount, "probe_every": isDuration, "probe_failures": isCount},
-
-	// data safety modes (indexer.data_safety)
-	"gate.data_safety":         {},
-	"indexer.snapshot_take":    {},
-	"restore.indexer_snapshot": {"recoveries": isCount, "timeout_per_primary": isDuration},
-
-	// a node that recovers thousands of daily indices after its restart
-	"indexer.primaries_recoveries": {"value": isCount, "concurrent": isCount, "restore": isTrue},
-}
-
-type schemaKind struct {
-	name   string
-	params map[string]param
-}
-
-type schemaParams struct {
-	kind string
-	with map[string]any
-	errs []string
-}
-
-func (p *schemaParams) Describe() []string {
-	keys := make([]string, 0, len(p.with))
-	for k := range p.with {
-		keys = append(keys, fmt.Sprintf("%s=%v", k, p.with[k]))
-	}
-	sort.Strings(keys)
-	return []string{strings.TrimSpace(p.kind + " " + strings.Join(keys, " "))}
-}
-
-func (p *schemaParams) Validate() error {
-	if len(p.errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(p.errs, "; "))
-	}
-	return nil
-}
-
-func (k schemaKind) Name() string { return k.name }
-func (k schemaKind) ReadOnly() bool {
-	return strings.HasPrefix(k.name, "gate.") || k.name == "agents.record" || k.name == "watch.window"
-}
-
-func (k schemaKind) Decode(with map[string]any) (engine.Params, error) {
-	p := &schemaParams{kind: k.name, with: with}
-	for key, v := range with {
-		check, ok := k.params[key]
-		if !ok {
-			check, ok = k.params[key+"!"]
-		}
-		if !ok {
-			return nil, fmt.Errorf("unknown parameter %s", key)
-		}
-		if err := check(v); err != nil {
-			p.errs = append(p.errs, fmt.Sprintf("%s: %v", key, err))
-		}
-	}
-	for key := range k.params {
-		if name, req := strings.CutSuffix(key, "!"); req {
-			if _, ok := with[name]; !ok {
-				p.errs = append(p.errs, "missing "+name)
-			}
-		}
-	}
-	sort.Strings(p.errs)
-	return p, nil
-}
-
-func (k schemaKind) Run(context.Context, steps.Env, engine.Params) (engine.Outcome, error) {
-	return engine.Outcome{}, nil
-}
-
+// registry is every step kind as siemctl registers it, describing itself
+// without a configuration or versions (placeholders).
 func registry(t *testing.T) *steps.Registry {
 	t.Helper()
-	reg := &steps.Registry{}
-	for name, ps := range kinds {
-		if err := reg.Register(schemaKind{name: name, params: ps}); err != nil {
-			t.Fatal(err)
-		}
+	reg, err := steps.NewRegistry(&steps.Planning{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return reg
+}
+
+// Every kind decodes strictly: an unknown parameter is refused, naming it.
+func TestKindsRefuseUnknownParameters(t *testing.T) {
+	reg := registry(t)
+	for _, name := range reg.Names() {
+		k, _ := reg.Lookup(name)
+		_, err := k.Decode(map[string]any{"no_such_parameter": 1})
+		if err == nil || !strings.Contains(err.Error(), "no_such_parameter") {
+			t.Errorf("%s accepts an unknown parameter: %v", name, err)
+		}
+	}
+}
+
+// Every parameter the embedded runbooks give is checked by its kind: the
+// step planned with that value replaced by one of the wrong type (or out of
+// range) fails to plan, naming the step.
+func TestKindsCheckTheRunbooksParameters(t *testing.T) {
+	reg := registry(t)
+	bad := []any{map[string]any{"x": 1}, []any{"x"}, "no-such-value", -1}
+	for _, name := range []string{runbooks.Upgrade, runbooks.Rollback} {
+		p := plan(t, name)
+		for _, s := range p.Steps {
+			for _, u := range []struct {
+				kind string
+				with map[string]any
+			}{{s.Step.Kind, s.With}, {undoKind(s), undoWith(s)}} {
+				k, ok := reg.Lookup(u.kind)
+				if !ok {
+					continue
+				}
+				for key := range u.with {
+					refused := 0
+					for _, v := range bad {
+						with := maps.Clone(u.with)
+						with[key] = v
+						if _, err := decodeValid(k, with); err != nil {
+							refused++
+						}
+					}
+					if refused == 0 {
+						t.Errorf("%s: %s (%s) accepts anything for %s", name, s.ID, u.kind, key)
+					}
+				}
+			}
+		}
+	}
+}
+
+func undoKind(s *steps.PlannedStep) string {
+	if s.Step.Undo == nil {
+		return ""
+	}
+	return s.Step.Undo.Kind
+}
+
+func undoWith(s *steps.PlannedStep) map[string]any {
+	if s.Step.Undo == nil {
+		return nil
+	}
+	return s.Step.Undo.With
+}
+
+// decodeValid is what the planner does with a step's parameters: decode strictly, then validate.
+func decodeValid(k steps.Kind, with map[string]any) (engine.Params, error) {
+	p, err := k.Decode(with)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.Validate()
 }
 
 // TestEmbeddedRunbooksValidate plans every embedded runbook against the kind

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // waitEvery limits how often the same step's "waiting" line repeats.
@@ -230,20 +231,8 @@ func (r *Progress) Observe(p engine.Progress) {
 	case engine.EvRunStop:
 		fmt.Fprintf(r.ErrOut, "run %s %s at %s%s\n", p.RunID, p.Status, output.Dash(p.Step), errNote(p.Err))
 	case engine.EvRunEnd:
-		fmt.Fprintf(r.ErrOut, "run %s %s%s\n", p.RunID, paintStatus(c, p.Status), errNote(p.Err))
+		fmt.Fprintf(r.ErrOut, "run %s %s%s\n", p.RunID, upgrade.PaintStatus(c, p.Status), errNote(p.Err))
 	}
-}
-
-func paintStatus(c *output.Palette, s string) string {
-	switch s {
-	case engine.StatusSucceeded, engine.StepOK:
-		return c.Green(s)
-	case engine.StatusRolledBack, engine.StatusAborted, engine.StepSkipped, engine.StepUndone, engine.StatusInterrupted:
-		return c.Yellow(s)
-	case engine.StepPending, engine.StatusDryRun:
-		return c.Gray(s)
-	}
-	return c.Red(s)
 }
 
 func note(m string) string {

@@ -1,8 +1,7 @@
 // Package runs is what `siemctl upgrade` and `siemctl rollback` share around
 // a run of the engine: the inputs every verb takes (Common), the engine
-// runner of a session (NewRunner) and of a recorded run (Reopen, with the
-// registry rebuilt from the run's versions), the progress renderer on
-// stderr, the run report printed when a run ends (Finish) and the
+// runner of a prepared session (NewRunner; internal/upgrade prepares it),
+// the progress renderer on stderr, the run report printed when a run ends (Finish) and the
 // completion of run ids. Both commands are thin doors onto it; neither
 // imports the other.
 package runs
@@ -18,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // DefaultPoll is the gates' poll interval when Common.Poll is zero.
@@ -99,26 +99,6 @@ func NewRunner(c Common, deps *steps.Deps, reg *steps.Registry, retry time.Durat
 	}
 }
 
-// Registry rebuilds the registry of a recorded run (its versions).
-func Registry(deps *steps.Deps, ri *engine.RunInfo) (*steps.Registry, steps.RunData, error) {
-	rd, err := steps.DecodeRunData(ri.Data)
-	if err != nil {
-		return nil, rd, err
-	}
-	reg, err := steps.NewRegistry(steps.PlanningFor(deps.Config, rd))
-	return reg, rd, err
-}
-
-// Reopen builds the runner that resumes, aborts or rolls back the recorded
-// run ri: its registry rebuilt from the run's versions.
-func Reopen(c Common, deps *steps.Deps, ri *engine.RunInfo, retry time.Duration, command string, dry bool) (*engine.Runner[*steps.Deps], error) {
-	reg, _, err := Registry(deps, ri)
-	if err != nil {
-		return nil, err
-	}
-	return NewRunner(c, deps, reg, retry, command, dry), nil
-}
-
 // Finish renders the run's report (unless the run has no id) and passes
 // err on.
 func Finish(c Common, stateDir string, ri *engine.RunInfo, err error) error {
@@ -129,7 +109,7 @@ func Finish(c Common, stateDir string, ri *engine.RunInfo, err error) error {
 	if jerr != nil {
 		return errors.Join(err, jerr)
 	}
-	rep := NewRunReport(ri, evs)
+	rep := upgrade.NewRunReport(ri, evs)
 	if c.Output == "json" {
 		if rerr := output.JSON(c.IO.Out, rep); rerr != nil {
 			return errors.Join(err, rerr)

@@ -1,26 +1,23 @@
 package steps
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
-	"golang.org/x/sys/unix"
 )
 
 // Names inside a run's backup directory (backup_dir/<run-id>/).
@@ -53,7 +50,7 @@ func (p *configsParams) Describe() []string {
 		paths = ConfigPaths(c, p.comps())
 	}
 	return []string{"tar -czf <backup_dir>/<run-id>/" + configsArchive + " " + strings.Join(paths, " ") + " (modes and owners kept; missing paths noted)",
-		"sha256 of the archive and of every file → " + sumsName + ", " + configsManifest}
+		"sha256 of the archive and of every file → " + filetree.SumsName + ", " + configsManifest}
 }
 
 // ConfigPaths are the configuration paths backed up for the components.
@@ -94,14 +91,14 @@ func backupKinds(pl *Planning) []Kind {
 				if err != nil || b.Configs == "" {
 					return "", false, err
 				}
-				if verifySum(filepath.Dir(b.Configs), filepath.Base(b.Configs)) != nil {
+				if filetree.VerifySum(filepath.Dir(b.Configs), filepath.Base(b.Configs)) != nil {
 					return "", false, nil
 				}
 				return "archive " + b.Configs + " already written and verified", true, nil
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.configs", Run: runRestoreConfigs,
 			New: simple(pl, func(*Planning) []string {
-				return []string{"verify <backup>/" + configsArchive + " against " + sumsName + "; extract every file to its path (modes, owners; sha256 checked)",
+				return []string{"verify <backup>/" + configsArchive + " against " + filetree.SumsName + "; extract every file to its path (modes, owners; sha256 checked)",
 					"copy the indexer security backup into <indexer config_dir>/opensearch-security"}
 			})}),
 		engine.Define(Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
@@ -193,7 +190,7 @@ func runBackupConfigs(ctx context.Context, env Env, p *configsParams) (engine.Ou
 			total += n
 		}
 	}
-	man, sum, missing, err := saveArchive(ctx, dir, configsArchive, configsManifest, paths, newMeter(env, d, "archive", total).set)
+	man, sum, missing, err := filetree.SaveArchive(ctx, dir, configsArchive, configsManifest, paths, newMeter(env, d, "archive", total).set)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -208,151 +205,6 @@ func runBackupConfigs(ctx context.Context, env Env, p *configsParams) (engine.Ou
 	return engine.Outcome{Message: msg, Data: map[string]any{"archive": arch, "sha256": sum, "files": man.Files}}, nil
 }
 
-// writeArchive writes a tar.gz of paths (absolute names without the
-// leading slash) atomically and returns the manifest of its content, the
-// archive's sha256, and the paths that did not exist.
-func writeArchive(ctx context.Context, dst string, paths []string, progress func(done int64)) (treeManifest, string, []string, error) {
-	man := treeManifest{Source: strings.Join(paths, " "), Entries: []treeEntry{}}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".configs-*.tmp")
-	if err != nil {
-		return man, "", nil, err
-	}
-	defer os.Remove(tmp.Name())
-	h := sha256.New()
-	gz := gzip.NewWriter(io.MultiWriter(tmp, h))
-	tw := tar.NewWriter(gz)
-	var missing []string
-	seen := map[string]bool{}
-	for _, root := range paths {
-		if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
-			missing = append(missing, root)
-			continue
-		}
-		err := filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if seen[p] {
-				if de.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			seen[p] = true
-			fi, err := os.Lstat(p)
-			if err != nil {
-				return err
-			}
-			e, err := entryOf(strings.TrimPrefix(p, "/"), fi)
-			if err != nil {
-				return nil // sockets, fifos: not configuration
-			}
-			if e.Type == "link" {
-				if e.Link, err = os.Readlink(p); err != nil {
-					return err
-				}
-			}
-			hdr, err := tar.FileInfoHeader(fi, e.Link)
-			if err != nil {
-				return err
-			}
-			hdr.Name = e.Path
-			if e.Type == "dir" {
-				hdr.Name += "/"
-			}
-			hdr.Uname, hdr.Gname = "", ""
-			if err := tw.WriteHeader(hdr); err != nil {
-				return err
-			}
-			if e.Type == "file" {
-				f, err := os.Open(p)
-				if err != nil {
-					return err
-				}
-				fh := sha256.New()
-				base := man.Bytes
-				n, err := io.Copy(io.MultiWriter(tw, fh, &countWriter{progress: func(n int64) {
-					if progress != nil {
-						progress(base + n)
-					}
-				}}), f)
-				f.Close()
-				if err != nil {
-					return err
-				}
-				if n != e.Size {
-					return fmt.Errorf("%s changed while archiving", p)
-				}
-				e.SHA = hex.EncodeToString(fh.Sum(nil))
-				man.Files++
-				man.Bytes += e.Size
-			}
-			man.Entries = append(man.Entries, e)
-			return nil
-		})
-		if err != nil {
-			tmp.Close()
-			return man, "", nil, fmt.Errorf("archive %s: %w", root, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		tmp.Close()
-		return man, "", nil, err
-	}
-	if err := gz.Close(); err != nil {
-		tmp.Close()
-		return man, "", nil, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return man, "", nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return man, "", nil, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return man, "", nil, err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return man, "", nil, err
-	}
-	return man, hex.EncodeToString(h.Sum(nil)), missing, nil
-}
-
-// saveArchive writes paths into dir/archive (writeArchive) and its manifest beside it, records
-// both in dir's SHA256SUMS and verifies the archive against it. It returns the manifest, the
-// archive's sha256 and the paths that were not there.
-func saveArchive(ctx context.Context, dir, archive, manifest string, paths []string, progress func(done int64)) (treeManifest, string, []string, error) {
-	man, sum, missing, err := writeArchive(ctx, filepath.Join(dir, archive), paths, progress)
-	if err != nil {
-		return man, "", nil, err
-	}
-	if err := saveManifest(dir, manifest, man, map[string]string{archive: sum}); err != nil {
-		return man, "", nil, err
-	}
-	return man, sum, missing, verifySum(dir, archive)
-}
-
-// saveManifest writes man as dir/name and records its sha256 in dir's SHA256SUMS with the
-// other sums given.
-func saveManifest(dir, name string, man treeManifest, sums map[string]string) error {
-	if err := writeJSONFile(filepath.Join(dir, name), man); err != nil {
-		return err
-	}
-	msum, err := hashFile(filepath.Join(dir, name))
-	if err != nil {
-		return err
-	}
-	if sums == nil {
-		sums = map[string]string{}
-	}
-	sums[name] = msum
-	return addSums(dir, sums)
-}
-
 func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
@@ -362,14 +214,14 @@ func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		return engine.Outcome{}, errors.New("the run recorded no configuration archive (run data backups.configs)")
 	}
 	dir := filepath.Dir(b.Configs)
-	if err := verifySum(dir, filepath.Base(b.Configs)); err != nil {
+	if err := filetree.VerifySum(dir, filepath.Base(b.Configs)); err != nil {
 		return engine.Outcome{}, err
 	}
-	var man treeManifest
-	if err := readJSONFile(filepath.Join(dir, configsManifest), &man); err != nil {
+	var man filetree.Manifest
+	if err := filetree.ReadJSON(filepath.Join(dir, configsManifest), &man); err != nil {
 		return engine.Outcome{}, err
 	}
-	n, err := extractArchive(ctx, b.Configs, man)
+	n, err := filetree.ExtractArchive(ctx, b.Configs, man)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -382,113 +234,6 @@ func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		msg += fmt.Sprintf("; %d security files from %s", k, b.IndexerSecurity)
 	}
 	return engine.Outcome{Message: msg}, nil
-}
-
-// extractArchive restores every entry of a configs archive to its absolute
-// path. Files are written next to their destination and renamed over it
-// only after their sha256 matched the manifest. No symlink is followed: a
-// directory of the backup that is a symlink now, or a foreign-owned symlink
-// above the backed-up paths, fails the restore naming the path, before
-// anything is written (see openDirNoFollow).
-func extractArchive(ctx context.Context, archive string, man treeManifest) (int, error) {
-	want := map[string]treeEntry{}
-	for _, e := range man.Entries {
-		want[e.Path] = e
-	}
-	strict := func(p string) bool { return want[strings.TrimPrefix(p, "/")].Type == "dir" }
-	// Check every directory of the backup first, so a replaced one stops
-	// the restore before any file is written.
-	for _, e := range man.Entries {
-		if e.Type != "dir" {
-			continue
-		}
-		fd, err := openDirNoFollow("/"+e.Path, strict, false)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		unix.Close(fd)
-	}
-	f, err := os.Open(archive)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", archive, err)
-	}
-	var dirs []treeEntry
-	n := 0
-	err = eachTarEntry(ctx, tar.NewReader(gz), archive, func(hdr *tar.Header, tr *tar.Reader) error {
-		name := strings.TrimSuffix(hdr.Name, "/")
-		if strings.Contains(name, "..") {
-			return fmt.Errorf("%s: unsafe entry %q", archive, hdr.Name)
-		}
-		e, ok := want[name]
-		if !ok {
-			return fmt.Errorf("%s: entry %s is not in the manifest", archive, name)
-		}
-		dst := "/" + name
-		base := filepath.Base(dst)
-		pfd, err := openDirNoFollow(filepath.Dir(dst), strict, true)
-		if err != nil {
-			return fmt.Errorf("restore %s: %w", dst, err)
-		}
-		defer unix.Close(pfd)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			var fd int
-			if fd, err = mkdirNoFollow(pfd, base, dst); err == nil {
-				unix.Close(fd)
-				dirs = append(dirs, e)
-			}
-		case tar.TypeSymlink:
-			if cur, rerr := readlinkAt(pfd, base); rerr == nil && cur == hdr.Linkname {
-				break
-			}
-			if err = unix.Unlinkat(pfd, base, 0); errors.Is(err, unix.ENOENT) {
-				err = nil
-			}
-			if err == nil {
-				err = unix.Symlinkat(hdr.Linkname, pfd, base)
-			}
-			if err == nil {
-				err = unix.Fchownat(pfd, base, e.UID, e.GID, unix.AT_SYMLINK_NOFOLLOW)
-			}
-		case tar.TypeReg:
-			e.MTime = hdr.ModTime.UnixNano()
-			err = writeFileAt(pfd, filepath.Dir(dst), base, e, func(tmp *os.File) error {
-				h := sha256.New()
-				if _, err := io.Copy(io.MultiWriter(tmp, h), tr); err != nil {
-					return err
-				}
-				if sum := hex.EncodeToString(h.Sum(nil)); sum != e.SHA {
-					return fmt.Errorf("%s: sha256 %s does not match the manifest (%s)", name, sum, e.SHA)
-				}
-				return nil
-			})
-			if err == nil {
-				n++
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("restore %s: %w", dst, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return n, err
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		dst := "/" + dirs[i].Path
-		if err := applyMetaNoFollow(dst, dirs[i], strict); err != nil {
-			return n, fmt.Errorf("restore %s: %w", dst, err)
-		}
-	}
-	return n, nil
 }
 
 // --- backup.indexer_security ----------------------------------------------------
@@ -528,13 +273,13 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	}
 	sums := map[string]string{}
 	for _, f := range files {
-		s, err := hashFile(filepath.Join(sec, f))
+		s, err := filetree.HashFile(filepath.Join(sec, f))
 		if err != nil {
 			return engine.Outcome{}, err
 		}
 		sums[securityDir+"/"+f] = s
 	}
-	if err := addSums(dir, sums); err != nil {
+	if err := filetree.AddSums(dir, sums); err != nil {
 		return engine.Outcome{}, err
 	}
 	// Like the official procedure: the live security configuration goes
@@ -552,7 +297,7 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 // installSecurity copies the *.yml of a security backup into the indexer's
 // security config directory, keeping the existing files' owners and modes.
 // The directory is reached without following a symlink the indexer's
-// service account could have put there (see openDirNoFollow), and each file
+// service account could have put there (see filetree.OpenDirNoFollow), and each file
 // is renamed into place, so a symlink at a file's name is replaced, never
 // written through.
 func installSecurity(from, to string) (int, error) {
@@ -561,7 +306,7 @@ func installSecurity(from, to string) (int, error) {
 		return 0, err
 	}
 	to = filepath.Clean(to)
-	dfd, err := openDirNoFollow(to, func(p string) bool { return p == to }, false)
+	dfd, err := filetree.OpenDirNoFollow(to, func(p string) bool { return p == to }, false)
 	if err != nil {
 		return 0, fmt.Errorf("security config dir: %w", err)
 	}
@@ -575,11 +320,11 @@ func installSecurity(from, to string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		e := treeEntry{Mode: 0o640, UID: int(dst.Uid), GID: int(dst.Gid)}
-		if st, err := lstatAt(dfd, f); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		e := filetree.Entry{Mode: 0o640, UID: int(dst.Uid), GID: int(dst.Gid)}
+		if st, err := filetree.LstatAt(dfd, f); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 			e.Mode, e.UID, e.GID = st.Mode&0o7777, int(st.Uid), int(st.Gid)
 		}
-		err = writeFileAt(dfd, to, f, e, func(tmp *os.File) error {
+		err = filetree.WriteFileAt(dfd, to, f, e, func(tmp *os.File) error {
 			_, err := io.Copy(tmp, src)
 			return err
 		})
@@ -636,18 +381,18 @@ func dataBackupOK(ctx context.Context, env Env) (bool, string, error) {
 
 func runBackupData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	return backupCopy(ctx, env, "indexer", dataCopied, env.Deps().Config.Indexer.DataDir, dataDir, dataManifestName,
-		func(b *Backups, dst string, man treeManifest) {
+		func(b *Backups, dst string, man filetree.Manifest) {
 			b.IndexerData, b.IndexerDataSize, b.IndexerDataN = dst, man.Bytes, man.Files
 		})
 }
 
-func dataManifest(env Env) (Backups, treeManifest, error) {
+func dataManifest(env Env) (Backups, filetree.Manifest, error) {
 	b, err := backups(env)
 	if err != nil {
-		return b, treeManifest{}, err
+		return b, filetree.Manifest{}, err
 	}
 	if b.IndexerData == "" {
-		return b, treeManifest{}, errors.New("the run recorded no indexer data copy (run data backups.indexer_data)")
+		return b, filetree.Manifest{}, errors.New("the run recorded no indexer data copy (run data backups.indexer_data)")
 	}
 	man, err := copyManifest(b.IndexerData, dataManifestName)
 	return b, man, err
@@ -659,11 +404,11 @@ func dataRestored(ctx context.Context, env Env) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	got, err := scanTree(ctx, d.Config.Indexer.DataDir, false)
+	got, err := filetree.Scan(ctx, d.Config.Indexer.DataDir, false)
 	if err != nil {
 		return false, nil
 	}
-	return compareTrees(man, got) == nil, nil
+	return filetree.Compare(man, got) == nil, nil
 }
 
 func runRestoreData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
@@ -683,38 +428,38 @@ func runRestoreData(ctx context.Context, env Env, _ *noParams) (engine.Outcome, 
 // without following a foreign symlink; a target that became a symlink
 // although it was a directory when copied is refused. The replaced tree is
 // removed once the swap is done.
-func swapInCopy(ctx context.Context, src string, man treeManifest, target string, progress func(done int64)) error {
+func swapInCopy(ctx context.Context, src string, man filetree.Manifest, target string, progress func(done int64)) error {
 	// The directory belongs to the component's service account; its
 	// parent must be reached without a foreign symlink, and the directory
 	// itself must not have become one: the swap happens inside that parent.
 	parent, base := filepath.Dir(target), filepath.Base(target)
-	pfd, err := openDirNoFollow(parent, nil, false)
+	pfd, err := filetree.OpenDirNoFollow(parent, nil, false)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", target, err)
 	}
 	defer unix.Close(pfd)
-	wasDir := slices.ContainsFunc(man.Entries, func(e treeEntry) bool { return e.Path == "." && e.Type == "dir" })
-	if st, err := lstatAt(pfd, base); err == nil && wasDir && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return &LinkError{Path: target, Reason: "is a symlink now but was a directory when the copy was taken"}
+	wasDir := slices.ContainsFunc(man.Entries, func(e filetree.Entry) bool { return e.Path == "." && e.Type == "dir" })
+	if st, err := filetree.LstatAt(pfd, base); err == nil && wasDir && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return &filetree.LinkError{Path: target, Reason: "is a symlink now but was a directory when the copy was taken"}
 	}
 	tmpBase, oldBase := base+".siemctl-restore", base+".siemctl-replaced"
 	tmp, old := filepath.Join(parent, tmpBase), filepath.Join(parent, oldBase)
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	got, err := copyTree(ctx, src, tmp, progress)
+	got, err := filetree.Copy(ctx, src, tmp, progress)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
-	if err := compareTrees(man, got); err != nil {
+	if err := filetree.Compare(man, got); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("the copy %s does not match its manifest: %w", src, err)
 	}
 	if err := os.RemoveAll(old); err != nil {
 		return err
 	}
-	if _, err := lstatAt(pfd, base); err == nil {
+	if _, err := filetree.LstatAt(pfd, base); err == nil {
 		if err := unix.Renameat(pfd, base, pfd, oldBase); err != nil {
 			return &os.LinkError{Op: "rename", Old: target, New: old, Err: err}
 		}

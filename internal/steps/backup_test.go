@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
@@ -333,7 +334,7 @@ func TestRestoreNeverFollowsALink(t *testing.T) {
 	certs := filepath.Join(ixConf, "certs")
 	linkInstead(t, certs, victim)
 	out, err := run(t, d, e, "restore.configs", nil)
-	var le *steps.LinkError
+	var le *filetree.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != certs || !strings.Contains(err.Error(), certs+" is a symlink now") {
 		t.Fatalf("restore through a replaced directory: %q %v", out.Message, err)
 	}
@@ -377,7 +378,7 @@ func TestRestoreDataRefusesALinkedDataDir(t *testing.T) {
 	}
 	linkInstead(t, data, victim)
 	out, err := run(t, d, e, "restore.indexer_data", nil)
-	var le *steps.LinkError
+	var le *filetree.LinkError
 	if err == nil || !errors.As(err, &le) || le.Path != data {
 		t.Fatalf("restore onto a linked data dir: %q %v", out.Message, err)
 	}

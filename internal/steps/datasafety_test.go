@@ -52,6 +52,8 @@ type fakeRepo struct {
 	statuses []string
 	// recovery is the _cat/recovery body while restoring.
 	recovery string
+	// persistent are the node's persistent cluster settings (flat, as GET answers them).
+	persistent map[string]any
 }
 
 func (f *fakeRepo) routes() map[string]indexertest.Route {
@@ -150,6 +152,37 @@ func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexer
 	root := t.TempDir()
 	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
 	d.Indexer = c
+	// The node keeps the persistent settings it is given (null removes one).
+	srv.Set("GET /_cluster/settings", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"persistent": f.persistent, "transient": map[string]any{}})
+	}})
+	srv.Set("PUT /_cluster/settings", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+		var body struct {
+			Persistent map[string]any `json:"persistent"`
+		}
+		last, _ := srv.Last("PUT /_cluster/settings") // the fake read the body already
+		_ = json.Unmarshal(last.Body, &body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.persistent == nil {
+			f.persistent = map[string]any{}
+		}
+		for k, v := range body.Persistent {
+			if v == nil {
+				delete(f.persistent, k)
+				continue
+			}
+			if n, ok := v.(float64); ok {
+				v = fmt.Sprint(n) // OpenSearch answers every scalar as a string
+			}
+			f.persistent[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"acknowledged":true,"persistent":{},"transient":{}}`)
+	}})
 	d.Disk = func(string) (steps.DiskUsage, error) {
 		return steps.DiskUsage{TotalBytes: 100 << 30, FreeBytes: 50 << 30, UsedPercent: 50}, nil
 	}
@@ -391,6 +424,59 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	}
 	if out, err := run(t, d, e, "restore.indexer_snapshot", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: all 2 indices of snapshot") {
 		t.Fatalf("second restore: %q %v", out.Message, err)
+	}
+}
+
+// A snapshot-mode rollback puts back the site's persistent cluster settings (issue 26 §4): the
+// old version starts on an empty data directory and the restore cannot bring the global state
+// back. Not the ones the run changes itself (their own steps put them back), not archived.*.
+func TestSnapshotRollbackPutsBackPersistentSettings(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22"}
+	site := map[string]any{"search.max_buckets": "12345", "cluster.routing.allocation.awareness.attributes": "zone",
+		"cluster.routing.allocation.awareness.force.zone.values": []any{"a", "b"}}
+	persistent := map[string]any{"cluster.routing.allocation.enable": "primaries", "cluster.routing.allocation.node_initial_primaries_recoveries": "32",
+		"archived.indices.breaker.type": "hierarchy"}
+	for k, v := range site {
+		persistent[k] = v
+	}
+	f := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx, persistent: persistent}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	d.Shipper = &pipelineShipper{}
+	e := newEnv(d, nil)
+	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
+		t.Fatal(err)
+	}
+	var b steps.Backups
+	if _, err := e.Get(steps.KeyBackups, &b); err != nil {
+		t.Fatal(err)
+	}
+	// the old version restarted on an empty data directory: no settings but the raise of this run
+	b.IndexerDataMode, b.IndexerDataAside = "snapshot", d.Config.Indexer.DataDir+".aside"
+	if err := e.Set(steps.KeyBackups, b); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.indices, f.persistent = nil, map[string]any{"cluster.routing.allocation.node_initial_primaries_recoveries": "32"}
+	f.mu.Unlock()
+	out, err := run(t, d, e, "restore.indexer_snapshot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	got := f.persistent
+	f.mu.Unlock()
+	want := map[string]any{"cluster.routing.allocation.node_initial_primaries_recoveries": "32"}
+	for k, v := range site {
+		want[k] = v
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("persistent settings after the rollback:\n got %v\nwant %v", got, want)
+	}
+	if req, _ := srv.Last("PUT /_cluster/settings"); strings.Contains(string(req.Body), "archived.") || strings.Contains(string(req.Body), "allocation.enable") {
+		t.Errorf("put back what the run changes itself or archived.*: %s", req.Body)
+	}
+	if !strings.Contains(out.Message, "3 persistent settings put back as recorded before the upgrade: cluster.routing.allocation.awareness.attributes, cluster.routing.allocation.awareness.force.zone.values, search.max_buckets") {
+		t.Errorf("restore message %q", out.Message)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -92,7 +93,7 @@ func managerDBCopied(ctx context.Context, env Env) (bool, string) {
 
 func runBackupManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	return backupCopy(ctx, env, "manager", "its databases are copied", ManagerDBPath(env.Deps().Config), managerDBDir, managerDBManifest,
-		func(b *Backups, dst string, _ treeManifest) { b.ManagerDB = dst })
+		func(b *Backups, dst string, _ filetree.Manifest) { b.ManagerDB = dst })
 }
 
 func runRestoreManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
@@ -111,7 +112,7 @@ func runRestoreManagerDB(ctx context.Context, env Env, _ *noParams) (engine.Outc
 // must be), src is copied into the run's backup directory as name
 // (coldCopy, its manifest manifestName) and record notes the copy in the
 // run's backups.
-func backupCopy(ctx context.Context, env Env, comp, what, src, name, manifestName string, record func(b *Backups, dst string, man treeManifest)) (engine.Outcome, error) {
+func backupCopy(ctx context.Context, env Env, comp, what, src, name, manifestName string, record func(b *Backups, dst string, man filetree.Manifest)) (engine.Outcome, error) {
 	d := env.Deps()
 	if err := requireStopped(ctx, d, comp, what); err != nil {
 		return engine.Outcome{}, err
@@ -137,12 +138,12 @@ func copyVerified(ctx context.Context, copyPath, manifestName string) (bool, str
 	if copyPath == "" {
 		return false, ""
 	}
-	var man treeManifest
-	if readJSONFile(filepath.Join(filepath.Dir(copyPath), manifestName), &man) != nil {
+	var man filetree.Manifest
+	if filetree.ReadJSON(filepath.Join(filepath.Dir(copyPath), manifestName), &man) != nil {
 		return false, ""
 	}
-	got, err := scanTree(ctx, copyPath, false)
-	if err != nil || compareTrees(man, got) != nil {
+	got, err := filetree.Scan(ctx, copyPath, false)
+	if err != nil || filetree.Compare(man, got) != nil {
 		return false, ""
 	}
 	return true, fmt.Sprintf("copy %s already taken and verified (%d files, %s)", copyPath, man.Files, output.Bytes(man.Bytes))
@@ -150,18 +151,18 @@ func copyVerified(ctx context.Context, copyPath, manifestName string) (bool, str
 
 // copyManifest reads the manifest beside a run's copy, checked against the
 // run's SHA256SUMS first.
-func copyManifest(copyPath, manifestName string) (treeManifest, error) {
-	var man treeManifest
+func copyManifest(copyPath, manifestName string) (filetree.Manifest, error) {
+	var man filetree.Manifest
 	dir := filepath.Dir(copyPath)
-	if err := verifySum(dir, manifestName); err != nil {
+	if err := filetree.VerifySum(dir, manifestName); err != nil {
 		return man, err
 	}
-	return man, readJSONFile(filepath.Join(dir, manifestName), &man)
+	return man, filetree.ReadJSON(filepath.Join(dir, manifestName), &man)
 }
 
 // restoreCopy swaps the run's verified copy (manifest man) in for target
 // with comp stopped (what names why it must be).
-func restoreCopy(ctx context.Context, env Env, comp, what, copyPath string, man treeManifest, target string) (engine.Outcome, error) {
+func restoreCopy(ctx context.Context, env Env, comp, what, copyPath string, man filetree.Manifest, target string) (engine.Outcome, error) {
 	d := env.Deps()
 	if err := requireStopped(ctx, d, comp, what); err != nil {
 		return engine.Outcome{}, err
@@ -174,48 +175,48 @@ func restoreCopy(ctx context.Context, env Env, comp, what, copyPath string, man 
 	return engine.Outcome{Message: fmt.Sprintf("restored %s from %s: %d files, %s, sha256 verified", target, copyPath, man.Files, output.Bytes(man.Bytes))}, nil
 }
 
-// coldCopy copies src into dir/name with copyTree (no symlink followed),
+// coldCopy copies src into dir/name with filetree.Copy (no symlink followed),
 // after checking the room, verifies the copy, writes and checksums its
 // manifest as dir/manifestName, and returns the copy's path and manifest.
-func coldCopy(ctx context.Context, env Env, d *Deps, src, dir, name, manifestName string) (string, treeManifest, error) {
-	size, err := scanTree(ctx, src, false)
+func coldCopy(ctx context.Context, env Env, d *Deps, src, dir, name, manifestName string) (string, filetree.Manifest, error) {
+	size, err := filetree.Scan(ctx, src, false)
 	if err != nil {
-		return "", treeManifest{}, err
+		return "", filetree.Manifest{}, err
 	}
 	if d.Disk != nil {
 		u, err := d.Disk(dir)
 		if err != nil {
-			return "", treeManifest{}, err
+			return "", filetree.Manifest{}, err
 		}
 		need := size.Bytes + size.Bytes/10 + 64<<20
 		if int64(u.FreeBytes) < need {
-			return "", treeManifest{}, fmt.Errorf("not enough room for the copy of %s in %s: %s free, %s needed (%s + 10%% + 64 MiB); free space or point backup_dir elsewhere",
+			return "", filetree.Manifest{}, fmt.Errorf("not enough room for the copy of %s in %s: %s free, %s needed (%s + 10%% + 64 MiB); free space or point backup_dir elsewhere",
 				src, dir, output.Bytes(int64(u.FreeBytes)), output.Bytes(need), output.Bytes(size.Bytes))
 		}
 	}
 	dst := filepath.Join(dir, name)
 	tmp := dst + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
-		return "", treeManifest{}, err
+		return "", filetree.Manifest{}, err
 	}
 	if err := os.RemoveAll(dst); err != nil {
-		return "", treeManifest{}, err
+		return "", filetree.Manifest{}, err
 	}
 	env.Waiting("copying %s (%d files, %s)", src, size.Files, output.Bytes(size.Bytes))
-	man, err := copyTree(ctx, src, tmp, newMeter(env, d, "copy", size.Bytes).set)
+	man, err := filetree.Copy(ctx, src, tmp, newMeter(env, d, "copy", size.Bytes).set)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return "", man, err
 	}
-	got, err := scanTree(ctx, tmp, false)
+	got, err := filetree.Scan(ctx, tmp, false)
 	if err != nil {
 		return "", man, err
 	}
-	if err := compareTrees(man, got); err != nil {
+	if err := filetree.Compare(man, got); err != nil {
 		return "", man, fmt.Errorf("the copy of %s does not match its source: %w", src, err)
 	}
 	man.Created = d.now().UTC()
-	if err := saveManifest(dir, manifestName, man, nil); err != nil {
+	if err := filetree.SaveManifest(dir, manifestName, man, nil); err != nil {
 		return "", man, err
 	}
 	if err := os.Rename(tmp, dst); err != nil {

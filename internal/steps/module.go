@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/packages"
 )
@@ -153,7 +154,7 @@ func runModule(ctx context.Context, env Env, p *moduleParams) (engine.Outcome, e
 // files and directories are accepted; absolute names, "..", links and
 // devices refuse the whole tarball before anything is swapped.
 func installModule(ctx context.Context, tarball []byte, dir, name string) (int, error) {
-	dfd, err := openDirNoFollow(dir, nil, false)
+	dfd, err := filetree.OpenDirNoFollow(dir, nil, false)
 	if err != nil {
 		return 0, err
 	}
@@ -177,7 +178,7 @@ func installModule(ctx context.Context, tarball []byte, dir, name string) (int, 
 	if err := os.RemoveAll(filepath.Join(dir, oldBase)); err != nil {
 		return 0, err
 	}
-	if _, err := lstatAt(dfd, name); err == nil {
+	if _, err := filetree.LstatAt(dfd, name); err == nil {
 		if err := unix.Renameat(dfd, name, dfd, oldBase); err != nil {
 			os.RemoveAll(staging)
 			return 0, fmt.Errorf("set %s aside: %w", filepath.Join(dir, name), err)
@@ -196,7 +197,7 @@ func unpackModule(ctx context.Context, tarball []byte, staging, name string) (in
 	}
 	var total int64
 	n := 0
-	err = eachTarEntry(ctx, tar.NewReader(gz), "read tarball", func(hdr *tar.Header, tr *tar.Reader) error {
+	err = filetree.EachTarEntry(ctx, tar.NewReader(gz), "read tarball", func(hdr *tar.Header, tr *tar.Reader) error {
 		clean := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
 		if path.IsAbs(hdr.Name) || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(hdr.Name, "\\") {
 			return fmt.Errorf("unsafe entry %q", hdr.Name)

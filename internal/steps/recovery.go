@@ -377,28 +377,8 @@ func primariesFor(ctx context.Context, env Env, snapshot bool) (int, string) {
 	return h.ActivePrimaryShards, "active on the indexer now, none counted yet"
 }
 
-// Deadlines is the deadline a run would give each selected step (key: its id) and undo (key:
-// "<id> undo") whose kind asks for more than its runbook timeout, judged now with data as the
-// run data: plans show them.
-func Deadlines(ctx context.Context, plan *Plan, deps *Deps, data map[string]any) map[string]engine.Deadline {
-	out := map[string]engine.Deadline{}
-	env := newMemEnv(deps, data)
-	timeout := func(d time.Duration) time.Duration {
-		if d > 0 {
-			return d
-		}
-		return engine.DefaultStepTimeout
-	}
-	for _, s := range plan.Selected() {
-		env.step = s.ID
-		if dl := engine.BudgetOf(ctx, env, s.Kind, s.Params, timeout(s.Timeout.D())); dl.Why != "" {
-			out[s.ID] = dl
-		}
-		if s.Undo != nil {
-			if dl := engine.BudgetOf(ctx, env, s.Undo.Kind, s.Undo.Params, timeout(s.Undo.Timeout)); dl.Why != "" {
-				out[s.ID+" undo"] = dl
-			}
-		}
-	}
-	return out
+// Primaries is the number of primary shards a run's steps would be given time for, and where it
+// comes from (the count the deadlines use), judged in env: plans estimate the wait with it.
+func Primaries(ctx context.Context, env Env) (int, string) {
+	return primariesFor(ctx, env, false)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -197,12 +198,12 @@ func TestRecoveriesRecordAndRestoreBoth(t *testing.T) {
 func TestRollbackSeedCarriesRecoveries(t *testing.T) {
 	rec := json.RawMessage(`{"` + initialPrimaries + `":{"was":"","raised":"32"},"` + concurrentRecoveries + `":{"was":"6"}}`)
 	count := json.RawMessage(`{"primaries":1001,"status":"yellow"}`)
-	rd, err := steps.DecodeRunData(map[string]json.RawMessage{steps.KeyPreviousVersions: json.RawMessage(`{"indexer":"4.9.0-1"}`),
+	rd, err := upgrade.DecodeRunData(map[string]json.RawMessage{steps.KeyPreviousVersions: json.RawMessage(`{"indexer":"4.9.0-1"}`),
 		steps.KeyPrimariesRecoveries: rec, steps.KeyIndexerPrimaries: count})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seed, err := steps.RollbackSeed(rd)
+	seed, err := upgrade.RollbackSeed(rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestDeadlinesOfTheUpgradeRunbook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dls := steps.Deadlines(context.Background(), plan, d, nil)
+	dls := upgrade.Deadlines(context.Background(), plan, d, nil)
 	want := []string{"indexer/health", "indexer/security", "indexer/snapshot undo"}
 	if got := slices.Sorted(maps.Keys(dls)); !slices.Equal(got, want) {
 		t.Fatalf("deadlines for %v, want %v", got, want)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -51,7 +52,7 @@ func registryKinds(pl *Planning) []Kind {
 				if b.ShipperRegistryAbsent {
 					return "the shipper had no registry (recorded)", true, nil
 				}
-				if b.ShipperRegistry == "" || verifySum(filepath.Dir(b.ShipperRegistry), registryArchive) != nil {
+				if b.ShipperRegistry == "" || filetree.VerifySum(filepath.Dir(b.ShipperRegistry), registryArchive) != nil {
 					return "", false, nil
 				}
 				return "registry archive " + b.ShipperRegistry + " already written and verified", true, nil
@@ -96,7 +97,7 @@ func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		return engine.Outcome{}, err
 	}
 	arch := filepath.Join(dir, registryArchive)
-	man, sum, _, err := saveArchive(ctx, dir, registryArchive, registryManifest, []string{reg}, nil)
+	man, sum, _, err := filetree.SaveArchive(ctx, dir, registryArchive, registryManifest, []string{reg}, nil)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("save the shipper registry: %w", err)
 	}
@@ -122,13 +123,13 @@ func runRestoreRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	if err := requireStopped(ctx, d, "shipper", "its registry is restored"); err != nil {
 		return engine.Outcome{}, err
 	}
-	var man treeManifest
+	var man filetree.Manifest
 	if !b.ShipperRegistryAbsent {
 		dir := filepath.Dir(b.ShipperRegistry)
-		if err := verifySum(dir, registryArchive); err != nil {
+		if err := filetree.VerifySum(dir, registryArchive); err != nil {
 			return engine.Outcome{}, err
 		}
-		if err := readJSONFile(filepath.Join(dir, registryManifest), &man); err != nil {
+		if err := filetree.ReadJSON(filepath.Join(dir, registryManifest), &man); err != nil {
 			return engine.Outcome{}, err
 		}
 		want := strings.TrimPrefix(registryDir(dd), "/")
@@ -158,7 +159,7 @@ func runRestoreRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	}
 	msg := "the shipper had no registry before the upgrade: " + reg + " removed, the shipper reads the alerts from the start"
 	if !b.ShipperRegistryAbsent {
-		n, err := extractArchive(ctx, b.ShipperRegistry, man)
+		n, err := filetree.ExtractArchive(ctx, b.ShipperRegistry, man)
 		if err != nil {
 			return engine.Outcome{}, fmt.Errorf("restore the shipper registry (the new version's is in %s): %w", aside, err)
 		}

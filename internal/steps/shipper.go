@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
@@ -166,16 +167,16 @@ func runTemplate(ctx context.Context, env Env, p *templateParams) (engine.Outcom
 		return engine.Outcome{}, fmt.Errorf("template %s: %w", src, err)
 	}
 	dst := TemplatePath(c.ConfigDir, c.TemplateName)
-	e := treeEntry{Mode: 0o644, UID: -1}
+	e := filetree.Entry{Mode: 0o644, UID: -1}
 	if fi, err := os.Stat(dst); err == nil {
-		e.Mode = modeBits(fi.Mode()) | 0o044 // readable by the shipper's group and others, as the guide asks
-		e.UID, e.GID = owner(fi)
+		e.Mode = filetree.ModeBits(fi.Mode()) | 0o044 // readable by the shipper's group and others, as the guide asks
+		e.UID, e.GID = filetree.Owner(fi)
 	}
 	tmp := dst + ".siemctl-tmp"
 	if err := writeNew(tmp, body); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := applyMeta(tmp, e); err != nil {
+	if err := filetree.ApplyMeta(tmp, e); err != nil {
 		os.Remove(tmp)
 		return engine.Outcome{}, err
 	}

@@ -11,6 +11,12 @@
 // versions found before the upgrade, backups, snapshots. Secrets never reach
 // a child's argv, a journal line or an error: every message a kind returns
 // goes through Deps.Redact.
+//
+// What a run is beyond its steps (the session that plans it for plan, apply,
+// resume and rollback, target resolution, preflight, deadlines, the time
+// budget, the evidence) lives in internal/upgrade, which imports this
+// package; the file-tree safety the backups rest on (manifests, archives,
+// checksums, no-follow restores) lives in internal/filetree.
 package steps
 
 import (

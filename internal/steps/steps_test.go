@@ -22,6 +22,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -545,11 +546,11 @@ func TestResolveTarget(t *testing.T) {
 	apt := newApt("4.9.0-1")
 	apt.available["siem-dashboard"] = []string{"4.10.0-2", "4.10.0-1", "4.9.0-1"}
 	apt.available["shipper"] = []string{"4.9.0-1"}
-	cands, err := steps.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0")
+	cands, err := upgrade.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := steps.TargetMap(cands)
+	got := upgrade.TargetMap(cands)
 	want := map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.10.0-2"}
 	if len(got) != len(want) || got["dashboard"] != "4.10.0-2" || got["indexer"] != "4.10.0-1" {
 		t.Fatalf("targets %v (keys %v), want %v", got, sortedKeys(got), want)
@@ -557,8 +558,8 @@ func TestResolveTarget(t *testing.T) {
 	if _, ok := got["shipper"]; ok {
 		t.Fatal("a shipper without 4.10.0 got a target")
 	}
-	cands, err = steps.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0-1")
-	if err != nil || steps.TargetMap(cands)["dashboard"] != "4.10.0-1" {
+	cands, err = upgrade.ResolveTarget(context.Background(), aptManager(t, apt), testConfig(t, "").PackageNames(), "4.10.0-1")
+	if err != nil || upgrade.TargetMap(cands)["dashboard"] != "4.10.0-1" {
 		t.Fatalf("exact version: %v %v", cands, err)
 	}
 }
@@ -660,7 +661,7 @@ func TestSplitTime(t *testing.T) {
 		{Type: engine.EvUndoOK, Kind: "packages.downgrade", Duration: 10000, Time: t0.Add(56 * time.Second)},
 		{Type: engine.EvRunEnd, Time: t0.Add(60 * time.Second)},
 	}
-	ts := steps.SplitTime(evs)
+	ts := upgrade.SplitTime(evs)
 	if ts.Wall != time.Minute || ts.Components != 50*time.Second || ts.Own != 5*time.Second || ts.Overhead != 5*time.Second {
 		t.Fatalf("%+v", ts)
 	}

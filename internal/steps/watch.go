@@ -63,13 +63,17 @@ type WatchState struct {
 	Window string    `json:"window"`
 	// AlertBaseline is alerts per minute before the upgrade (pre-upgrade
 	// snapshot's last 5 minutes); 0: no baseline, the criterion only shows.
-	AlertBaseline     float64              `json:"alert_baseline_per_min"`
-	AlertBaselineFrom string               `json:"alert_baseline_from,omitempty"`
-	Units             map[string]unitMark  `json:"units"`
-	Last              map[string]string    `json:"last"`
-	Intervals         int                  `json:"intervals"`
-	Resumes           int                  `json:"resumes,omitempty"`
-	Breach            *WatchBreachEvidence `json:"breach,omitempty"`
+	AlertBaseline     float64             `json:"alert_baseline_per_min"`
+	AlertBaselineFrom string              `json:"alert_baseline_from,omitempty"`
+	Units             map[string]unitMark `json:"units"`
+	Last              map[string]string   `json:"last"`
+	Intervals         int                 `json:"intervals"`
+	// Judged: criterion → how many times it was held against its threshold
+	// (a criterion only shown, e.g. before its lookback is past the upgrade,
+	// is not judged).
+	Judged  map[string]int       `json:"judged,omitempty"`
+	Resumes int                  `json:"resumes,omitempty"`
+	Breach  *WatchBreachEvidence `json:"breach,omitempty"`
 }
 
 // WatchBreachEvidence is the breach as journaled.
@@ -107,6 +111,10 @@ type watchParams struct {
 	// failures in a row breach.
 	ProbeEvery    runbook.Duration `yaml:"probe_every"`
 	ProbeFailures int              `yaml:"probe_failures"`
+	// ProbeTimeout: a probe that has not seen its event indexed within it
+	// fails (Filebeat tails an idle file with a backoff of up to 10 s, then
+	// a bulk request and a refresh).
+	ProbeTimeout runbook.Duration `yaml:"probe_timeout"`
 }
 
 func newWatchParams(pl *Planning) *watchParams {
@@ -116,7 +124,7 @@ func newWatchParams(pl *Planning) *watchParams {
 		AlertRateMin:  0.1, AlertRateOver: runbook.Duration(5 * time.Minute), AlertRateIntervals: 3,
 		AgentsMinRatio: 0.95, AgentsIntervals: 2,
 		RestartsMax: 3, InactiveIntervals: 2,
-		ProbeEvery: runbook.Duration(5 * time.Minute), ProbeFailures: 2,
+		ProbeEvery: runbook.Duration(5 * time.Minute), ProbeFailures: 2, ProbeTimeout: runbook.Duration(30 * time.Second),
 	}
 }
 
@@ -143,6 +151,9 @@ func (p *watchParams) Validate() error {
 			errs = append(errs, fmt.Errorf("%s %d: want at least 1", name, n))
 		}
 	}
+	if t := p.ProbeTimeout.D(); t < time.Second || t > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("probe_timeout %s: want 1s to 10m, e.g. 30s", t))
+	}
 	if p.ProbeEvery.D() < 0 {
 		errs = append(errs, fmt.Errorf("probe_every %s: want 0 (off) or a positive duration", p.ProbeEvery.D()))
 	}
@@ -152,7 +163,7 @@ func (p *watchParams) Validate() error {
 func (p *watchParams) Describe() []string {
 	probe := "data-flow probe off"
 	if p.ProbeEvery.D() > 0 {
-		probe = fmt.Sprintf("data-flow probe every %s: %d failures in a row breach", p.ProbeEvery.D(), p.ProbeFailures)
+		probe = fmt.Sprintf("data-flow probe at the window's start, every %s (at most a quarter of the window) and at its end, each given %s: %d failures in a row breach", p.ProbeEvery.D(), p.ProbeTimeout.D(), p.ProbeFailures)
 	}
 	return []string{
 		fmt.Sprintf("only with --watch DURATION: judge the stack every %s until the window ends; a breach is no-go (rollback)", p.Interval.D()),
@@ -161,6 +172,10 @@ func (p *watchParams) Describe() []string {
 		fmt.Sprintf("manager GET /agents: below %s of the agents active before, %d intervals in a row, breaches", pct(p.AgentsMinRatio), p.AgentsIntervals),
 		fmt.Sprintf("systemd NRestarts/ActiveEnterTimestamp of every unit: %d restarts of one unit in the window, or not active %d intervals in a row, breach", p.RestartsMax, p.InactiveIntervals),
 		probe,
+		func() string {
+			least, how := p.minWindow()
+			return fmt.Sprintf("a window shorter than %s is refused (%s); the outcome names every criterion it could not judge", least, how)
+		}(),
 	}
 }
 
@@ -198,9 +213,22 @@ type watcher struct {
 
 	lowAlerts, lowAgents, probeFails int
 	lastProbe                        time.Time
-	inactive                         map[string]int
-	seenSince                        map[string]time.Time
-	sinceChanges                     map[string]int
+	// cadence is how often the probe runs (probeCadence); final: this is
+	// the judgement at the window's end (the last probe runs whatever the
+	// cadence).
+	cadence      time.Duration
+	final        bool
+	inactive     map[string]int
+	seenSince    map[string]time.Time
+	sinceChanges map[string]int
+}
+
+// judged counts a criterion held against its threshold.
+func (w *watcher) judged(crit string) {
+	if w.st.Judged == nil {
+		w.st.Judged = map[string]int{}
+	}
+	w.st.Judged[crit]++
 }
 
 // breach is a criterion's verdict for one interval.
@@ -223,6 +251,7 @@ func (w *watcher) cluster(ctx context.Context, _ time.Time) *WatchBreachError {
 		var h indexer.Health
 		if h, err = ix.Health(ctx, indexer.HealthRequest{}); err == nil {
 			w.st.Last[CritCluster] = h.Status
+			w.judged(CritCluster)
 			if h.Status == "red" || h.Status == "yellow" && w.p.ClusterBreach == "yellow" {
 				return w.breach(CritCluster, "cluster status %s (%d unassigned shards)", h.Status, h.UnassignedShards)
 			}
@@ -256,6 +285,7 @@ func (w *watcher) alerts(ctx context.Context, now time.Time) *WatchBreachError {
 		w.st.Last[CritAlerts] += fmt.Sprintf(", judged after %s of window", over)
 		return nil
 	}
+	w.judged(CritAlerts)
 	if rate >= w.p.AlertRateMin*w.st.AlertBaseline {
 		w.lowAlerts = 0
 		return nil
@@ -287,6 +317,7 @@ func (w *watcher) agents(ctx context.Context, now time.Time) *WatchBreachError {
 		return nil
 	}
 	w.st.Last[CritAgents] = fmt.Sprintf("%d/%d active (%s)", res.Back, res.Before, pct(res.ratio()))
+	w.judged(CritAgents)
 	if res.ratio() >= w.p.AgentsMinRatio {
 		w.lowAgents = 0
 		return nil
@@ -327,6 +358,7 @@ func (w *watcher) units(ctx context.Context, _ time.Time) *WatchBreachError {
 	}
 	var parts []string
 	var b *WatchBreachError
+	w.judged(CritUnits)
 	for _, s := range sts {
 		mark, ok := w.st.Units[s.Name]
 		if !ok {
@@ -362,7 +394,7 @@ func (w *watcher) units(ctx context.Context, _ time.Time) *WatchBreachError {
 }
 
 func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
-	every := w.p.ProbeEvery.D()
+	every := w.cadence
 	switch {
 	case every <= 0:
 		w.st.Last[CritProbe] = "off"
@@ -370,16 +402,19 @@ func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
 	case w.d.Probe == nil:
 		w.st.Last[CritProbe] = "no probe configured"
 		return nil
-	case !w.lastProbe.IsZero() && now.Sub(w.lastProbe) < every:
+	case !w.final && !w.lastProbe.IsZero() && now.Sub(w.lastProbe) < every:
 		return nil
 	}
 	w.lastProbe = now
-	pctx, cancel := context.WithTimeout(ctx, max(every, 2*time.Minute))
+	// A stalled flow must not hold one probe for long: the window must
+	// judge again.
+	pctx, cancel := context.WithTimeout(ctx, w.p.ProbeTimeout.D())
 	res, err := w.d.Probe(pctx)
 	cancel()
 	if ctx.Err() != nil {
 		return nil
 	}
+	w.judged(CritProbe)
 	switch {
 	case err != nil:
 		w.st.Last[CritProbe] = "failed: " + err.Error()
@@ -397,11 +432,53 @@ func (w *watcher) probe(ctx context.Context, now time.Time) *WatchBreachError {
 	return nil
 }
 
+// watchCriteria are the criteria in the order they are judged and shown.
+var watchCriteria = []string{CritCluster, CritAlerts, CritAgents, CritUnits, CritProbe}
+
+// notJudged names the criteria the window never held against their
+// threshold (their last value says why).
+func (st *WatchState) notJudged() []string {
+	var out []string
+	for _, k := range watchCriteria {
+		if st.Judged[k] == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// The data flow is judged at least flowJudgements times in a window: the
+// probe runs at the window's start, at least every quarter of it and at
+// its end, so a stall that starts in the first quarter fails it twice
+// before the end.
+const flowJudgements = 3
+
+// probeCadence is how often the window probes: the runbook's probe_every,
+// at most a quarter of the window (0: the probe is off).
+func (p *watchParams) probeCadence(window time.Duration) time.Duration {
+	every := p.ProbeEvery.D()
+	if every <= 0 {
+		return 0
+	}
+	return min(every, window/4)
+}
+
+// minWindow is the shortest window that judges the data flow at least
+// flowJudgements times, and how: with the probe, a quarter of the window
+// must hold an interval and a probe's wait; without it, the alert rate is
+// judged once its lookback is past the upgrade, then every interval.
+func (p *watchParams) minWindow() (time.Duration, string) {
+	if p.ProbeEvery.D() > 0 {
+		q := max(p.Interval.D(), p.ProbeTimeout.D())
+		return 4 * q, fmt.Sprintf("the data-flow probe runs at its start, every quarter of the window (a quarter holds at least the %s interval and the probe's %s timeout) and at its end", p.Interval.D(), p.ProbeTimeout.D())
+	}
+	return p.AlertRateOver.D() + time.Duration(flowJudgements-1)*p.Interval.D(), fmt.Sprintf("with the probe off, the alert rate is judged after its %s lookback, then every %s interval", p.AlertRateOver.D(), p.Interval.D())
+}
+
 // line is the live progress: each criterion's last value.
 func (st *WatchState) line() string {
-	keys := []string{CritCluster, CritAlerts, CritAgents, CritUnits, CritProbe}
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(watchCriteria))
+	for _, k := range watchCriteria {
 		if v, ok := st.Last[k]; ok {
 			parts = append(parts, k+" "+v)
 		}
@@ -452,7 +529,8 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 	if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
 		return engine.Outcome{}, fmt.Errorf("the step's timeout ends at %s, before the %s watch window (raise the runbook step's timeout)", dl.UTC().Format(time.RFC3339), window)
 	}
-	w := &watcher{d: d, env: env, p: p, st: st, inactive: map[string]int{}, seenSince: map[string]time.Time{}, sinceChanges: map[string]int{}}
+	w := &watcher{d: d, env: env, p: p, st: st, inactive: map[string]int{}, seenSince: map[string]time.Time{}, sinceChanges: map[string]int{},
+		cadence: p.probeCadence(window)}
 	var before AgentsBefore
 	if w.hasRec, err = env.Get(KeyAgentsBefore, &before); err != nil {
 		return engine.Outcome{}, err
@@ -460,6 +538,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 	w.before = before.Active
 	for {
 		now := d.now()
+		w.final = !now.Before(end)
 		b := w.judge(ctx, now)
 		if ctx.Err() != nil {
 			return engine.Outcome{}, ctx.Err()
@@ -477,7 +556,11 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 		}
 		left := end.Sub(now)
 		if left <= 0 {
-			return engine.Outcome{Message: fmt.Sprintf("watched %s (%d intervals): no breach; %s", window, st.Intervals, st.line())}, nil
+			msg := fmt.Sprintf("watched %s (%d intervals, data flow probed %d times): no breach", window, st.Intervals, st.Judged[CritProbe])
+			if nj := st.notJudged(); len(nj) > 0 {
+				msg += "; not judged: " + strings.Join(nj, ", ")
+			}
+			return engine.Outcome{Message: msg + "; " + st.line()}, nil
 		}
 		env.Waiting("watch window %s left of %s; %s", left.Round(time.Second), window, st.line())
 		t := time.NewTimer(min(p.Interval.D(), left))
@@ -502,6 +585,11 @@ func watchKinds(pl *Planning) []Kind {
 func RequestWatch(plan *Plan, seed map[string]any, window time.Duration) error {
 	for _, s := range plan.Selected() {
 		if s.Step.Kind == "watch.window" {
+			if p, ok := s.Params.(*watchParams); ok {
+				if least, how := p.minWindow(); window < least {
+					return fmt.Errorf("--watch %s is too short to judge the data flow %d times (%s): give at least --watch %s", window, flowJudgements, how, least)
+				}
+			}
 			seed[KeyWatch] = WatchRequest{Window: window.String()}
 			return nil
 		}

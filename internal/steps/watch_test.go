@@ -292,3 +292,81 @@ func TestWatchJournalsStartFirst(t *testing.T) {
 		t.Fatalf("err %v, want the cancellation", err)
 	}
 }
+
+// A short window judges the data flow all the same (issue 26 §1): the probe runs at most a
+// quarter of the window apart and at its end, so a stall that starts in the first quarter breaches
+// (the runbook's probe_every 5m would probe once in a 2m window); a criterion the window could not
+// judge (the alert rate's 5m lookback) is named.
+func TestWatchShortWindowJudgesTheFlow(t *testing.T) {
+	with := map[string]any{"interval": "20ms", "alert_rate_over": "5m", "probe_every": "5m"}
+	clock := func(r *watchRig) {
+		var mu sync.Mutex
+		now := time.Now()
+		r.d.Now = func() time.Time { // 10 s of window per judgement
+			mu.Lock()
+			defer mu.Unlock()
+			now = now.Add(10 * time.Second)
+			return now
+		}
+	}
+	t.Run("quiet", func(t *testing.T) {
+		r := newWatchRig(t, "2m")
+		clock(r)
+		out, err := runLong(t, r.d, newEnv(r.d, r.seed), with)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// at 0, 30 s, 60 s, 90 s and the end
+		if n := r.probes.Load(); n != 5 || !strings.Contains(out.Message, "data flow probed 5 times): no breach; not judged: alert_rate;") {
+			t.Errorf("%d probes: %q", n, out.Message)
+		}
+	})
+	t.Run("stall in the first quarter", func(t *testing.T) {
+		r := newWatchRig(t, "2m")
+		clock(r)
+		inner := r.d.Probe
+		r.d.Probe = func(ctx context.Context) (probe.Report, error) {
+			if r.probes.Load() >= 1 { // the flow stalls after the window's first probe
+				r.probeF.Store(true)
+			}
+			return inner(ctx)
+		}
+		_, err := runLong(t, r.d, newEnv(r.d, r.seed), with)
+		if b := breachOf(t, err); b.Criterion != steps.CritProbe || b.Remaining <= 0 {
+			t.Fatalf("breach %+v", b)
+		}
+	})
+}
+
+// A window too short to judge the data flow three times is refused before the run, naming the
+// least window; the least is accepted.
+func TestRequestWatchRefusesAWindowTooShort(t *testing.T) {
+	plan := func(t *testing.T, with string) *steps.Plan {
+		t.Helper()
+		reg, err := steps.NewRegistry(&steps.Planning{Config: testConfig(t, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := engine.ParsePlan([]byte("name: upgrade\nsteps:\n  - id: watch/window\n    kind: watch.window\n    with: "+with+"\n    timeout: 25h\n"), "test.yaml", reg, engine.Selection{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	for _, tc := range []struct{ with, least string }{
+		{"{interval: 30s, probe_every: 5m}", "2m0s"},
+		{"{interval: 1m, probe_every: 5m}", "4m0s"},
+		{"{interval: 5s, probe_every: 0s, alert_rate_over: 1m}", "1m10s"},
+	} {
+		p := plan(t, tc.with)
+		least, _ := time.ParseDuration(tc.least)
+		err := steps.RequestWatch(p, map[string]any{}, least-time.Second)
+		if err == nil || !strings.Contains(err.Error(), "give at least --watch "+tc.least) {
+			t.Errorf("%s: --watch %s: %v", tc.with, least-time.Second, err)
+		}
+		seed := map[string]any{}
+		if err := steps.RequestWatch(p, seed, least); err != nil || seed[steps.KeyWatch] == nil {
+			t.Errorf("%s: --watch %s: %v", tc.with, least, err)
+		}
+	}
+}

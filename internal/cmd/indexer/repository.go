@@ -1,27 +1,19 @@
 package indexer
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/repository"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -56,6 +48,9 @@ type RepositoryOptions struct {
 	Poll time.Duration
 	Now  func() time.Time
 }
+
+// RepositoryReport is the output of show and prepare.
+type RepositoryReport = repository.Report
 
 // NewCmdRepository builds `indexer repository show|prepare`.
 func NewCmdRepository(f *cli.Factory, runF func(context.Context, *RepositoryOptions) error) *cobra.Command {
@@ -115,49 +110,6 @@ Exit codes: 0 done (or nothing to do), 2 usage, 4 not allowed, 5 indexer unreach
 	return cmd
 }
 
-// RepositoryReport is the output of show and prepare.
-type RepositoryReport struct {
-	Mode        string                 `json:"data_safety"`
-	PathRepo    []string               `json:"path_repo"`
-	Repository  string                 `json:"repository"`
-	Registered  bool                   `json:"registered"`
-	Type        string                 `json:"type,omitempty"`
-	Location    string                 `json:"location,omitempty"`
-	Verified    bool                   `json:"verified"`
-	VerifyError string                 `json:"verify_error,omitempty"`
-	Snapshots   []indexer.SnapshotInfo `json:"snapshots"`
-	// Actions are what prepare did.
-	Actions []string `json:"actions,omitempty"`
-}
-
-func repositoryState(ctx context.Context, c *config.Config, api RepositoryAPI) (RepositoryReport, error) {
-	rep := RepositoryReport{Mode: c.Indexer.DataSafety, Repository: c.Indexer.SnapshotRepository, PathRepo: []string{}, Snapshots: []indexer.SnapshotInfo{}}
-	pr, err := api.PathRepo(ctx)
-	if err != nil {
-		return rep, err
-	}
-	rep.PathRepo = append(rep.PathRepo, pr...)
-	repo, err := api.GetRepository(ctx, rep.Repository)
-	if errors.Is(err, indexer.ErrRepositoryMissing) {
-		return rep, nil
-	}
-	if err != nil {
-		return rep, err
-	}
-	rep.Registered, rep.Type, rep.Location = true, repo.Type, repo.Location
-	if _, err := api.VerifyRepository(ctx, rep.Repository); err != nil {
-		rep.VerifyError = err.Error()
-	} else {
-		rep.Verified = true
-	}
-	if snaps, err := api.Snapshots(ctx, rep.Repository); err == nil {
-		rep.Snapshots = snaps
-	} else if rep.VerifyError == "" {
-		return rep, err
-	}
-	return rep, nil
-}
-
 // runRepository prepares the repository or shows it.
 func runRepository(ctx context.Context, opts *RepositoryOptions) error {
 	if opts.Prepare {
@@ -176,7 +128,7 @@ func runRepositoryShow(ctx context.Context, opts *RepositoryOptions) error {
 		return err
 	}
 	defer cancel()
-	rep, err := repositoryState(ctx, c, api)
+	rep, err := repository.State(ctx, c, api)
 	if err != nil {
 		return err
 	}
@@ -228,28 +180,6 @@ func renderRepository(opts *RepositoryOptions, rep RepositoryReport) error {
 	return nil
 }
 
-// prepareLocation picks the repository directory and the path.repo entry
-// that must cover it.
-func prepareLocation(c *config.Config, flag string, pathRepo []string) (location, repoDir string) {
-	switch {
-	case flag != "":
-		location = filepath.Clean(flag)
-	case c.Indexer.SnapshotLocation != "":
-		location = filepath.Clean(c.Indexer.SnapshotLocation)
-	case len(pathRepo) > 0:
-		location = steps.RepositoryLocation(c, pathRepo)
-	default:
-		location = filepath.Join(filepath.Clean(c.Indexer.DataDir)+"-snapshots", "siemctl")
-	}
-	if steps.UnderPathRepo(location, pathRepo) {
-		return location, ""
-	}
-	if len(pathRepo) == 0 && flag == "" && c.Indexer.SnapshotLocation == "" {
-		return location, filepath.Dir(location)
-	}
-	return location, location
-}
-
 func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 	c, err := opts.Config()
 	if err != nil {
@@ -260,19 +190,19 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		return err
 	}
 	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
-	rep, err := repositoryState(qctx, c, api)
+	rep, err := repository.State(qctx, c, api)
 	cancel()
 	if err != nil {
 		return err
 	}
-	location, addRepo := prepareLocation(c, opts.Location, rep.PathRepo)
+	location, addRepo := repository.PrepareLocation(c, opts.Location, rep.PathRepo)
 	yml := filepath.Join(c.Indexer.ConfigDir, "opensearch.yml")
 	unit := c.Units()["indexer"]
 	var plan []string
 	if addRepo != "" {
 		plan = append(plan, fmt.Sprintf("add %s to path.repo in %s (old file kept in %s/repository-<time>/)", addRepo, yml, c.BackupDir))
 	}
-	if fi, err := os.Stat(location); err != nil || !fi.IsDir() {
+	if repository.MissingDir(location) {
 		plan = append(plan, "create "+location+" (owner of "+c.Indexer.DataDir+", mode 0750)")
 	}
 	if addRepo != "" {
@@ -309,13 +239,13 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		return err
 	}
 	if addRepo != "" {
-		backup, err := addPathRepo(yml, addRepo, filepath.Join(c.BackupDir, "repository-"+opts.now().UTC().Format("20060102T150405Z")))
+		backup, err := repository.AddPathRepo(yml, addRepo, filepath.Join(c.BackupDir, "repository-"+opts.now().UTC().Format("20060102T150405Z")))
 		if err != nil {
 			return fail(err)
 		}
 		say(fmt.Sprintf("added %s to path.repo in %s (old file: %s)", addRepo, yml, backup))
 	}
-	if err := makeRepoDir(location, c.Indexer.DataDir); err != nil {
+	if err := repository.MakeDir(location, c.Indexer.DataDir); err != nil {
 		return fail(err)
 	}
 	say("directory " + location + " ready (owner of " + c.Indexer.DataDir + ")")
@@ -324,7 +254,7 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		if err != nil {
 			return fail(err)
 		}
-		took, err := restartIndexer(ctx, opts, u, api, unit)
+		took, err := repository.RestartIndexer(ctx, u, api, unit, opts.Wait, opts.Poll, opts.now)
 		if err != nil {
 			return fail(err)
 		}
@@ -339,7 +269,7 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 		return fail(fmt.Errorf("repository %s registered at %s but does not verify: %w", rep.Repository, location, err))
 	}
 	say("repository " + rep.Repository + " registered at " + location + " and verified")
-	rep, err = repositoryState(qctx, c, api)
+	rep, err = repository.State(qctx, c, api)
 	if err != nil {
 		return fail(err)
 	}
@@ -358,203 +288,4 @@ func (o *RepositoryOptions) now() time.Time {
 		return time.Now()
 	}
 	return o.Now()
-}
-
-var pathRepoLine = regexp.MustCompile(`^path\.repo[ \t]*:(.*)$`)
-
-// addPathRepo adds dir to path.repo in the opensearch.yml at file: the old
-// file is copied into backupDir first, the new one replaces it atomically
-// with the old owner and mode. A symlink is refused, never written through.
-// It returns the backup's path.
-func addPathRepo(file, dir, backupDir string) (string, error) {
-	fi, err := os.Lstat(file)
-	if err != nil {
-		return "", err
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file (a symlink is not written through): add path.repo: [%q] by hand", file, dir)
-	}
-	old, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	updated, err := withPathRepo(old, dir)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", file, err)
-	}
-	if err := os.MkdirAll(backupDir, 0o700); err != nil {
-		return "", err
-	}
-	backup := filepath.Join(backupDir, filepath.Base(file))
-	if err := os.WriteFile(backup, old, 0o600); err != nil {
-		return "", err
-	}
-	pf, err := renameio.NewPendingFile(file, renameio.WithPermissions(fi.Mode().Perm()))
-	if err != nil {
-		return "", err
-	}
-	defer pf.Cleanup()
-	if _, err := pf.Write(updated); err != nil {
-		return "", err
-	}
-	if uid, gid, ok := fileOwner(fi); ok {
-		if err := pf.Chown(uid, gid); err != nil {
-			return "", err
-		}
-	}
-	if err := pf.Chmod(fi.Mode().Perm()); err != nil {
-		return "", err
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return "", err
-	}
-	return backup, nil
-}
-
-// withPathRepo returns the YAML with dir added to a top-level flat
-// path.repo key (created at the end when absent). Other layouts (a nested
-// path: map) are left to the operator.
-func withPathRepo(src []byte, dir string) ([]byte, error) {
-	var doc map[string]any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, fmt.Errorf("not valid YAML: %w", err)
-	}
-	if p, ok := doc["path"].(map[string]any); ok && p["repo"] != nil {
-		return nil, fmt.Errorf("path.repo is set in a nested path: block; add %q to it by hand", dir)
-	}
-	var have []string
-	lines := strings.Split(string(src), "\n")
-	at := -1
-	for i, l := range lines {
-		if pathRepoLine.MatchString(l) {
-			at = i
-		}
-	}
-	quoted := strconv.Quote(dir)
-	switch {
-	case at < 0:
-		out := strings.TrimRight(string(src), "\n") + "\n\n# added by siemctl indexer repository prepare: snapshot repositories\npath.repo: [" + quoted + "]\n"
-		return checkPathRepo([]byte(out), dir)
-	default:
-		v := doc["path.repo"]
-		switch t := v.(type) {
-		case string:
-			have = strings.Split(t, ",")
-		case []any:
-			for _, e := range t {
-				have = append(have, fmt.Sprint(e))
-			}
-		case nil:
-		default:
-			return nil, fmt.Errorf("path.repo has an unexpected form (%T); add %q by hand", v, dir)
-		}
-		rest := strings.TrimSpace(pathRepoLine.FindStringSubmatch(lines[at])[1])
-		if rest == "" && at+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[at+1]), "-") {
-			// block list: drop its items, rewritten as one flow list
-			j := at + 1
-			for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j]), "-") {
-				j++
-			}
-			lines = append(lines[:at+1], lines[j:]...)
-		}
-		var items []string
-		for _, h := range have {
-			if h = strings.TrimSpace(h); h != "" && !slices.Contains(items, strconv.Quote(h)) {
-				items = append(items, strconv.Quote(h))
-			}
-		}
-		items = append(items, quoted)
-		lines[at] = "path.repo: [" + strings.Join(items, ", ") + "]"
-		return checkPathRepo([]byte(strings.Join(lines, "\n")), dir)
-	}
-}
-
-func checkPathRepo(b []byte, dir string) ([]byte, error) {
-	var doc map[string]any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("the edited file would not be valid YAML: %w", err)
-	}
-	list, _ := doc["path.repo"].([]any)
-	for _, e := range list {
-		if fmt.Sprint(e) == dir {
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("the edited file does not list %q in path.repo; add it by hand", dir)
-}
-
-// makeRepoDir creates location (and missing parents) owned by the owner of
-// the data directory (the indexer's user); an existing symlink is refused.
-func makeRepoDir(location, dataDir string) error {
-	di, err := os.Stat(dataDir)
-	if err != nil {
-		return fmt.Errorf("indexer data directory: %w", err)
-	}
-	uid, gid, _ := fileOwner(di)
-	var create []string
-	for p := location; ; p = filepath.Dir(p) {
-		fi, err := os.Lstat(p)
-		if err == nil {
-			if p == location && !fi.IsDir() {
-				return fmt.Errorf("%s exists and is not a directory (a symlink is not followed)", p)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		create = append(create, p)
-		if p == "/" {
-			break
-		}
-	}
-	for i := len(create) - 1; i >= 0; i-- {
-		if err := os.Mkdir(create[i], 0o750); err != nil {
-			return err
-		}
-		if err := os.Lchown(create[i], uid, gid); err != nil {
-			return fmt.Errorf("chown %s: %w", create[i], err)
-		}
-	}
-	if len(create) == 0 {
-		fi, err := os.Stat(location)
-		if err != nil {
-			return err
-		}
-		if u, _, ok := fileOwner(fi); ok && u != uid {
-			return fmt.Errorf("%s belongs to uid %d, the indexer runs as uid %d: chown it or choose another --location", location, u, uid)
-		}
-	}
-	return nil
-}
-
-// restartIndexer stops the indexer (its processes gone), starts it and
-// waits until it answers yellow, all within opts.Wait: the services
-// operation with the indexer's HTTP as its readiness.
-func restartIndexer(ctx context.Context, opts *RepositoryOptions, u RepositoryUnits, api RepositoryAPI, unit string) (time.Duration, error) {
-	limit := cmp.Or(opts.Wait, 3*time.Minute)
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	r := &services.Runner{Units: u, ProcessWait: limit, ProcessPoll: cmp.Or(opts.Poll, time.Second), Now: opts.now,
-		Ready: func(ctx context.Context, _ services.Component) error {
-			_, err := api.Health(ctx, indexer.HealthRequest{WaitForStatus: "yellow", Timeout: 5 * time.Second})
-			return err
-		}}
-	comps := []services.Component{{Name: "indexer", Unit: unit, Wait: limit}}
-	start := opts.now()
-	if _, err := r.Stop(ctx, comps); err != nil {
-		return 0, err
-	}
-	if _, err := r.Start(ctx, comps); err != nil {
-		return 0, fmt.Errorf("%w; the old opensearch.yml is in the backup directory", err)
-	}
-	return opts.now().Sub(start), nil
-}
-
-func fileOwner(fi fs.FileInfo) (int, int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0, false
-	}
-	return int(st.Uid), int(st.Gid), true
 }

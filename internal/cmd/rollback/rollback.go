@@ -14,7 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/runbooks"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // Options are the inputs of `siemctl rollback`.
@@ -136,16 +136,17 @@ func runRollback(ctx context.Context, opts *Options) error {
 	if pending != nil {
 		return resumeRollback(ctx, opts, deps, pending)
 	}
-	reg, rd, err := runs.Registry(deps, up)
+	sess, err := upgrade.Reopen(deps, up)
 	if err != nil {
 		return err
 	}
+	rd := sess.Data
 	switch {
 	case up.Status == engine.StatusRolledBack:
 		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
-		r := runs.NewRunner(opts.Common, deps, reg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+		r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 		if !opts.DryRun {
 			if err := opts.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status)); err != nil {
 				return err
@@ -157,23 +158,11 @@ func runRollback(ctx context.Context, opts *Options) error {
 		}
 		return runs.Finish(opts.Common, stateDir, ri, rollbackErr(err))
 	}
-	seed, err := steps.RollbackSeed(rd)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", up.ID, err)
-	}
-	rreg, err := steps.NewRegistry(&steps.Planning{Config: deps.Config, Target: rd.Targets, Previous: rd.Previous})
-	if err != nil {
+	if err := sess.RollbackOf(up); err != nil {
 		return err
 	}
-	raw, err := runbooks.FS.ReadFile(runbooks.Rollback)
-	if err != nil {
-		return err
-	}
-	plan, err := engine.ParsePlan(raw, runbooks.Rollback, rreg, engine.Selection{})
-	if err != nil {
-		return err
-	}
-	r := runs.NewRunner(opts.Common, deps, rreg, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+	plan, seed := sess.Plan, sess.Seed
+	r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "rollback of run %s (dry run): back to %s\n", up.ID, versions(rd.Previous))
 		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
@@ -189,10 +178,11 @@ func runRollback(ctx context.Context, opts *Options) error {
 }
 
 func resumeRollback(ctx context.Context, opts *Options, deps *steps.Deps, ri *engine.RunInfo) error {
-	r, err := runs.Reopen(opts.Common, deps, ri, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
+	sess, err := upgrade.Reopen(deps, ri)
 	if err != nil {
 		return err
 	}
+	r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
 	if !opts.DryRun {
 		if err := opts.Confirm(fmt.Sprintf("Continue the stopped rollback run %s?", ri.ID)); err != nil {
 			return err

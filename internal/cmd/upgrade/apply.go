@@ -2,8 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/runbooks"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // ApplyOptions are the inputs of `upgrade apply`.
@@ -109,7 +109,7 @@ func fillTarget(f *cli.Factory, c *runs.Common, to string) error {
 	if to == "" {
 		return cli.FlagErrorf("--to is required (e.g. --to 4.10.0)")
 	}
-	if err := steps.CheckTarget(to); err != nil {
+	if err := upgrade.CheckTarget(to); err != nil {
 		return &cli.FlagError{Err: fmt.Errorf("--to: %w", err)}
 	}
 	return nil
@@ -119,61 +119,22 @@ func targetFlag(fl *pflag.FlagSet, to *string) {
 	fl.StringVar(to, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
 }
 
-// prepared is a planned upgrade.
-type prepared struct {
-	deps      *steps.Deps
-	cands     []steps.Candidate
-	seed      map[string]any
-	reg       *steps.Registry
-	plan      *steps.Plan
-	installed map[string]string
-}
-
-// prepare resolves the target versions and plans the runbook (no side effect).
-func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel engine.Selection, ignore []string) (*prepared, error) {
+// prepare plans the upgrade (no side effect): the one session of plan and apply.
+func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel engine.Selection, ignore []string) (*upgrade.Session, error) {
 	deps, err := c.Deps(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if deps.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", deps.PackageErr)
+	s, err := upgrade.Prepare(ctx, deps, upgrade.Request{To: to, Runbook: runbookPath, Selection: sel, IgnoreGates: ignore})
+	if ig := (*upgrade.IgnoreGateError)(nil); errors.As(err, &ig) {
+		return nil, &cli.FlagError{Err: ig.Err}
 	}
-	cands, err := steps.ResolveTarget(ctx, deps.Packages, deps.Config.PackageNames(), to)
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", to, err)
-	}
-	installed := map[string]string{}
-	for _, cd := range cands {
-		installed[cd.Component] = cd.Installed
-	}
-	reg, err := steps.NewRegistry(&steps.Planning{Config: deps.Config, Target: steps.TargetMap(cands), Previous: installed})
-	if err != nil {
-		return nil, err
-	}
-	raw, source, err := loadRunbook(runbookPath, runbooks.Upgrade)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := engine.ParsePlan(raw, source, reg, sel)
-	if err != nil {
-		return nil, err
-	}
-	if len(ignore) > 0 {
-		ids, err := steps.IgnoreGates(plan, ignore)
-		if err != nil {
-			return nil, &cli.FlagError{Err: err}
-		}
-		sel.Skip = append(slices.Clone(sel.Skip), ids...)
-		if plan, err = engine.ParsePlan(raw, source, reg, sel); err != nil {
-			return nil, err
-		}
-	}
-	return &prepared{deps: deps, cands: cands, seed: steps.UpgradeSeed(to, cands), reg: reg, plan: plan, installed: installed}, nil
+	return s, err
 }
 
-func summary(p *prepared) string {
+func summary(p *upgrade.Session) string {
 	var parts []string
-	for _, c := range p.cands {
+	for _, c := range p.Candidates {
 		if c.Target != "" && c.Target != c.Installed {
 			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, output.Dash(c.Installed), c.Target))
 		}
@@ -191,15 +152,15 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	}
 	cmdline := commandLine("upgrade", "apply", "--to", opts.To)
 	if opts.Watch > 0 {
-		if err := steps.RequestWatch(p.plan, p.seed, opts.Watch); err != nil {
+		if err := steps.RequestWatch(p.Plan, p.Seed, opts.Watch); err != nil {
 			return &cli.FlagError{Err: err}
 		}
 		cmdline += " --watch " + opts.Watch.String()
 	}
-	r := runs.NewRunner(opts.Common, p.deps, p.reg, opts.RetryLock, cmdline, opts.DryRun)
+	r := runs.NewRunner(opts.Common, p.Deps, p.Registry, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
-		_, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
+		_, err := r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})
 		return err
 	}
 	if opts.Guided {
@@ -214,11 +175,11 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		ck.apply(r)
 	}
-	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.plan.Total(), steps.DataSafetyPromise(p.deps.Config))
+	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.Plan.Total(), steps.DataSafetyPromise(p.Deps.Config))
 	if err := opts.Common.Confirm(q); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.plan.Total())
-	ri, err := r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
-	return runs.Finish(opts.Common, p.deps.Config.StateDir, ri, err)
+	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.Plan.Total())
+	ri, err := r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})
+	return runs.Finish(opts.Common, p.Deps.Config.StateDir, ri, err)
 }

@@ -5,6 +5,7 @@ package upgrade_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -133,10 +134,35 @@ func (c *labClient) seedAlerts(t *testing.T, n int, days ...string) {
 	}
 }
 
+// putPersistent sets a persistent cluster setting as a site would.
+func (c *labClient) putPersistent(t *testing.T, key, value string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"persistent":{%q:%q}}`, key, value)
+	req, err := http.NewRequest(http.MethodPut, c.base+"/_cluster/settings", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("admin", c.pw)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("PUT /_cluster/settings %s: HTTP %d: %s", body, resp.StatusCode, b)
+	}
+	if v := c.persistent(t, key); v != value {
+		t.Fatalf("%s reads %q after setting it to %q", key, v, value)
+	}
+}
+
 // TestE2EDataSafetySnapshot: indexer.data_safety snapshot on a stock-like
 // indexer (no path.repo): prepare the repository, upgrade 4.9.0 → 4.10.0
 // with a snapshot instead of a copy, roll back into OpenSearch 2.11.1 from
-// the snapshot, every alert index back with its documents.
+// the snapshot, every alert index back with its documents and the site's
+// persistent cluster settings (issue 26 §4).
 func TestE2EDataSafetySnapshot(t *testing.T) {
 	binaries(t)
 	l := e2e.Up(t, e2e.Options{PortOffset: dataSafetyPortOffset})
@@ -205,6 +231,7 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 	})
 
 	t.Run("apply", func(t *testing.T) {
+		c.putPersistent(t, "search.max_buckets", "12345") // the site's own setting: the rollback puts it back
 		before = c.stableCounts(t)
 		t.Logf("alerts before (without probe events): %v", before)
 		countsFile := filepath.Join(t.TempDir(), "at-snapshot.json")
@@ -299,6 +326,10 @@ func TestE2EDataSafetySnapshot(t *testing.T) {
 			if v := c.persistent(t, "cluster.routing.allocation."+k); v != "" {
 				t.Errorf("%s %s after the rollback, unset before the upgrade", k, v)
 			}
+		}
+		// The old version started on an empty data directory: the site's persistent settings are back.
+		if v := c.persistent(t, "search.max_buckets"); v != "12345" || !strings.Contains(r.Stderr, "persistent settings put back as recorded before the upgrade: search.max_buckets") {
+			t.Errorf("search.max_buckets %q after the rollback, 12345 before the upgrade:\n%s", v, lines(r.Stderr, "restore/indexer-snapshot"))
 		}
 
 		// The new version's data directory the rollback set aside: the plan

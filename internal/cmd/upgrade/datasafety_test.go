@@ -10,8 +10,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // The confirmation names the data safety mode and what a rollback will and
@@ -44,7 +44,7 @@ func TestReportSaysDataSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	ri := &engine.RunInfo{ID: "20261120T100000Z-3d4e5f", Status: engine.StatusSucceeded, Data: map[string]json.RawMessage{steps.KeyBackups: raw}}
-	rep := runs.NewRunReport(ri, nil)
+	rep := upgrade.NewRunReport(ri, nil)
 	if rep.DataSafety == nil || rep.DataSafety.Mode != "snapshot" || !strings.Contains(rep.DataSafety.Rollback, "as of snapshot siemctl-20261120t100000z-3d4e5f") {
 		t.Fatalf("data safety %+v", rep.DataSafety)
 	}
@@ -59,7 +59,7 @@ func TestReportSaysDataSafety(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
-	page, err := renderEvidenceHTML(&Evidence{Report: rep, Snapshots: map[string]string{}})
+	page, err := upgrade.RenderHTML(&upgrade.Evidence{Report: rep, Snapshots: map[string]string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestReportSaysDataSafety(t *testing.T) {
 		}
 	}
 	// Before the mode was chosen there is nothing to say.
-	if r := runs.NewRunReport(&engine.RunInfo{ID: ri.ID, Data: map[string]json.RawMessage{}}, nil); r.DataSafety != nil {
+	if r := upgrade.NewRunReport(&engine.RunInfo{ID: ri.ID, Data: map[string]json.RawMessage{}}, nil); r.DataSafety != nil {
 		t.Errorf("data safety without a mode: %+v", r.DataSafety)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // The operator's cockpit of `upgrade apply` (issue 16 §1-§3): the
@@ -27,7 +28,7 @@ import (
 // at phase boundaries. Both are journaled in the run's seed data, so
 // `upgrade resume` keeps them.
 
-// KeyGuided is the run data key of guided mode (runs.KeyWindow holds the
+// KeyGuided is the run data key of guided mode (upgrade.KeyWindow holds the
 // window).
 const KeyGuided = "guided"
 
@@ -56,7 +57,7 @@ func needTerminal(io *output.IOStreams) error {
 
 // cockpit wires the window watch and the guided pauses into a runner.
 type cockpit struct {
-	budget  Budget
+	budget  upgrade.Budget
 	started time.Time
 	now     func() time.Time
 	win     *windowWatch
@@ -76,27 +77,29 @@ func (c *cockpit) apply(r *engine.Runner[*steps.Deps]) {
 // estimateFor is the budget of plan for a run: this host's history and the
 // data volume gate.data_safety measures now (bounded: it walks the data
 // directory).
-func estimateFor(ctx context.Context, p *prepared) (Budget, error) {
-	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
+func estimateFor(ctx context.Context, p *upgrade.Session) (upgrade.Budget, error) {
+	hist, err := upgrade.LoadHistory(p.Deps.Config.StateDir, "upgrade")
 	if err != nil {
-		return Budget{}, err
+		return upgrade.Budget{}, err
 	}
-	only := *p.plan
+	only := *p.Plan
 	only.Steps = nil
-	for _, s := range p.plan.Steps {
+	for _, s := range p.Plan.Steps {
 		if s.Step.Kind == "gate.data_safety" {
 			only.Steps = append(only.Steps, s)
 		}
 	}
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	gates := steps.PreflightGates(gctx, &only, p.deps, p.seed)
-	return EstimateBudget(p.plan, hist, VolumeFromGates(p.deps.Config, gates), steps.WatchOf(p.seed)), nil
+	gates := upgrade.PreflightGates(gctx, &only, p.Deps, p.Seed)
+	vol := upgrade.VolumeFromGates(p.Deps.Config, gates)
+	vol.Primaries, vol.PrimariesFrom = upgrade.Primaries(gctx, p.Deps, p.Seed) // the deadlines' count
+	return upgrade.EstimateBudget(p.Plan, hist, vol, steps.WatchOf(p.Seed)), nil
 }
 
 // checkWindow is the go/no-go of --window: the upgrade and a full rollback
 // must fit.
-func checkWindow(window time.Duration, b Budget) error {
+func checkWindow(window time.Duration, b upgrade.Budget) error {
 	need := (b.Total + b.Rollback).D()
 	if need <= window {
 		return nil
@@ -120,9 +123,9 @@ type windowWatch struct {
 	w      io.Writer
 	json   bool
 	now    func() time.Time
-	rec    runs.WindowRecord
+	rec    upgrade.WindowRecord
 	lead   time.Duration
-	budget Budget
+	budget upgrade.Budget
 
 	mu                          sync.Mutex
 	done                        map[string]bool
@@ -131,7 +134,7 @@ type windowWatch struct {
 	warned, passed, rollingBack bool
 }
 
-func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec runs.WindowRecord, b Budget, done []string) *windowWatch {
+func newWindowWatch(w io.Writer, jsonMode bool, now func() time.Time, rec upgrade.WindowRecord, b upgrade.Budget, done []string) *windowWatch {
 	ww := &windowWatch{w: w, json: jsonMode, now: now, rec: rec, budget: b, done: map[string]bool{}, seen: map[string]bool{}}
 	if d, err := time.ParseDuration(rec.Length); err == nil {
 		ww.lead = windowWarnLead(d)
@@ -171,7 +174,7 @@ func (ww *windowWatch) Observe(p engine.Progress) {
 	if p.Type == engine.EvStepStart || p.Type == engine.EvStepSkip {
 		// the first step of each phase (the data-safety steps of
 		// "backups" run between the indexer's and the manager's)
-		if ph := budgetPhase(p.Step, p.Kind); !ww.seen[ph] {
+		if ph := upgrade.PhaseOf(p.Step, p.Kind); !ww.seen[ph] {
 			ww.seen[ph], ww.phase, newPhase = true, ph, true
 		}
 	}
@@ -222,11 +225,18 @@ type guide struct {
 	in       *bufio.Reader
 	colors   *output.Palette
 	operator string
-	budget   Budget
+	budget   upgrade.Budget
 	started  time.Time
 	now      func() time.Time
 	win      *windowWatch
 	health   func(ctx context.Context) (health.Report, error)
+	// plan and unitOf (component → unit) judge the health checks against
+	// what the runbook stopped on purpose.
+	plan   *steps.Plan
+	unitOf map[string]string
+	// waited is the time spent at this process's prompts, waiting for the
+	// operator: not the upgrade's.
+	waited time.Duration
 }
 
 type readResult struct {
@@ -262,7 +272,7 @@ func (g *guide) pause(ctx context.Context, b engine.Boundary) (engine.Decision, 
 	return g.ask(ctx, "Continue, wait (re-evaluate the gates), roll back, or stop here (resumable)? [c/w/r/s] ",
 		"answer c (continue), w (wait), r (roll back) or s (stop here)",
 		answer{engine.DecisionContinue, []string{"c", "continue"}, ""},
-		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("re-evaluating the gates of %s …", runs.PhaseLabel(b.Phase))},
+		answer{engine.DecisionWait, []string{"w", "wait"}, fmt.Sprintf("re-evaluating the gates of %s …", upgrade.PhaseLabel(b.Phase))},
 		answer{engine.DecisionRollback, []string{"r", "roll back", "rollback"}, ""},
 		answer{engine.DecisionStop, []string{"s", "stop", "stop here"}, ""})
 }
@@ -277,6 +287,8 @@ type answer struct {
 
 // ask prompts until one of answers is picked (help after any other input).
 func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer) (engine.Decision, error) {
+	asked := g.now()
+	defer func() { g.waited += max(g.now().Sub(asked), 0) }()
 	for {
 		fmt.Fprint(g.w, prompt)
 		line, err := g.readLine(ctx)
@@ -304,7 +316,7 @@ func (g *guide) ask(ctx context.Context, prompt, help string, answers ...answer)
 func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.Decision, error) {
 	fmt.Fprintf(g.w, "\n== %s failed: unattended, the run would roll back now ==\n%s\n", b.Step, oneLine(b.Failure))
 	if g.health != nil {
-		g.renderHealth(ctx)
+		g.renderHealth(ctx, b.Done)
 	}
 	return g.ask(ctx, "Roll back, wait (run the step again), or stop here (resumable)? [r/w/s] ",
 		"answer r (roll back), w (wait: run the step again) or s (stop here)",
@@ -314,40 +326,53 @@ func (g *guide) pauseOnFailure(ctx context.Context, b engine.Boundary) (engine.D
 }
 
 // renderHealth runs the health checks now and shows the verdict and every
-// check that is not OK.
-func (g *guide) renderHealth(ctx context.Context) {
+// check that is not OK, judged against the plan with the steps done: what
+// the runbook stopped on purpose is EXPECTED (listed after the rest), the
+// verdict is that of the other checks.
+func (g *guide) renderHealth(ctx context.Context, done []string) {
 	rep, err := g.health(ctx)
 	if err != nil {
 		fmt.Fprintf(g.w, "Health now: not available: %v\n", err)
 		return
 	}
+	down := upgrade.StoppedByPlan(g.plan, done)
 	counts := map[health.Status]int{}
+	verdict := health.OK
+	var real, expected [][]string
 	for _, r := range rep.Results {
+		if why := upgrade.ExpectedBy(r, down, g.unitOf); why != "" {
+			expected = append(expected, []string{"", "EXPECTED", r.ID, oneLine(r.Summary) + ": " + why})
+			continue
+		}
 		counts[r.Status]++
+		verdict = max(verdict, r.Status)
+		if r.Status != health.OK {
+			real = append(real, []string{"", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary)})
+		}
 	}
-	line := fmt.Sprintf("%s: %d OK", g.colors.Status(rep.Verdict.String()), counts[health.OK])
+	line := fmt.Sprintf("%s: %d OK", g.colors.Status(verdict.String()), counts[health.OK])
 	for _, s := range []health.Status{health.Warn, health.Crit, health.Unknown} {
 		if counts[s] > 0 {
 			line += fmt.Sprintf(", %d %s", counts[s], s)
 		}
 	}
-	fmt.Fprintf(g.w, "Health now (siemctl health): %s\n", line)
+	how := "siemctl health"
+	if len(expected) > 0 {
+		line += fmt.Sprintf(", %d expected (stopped by the runbook)", len(expected))
+		how += ", judged against the plan"
+	}
+	fmt.Fprintf(g.w, "Health now (%s): %s\n", how, line)
 	t := output.NewTable(g.w, true) // indented: the first column is empty
-	for _, r := range rep.Results {
-		if r.Status != health.OK {
-			t.Row("", g.colors.Status(r.Status.String()), r.ID, oneLine(r.Summary))
-		}
+	for _, row := range append(real, expected...) {
+		t.Row(row...)
 	}
 	_ = t.Render()
-	if counts[health.Crit]+counts[health.Warn] > 0 {
-		fmt.Fprintln(g.w, "  (mid-upgrade, the units the runbook stopped until their phase are expected down)")
-	}
 }
 
 // render writes the evidence at a boundary.
 func (g *guide) render(ctx context.Context, b engine.Boundary) {
 	w, c := g.w, g.colors
-	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", runs.PhaseLabel(b.Phase), b.Step)
+	fmt.Fprintf(w, "\n== %s done (after %s): go/no-go for the next phase ==\n", upgrade.PhaseLabel(b.Phase), b.Step)
 	fmt.Fprintln(w, "Gate verdicts:")
 	counts := map[string]int{}
 	t := output.NewTable(w, true) // indented: the first column is empty
@@ -369,15 +394,15 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 			sum += fmt.Sprintf(", %d %s", counts[k], k)
 		}
 	}
-	rd, _ := steps.DecodeRunData(b.Data)
-	if vl := runs.VersionsLine(runs.RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
+	rd, _ := upgrade.DecodeRunData(b.Data)
+	if vl := upgrade.VersionsLine(upgrade.RunReport{Previous: rd.Previous, Targets: rd.Targets}); vl != "" && len(rd.Previous) > 0 {
 		sum += "; versions " + vl
 	} else if vl != "" {
 		sum += "; target versions " + vl
 	}
 	fmt.Fprintf(w, "Summary: %s\n", sum)
 	if g.health != nil {
-		g.renderHealth(ctx)
+		g.renderHealth(ctx, b.Done)
 	}
 	if rd.Diff != nil {
 		fmt.Fprintf(w, "Snapshot diff: %s → %s: documents %d → %d; %d critical, %d warning\n",
@@ -395,9 +420,16 @@ func (g *guide) render(ctx context.Context, b engine.Boundary) {
 			estDone += s.Estimate.D()
 		}
 	}
+	// What is left comes from the clock: the budget less the time the run
+	// worked (the time used less the time waiting for the operator).
 	used := b.Now.Sub(g.started)
-	fmt.Fprintf(w, "Time: %s used; the steps done were estimated at %s; budget %s in all, about %s left\n",
-		output.Duration(used), output.Duration(estDone), output.Duration(g.budget.Total.D()), output.Duration(max(g.budget.Total.D()-estDone, 0)))
+	working := max(used-g.waited, 0)
+	left := fmt.Sprintf("about %s left", output.Duration(g.budget.Total.D()-working))
+	if working > g.budget.Total.D() {
+		left = fmt.Sprintf("none left: %s over", output.Duration(working-g.budget.Total.D()))
+	}
+	fmt.Fprintf(w, "Time: %s used: %s working, %s waiting for the operator; the steps done were estimated at %s; budget %s in all, %s\n",
+		output.Duration(used), output.Duration(working), output.Duration(g.waited), output.Duration(estDone), output.Duration(g.budget.Total.D()), left)
 	if g.win != nil {
 		g.win.mu.Lock()
 		ponr, rb := g.win.PointOfNoReturn()
@@ -420,7 +452,7 @@ func oneLine(s string) string {
 }
 
 // newCockpit builds the cockpit of a new run (apply) and records it in seed.
-func newCockpit(ctx context.Context, c runs.Common, p *prepared, window time.Duration, guided bool) (*cockpit, error) {
+func newCockpit(ctx context.Context, c runs.Common, p *upgrade.Session, window time.Duration, guided bool) (*cockpit, error) {
 	b, err := estimateFor(ctx, p)
 	if err != nil {
 		return nil, err
@@ -433,18 +465,19 @@ func newCockpit(ctx context.Context, c runs.Common, p *prepared, window time.Dur
 	now := c.Clock()
 	ck := &cockpit{budget: b, started: now, now: c.Clock}
 	if window > 0 {
-		rec := runs.WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
-		p.seed[runs.KeyWindow] = rec
+		rec := upgrade.WindowRecord{Start: now.UTC(), End: now.Add(window).UTC(), Length: window.String()}
+		p.Seed[upgrade.KeyWindow] = rec
 		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, nil)
 	}
 	if guided {
-		p.seed[KeyGuided] = true
+		p.Seed[KeyGuided] = true
 		ck.guide = newGuide(c, b, now, ck.win)
+		ck.guide.plan, ck.guide.unitOf = p.Plan, p.Deps.Config.Units()
 	}
 	return ck, nil
 }
 
-func newGuide(c runs.Common, b Budget, started time.Time, win *windowWatch) *guide {
+func newGuide(c runs.Common, b upgrade.Budget, started time.Time, win *windowWatch) *guide {
 	getenv := c.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -456,10 +489,10 @@ func newGuide(c runs.Common, b Budget, started time.Time, win *windowWatch) *gui
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
 func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
-	var rec runs.WindowRecord
-	_, hasWin := ri.Data[runs.KeyWindow]
+	var rec upgrade.WindowRecord
+	_, hasWin := ri.Data[upgrade.KeyWindow]
 	if hasWin {
-		if err := json.Unmarshal(ri.Data[runs.KeyWindow], &rec); err != nil {
+		if err := json.Unmarshal(ri.Data[upgrade.KeyWindow], &rec); err != nil {
 			return nil, fmt.Errorf("run data window: %w", err)
 		}
 	}
@@ -480,28 +513,29 @@ func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *eng
 	if err != nil {
 		return nil, err
 	}
-	hist, err := LoadHistory(deps.Config.StateDir, "upgrade")
+	hist, err := upgrade.LoadHistory(deps.Config.StateDir, "upgrade")
 	if err != nil {
 		return nil, err
 	}
 	// The data volume as preflight measured it (the indexer may be stopped now).
-	vol := DataVolume{Mode: steps.DataSafetyMode(deps.Config)}
+	vol := upgrade.DataVolume{Mode: steps.DataSafetyMode(deps.Config)}
 	var done []string
 	for _, s := range ri.Steps {
 		if s.Status == engine.StepOK {
 			done = append(done, s.ID)
 		}
 		if s.Kind == "gate.data_safety" && s.Outcome != nil {
-			vol = VolumeFromGates(deps.Config, []steps.GateResult{{Kind: s.Kind, Data: s.Outcome.Data}})
+			vol = upgrade.VolumeFromGates(deps.Config, []upgrade.GateResult{{Kind: s.Kind, Data: s.Outcome.Data}})
 		}
 	}
-	b := EstimateBudget(plan, hist, vol, watchOfRun(ri))
+	b := upgrade.EstimateBudget(plan, hist, vol, watchOfRun(ri))
 	ck := &cockpit{budget: b, started: ri.Started, now: c.Clock}
 	if hasWin {
 		ck.win = newWindowWatch(c.IO.ErrOut, c.Output == "json", c.Clock, rec, b, done)
 	}
 	if guided {
 		ck.guide = newGuide(c, b, ri.Started, ck.win)
+		ck.guide.plan, ck.guide.unitOf = plan, deps.Config.Units()
 	}
 	return ck, nil
 }

@@ -106,12 +106,15 @@ var (
 	elapsedRE = regexp.MustCompile(`(ok|Time:|waiting) \d+(\.\d+)?(ms|s)`)
 	clockRE   = regexp.MustCompile(`\d\d:\d\d:\d\d UTC`)
 	inRE      = regexp.MustCompile(`\(in [0-9hms]+`)
+	// the time line's clock-derived parts: working, waiting and what is left
+	timeRE = regexp.MustCompile(`used: \S+ working, \S+ waiting for the operator; (.*) about \S+ left`)
 )
 
 func normalize(s string) string {
 	s = runIDRE.ReplaceAllString(s, "RUN-ID")
 	s = elapsedRE.ReplaceAllString(s, "$1 T")
 	s = clockRE.ReplaceAllString(s, "HH:MM:SS UTC")
+	s = timeRE.ReplaceAllString(s, "used: T working, T waiting for the operator; $1 about T left")
 	return inRE.ReplaceAllString(s, "(in T")
 }
 

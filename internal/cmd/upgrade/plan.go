@@ -17,7 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/runbooks"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // PlanOptions are the inputs of `upgrade plan`.
@@ -63,19 +63,19 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 
 // PlanReport is `upgrade plan`'s output.
 type PlanReport struct {
-	Target     string             `json:"target"`
-	Verdict    string             `json:"verdict"` // GO | NO-GO
-	Components []ComponentVersion `json:"components"`
-	Gates      []steps.GateResult `json:"gates"`
-	Steps      []PlanStep         `json:"steps"`
-	Rollback   RollbackPlan       `json:"rollback"`
+	Target     string               `json:"target"`
+	Verdict    string               `json:"verdict"` // GO | NO-GO
+	Components []ComponentVersion   `json:"components"`
+	Gates      []upgrade.GateResult `json:"gates"`
+	Steps      []PlanStep           `json:"steps"`
+	Rollback   RollbackPlan         `json:"rollback"`
 	// Budget is the time the upgrade and its rollback are estimated to take.
-	Budget Budget `json:"budget"`
+	Budget upgrade.Budget `json:"budget"`
 }
 
 // ComponentVersion is one component's versions.
 type ComponentVersion struct {
-	steps.Candidate
+	upgrade.Candidate
 	API string `json:"api_version,omitempty"`
 }
 
@@ -115,31 +115,25 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	apisDone := make(chan map[string]string, 1)
-	go func() { apisDone <- apiVersions(qctx, p.deps) }()
-	rep.Gates = steps.PreflightGates(qctx, p.plan, p.deps, p.seed)
+	go func() { apisDone <- apiVersions(qctx, p.Deps) }()
+	rep.Gates = upgrade.PreflightGates(qctx, p.Plan, p.Deps, p.Seed)
 	apis := <-apisDone
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no verdict from half-asked gates
 	}
-	for _, c := range p.cands {
+	for _, c := range p.Candidates {
 		rep.Components = append(rep.Components, ComponentVersion{Candidate: c, API: apis[c.Component]})
 	}
-	rep.Verdict = steps.VerdictGo
+	rep.Verdict = upgrade.VerdictGo
 	for _, g := range rep.Gates {
-		if g.Verdict != steps.VerdictGo {
-			rep.Verdict = steps.VerdictNoGo
+		if g.Verdict != upgrade.VerdictGo {
+			rep.Verdict = upgrade.VerdictNoGo
 		}
 	}
-	dls := steps.Deadlines(qctx, p.plan, p.deps, p.seed)
-	rep.Steps = planSteps(p.plan, dls)
-	hist, err := LoadHistory(p.deps.Config.StateDir, "upgrade")
-	if err != nil {
-		return err
-	}
-	vol := VolumeFromGates(p.deps.Config, rep.Gates)
-	rep.Budget = EstimateBudget(p.plan, hist, vol, 0)
-	for i := len(p.plan.Steps) - 1; i >= 0; i-- {
-		s := p.plan.Steps[i]
+	dls := upgrade.Deadlines(qctx, p.Plan, p.Deps, p.Seed)
+	rep.Steps = planSteps(p.Plan, dls)
+	for i := len(p.Plan.Steps) - 1; i >= 0; i-- {
+		s := p.Plan.Steps[i]
 		if s.Selected && s.Undo != nil {
 			rep.Rollback.Automatic = append(rep.Rollback.Automatic, PlanStep{ID: s.ID, Kind: s.Undo.Kind.Name(), Describe: s.Undo.Describe, Selected: true, Deadline: deadline(dls, s.ID+" undo")})
 		}
@@ -149,28 +143,16 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 			rep.Rollback.Automatic = append(rep.Rollback.Automatic, s)
 		}
 	}
-	raw, src, err := loadRunbook("", runbooks.Rollback)
+	rplan, err := p.RollbackPlan()
 	if err != nil {
 		return err
 	}
-	rreg, err := steps.NewRegistry(&steps.Planning{Config: p.deps.Config, Target: p.installed, Previous: p.installed})
-	if err != nil {
+	rep.Rollback.Explicit = planSteps(rplan, upgrade.Deadlines(qctx, rplan, p.Deps, nil))
+	if rep.Budget, err = p.PlanBudget(qctx, rplan, rep.Gates); err != nil {
 		return err
 	}
-	rplan, err := engine.ParsePlan(raw, src, rreg, engine.Selection{})
-	if err != nil {
-		return err
-	}
-	rep.Rollback.Explicit = planSteps(rplan, steps.Deadlines(qctx, rplan, p.deps, nil))
-	rhist, err := LoadHistory(p.deps.Config.StateDir, "rollback")
-	if err != nil {
-		return err
-	}
-	// the data moves at the rates the upgrades measured
-	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
-	rep.Budget = rep.Budget.WithLater(EstimateBudget(rplan, rhist, vol, 0))
 	if rep.Gates == nil {
-		rep.Gates = []steps.GateResult{}
+		rep.Gates = []upgrade.GateResult{}
 	}
 	if opts.Output == "json" {
 		if err := output.JSON(opts.IO.Out, rep); err != nil {
@@ -179,7 +161,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	} else if err := renderPlan(opts.IO.Out, opts.IO.IsStdoutTTY(), opts.IO.Colors(), rep); err != nil {
 		return err
 	}
-	if rep.Verdict != steps.VerdictGo {
+	if rep.Verdict != upgrade.VerdictGo {
 		return &cli.ExitError{Code: cli.ExitNoGo}
 	}
 	return nil
@@ -273,7 +255,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 		return err
 	}
 	fmt.Fprintln(w)
-	if err := renderBudget(w, tty, rep.Budget); err != nil {
+	if err := rep.Budget.Render(w, tty); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "\nSteps:")

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 )
@@ -150,7 +151,7 @@ func TestRemoveAsideRefusesALink(t *testing.T) {
 	if err := os.Symlink(target, a.Path); err != nil {
 		t.Fatal(err)
 	}
-	var le *steps.LinkError
+	var le *filetree.LinkError
 	if err := steps.RemoveAside(data, a); !errors.As(err, &le) {
 		t.Fatalf("err %v, want a LinkError", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.
@@ -69,8 +70,11 @@ func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runn
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := runs.Reopen(opts.Common, deps, ri, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun)
-	return r, ri, err
+	sess, err := upgrade.Reopen(deps, ri)
+	if err != nil {
+		return nil, nil, err
+	}
+	return runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun), ri, nil
 }
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {

@@ -1,13 +1,12 @@
-// Package upgrade is `siemctl upgrade`: plan, apply, resume, status and
-// abort of the upgrade runbook (runbooks/upgrade.yaml) through the engine,
-// with the step kinds of internal/steps; what it shares with rollback
-// (runner, progress, run report) is in internal/runs.
+// Package upgrade is `siemctl upgrade`: plan, apply, resume, status,
+// abort, report and prune, thin doors onto internal/upgrade (the session that
+// prepares each run, the budget, the evidence) and the engine; what it
+// shares with rollback (options, runner, progress, the final report) is in
+// internal/runs.
 package upgrade
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/runs"
-	"github.com/siemctl/siemctl/runbooks"
 )
 
 func common(f *cli.Factory) runs.Common {
@@ -60,19 +58,6 @@ back, 11 rollback failed (manual action), 130 interrupted (resumable).`,
   siemctl upgrade status -o json
   siemctl upgrade resume --yes`,
 	}, NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil))
-}
-
-// loadRunbook returns the runbook text: the embedded one, or a site's file.
-func loadRunbook(path, embedded string) ([]byte, string, error) {
-	if path == "" {
-		b, err := runbooks.FS.ReadFile(embedded)
-		return b, embedded, err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, path, fmt.Errorf("runbook: %w", err)
-	}
-	return b, path, nil
 }
 
 func commandLine(args ...string) string {

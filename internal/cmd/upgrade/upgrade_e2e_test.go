@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/lab"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
@@ -363,11 +363,11 @@ func TestE2EUpgradeRollback(t *testing.T) {
 		r := l.Siemctl("upgrade", "plan", "--to", "4.10.0", "-o", "json")
 		mustCode(t, r, 0, "upgrade plan")
 		var p struct {
-			Verdict string             `json:"verdict"`
-			Gates   []steps.GateResult `json:"gates"`
-			Steps   []map[string]any   `json:"steps"`
-			Comps   []map[string]any   `json:"components"`
-			Rb      map[string][]any   `json:"rollback"`
+			Verdict string               `json:"verdict"`
+			Gates   []upgrade.GateResult `json:"gates"`
+			Steps   []map[string]any     `json:"steps"`
+			Comps   []map[string]any     `json:"components"`
+			Rb      map[string][]any     `json:"rollback"`
 		}
 		if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
 			t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 func TestNewCmdApply(t *testing.T) {
@@ -244,7 +245,7 @@ func TestRunApply(t *testing.T) {
 		if err := runApply(context.Background(), &ApplyOptions{Common: fx.common, To: "4.10.0", Runbook: fx.runbook}); err != nil {
 			t.Fatalf("%v\n%s", err, fx.errOut)
 		}
-		var rep runs.RunReport
+		var rep upgrade.RunReport
 		if err := json.Unmarshal(fx.out.Bytes(), &rep); err != nil {
 			t.Fatalf("%v: %s", err, fx.out)
 		}
@@ -346,13 +347,13 @@ func TestStatusAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runs.NewRunner(fx.common, deps, p.reg, 0, "test", false)
+	r := runs.NewRunner(fx.common, deps, p.Registry, 0, "test", false)
 	r.Observer = engine.ObserverFunc(func(pr engine.Progress) {
 		if pr.Type == engine.EvStepOK && pr.Step == "indexer/allocation-primaries" {
 			cancel()
 		}
 	})
-	_, err = r.Run(ctx, p.plan, engine.RunOptions{Seed: p.seed})
+	_, err = r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})
 	if cli.ExitCode(err) != 130 {
 		t.Fatalf("interrupted run: %v (exit %d)", err, cli.ExitCode(err))
 	}
@@ -360,7 +361,7 @@ func TestStatusAndResume(t *testing.T) {
 	if err := runStatus(context.Background(), &StatusOptions{Common: fx.common}); err != nil {
 		t.Fatal(err)
 	}
-	var rep runs.RunReport
+	var rep upgrade.RunReport
 	if err := json.Unmarshal(fx.out.Bytes(), &rep); err != nil || rep.Status != engine.StatusInterrupted {
 		t.Fatalf("status %+v %v", rep, err)
 	}

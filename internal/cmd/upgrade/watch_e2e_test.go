@@ -23,7 +23,8 @@ const watchPortOffset = 650
 
 // labRunbook is the embedded upgrade runbook with lab-sized waits: the
 // watch judges every 5 s, the alert rate over the last minute, the probe
-// every probeEvery ("0s": off); the agents gate waits agentsWait.
+// every probeEvery ("0s": off) with 15 s to see its event (the shortest
+// window: 1m); the agents gate waits agentsWait.
 func labRunbook(t *testing.T, probeEvery, agentsWait string) string {
 	t.Helper()
 	raw, err := runbooks.FS.ReadFile(runbooks.Upgrade)
@@ -34,7 +35,7 @@ func labRunbook(t *testing.T, probeEvery, agentsWait string) string {
 	for _, r := range [][2]string{
 		{"with: {interval: 30s, cluster_breach: red, alert_rate_min: 0.1, alert_rate_over: 5m, alert_rate_intervals: 3,",
 			"with: {interval: 5s, cluster_breach: red, alert_rate_min: 0.1, alert_rate_over: 1m, alert_rate_intervals: 3,"},
-		{"probe_every: 5m, probe_failures: 2}", "probe_every: " + probeEvery + ", probe_failures: 2}"},
+		{"probe_every: 5m, probe_failures: 2, probe_timeout: 30s}", "probe_every: " + probeEvery + ", probe_failures: 2, probe_timeout: 15s}"},
 		{"    with: {min_ratio: 0.95}\n    timeout: 10m\n", "    with: {min_ratio: 0.95}\n    timeout: " + agentsWait + "\n"},
 	} {
 		if !strings.Contains(s, r[0]) {
@@ -82,7 +83,7 @@ func stepStatus(rep watchReport, id string) (string, string) {
 	return "", ""
 }
 
-// TestE2EWatch: on one lab, a quiet stack passes a 45 s watch window; a
+// TestE2EWatch: on one lab, a quiet stack passes a 1 min watch window; a
 // kill -9 in the window is resumed with the remaining window; each fault
 // injected as the window starts (alerts stop, agents that do not come back
 // after a manager restart, a flapping unit) rolls back automatically to
@@ -133,8 +134,8 @@ func TestE2EWatch(t *testing.T) {
 
 	t.Run("quiet-window-passes", func(t *testing.T) {
 		oldAgain(t)
-		r := apply(t, nil, rb, "--watch", "45s")
-		mustCode(t, r, 0, "apply --watch 45s on a quiet stack")
+		r := apply(t, nil, rb, "--watch", "1m")
+		mustCode(t, r, 0, "apply --watch 1m on a quiet stack")
 		rep := reportOf(t, r)
 		if st, note := stepStatus(rep, "watch/window"); st != engine.StepOK || !strings.Contains(note, "no breach") {
 			t.Errorf("watch/window %s: %s", st, note)
@@ -159,7 +160,7 @@ func TestE2EWatch(t *testing.T) {
 
 	t.Run("kill-in-window-resumes-remaining", func(t *testing.T) {
 		oldAgain(t)
-		r := apply(t, []string{"SIEMCTL_TEST_KILL_AT=watch/window+12s"}, rb, "--watch", "40s")
+		r := apply(t, []string{"SIEMCTL_TEST_KILL_AT=watch/window+12s"}, rb, "--watch", "1m")
 		if r.Code == 0 || r.Code == 10 || r.Code == 11 {
 			t.Fatalf("apply killed in the window exited %d: not killed\n%s", r.Code, tail(r.Stderr, 3000))
 		}
@@ -171,12 +172,28 @@ func TestE2EWatch(t *testing.T) {
 		if rep.Watch == nil || rep.Watch.Resumes != 1 {
 			t.Fatalf("watch state after resume: %+v", rep.Watch)
 		}
-		// The window started before the kill and ended 40 s after that start, not 40 s after the resume.
+		// The window started before the kill and ended 1 min after that start, not 1 min after the resume.
 		if !rep.Watch.Start.Before(killedAt.Add(-10*time.Second)) || time.Since(rep.Watch.Start) > 3*time.Minute {
 			t.Errorf("window start %s, killed at %s", rep.Watch.Start, killedAt)
 		}
 		mustCode(t, l.Siemctl("rollback", "--yes"), 0, "rollback after the resumed watch")
 		wantPackages(t, l.Dir, "4.9.0-1")
+	})
+
+	// A window of the shortest length the runbook allows judges the data flow all the same
+	// (issue 26 §1): a window too short is refused before anything changes; the shipper
+	// stalled as the window starts fails the probe twice, and the run rolls back.
+	t.Run("shipper-stalls-in-the-shortest-window", func(t *testing.T) {
+		oldAgain(t)
+		r := apply(t, nil, rb, "--watch", "59s")
+		mustCode(t, r, 2, "apply --watch 59s")
+		if !strings.Contains(r.Stderr, "give at least --watch 1m0s") {
+			t.Errorf("the refusal does not name the least window:\n%s", tail(r.Stderr, 1500))
+		}
+		wantPackages(t, l.Dir, "4.9.0-1")
+		r = apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "shipper-stalled"}, rb, "--watch", "1m")
+		l.MustSiemlab("heal", "shipper-stalled")
+		rolledBack(t, r, steps.CritProbe)
 	})
 
 	t.Run("alerts-stop", func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 type fakeNow struct{ t time.Time }
@@ -20,7 +20,7 @@ type fakeNow struct{ t time.Time }
 func (f *fakeNow) now() time.Time { return f.t }
 
 // A budget of three steps: a/one (undo 10m), b/two (undo 20m), finally 1m.
-var windowBudget = Budget{Steps: []StepBudget{
+var windowBudget = upgrade.Budget{Steps: []upgrade.StepBudget{
 	{Step: "indexer/one", Phase: "indexer", Estimate: 600, Undo: 600},
 	{Step: "manager/two", Phase: "manager", Estimate: 600, Undo: 1200},
 	{Step: "finally/x", Phase: "finally", Estimate: 60, Finally: true},
@@ -30,7 +30,7 @@ func TestWindowWatchPointOfNoReturn(t *testing.T) {
 	start := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
 	clk := &fakeNow{t: start}
 	var out bytes.Buffer
-	ww := newWindowWatch(&out, false, clk.now, runs.WindowRecord{Start: start, End: start.Add(time.Hour), Length: "1h0m0s"}, windowBudget, nil)
+	ww := newWindowWatch(&out, false, clk.now, upgrade.WindowRecord{Start: start, End: start.Add(time.Hour), Length: "1h0m0s"}, windowBudget, nil)
 	if ww.lead != 15*time.Minute {
 		t.Fatalf("lead %s", ww.lead)
 	}
@@ -76,7 +76,7 @@ func TestWindowWatchPointOfNoReturn(t *testing.T) {
 }
 
 func TestCheckWindow(t *testing.T) {
-	b := Budget{Total: 3600, Rollback: 1800, WindowMin: 5400, WindowMax: 7200}
+	b := upgrade.Budget{Total: 3600, Rollback: 1800, WindowMin: 5400, WindowMax: 7200}
 	if err := checkWindow(2*time.Hour, b); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestApplyWindowJournaledAndShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runs.NewRunReport(ri, nil)
+	rep := upgrade.NewRunReport(ri, nil)
 	if rep.Window == nil || rep.Window.Length != "3h0m0s" || rep.Window.End.Sub(rep.Window.Start) != 3*time.Hour {
 		t.Fatalf("journaled window %+v", rep.Window)
 	}

@@ -1,4 +1,4 @@
-package steps
+package filetree
 
 import (
 	"errors"
@@ -23,14 +23,14 @@ func (e *LinkError) Error() string {
 	return fmt.Sprintf("%s %s: refusing to write through it; check who replaced it, remove the link (and restore %s by hand from the backup) before running the rollback again", e.Path, e.Reason, e.Path)
 }
 
-// openDirNoFollow opens the directory abs component by component from "/"
+// OpenDirNoFollow opens the directory abs component by component from "/"
 // without following a symlink that could have been planted: a component
 // for which strict reports true (a directory recorded in the backup) must be
 // a real directory; any other component may be a symlink only when root or
 // the running user owns it (as fs.protected_symlinks judges links). The
 // caller closes the returned descriptor.
 // With mkdir set, missing directories are created (0755).
-func openDirNoFollow(abs string, strict func(p string) bool, mkdir bool) (int, error) {
+func OpenDirNoFollow(abs string, strict func(p string) bool, mkdir bool) (int, error) {
 	abs = filepath.Clean(abs)
 	if !filepath.IsAbs(abs) {
 		return -1, fmt.Errorf("%s: not an absolute path", abs)
@@ -86,16 +86,16 @@ func openDirAt(dirfd int, name, full string, strict bool) (int, error) {
 	return fd, nil
 }
 
-// lstatAt is fstatat without following name.
-func lstatAt(dirfd int, name string) (unix.Stat_t, error) {
+// LstatAt is fstatat without following name.
+func LstatAt(dirfd int, name string) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	return st, err
 }
 
-// mkdirNoFollow makes sure name inside dirfd is a real directory (creating
+// MkdirNoFollow makes sure name inside dirfd is a real directory (creating
 // it 0700 if missing) and opens it; a symlink there is a *LinkError.
-func mkdirNoFollow(dirfd int, name, full string) (int, error) {
+func MkdirNoFollow(dirfd int, name, full string) (int, error) {
 	if err := unix.Mkdirat(dirfd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return -1, &os.PathError{Op: "mkdir", Path: full, Err: err}
 	}
@@ -103,7 +103,7 @@ func mkdirNoFollow(dirfd int, name, full string) (int, error) {
 }
 
 // applyMetaFd sets owner and mode on an open descriptor.
-func applyMetaFd(fd int, e treeEntry) error {
+func applyMetaFd(fd int, e Entry) error {
 	if e.UID >= 0 {
 		if err := unix.Fchown(fd, e.UID, e.GID); err != nil {
 			return err
@@ -113,7 +113,7 @@ func applyMetaFd(fd int, e treeEntry) error {
 }
 
 // timesAt sets name's (never a link target's) times to e.MTime, if set.
-func timesAt(dirfd int, name string, e treeEntry) error {
+func timesAt(dirfd int, name string, e Entry) error {
 	if e.MTime == 0 {
 		return nil
 	}
@@ -121,10 +121,10 @@ func timesAt(dirfd int, name string, e treeEntry) error {
 	return unix.UtimesNanoAt(dirfd, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
-// writeFileAt writes data read by fill into a fresh temporary file inside
+// WriteFileAt writes data read by fill into a fresh temporary file inside
 // dirfd, applies e (owner, mode, times) on the descriptor, and renames it
 // over name. A symlink at name is replaced, never followed.
-func writeFileAt(dirfd int, dirPath, name string, e treeEntry, fill func(*os.File) error) error {
+func WriteFileAt(dirfd int, dirPath, name string, e Entry, fill func(*os.File) error) error {
 	var fd int
 	var tmp string
 	for i := 0; ; i++ {
@@ -162,8 +162,8 @@ func writeFileAt(dirfd int, dirPath, name string, e treeEntry, fill func(*os.Fil
 	return nil
 }
 
-// readlinkAt reads the symlink name inside dirfd.
-func readlinkAt(dirfd int, name string) (string, error) {
+// ReadlinkAt reads the symlink name inside dirfd.
+func ReadlinkAt(dirfd int, name string) (string, error) {
 	buf := make([]byte, 4096)
 	n, err := unix.Readlinkat(dirfd, name, buf)
 	if err != nil {
@@ -172,10 +172,10 @@ func readlinkAt(dirfd int, name string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// applyMetaNoFollow sets owner and mode of the directory abs, reached
-// without following symlinks (see openDirNoFollow).
-func applyMetaNoFollow(abs string, e treeEntry, strict func(string) bool) error {
-	fd, err := openDirNoFollow(abs, func(p string) bool { return p == abs || (strict != nil && strict(p)) }, false)
+// ApplyMetaNoFollow sets owner and mode of the directory abs, reached
+// without following symlinks (see OpenDirNoFollow).
+func ApplyMetaNoFollow(abs string, e Entry, strict func(string) bool) error {
+	fd, err := OpenDirNoFollow(abs, func(p string) bool { return p == abs || (strict != nil && strict(p)) }, false)
 	if err != nil {
 		return err
 	}

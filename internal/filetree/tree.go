@@ -1,4 +1,4 @@
-package steps
+package filetree
 
 import (
 	"archive/tar"
@@ -21,8 +21,8 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// treeEntry is one file, directory or symlink of a copied tree.
-type treeEntry struct {
+// Entry is one file, directory or symlink of a copied tree.
+type Entry struct {
 	Path  string `json:"path"` // relative, "." for the root
 	Type  string `json:"type"` // dir | file | link
 	Mode  uint32 `json:"mode"` // permission bits (and setuid/setgid/sticky)
@@ -34,9 +34,9 @@ type treeEntry struct {
 	MTime int64  `json:"mtime_ns,omitempty"`
 }
 
-// eachTarEntry calls f for every entry of tr, checking ctx between entries; an error reading
+// EachTarEntry calls f for every entry of tr, checking ctx between entries; an error reading
 // the stream is prefixed with what (the archive's name). f reads the entry's content from tr.
-func eachTarEntry(ctx context.Context, tr *tar.Reader, what string, f func(hdr *tar.Header, tr *tar.Reader) error) error {
+func EachTarEntry(ctx context.Context, tr *tar.Reader, what string, f func(hdr *tar.Header, tr *tar.Reader) error) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -54,16 +54,17 @@ func eachTarEntry(ctx context.Context, tr *tar.Reader, what string, f func(hdr *
 	}
 }
 
-// treeManifest describes a copied tree: what a verification compares.
-type treeManifest struct {
-	Source  string      `json:"source"`
-	Created time.Time   `json:"created"`
-	Files   int         `json:"files"`
-	Bytes   int64       `json:"bytes"`
-	Entries []treeEntry `json:"entries"`
+// Manifest describes a copied tree: what a verification compares.
+type Manifest struct {
+	Source  string    `json:"source"`
+	Created time.Time `json:"created"`
+	Files   int       `json:"files"`
+	Bytes   int64     `json:"bytes"`
+	Entries []Entry   `json:"entries"`
 }
 
-func modeBits(m fs.FileMode) uint32 {
+// ModeBits is m's permission bits with setuid, setgid and sticky in their octal places.
+func ModeBits(m fs.FileMode) uint32 {
 	b := uint32(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		b |= 0o4000
@@ -77,16 +78,18 @@ func modeBits(m fs.FileMode) uint32 {
 	return b
 }
 
-func owner(fi fs.FileInfo) (int, int) {
+// Owner is fi's uid and gid (-1, -1 where the platform does not say).
+func Owner(fi fs.FileInfo) (int, int) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return int(st.Uid), int(st.Gid)
 	}
 	return -1, -1
 }
 
-func entryOf(rel string, fi fs.FileInfo) (treeEntry, error) {
-	uid, gid := owner(fi)
-	e := treeEntry{Path: rel, Mode: modeBits(fi.Mode()), UID: uid, GID: gid, MTime: fi.ModTime().UnixNano()}
+// EntryOf describes fi at rel (a link's target is left to the caller); sockets and fifos are an error.
+func EntryOf(rel string, fi fs.FileInfo) (Entry, error) {
+	uid, gid := Owner(fi)
+	e := Entry{Path: rel, Mode: ModeBits(fi.Mode()), UID: uid, GID: gid, MTime: fi.ModTime().UnixNano()}
 	switch {
 	case fi.IsDir():
 		e.Type = "dir"
@@ -101,9 +104,9 @@ func entryOf(rel string, fi fs.FileInfo) (treeEntry, error) {
 	return e, nil
 }
 
-// walkTree calls visit for root and every entry below it, in lexical order, with its path and
-// its entry (entryOf; a link's target read).
-func walkTree(ctx context.Context, root string, visit func(p string, e treeEntry) error) error {
+// Walk calls visit for root and every entry below it, in lexical order, with its path and
+// its entry (EntryOf; a link's target read).
+func Walk(ctx context.Context, root string, visit func(p string, e Entry) error) error {
 	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -116,7 +119,7 @@ func walkTree(ctx context.Context, root string, visit func(p string, e treeEntry
 		if err != nil {
 			return err
 		}
-		e, err := entryOf(rel, fi)
+		e, err := EntryOf(rel, fi)
 		if err != nil {
 			return err
 		}
@@ -129,16 +132,16 @@ func walkTree(ctx context.Context, root string, visit func(p string, e treeEntry
 	})
 }
 
-// scanTree lists root (without hashing unless hash is set).
-func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error) {
-	m := treeManifest{Source: root, Entries: []treeEntry{}}
-	err := walkTree(ctx, root, func(p string, e treeEntry) error {
+// Scan lists root (without hashing unless hash is set).
+func Scan(ctx context.Context, root string, hash bool) (Manifest, error) {
+	m := Manifest{Source: root, Entries: []Entry{}}
+	err := Walk(ctx, root, func(p string, e Entry) error {
 		if e.Type == "file" {
 			m.Files++
 			m.Bytes += e.Size
 			if hash {
 				var err error
-				if e.SHA, err = hashFile(p); err != nil {
+				if e.SHA, err = HashFile(p); err != nil {
 					return err
 				}
 			}
@@ -152,7 +155,8 @@ func scanTree(ctx context.Context, root string, hash bool) (treeManifest, error)
 	return m, nil
 }
 
-func hashFile(p string) (string, error) {
+// HashFile is the hex sha256 of the file p.
+func HashFile(p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
@@ -165,18 +169,18 @@ func hashFile(p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// copyTree copies src to dst (which must not exist), preserving types,
+// Copy copies src to dst (which must not exist), preserving types,
 // modes, owners and file times, hashing every file as it is read. It
 // returns the manifest of src as copied. progress, if set, is called with
 // the bytes copied so far.
-func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (treeManifest, error) {
+func Copy(ctx context.Context, src, dst string, progress func(done int64)) (Manifest, error) {
 	if _, err := os.Lstat(dst); err == nil {
-		return treeManifest{}, fmt.Errorf("copy %s: %s already exists", src, dst)
+		return Manifest{}, fmt.Errorf("copy %s: %s already exists", src, dst)
 	}
-	m := treeManifest{Source: src, Entries: []treeEntry{}}
-	var dirs []treeEntry
+	m := Manifest{Source: src, Entries: []Entry{}}
+	var dirs []Entry
 	var done int64
-	err := walkTree(ctx, src, func(p string, e treeEntry) error {
+	err := Walk(ctx, src, func(p string, e Entry) error {
 		target := filepath.Join(dst, e.Path)
 		switch e.Type {
 		case "dir":
@@ -213,20 +217,20 @@ func copyTree(ctx context.Context, src, dst string, progress func(done int64)) (
 	}
 	// Directories last, deepest first: their modes may forbid writing.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := applyMeta(filepath.Join(dst, dirs[i].Path), dirs[i]); err != nil {
+		if err := ApplyMeta(filepath.Join(dst, dirs[i].Path), dirs[i]); err != nil {
 			return m, fmt.Errorf("copy %s: %w", src, err)
 		}
 	}
 	return m, nil
 }
 
-// countWriter calls progress with the bytes written so far.
-type countWriter struct {
+// CountWriter calls progress with the bytes written so far.
+type CountWriter struct {
 	n        int64
 	progress func(n int64)
 }
 
-func (w *countWriter) Write(b []byte) (int, error) {
+func (w *CountWriter) Write(b []byte) (int, error) {
 	w.n += int64(len(b))
 	if w.progress != nil {
 		w.progress(w.n)
@@ -236,7 +240,7 @@ func (w *countWriter) Write(b []byte) (int, error) {
 
 // copyFileHashed copies src to dst and returns its sha256; progress (may
 // be nil) gets the bytes of this file copied so far.
-func copyFileHashed(src, dst string, e treeEntry, progress func(n int64)) (string, error) {
+func copyFileHashed(src, dst string, e Entry, progress func(n int64)) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", err
@@ -247,7 +251,7 @@ func copyFileHashed(src, dst string, e treeEntry, progress func(n int64)) (strin
 		return "", err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h, &countWriter{progress: progress}), in)
+	n, err := io.Copy(io.MultiWriter(out, h, &CountWriter{progress: progress}), in)
 	if err == nil && n != e.Size {
 		err = fmt.Errorf("%s changed while copying (%d bytes, %d expected)", src, n, e.Size)
 	}
@@ -260,13 +264,13 @@ func copyFileHashed(src, dst string, e treeEntry, progress func(n int64)) (strin
 	if err != nil {
 		return "", err
 	}
-	if err := applyMeta(dst, e); err != nil {
+	if err := ApplyMeta(dst, e); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func applyMeta(p string, e treeEntry) error {
+func ApplyMeta(p string, e Entry) error {
 	if e.UID >= 0 {
 		if err := os.Lchown(p, e.UID, e.GID); err != nil {
 			return err
@@ -294,11 +298,11 @@ func applyMeta(p string, e treeEntry) error {
 	return nil
 }
 
-// compareTrees reports the first differences between want and got:
+// Compare reports the first differences between want and got:
 // missing or extra entries, types, sizes, modes, owners, link targets, and
 // content hashes when both sides have them.
-func compareTrees(want, got treeManifest) error {
-	g := make(map[string]treeEntry, len(got.Entries))
+func Compare(want, got Manifest) error {
+	g := make(map[string]Entry, len(got.Entries))
 	for _, e := range got.Entries {
 		g[e.Path] = e
 	}
@@ -342,7 +346,8 @@ func compareTrees(want, got treeManifest) error {
 	return fmt.Errorf("%d files/%d bytes vs %d files/%d bytes: %s", got.Files, got.Bytes, want.Files, want.Bytes, strings.Join(diffs, "; "))
 }
 
-func writeJSONFile(path string, v any) error {
+// WriteJSON writes v as indented JSON to path atomically (mode 0600).
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
@@ -350,7 +355,8 @@ func writeJSONFile(path string, v any) error {
 	return renameio.WriteFile(path, append(b, '\n'), 0o600)
 }
 
-func readJSONFile(path string, v any) error {
+// ReadJSON decodes the JSON file path into v.
+func ReadJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -361,13 +367,13 @@ func readJSONFile(path string, v any) error {
 	return nil
 }
 
-// sumsName is the checksum manifest of a run's backup directory, in
+// SumsName is the checksum manifest of a run's backup directory, in
 // sha256sum format ("<hex>  <name>").
-const sumsName = "SHA256SUMS"
+const SumsName = "SHA256SUMS"
 
-// addSums merges name → sha256 into dir/SHA256SUMS (atomically).
-func addSums(dir string, sums map[string]string) error {
-	all, err := readSums(dir)
+// AddSums merges name → sha256 into dir/SHA256SUMS (atomically).
+func AddSums(dir string, sums map[string]string) error {
+	all, err := ReadSums(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -379,11 +385,12 @@ func addSums(dir string, sums map[string]string) error {
 	for _, n := range slices.Sorted(maps.Keys(all)) {
 		fmt.Fprintf(&b, "%s  %s\n", all[n], n)
 	}
-	return renameio.WriteFile(filepath.Join(dir, sumsName), []byte(b.String()), 0o600)
+	return renameio.WriteFile(filepath.Join(dir, SumsName), []byte(b.String()), 0o600)
 }
 
-func readSums(dir string) (map[string]string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, sumsName))
+// ReadSums reads dir/SHA256SUMS (name → hex sha256).
+func ReadSums(dir string) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SumsName))
 	if err != nil {
 		return nil, err
 	}
@@ -397,22 +404,22 @@ func readSums(dir string) (map[string]string, error) {
 	return out, nil
 }
 
-// verifySum checks dir/name against dir/SHA256SUMS.
-func verifySum(dir, name string) error {
-	sums, err := readSums(dir)
+// VerifySum checks dir/name against dir/SHA256SUMS.
+func VerifySum(dir, name string) error {
+	sums, err := ReadSums(dir)
 	if err != nil {
 		return fmt.Errorf("checksums of %s: %w", dir, err)
 	}
 	want, ok := sums[name]
 	if !ok {
-		return fmt.Errorf("%s is not in %s", name, filepath.Join(dir, sumsName))
+		return fmt.Errorf("%s is not in %s", name, filepath.Join(dir, SumsName))
 	}
-	got, err := hashFile(filepath.Join(dir, name))
+	got, err := HashFile(filepath.Join(dir, name))
 	if err != nil {
 		return err
 	}
 	if got != want {
-		return fmt.Errorf("%s: sha256 %s does not match %s (%s): the backup is damaged", filepath.Join(dir, name), got, sumsName, want)
+		return fmt.Errorf("%s: sha256 %s does not match %s (%s): the backup is damaged", filepath.Join(dir, name), got, SumsName, want)
 	}
 	return nil
 }

@@ -22,76 +22,17 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
-	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/process"
-	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/steps"
 )
-
-// ReportOptions are the inputs of `upgrade report`.
-type ReportOptions struct {
-	runs.Common
-	Run     string
-	HTML    string // file for the page; "-" stdout
-	Bundle  string // FILE.tar.gz evidence bundle
-	SignKey string // ssh private key for ssh-keygen -Y sign (optional)
-}
-
-// NewCmdReport builds `upgrade report`.
-func NewCmdReport(f *cli.Factory, runF func(context.Context, *ReportOptions) error) *cobra.Command {
-	opts := &ReportOptions{Common: common(f)}
-	cmd := &cobra.Command{
-		ValidArgsFunction: runs.CompleteRuns(f),
-		Use:               "report [RUN] (--html FILE | --bundle FILE.tar.gz)",
-		Short:             "Write a run's report for the change ticket: an offline HTML page and an evidence bundle",
-		Long: `Write the latest (or the named) upgrade or rollback run as evidence for a change ticket.
-
---html FILE writes one self-contained HTML page (no external resource: it opens offline):
-versions before and after, each gate's verdict and evidence, a timeline of the steps
-(waiting on the components vs siemctl's own work), the pre/post snapshot diff, the backups
-with their checksums, and the run's status.
-
---bundle FILE.tar.gz writes that page with the raw evidence: the journal, the run report as
-JSON, the pre and post snapshots, the backup manifest, and SHA256SUMS over them all. With
---sign-key KEY the manifest is signed with ssh-keygen -Y sign (namespace siemctl-report);
-check it with:
-
-  ssh-keygen -Y verify -f allowed_signers -I OPERATOR -n siemctl-report -s SHA256SUMS.sig < SHA256SUMS`,
-		Example: `  siemctl upgrade report --html upgrade.html
-  siemctl upgrade report 20261123T101500Z-a1b2c3 --bundle CHG-4711.tar.gz --sign-key ~/.ssh/id_ed25519`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Fill(f)
-			if len(args) == 1 {
-				opts.Run = args[0]
-			}
-			if opts.HTML == "" && opts.Bundle == "" {
-				return &cli.FlagError{Err: errors.New("say where to write: --html FILE (or - for stdout) and/or --bundle FILE.tar.gz")}
-			}
-			if opts.Bundle != "" && !strings.HasSuffix(opts.Bundle, ".tar.gz") && !strings.HasSuffix(opts.Bundle, ".tgz") {
-				return &cli.FlagError{Err: fmt.Errorf("--bundle %s: want a .tar.gz or .tgz file name", opts.Bundle)}
-			}
-			if opts.SignKey != "" && opts.Bundle == "" {
-				return &cli.FlagError{Err: errors.New("--sign-key signs the bundle's manifest: give --bundle too")}
-			}
-			return cli.Run(cmd.Context(), runF, runReport, opts)
-		},
-	}
-	cmd.Flags().StringVar(&opts.HTML, "html", "", "write the HTML page to FILE (- for stdout)")
-	cmd.Flags().StringVar(&opts.Bundle, "bundle", "", "write the evidence bundle to FILE.tar.gz")
-	cmd.Flags().StringVar(&opts.SignKey, "sign-key", "", "sign the bundle's SHA256SUMS with this ssh private key (ssh-keygen -Y sign)")
-	return cmd
-}
 
 // Evidence is everything the page and the bundle show about one run.
 type Evidence struct {
-	Report    runs.RunReport    `json:"report"`
+	Report    RunReport         `json:"report"`
 	Host      string            `json:"host"`
 	Command   string            `json:"command"`
 	Generated time.Time         `json:"generated"`
@@ -147,48 +88,8 @@ type BackupEvidence struct {
 	Files  int    `json:"files,omitempty"`
 }
 
-func runReport(_ context.Context, opts *ReportOptions) error {
-	deps, err := opts.Deps(context.Background())
-	if err != nil {
-		return err
-	}
-	ev, err := gatherEvidence(deps.Config.StateDir, opts.Run, opts.Now())
-	if err != nil {
-		return err
-	}
-	page, err := renderEvidenceHTML(ev)
-	if err != nil {
-		return err
-	}
-	if opts.HTML == "-" {
-		if _, err := opts.IO.Out.Write(page); err != nil {
-			return err
-		}
-	} else if opts.HTML != "" {
-		if err := writeNew(opts.HTML, page); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %s (run %s)\n", opts.HTML, ev.Report.RunID)
-	}
-	if opts.Bundle != "" {
-		files, err := bundleFiles(ev, page, opts.SignKey)
-		if err != nil {
-			return err
-		}
-		data, err := tarGz(files, ev.Generated)
-		if err != nil {
-			return err
-		}
-		if err := writeNew(opts.Bundle, data); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %s (%d files, run %s)\n", opts.Bundle, len(files), ev.Report.RunID)
-	}
-	return nil
-}
-
-// writeNew writes a report file atomically; it never writes through a link at that name.
-func writeNew(path string, data []byte) error {
+// WriteNew writes a report file atomically; it never writes through a link at that name.
+func WriteNew(path string, data []byte) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%s is a symbolic link: give another file name", path)
 	}
@@ -198,8 +99,8 @@ func writeNew(path string, data []byte) error {
 	return nil
 }
 
-// gatherEvidence reads the run's state, journal and snapshots.
-func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
+// GatherEvidence reads the run's state, journal and snapshots.
+func GatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 	ri, err := engine.Status(stateDir, run)
 	if err != nil {
 		return nil, err
@@ -213,8 +114,8 @@ func gatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	sum := sha256.Sum256(raw)
-	rd, _ := steps.DecodeRunData(ri.Data)
-	ev := &Evidence{Report: runs.NewRunReport(ri, evs), Generated: now.UTC(), Siemctl: buildinfo.Get().Version,
+	rd, _ := DecodeRunData(ri.Data)
+	ev := &Evidence{Report: NewRunReport(ri, evs), Generated: now.UTC(), Siemctl: buildinfo.Get().Version,
 		Snapshots: rd.Snaps, Journal: JournalFacts{Events: len(evs), SHA256: hex.EncodeToString(sum[:])},
 		docs: map[string][]byte{}, journal: raw, Gates: []GateRow{}, Versions: []VersionRow{}}
 	for _, e := range evs {
@@ -328,7 +229,7 @@ func timeline(evs []engine.Event) []TimelineBar {
 				status = "failed"
 			}
 			bars = append(bars, TimelineBar{Label: label, Start: st.Sub(t0).Seconds(), Length: e.Duration.D().Seconds(),
-				Own: steps.OwnWork(e.Kind), Status: status})
+				Own: OwnWork(e.Kind), Status: status})
 		}
 	}
 	return bars
@@ -354,7 +255,8 @@ var evidenceTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"svg": timelineSVG,
 }).Parse(reportTemplate))
 
-func renderEvidenceHTML(ev *Evidence) ([]byte, error) {
+// RenderHTML is the offline page of ev (one file, no external resource).
+func RenderHTML(ev *Evidence) ([]byte, error) {
 	var b bytes.Buffer
 	if err := evidenceTmpl.Execute(&b, ev); err != nil {
 		return nil, fmt.Errorf("render report: %w", err)
@@ -502,4 +404,15 @@ func tarGz(files []bundleFile, t time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// Bundle is the evidence bundle of ev (a tar.gz of the page, the raw evidence and SHA256SUMS,
+// signed with signKey when given) and the number of files in it.
+func Bundle(ev *Evidence, page []byte, signKey string) ([]byte, int, error) {
+	files, err := bundleFiles(ev, page, signKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	data, err := tarGz(files, ev.Generated)
+	return data, len(files), err
 }

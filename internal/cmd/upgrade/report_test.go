@@ -20,7 +20,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // appliedFixture runs the test runbook to success (or, with the partial runbook, to a rollback).
@@ -63,7 +63,7 @@ func TestReportHTML(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The numbers on the page are the journal's.
-			ts := steps.SplitTime(evs)
+			ts := upgrade.SplitTime(evs)
 			for k, v := range map[string]time.Duration{"wall_s": ts.Wall, "waiting_on_components_s": ts.Components, "siemctl_own_work_s": ts.Own} {
 				want := fmt.Sprintf(`data-k="%s">%.1f s`, k, v.Seconds())
 				if !strings.Contains(page, want) {

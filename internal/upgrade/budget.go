@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,10 @@ const (
 	assumedIncremental = 0.10
 	// assumedHook is the site hook's duration before it ever ran here.
 	assumedHook = 5 * time.Minute
+	// assumedPerPrimary is what each primary shard adds to the wait for a yellow cluster after
+	// the indexer's start: indexer/security took 292 s with 1,001 primaries against 85 s with
+	// 51 (README, benchmarks under load, 4 recoveries at a time; the run now raises that to 32).
+	assumedPerPrimary = 200 * time.Millisecond
 )
 
 // Spec buffer on top of the estimate: 50–100%.
@@ -186,11 +191,15 @@ type DataVolume struct {
 	FirstSnapshot bool `json:"first_snapshot,omitempty"`
 	// Known is false when the data size could not be measured.
 	Known bool `json:"known"`
+	// Primaries is the primary shards the steps that wait for them are given time for (the
+	// count of their deadlines, steps.Primaries), PrimariesFrom where it comes from; 0: unknown.
+	Primaries     int    `json:"primaries,omitempty"`
+	PrimariesFrom string `json:"primaries_from,omitempty"`
 }
 
 // VolumeFromGates reads the data volume from gate.data_safety's result; mode
 // from the configuration when the gate did not pass.
-func VolumeFromGates(cfg *config.Config, gates []steps.GateResult) DataVolume {
+func VolumeFromGates(cfg *config.Config, gates []GateResult) DataVolume {
 	v := DataVolume{Mode: steps.DataSafetyMode(cfg)}
 	for _, g := range gates {
 		if g.Kind != "gate.data_safety" || g.Data == nil {
@@ -274,9 +283,9 @@ func phaseSources(b Budget) []string {
 	return out
 }
 
-// budgetPhase groups steps: the step-id prefix, with the data-safety steps
+// PhaseOf is the budget phase of a step: the step-id prefix, with the data-safety steps
 // in "backups" and the post-upgrade snapshot in "validation".
-func budgetPhase(id, kind string) string {
+func PhaseOf(id, kind string) string {
 	switch kind {
 	case "backup.indexer_data", "indexer.snapshot_take":
 		return "backups"
@@ -303,7 +312,7 @@ func EstimateBudget(plan *steps.Plan, h History, vol DataVolume, watch time.Dura
 	var undoSrcs []string
 	var total, rollback time.Duration
 	for _, ps := range plan.Selected() {
-		sb := StepBudget{Step: ps.ID, Kind: ps.Step.Kind, Phase: budgetPhase(ps.ID, ps.Step.Kind), Finally: ps.Always}
+		sb := StepBudget{Step: ps.ID, Kind: ps.Step.Kind, Phase: PhaseOf(ps.ID, ps.Step.Kind), Finally: ps.Always}
 		if ps.Always {
 			sb.Phase = "finally"
 		}
@@ -435,6 +444,21 @@ func estimateKind(kind string, with map[string]any, hist []time.Duration, vol Da
 		case vol.Mode == config.DataSafetySnapshot:
 			return time.Second, srcDefault + ": data set aside"
 		}
+	case "indexer.security_apply":
+		// The security init tool waits for a yellow cluster: every primary back from disk (the
+		// health gate after it finds yellow). Its deadline grows with the count; so does this.
+		if _, per := with["timeout_per_primary"]; per && vol.Primaries > 0 {
+			extra := time.Duration(vol.Primaries) * assumedPerPrimary
+			why := fmt.Sprintf("%s × %d primary shards, %s", assumedPerPrimary, vol.Primaries, vol.PrimariesFrom)
+			if ok {
+				if hd >= extra {
+					return hd, hsrc + "; at least " + why
+				}
+				return extra, hsrc + " raised to " + why
+			}
+			d, src := kindDefault(kind, with)
+			return d + extra, src + ": + " + why
+		}
 	case "restore.indexer_snapshot":
 		if vol.Mode != config.DataSafetySnapshot {
 			return 0, "skipped: data safety " + vol.Mode
@@ -495,6 +519,27 @@ func sourceSummary(srcs []string) string {
 	return strings.Join(out, " + ")
 }
 
+// PlanBudget is the time budget `upgrade plan` shows: the session's plan
+// estimated from this host's earlier runs, the data volume the gates
+// measured and the primary shards the deadlines count, with the explicit
+// rollback (rplan) after it, whose data moves at the rates the upgrades
+// measured.
+func (s *Session) PlanBudget(ctx context.Context, rplan *steps.Plan, gates []GateResult) (Budget, error) {
+	cfg := s.Deps.Config
+	hist, err := LoadHistory(cfg.StateDir, "upgrade")
+	if err != nil {
+		return Budget{}, err
+	}
+	vol := VolumeFromGates(cfg, gates)
+	vol.Primaries, vol.PrimariesFrom = Primaries(ctx, s.Deps, s.Seed) // the deadlines' count
+	rhist, err := LoadHistory(cfg.StateDir, "rollback")
+	if err != nil {
+		return Budget{}, err
+	}
+	rhist.CopyRates, rhist.SnapshotRates = hist.CopyRates, hist.SnapshotRates
+	return EstimateBudget(s.Plan, hist, vol, 0).WithLater(EstimateBudget(rplan, rhist, vol, 0)), nil
+}
+
 // RollbackFor is the estimated rollback time of the completed steps done:
 // their undos plus every finally-step.
 func (b Budget) RollbackFor(done map[string]bool) time.Duration {
@@ -527,8 +572,8 @@ func (b Budget) header() string {
 	return fmt.Sprintf("Time budget (%s; %s, data safety %s):", hist, data, b.Data.Mode)
 }
 
-// renderBudget writes the budget table.
-func renderBudget(w io.Writer, tty bool, b Budget) error {
+// Render writes the budget table (upgrade plan, the guided mode).
+func (b Budget) Render(w io.Writer, tty bool) error {
 	fmt.Fprintln(w, b.header())
 	t := output.NewTable(w, tty, "PHASE", "ESTIMATE", "SOURCE")
 	for _, p := range b.Phases {

@@ -1,4 +1,4 @@
-package steps_test
+package upgrade_test
 
 import (
 	"context"
@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -52,7 +55,8 @@ func (h *hungServer) max() int {
 // the other) and every one ends with the caller's deadline, named.
 func TestPreflightGatesConcurrentUnderOneDeadline(t *testing.T) {
 	idx, mgr := newHungServer(t), newHungServer(t)
-	cfg := testConfig(t, "")
+	dir := t.TempDir()
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\nbackup_dir: "+dir+"/backups\n")
 	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +74,16 @@ func TestPreflightGatesConcurrentUnderOneDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := depsWith(cfg, newUnits(true))
-	d.Indexer, d.Manager = ic, mc
+	u := unitstest.NewFake()
+	for _, n := range unitstest.SiemUnits {
+		u.Set(unitstest.Running(n))
+	}
+	d := &steps.Deps{Config: cfg, Poll: time.Millisecond, Now: time.Now, Indexer: ic, Manager: mc,
+		Units: func(context.Context) (steps.UnitsAPI, error) { return u, nil }}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	gates := steps.PreflightGates(ctx, plan, d, nil)
+	gates := upgrade.PreflightGates(ctx, plan, d, nil)
 	if len(gates) < 4 {
 		t.Fatalf("only %d gates: %+v", len(gates), gates)
 	}
@@ -84,7 +92,7 @@ func TestPreflightGatesConcurrentUnderOneDeadline(t *testing.T) {
 	}
 	hung := 0
 	for _, g := range gates {
-		if g.Verdict == steps.VerdictGo {
+		if g.Verdict == upgrade.VerdictGo {
 			t.Errorf("%s: GO against a hung stack: %s", g.Step, g.Detail)
 		}
 		if strings.Contains(g.Detail, "deadline") || strings.Contains(g.Detail, "timed out") {

@@ -1,4 +1,4 @@
-package runs
+package upgrade
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package runs
+package upgrade
 
 import (
 	"encoding/json"
@@ -109,7 +109,7 @@ type StepReport struct {
 
 // NewRunReport builds a report from a run's state and journal.
 func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
-	rd, _ := steps.DecodeRunData(ri.Data)
+	rd, _ := DecodeRunData(ri.Data)
 	r := RunReport{RunID: ri.ID, Runbook: ri.Runbook.Name, Parent: ri.Parent, Status: ri.Status, Error: ri.Error,
 		Started: ri.Started, Ended: ri.Ended, Target: rd.Target, Previous: rd.Previous, Targets: rd.Targets,
 		Backups: rd.Backups, DataSafety: dataSafetyReport(rd.Backups), Diff: rd.Diff, Watch: rd.Watch, Steps: []StepReport{}}
@@ -129,7 +129,7 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 			r.Window = &w
 		}
 	}
-	ts := steps.SplitTime(evs)
+	ts := SplitTime(evs)
 	r.Time = TimeReport{Wall: ts.Wall.Seconds(), Components: ts.Components.Seconds(), Own: ts.Own.Seconds(), Overhead: ts.Overhead.Seconds(), ByKind: map[string]float64{}}
 	for k, d := range ts.ByKind {
 		r.Time.ByKind[k] = d.Seconds()
@@ -155,7 +155,7 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 	kv := [][2]string{
 		{"run", r.RunID + " (" + r.Runbook + ")"},
-		{"status", paintStatus(c, r.Status)},
+		{"status", PaintStatus(c, r.Status)},
 	}
 	if r.Parent != "" {
 		kv = append(kv, [2]string{"undoes", r.Parent})
@@ -218,7 +218,7 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 		if tty && len(note) > 100 {
 			note = note[:97] + "..."
 		}
-		t.Row(fmt.Sprint(s.N), s.ID, s.Kind, paintStatus(c, s.Status), dur, note)
+		t.Row(fmt.Sprint(s.N), s.ID, s.Kind, PaintStatus(c, s.Status), dur, note)
 	}
 	return t.Render()
 }
@@ -245,4 +245,17 @@ func VersionsLine(r RunReport) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// PaintStatus colours a run or step status (green ok, yellow undone or stopped, gray pending, red failed).
+func PaintStatus(c *output.Palette, s string) string {
+	switch s {
+	case engine.StatusSucceeded, engine.StepOK:
+		return c.Green(s)
+	case engine.StatusRolledBack, engine.StatusAborted, engine.StepSkipped, engine.StepUndone, engine.StatusInterrupted:
+		return c.Yellow(s)
+	case engine.StepPending, engine.StatusDryRun:
+		return c.Gray(s)
+	}
+	return c.Red(s)
 }

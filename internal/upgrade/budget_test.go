@@ -34,7 +34,7 @@ func planEmbedded(t *testing.T, cfg *config.Config, name string, target, previou
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, src, err := loadRunbook("", name)
+	raw, src, err := LoadRunbook("", name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func budgetRollbackPlan(t *testing.T) *steps.Plan {
 func renderBudgetBoth(t *testing.T, b Budget) (text, js []byte) {
 	t.Helper()
 	var tb, jb bytes.Buffer
-	if err := renderBudget(&tb, true, b); err != nil {
+	if err := b.Render(&tb, true); err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(&jb)

@@ -1,4 +1,4 @@
-package steps
+package upgrade
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // Gate verdicts of a plan: the engine's, and ERROR for a gate that could
@@ -45,8 +46,8 @@ type GateResult struct {
 // its own copy of the data, all under ctx's one deadline: a hung stack costs
 // that deadline once, not once per gate. A gate still running when ctx ends
 // is reported as an error naming the deadline.
-func PreflightGates(ctx context.Context, plan *Plan, deps *Deps, data map[string]any) []GateResult {
-	var gates []*PlannedStep
+func PreflightGates(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map[string]any) []GateResult {
+	var gates []*steps.PlannedStep
 	for _, s := range plan.Selected() {
 		if !s.ReadOnly {
 			break
@@ -72,7 +73,7 @@ func PreflightGates(ctx context.Context, plan *Plan, deps *Deps, data map[string
 	return out
 }
 
-func gateResult(ctx context.Context, s *PlannedStep, o engine.Outcome, err error) GateResult {
+func gateResult(ctx context.Context, s *steps.PlannedStep, o engine.Outcome, err error) GateResult {
 	r := GateResult{Step: s.ID, Kind: s.Step.Kind, Ignorable: isIgnorable(s.Step.Kind)}
 	var judged bool
 	if err != nil {
@@ -90,21 +91,21 @@ func gateResult(ctx context.Context, s *PlannedStep, o engine.Outcome, err error
 	return r
 }
 
-func isIgnorable(kind string) bool { return slices.Contains(Ignorable, kind) }
+func isIgnorable(kind string) bool { return slices.Contains(steps.Ignorable, kind) }
 
-// IgnoreGates turns --ignore-gate names (step ids or kind names) into step
-// ids to skip. Only ignorable gates may be ignored.
-func IgnoreGates(plan *Plan, names []string) ([]string, error) {
+// IgnoreGates turns --ignore-gate names (step ids or kind names) into the
+// ids of rb's steps to skip. Only ignorable gates may be ignored.
+func IgnoreGates(rb *runbook.Runbook, names []string) ([]string, error) {
 	var ids []string
 	for _, n := range names {
 		found := false
-		for _, s := range plan.Steps {
-			if s.ID != n && s.Step.Kind != n {
+		for _, s := range rb.Steps {
+			if s.ID != n && s.Kind != n {
 				continue
 			}
 			found = true
-			if !isIgnorable(s.Step.Kind) {
-				return nil, fmt.Errorf("--ignore-gate %s: %s (%s) cannot be ignored; only %s can", n, s.ID, s.Step.Kind, strings.Join(Ignorable, ", "))
+			if !isIgnorable(s.Kind) {
+				return nil, fmt.Errorf("--ignore-gate %s: %s (%s) cannot be ignored; only %s can", n, s.ID, s.Kind, strings.Join(steps.Ignorable, ", "))
 			}
 			ids = append(ids, s.ID)
 		}
@@ -117,12 +118,12 @@ func IgnoreGates(plan *Plan, names []string) ([]string, error) {
 
 // memEnv is an Env without a journal (plans).
 type memEnv struct {
-	deps *Deps
+	deps *steps.Deps
 	data map[string]json.RawMessage
 	step string
 }
 
-func newMemEnv(deps *Deps, data map[string]any) *memEnv {
+func newMemEnv(deps *steps.Deps, data map[string]any) *memEnv {
 	e := &memEnv{deps: deps, data: map[string]json.RawMessage{}}
 	for k, v := range data {
 		if b, err := json.Marshal(v); err == nil {
@@ -132,9 +133,9 @@ func newMemEnv(deps *Deps, data map[string]any) *memEnv {
 	return e
 }
 
-func (e *memEnv) RunID() string  { return "plan" }
-func (e *memEnv) StepID() string { return e.step }
-func (e *memEnv) Deps() *Deps    { return e.deps }
+func (e *memEnv) RunID() string     { return "plan" }
+func (e *memEnv) StepID() string    { return e.step }
+func (e *memEnv) Deps() *steps.Deps { return e.deps }
 func (e *memEnv) Get(key string, v any) (bool, error) {
 	raw, ok := e.data[key]
 	if !ok {
@@ -168,7 +169,7 @@ func UpgradeSeed(target string, cands []Candidate) map[string]any {
 			expect[c.Component] = c.Target
 		}
 	}
-	return map[string]any{KeyTarget: packages.Upstream(target), KeyTargetVersions: tv, KeyExpectVersions: expect}
+	return map[string]any{steps.KeyTarget: packages.Upstream(target), steps.KeyTargetVersions: tv, steps.KeyExpectVersions: expect}
 }
 
 // RunData decodes the string maps and backups of a run's data.
@@ -176,21 +177,21 @@ type RunData struct {
 	Target   string
 	Targets  map[string]string
 	Previous map[string]string
-	Backups  Backups
+	Backups  steps.Backups
 	Snaps    map[string]string
-	Diff     *DiffSummary
+	Diff     *steps.DiffSummary
 	// AgentsBefore and AgentsAfter are the fleet before the manager
 	// stopped and as gate.agents_back last saw it; Watch the watch window.
-	AgentsBefore *AgentsBefore
+	AgentsBefore *steps.AgentsBefore
 	AgentsAfter  *snapshot.Agents
-	Watch        *WatchState
+	Watch        *steps.WatchState
 	// Carried are the run values a rollback run starts with as they are
 	// (carriedKeys: the recovery settings before the upgrade, the primaries it counted).
 	Carried map[string]json.RawMessage
 }
 
 // carriedKeys are the run values RollbackSeed carries over unchanged.
-var carriedKeys = []string{KeyPrimariesRecoveries, KeyIndexerPrimaries}
+var carriedKeys = []string{steps.KeyPrimariesRecoveries, steps.KeyIndexerPrimaries}
 
 // DecodeRunData reads the keys the kinds and the CLI share.
 func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
@@ -210,15 +211,15 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 		}
 		return ok
 	}
-	dec(KeyTarget, &rd.Target)
-	dec(KeyTargetVersions, &rd.Targets)
-	dec(KeyPreviousVersions, &rd.Previous)
-	dec(KeyBackups, &rd.Backups)
-	dec(KeySnapshots, &rd.Snaps)
-	rd.Diff = decodeOptional[DiffSummary](dec, KeyDiff)
-	rd.AgentsBefore = decodeOptional[AgentsBefore](dec, KeyAgentsBefore)
-	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, KeyAgentsAfter)
-	rd.Watch = decodeOptional[WatchState](dec, KeyWatchState)
+	dec(steps.KeyTarget, &rd.Target)
+	dec(steps.KeyTargetVersions, &rd.Targets)
+	dec(steps.KeyPreviousVersions, &rd.Previous)
+	dec(steps.KeyBackups, &rd.Backups)
+	dec(steps.KeySnapshots, &rd.Snaps)
+	rd.Diff = decodeOptional[steps.DiffSummary](dec, steps.KeyDiff)
+	rd.AgentsBefore = decodeOptional[steps.AgentsBefore](dec, steps.KeyAgentsBefore)
+	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, steps.KeyAgentsAfter)
+	rd.Watch = decodeOptional[steps.WatchState](dec, steps.KeyWatchState)
 	return rd, errors.Join(errs...)
 }
 
@@ -231,27 +232,22 @@ func decodeOptional[T any](dec func(key string, v any) bool, key string) *T {
 	return v
 }
 
-// PlanningFor builds the Planning of a recorded run.
-func PlanningFor(cfg *config.Config, rd RunData) *Planning {
-	return &Planning{Config: cfg, Target: rd.Targets, Previous: rd.Previous}
-}
-
 // RollbackSeed is the run data a rollback run of upgrade run rd starts with.
 func RollbackSeed(rd RunData) (map[string]any, error) {
 	if len(rd.Previous) == 0 {
 		return nil, errors.New("the run recorded no previous versions (nothing was installed): nothing to roll back")
 	}
 	seed := map[string]any{
-		KeyPreviousVersions: rd.Previous,
-		KeyTargetVersions:   rd.Targets,
-		KeyExpectVersions:   rd.Previous,
-		KeyBackups:          rd.Backups,
+		steps.KeyPreviousVersions: rd.Previous,
+		steps.KeyTargetVersions:   rd.Targets,
+		steps.KeyExpectVersions:   rd.Previous,
+		steps.KeyBackups:          rd.Backups,
 	}
 	if rd.Target != "" {
-		seed[KeyTarget] = rd.Target
+		seed[steps.KeyTarget] = rd.Target
 	}
 	if id := rd.Snaps["pre-upgrade"]; id != "" {
-		seed[KeySnapshots] = map[string]string{"pre-upgrade": id}
+		seed[steps.KeySnapshots] = map[string]string{"pre-upgrade": id}
 	}
 	for k, raw := range rd.Carried {
 		seed[k] = raw
@@ -306,4 +302,37 @@ func SplitTime(evs []engine.Event) TimeSplit {
 	}
 	ts.Overhead = max(ts.Wall-ts.Components-ts.Own, 0)
 	return ts
+}
+
+// Deadlines is the deadline a run would give each selected step (key: its id) and undo (key:
+// "<id> undo") whose kind asks for more than its runbook timeout, judged now with data as the
+// run data: plans show them.
+func Deadlines(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map[string]any) map[string]engine.Deadline {
+	out := map[string]engine.Deadline{}
+	env := newMemEnv(deps, data)
+	timeout := func(d time.Duration) time.Duration {
+		if d > 0 {
+			return d
+		}
+		return engine.DefaultStepTimeout
+	}
+	for _, s := range plan.Selected() {
+		env.step = s.ID
+		if dl := engine.BudgetOf(ctx, env, s.Kind, s.Params, timeout(s.Timeout.D())); dl.Why != "" {
+			out[s.ID] = dl
+		}
+		if s.Undo != nil {
+			if dl := engine.BudgetOf(ctx, env, s.Undo.Kind, s.Undo.Params, timeout(s.Undo.Timeout)); dl.Why != "" {
+				out[s.ID+" undo"] = dl
+			}
+		}
+	}
+	return out
+}
+
+// Primaries is the number of primary shards a run's steps would be given time for, and where it
+// comes from (the count Deadlines uses), judged now with data as the run data: plans estimate
+// the wait with it.
+func Primaries(ctx context.Context, deps *steps.Deps, data map[string]any) (int, string) {
+	return steps.Primaries(ctx, newMemEnv(deps, data))
 }
