@@ -55,7 +55,7 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 17 {
+	if len(FaultKinds()) != 20 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
 	}
 }

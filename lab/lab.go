@@ -64,6 +64,8 @@ type EmuPackageSpec struct {
 type Emulators interface {
 	PackageFiles(spec EmuPackageSpec) ([]File, error)
 	SetAPIUserPassword(installDir, user, password string) error
+	// SetDashboardKeystore writes the dashboard's own indexer credentials into its keystore.
+	SetDashboardKeystore(confDir string, settings map[string]string) error
 	Template(version, alertsPrefix string) []byte
 	SetFault(root, kind string, on bool) error
 }

@@ -222,6 +222,10 @@ func (s *Clients) Health() health.Stack {
 				{Component: "dashboard", CALabel: "dashboard CA", URL: c.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: c.Dashboard.CAFile, Insecure: c.Dashboard.Insecure}},
 			}), nil
 		},
+		IndexerTLS: func(ctx context.Context) ([]hostcheck.TLSCause, error) {
+			return hostcheck.IndexerCertCauses(ctx, hostcheck.IndexerCertInputs{URL: c.Indexer.URL, IndexerConfDir: c.Indexer.ConfigDir,
+				ShipperConfDir: c.Shipper.ConfigDir, DashboardConfDir: c.Dashboard.ConfigDir, SiemctlCA: c.Indexer.CAFile}, time.Now()), nil
+		},
 		Shipper: health.ShipperChecks{Shipper: s.Shipper},
 		Probe: func(ctx context.Context) (health.ProbeReport, error) {
 			rep, err := s.runProbe(ctx)

@@ -42,9 +42,9 @@ func Catalogue() []Check {
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
 		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
 		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
-		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
+		{ID: "shipper", Component: "shipper", Title: "shipper config and output reachable", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
-		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verified", Run: checkSecrets},
+		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verification on", Run: checkSecrets},
 		{ID: "alerts.probe", Component: "alerts", Title: "end-to-end data-flow probe", Deep: true, Run: checkProbe},
 	}
 }
@@ -100,7 +100,7 @@ func fixFor(err error, component, caKey, userKey string) string {
 	case errors.Is(err, indexer.ErrSecurityNotInitialized):
 		return "initialise the security plugin: siemctl security indexer apply"
 	case errors.Is(err, netclient.ErrTLS):
-		return fmt.Sprintf("set %s to the CA that signed the %s certificate", caKey, component)
+		return fmt.Sprintf("renew or replace the %s certificate if it is expired or not from the CA the other components trust (see the certs check); only if it is valid and they accept it, set %s to the CA that signed it", component, caKey)
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):
 		return fmt.Sprintf("check %s and its password source in the siemctl config", userKey)
 	case errors.Is(err, netclient.ErrRateLimited):
@@ -384,6 +384,9 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
+		if causes := indexerTLSCauses(ctx, e); errors.Is(err, netclient.ErrTLS) && len(causes) > 0 {
+			r.Summary, r.Fix = r.Summary+": "+causes[0].Summary, causes[0].Fix
+		}
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
 			r.Summary = "security plugin not initialised (HTTP 503 \"OpenSearch Security not initialized.\")"
 		}
@@ -1015,13 +1018,73 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)
 	}
+	switch {
+	case d.NotReady != "":
+		return dashboardNoIndexer(ctx, e, fmt.Sprintf("dashboard not ready: HTTP %d %q", 503, d.NotReady))
+	case d.State == "red" || d.OpenSearch != "":
+		msg := d.OpenSearch
+		if msg == "" {
+			msg = "overall red"
+		}
+		return dashboardNoIndexer(ctx, e, "dashboard /api/status "+d.State+": "+msg)
+	}
+	state := ""
+	if d.State != "" {
+		state = ", /api/status " + d.State
+	}
 	switch d.Status {
 	case 200:
-		return ok("GET / answered 200")
+		return ok("GET / answered 200" + state)
 	case 302:
-		return ok("GET / answered 302 to " + d.Location)
+		return ok("GET / answered 302 to " + d.Location + state)
 	}
 	return crit(fmt.Sprintf("GET / answered %d (want 200 or 302)", d.Status), "siemctl services restart dashboard; check its log")
+}
+
+// dashboardNoIndexer explains a dashboard that cannot use its indexer: the indexer down (its own
+// check has the fix), the dashboard's opensearch.hosts not answering or its TLS not verifying
+// (from this host, with the dashboard's own CA), or else its own credentials refused.
+func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
+	c := e.Stack.Config
+	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer != nil && !errors.Is(err, netclient.ErrUnauthorized) {
+		return crit(summary+"; the indexer itself is not answering ("+errSummary(err)+")", "start the indexer first (see indexer.api), then the dashboard connects by itself")
+	}
+	conf, err := hostcheck.ReadDashboardConf(c.Dashboard.ConfigDir)
+	if err != nil {
+		return crit(summary+" (it cannot reach or log in to the indexer)", "check opensearch.hosts and the dashboard's indexer credentials in its config ("+c.Dashboard.ConfigDir+"), then siemctl services restart dashboard", "dashboard config: "+err.Error())
+	}
+	evidence := []string{fmt.Sprintf("%s: opensearch.hosts %s, opensearch.ssl.verificationMode %s", conf.ConfigFile, strings.Join(conf.Hosts, ", "), conf.VerifyMode)}
+	if len(conf.Hosts) == 0 {
+		return crit(summary+": opensearch.hosts is not set", "set opensearch.hosts: "+c.Indexer.URL+" in "+conf.ConfigFile+", then siemctl services restart dashboard", evidence...)
+	}
+	var bad []string
+	tlsBad := false
+	for _, h := range hostcheck.ReachIndexerHosts(ctx, conf) {
+		evidence = append(evidence, fmt.Sprintf("from here, %s: %s", h.Host, h.Detail))
+		if !h.OK {
+			bad = append(bad, h.Host+" ("+h.Detail+")")
+			tlsBad = tlsBad || strings.Contains(h.Detail, "TLS") || strings.Contains(h.Detail, "rejects")
+		}
+	}
+	restart := ", then siemctl services restart dashboard"
+	switch {
+	case len(bad) == len(conf.Hosts) && !tlsBad:
+		return crit(summary+": its opensearch.hosts "+strings.Join(bad, ", ")+" does not answer",
+			"set opensearch.hosts in "+conf.ConfigFile+" to the indexer ("+c.Indexer.URL+" answers here)"+restart, evidence...)
+	case len(bad) > 0 && tlsBad:
+		return crit(summary+": the dashboard does not accept the indexer's certificate: "+strings.Join(bad, ", "),
+			"see the certs check: renew or replace the indexer certificate, or point opensearch.ssl.certificateAuthorities in "+conf.ConfigFile+" at the CA that signed it"+restart, evidence...)
+	}
+	who := "opensearch.username"
+	if conf.Username != "" {
+		who += " " + conf.Username
+	}
+	where := "opensearch.password in " + conf.ConfigFile
+	if conf.Keystore != "" {
+		where = "opensearch.password in its keystore " + conf.Keystore + " (opensearch-dashboards-keystore add opensearch.password --stdin)"
+	}
+	return crit(summary+": its indexer hosts answer, so its own credentials are refused or it is still starting",
+		"check the dashboard's "+who+" and "+where+" against the indexer's internal users"+restart, evidence...)
 }
 
 func checkShipper(ctx context.Context, e *Env) Result {
@@ -1029,6 +1092,20 @@ func checkShipper(ctx context.Context, e *Env) Result {
 		return unknown("not checked", "")
 	}
 	bin := e.Stack.Config.Shipper.Binary
+	// test config and test output run at once: the output test is the real
+	// tool's own dial, TLS handshake (its CA) and login (its keystore), and
+	// costs one more process, not a wait; a dead output host costs the
+	// check's deadline once.
+	type outAns struct {
+		ok    bool
+		lines []string
+		err   error
+	}
+	outc := make(chan outAns, 1)
+	go func() {
+		oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
+		outc <- outAns{oko, lines, err}
+	}()
 	okc, msg, err := e.Stack.Shipper.TestConfig(ctx)
 	if err != nil {
 		return crit("cannot run "+bin+" test config: "+err.Error(), "is the shipper installed? siemctl services status shipper")
@@ -1036,17 +1113,22 @@ func checkShipper(ctx context.Context, e *Env) Result {
 	if !okc {
 		return crit("config invalid: "+msg, "fix "+e.Stack.Config.Shipper.ConfigDir+" (run "+bin+" test config)", msg)
 	}
-	if !e.Deep {
-		return ok("test config: " + msg + " (test output with --deep)")
+	var out outAns
+	select {
+	case out = <-outc:
+	case <-ctx.Done():
+		return unknown("test config OK; test output did not finish before the deadline (output hosts not answering?)", "run "+bin+" test output")
 	}
-	oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
-	if err != nil {
-		return crit("cannot run "+bin+" test output: "+err.Error(), "siemctl services status shipper")
+	if out.err != nil {
+		if ctx.Err() != nil {
+			return unknown("test config OK; test output did not finish before the deadline (output hosts not answering?)", "run "+bin+" test output")
+		}
+		return crit("cannot run "+bin+" test output: "+out.err.Error(), "siemctl services status shipper")
 	}
-	if !oko {
-		return crit("test output failed: "+lastFailure(lines), "check the indexer (indexer.api) and the shipper's output section; run "+bin+" test output", lines...)
+	if !out.ok {
+		return crit("output unreachable: test output failed: "+lastFailure(out.lines), "check the indexer (indexer.api) and the shipper's output section (output.elasticsearch.hosts in "+filepath.Join(e.Stack.Config.Shipper.ConfigDir, "filebeat.yml")+"), then run "+bin+" test output", out.lines...)
 	}
-	return ok("test config OK, test output OK", lines...)
+	return ok("test config OK, test output OK", out.lines...)
 }
 
 func lastFailure(lines []string) string {
@@ -1095,6 +1177,17 @@ func checkCerts(ctx context.Context, e *Env) Result {
 	r := ok(fmt.Sprintf("%d certificate(s), next expiry in %d days", read, int(minDays)), evidence...)
 	if minDays >= 0 {
 		r.Metrics = map[string]float64{"min_days_left": minDays}
+	}
+	// The indexer's node certificate judged against every client's CA:
+	// the cause and the side that must change.
+	if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+		var sums, fixes []string
+		for _, c := range causes {
+			sums, fixes = append(sums, c.Summary), append(fixes, c.Fix)
+			r.Evidence = append(r.Evidence, c.Evidence...)
+		}
+		r.Status, r.Summary, r.Fix = Crit, strings.Join(sums, "; "), strings.Join(dedupe(fixes), "; ")
+		return r
 	}
 	switch {
 	case len(expired) > 0:
@@ -1153,7 +1246,24 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
 	}
 	if probeErr != nil {
-		return unknown("secret files private, TLS verified; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)
+		return unknown("secret files private, TLS verification on; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)
 	}
-	return ok("no default credentials, secret files private, TLS verified", evidence...)
+	tlsWord := "TLS verification on"
+	if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+		tlsWord += ", but the indexer certificate fails it (see certs)"
+	}
+	return ok("no default credentials, secret files private, "+tlsWord, evidence...)
+}
+
+// indexerTLSCauses is the run's one judgement of the indexer's node
+// certificate (nil: fine, or not judged).
+func indexerTLSCauses(ctx context.Context, e *Env) []hostcheck.TLSCause {
+	if e.Stack.IndexerTLS == nil {
+		return nil
+	}
+	causes, err := Shared(ctx, e, keyIndexerTLS, e.Stack.IndexerTLS)
+	if err != nil {
+		return nil
+	}
+	return causes
 }

@@ -35,8 +35,11 @@ type Stack struct {
 	Ports       func(ctx context.Context) (map[int]bool, error) // listening TCP ports
 	Dashboard   func(ctx context.Context) (DashboardAnswer, error)
 	Certs       func(ctx context.Context) ([]CertInfo, error)
-	Shipper     ShipperAPI
-	Probe       func(ctx context.Context) (ProbeReport, error)
+	// IndexerTLS judges the indexer's node certificate against the CAs
+	// the indexer, shipper, dashboard and siemctl trust (nil causes: fine).
+	IndexerTLS func(ctx context.Context) ([]hostcheck.TLSCause, error)
+	Shipper    ShipperAPI
+	Probe      func(ctx context.Context) (ProbeReport, error)
 	// DefaultCredentials reports which components accept a default password
 	// (a cheap login attempt with the well-known defaults).
 	DefaultCredentials func(ctx context.Context) ([]string, error)
