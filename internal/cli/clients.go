@@ -271,6 +271,7 @@ func (s *Clients) StepDeps() *steps.Deps {
 		Redact:    s.Redactor.String,
 	}
 	sc.Shipper, sc.ShipperErr = s.Shipper()
+	sc.Ready, sc.Diagnose = s.Ready(), s.Diagnoser(nil)
 	return steps.NewDeps(s.Config, s.Logger, sc)
 }
 

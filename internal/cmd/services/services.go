@@ -41,6 +41,20 @@ func unitsFrom(f *cli.Factory) func(ctx context.Context) (services.Units, error)
 	}
 }
 
+// explainFrom gives a runner the client set's readiness probes and
+// diagnosis.
+func explainFrom(f *cli.Factory) func(ctx context.Context, r *services.Runner) error {
+	return func(ctx context.Context, r *services.Runner) error {
+		cs, err := f.Clients(ctx)
+		if err != nil {
+			return err
+		}
+		r.Ready = cs.Ready().Ready
+		r.Diagnose = cs.Diagnoser(r.LogLines)
+		return nil
+	}
+}
+
 // unitMapFrom returns the configured component → unit map.
 func unitMapFrom(f *cli.Factory) func() (map[string]string, error) {
 	return func() (map[string]string, error) {
