@@ -173,6 +173,7 @@ func Detectors() []Detector {
 		{Kind: KindStartTimeout, Detect: detectStartTimeout},
 		{Kind: KindConfigSyntax, Components: []string{"manager"}, Detect: detectManagerConfig},
 		{Kind: KindSecurityInit, Components: []string{"indexer"}, Detect: detectSecurityInit},
+		{Kind: KindCertificate, Components: []string{"indexer"}, Detect: detectCertificate},
 	}
 }
 
