@@ -22,7 +22,7 @@ type FaultKind struct {
 
 // FaultKinds lists the faults (unit-stopped and unit-flapping take ":<unit>").
 func FaultKinds() []FaultKind {
-	return []FaultKind{
+	return append([]FaultKind{
 		{"unit-stopped:<unit>", "stop a unit (indexer, manager, dashboard or shipper: siem-indexer … shipper, wazuh-indexer … filebeat); heal starts it", false},
 		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
 		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, wazuh-analysisd -t and siem-control check report it); heal restores it", true},
@@ -40,7 +40,7 @@ func FaultKinds() []FaultKind {
 		{"agents-no-reconnect", "once the manager restarts, every tenth active agent (at least one) stays disconnected; the API shows it (emulator fault)", true},
 		{"unit-flapping:<unit>", "the unit restarts every few seconds (drop-in RuntimeMaxSec=4s, Restart=always: systemd counts NRestarts); heal removes the drop-in and starts it", false},
 		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
-	}
+	}, startFaultKinds()...)
 }
 
 // ErrUnknownFault is returned for a fault kind the lab does not know.
@@ -146,6 +146,9 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.defaultPassword(ctx, on)
 	case "analysisd-failed":
 		return l.analysisdFailed(ctx, on)
+	}
+	if isStartFault(kind) {
+		return l.startFault(ctx, kind, on)
 	}
 	return fmt.Errorf("%w %q", ErrUnknownFault, kind)
 }
