@@ -22,7 +22,7 @@ type FaultKind struct {
 
 // FaultKinds lists the faults (unit-stopped and unit-flapping take ":<unit>").
 func FaultKinds() []FaultKind {
-	return []FaultKind{
+	return append([]FaultKind{
 		{"unit-stopped:<unit>", "stop a unit (indexer, manager, dashboard or shipper: siem-indexer … shipper, wazuh-indexer … filebeat); heal starts it", false},
 		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
 		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, wazuh-analysisd -t and siem-control check report it); heal restores it", true},
@@ -43,7 +43,7 @@ func FaultKinds() []FaultKind {
 		{"indexer-cert-foreign", "replace the indexer's node certificate with one for the same key signed by a foreign CA (not the one the indexer, shipper, dashboard and siemctl trust), and restart the indexer; heal puts the original back and restarts it", false},
 		{"dashboard-indexer-unreachable", "point the dashboard's opensearch.hosts at a closed port and restart it (it answers 503 \"server is not ready yet\" on every route); heal restores its config and restarts it", true},
 		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
-	}
+	}, startFaultKinds()...)
 }
 
 // ErrUnknownFault is returned for a fault kind the lab does not know.
@@ -153,6 +153,9 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.dashboardUnreachable(ctx, on)
 	case "analysisd-failed":
 		return l.analysisdFailed(ctx, on)
+	}
+	if isStartFault(kind) {
+		return l.startFault(ctx, kind, on)
 	}
 	return fmt.Errorf("%w %q", ErrUnknownFault, kind)
 }

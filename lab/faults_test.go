@@ -35,7 +35,9 @@ func TestFaultKindParsing(t *testing.T) {
 		{"arg on plain kind", full, "cluster-red:x", "", true, true},
 		{"emulator fault without emulators", indexerOnly, "api-slow", "", true, false},
 		{"emulator fault", full, "api-ratelimit", "", false, false},
-		{"unknown", full, "disk-full", "", true, true},
+		{"unknown", full, "disk-empty", "", true, true},
+		{"disk full", full, "disk-full", "", false, false},
+		{"port held", indexerOnly, "port-held", "", false, false},
 		{"unit flapping", full, "unit-flapping:siem-dashboard", "siem-dashboard.service", false, false},
 		{"unit flapping missing arg", full, "unit-flapping", "", true, true},
 		{"alerts stopped", full, "alerts-stopped", "", false, false},
@@ -55,7 +57,7 @@ func TestFaultKindParsing(t *testing.T) {
 			}
 		})
 	}
-	if len(FaultKinds()) != 20 {
+	if len(FaultKinds()) != 26 {
 		t.Errorf("%d fault kinds", len(FaultKinds()))
 	}
 }

@@ -57,7 +57,9 @@ type State struct {
 	Units      []string          `json:"units"`    // in start order
 	Emulators  bool              `json:"emulators"`
 	Faults     []string          `json:"faults"` // active faults
-	StartedAt  time.Time         `json:"started_at"`
+	// FaultPIDs are processes a fault started (port-held's listener), by fault.
+	FaultPIDs map[string]int `json:"fault_pids,omitempty"`
+	StartedAt time.Time      `json:"started_at"`
 }
 
 const stateFile = "lab.json"

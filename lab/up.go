@@ -61,7 +61,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		opts.Poll = 250 * time.Millisecond
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 180 * time.Second
+		opts.StartTimeout = startTimeout()
 	}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
@@ -105,6 +105,9 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	}
 	for _, h := range defaultCgroupHierarchies {
 		l.st.Cgroups = append(l.st.Cgroups, filepath.Join(h, "lab-"+l.st.ID))
+	}
+	if err := l.checkPortsFree(ctx); err != nil {
+		return nil, err
 	}
 	began := time.Now()
 	fmt.Fprintf(l.prog, "siemlab up: %s (profile %s, version %s, port offset %d, cgroup lab-%s)\n", dir, prof.Name, opts.Version, opts.PortOffset, l.st.ID)

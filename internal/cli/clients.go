@@ -247,6 +247,21 @@ func (s *Clients) Health() health.Stack {
 		hs.Packages = s.Packages
 	}
 	hs.DefaultCredentials = creds.Find
+	hs.Diagnose = s.Diagnose
+	hs.PortHolders = func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error) {
+		l, err := hostcheck.ListeningPorts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l.Holders(ctx, "/proc", "tcp", ports...)
+	}
+	hs.UnitProcesses = func(ctx context.Context, unit string) ([]int, error) {
+		u, err := s.Units(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return u.Processes(ctx, unit)
+	}
 	return hs
 }
 

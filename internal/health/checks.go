@@ -274,7 +274,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
-	var bad, evidence, fix []string
+	var bad, evidence, fix, causes []string
 	active := 0
 	for _, u := range services.Judge(c.Units(), sts) {
 		st := u.Status
@@ -298,9 +298,17 @@ func checkUnits(ctx context.Context, e *Env) Result {
 				line += " (" + f + ")"
 			}
 		}
-		fix = append(fix, u.Fix())
 		bad = append(bad, st.Name)
 		evidence = append(evidence, line)
+		if rep, ok := unitDiagnosis(ctx, e, u); ok {
+			fix = append(fix, rep.Fix())
+			causes = append(causes, st.Name+": "+rep.Summary())
+			for _, l := range rep.Lines() {
+				evidence = append(evidence, "  "+l)
+			}
+			continue
+		}
+		fix = append(fix, u.Fix())
 		if lines, err := units.LastLogLines(ctx, st, 3); err == nil {
 			for _, l := range lines {
 				evidence = append(evidence, "  "+st.Name+" log: "+l)
@@ -312,6 +320,9 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if len(bad) > 0 {
 		r.Status = Crit
 		r.Summary = fmt.Sprintf("%d/%d units active; not active: %s", active, len(sts), strings.Join(bad, ", "))
+		if len(causes) > 0 {
+			r.Summary += "; " + strings.Join(causes, "; ")
+		}
 		r.Fix = strings.Join(dedupe(fix), "; ")
 	}
 	return r
@@ -355,20 +366,35 @@ func checkPorts(ctx context.Context, e *Env) Result {
 	}
 	want, remote := expectedPorts(e.Stack.Config)
 	v := hostcheck.JudgePorts(want, remote, listening)
-	var evidence, fix, missing, list []string
+	judgeOwners(ctx, e, &v)
+	var evidence, fix, missing, foreign, list []string
 	for _, p := range v.Ports {
 		list = append(list, strconv.Itoa(p.Port))
-		if p.Listening {
+		switch {
+		case p.Foreign:
+			unit := e.Stack.Config.Units()[p.Component()]
+			evidence = append(evidence, fmt.Sprintf("%s listening, held by %s: not %s", p, p.Holder.Describe(), unit))
+			foreign = append(foreign, fmt.Sprintf("%s held by %s", p, p.Holder.Describe()))
+			fix = append(fix, foreignFix(p, unit))
+			continue
+		case p.Listening && p.Holder != nil:
+			evidence = append(evidence, fmt.Sprintf("%s listening: %s", p, p.Holder.Describe()))
+			continue
+		case p.Listening:
 			evidence = append(evidence, p.String()+" listening")
 			continue
 		}
 		evidence = append(evidence, p.String()+" NOT listening")
 		missing = append(missing, p.String())
-		fix = append(fix, "siemctl services restart "+p.Component())
+		f := "siemctl services restart " + p.Component()
+		if rep, ok := componentDiagnosis(ctx, e, p.Component()); ok {
+			f = rep.Fix()
+		}
+		fix = append(fix, f)
 	}
 	evidence = append(evidence, v.Remote...)
-	if len(missing) > 0 {
-		return crit("not listening: "+strings.Join(missing, ", "), strings.Join(dedupe(fix), "; "), evidence...)
+	if len(missing)+len(foreign) > 0 {
+		return crit(joinNonEmpty("; ", prefixed("not the component's: ", foreign), prefixed("not listening: ", missing)), strings.Join(dedupe(fix), "; "), evidence...)
 	}
 	return ok("listening: "+strings.Join(list, " "), evidence...)
 }
@@ -384,11 +410,17 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
-		if causes := indexerTLSCauses(ctx, e); errors.Is(err, netclient.ErrTLS) && len(causes) > 0 {
-			r.Summary, r.Fix = r.Summary+": "+causes[0].Summary, causes[0].Fix
+		if errors.Is(err, netclient.ErrTLS) {
+			if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+				r.Summary, r.Fix = r.Summary+": "+causes[0].Summary, causes[0].Fix
+			}
 		}
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
 			r.Summary = "security plugin not initialised (HTTP 503 \"OpenSearch Security not initialized.\")"
+		} else if rep, ok := componentDiagnosis(ctx, e, "indexer"); ok {
+			r.Summary += "; unit " + rep.Unit + ": " + rep.Summary()
+			r.Fix = rep.Fix()
+			r.Evidence = append(r.Evidence, rep.Lines()...)
 		}
 		return r
 	}
@@ -808,6 +840,9 @@ func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 		return fmt.Sprintf("the unit is active but its API is slow: look at %s and the host's load (top), then retry with a longer --timeout (e.g. --timeout 30s)", apiLog), ev
 	case u.Active:
 		return fmt.Sprintf("the unit is active but nothing answers on %s: look at %s (did the API start?), then siemctl services restart manager", c.APIURL, apiLog), ev
+	}
+	if rep, ok := unitDiagnosis(ctx, e, u); ok {
+		return rep.Fix(), append(ev, rep.Lines()...)
 	}
 	return u.Fix() + " (then siemctl services status manager)", ev
 }

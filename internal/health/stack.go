@@ -8,6 +8,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -43,6 +44,13 @@ type Stack struct {
 	// DefaultCredentials reports which components accept a default password
 	// (a cheap login attempt with the well-known defaults).
 	DefaultCredentials func(ctx context.Context) ([]string, error)
+	// Diagnose explains a component's unit that is failed or not coming
+	// up (internal/ops/diagnose); all are the stack's unit states.
+	Diagnose func(ctx context.Context, component string, st units.UnitStatus, all []units.UnitStatus) diagnose.Report
+	// PortHolders names who listens on TCP ports; UnitProcesses are the
+	// PIDs in a unit's control group (the ports check's owner verdict).
+	PortHolders   func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error)
+	UnitProcesses func(ctx context.Context, unit string) ([]int, error)
 }
 
 // IndexerAPI is the part of *indexer.Client the checks use.

@@ -368,6 +368,8 @@ type heapSetting struct {
 	xms, xmx         string
 	xmsFile, xmxFile string
 	files            []string
+	// baseXms, baseXmx are jvm.options' own values (before jvm.options.d).
+	baseXms, baseXmx string
 }
 
 var heapOpt = regexp.MustCompile(`^(?:\d+(?:-\d*)?:)?-(Xms|Xmx)(\S+)$`)
@@ -401,6 +403,9 @@ func (ev *Evidence) heap() heapSetting {
 			} else {
 				h.xmx, h.xmxFile = m[2], f
 			}
+			if f == files[0] {
+				h.baseXms, h.baseXmx = h.xms, h.xmx
+			}
 		}
 	}
 	return h
@@ -424,6 +429,21 @@ func (h heapSetting) evidence() []string {
 // pointers) and at least 512m, or the current -Xmx when it fits.
 func (h heapSetting) fix(ev *Evidence, what string) string {
 	mem := ev.memTotal()
+	// an override in jvm.options.d over a sound jvm.options: remove it
+	if len(h.files) > 0 {
+		base := h.files[0]
+		bms, bmx := parseSize(h.baseXms), parseSize(h.baseXmx)
+		var over []string
+		for _, f := range []string{h.xmsFile, h.xmxFile} {
+			if f != "" && f != base && !slices.Contains(over, f) {
+				over = append(over, f)
+			}
+		}
+		if len(over) > 0 && bms > 0 && bmx > 0 && bms <= bmx && (mem == 0 || bmx <= mem/2) {
+			return fmt.Sprintf("%s: remove the -Xms/-Xmx lines from %s (%s sets -Xms%s -Xmx%s, which fits), then %s",
+				what, strings.Join(over, " and "), base, h.baseXms, h.baseXmx, start(ev.Component))
+		}
+	}
 	want := "512m"
 	if mem > 0 {
 		half := mem / 2 >> 20 // MiB

@@ -160,3 +160,34 @@ func CommandLine(procRoot string, pid int) string {
 	}
 	return s
 }
+
+// JudgeOwners names each listening port's holder and marks it Foreign
+// when none of its processes belongs to the component's unit (pids by
+// component: the unit's control group; a component without an entry is
+// not judged, nor a port whose holder siemctl cannot see).
+func (v *PortsVerdict) JudgeOwners(holders map[int]Holder, pids map[string][]int) {
+	for i, p := range v.Ports {
+		h, ok := holders[p.Port]
+		if !p.Listening || !ok || len(h.Processes) == 0 {
+			continue
+		}
+		hc := h
+		v.Ports[i].Holder = &hc
+		own, known := pids[p.Component()]
+		if !known {
+			continue
+		}
+		v.Ports[i].Foreign = !slices.ContainsFunc(h.Processes, func(pr Process) bool { return slices.Contains(own, pr.PID) })
+	}
+}
+
+// Foreign returns the ports held by a process that is not the component's.
+func (v PortsVerdict) Foreign() []PortState {
+	var out []PortState
+	for _, p := range v.Ports {
+		if p.Foreign {
+			out = append(out, p)
+		}
+	}
+	return out
+}
