@@ -41,7 +41,7 @@ func Catalogue() []Check {
 		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
 		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
-		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
+		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers and reaches its indexer", Run: checkDashboard, Needs: []string{keyDashboard}},
 		{ID: "shipper", Component: "shipper", Title: "shipper config and output reachable", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
 		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verification on", Run: checkSecrets},
