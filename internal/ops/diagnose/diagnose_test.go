@@ -183,3 +183,23 @@ func TestStartTimeout(t *testing.T) {
 		t.Errorf("evidence %v", r.Cause().Evidence)
 	}
 }
+
+func TestPermission(t *testing.T) {
+	f := newFixture(t)
+	lock := filepath.Join(f.root, "var/lib/siem-indexer/nodes/0/node.lock")
+	f.write(t, lock, "")
+	logs := filepath.Join(f.root, "var/log/siem-indexer")
+	owner, group := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	if os.Getuid() == 0 {
+		// the service user owns its log directory; root owns the data
+		if err := os.Chown(logs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		owner, group = nameOf(65534, false), nameOf(65534, true)
+	} else {
+		owner, group = nameOf(os.Getuid(), false), nameOf(os.Getgid(), true)
+	}
+	r := f.diagnose(t, failed, f.lines(t, "permission.out"))
+	assertFinding(t, r, KindPermission, []string{"cannot write " + lock, "mode -rw-r--r--", "runs as " + owner},
+		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, filepath.Join(f.root, "var/lib/siem-indexer")), "siemctl services start indexer"})
+}
