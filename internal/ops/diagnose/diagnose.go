@@ -210,10 +210,35 @@ func Diagnose(ctx context.Context, in Input, host Host) Report {
 		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return b.at - a.at })
+	// causes from an earlier run of the same log (before the start that
+	// preceded the latest cause) are not this start's
+	if len(r.Findings) > 1 {
+		from := ev.runStart(r.Findings[0].at)
+		r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.at < from })
+	}
 	if len(r.Findings) == 0 {
 		r.Findings = append(r.Findings, fallback(ev, r))
 	}
 	return r
+}
+
+// runMarker marks a start of the component in its output: OpenSearch's
+// launcher warning and its node's version line.
+var runMarker = regexp.MustCompile(`^warning: no-jdk distributions|\] version\[[^\]]+\], pid\[\d+\]`)
+
+// runStart is the index of the last start marker at or before line i (0
+// when none).
+func (ev *Evidence) runStart(i int) int {
+	for j := min(i, len(ev.Lines)-1); j >= 0; j-- {
+		if runMarker.MatchString(ev.Lines[j]) {
+			// the launcher prints its warning twice: the run begins at the first
+			for j > 0 && runMarker.MatchString(ev.Lines[j-1]) {
+				j--
+			}
+			return j
+		}
+	}
+	return 0
 }
 
 // fallback is the finding for a failure no detector knows: the lines that

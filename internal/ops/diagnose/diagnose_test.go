@@ -203,3 +203,33 @@ func TestPermission(t *testing.T) {
 	assertFinding(t, r, KindPermission, []string{"cannot write " + lock, "mode -rw-r--r--", "runs as " + owner},
 		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, filepath.Join(f.root, "var/lib/siem-indexer")), "siemctl services start indexer"})
 }
+
+func TestHeapOrder(t *testing.T) {
+	f := newFixture(t)
+	over := filepath.Join(f.root, "etc/siem-indexer/jvm.options.d/siemlab-heap.options")
+	f.write(t, over, "# an override\n-Xms1g\n-Xmx512m\n")
+	r := f.diagnose(t, failed, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"the JVM refused its options: -Xms1g is above -Xmx512m"},
+		[]string{"remove the -Xms/-Xmx lines from " + over, "jvm.options sets -Xms512m -Xmx512m, which fits"})
+	// no sound jvm.options to fall back on: the values to set, in the file that sets them
+	f.write(t, filepath.Join(f.root, "etc/siem-indexer/jvm.options"), "-Xms4g\n-Xmx2g\n")
+	os.Remove(over)
+	r = f.diagnose(t, failed, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"-Xms4g is above -Xmx2g"},
+		[]string{"in " + filepath.Join(f.root, "etc/siem-indexer/jvm.options") + " set -Xms2g and -Xmx2g (at most half the host's 23.5 GiB)"})
+}
+
+// The heap larger than the host's memory, after an earlier start that
+// failed otherwise: only this run's cause.
+func TestHeapTooLarge(t *testing.T) {
+	f := newFixture(t)
+	over := filepath.Join(f.root, "etc/siem-indexer/jvm.options.d/siemlab-heap.options")
+	f.write(t, over, "-Xms48210m\n-Xmx48210m\n")
+	lines := append(f.lines(t, "heap-order.out"), f.lines(t, "heap-too-large.out")...)
+	r := f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindHeapSize, []string{"the heap (-Xms48210m -Xmx48210m) does not fit in the host's memory (23.5 GiB)"},
+		[]string{"remove the -Xms/-Xmx lines from " + over})
+	if len(r.Findings) != 1 {
+		t.Errorf("an earlier run's cause reported too: %+v", r.Findings)
+	}
+}
