@@ -30,7 +30,7 @@ func (ev *Evidence) collect(ctx context.Context) {
 			src = f
 		}
 		if lines, err := logf(ctx, st, defaultLogLines); err == nil {
-			ev.add(src, lines)
+			ev.add(src, SinceStart(lines, st.StartedAt))
 		} else {
 			ev.Sources = append(ev.Sources, fmt.Sprintf("%s (unreadable: %v)", src, err))
 		}
@@ -43,15 +43,31 @@ func (ev *Evidence) collect(ctx context.Context) {
 		case err != nil:
 			ev.Sources = append(ev.Sources, fmt.Sprintf("%s (unreadable: %v)", f, err))
 		default:
-			ev.add(f, lines)
+			// every line of the component's own log is stamped or
+			// continues a stamped one: an earlier run's lines all go
+			ev.add(f, sinceStamp(lines, ev.Unit.StartedAt))
 		}
 	}
 }
 
-// add keeps the lines of one log written since the unit's last start.
+// add keeps the lines of one log.
 func (ev *Evidence) add(src string, lines []string) {
 	ev.Sources = append(ev.Sources, src)
-	ev.Lines = append(ev.Lines, SinceStart(lines, ev.Unit.StartedAt)...)
+	ev.Lines = append(ev.Lines, lines...)
+}
+
+// sinceStamp keeps the lines from the first one stamped at or after
+// started (a second of slack); zero keeps all.
+func sinceStamp(lines []string, started time.Time) []string {
+	if started.IsZero() {
+		return lines
+	}
+	for i, l := range lines {
+		if t, ok := stamp(l); ok && !t.Before(started.Add(-time.Second)) {
+			return lines[i:]
+		}
+	}
+	return nil
 }
 
 // componentLogs are the component's own logs (paths as the services see
@@ -172,8 +188,15 @@ func SinceStart(lines []string, started time.Time) []string {
 	if lastBefore < 0 {
 		return lines
 	}
-	// skip the earlier line's continuation (stack trace, indented lines)
+	// skip the earlier run's uncaught exception (OpenSearch ends it with
+	// "For complete error details …") and the line's continuation (stack
+	// trace, indented lines)
 	i := lastBefore + 1
+	for j := i; j < len(lines); j++ {
+		if strings.HasPrefix(lines[j], "For complete error details") {
+			i = j + 1
+		}
+	}
 	for i < len(lines) && continuation(lines[i]) {
 		i++
 	}

@@ -268,6 +268,9 @@ func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 	mnt, fstype := ev.mountOf(dir)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s is on %s (%s): %.0f%% used, %s free of %s", dir, mnt, fstype, used, size(free), size(total)))
 	f.Cause = fmt.Sprintf("the filesystem of %s (%s, mounted on %s) is full: %.0f%% used, %s free of %s", dir, fstype, mnt, used, size(free), size(total))
+	if used < 99 {
+		f.Cause = fmt.Sprintf("%s ran out of space on the filesystem of %s (%s, mounted on %s; now %.0f%% used, %s free of %s)", ev.Component, dir, fstype, mnt, used, size(free), size(total))
+	}
 	f.Fix = fmt.Sprintf("free space on %s (delete what does not belong there, old indices with siemctl cleanup once the indexer runs) or grow it; then %s", mnt, start(ev.Component))
 	return f, true
 }

@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ const (
 	KindSecurityInit   = "security-not-initialized"
 	KindLogLines       = "log-lines" // no detector knew it: the lines that say why
 	KindNoEvidence     = "no-evidence"
+	KindStillStarting  = "still-starting"
 	defaultLogLines    = 400
 	defaultStatusLines = 40
 )
@@ -209,44 +211,114 @@ func Diagnose(ctx context.Context, in Input, host Host) Report {
 		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return b.at - a.at })
+	// causes from an earlier run of the same log (before the start that
+	// preceded the latest cause) are not this start's
+	if len(r.Findings) > 1 {
+		from := ev.runStart(r.Findings[0].at)
+		r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.at < from })
+	}
 	if len(r.Findings) == 0 {
 		r.Findings = append(r.Findings, fallback(ev, r))
 	}
 	return r
 }
 
+// runMarker marks a start of the component in its output: OpenSearch's
+// launcher warning and its node's version line.
+var runMarker = regexp.MustCompile(`^warning: no-jdk distributions|\] version\[[^\]]+\], pid\[\d+\]`)
+
+// runStart is the index of the last start marker at or before line i (0
+// when none).
+func (ev *Evidence) runStart(i int) int {
+	for j := min(i, len(ev.Lines)-1); j >= 0; j-- {
+		if runMarker.MatchString(ev.Lines[j]) {
+			// the launcher prints its warning twice: the run begins at the first
+			for j > 0 && runMarker.MatchString(ev.Lines[j-1]) {
+				j--
+			}
+			return j
+		}
+	}
+	return 0
+}
+
 // fallback is the finding for a failure no detector knows: the lines that
-// say why.
+// say why. A unit still starting (active or activating) has no reason yet:
+// it is slow, and its last lines show where it is.
 func fallback(ev *Evidence, r Report) Finding {
 	why := whyLines(ev.Lines, 8)
 	where := strings.Join(ev.Sources, ", ")
-	if len(why) == 0 {
-		why = lastN(ev.Lines, 5)
+	st := ev.Unit
+	if st.IsActive() || st.ActiveState == units.Activating {
+		last := lastN(dedupe(ev.Lines), 3)
+		cause := fmt.Sprintf("%s is still starting (%s) and does not answer yet", ev.Unit.Name, r.State)
+		if len(last) > 0 {
+			cause += "; its log's last line: " + clip(last[len(last)-1])
+		}
+		return Finding{Kind: KindStillStarting, Cause: cause, Evidence: clipAll(last),
+			Fix: fmt.Sprintf("wait for it (siemctl health again in a minute; the host's load slows a start); if it fails meanwhile, siemctl services status %s says why", ev.Component)}
 	}
 	cause := "the log does not name a known cause"
 	if r.Result != "" {
 		cause = "systemd: " + r.Result + "; " + cause
 	}
 	if len(why) == 0 {
+		why = lastN(dedupe(ev.Lines), 5)
+	}
+	if len(why) == 0 {
 		return Finding{Kind: KindNoEvidence, Cause: cause + " (no log lines found)", Evidence: []string{"read: " + cmp.Or(where, "nothing")},
 			Fix: fmt.Sprintf("read the unit's full log (journalctl -u %s) and the component's own log for the error before starting it again", ev.Unit.Name)}
 	}
-	return Finding{Kind: KindLogLines, Cause: cause + "; its log says: " + why[len(why)-1], Evidence: why,
+	return Finding{Kind: KindLogLines, Cause: cause + "; its log says: " + clip(why[len(why)-1]), Evidence: clipAll(why),
 		Fix: fmt.Sprintf("act on the lines above (from %s); starting it again without a change fails the same way", cmp.Or(where, "its log"))}
 }
 
-// whyLines are the lines that say why: errors, exceptions, fatal lines,
-// the last max of them.
+// whyRe matches the lines that say why: an error or fatal level, an
+// exception, OpenSearch's root cause and bootstrap lines.
+var whyRe = regexp.MustCompile(`\b(ERROR|FATAL|CRITICAL|SEVERE|Error)\b|[A-Za-z]Exception\b|^Caused by|^Likely root cause|bootstrap check failure|\bfailed\b|\bdenied\b`)
+
+// whyLines are the lines that say why, the last max of them, without
+// repeats (the unit's output and the component's log hold the same lines).
 func whyLines(lines []string, max int) []string {
 	var out []string
-	for _, l := range lines {
-		ll := strings.ToLower(l)
-		if strings.Contains(ll, "error") || strings.Contains(ll, "exception") || strings.Contains(ll, "fatal") ||
-			strings.Contains(ll, "failed") || strings.Contains(ll, "critical") || strings.HasPrefix(ll, "caused by") {
-			out = append(out, strings.TrimSpace(l))
+	for _, l := range dedupe(lines) {
+		if t := strings.TrimSpace(l); whyRe.MatchString(t) && !strings.HasPrefix(t, "at ") {
+			out = append(out, t)
 		}
 	}
 	return lastN(out, max)
+}
+
+func dedupe(lines []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, l)
+	}
+	return out
+}
+
+// clip shortens a log line for a message (OpenSearch prints the JVM's
+// whole argument list on one line).
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 300 {
+		return s[:297] + "..."
+	}
+	return s
+}
+
+func clipAll(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = clip(l)
+	}
+	return out
 }
 
 func lastN(s []string, n int) []string {
@@ -262,7 +334,7 @@ func (ev *Evidence) find(subs ...string) (int, string) {
 	for i := len(ev.Lines) - 1; i >= 0; i-- {
 		for _, s := range subs {
 			if strings.Contains(ev.Lines[i], s) {
-				return i, strings.TrimSpace(ev.Lines[i])
+				return i, clip(ev.Lines[i])
 			}
 		}
 	}

@@ -157,12 +157,26 @@ func TestE2EStartFailures(t *testing.T) {
 			if r.Code == 0 {
 				t.Fatalf("services start exit 0 with %s:\n%s%s", c.fault, r.Stdout, r.Stderr)
 			}
+			said := r.Stderr
+			if strings.Contains(said, "is still starting") {
+				// a loaded machine: the JVM had not failed within the spec's
+				// wait; services status explains the unit once it has
+				t.Logf("%s: start said still starting after %s; waiting for the unit to fail", c.fault, took.Round(time.Second))
+				e2e.Eventually(t, 5*time.Minute, 5*time.Second, func() error {
+					st := l.Siemctl("services", "status", "indexer")
+					if st.Code == 0 || !strings.Contains(st.Stderr, "cause: ") {
+						return fmt.Errorf("indexer not failed yet: %s%s", st.Stdout, st.Stderr)
+					}
+					said = st.Stderr
+					return nil
+				})
+			}
 			for _, w := range c.start {
-				if !strings.Contains(r.Stderr, w) {
-					t.Errorf("services start lacks %q:\n%s", w, r.Stderr)
+				if !strings.Contains(said, w) {
+					t.Errorf("services start (or status) lacks %q:\n%s", w, said)
 				}
 			}
-			startSaid := firstWith(r.Stderr, "cause: ")
+			startSaid := firstWith(said, "cause: ")
 			h := health()
 			if h.Code == 0 {
 				t.Fatalf("health OK with %s:\n%s", c.fault, h.Stdout)
@@ -179,7 +193,7 @@ func TestE2EStartFailures(t *testing.T) {
 				}
 			}
 			c.applyFn(t, fix)
-			e2e.Eventually(t, 3*time.Minute, 5*time.Second, func() error {
+			e2e.Eventually(t, 8*time.Minute, 5*time.Second, func() error {
 				if h := health(); h.Code != 0 {
 					return fmt.Errorf("health after the fix: exit %d\n%s", h.Code, h.Stdout)
 				}
@@ -197,9 +211,11 @@ func TestE2EStartFailures(t *testing.T) {
 	t.Logf("cause | services start | health | fix\n%s", strings.Join(table, "\n"))
 }
 
+// mustStart starts the indexer after a fix: it answers, or (a loaded
+// machine) is still starting within the spec's wait, never failed.
 func mustStart(t *testing.T, start func() e2e.Result) {
 	t.Helper()
-	if r := start(); r.Code != 0 {
+	if r := start(); r.Code != 0 && !strings.Contains(r.Stderr, "is still starting") {
 		t.Fatalf("services start after the fix: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
