@@ -1084,42 +1084,8 @@ func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
 	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer != nil && !errors.Is(err, netclient.ErrUnauthorized) {
 		return crit(summary+"; the indexer itself is not answering ("+errSummary(err)+")", "start the indexer first (see indexer.api), then the dashboard connects by itself")
 	}
-	conf, err := hostcheck.ReadDashboardConf(c.Dashboard.ConfigDir)
-	if err != nil {
-		return crit(summary+" (it cannot reach or log in to the indexer)", "check opensearch.hosts and the dashboard's indexer credentials in its config ("+c.Dashboard.ConfigDir+"), then siemctl services restart dashboard", "dashboard config: "+err.Error())
-	}
-	evidence := []string{fmt.Sprintf("%s: opensearch.hosts %s, opensearch.ssl.verificationMode %s", conf.ConfigFile, strings.Join(conf.Hosts, ", "), conf.VerifyMode)}
-	if len(conf.Hosts) == 0 {
-		return crit(summary+": opensearch.hosts is not set", "set opensearch.hosts: "+c.Indexer.URL+" in "+conf.ConfigFile+", then siemctl services restart dashboard", evidence...)
-	}
-	var bad []string
-	tlsBad := false
-	for _, h := range hostcheck.ReachIndexerHosts(ctx, conf) {
-		evidence = append(evidence, fmt.Sprintf("from here, %s: %s", h.Host, h.Detail))
-		if !h.OK {
-			bad = append(bad, h.Host+" ("+h.Detail+")")
-			tlsBad = tlsBad || strings.Contains(h.Detail, "TLS") || strings.Contains(h.Detail, "rejects")
-		}
-	}
-	restart := ", then siemctl services restart dashboard"
-	switch {
-	case len(bad) == len(conf.Hosts) && !tlsBad:
-		return crit(summary+": its opensearch.hosts "+strings.Join(bad, ", ")+" does not answer",
-			"set opensearch.hosts in "+conf.ConfigFile+" to the indexer ("+c.Indexer.URL+" answers here)"+restart, evidence...)
-	case len(bad) > 0 && tlsBad:
-		return crit(summary+": the dashboard does not accept the indexer's certificate: "+strings.Join(bad, ", "),
-			"see the certs check: renew or replace the indexer certificate, or point opensearch.ssl.certificateAuthorities in "+conf.ConfigFile+" at the CA that signed it"+restart, evidence...)
-	}
-	who := "opensearch.username"
-	if conf.Username != "" {
-		who += " " + conf.Username
-	}
-	where := "opensearch.password in " + conf.ConfigFile
-	if conf.Keystore != "" {
-		where = "opensearch.password in its keystore " + conf.Keystore + " (opensearch-dashboards-keystore add opensearch.password --stdin)"
-	}
-	return crit(summary+": its indexer hosts answer, so its own credentials are refused or it is still starting",
-		"check the dashboard's "+who+" and "+where+" against the indexer's internal users"+restart, evidence...)
+	cause, fix, evidence := hostcheck.DashboardReachCause(ctx, c.Dashboard.ConfigDir, c.Indexer.URL)
+	return crit(summary+": "+cause, fix, evidence...)
 }
 
 func checkShipper(ctx context.Context, e *Env) Result {

@@ -41,3 +41,23 @@ func detectCertificate(ctx context.Context, ev *Evidence) (Finding, bool) {
 	}
 	return Finding{}, false
 }
+
+// KindDashboardIndexer is a dashboard that cannot reach or log in to its indexer (the real server
+// then answers 503 "… server is not ready yet" on every route).
+const KindDashboardIndexer = "dashboard-indexer"
+
+// dashboardLogMarks are what OpenSearch Dashboards logs (tags error, opensearch, data) while it
+// cannot use its indexer.
+var dashboardLogMarks = []string{"[ConnectionError]", "[security_exception]", "Unable to retrieve version information from OpenSearch nodes",
+	"No living connections", "server is not ready yet"}
+
+// detectDashboardIndexer explains it with the verdict health's dashboard check uses
+// (hostcheck.DashboardReachCause): its opensearch.hosts, its CA, or its own credentials.
+func detectDashboardIndexer(ctx context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find(dashboardLogMarks...)
+	if i < 0 || ev.Config == nil {
+		return Finding{}, false
+	}
+	cause, fix, evidence := hostcheck.DashboardReachCause(ctx, ev.path(ev.Config.Dashboard.ConfigDir), ev.Config.Indexer.URL)
+	return Finding{Cause: "the dashboard cannot use its indexer: " + cause, Fix: fix, Evidence: append(evidence, line), at: i}, true
+}

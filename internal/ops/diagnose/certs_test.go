@@ -95,3 +95,28 @@ func TestCertificateFinding(t *testing.T) {
 		})
 	}
 }
+
+// TestDashboardIndexerFinding: a dashboard whose opensearch.hosts points at a closed port, with
+// the lines OpenSearch Dashboards logs then, is explained by its hosts with the fix that sets them.
+func TestDashboardIndexerFinding(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "etc/siem-dashboard")
+	_ = os.MkdirAll(conf, 0o755)
+	if err := os.WriteFile(filepath.Join(conf, "dashboard.yml"), []byte("opensearch.hosts: https://127.0.0.1:1\nopensearch.username: kibanaserver\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(root, "none.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dashboard.ConfigDir = conf
+	lines := []string{`{"type":"log","@timestamp":"2026-11-27T12:00:01Z","tags":["error","opensearch","data"],"pid":61,"message":"[ConnectionError]: connect ECONNREFUSED 127.0.0.1:1"}`}
+	in := Input{Component: "dashboard", Unit: units.UnitStatus{Name: "siem-dashboard.service", ActiveState: "active", SubState: "running"}, Config: cfg,
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")})
+	f := r.Cause()
+	if f.Kind != KindDashboardIndexer || !strings.Contains(f.Cause, "https://127.0.0.1:1 (connection refused) does not answer") ||
+		!strings.Contains(f.Fix, "set opensearch.hosts in "+filepath.Join(conf, "dashboard.yml")+" to the indexer ("+cfg.Indexer.URL) {
+		t.Errorf("%+v", r.Findings)
+	}
+}

@@ -176,6 +176,7 @@ func Detectors() []Detector {
 		{Kind: KindConfigSyntax, Components: []string{"manager"}, Detect: detectManagerConfig},
 		{Kind: KindSecurityInit, Components: []string{"indexer"}, Detect: detectSecurityInit},
 		{Kind: KindCertificate, Components: []string{"indexer"}, Detect: detectCertificate},
+		{Kind: KindDashboardIndexer, Components: []string{"dashboard"}, Detect: detectDashboardIndexer},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -189,4 +190,48 @@ func lastColon(s string) string {
 		return s[i+2:]
 	}
 	return s
+}
+
+// DashboardReachCause says why a dashboard that answers "not ready yet" (or a red
+// core:opensearch) cannot use its indexer, from this host with the dashboard's own settings in
+// confDir: opensearch.hosts not set or not answering (the fix sets it to indexerURL), the
+// dashboard's CA rejecting the indexer's certificate, or else its own credentials. The one
+// verdict health's dashboard check and the start diagnosis share.
+func DashboardReachCause(ctx context.Context, confDir, indexerURL string) (cause, fix string, evidence []string) {
+	restart := ", then siemctl services restart dashboard"
+	conf, err := ReadDashboardConf(confDir)
+	if err != nil {
+		return "it cannot reach or log in to the indexer", "check opensearch.hosts and the dashboard's indexer credentials in its config (" + confDir + ")" + restart, []string{"dashboard config: " + err.Error()}
+	}
+	evidence = []string{fmt.Sprintf("%s: opensearch.hosts %s, opensearch.ssl.verificationMode %s", conf.ConfigFile, strings.Join(conf.Hosts, ", "), conf.VerifyMode)}
+	if len(conf.Hosts) == 0 {
+		return "opensearch.hosts is not set", "set opensearch.hosts: " + indexerURL + " in " + conf.ConfigFile + restart, evidence
+	}
+	var bad []string
+	tlsBad := false
+	for _, h := range ReachIndexerHosts(ctx, conf) {
+		evidence = append(evidence, fmt.Sprintf("from here, %s: %s", h.Host, h.Detail))
+		if !h.OK {
+			bad = append(bad, h.Host+" ("+h.Detail+")")
+			tlsBad = tlsBad || strings.Contains(h.Detail, "TLS") || strings.Contains(h.Detail, "rejects")
+		}
+	}
+	switch {
+	case len(bad) == len(conf.Hosts) && !tlsBad:
+		return "its opensearch.hosts " + strings.Join(bad, ", ") + " does not answer",
+			"set opensearch.hosts in " + conf.ConfigFile + " to the indexer (" + indexerURL + " answers here)" + restart, evidence
+	case len(bad) > 0 && tlsBad:
+		return "the dashboard does not accept the indexer's certificate: " + strings.Join(bad, ", "),
+			"see the certs check: renew or replace the indexer certificate, or point opensearch.ssl.certificateAuthorities in " + conf.ConfigFile + " at the CA that signed it" + restart, evidence
+	}
+	who := "opensearch.username"
+	if conf.Username != "" {
+		who += " " + conf.Username
+	}
+	where := "opensearch.password in " + conf.ConfigFile
+	if conf.Keystore != "" {
+		where = "opensearch.password in its keystore " + conf.Keystore + " (opensearch-dashboards-keystore add opensearch.password --stdin)"
+	}
+	return "its indexer hosts answer, so its own credentials are refused or it is still starting",
+		"check the dashboard's " + who + " and " + where + " against the indexer's internal users" + restart, evidence
 }
