@@ -182,20 +182,27 @@ func chains(c *x509.Certificate, caFile string, at time.Time) (bool, string) {
 	if !pool.AppendCertsFromPEM(b) {
 		return false, "no PEM certificate"
 	}
-	if _, err := c.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: at, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
-		var names []string
-		for rest := b; ; {
-			var blk *pem.Block
-			if blk, rest = pem.Decode(rest); blk == nil {
-				break
-			}
-			if ca, err := x509.ParseCertificate(blk.Bytes); err == nil {
-				names = append(names, ca.Subject.String())
-			}
-		}
-		return false, "rejects it (the file holds " + strings.Join(names, "; ") + ")"
+	if _, err := c.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: at, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil {
+		return true, "accepts it"
 	}
-	return true, "accepts it"
+	var names []string
+	for rest := b; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			break
+		}
+		ca, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			continue
+		}
+		// Signed by it, whatever the dates (an expired certificate may predate a re-issued CA's
+		// validity): the dates are their own causes.
+		if c.CheckSignatureFrom(ca) == nil {
+			return true, "accepts it (" + ca.Subject.String() + " signed it)"
+		}
+		names = append(names, ca.Subject.String())
+	}
+	return false, "rejects it (the file holds " + strings.Join(names, "; ") + ")"
 }
 
 func firstCert(path string) (*x509.Certificate, error) {

@@ -25,10 +25,14 @@ type trustCA struct {
 }
 
 func newTrustCA(t *testing.T, cn string) trustCA {
+	return newTrustCAFrom(t, cn, trustNow.AddDate(-2, 0, 0))
+}
+
+func newTrustCAFrom(t *testing.T, cn string, notBefore time.Time) trustCA {
 	t.Helper()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn, Organization: []string{"Wazuh"}}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign, NotBefore: trustNow.AddDate(-2, 0, 0), NotAfter: trustNow.AddDate(8, 0, 0)}
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: notBefore, NotAfter: trustNow.AddDate(8, 0, 0)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +100,12 @@ func TestDiagnoseIndexerCert(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	otherKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	valid := ca.issue(t, key, trustNow.AddDate(-1, 0, 0), trustNow.AddDate(9, 0, 0))
+	youngCA := newTrustCAFrom(t, "root-ca", trustNow.Add(-time.Hour))
 	tests := []struct {
 		name      string
 		cert, key []byte
-		siemctlCA []byte // nil: the components' CA
+		siemctlCA []byte   // nil: the components' CA
+		ca        *trustCA // nil: ca
 		kinds     []string
 		summary   string
 		fix       string
@@ -110,6 +116,9 @@ func TestDiagnoseIndexerCert(t *testing.T) {
 			kinds: []string{CauseExpired}, summary: "expired on 2026-10-28 (30 days ago)", fix: "issue a certificate for CN=node-1,O=Wazuh (SAN localhost, node-1, 127.0.0.1) signed by the CA in", notFix: "ca_file"},
 		{name: "foreign CA", cert: foreign.issue(t, key, trustNow.AddDate(-1, 0, 0), trustNow.AddDate(1, 0, 0)), key: keyPEM(t, key),
 			kinds: []string{CauseForeignCA}, summary: "is issued by CN=other-root-ca,O=Wazuh, not by the CA the indexer, shipper, dashboard trust", fix: "replace it", notFix: "ca_file"},
+		// The lab's case: the CA is younger than the expired certificate's validity.
+		{name: "expired, older than its CA", cert: youngCA.issue(t, key, trustNow.AddDate(-1, -1, 0), trustNow.AddDate(0, 0, -30)), key: keyPEM(t, key), ca: &youngCA,
+			kinds: []string{CauseExpired}, summary: "expired on 2026-10-28", fix: "renew it", notFix: "ca_file"},
 		{name: "key mismatch", cert: valid, key: keyPEM(t, otherKey),
 			kinds: []string{CauseKeyMismatch}, summary: "do not belong together", fix: "put back the key"},
 		{name: "siemctl trusts another CA", cert: valid, key: keyPEM(t, key), siemctlCA: foreign.pem,
@@ -119,7 +128,11 @@ func TestDiagnoseIndexerCert(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			idx, ship, dash := stackDirs(t, ca, tt.cert, tt.key)
+			cca := ca
+			if tt.ca != nil {
+				cca = *tt.ca
+			}
+			idx, ship, dash := stackDirs(t, cca, tt.cert, tt.key)
 			siemctlCA := filepath.Join(idx, "certs/root-ca.pem")
 			if tt.siemctlCA != nil {
 				siemctlCA = filepath.Join(t.TempDir(), "siemctl-ca.pem")
