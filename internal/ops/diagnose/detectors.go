@@ -572,8 +572,13 @@ func detectStartTimeout(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("its last complete start took %s (from its own log)", needed.Round(time.Second)))
 		want = max(want, 3*needed).Round(time.Minute)
 	}
-	f.Fix = fmt.Sprintf("give it more time: a drop-in /etc/systemd/system/%s.d/zz-start-timeout.conf with [Service] TimeoutStartSec=%ds (and look for what made it slow: an ExecStartPre in the drop-ins above, the host's load), then systemctl daemon-reload and %s",
-		st.Name, int(want.Seconds()), start(ev.Component))
+	dir := "/etc/systemd/system/" + st.Name + ".d"
+	if len(st.DropInPaths) > 0 {
+		// next to the unit's drop-ins: "zz-" sorts after them and wins
+		dir = filepath.Dir(st.DropInPaths[len(st.DropInPaths)-1])
+	}
+	f.Fix = fmt.Sprintf("give it more time: a drop-in %s/zz-start-timeout.conf with [Service] TimeoutStartSec=%ds (and look for what made it slow: an ExecStartPre in the drop-ins above, the host's load), then systemctl daemon-reload and %s",
+		dir, int(want.Seconds()), start(ev.Component))
 	return f, true
 }
 

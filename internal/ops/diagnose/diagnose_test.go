@@ -233,3 +233,15 @@ func TestHeapTooLarge(t *testing.T) {
 		t.Errorf("an earlier run's cause reported too: %+v", r.Findings)
 	}
 }
+
+// The data directory's filesystem ran out of space (real lines of a start
+// on a full 4 MiB tmpfs): the filesystem and how full it is now.
+func TestDiskFull(t *testing.T) {
+	f := newFixture(t)
+	r := f.diagnose(t, failed, f.lines(t, "disk-full.out"))
+	data := filepath.Join(f.root, "var/lib/siem-indexer")
+	assertFinding(t, r, KindDiskFull, []string{data, "% used", "free of"}, []string{"free space on ", "siemctl services start indexer"})
+	if !strings.Contains(strings.Join(r.Cause().Evidence, "\n"), "No space left on device") {
+		t.Errorf("evidence %v", r.Cause().Evidence)
+	}
+}
