@@ -139,7 +139,9 @@ func issue(tmpl *x509.Certificate, parent *CertPair, opts CertOptions) (CertPair
 }
 
 // WriteDir writes every certificate of the PKI to dir as root-ca.pem, <name>.pem and <name>-key.pem
-// (keys 0600, certificates 0644). The CA key is not written: the lab never issues after up.
+// (keys 0600, certificates 0644), and the CA key as root-ca-key.pem (0600): the lab's PKI is the
+// administrator's own, outside the stack's root, and issues node certificates for the certificate
+// faults and their fixes (IssueNodeCert).
 func (c *Certs) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -149,7 +151,7 @@ func (c *Certs) WriteDir(dir string) error {
 		data []byte
 		mode os.FileMode
 	}{
-		{"root-ca.pem", c.CA.CertPEM, 0o644},
+		{"root-ca.pem", c.CA.CertPEM, 0o644}, {"root-ca-key.pem", c.CA.KeyPEM, 0o600},
 		{"indexer.pem", c.Node.CertPEM, 0o644}, {"indexer-key.pem", c.Node.KeyPEM, 0o600},
 		{"admin.pem", c.Admin.CertPEM, 0o644}, {"admin-key.pem", c.Admin.KeyPEM, 0o600},
 		{"dashboard.pem", c.Dashboard.CertPEM, 0o644}, {"dashboard-key.pem", c.Dashboard.KeyPEM, 0o600},

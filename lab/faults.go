@@ -22,7 +22,7 @@ type FaultKind struct {
 
 // FaultKinds lists the faults (unit-stopped and unit-flapping take ":<unit>").
 func FaultKinds() []FaultKind {
-	return []FaultKind{
+	return append([]FaultKind{
 		{"unit-stopped:<unit>", "stop a unit (indexer, manager, dashboard or shipper: siem-indexer … shipper, wazuh-indexer … filebeat); heal starts it", false},
 		{"process-killed", "SIGKILL the manager's main PID; heal starts the unit again", true},
 		{"manager-config-broken", "break ossec.conf syntax and restart the manager (start fails, wazuh-analysisd -t and siem-control check report it); heal restores it", true},
@@ -39,8 +39,11 @@ func FaultKinds() []FaultKind {
 		{"alerts-stopped", "the manager's analysisd drops every event: no alert is written, nothing new reaches the indexer (emulator fault)", true},
 		{"agents-no-reconnect", "once the manager restarts, every tenth active agent (at least one) stays disconnected; the API shows it (emulator fault)", true},
 		{"unit-flapping:<unit>", "the unit restarts every few seconds (drop-in RuntimeMaxSec=4s, Restart=always: systemd counts NRestarts); heal removes the drop-in and starts it", false},
+		{"indexer-cert-expired", "replace the indexer's node certificate with one for the same key signed by the lab CA that expired 30 days ago, and restart the indexer; heal puts the original back and restarts it", false},
+		{"indexer-cert-foreign", "replace the indexer's node certificate with one for the same key signed by a foreign CA (not the one the indexer, shipper, dashboard and siemctl trust), and restart the indexer; heal puts the original back and restarts it", false},
+		{"dashboard-indexer-unreachable", "point the dashboard's opensearch.hosts at a closed port and restart it (it answers 503 \"server is not ready yet\" on every route); heal restores its config and restarts it", true},
 		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
-	}
+	}, startFaultKinds()...)
 }
 
 // ErrUnknownFault is returned for a fault kind the lab does not know.
@@ -144,8 +147,15 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)
+	case "indexer-cert-expired", "indexer-cert-foreign":
+		return l.indexerCertFault(ctx, kind, on)
+	case "dashboard-indexer-unreachable":
+		return l.dashboardUnreachable(ctx, on)
 	case "analysisd-failed":
 		return l.analysisdFailed(ctx, on)
+	}
+	if isStartFault(kind) {
+		return l.startFault(ctx, kind, on)
 	}
 	return fmt.Errorf("%w %q", ErrUnknownFault, kind)
 }

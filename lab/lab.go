@@ -65,6 +65,8 @@ type EmuPackageSpec struct {
 type Emulators interface {
 	PackageFiles(spec EmuPackageSpec) ([]File, error)
 	SetAPIUserPassword(installDir, user, password string) error
+	// SetDashboardKeystore writes the dashboard's own indexer credentials into its keystore.
+	SetDashboardKeystore(confDir string, settings map[string]string) error
 	Template(version, alertsPrefix string) []byte
 	SetFault(root, kind string, on bool) error
 }
@@ -195,7 +197,7 @@ func OpenWith(dir string, logger *slog.Logger, emus Emulators) (*Lab, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Lab{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}, nil
+	return &Lab{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: startTimeout()}, nil
 }
 
 // secret file names under DIR/secrets.
@@ -271,4 +273,13 @@ func OpenParents(dir string) error {
 		}
 	}
 	return nil
+}
+
+// startTimeout bounds each wait for a component to come up: 180 s, or
+// $SIEMLAB_START_TIMEOUT (a Go duration) on a machine too loaded for it.
+func startTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SIEMLAB_START_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 180 * time.Second
 }

@@ -68,6 +68,8 @@ type State struct {
 	Address     string     `json:"address,omitempty"`    // the host's own loopback address ("": 127.0.0.1)
 	Components  []string   `json:"components,omitempty"` // what runs here ("": the single lab's set)
 	IndexerURLs []string   `json:"indexer_urls,omitempty"`
+	// FaultPIDs are processes a fault started (port-held's listener), by fault.
+	FaultPIDs map[string]int `json:"fault_pids,omitempty"`
 }
 
 const stateFile = "lab.json"

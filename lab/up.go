@@ -56,6 +56,9 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	for _, h := range defaultCgroupHierarchies {
 		l.st.Cgroups = append(l.st.Cgroups, filepath.Join(h, "lab-"+l.st.ID))
 	}
+	if err := l.checkPortsFree(ctx); err != nil {
+		return nil, err
+	}
 	began := time.Now()
 	fmt.Fprintf(l.prog, "siemlab up: %s (profile %s, version %s, port offset %d, cgroup lab-%s)\n", dir, prof.Name, opts.Version, opts.PortOffset, l.st.ID)
 	started := false
@@ -140,7 +143,7 @@ func normalizeOptions(opts *Options) (dir string, prof Profile, err error) {
 		opts.Poll = 250 * time.Millisecond
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 180 * time.Second
+		opts.StartTimeout = startTimeout()
 	}
 	if opts.CacheDir == "" {
 		if opts.CacheDir, err = DefaultCacheDir(); err != nil {
@@ -448,6 +451,11 @@ func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map
 			if err := l.writeDashboardAPIConfig(pw[secretManagerWUI]); err != nil {
 				return err
 			}
+			// The dashboard's own indexer user, in its keystore (as the Wazuh installer does).
+			if err := l.emu.SetDashboardKeystore(filepath.Join(r, l.prof.DashboardConf()),
+				map[string]string{"opensearch.username": "kibanaserver", "opensearch.password": pw[secretKibanaserver]}); err != nil {
+				return fmt.Errorf("dashboard keystore: %w", err)
+			}
 			// Dashboard certs.
 			dc := filepath.Join(r, l.prof.DashboardConf(), "certs")
 			for _, c := range [][2]string{{"dashboard.pem", "dashboard.pem"}, {"dashboard-key.pem", "dashboard-key.pem"}, {"root-ca.pem", "root-ca.pem"}} {
@@ -462,6 +470,11 @@ func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map
 		}
 		if !l.runs("shipper") {
 			return nil
+		}
+		// The dashboard's own indexer user, in its keystore (as the Wazuh installer does).
+		if err := l.emu.SetDashboardKeystore(filepath.Join(r, l.prof.DashboardConf()),
+			map[string]string{"opensearch.username": "kibanaserver", "opensearch.password": pw[secretKibanaserver]}); err != nil {
+			return fmt.Errorf("dashboard keystore: %w", err)
 		}
 		// Shipper: CA, keystore (through the real Filebeat), template.
 		sh := l.shipperLayout()

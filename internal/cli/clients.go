@@ -222,6 +222,10 @@ func (s *Clients) Health() health.Stack {
 				{Component: "dashboard", CALabel: "dashboard CA", URL: c.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: c.Dashboard.CAFile, Insecure: c.Dashboard.Insecure}},
 			}), nil
 		},
+		IndexerTLS: func(ctx context.Context) ([]hostcheck.TLSCause, error) {
+			return hostcheck.IndexerCertCauses(ctx, hostcheck.IndexerCertInputs{URL: c.Indexer.URL, IndexerConfDir: c.Indexer.ConfigDir,
+				ShipperConfDir: c.Shipper.ConfigDir, DashboardConfDir: c.Dashboard.ConfigDir, SiemctlCA: c.Indexer.CAFile}, time.Now()), nil
+		},
 		Shipper: health.ShipperChecks{Shipper: s.Shipper},
 		Probe: func(ctx context.Context) (health.ProbeReport, error) {
 			rep, err := s.runProbe(ctx)
@@ -243,6 +247,21 @@ func (s *Clients) Health() health.Stack {
 		hs.Packages = s.Packages
 	}
 	hs.DefaultCredentials = creds.Find
+	hs.Diagnose = s.Diagnose
+	hs.PortHolders = func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error) {
+		l, err := hostcheck.ListeningPorts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l.Holders(ctx, "/proc", "tcp", ports...)
+	}
+	hs.UnitProcesses = func(ctx context.Context, unit string) ([]int, error) {
+		u, err := s.Units(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return u.Processes(ctx, unit)
+	}
 	return hs
 }
 
@@ -267,6 +286,7 @@ func (s *Clients) StepDeps() *steps.Deps {
 		Redact:    s.Redactor.String,
 	}
 	sc.Shipper, sc.ShipperErr = s.Shipper()
+	sc.Ready, sc.Diagnose = s.Ready(), s.Diagnoser(nil)
 	return steps.NewDeps(s.Config, s.Logger, sc)
 }
 

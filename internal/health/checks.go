@@ -43,10 +43,10 @@ func Catalogue() []Check {
 		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
 		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
-		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers", Run: checkDashboard, Needs: []string{keyDashboard}},
-		{ID: "shipper", Component: "shipper", Title: "shipper config (and output with --deep)", Run: checkShipper},
+		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers and reaches its indexer", Run: checkDashboard, Needs: []string{keyDashboard}},
+		{ID: "shipper", Component: "shipper", Title: "shipper config and output reachable", Run: checkShipper},
 		{ID: "certs", Component: "host", Title: "certificate expiry", Run: checkCerts},
-		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verified", Run: checkSecrets},
+		{ID: "secrets", Component: "host", Title: "no default credentials, tight secret files, TLS verification on", Run: checkSecrets},
 		{ID: "alerts.probe", Component: "alerts", Title: "end-to-end data-flow probe", Deep: true, Run: checkProbe},
 	}
 }
@@ -102,7 +102,7 @@ func fixFor(err error, component, caKey, userKey string) string {
 	case errors.Is(err, indexer.ErrSecurityNotInitialized):
 		return "initialise the security plugin: siemctl security indexer apply"
 	case errors.Is(err, netclient.ErrTLS):
-		return fmt.Sprintf("set %s to the CA that signed the %s certificate", caKey, component)
+		return fmt.Sprintf("renew or replace the %s certificate if it is expired or not from the CA the other components trust (see the certs check); only if it is valid and they accept it, set %s to the CA that signed it", component, caKey)
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):
 		return fmt.Sprintf("check %s and its password source in the siemctl config", userKey)
 	case errors.Is(err, netclient.ErrRateLimited):
@@ -276,7 +276,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
-	var bad, evidence, fix []string
+	var bad, evidence, fix, causes []string
 	active := 0
 	for _, u := range services.Judge(c.Units(), sts) {
 		st := u.Status
@@ -300,9 +300,17 @@ func checkUnits(ctx context.Context, e *Env) Result {
 				line += " (" + f + ")"
 			}
 		}
-		fix = append(fix, u.Fix())
 		bad = append(bad, st.Name)
 		evidence = append(evidence, line)
+		if rep, ok := unitDiagnosis(ctx, e, u); ok {
+			fix = append(fix, rep.Fix())
+			causes = append(causes, st.Name+": "+rep.Summary())
+			for _, l := range rep.Lines() {
+				evidence = append(evidence, "  "+l)
+			}
+			continue
+		}
+		fix = append(fix, u.Fix())
 		if lines, err := units.LastLogLines(ctx, st, 3); err == nil {
 			for _, l := range lines {
 				evidence = append(evidence, "  "+st.Name+" log: "+l)
@@ -314,6 +322,9 @@ func checkUnits(ctx context.Context, e *Env) Result {
 	if len(bad) > 0 {
 		r.Status = Crit
 		r.Summary = fmt.Sprintf("%d/%d units active; not active: %s", active, len(sts), strings.Join(bad, ", "))
+		if len(causes) > 0 {
+			r.Summary += "; " + strings.Join(causes, "; ")
+		}
 		r.Fix = strings.Join(dedupe(fix), "; ")
 	}
 	return r
@@ -357,20 +368,35 @@ func checkPorts(ctx context.Context, e *Env) Result {
 	}
 	want, remote := expectedPorts(e.Stack.Config)
 	v := hostcheck.JudgePorts(want, remote, listening)
-	var evidence, fix, missing, list []string
+	judgeOwners(ctx, e, &v)
+	var evidence, fix, missing, foreign, list []string
 	for _, p := range v.Ports {
 		list = append(list, strconv.Itoa(p.Port))
-		if p.Listening {
+		switch {
+		case p.Foreign:
+			unit := e.Stack.Config.Units()[p.Component()]
+			evidence = append(evidence, fmt.Sprintf("%s listening, held by %s: not %s", p, p.Holder.Describe(), unit))
+			foreign = append(foreign, fmt.Sprintf("%s held by %s", p, p.Holder.Describe()))
+			fix = append(fix, foreignFix(p, unit))
+			continue
+		case p.Listening && p.Holder != nil:
+			evidence = append(evidence, fmt.Sprintf("%s listening: %s", p, p.Holder.Describe()))
+			continue
+		case p.Listening:
 			evidence = append(evidence, p.String()+" listening")
 			continue
 		}
 		evidence = append(evidence, p.String()+" NOT listening")
 		missing = append(missing, p.String())
-		fix = append(fix, "siemctl services restart "+p.Component())
+		f := "siemctl services restart " + p.Component()
+		if rep, ok := componentDiagnosis(ctx, e, p.Component()); ok {
+			f = rep.Fix()
+		}
+		fix = append(fix, f)
 	}
 	evidence = append(evidence, v.Remote...)
-	if len(missing) > 0 {
-		return crit("not listening: "+strings.Join(missing, ", "), strings.Join(dedupe(fix), "; "), evidence...)
+	if len(missing)+len(foreign) > 0 {
+		return crit(joinNonEmpty("; ", prefixed("not the component's: ", foreign), prefixed("not listening: ", missing)), strings.Join(dedupe(fix), "; "), evidence...)
 	}
 	return ok("listening: "+strings.Join(list, " "), evidence...)
 }
@@ -386,8 +412,17 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
+		if errors.Is(err, netclient.ErrTLS) {
+			if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+				r.Summary, r.Fix = r.Summary+": "+causes[0].Summary, causes[0].Fix
+			}
+		}
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
 			r.Summary = "security plugin not initialised (HTTP 503 \"OpenSearch Security not initialized.\")"
+		} else if rep, ok := componentDiagnosis(ctx, e, "indexer"); ok {
+			r.Summary += "; unit " + rep.Unit + ": " + rep.Summary()
+			r.Fix = rep.Fix()
+			r.Evidence = append(r.Evidence, rep.Lines()...)
 		}
 		return r
 	}
@@ -808,6 +843,9 @@ func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	case u.Active:
 		return fmt.Sprintf("the unit is active but nothing answers on %s: look at %s (did the API start?), then siemctl services restart manager", c.APIURL, apiLog), ev
 	}
+	if rep, ok := unitDiagnosis(ctx, e, u); ok {
+		return rep.Fix(), append(ev, rep.Lines()...)
+	}
 	return u.Fix() + " (then siemctl services status manager)", ev
 }
 
@@ -1017,13 +1055,39 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return crit(errSummary(err), fixFor(err, "dashboard", "dashboard.ca_file", "dashboard"), e.Stack.Config.Dashboard.URL)
 	}
+	switch {
+	case d.NotReady != "":
+		return dashboardNoIndexer(ctx, e, fmt.Sprintf("dashboard not ready: HTTP %d %q", 503, d.NotReady))
+	case d.State == "red" || d.OpenSearch != "":
+		msg := d.OpenSearch
+		if msg == "" {
+			msg = "overall red"
+		}
+		return dashboardNoIndexer(ctx, e, "dashboard /api/status "+d.State+": "+msg)
+	}
+	state := ""
+	if d.State != "" {
+		state = ", /api/status " + d.State
+	}
 	switch d.Status {
 	case 200:
-		return ok("GET / answered 200")
+		return ok("GET / answered 200" + state)
 	case 302:
-		return ok("GET / answered 302 to " + d.Location)
+		return ok("GET / answered 302 to " + d.Location + state)
 	}
 	return crit(fmt.Sprintf("GET / answered %d (want 200 or 302)", d.Status), "siemctl services restart dashboard; check its log")
+}
+
+// dashboardNoIndexer explains a dashboard that cannot use its indexer: the indexer down (its own
+// check has the fix), the dashboard's opensearch.hosts not answering or its TLS not verifying
+// (from this host, with the dashboard's own CA), or else its own credentials refused.
+func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
+	c := e.Stack.Config
+	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer != nil && !errors.Is(err, netclient.ErrUnauthorized) {
+		return crit(summary+"; the indexer itself is not answering ("+errSummary(err)+")", "start the indexer first (see indexer.api), then the dashboard connects by itself")
+	}
+	cause, fix, evidence := hostcheck.DashboardReachCause(ctx, c.Dashboard.ConfigDir, c.Indexer.URL)
+	return crit(summary+": "+cause, fix, evidence...)
 }
 
 func checkShipper(ctx context.Context, e *Env) Result {
@@ -1031,6 +1095,20 @@ func checkShipper(ctx context.Context, e *Env) Result {
 		return unknown("not checked", "")
 	}
 	bin := e.Stack.Config.Shipper.Binary
+	// test config and test output run at once: the output test is the real
+	// tool's own dial, TLS handshake (its CA) and login (its keystore), and
+	// costs one more process, not a wait; a dead output host costs the
+	// check's deadline once.
+	type outAns struct {
+		ok    bool
+		lines []string
+		err   error
+	}
+	outc := make(chan outAns, 1)
+	go func() {
+		oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
+		outc <- outAns{oko, lines, err}
+	}()
 	okc, msg, err := e.Stack.Shipper.TestConfig(ctx)
 	if err != nil {
 		return crit("cannot run "+bin+" test config: "+err.Error(), "is the shipper installed? siemctl services status shipper")
@@ -1038,17 +1116,22 @@ func checkShipper(ctx context.Context, e *Env) Result {
 	if !okc {
 		return crit("config invalid: "+msg, "fix "+e.Stack.Config.Shipper.ConfigDir+" (run "+bin+" test config)", msg)
 	}
-	if !e.Deep {
-		return ok("test config: " + msg + " (test output with --deep)")
+	var out outAns
+	select {
+	case out = <-outc:
+	case <-ctx.Done():
+		return unknown("test config OK; test output did not finish before the deadline (output hosts not answering?)", "run "+bin+" test output")
 	}
-	oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
-	if err != nil {
-		return crit("cannot run "+bin+" test output: "+err.Error(), "siemctl services status shipper")
+	if out.err != nil {
+		if ctx.Err() != nil {
+			return unknown("test config OK; test output did not finish before the deadline (output hosts not answering?)", "run "+bin+" test output")
+		}
+		return crit("cannot run "+bin+" test output: "+out.err.Error(), "siemctl services status shipper")
 	}
-	if !oko {
-		return crit("test output failed: "+lastFailure(lines), "check the indexer (indexer.api) and the shipper's output section; run "+bin+" test output", lines...)
+	if !out.ok {
+		return crit("output unreachable: test output failed: "+lastFailure(out.lines), "check the indexer (indexer.api) and the shipper's output section (output.elasticsearch.hosts in "+filepath.Join(e.Stack.Config.Shipper.ConfigDir, "filebeat.yml")+"), then run "+bin+" test output", out.lines...)
 	}
-	return ok("test config OK, test output OK", lines...)
+	return ok("test config OK, test output OK", out.lines...)
 }
 
 func lastFailure(lines []string) string {
@@ -1097,6 +1180,17 @@ func checkCerts(ctx context.Context, e *Env) Result {
 	r := ok(fmt.Sprintf("%d certificate(s), next expiry in %d days", read, int(minDays)), evidence...)
 	if minDays >= 0 {
 		r.Metrics = map[string]float64{"min_days_left": minDays}
+	}
+	// The indexer's node certificate judged against every client's CA:
+	// the cause and the side that must change.
+	if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+		var sums, fixes []string
+		for _, c := range causes {
+			sums, fixes = append(sums, c.Summary), append(fixes, c.Fix)
+			r.Evidence = append(r.Evidence, c.Evidence...)
+		}
+		r.Status, r.Summary, r.Fix = Crit, strings.Join(sums, "; "), strings.Join(dedupe(fixes), "; ")
+		return r
 	}
 	switch {
 	case len(expired) > 0:
@@ -1155,7 +1249,24 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
 	}
 	if probeErr != nil {
-		return unknown("secret files private, TLS verified; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)
+		return unknown("secret files private, TLS verification on; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)
 	}
-	return ok("no default credentials, secret files private, TLS verified", evidence...)
+	tlsWord := "TLS verification on"
+	if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
+		tlsWord += ", but the indexer certificate fails it (see certs)"
+	}
+	return ok("no default credentials, secret files private, "+tlsWord, evidence...)
+}
+
+// indexerTLSCauses is the run's one judgement of the indexer's node
+// certificate (nil: fine, or not judged).
+func indexerTLSCauses(ctx context.Context, e *Env) []hostcheck.TLSCause {
+	if e.Stack.IndexerTLS == nil {
+		return nil
+	}
+	causes, err := Shared(ctx, e, keyIndexerTLS, e.Stack.IndexerTLS)
+	if err != nil {
+		return nil
+	}
+	return causes
 }

@@ -12,6 +12,7 @@ const (
 	keyManagerStatus   = "manager.status"
 	keyPackages        = "packages"
 	keyDashboard       = "dashboard.get"
+	keyIndexerTLS      = "indexer.tls"
 	keyUnitsConn       = "units.conn"
 	keyUnits           = "units.status"
 )

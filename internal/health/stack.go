@@ -8,6 +8,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -35,11 +36,21 @@ type Stack struct {
 	Ports       func(ctx context.Context) (map[int]bool, error) // listening TCP ports
 	Dashboard   func(ctx context.Context) (DashboardAnswer, error)
 	Certs       func(ctx context.Context) ([]CertInfo, error)
-	Shipper     ShipperAPI
-	Probe       func(ctx context.Context) (ProbeReport, error)
+	// IndexerTLS judges the indexer's node certificate against the CAs
+	// the indexer, shipper, dashboard and siemctl trust (nil causes: fine).
+	IndexerTLS func(ctx context.Context) ([]hostcheck.TLSCause, error)
+	Shipper    ShipperAPI
+	Probe      func(ctx context.Context) (ProbeReport, error)
 	// DefaultCredentials reports which components accept a default password
 	// (a cheap login attempt with the well-known defaults).
 	DefaultCredentials func(ctx context.Context) ([]string, error)
+	// Diagnose explains a component's unit that is failed or not coming
+	// up (internal/ops/diagnose); all are the stack's unit states.
+	Diagnose func(ctx context.Context, component string, st units.UnitStatus, all []units.UnitStatus) diagnose.Report
+	// PortHolders names who listens on TCP ports; UnitProcesses are the
+	// PIDs in a unit's control group (the ports check's owner verdict).
+	PortHolders   func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error)
+	UnitProcesses func(ctx context.Context, unit string) ([]int, error)
 }
 
 // IndexerAPI is the part of *indexer.Client the checks use.

@@ -8,8 +8,10 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/hostcheck"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/shipper"
@@ -38,6 +40,9 @@ type Clients struct {
 	Snapshots *snapshot.Store
 	// Redact removes the resolved secrets from a message.
 	Redact func(string) string
+	// Ready and Diagnose: see Deps.
+	Ready    services.Probes
+	Diagnose func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report
 }
 
 // NewDeps returns the step kinds' dependencies over the real clients: the
@@ -66,6 +71,8 @@ func NewDeps(cfg *config.Config, log *slog.Logger, c Clients) *Deps {
 		Snapshot:  c.Snapshot,
 		Snapshots: c.Snapshots,
 		Redact:    c.Redact,
+		Ready:     c.Ready,
+		Diagnose:  c.Diagnose,
 	}
 	if c.Units != nil {
 		d.Units = func(ctx context.Context) (UnitsAPI, error) {

@@ -34,6 +34,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
@@ -41,6 +42,7 @@ import (
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 // Run data keys shared by the kinds and the CLI.
@@ -209,6 +211,11 @@ type Deps struct {
 	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// Redact removes secrets from a message.
 	Redact func(string) string
+	// Ready are the components' readiness probes: a unit step's start
+	// returns when the component answers (nil: once active). Diagnose
+	// explains a unit that fails to start (internal/ops/diagnose).
+	Ready    services.Probes
+	Diagnose func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report
 	// Poll is the interval of the kinds' own waits (default 1s).
 	Poll time.Duration
 }

@@ -107,7 +107,10 @@ func unitRunner(ctx context.Context, env Env) (*services.Runner, *Deps, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &services.Runner{Units: u, SkipDone: true, ProcessPoll: d.poll(), Now: d.now, Waiting: env.Waiting}
+	r := &services.Runner{Units: u, SkipDone: true, ProcessPoll: d.poll(), Now: d.now, Waiting: env.Waiting, Diagnose: d.Diagnose}
+	if d.Ready != nil {
+		r.Ready = d.Ready.Ready
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		r.ProcessWait = time.Until(dl)
 	}
@@ -203,6 +206,9 @@ func explained(err error, outs []services.Outcome) error {
 			continue
 		}
 		var why []string
+		if o.Diagnosis != nil {
+			return err // a *services.DiagnosedError: its cause and fix are in err
+		}
 		if o.Failure != "" {
 			why = append(why, "systemd result "+o.Failure)
 		}

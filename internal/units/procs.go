@@ -265,3 +265,6 @@ func outputSettings(b []byte) (stdout, stderr string) {
 	}
 	return stdout, stderr
 }
+
+// TailFile returns the last n lines of a log file (read from its last MiB).
+func TailFile(path string, n int) ([]string, error) { return tailFile(path, n) }

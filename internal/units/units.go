@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -79,6 +80,11 @@ type UnitStatus struct {
 	ActiveSince time.Time `json:"active_since,omitzero"`
 	// StateChangedAt is StateChangeTimestamp: the last change of ActiveState.
 	StateChangedAt time.Time `json:"state_changed_at,omitzero"`
+	// StartedAt is InactiveExitTimestamp: when the unit last left
+	// inactive (its last start began).
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// TimeoutStart is the service's TimeoutStartUSec (0: none or unknown).
+	TimeoutStart time.Duration `json:"timeout_start,omitempty"`
 
 	MainPID        uint32 `json:"main_pid"`
 	Result         string `json:"result,omitempty"` // success | exit-code | signal | timeout | core-dump | ...
@@ -419,6 +425,7 @@ func applyUnitProps(st *UnitStatus, p map[string]any) {
 	st.FragmentPath = str(p["FragmentPath"])
 	st.ActiveSince = usecTime(p["ActiveEnterTimestamp"])
 	st.StateChangedAt = usecTime(p["StateChangeTimestamp"])
+	st.StartedAt = usecTime(p["InactiveExitTimestamp"])
 	st.DropInPaths, _ = p["DropInPaths"].([]string)
 }
 
@@ -429,6 +436,9 @@ func applyTypeProps(st *UnitStatus, p map[string]any) {
 	st.ExecMainStatus = i32(p["ExecMainStatus"])
 	st.NRestarts = u32(p["NRestarts"])
 	st.ControlGroup = str(p["ControlGroup"])
+	if n, ok := p["TimeoutStartUSec"].(uint64); ok && n > 0 && n < uint64(math.MaxInt64/1000) {
+		st.TimeoutStart = time.Duration(n) * time.Microsecond
+	}
 	st.StandardOutput = outputTarget(str(p["StandardOutput"]), str(p["StandardOutputFileDescriptorName"]))
 	st.StandardError = outputTarget(str(p["StandardError"]), str(p["StandardErrorFileDescriptorName"]))
 }

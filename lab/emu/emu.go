@@ -221,6 +221,12 @@ func SetAPIUserPassword(installDir, user, password string) error {
 	return manager.SetAPIUserPassword(manager.Home{Dir: installDir}, user, password)
 }
 
+// SetDashboardKeystore writes the dashboard's keystore (opensearch.username/opensearch.password,
+// as `opensearch-dashboards-keystore add … --stdin` does) into its config directory confDir.
+func SetDashboardKeystore(confDir string, settings map[string]string) error {
+	return dashboard.WriteKeystore(filepath.Join(confDir, dashboard.KeystoreName), settings)
+}
+
 // SetFault switches a fault on or off under ROOT/var/lib/siem-lab-faults.
 func SetFault(root, kind string, on bool) error {
 	return faults.Set(faults.DirForRoot(root), kind, on)

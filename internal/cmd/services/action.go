@@ -20,7 +20,10 @@ type ActionOptions struct {
 	Units    func(ctx context.Context) (services.Units, error)
 	UnitMap  func() (map[string]string, error)
 	LogLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
-	Action   string // start | stop | restart
+	// Explain gives the runner its readiness probes (start means ready)
+	// and the diagnosis of a unit that fails.
+	Explain func(ctx context.Context, r *services.Runner) error
+	Action  string // start | stop | restart
 	ChangeInputs
 	// Runner tunes the runner (tests: clock, sleep, process wait).
 	Runner services.Runner
@@ -53,7 +56,7 @@ func NewCmdRestart(f *cli.Factory, runF func(context.Context, *ActionOptions) er
 }
 
 func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *ActionOptions) error, long, example string) *cobra.Command {
-	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Action: action}
+	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Explain: explainFrom(f), Action: action}
 	cmd := &cobra.Command{
 		Use:     action + " [component...|all]",
 		Short:   strings.ToUpper(action[:1]) + action[1:] + " units in dependency order with bounded waits",
@@ -116,6 +119,11 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 	r.Units = u
 	if opts.LogLines != nil {
 		r.LogLines = opts.LogLines
+	}
+	if opts.Explain != nil && opts.Action != "stop" {
+		if err := opts.Explain(ctx, &r); err != nil {
+			return err
+		}
 	}
 	if opts.Output != "json" {
 		ep := opts.IO.ErrColors()
@@ -224,6 +232,15 @@ func renderOutcomes(opts *ActionOptions, outs []services.Outcome, ok bool) error
 		}
 		if len(o.Leftover) > 0 {
 			fmt.Fprintf(w, "  processes still running: %v (inspect them before killing anything)\n", o.Leftover)
+		}
+		if o.Diagnosis != nil {
+			for _, l := range o.Diagnosis.Lines() {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			if len(o.Diagnosis.Sources) > 0 {
+				fmt.Fprintf(w, "  read: %s\n", strings.Join(o.Diagnosis.Sources, ", "))
+			}
+			continue
 		}
 		if len(o.LogLines) > 0 {
 			fmt.Fprintf(w, "  last log lines:\n")

@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 // NewCmdServices builds the `services` group.
@@ -38,6 +40,31 @@ func unitsFrom(f *cli.Factory) func(ctx context.Context) (services.Units, error)
 			return nil, err
 		}
 		return u, nil
+	}
+}
+
+// explainFrom gives a runner the client set's readiness probes and
+// diagnosis.
+func explainFrom(f *cli.Factory) func(ctx context.Context, r *services.Runner) error {
+	return func(ctx context.Context, r *services.Runner) error {
+		cs, err := f.Clients(ctx)
+		if err != nil {
+			return err
+		}
+		r.Ready = cs.Ready().Ready
+		r.Diagnose = cs.Diagnoser(r.LogLines)
+		return nil
+	}
+}
+
+// diagnoseFrom is the client set's diagnosis for `services status`.
+func diagnoseFrom(f *cli.Factory) func(ctx context.Context, c services.Component, st units.UnitStatus) (diagnose.Report, error) {
+	return func(ctx context.Context, c services.Component, st units.UnitStatus) (diagnose.Report, error) {
+		cs, err := f.Clients(ctx)
+		if err != nil {
+			return diagnose.Report{}, err
+		}
+		return cs.Diagnoser(nil)(ctx, c, st), nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/lock"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
@@ -167,6 +168,12 @@ func runActionLocked(t *testing.T, fu *unitstest.Fake, h *hostLock, tty bool, st
 			return []string{"siem-analysisd: CRITICAL: (1202): Configuration error at 'etc/ossec.conf'."}, nil
 		}
 		o.Runner.Now = zeroClock
+		o.Explain = func(_ context.Context, r *services.Runner) error {
+			r.Diagnose = func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report {
+				return diagnose.Diagnose(ctx, diagnose.Input{Component: c.Name, Unit: st, LogLines: o.LogLines}, diagnose.Host{})
+			}
+			return nil
+		}
 	}
 	return execRoot(h, tty, stdin, func(f *cli.Factory) *cobra.Command {
 		grp := svccmd.NewCmdServices(f)
@@ -219,7 +226,7 @@ func TestRunAction(t *testing.T) {
 			t.Fatalf("err %v (exit %d)", err, cli.ExitCode(err))
 		}
 		golden.Assert(t, "restart_failed_table", []byte(out))
-		for _, w := range []string{"systemd result: exit-code (exit status 1)", "last log lines:", "(1202): Configuration error"} {
+		for _, w := range []string{"systemd result: exit-code (exit status 1)", "cause: systemd: exit-code (exit status 1)", "its log says: siem-analysisd: CRITICAL: (1202): Configuration error", "fix: "} {
 			if !strings.Contains(errOut, w) {
 				t.Errorf("stderr lacks %q:\n%s", w, errOut)
 			}

@@ -8,8 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 // StatusOptions are the inputs of `services status`.
@@ -21,11 +23,13 @@ type StatusOptions struct {
 	Output     string
 	Timeout    time.Duration
 	Components []string
+	// Diagnose explains a unit that failed or is not coming up.
+	Diagnose func(ctx context.Context, c services.Component, st units.UnitStatus) (diagnose.Report, error)
 }
 
 // NewCmdStatus builds `services status`.
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Now: f.Now}
+	opts := &StatusOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Now: f.Now, Diagnose: diagnoseFrom(f)}
 	return &cobra.Command{
 		Use:   "status [component...|all]",
 		Short: "Show the units' state, since when, main PID and restart count",
@@ -55,6 +59,8 @@ type statusJSON struct {
 	Restarts    uint32     `json:"restarts"`
 	Result      string     `json:"result,omitempty"`
 	Enabled     string     `json:"unit_file_state"`
+	// Diagnosis: why a failed unit failed (cause, evidence, fix).
+	Diagnosis *diagnose.Report `json:"diagnosis,omitempty"`
 }
 
 func runStatus(ctx context.Context, opts *StatusOptions) error {
@@ -73,11 +79,24 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 		return err
 	}
 	inactive := len(services.Inactive(sts))
+	diag := map[string]*diagnose.Report{}
+	if opts.Diagnose != nil {
+		for i, s := range sts {
+			st := s.Status
+			if s.Active || !s.Found || !(st.IsFailed() || st.ActiveState == units.Activating || (st.Result != "" && st.Result != "success")) {
+				continue
+			}
+			if rep, err := opts.Diagnose(ctx, comps[i], st); err == nil {
+				diag[s.Component] = &rep
+			}
+		}
+	}
 	if opts.Output == "json" {
 		out := make([]statusJSON, 0, len(sts))
 		for _, s := range sts {
 			j := statusJSON{Component: s.Component, Unit: s.Unit, LoadState: s.Status.LoadState, ActiveState: s.Status.ActiveState,
-				SubState: s.Status.SubState, MainPID: s.Status.MainPID, Restarts: s.Status.NRestarts, Result: s.Status.Result, Enabled: s.Status.UnitFileState}
+				SubState: s.Status.SubState, MainPID: s.Status.MainPID, Restarts: s.Status.NRestarts, Result: s.Status.Result, Enabled: s.Status.UnitFileState,
+				Diagnosis: diag[s.Component]}
 			if !s.Status.ActiveSince.IsZero() && s.Active {
 				t := s.Status.ActiveSince.UTC()
 				j.Since = &t
@@ -120,6 +139,14 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 		}
 		if err := t.Render(); err != nil {
 			return err
+		}
+		for _, s := range sts {
+			if rep := diag[s.Component]; rep != nil {
+				fmt.Fprintf(opts.IO.ErrOut, "\n%s (%s) %s:\n", s.Component, s.Unit, rep.Result)
+				for _, l := range rep.Lines() {
+					fmt.Fprintf(opts.IO.ErrOut, "  %s\n", l)
+				}
+			}
 		}
 	}
 	if inactive > 0 {

@@ -35,6 +35,10 @@ type PortsVerdict struct {
 type PortState struct {
 	ExpectedPort
 	Listening bool `json:"listening"`
+	// Holder is who listens (JudgeOwners); Foreign: not the component's
+	// unit.
+	Holder  *Holder `json:"holder,omitempty"`
+	Foreign bool    `json:"foreign,omitempty"`
 }
 
 // Missing returns the expected ports not listening, in port order.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -133,6 +134,8 @@ type Outcome struct {
 	Already bool `json:"already,omitempty"`
 	// LogLines are the unit's last log lines when it failed.
 	LogLines []string `json:"log_lines,omitempty"`
+	// Diagnosis is why it failed: cause, evidence, fix (Runner.Diagnose).
+	Diagnosis *diagnose.Report `json:"diagnosis,omitempty"`
 	// Leftover are PIDs still in the unit's control group after a stop.
 	Leftover []int `json:"leftover_pids,omitempty"`
 }
@@ -186,6 +189,9 @@ type Runner struct {
 	// the service answers, not only its process runs (the indexer's HTTP
 	// after `indexer repository prepare` restarts it).
 	Ready func(ctx context.Context, c Component) error
+	// Diagnose, when set, explains a unit that failed to start or answer
+	// (the diagnosis operation, internal/ops/diagnose).
+	Diagnose func(ctx context.Context, c Component, st units.UnitStatus) diagnose.Report
 }
 
 func (r *Runner) now() time.Time {
@@ -296,10 +302,13 @@ func (r *Runner) sequence(ctx context.Context, action string, comps []Component,
 		if err != nil {
 			o.Result = ResultFailed
 			o.Error = err.Error()
-			failed = &ActionError{Action: action, Component: c.Name, Unit: c.Unit, Err: err}
 			if ctx.Err() == nil {
-				r.explain(ctx, &o)
+				r.explain(ctx, c, &o)
 			}
+			if o.Diagnosis != nil && o.Diagnosis.Summary() != "" {
+				err = &DiagnosedError{Err: err, Report: *o.Diagnosis}
+			}
+			failed = &ActionError{Action: action, Component: c.Name, Unit: c.Unit, Err: err}
 		} else {
 			o.Result = ResultDone
 		}
@@ -311,8 +320,9 @@ func (r *Runner) sequence(ctx context.Context, action string, comps []Component,
 	return out, failed
 }
 
-// explain adds the unit's Result and last log lines to a failed outcome.
-func (r *Runner) explain(ctx context.Context, o *Outcome) {
+// explain adds the unit's Result, last log lines and (Diagnose) the
+// diagnosis to a failed outcome.
+func (r *Runner) explain(ctx context.Context, c Component, o *Outcome) {
 	sts, err := r.Units.Status(ctx, o.Unit)
 	if err != nil || len(sts) == 0 {
 		return
@@ -331,7 +341,28 @@ func (r *Runner) explain(ctx context.Context, o *Outcome) {
 	} else {
 		o.LogLines = []string{"(log unavailable: " + err.Error() + ")"}
 	}
+	if r.Diagnose != nil && o.Action != "stop" {
+		rep := r.Diagnose(ctx, c, st)
+		o.Diagnosis = &rep
+	}
 }
+
+// DiagnosedError is a start that failed with its diagnosis: the error
+// says the cause and the fix.
+type DiagnosedError struct {
+	Err    error
+	Report diagnose.Report
+}
+
+func (e *DiagnosedError) Error() string {
+	msg := e.Err.Error() + ": " + e.Report.Summary()
+	if f := e.Report.Fix(); f != "" {
+		msg += "; fix: " + f
+	}
+	return msg
+}
+
+func (e *DiagnosedError) Unwrap() error { return e.Err }
 
 func (r *Runner) startOne(ctx context.Context, c Component, o *Outcome) error {
 	return r.startJob(ctx, c, o, r.Units.StartAndWait, r.SkipDone)
@@ -398,7 +429,7 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 		if serr != nil && rctx.Err() == nil {
 			return serr
 		}
-		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive) {
+		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive || sts[0].SubState == "auto-restart") {
 			return fmt.Errorf("%s is not running (%s); its log says why", c.Unit, sts[0].Failure())
 		}
 		if r.Waiting != nil {

@@ -49,6 +49,10 @@ func (emulators) SetAPIUserPassword(installDir, user, password string) error {
 	return emu.SetAPIUserPassword(installDir, user, password)
 }
 
+func (emulators) SetDashboardKeystore(confDir string, settings map[string]string) error {
+	return emu.SetDashboardKeystore(confDir, settings)
+}
+
 func (emulators) Template(version, alertsPrefix string) []byte {
 	return emu.Template(version, alertsPrefix)
 }

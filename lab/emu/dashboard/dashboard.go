@@ -1,5 +1,12 @@
 // Package dashboard emulates an OpenSearch-Dashboards-like web UI: login redirect, login page,
 // /auth/login against the indexer's security plugin, and /api/status with the package version.
+//
+// Like the real server it needs the indexer: it connects to opensearch.hosts with its own
+// credentials (opensearch.username, and opensearch.password from the file or the keystore) and,
+// until that works, answers every route 503 "OpenSearch Dashboards server is not ready yet" with
+// Retry-After: 30 (the real NotReady server of src/core/server/http/http_service.ts). Once started,
+// a lost indexer turns /api/status red (core:opensearch "Unable to retrieve version information
+// from OpenSearch nodes.") and logins fail with 500, as the real one does.
 package dashboard
 
 import (
@@ -21,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -36,6 +44,9 @@ type Config struct {
 	IndexerCAs   []string
 	VerifyMode   string
 	DefaultRoute string
+	// The dashboard's own indexer credentials (opensearch.username / opensearch.password; the
+	// keystore next to the config file overrides the file's password, as in the real server).
+	Username, Password string
 }
 
 // LoadConfig reads dashboard.yml (flat dotted keys or nested maps).
@@ -90,6 +101,19 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server.port: %w", err)
 	}
+	c.Username, c.Password = str("opensearch.username", ""), str("opensearch.password", "")
+	ks, err := ReadKeystore(filepath.Join(filepath.Dir(path), KeystoreName))
+	switch {
+	case err == nil:
+		if u, ok := ks["opensearch.username"]; ok {
+			c.Username = u
+		}
+		if p, ok := ks["opensearch.password"]; ok {
+			c.Password = p
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -106,6 +130,99 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]string
+
+	ready   atomic.Bool // the indexer answered once (the real server's start completed)
+	osMu    sync.Mutex
+	osErr   string // the last failed indexer check ("" when it answered)
+	osSince time.Time
+}
+
+// notReady is the real NotReady server's body (hapi: text/html).
+const notReady = "OpenSearch Dashboards server is not ready yet"
+
+// healthCheckDelay is the real opensearch.healthCheck.delay default.
+const healthCheckDelay = 2500 * time.Millisecond
+
+// CheckIndexer asks opensearch.hosts for GET / with the dashboard's own credentials, as the real
+// server's version check does, and records the outcome: the first success makes the server ready.
+func (s *Server) CheckIndexer(ctx context.Context) error {
+	err := s.pingIndexer(ctx)
+	s.osMu.Lock()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg != s.osErr || s.osSince.IsZero() {
+		s.osSince = s.now()
+	}
+	s.osErr = msg
+	s.osMu.Unlock()
+	if err == nil {
+		s.ready.Store(true)
+	}
+	return err
+}
+
+func (s *Server) pingIndexer(ctx context.Context) error {
+	if len(s.conf.IndexerHosts) == 0 {
+		return errors.New("[ConnectionError]: opensearch.hosts is not set")
+	}
+	var last error
+	for _, h := range s.conf.IndexerHosts {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(h, "/")+"/", nil)
+		if err != nil {
+			cancel()
+			last = fmt.Errorf("[ConnectionError]: %s: %v", h, err)
+			continue
+		}
+		if s.conf.Username != "" {
+			req.SetBasicAuth(s.conf.Username, s.conf.Password)
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			cancel()
+			last = fmt.Errorf("[ConnectionError]: %s: %v", h, unwrapURL(err))
+			continue
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		_ = resp.Body.Close()
+		cancel()
+		switch {
+		case resp.StatusCode == http.StatusOK:
+			return nil
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			last = fmt.Errorf("[security_exception]: %s answered %d for user %q: Unauthorized", h, resp.StatusCode, s.conf.Username)
+		default:
+			last = fmt.Errorf("[ResponseError]: %s answered %d", h, resp.StatusCode)
+		}
+	}
+	return last
+}
+
+func unwrapURL(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner
+		}
+	}
+	return err
+}
+
+// Watch checks the indexer every healthCheckDelay until ctx ends, logging each failure as the
+// real server does (tags error, opensearch, data).
+func (s *Server) Watch(ctx context.Context) {
+	for {
+		if err := s.CheckIndexer(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error(err.Error(), "tags", []string{"error", "opensearch", "data"})
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(healthCheckDelay):
+		}
+	}
 }
 
 // NewServer builds the handler; version is the package version ("4.9.0").
@@ -169,8 +286,16 @@ func (s *Server) session(r *http.Request) string {
 	return s.sessions[c.Value]
 }
 
-// ServeHTTP routes the dashboard endpoints.
+// ServeHTTP routes the dashboard endpoints; before the indexer answered once, every route is the
+// real NotReady server's 503.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, notReady)
+		return
+	}
 	switch {
 	case r.URL.Path == "/" && r.Method == http.MethodGet:
 		if s.session(r) != "" {
@@ -277,13 +402,24 @@ func (s *Server) authinfo(ctx context.Context, user, pw string) (*authInfo, int,
 
 func (s *Server) status(w http.ResponseWriter) {
 	now := s.now().UTC().Format(time.RFC3339Nano)
+	s.osMu.Lock()
+	osErr := s.osErr
+	s.osMu.Unlock()
+	// The legacy status format of src/core/server/status/legacy_status.ts: green "Looking good",
+	// red (critical/unavailable) "Danger Will Robinson! Danger!"; the route answers 200 either way.
+	overall := map[string]any{"since": now, "state": "green", "title": "Green", "nickname": "Looking good", "icon": "success", "uiColor": "secondary"}
+	osStatus := map[string]any{"id": "core:opensearch@" + s.version, "message": "OpenSearch is available", "since": now, "state": "green", "icon": "success", "uiColor": "secondary"}
+	if osErr != "" {
+		overall = map[string]any{"since": now, "state": "red", "title": "Red", "nickname": "Danger Will Robinson! Danger!", "icon": "danger", "uiColor": "danger"}
+		osStatus = map[string]any{"id": "core:opensearch@" + s.version, "message": "Unable to retrieve version information from OpenSearch nodes.", "since": now, "state": "red", "icon": "danger", "uiColor": "danger"}
+	}
 	writeJSON(w, 200, map[string]any{
 		"name": s.hostname, "uuid": s.uuid,
 		"version": map[string]any{"number": s.version, "build_hash": "8f2b4c1e9d7a", "build_number": 1, "build_snapshot": false},
 		"status": map[string]any{
-			"overall": map[string]any{"since": now, "state": "green", "title": "Green", "nickname": "Looking good", "icon": "success", "uiColor": "secondary"},
+			"overall": overall,
 			"statuses": []any{
-				map[string]any{"id": "core:opensearch@" + s.version, "message": "OpenSearch is available", "since": now, "state": "green", "icon": "success", "uiColor": "secondary"},
+				osStatus,
 				map[string]any{"id": "core:savedObjects@" + s.version, "message": "SavedObjects service has completed migrations and is available", "since": now, "state": "green", "icon": "success", "uiColor": "secondary"},
 			},
 		},
@@ -353,6 +489,7 @@ func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writ
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	go srv.Watch(ctx)
 	scheme := "http"
 	if conf.SSL {
 		scheme = "https"

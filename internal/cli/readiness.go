@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
+	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// Ready are the components' readiness probes over this set (start means
+// ready): the indexer's HTTP answers (503 "security not initialised"
+// included: `siemctl security indexer apply` is its fix), the manager
+// API's daemons are ready (no 1017), the dashboard's GET / answers below
+// 500, the shipper's `test config` passes.
+func (s *Clients) Ready() services.Probes {
+	p := services.Probes{}
+	if s.Indexer != nil {
+		ix := s.Indexer
+		p["indexer"] = func(ctx context.Context) error {
+			_, err := ix.Info(ctx)
+			if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+				return nil
+			}
+			return services.Answers(err)
+		}
+	}
+	if s.Manager != nil {
+		mc := s.Manager
+		p["manager"] = func(ctx context.Context) error {
+			_, err := mc.Info(ctx)
+			if manager.HasCode(err, manager.CodeDaemonsNotReady) {
+				return err
+			}
+			return services.Answers(err)
+		}
+	}
+	if s.Config.Dashboard.URL != "" {
+		d := s.Dashboard
+		p["dashboard"] = func(ctx context.Context) error {
+			a, err := d.Status(ctx)
+			return services.StatusReady(a.Status, err)
+		}
+	}
+	if sh, err := s.Shipper(); err == nil {
+		p["shipper"] = func(ctx context.Context) error {
+			ok, msg, err := sh.TestConfig(ctx)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("test config: " + msg)
+			}
+			return nil
+		}
+	}
+	return p
+}
+
+// Diagnose is the diagnosis operation over this set: a component's unit
+// explained from what it left behind (internal/ops/diagnose).
+func (s *Clients) Diagnose(ctx context.Context, component string, st units.UnitStatus, others []units.UnitStatus) diagnose.Report {
+	return diagnose.Diagnose(ctx, s.DiagnoseInput(component, st), diagnose.Host{Root: diagnose.RootOf("", append([]units.UnitStatus{st}, others...))})
+}
+
+// DiagnoseInput is the diagnosis's input for a component of this set.
+func (s *Clients) DiagnoseInput(component string, st units.UnitStatus) diagnose.Input {
+	in := diagnose.Input{Component: component, Unit: st, Config: s.Config}
+	if component == "manager" {
+		in.ConfigCheck = func(ctx context.Context) ([]string, bool, error) {
+			res, err := s.Tools.ControlCheck(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			var out []string
+			for _, p := range res.Problems {
+				out = append(out, p.String())
+			}
+			return out, res.OK, nil
+		}
+	}
+	return in
+}
+
+// Diagnoser is Diagnose for the services runner: the other units' states
+// give the services' mount namespace; logLines (nil: the unit's journal or
+// file) reads the unit's own output.
+func (s *Clients) Diagnoser(logLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)) func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report {
+	return func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report {
+		var others []units.UnitStatus
+		if u, err := s.Units(ctx); err == nil {
+			cfg := s.Config
+			others, _ = u.Status(ctx, cfg.Indexer.Unit, cfg.Manager.Unit, cfg.Dashboard.Unit, cfg.Shipper.Unit)
+		}
+		in := s.DiagnoseInput(c.Name, st)
+		in.LogLines = logLines
+		return diagnose.Diagnose(ctx, in, diagnose.Host{Root: diagnose.RootOf("", append([]units.UnitStatus{st}, others...))})
+	}
+}

@@ -1,0 +1,100 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// needsDiagnosis: a unit that failed, is stuck starting or restarts on
+// failure has a reason to find; a unit stopped cleanly only needs a start.
+func needsDiagnosis(st units.UnitStatus) bool {
+	return st.IsFailed() || st.ActiveState == units.Activating || st.SubState == "auto-restart" ||
+		(st.Result != "" && st.Result != "success")
+}
+
+// unitDiagnosis is the diagnosis of a component's unit, once per run (the
+// units check and the component's API check share it).
+func unitDiagnosis(ctx context.Context, e *Env, u services.Status) (diagnose.Report, bool) {
+	if e.Stack.Diagnose == nil || !u.Found || u.Active || !needsDiagnosis(u.Status) {
+		return diagnose.Report{}, false
+	}
+	rep, err := Shared(ctx, e, "diagnose."+u.Component, func(ctx context.Context) (diagnose.Report, error) {
+		all, _ := unitStates(ctx, e)
+		return e.Stack.Diagnose(ctx, u.Component, u.Status, all), nil
+	})
+	return rep, err == nil && rep.Summary() != ""
+}
+
+// componentDiagnosis is unitDiagnosis for a component named by its API
+// check: the fix of an API that does not answer because its unit failed.
+func componentDiagnosis(ctx context.Context, e *Env, component string) (diagnose.Report, bool) {
+	u, known := componentUnit(ctx, e, component)
+	if !known {
+		return diagnose.Report{}, false
+	}
+	return unitDiagnosis(ctx, e, u)
+}
+
+// judgeOwners adds who holds each listening port to the verdict and marks
+// the ports held by a process that is not the component's unit's.
+func judgeOwners(ctx context.Context, e *Env, v *hostcheck.PortsVerdict) {
+	if e.Stack.PortHolders == nil {
+		return
+	}
+	var ports []int
+	for _, p := range v.Ports {
+		if p.Listening {
+			ports = append(ports, p.Port)
+		}
+	}
+	if len(ports) == 0 {
+		return
+	}
+	holders, err := e.Stack.PortHolders(ctx, ports)
+	if err != nil {
+		return
+	}
+	pids := map[string][]int{}
+	if e.Stack.UnitProcesses != nil {
+		um := e.Stack.Config.Units()
+		for _, p := range v.Ports {
+			c := p.Component()
+			if _, done := pids[c]; done || um[c] == "" {
+				continue
+			}
+			if ps, err := e.Stack.UnitProcesses(ctx, um[c]); err == nil {
+				pids[c] = ps
+			}
+		}
+	}
+	v.JudgeOwners(holders, pids)
+}
+
+// foreignFix says how to free a port a foreign process holds.
+func foreignFix(p hostcheck.PortState, unit string) string {
+	return fmt.Sprintf("stop %s, which holds port %d instead of %s (or move it to another port), then siemctl services restart %s",
+		p.Holder.Describe(), p.Port, unit, p.Component())
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+func prefixed(prefix string, items []string) string {
+	if len(items) == 0 {
+		return ""
+	}
+	return prefix + strings.Join(items, ", ")
+}

@@ -1,0 +1,222 @@
+package diagnose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// collect reads the component's logs since its last start: the unit's own
+// output (a file or the journal) and the component's log (the indexer's
+// <path.logs>/<cluster.name>.log, the manager's ossec.log).
+func (ev *Evidence) collect(ctx context.Context) {
+	st := ev.Unit
+	logf := ev.LogLines
+	if logf == nil {
+		logf = units.LastLogLines
+	}
+	if st.Name != "" {
+		src := "journal of " + st.Name
+		if f := st.LogFile(); f != "" {
+			src = f
+		}
+		if lines, err := logf(ctx, st, defaultLogLines); err == nil {
+			ev.add(src, SinceStart(lines, st.StartedAt))
+		} else {
+			ev.Sources = append(ev.Sources, fmt.Sprintf("%s (unreadable: %v)", src, err))
+		}
+	}
+	for _, f := range ev.componentLogs() {
+		lines, err := units.TailFile(ev.path(f), defaultLogLines)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil:
+			ev.Sources = append(ev.Sources, fmt.Sprintf("%s (unreadable: %v)", f, err))
+		default:
+			// every line of the component's own log is stamped or
+			// continues a stamped one: an earlier run's lines all go
+			ev.add(f, sinceStamp(lines, ev.Unit.StartedAt))
+		}
+	}
+}
+
+// add keeps the lines of one log.
+func (ev *Evidence) add(src string, lines []string) {
+	ev.Sources = append(ev.Sources, src)
+	ev.Lines = append(ev.Lines, lines...)
+}
+
+// sinceStamp keeps the lines from the first one stamped at or after
+// started (a second of slack); zero keeps all.
+func sinceStamp(lines []string, started time.Time) []string {
+	if started.IsZero() {
+		return lines
+	}
+	for i, l := range lines {
+		if t, ok := stamp(l); ok && !t.Before(started.Add(-time.Second)) {
+			return lines[i:]
+		}
+	}
+	return nil
+}
+
+// componentLogs are the component's own logs (paths as the services see
+// them).
+func (ev *Evidence) componentLogs() []string {
+	c := ev.Config
+	if c == nil {
+		return nil
+	}
+	switch ev.Component {
+	case "indexer":
+		y := ev.indexerYAML()
+		logs := y["path.logs"]
+		if logs == "" {
+			return nil
+		}
+		return []string{filepath.Join(logs, defaultStr(y["cluster.name"], "opensearch")+".log")}
+	case "manager":
+		if c.Manager.InstallDir != "" {
+			return []string{filepath.Join(c.Manager.InstallDir, "logs", "ossec.log")}
+		}
+	}
+	return nil
+}
+
+func defaultStr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// indexerYAMLFile is opensearch.yml in indexer.config_dir.
+func (ev *Evidence) indexerYAMLFile() string {
+	if ev.Config == nil || ev.Config.Indexer.ConfigDir == "" {
+		return ""
+	}
+	return filepath.Join(ev.Config.Indexer.ConfigDir, "opensearch.yml")
+}
+
+// indexerYAML reads opensearch.yml's scalar settings, flattened
+// ("path.logs", "http.port").
+func (ev *Evidence) indexerYAML() map[string]string {
+	out := map[string]string{}
+	f := ev.indexerYAMLFile()
+	if f == "" {
+		return out
+	}
+	b, err := os.ReadFile(ev.path(f))
+	if err != nil {
+		return out
+	}
+	var m map[string]any
+	if yaml.Unmarshal(b, &m) != nil {
+		return out
+	}
+	flatten("", m, out)
+	return out
+}
+
+func flatten(prefix string, m map[string]any, out map[string]string) {
+	for k, v := range m {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			flatten(key, x, out)
+		case []any:
+		default:
+			out[key] = fmt.Sprint(x)
+		}
+	}
+}
+
+var (
+	// OpenSearch's log4j layout: [2026-11-27T21:40:00,123][INFO ]…
+	osStamp = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.]\d+\]`)
+	// ossec.log: 2026/11/27 21:40:00 wazuh-analysisd: …
+	ossecStamp = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) `)
+)
+
+// stamp parses a log line's leading timestamp (local time, as the
+// components write it).
+func stamp(line string) (time.Time, bool) {
+	if m := osStamp.FindStringSubmatch(line); m != nil {
+		t, err := time.ParseInLocation("2006-01-02T15:04:05", m[1], time.Local)
+		return t, err == nil
+	}
+	if m := ossecStamp.FindStringSubmatch(line); m != nil {
+		t, err := time.ParseInLocation("2006/01/02 15:04:05", m[1], time.Local)
+		return t, err == nil
+	}
+	return time.Time{}, false
+}
+
+// SinceStart keeps the lines written since started (the unit's last start;
+// zero keeps all): from the first line stamped at or after it (a second of
+// slack); lines without a stamp after the last earlier stamped line and
+// its continuation (a JVM that refused to start prints no stamp) are kept.
+func SinceStart(lines []string, started time.Time) []string {
+	if started.IsZero() {
+		return lines
+	}
+	from := started.Add(-time.Second)
+	lastBefore := -1
+	for i, l := range lines {
+		t, ok := stamp(l)
+		if !ok {
+			continue
+		}
+		if !t.Before(from) {
+			return lines[i:]
+		}
+		lastBefore = i
+	}
+	if lastBefore < 0 {
+		return lines
+	}
+	// skip the earlier run's uncaught exception (OpenSearch ends it with
+	// "For complete error details …") and the line's continuation (stack
+	// trace, indented lines)
+	i := lastBefore + 1
+	for j := i; j < len(lines); j++ {
+		if strings.HasPrefix(lines[j], "For complete error details") {
+			i = j + 1
+		}
+	}
+	for i < len(lines) && continuation(lines[i]) {
+		i++
+	}
+	return lines[i:]
+}
+
+func continuation(l string) bool {
+	return l == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "Caused by") ||
+		strings.HasPrefix(l, "Likely root cause") || strings.HasPrefix(l, "For complete error details") ||
+		strings.HasPrefix(l, "ERROR: ") || strings.HasPrefix(l, "bootstrap check failure") || strings.HasPrefix(l, "...")
+}
+
+func readDirNames(p string) ([]string, error) {
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ents))
+	for i, e := range ents {
+		out[i] = e.Name()
+	}
+	return out, nil
+}

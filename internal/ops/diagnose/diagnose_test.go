@@ -1,0 +1,247 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// fixture is a host: the indexer's config, log and data directories under
+// a temporary root, a /proc with meminfo and listening sockets, and the
+// unit's output read from testdata (real OpenSearch 2.11 lines taken from
+// the lab with each fault; @ROOT@ stands for the lab's root).
+type fixture struct {
+	root, proc string
+	cfg        *config.Config
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{root: t.TempDir(), proc: t.TempDir()}
+	conf := filepath.Join(f.root, "etc/siem-indexer")
+	f.write(t, filepath.Join(conf, "opensearch.yml"), fmt.Sprintf(`cluster.name: siem-cluster
+node.name: node-1
+network.host: 127.0.0.1
+http.port: 13300
+transport.port: 23400
+path.data: %s
+path.logs: %s
+`, filepath.Join(f.root, "var/lib/siem-indexer"), filepath.Join(f.root, "var/log/siem-indexer")))
+	f.write(t, filepath.Join(conf, "jvm.options"), "## JVM configuration\n-Xms512m\n-Xmx512m\n8-10:-XX:+UseCMSInitiatingOccupancyOnly\n")
+	for _, d := range []string{"var/lib/siem-indexer/nodes", "var/log/siem-indexer"} {
+		if err := os.MkdirAll(filepath.Join(f.root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.write(t, filepath.Join(f.proc, "meminfo"), "MemTotal:       24684096 kB\nMemFree:         1000000 kB\n")
+	f.write(t, filepath.Join(f.proc, "net/tcp"), "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n")
+	f.cfg = &config.Config{Indexer: config.Indexer{URL: "https://127.0.0.1:13300", ConfigDir: conf, DataDir: filepath.Join(f.root, "var/lib/siem-indexer")}}
+	return f
+}
+
+func (f *fixture) write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lines reads testdata/name with @ROOT@ set to the fixture's root.
+func (f *fixture) lines(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(strings.ReplaceAll(string(b), "@ROOT@", f.root), "\n"), "\n")
+}
+
+func (f *fixture) diagnose(t *testing.T, st units.UnitStatus, lines []string) Report {
+	t.Helper()
+	in := Input{Component: "indexer", Unit: st, Config: f.cfg,
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
+	return Diagnose(context.Background(), in, Host{ProcRoot: f.proc})
+}
+
+var failed = units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed",
+	Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+
+func assertFinding(t *testing.T, r Report, kind string, cause, fix []string) {
+	t.Helper()
+	c := r.Cause()
+	if c.Kind != kind {
+		t.Fatalf("kind %q, want %q: %+v", c.Kind, kind, r)
+	}
+	for _, w := range cause {
+		if !strings.Contains(c.Cause, w) {
+			t.Errorf("cause %q lacks %q", c.Cause, w)
+		}
+	}
+	for _, w := range fix {
+		if !strings.Contains(c.Fix, w) {
+			t.Errorf("fix %q lacks %q", c.Fix, w)
+		}
+	}
+	if strings.Contains(c.Fix, "restart") {
+		t.Errorf("fix says restart: %q", c.Fix)
+	}
+}
+
+func TestPortBound(t *testing.T) {
+	f := newFixture(t)
+	// 127.0.0.1:13300 (0x33F4) listening, inode 77, held by pid 6225
+	f.write(t, filepath.Join(f.proc, "net/tcp"), `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:33F4 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77 1 0000000000000000 100 0 0 10 0
+`)
+	f.write(t, filepath.Join(f.proc, "6225/cmdline"), "sleep\x00infinity\x00")
+	if err := os.MkdirAll(filepath.Join(f.proc, "6225/fd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("socket:[77]", filepath.Join(f.proc, "6225/fd/3")); err != nil {
+		t.Fatal(err)
+	}
+	r := f.diagnose(t, failed, f.lines(t, "port-bound.out"))
+	assertFinding(t, r, KindPortBound, []string{"port 13300 already bound by pid 6225 (sleep infinity)"},
+		[]string{"stop pid 6225 (sleep infinity)", "http.port in " + filepath.Join(f.root, "etc/siem-indexer/opensearch.yml"), "siemctl services start indexer"})
+	if r.Result != "exit-code (exit status 1)" {
+		t.Errorf("result %q", r.Result)
+	}
+	// the holder gone meanwhile: the port is still named, and how to find the next one
+	f.write(t, filepath.Join(f.proc, "net/tcp"), "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n")
+	r = f.diagnose(t, failed, f.lines(t, "port-bound.out"))
+	assertFinding(t, r, KindPortBound, []string{"port 13300 was already bound"}, []string{"ss -ltnp"})
+}
+
+// Lines of an earlier start are not this start's cause.
+func TestSinceStart(t *testing.T) {
+	f := newFixture(t)
+	lines := f.lines(t, "port-bound.out")
+	st := failed
+	st.StartedAt = time.Date(2026, 11, 27, 22, 20, 0, 0, time.Local)
+	r := f.diagnose(t, st, lines)
+	if k := r.Cause().Kind; k != KindNoEvidence {
+		t.Errorf("an old bind failure was taken for this start's: %+v", r.Cause())
+	}
+	// a JVM that refused its options prints no stamp: kept after the last stamped line
+	more := append(append([]string{}, lines...), "Error occurred during initialization of VM", "Initial heap size set to a larger value than the maximum heap size")
+	r = f.diagnose(t, st, more)
+	assertFinding(t, r, KindHeapOrder, []string{"-Xms512m is above -Xmx512m"}, nil)
+}
+
+// A unit still starting has no cause yet: it says so, with its last line.
+func TestStillStarting(t *testing.T) {
+	f := newFixture(t)
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
+	lines := f.lines(t, "port-bound.out")[:3]
+	r := f.diagnose(t, st, lines)
+	assertFinding(t, r, KindStillStarting, []string{"still starting (active/running)", "its log's last line: [2026-11-27T"}, []string{"wait"})
+}
+
+// Whatever no detector knows: the exact lines that say why.
+func TestUnknownCause(t *testing.T) {
+	f := newFixture(t)
+	lines := []string{
+		"[2026-11-27T22:15:41,824][INFO ][o.o.n.Node               ] [node-1] initialized",
+		"[2026-11-27T22:15:41,836][INFO ][o.o.n.Node               ] [node-1] JVM arguments [-XX:+HeapDumpOnOutOfMemoryError]",
+		"[2026-11-27T22:15:47,763][ERROR][o.o.b.OpenSearchUncaughtExceptionHandler] [node-1] uncaught exception in thread [main]",
+		"java.lang.IllegalStateException: something new",
+		"\tat org.opensearch.node.Node.start(Node.java:1450) ~[opensearch-2.11.1.jar:2.11.1]",
+	}
+	r := f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindLogLines, []string{"its log says: java.lang.IllegalStateException: something new"}, []string{"act on the lines above"})
+	for _, e := range r.Cause().Evidence {
+		if strings.Contains(e, "JVM arguments") || strings.Contains(e, "\tat ") {
+			t.Errorf("evidence %q is not a line that says why", e)
+		}
+	}
+}
+
+func TestStartTimeout(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, filepath.Join(f.root, "var/log/siem-indexer/siem-cluster.log"), strings.Join([]string{
+		"[2026-11-27T22:14:57,349][INFO ][o.o.n.Node               ] [node-1] version[2.11.1], pid[6300], build[tar/x/2023-11-29T21:43:44.221253956Z], OS[Linux/6.1/amd64], JVM[Eclipse Adoptium/OpenJDK 64-Bit Server VM/17.0.9/17.0.9+9]",
+		"[2026-11-27T22:15:41,836][INFO ][o.o.n.Node               ] [node-1] starting ...",
+		"[2026-11-27T22:16:21,100][INFO ][o.o.n.Node               ] [node-1] started",
+	}, "\n")+"\n")
+	st := failed
+	st.Result, st.ExecMainCode, st.ExecMainStatus, st.TimeoutStart = "timeout", 0, 0, 3*time.Second
+	st.DropInPaths = []string{"/etc/systemd/system/siem-indexer.service.d/slow.conf"}
+	r := f.diagnose(t, st, nil)
+	assertFinding(t, r, KindStartTimeout, []string{"after TimeoutStartSec=3s"},
+		[]string{"zz-start-timeout.conf with [Service] TimeoutStartSec=240s", "systemctl daemon-reload"})
+	if !strings.Contains(strings.Join(r.Cause().Evidence, "\n"), "its last complete start took 1m24s") {
+		t.Errorf("evidence %v", r.Cause().Evidence)
+	}
+}
+
+func TestPermission(t *testing.T) {
+	f := newFixture(t)
+	lock := filepath.Join(f.root, "var/lib/siem-indexer/nodes/0/node.lock")
+	f.write(t, lock, "")
+	logs := filepath.Join(f.root, "var/log/siem-indexer")
+	owner, group := fmt.Sprint(os.Getuid()), fmt.Sprint(os.Getgid())
+	if os.Getuid() == 0 {
+		// the service user owns its log directory; root owns the data
+		if err := os.Chown(logs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		owner, group = nameOf(65534, false), nameOf(65534, true)
+	} else {
+		owner, group = nameOf(os.Getuid(), false), nameOf(os.Getgid(), true)
+	}
+	r := f.diagnose(t, failed, f.lines(t, "permission.out"))
+	assertFinding(t, r, KindPermission, []string{"cannot write " + lock, "mode -rw-r--r--", "runs as " + owner},
+		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, filepath.Join(f.root, "var/lib/siem-indexer")), "siemctl services start indexer"})
+}
+
+func TestHeapOrder(t *testing.T) {
+	f := newFixture(t)
+	over := filepath.Join(f.root, "etc/siem-indexer/jvm.options.d/siemlab-heap.options")
+	f.write(t, over, "# an override\n-Xms1g\n-Xmx512m\n")
+	r := f.diagnose(t, failed, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"the JVM refused its options: -Xms1g is above -Xmx512m"},
+		[]string{"remove the -Xms/-Xmx lines from " + over, "jvm.options sets -Xms512m -Xmx512m, which fits"})
+	// no sound jvm.options to fall back on: the values to set, in the file that sets them
+	f.write(t, filepath.Join(f.root, "etc/siem-indexer/jvm.options"), "-Xms4g\n-Xmx2g\n")
+	os.Remove(over)
+	r = f.diagnose(t, failed, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"-Xms4g is above -Xmx2g"},
+		[]string{"in " + filepath.Join(f.root, "etc/siem-indexer/jvm.options") + " set -Xms2g and -Xmx2g (at most half the host's 23.5 GiB)"})
+}
+
+// The heap larger than the host's memory, after an earlier start that
+// failed otherwise: only this run's cause.
+func TestHeapTooLarge(t *testing.T) {
+	f := newFixture(t)
+	over := filepath.Join(f.root, "etc/siem-indexer/jvm.options.d/siemlab-heap.options")
+	f.write(t, over, "-Xms48210m\n-Xmx48210m\n")
+	lines := append(f.lines(t, "heap-order.out"), f.lines(t, "heap-too-large.out")...)
+	r := f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindHeapSize, []string{"the heap (-Xms48210m -Xmx48210m) does not fit in the host's memory (23.5 GiB)"},
+		[]string{"remove the -Xms/-Xmx lines from " + over})
+	if len(r.Findings) != 1 {
+		t.Errorf("an earlier run's cause reported too: %+v", r.Findings)
+	}
+}
+
+// The data directory's filesystem ran out of space (real lines of a start
+// on a full 4 MiB tmpfs): the filesystem and how full it is now.
+func TestDiskFull(t *testing.T) {
+	f := newFixture(t)
+	r := f.diagnose(t, failed, f.lines(t, "disk-full.out"))
+	data := filepath.Join(f.root, "var/lib/siem-indexer")
+	assertFinding(t, r, KindDiskFull, []string{data, "% used", "free of"}, []string{"free space on ", "siemctl services start indexer"})
+	if !strings.Contains(strings.Join(r.Cause().Evidence, "\n"), "No space left on device") {
+		t.Errorf("evidence %v", r.Cause().Evidence)
+	}
+}

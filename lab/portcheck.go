@@ -1,0 +1,61 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+)
+
+// ErrPortBusy: a port the lab would bind is already taken.
+var ErrPortBusy = errors.New("port already in use")
+
+// boundPorts are the ports the lab will bind, by protocol, with what binds
+// them.
+func (l *Lab) boundPorts() []struct {
+	proto, what string
+	port        int
+} {
+	p := l.st.Ports
+	type bp = struct {
+		proto, what string
+		port        int
+	}
+	out := []bp{{"tcp", "indexer HTTP", p.Indexer}, {"tcp", "indexer transport", p.Transport}}
+	if l.st.Emulators {
+		out = append(out, bp{"tcp", "manager API", p.API}, bp{"tcp", "manager agents", p.Agent}, bp{"tcp", "manager enrollment", p.Enrollment},
+			bp{"tcp", "dashboard", p.Dashboard})
+		if l.st.Syslog {
+			out = append(out, bp{"udp", "manager syslog", p.Syslog})
+		}
+	}
+	return out
+}
+
+// checkPortsFree refuses, before anything starts, a port the lab would
+// bind that another process holds, naming the port and the process (the
+// one "who holds this port" operation: hostcheck.Holders).
+func (l *Lab) checkPortsFree(ctx context.Context) error {
+	listening, err := hostcheck.ListeningPorts(ctx)
+	if err != nil {
+		return nil // no /proc/net: the components' own bind errors will say it
+	}
+	var busy []string
+	for _, b := range l.boundPorts() {
+		if !slices.Contains(listening.Ports(b.proto), b.port) {
+			continue
+		}
+		who := "another process"
+		if hs, err := listening.Holders(ctx, "/proc", b.proto, b.port); err == nil {
+			who = hs[b.port].Describe()
+		}
+		busy = append(busy, fmt.Sprintf("%s port %d (%s) is held by %s", b.proto, b.port, b.what, who))
+	}
+	if len(busy) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: stop it or choose another --port-offset", ErrPortBusy, strings.Join(busy, "; "))
+}
