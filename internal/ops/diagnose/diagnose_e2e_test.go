@@ -142,7 +142,10 @@ func TestE2EStartFailures(t *testing.T) {
 				}
 				mustStart(t, start)
 				os.Remove(p)
-				if err := um.DaemonReload(ctx); err != nil {
+				// a fresh deadline: the start above may take minutes on a loaded machine
+				rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+				defer rcancel()
+				if err := um.DaemonReload(rctx); err != nil {
 					t.Fatal(err)
 				}
 			},
