@@ -38,8 +38,9 @@ type Stack struct {
 	Shipper     ShipperAPI
 	Probe       func(ctx context.Context) (ProbeReport, error)
 	// DefaultCredentials reports which components accept a default password
-	// (a cheap login attempt with the well-known defaults).
-	DefaultCredentials func(ctx context.Context) ([]string, error)
+	// (a login attempt with the well-known defaults, at most daily unless
+	// deep) and when they were tried.
+	DefaultCredentials func(ctx context.Context, deep bool) (CredentialReport, error)
 }
 
 // IndexerAPI is the part of *indexer.Client the checks use.
