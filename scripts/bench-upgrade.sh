@@ -15,7 +15,7 @@
 # indices: the shard-count effect (every primary comes back from disk after the restart; the
 # steps that wait for them get timeout_per_primary for each).
 #
-# Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, default a new /tmp dir, kept:
+# Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, traversable by others: default a new 0711 dir under $TMPDIR or /tmp, kept:
 # results.tsv, the logs and per upgrade TAG-upgrade.recovery: the indexer's primaries and active
 # recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
 # BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
@@ -34,14 +34,11 @@ BIN=${BENCH_BIN:-$ROOT/bin}
 SIEMCTL=$BIN/siemctl
 SIEMLAB=$BIN/siemlab
 OFFSET=${BENCH_PORT_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
-WORK=${BENCH_DIR:-$(mktemp -d /tmp/siemctl-bench-XXXXXX)}
 VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:50"}
 MODES=${BENCH_MODES:-"snapshot copy command"}
 RATE=${BENCH_RATE:-5}
 REPEAT=${BENCH_REPEAT:-2}
 HEAP=${BENCH_HEAP:-2g}
-LAB=$WORK/lab
-RES=$WORK/results.tsv
 FLOW_PID=
 SAMPLE_PID=
 
@@ -56,6 +53,23 @@ for b in "$SIEMCTL" "$SIEMLAB"; do
 done
 command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
 [ "$(id -u)" = 0 ] || die "run as root (the lab runs a private systemd and dpkg root)"
+
+# The work directory holds the lab, whose indexer runs as uid 65534: it must be traversable by
+# others. mktemp -d makes it 0700, so a directory made here is opened to 0711 (traversable, not
+# listable); a BENCH_DIR given is checked the same way (siemlab up would refuse it).
+if [ -n "${BENCH_DIR:-}" ]; then
+	WORK=$BENCH_DIR
+	mkdir -p "$WORK" || die "cannot create BENCH_DIR $WORK"
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/siemctl-bench-XXXXXX") || die "mktemp -d failed"
+	chmod 0711 "$WORK" || die "chmod 0711 $WORK failed"
+fi
+WORK=$(cd "$WORK" && pwd)
+for d in "$WORK" $(d=$WORK; while [ "$d" != / ]; do d=$(dirname "$d"); echo "$d"; done); do
+	[ -n "$(find "$d" -maxdepth 0 -perm -o=x)" ] || die "$d is not traversable by others (the lab's indexer runs as uid 65534 and must reach $WORK/lab): chmod o+x $d, or set BENCH_DIR to a directory under one that is"
+done
+LAB=$WORK/lab
+RES=$WORK/results.tsv
 
 cleanup() {
 	[ -z "$SAMPLE_PID" ] || kill "$SAMPLE_PID" 2>/dev/null
