@@ -75,3 +75,48 @@ func TestBenchUpgradeRefusesAClosedBenchDir(t *testing.T) {
 		t.Fatalf("a closed BENCH_DIR: siemlab up %q\n%s", up, out)
 	}
 }
+
+// TestBenchUpgradeFloorLines: the benchmark's comparison with the bare upgrade prints, per
+// volume, siemctl's and the bare upgrade's mean over the cycles with their ratio, the growth of
+// each from the smallest volume, and in which upgrades the security plugin's first load retried.
+func TestBenchUpgradeFloorLines(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	res := write("results.tsv", "volume\tmode\tdata_MiB\tindices\tupgrade_s\trollback_s\n"+
+		"small\tsnapshot#1\t79\t51\t40.0\t30.0\nsmall\tsnapshot#2\t27\t51\t44.0\t31.0\n"+
+		"large\tsnapshot#1\t1581\t51\t60.0\t40.0\nlarge\tsnapshot#2\t482\t51\t62.0\t41.0\n")
+	bare := write("bare.tsv", "volume\tmode\tbare_s\tback_copy_s\tsec_retry\n"+
+		"small\tsnapshot#1\t20.0\t0.4\t0\nsmall\tsnapshot#2\t22.0\t0.4\t0\n"+
+		"large\tsnapshot#1\t30.0\t3.1\t1\nlarge\tsnapshot#2\t32.0\t3.0\t0\n")
+	retry := write("retries.tsv", "run\tsec_retry\nbare small/snapshot#1\t0\nsiemctl small/snapshot#1\t0\n"+
+		"bare small/snapshot#2\t0\nsiemctl small/snapshot#2\t1\nbare large/snapshot#1\t1\nsiemctl large/snapshot#1\t0\n"+
+		"bare large/snapshot#2\t0\nsiemctl large/snapshot#2\t0\n")
+	out, err := exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench-upgrade-floor.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"floor: small siemctl 42.0s bare 21.0s ratio 2.00×\n",
+		"floor: large siemctl 61.0s bare 31.0s ratio 1.97×\n",
+		"growth: large siemctl +19.0s bare +10.0s ratio 1.90×\n",
+		"security plugin first-load retry: 2 of 8 upgrades (siemctl small/snapshot#2, bare large/snapshot#1)\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "growth: small") {
+		t.Errorf("the smallest volume has no growth line:\n%s", out)
+	}
+	// Two modes: each line names the volume and the mode.
+	out, err = exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "2").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "floor: small/snapshot siemctl 42.0s") {
+		t.Errorf("two modes: %v\n%s", err, out)
+	}
+}
