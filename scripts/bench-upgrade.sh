@@ -118,7 +118,11 @@ conf() { "$SIEMCTL" config view -o json | jq -r --arg k "$1" '.[] | select(.key 
 DATA=$(conf indexer.data_dir)
 URL=$(conf indexer.url)
 [ -d "$DATA" ] && [ -n "$URL" ] || die "indexer.data_dir / indexer.url not found in the lab's configuration"
-"$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 || die "indexer repository prepare: see $WORK/prepare.log"
+# prepare restarts the indexer within 3 minutes; on a loaded machine the start can take longer:
+# the second try finds path.repo set and the node up, and registers the repository.
+"$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 ||
+	{ log "indexer repository prepare failed once (see $WORK/prepare.log): trying again in 60 s"; sleep 60
+	  "$SIEMCTL" indexer repository prepare --yes >>"$WORK/prepare.log" 2>&1; } || die "indexer repository prepare: see $WORK/prepare.log"
 REPO=$("$SIEMCTL" indexer repository -o json | jq -r .location)
 REPO_NAME=$("$SIEMCTL" indexer repository -o json | jq -r .repository)
 IXLOG=$(conf indexer.log_dir 2>/dev/null)
