@@ -125,9 +125,6 @@ URL=$(conf indexer.url)
 	  "$SIEMCTL" indexer repository prepare --yes >>"$WORK/prepare.log" 2>&1; } || die "indexer repository prepare: see $WORK/prepare.log"
 REPO=$("$SIEMCTL" indexer repository -o json | jq -r .location)
 REPO_NAME=$("$SIEMCTL" indexer repository -o json | jq -r .repository)
-IXLOG=$(conf indexer.log_dir 2>/dev/null)
-[ -n "$IXLOG" ] && [ "$IXLOG" != null ] || IXLOG=$LAB/root/var/log/siem-indexer
-IXLOG=$IXLOG/$(ix '/' | jq -r .cluster_name).log
 STATE=$(conf state_dir)
 PKGS="$(conf indexer.package) $(conf manager.package) $(conf shipper.package) $(conf dashboard.package)"
 API_URL=$(conf manager.api_url)
@@ -142,6 +139,11 @@ printf 'run\tsec_retry\n' >"$RETRY"
 
 # ix PATH: GET on the lab's indexer (the password through curl's stdin config, never on argv).
 ix() { curl -s --max-time 4 --cacert "$LAB/certs/root-ca.pem" -K- "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
+# The indexer's log (its cluster's name): where the security plugin's first-load retry shows.
+IXLOG=$(conf indexer.log_dir 2>/dev/null)
+[ -n "$IXLOG" ] && [ "$IXLOG" != null ] || IXLOG=$LAB/root/var/log/siem-indexer
+IXLOG=$IXLOG/$(ix '/' | jq -r .cluster_name).log
+[ -f "$IXLOG" ] || die "the indexer's log $IXLOG is not there"
 ix_put() { curl -s --max-time 3600 --cacert "$LAB/certs/root-ca.pem" -K- -X PUT -H 'Content-Type: application/json' -d "$2" "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
 ix_delete() { curl -s --max-time 600 --cacert "$LAB/certs/root-ca.pem" -K- -X DELETE "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
 
