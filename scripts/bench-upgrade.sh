@@ -15,7 +15,7 @@
 # indices: the shard-count effect (every primary comes back from disk after the restart; the
 # steps that wait for them get timeout_per_primary for each).
 #
-# Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, default a new /tmp dir, kept:
+# Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, traversable by others: default a new 0711 dir under $TMPDIR or /tmp, kept:
 # results.tsv, the logs and per upgrade TAG-upgrade.recovery: the indexer's primaries and active
 # recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
 # BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
@@ -24,6 +24,11 @@
 # BENCH_REPEAT (upgrade + rollback cycles per volume and mode, default 2: the mode column reads
 # MODE#N; cycle 1 is a site's first upgrade at that volume, whose snapshot copies all the data
 # new since the last one, cycle 2 the next upgrade, whose snapshot copies only new segments).
+#
+# Before each siemctl cycle, the bare upgrade of the same data: the spec's steps by hand's minimum
+# (bare_upgrade below), then the lab put back at the old version; scripts/bench-upgrade-floor.sh
+# prints per volume the floor (siemctl against bare) and growth lines and the security plugin's
+# first-load retries. Its tables: bare.tsv, retries.tsv.
 #
 # The lab is downed at the end, also on failure or interrupt. The machine's other load shows in
 # the figures: they are wall-clock times of one run each.
@@ -34,14 +39,11 @@ BIN=${BENCH_BIN:-$ROOT/bin}
 SIEMCTL=$BIN/siemctl
 SIEMLAB=$BIN/siemlab
 OFFSET=${BENCH_PORT_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
-WORK=${BENCH_DIR:-$(mktemp -d /tmp/siemctl-bench-XXXXXX)}
 VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:50"}
 MODES=${BENCH_MODES:-"snapshot copy command"}
 RATE=${BENCH_RATE:-5}
 REPEAT=${BENCH_REPEAT:-2}
 HEAP=${BENCH_HEAP:-2g}
-LAB=$WORK/lab
-RES=$WORK/results.tsv
 FLOW_PID=
 SAMPLE_PID=
 
@@ -56,6 +58,23 @@ for b in "$SIEMCTL" "$SIEMLAB"; do
 done
 command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
 [ "$(id -u)" = 0 ] || die "run as root (the lab runs a private systemd and dpkg root)"
+
+# The work directory holds the lab, whose indexer runs as uid 65534: it must be traversable by
+# others. mktemp -d makes it 0700, so a directory made here is opened to 0711 (traversable, not
+# listable); a BENCH_DIR given is checked the same way (siemlab up would refuse it).
+if [ -n "${BENCH_DIR:-}" ]; then
+	WORK=$BENCH_DIR
+	mkdir -p "$WORK" || die "cannot create BENCH_DIR $WORK"
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/siemctl-bench-XXXXXX") || die "mktemp -d failed"
+	chmod 0711 "$WORK" || die "chmod 0711 $WORK failed"
+fi
+WORK=$(cd "$WORK" && pwd)
+for d in "$WORK" $(d=$WORK; while [ "$d" != / ]; do d=$(dirname "$d"); echo "$d"; done); do
+	[ -n "$(find "$d" -maxdepth 0 -perm -o=x)" ] || die "$d is not traversable by others (the lab's indexer runs as uid 65534 and must reach $WORK/lab): chmod o+x $d, or set BENCH_DIR to a directory under one that is"
+done
+LAB=$WORK/lab
+RES=$WORK/results.tsv
 
 cleanup() {
 	[ -z "$SAMPLE_PID" ] || kill "$SAMPLE_PID" 2>/dev/null
@@ -99,11 +118,34 @@ conf() { "$SIEMCTL" config view -o json | jq -r --arg k "$1" '.[] | select(.key 
 DATA=$(conf indexer.data_dir)
 URL=$(conf indexer.url)
 [ -d "$DATA" ] && [ -n "$URL" ] || die "indexer.data_dir / indexer.url not found in the lab's configuration"
-"$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 || die "indexer repository prepare: see $WORK/prepare.log"
+# prepare restarts the indexer within 3 minutes; on a loaded machine the start can take longer:
+# the second try finds path.repo set and the node up, and registers the repository.
+"$SIEMCTL" indexer repository prepare --yes >"$WORK/prepare.log" 2>&1 ||
+	{ log "indexer repository prepare failed once (see $WORK/prepare.log): trying again in 60 s"; sleep 60
+	  "$SIEMCTL" indexer repository prepare --yes >>"$WORK/prepare.log" 2>&1; } || die "indexer repository prepare: see $WORK/prepare.log"
 REPO=$("$SIEMCTL" indexer repository -o json | jq -r .location)
+REPO_NAME=$("$SIEMCTL" indexer repository -o json | jq -r .repository)
+STATE=$(conf state_dir)
+PKGS="$(conf indexer.package) $(conf manager.package) $(conf shipper.package) $(conf dashboard.package)"
+API_URL=$(conf manager.api_url)
+DASH_URL=$(conf dashboard.url)
+OLD=$(dpkg-query -W -f='${Version}' "$(conf indexer.package)")
+TARGET=$(apt-cache policy "$(conf indexer.package)" | awk '/Candidate:/ { print $2 }')
+[ -n "$OLD" ] && [ -n "$TARGET" ] && [ "$OLD" != "$TARGET" ] || die "no package upgrade in the lab's repository (installed $OLD, candidate $TARGET)"
+BARE=$WORK/bare.tsv
+printf 'volume\tmode\tbare_s\tback_copy_s\tsec_retry\n' >"$BARE"
+RETRY=$WORK/retries.tsv
+printf 'run\tsec_retry\n' >"$RETRY"
 
 # ix PATH: GET on the lab's indexer (the password through curl's stdin config, never on argv).
 ix() { curl -s --max-time 4 --cacert "$LAB/certs/root-ca.pem" -K- "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
+# The indexer's log (its cluster's name): where the security plugin's first-load retry shows.
+IXLOG=$(conf indexer.log_dir 2>/dev/null)
+[ -n "$IXLOG" ] && [ "$IXLOG" != null ] || IXLOG=$LAB/root/var/log/siem-indexer
+IXLOG=$IXLOG/$(ix '/' | jq -r .cluster_name).log
+[ -f "$IXLOG" ] || die "the indexer's log $IXLOG is not there"
+ix_put() { curl -s --max-time 3600 --cacert "$LAB/certs/root-ca.pem" -K- -X PUT -H 'Content-Type: application/json' -d "$2" "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
+ix_delete() { curl -s --max-time 600 --cacert "$LAB/certs/root-ca.pem" -K- -X DELETE "$URL$1" <<<"user = \"admin:$(cat "$LAB/secrets/indexer")\""; }
 
 # sample LOG: every 5 s while a run goes, the indexer's primaries (active, initializing,
 # unassigned) and its active recoveries by type/stage, to see what the node waits for.
@@ -147,6 +189,87 @@ down_s() {
 		| map(select(.key >= $a and .key <= $b) | .value.duration_s) | add | . * 10 | round / 10'
 }
 
+# The bare upgrade: the spec's steps by hand's minimum, in its order: the data safety (the same
+# snapshot, or a cold copy of the data directory for the copy and command modes), each component
+# stopped, its target package installed, started and waited for until it answers (the indexer:
+# green, as the admin user, so with security initialised). No gates, no config backups, no probes.
+# For putting the lab back, bare_upgrade also copies the stopped indexer's data in snapshot mode:
+# that copy's time is written to $WORK/bare-excluded and not counted.
+apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --allow-downgrades -o Dpkg::Options::=--force-confold "$@"; }
+wait_for() { # WHAT TIMEOUT_S CMD...: poll CMD every 0.25 s until it succeeds
+	local what=$1 limit=$2 t0=$SECONDS
+	shift 2
+	until "$@"; do
+		[ $((SECONDS - t0)) -lt "$limit" ] || { echo "bare: $what not ready after ${limit}s"; return 1; }
+		sleep 0.25
+	done
+	echo "bare: $what ready after $((SECONDS - t0))s"
+}
+# (grep, not jq -e: jq 1.6 exits 0 on an empty answer)
+ix_green() { ix '/_cluster/health?wait_for_status=green&timeout=2s' | grep -q '"status":"green"'; }
+api_answers() {
+	[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 4 --cacert "$(conf manager.ca_file)" -X POST -K- "$API_URL/security/user/authenticate" \
+		<<<"user = \"$(conf manager.username):$(cat "$LAB/secrets/manager")\"")" = 200 ]
+}
+dash_answers() {
+	local c
+	c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 4 --cacert "$(conf dashboard.ca_file)" "$DASH_URL/")
+	[ "$c" != 000 ] && [ "$c" -lt 500 ]
+}
+bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step says its failure)
+	local mode=$1 tag=$2 t c
+	"$SIEMCTL" services stop shipper dashboard --yes || return
+	if [ "$mode" = snapshot ]; then
+		ix_put "/_snapshot/$REPO_NAME/bare-$tag?wait_for_completion=true" '{"indices":"*","include_global_state":true}' |
+			grep -q '"state":"SUCCESS"' || return
+	fi
+	"$SIEMCTL" services stop manager indexer --yes || return
+	rm -rf "$WORK/bare-back"
+	t=$(date +%s.%N)
+	cp -a "$DATA" "$WORK/bare-back" || return
+	if [ "$mode" = snapshot ]; then # the copy to put the lab back is not the spec's: not counted
+		awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }' >"$WORK/bare-excluded"
+	else
+		echo 0 >"$WORK/bare-excluded"
+	fi
+	for c in indexer manager shipper dashboard; do
+		apt_install "$(conf "$c.package")=$TARGET" || return
+		"$SIEMCTL" services start "$c" --yes || return
+		case $c in
+		indexer) wait_for "indexer green as admin" 600 ix_green || return ;;
+		manager) wait_for "manager API login" 300 api_answers || return ;;
+		dashboard) wait_for "dashboard answer" 300 dash_answers || return ;;
+		esac
+	done
+}
+# bare_back: the lab back at the old version with the data as it was before the bare upgrade.
+bare_back() { # TAG
+	local p args=()
+	"$SIEMCTL" services stop all --yes || return
+	for p in $PKGS; do args+=("$p=$OLD"); done
+	apt_install "${args[@]}" || return
+	rm -rf "$DATA" && mv "$WORK/bare-back" "$DATA" || return
+	"$SIEMCTL" services start all --yes || return
+	wait_for "indexer green as admin" 600 ix_green || return
+	wait_for "manager API login" 300 api_answers || return
+	ix_delete "/_snapshot/$REPO_NAME/bare-$1" >/dev/null
+	return 0
+}
+# sec_retry LOGSIZE [RUN]: 1 when the security plugin's first load was retried since the indexer log
+# had LOGSIZE bytes (its configuration loader logged "[ERROR][o.o.s.c.ConfigurationLoaderSecurity7]
+# Failure No shard available ... retrieving configuration" and tried again), or siemctl's security step
+# ran the init tool more than once (RUN's journal); else 0.
+sec_retry() {
+	local n=0
+	tail -c +"$(($1 + 1))" "$IXLOG" 2>/dev/null | grep -Eq 'o\.o\.s\.c\.(ConfigurationLoaderSecurity7|ConfigurationRepository).*(Exception|Failure)' && n=1
+	if [ -n "${2:-}" ] && [ -f "$STATE/runs/$2/journal.jsonl" ]; then
+		jq -r 'select(.step == "indexer/security" and .outcome.data.attempts != null) | .outcome.data.attempts' "$STATE/runs/$2/journal.jsonl" 2>/dev/null |
+			awk '$1 > 1 { r = 1 } END { exit !r }' && n=1
+	fi
+	echo "$n"
+}
+logsize() { stat -c %s "$IXLOG" 2>/dev/null || echo 0; }
+
 flow_check() { # TAG → "lost dup written"
 	"$SIEMLAB" flow check --dir "$LAB" --tag "$1" --wait 4m --json 2>>"$WORK/flow-$1.log" | jq -r '"\(.lost) \(.duplicates) \(.in_alerts_file)"'
 }
@@ -170,7 +293,18 @@ for vol in $VOLUMES; do
 		dsize=$(bytes "$DATA")
 		indices=$(ix '/_cat/indices/siem-alerts-*?h=index' | wc -l)
 		repo0=$(bytes "$REPO")
+		log "$vname/$mode: bare upgrade ($(mib "$dsize") MiB data)"
+		lsz=$(logsize)
+		run_with_flow "${tag}b" "$WORK/$tag-bare.log" 1 bare_upgrade "$mode" "$tag" || die "$vname/$mode bare upgrade: see $WORK/$tag-bare.log"
+		excl=$(cat "$WORK/bare-excluded")
+		bare_s=$(awk -v w="$WALL" -v x="$excl" 'BEGIN { printf "%.1f", w - x }')
+		sr=$(sec_retry "$lsz")
+		printf '%s\t%s\t%s\t%s\t%s\n' "$vname" "$mode#$rep" "$bare_s" "$excl" "$sr" >>"$BARE"
+		printf '%s\t%s\n' "bare $vname/$mode#$rep" "$sr" >>"$RETRY"
+		log "$vname/$mode: bare upgrade ${bare_s}s (${excl}s copy to put the lab back not counted), security retry $sr; putting the lab back"
+		bare_back "$tag" >"$WORK/$tag-bare-back.log" 2>&1 || die "$vname/$mode putting the lab back after the bare upgrade: see $WORK/$tag-bare-back.log"
 		log "$vname/$mode: upgrade ($(mib "$dsize") MiB data)"
+		lsz=$(logsize)
 		sample "$WORK/$tag-upgrade.recovery" &
 		SAMPLE_PID=$!
 		run_with_flow "$tag" "$WORK/$tag-upgrade.log" 1 "$SIEMCTL" upgrade apply --to 4.10.0 --yes || die "$vname/$mode upgrade: see $WORK/$tag-upgrade.log"
@@ -178,6 +312,7 @@ for vol in $VOLUMES; do
 		SAMPLE_PID=
 		up_wall=$WALL
 		up_run=$("$SIEMCTL" upgrade status -o json | jq -r .run_id)
+		printf '%s\t%s\n' "siemctl $vname/$mode#$rep" "$(sec_retry "$lsz" "$up_run")" >>"$RETRY"
 		case $mode in
 		snapshot) space=$(($(bytes "$REPO") - repo0)) ;;
 		copy) space=$(bytes "$LAB/backups/$up_run") ;;
@@ -216,5 +351,7 @@ awk -F'\t' -v a="${first%%:*}" '
 		for (i = 3; i <= 11; i++) if (s[$2, i] + 0 > 0) line = line sprintf(" %s %.2f", h[i], $i / s[$2, i])
 		print "  " line
 	}' "$RES"
+echo
+"$ROOT/scripts/bench-upgrade-floor.sh" "$RES" "$BARE" "$RETRY" "${first%%:*}" "$(wc -w <<<"$MODES")"
 echo
 echo "results: $RES (own_* = siemctl's own work: wall minus waiting on components, from upgrade status -o json)"

@@ -99,11 +99,16 @@ func (f *Factory) Change(cmd *cobra.Command, args []string, dryRun bool) Change 
 }
 
 // ChangeVerb is the preamble every verb that changes the stack runs first:
-// -o must be table or json (exit 2 otherwise), then the change policy of
-// cmd (confirmation, host lock, --dry-run) as Change builds it. Nothing is
+// -o must be table or json, or one the command lists in its
+// OutputsAnnotation (exit 2 otherwise), then the change policy of cmd
+// (confirmation, host lock, --dry-run) as Change builds it. Nothing is
 // asked nor locked here: Begin does that, lock before confirmation.
 func (f *Factory) ChangeVerb(cmd *cobra.Command, args []string, dryRun bool) (Change, error) {
-	if err := CheckOutput(f, "table", "json"); err != nil {
+	outputs := []string{"table", "json"}
+	if extra := cmd.Annotations[OutputsAnnotation]; extra != "" {
+		outputs = append(outputs, strings.Split(extra, ",")...)
+	}
+	if err := CheckOutput(f, outputs...); err != nil {
 		return Change{}, err
 	}
 	return f.Change(cmd, args, dryRun), nil

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/process"
 )
 
@@ -38,15 +40,15 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 		"indexer: {url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n"+
 		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
 	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
-	found, err := s.Health().DefaultCredentials(context.Background())
-	if err != nil || len(found) != 0 {
+	found, err := s.Health().DefaultCredentials(context.Background(), false)
+	if err != nil || len(found.Found) != 0 {
 		t.Fatalf("first run: %v %v", found, err)
 	}
 	first := tries.Load()
 	if first == 0 {
 		t.Fatal("no default credential was tried")
 	}
-	if _, err := s.Health().DefaultCredentials(context.Background()); err != nil {
+	if _, err := s.Health().DefaultCredentials(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
 	if tries.Load() != first {
@@ -54,9 +56,98 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	}
 	// A configured default password is reported without any login.
 	os.WriteFile(pw, []byte("siem\n"), 0o600)
-	found, _ = cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background())
-	if len(found) != 1 || found[0] != "manager (the configured password is a factory default)" {
+	found, _ = cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background(), false)
+	if len(found.Found) != 1 || found.Found[0] != "manager (the configured password is a factory default)" {
 		t.Errorf("configured default not reported: %v", found)
+	}
+}
+
+// TestDefaultCredentialTriesDailyWithAComponentDown: with the indexer down
+// (its factory password cannot be tried) the manager's failed logins are
+// still sent once a day, not on every cron run; --deep tries again, and the
+// record is replaced atomically, never written through a symlink.
+func TestDefaultCredentialTriesDailyWithAComponentDown(t *testing.T) {
+	var tries atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, _, ok := r.BasicAuth(); ok && strings.HasPrefix(u, "siem") {
+			tries.Add(1)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
+		"indexer: {url: \"http://"+clitest.ClosedAddr(t)+"\", username: siemctl-ro, ca_file: \"\", password_file: "+pw+"}\n"+
+		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
+	run := func(deep bool) health.CredentialReport {
+		t.Helper()
+		rep, err := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background(), deep)
+		if err == nil || !strings.Contains(err.Error(), "indexer (unreachable)") {
+			t.Fatalf("the indexer is down: %v", err)
+		}
+		return rep
+	}
+	rep := run(false)
+	first := tries.Load()
+	if first == 0 || !strings.Contains(strings.Join(rep.Evidence, "\n"), "manager default passwords tried now") {
+		t.Fatalf("first run: %d logins, evidence %q", first, rep.Evidence)
+	}
+	for range 2 {
+		rep = run(false)
+	}
+	if tries.Load() != first {
+		t.Errorf("three runs with the indexer down sent %d failed logins to the manager, want %d (once a day)", tries.Load(), first)
+	}
+	if ev := strings.Join(rep.Evidence, "\n"); !strings.Contains(ev, "manager default passwords last tried 20") || !strings.Contains(ev, "or with --deep") {
+		t.Errorf("evidence does not say when the manager was last tried: %q", rep.Evidence)
+	}
+	run(true)
+	if tries.Load() != 2*first {
+		t.Errorf("--deep did not try again: %d logins", tries.Load())
+	}
+
+	// A day later the tries run again.
+	state := filepath.Join(dir, "state", "cache", "default-credentials.json")
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Version int                                   `json:"version"`
+		Tries   map[string]map[string]json.RawMessage `json:"tries"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil || len(rec.Tries) != 1 {
+		t.Fatalf("record %s: %v", b, err)
+	}
+	for k := range rec.Tries {
+		rec.Tries[k]["tried_at"] = json.RawMessage(`"` + time.Now().Add(-25*time.Hour).UTC().Format(time.RFC3339) + `"`)
+	}
+	b, _ = json.Marshal(rec)
+	os.WriteFile(state, b, 0o600)
+	run(false)
+	if tries.Load() != 3*first {
+		t.Errorf("a day later the manager was not tried again: %d logins", tries.Load())
+	}
+
+	// A symlink at the record's place is replaced, never followed.
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o600)
+	os.Remove(state)
+	if err := os.Symlink(victim, state); err != nil {
+		t.Fatal(err)
+	}
+	run(false)
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the record was written through a symlink: %q", b)
+	}
+	if fi, err := os.Lstat(state); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the record is not a regular file after the write: %v %v", fi, err)
+	}
+	if tries.Load() != 4*first {
+		t.Errorf("a symlinked record was read as a try: %d logins", tries.Load())
 	}
 }
 
@@ -71,7 +162,7 @@ func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
 		"manager: {api_url: \"http://"+clitest.ClosedAddr(t)+"\", password_file: "+pw+"}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err := cli.NewClients(ctx, cfg, cli.ClientOptions{}).Health().DefaultCredentials(ctx)
+	_, err := cli.NewClients(ctx, cfg, cli.ClientOptions{}).Health().DefaultCredentials(ctx, true)
 	if err == nil {
 		t.Fatal("an unreachable indexer gave a verdict")
 	}

@@ -34,8 +34,11 @@ apply|resume|abort, rollback) follow one rule, without exceptions: they ask for 
 terminal and need --yes without one (exit 2 otherwise); they take the host lock (state_dir/lock), so
 while an upgrade or rollback runs they exit 6 naming the holder (pid, command, run id) and change
 nothing; and --dry-run prints each call they would make (method + path, unit job, file, tool command
-line), asks nothing and changes nothing. An unknown or misspelt subcommand exits 2 with a suggestion; an
-unknown SIEMCTL_* environment variable is a warning naming the nearest key.
+line), asks nothing and changes nothing. alerts probe (it writes one event) and snapshot capture
+--keep|--keep-days (its prune deletes snapshot files) take the host lock and --dry-run too, but ask no
+confirmation: the command line is the consent, and a timer runs them (a capture saves its snapshot while an
+upgrade holds the lock and leaves the prune to the next one, with a warning naming the holder). An unknown
+or misspelt subcommand exits 2 with a suggestion; an unknown SIEMCTL_* environment variable is a warning naming the nearest key.
 `
 
 // ConfigReference is the configuration reference (siemctl help config, siemctl config --help).

@@ -1234,12 +1234,13 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 	}
 	probeErr := error(nil)
 	if e.Stack.DefaultCredentials != nil {
-		defs, err := e.Stack.DefaultCredentials(ctx)
+		defs, err := e.Stack.DefaultCredentials(ctx, e.Deep)
+		evidence = append(evidence, defs.Evidence...)
 		if err != nil {
 			probeErr = err
 			evidence = append(evidence, "default-credential probe: "+err.Error())
 		}
-		for _, d := range defs {
+		for _, d := range defs.Found {
 			problems = append(problems, "default credentials accepted: "+d)
 			fixes = append(fixes, "change the default password ("+strings.Fields(d)[0]+")")
 		}

@@ -217,8 +217,12 @@ func (w *world) env(t *testing.T) *Env {
 		Certs:              func(ctx context.Context) ([]CertInfo, error) { return w.certs, nil },
 		Shipper:            w.ship,
 		Probe:              func(ctx context.Context) (ProbeReport, error) { return w.probe, nil },
-		DefaultCredentials: func(ctx context.Context) ([]string, error) { return w.defs, nil },
+		DefaultCredentials: w.credentials,
 	}}
+}
+
+func (w *world) credentials(context.Context, bool) (CredentialReport, error) {
+	return CredentialReport{Found: w.defs}, nil
 }
 
 func runAll(t *testing.T, w *world, deep bool) map[string]Result {
@@ -447,5 +451,24 @@ func TestVersionsWithoutPackageManager(t *testing.T) {
 	r := runChecks(t, e, 5*time.Second, "versions")["versions"]
 	if r.Status != Unknown || !strings.Contains(r.Summary, "neither dpkg-query nor rpm found") || !strings.Contains(r.Fix, "dpkg-query -W siem-indexer") {
 		t.Errorf("versions %s: %s (fix %s)", r.Status, r.Summary, r.Fix)
+	}
+}
+
+// TestSecretsCredentialEvidence: the secrets check passes --deep on to the
+// default-credential tries and shows when they were last made.
+func TestSecretsCredentialEvidence(t *testing.T) {
+	for _, deep := range []bool{false, true} {
+		w := healthyWorld()
+		e := w.env(t)
+		e.Deep = deep
+		var gotDeep bool
+		e.Stack.DefaultCredentials = func(_ context.Context, d bool) (CredentialReport, error) {
+			gotDeep = d
+			return CredentialReport{Evidence: []string{"manager default passwords last tried 2026-11-27T08:00:00Z (next try after 2026-11-28T08:00:00Z, or with --deep)"}}, nil
+		}
+		r := checkSecrets(context.Background(), e)
+		if gotDeep != deep || r.Status != OK || !strings.Contains(strings.Join(r.Evidence, "\n"), "manager default passwords last tried 2026-11-27T08:00:00Z") {
+			t.Errorf("deep %v: passed %v, %s %q", deep, gotDeep, r.Status, r.Evidence)
+		}
 	}
 }

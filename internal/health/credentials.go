@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -44,12 +48,30 @@ func (d DefaultCredentials) defaultPasswords() map[string][]string {
 	}
 }
 
-// Find reports components that still accept a factory password. The configured passwords are compared locally on every run; the
-// other default users are tried once each against the indexer and the
-// manager API. Failed logins count towards the manager's per-IP block (50 in
-// 300 s), so the verdict of those remote tries is cached in state_dir for an
-// hour: a monitoring loop must not lock the operators out.
-func (d DefaultCredentials) Find(ctx context.Context) ([]string, error) {
+// CredentialReport is the default-credential verdict of one run: what was
+// found, and for each component whose factory passwords are tried remotely,
+// when they were last sent (evidence for the check).
+type CredentialReport struct {
+	Found    []string
+	Evidence []string
+}
+
+// credRetryAfter is how long a remote try stands: failed logins count
+// towards the manager's per-IP block (50 in 300 s) and fill its audit log,
+// so a cron'd health sends them at most once a day per target (--deep:
+// every run).
+const credRetryAfter = 24 * time.Hour
+
+// credStateFile is the record of the remote tries under state_dir.
+const credStateFile = "default-credentials.json"
+
+// Find reports components that still accept a factory password. The
+// configured passwords are compared locally on every run; the other default
+// users are sent to the indexer and the manager API at most once a day per
+// target (url and configured user), or on every --deep run: the result is
+// kept in state_dir/cache and reused in between. A component that does not
+// answer is not tried, and tried again next run.
+func (d DefaultCredentials) Find(ctx context.Context, deep bool) (CredentialReport, error) {
 	now := time.Now
 	if d.Now != nil {
 		now = d.Now
@@ -61,14 +83,14 @@ func (d DefaultCredentials) Find(ctx context.Context) ([]string, error) {
 	if pw, ok := d.Passwords["manager"]; ok {
 		resolved["manager"] = d.Config.Manager.Username + ":" + pw
 	}
-	var local []string
+	rep := CredentialReport{Found: []string{}, Evidence: []string{}}
 	remote := map[string][]string{}
 	for comp, pairs := range d.defaultPasswords() {
 		for _, pair := range pairs {
 			user, _, _ := strings.Cut(pair, ":")
 			switch {
 			case resolved[comp] == pair:
-				local = append(local, comp+" (the configured password is a factory default)")
+				rep.Found = append(rep.Found, comp+" (the configured password is a factory default)")
 			case strings.HasPrefix(resolved[comp], user+":"):
 				// the configured user with another password: nothing to try
 			default:
@@ -76,54 +98,112 @@ func (d DefaultCredentials) Find(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
-	cache := filepath.Join(d.Config.StateDir, "cache", "default-credentials.json")
-	key := d.Config.Indexer.URL + " " + d.Config.Manager.APIURL + " " + d.Config.Indexer.Username + " " + d.Config.Manager.Username
-	if found, ok := readCredCache(cache, key, now()); ok {
-		return append(local, found...), nil
+	sort.Strings(rep.Found)
+	path := filepath.Join(d.Config.StateDir, "cache", credStateFile)
+	st := readCredState(path)
+	t := now().UTC()
+	due := map[string][]string{}
+	for _, comp := range credComponents {
+		if len(remote[comp]) == 0 {
+			continue
+		}
+		last, ok := st.Tries[d.credKey(comp)]
+		if !ok || deep || t.Before(last.TriedAt) || t.Sub(last.TriedAt) >= credRetryAfter {
+			due[comp] = remote[comp]
+			continue
+		}
+		rep.Found = append(rep.Found, last.Found...)
+		rep.Evidence = append(rep.Evidence, fmt.Sprintf("%s default passwords last tried %s (next try after %s, or with --deep)",
+			comp, last.TriedAt.Format(time.RFC3339), last.TriedAt.Add(credRetryAfter).Format(time.RFC3339)))
 	}
-	found, err := d.try(ctx, remote)
-	if err == nil {
-		writeCredCache(cache, key, found, now())
+	tried, err := d.try(ctx, due)
+	if len(tried) == 0 {
+		return rep, err
 	}
-	return append(local, found...), err
+	for _, comp := range credComponents {
+		found, ok := tried[comp]
+		if !ok {
+			continue
+		}
+		st.Tries[d.credKey(comp)] = credTry{TriedAt: t, Found: found}
+		rep.Found = append(rep.Found, found...)
+		rep.Evidence = append(rep.Evidence, fmt.Sprintf("%s default passwords tried now (next try after %s, or with --deep)",
+			comp, t.Add(credRetryAfter).Format(time.RFC3339)))
+	}
+	if werr := writeCredState(path, st); werr != nil {
+		rep.Evidence = append(rep.Evidence, "the try is not recorded ("+werr.Error()+"): the next run tries again")
+	}
+	return rep, err
 }
 
-type credCache struct {
-	Key       string    `json:"key"`
-	CheckedAt time.Time `json:"checked_at"`
-	Found     []string  `json:"found"`
+var credComponents = []string{"indexer", "manager"}
+
+// credKey names a target: the component, its URL and the configured user
+// (which decides the users tried).
+func (d DefaultCredentials) credKey(comp string) string {
+	if comp == "indexer" {
+		return comp + " " + d.Config.Indexer.URL + " " + d.Config.Indexer.Username
+	}
+	return comp + " " + d.Config.Manager.APIURL + " " + d.Config.Manager.Username
 }
 
-const credCacheTTL = time.Hour
+type credTry struct {
+	TriedAt time.Time `json:"tried_at"`
+	Found   []string  `json:"found"`
+}
 
-func readCredCache(path, key string, now time.Time) ([]string, bool) {
-	data, err := os.ReadFile(path)
+type credState struct {
+	Version int                `json:"version"`
+	Tries   map[string]credTry `json:"tries"`
+}
+
+// readCredState reads the record of the tries; a missing, unreadable or
+// foreign file (a symlink is never followed) is an empty record: the tries
+// run again.
+func readCredState(path string) credState {
+	st := credState{Version: 1, Tries: map[string]credTry{}}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, false
+		return st
 	}
-	var c credCache
-	if json.Unmarshal(data, &c) != nil || c.Key != key || now.Sub(c.CheckedAt) > credCacheTTL || now.Before(c.CheckedAt) {
-		return nil, false
+	defer f.Close()
+	var c credState
+	if json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&c) != nil || c.Version != 1 || c.Tries == nil {
+		return st
 	}
-	return c.Found, true
+	return c
 }
 
-// writeCredCache is best effort: without a writable state_dir the tries
-// simply run every time.
-func writeCredCache(path, key string, found []string, now time.Time) {
-	data, err := json.Marshal(credCache{Key: key, CheckedAt: now.UTC(), Found: found})
+// writeCredState replaces the record atomically (temporary file, fsync,
+// rename): a symlink at its place is replaced, never followed, and the
+// cache directory must be a real directory.
+func writeCredState(path string, st credState) error {
+	data, err := json.Marshal(st)
 	if err != nil {
-		return
+		return err
 	}
-	if os.MkdirAll(filepath.Dir(path), 0o700) == nil {
-		_ = renameio.WriteFile(path, data, 0o600)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
 	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if fi, err := os.Lstat(dir); err != nil {
+		return err
+	} else if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symlink is not followed)", dir)
+	}
+	return renameio.WriteFile(path, data, 0o600)
 }
 
-// tryDefaultCredentials logs in once with each default pair.
-func (d DefaultCredentials) try(ctx context.Context, pairs map[string][]string) ([]string, error) {
-	var found, unreachable []string
-	for _, comp := range []string{"indexer", "manager"} {
+// try logs in once with each default pair on the components that answer.
+// tried holds, per component whose factory passwords were sent, the users
+// that accepted theirs.
+func (d DefaultCredentials) try(ctx context.Context, pairs map[string][]string) (tried map[string][]string, err error) {
+	tried = map[string][]string{}
+	var unreachable []string
+	for _, comp := range credComponents {
 		if len(pairs[comp]) == 0 {
 			continue
 		}
@@ -147,15 +227,18 @@ func (d DefaultCredentials) try(ctx context.Context, pairs map[string][]string) 
 				unreachable = append(unreachable, comp)
 				break
 			}
+			if _, ok := tried[comp]; !ok {
+				tried[comp] = []string{}
+			}
 			if accepted {
-				found = append(found, comp+" user "+user+" accepts its default password")
+				tried[comp] = append(tried[comp], comp+" user "+user+" accepts its default password")
 			}
 		}
 	}
 	if len(unreachable) > 0 {
-		return found, fmt.Errorf("could not try the default credentials on %s (unreachable)", strings.Join(unreachable, ", "))
+		return tried, fmt.Errorf("could not try the default credentials on %s (unreachable)", strings.Join(unreachable, ", "))
 	}
-	return found, nil
+	return tried, nil
 }
 
 // answers reports whether the component's configured client reaches it

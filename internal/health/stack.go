@@ -42,8 +42,9 @@ type Stack struct {
 	Shipper    ShipperAPI
 	Probe      func(ctx context.Context) (ProbeReport, error)
 	// DefaultCredentials reports which components accept a default password
-	// (a cheap login attempt with the well-known defaults).
-	DefaultCredentials func(ctx context.Context) ([]string, error)
+	// (a login attempt with the well-known defaults, at most daily unless
+	// deep) and when they were tried.
+	DefaultCredentials func(ctx context.Context, deep bool) (CredentialReport, error)
 	// Diagnose explains a component's unit that is failed or not coming
 	// up (internal/ops/diagnose); all are the stack's unit states.
 	Diagnose func(ctx context.Context, component string, st units.UnitStatus, all []units.UnitStatus) diagnose.Report

@@ -7,8 +7,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/output"
 )
+
+// allocationAll reports whether an effective
+// cluster.routing.allocation.enable ("" when unset) lets every shard be
+// allocated: the verdict of cluster.AllocationSettingBack.
+func allocationAll(v string) bool {
+	return cluster.AllocationSettingBack(indexer.Setting{Key: indexer.KeyAllocationEnable, Value: v}).Level == cluster.OK
+}
 
 // Severity of a change; higher is worse.
 type Severity int
@@ -300,7 +309,7 @@ func (df *differ) indexer(a, b *Document) {
 			keysChanged = true
 			sev := Info
 			msg := "%s changed %s → %s"
-			if k == "cluster.routing.allocation.enable" && vb != "" && vb != "all" {
+			if k == indexer.KeyAllocationEnable && !allocationAll(vb) {
 				sev, msg = Warning, "%s changed %s → %s: set it back to all"
 			}
 			df.add(sev, CatSettings, k, va, vb, msg, k, orQuote(va), orQuote(vb))

@@ -181,6 +181,10 @@ func TestDiff(t *testing.T) {
 			},
 			want: []wantChange{{Warning, CatSettings, "cluster.routing.allocation.enable"},
 				{Info, CatSettings, "cluster.max_shards_per_node"}, {Info, CatSettings, "cluster.routing.allocation.disk.watermark.high"}}},
+		{name: "allocation_upper_case_all",
+			// OpenSearch reads the value in any case: "ALL" is all, not a leftover.
+			mutate: func(a, b *Document) { b.Indexer.Settings["cluster.routing.allocation.enable"] = "ALL" },
+			want:   []wantChange{{Info, CatSettings, "cluster.routing.allocation.enable"}}},
 		{name: "other_settings_changed",
 			mutate: func(a, b *Document) { b.Indexer.SettingsHash = "sha256:other" },
 			want:   []wantChange{{Info, CatSettings, "settings_hash"}}},

@@ -196,8 +196,7 @@ func RenderPrometheus(w io.Writer, d *Document) error {
 		}
 		p.family("siemctl_indexer_shards", "Shards by state (_cat/shards).", "gauge", byName("state", shards))
 		if _, failed := ix.Errors["settings"]; !failed {
-			alloc := ix.Settings["cluster.routing.allocation.enable"]
-			p.gauge("siemctl_indexer_allocation_all", "1 if cluster.routing.allocation.enable is all or unset.", b2f(alloc == "" || alloc == "all"))
+			p.gauge("siemctl_indexer_allocation_all", "1 if cluster.routing.allocation.enable is all or unset.", b2f(allocationAll(ix.Settings["cluster.routing.allocation.enable"])))
 		}
 		if _, failed := ix.Errors["templates"]; !failed {
 			p.gauge("siemctl_indexer_templates", "Index templates.", float64(len(ix.Templates)))

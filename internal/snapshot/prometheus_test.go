@@ -282,6 +282,26 @@ func TestRenderPrometheusGolden(t *testing.T) {
 	}
 }
 
+// TestPrometheusAllocationAll: the gauge says what cluster.AllocationBack
+// says, whatever the case of the value.
+func TestPrometheusAllocationAll(t *testing.T) {
+	d := mustCapture(t, healthySource(), fixedOpts())
+	for v, want := range map[string]float64{"": 1, "all": 1, "ALL": 1, "primaries": 0, "none": 0} {
+		d.Indexer.Settings["cluster.routing.allocation.enable"] = v
+		var buf bytes.Buffer
+		if err := RenderPrometheus(&buf, d); err != nil {
+			t.Fatal(err)
+		}
+		series, err := parseExposition(buf.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := series["siemctl_indexer_allocation_all"]; !ok || got != want {
+			t.Errorf("allocation.enable %q: siemctl_indexer_allocation_all = %v (present %v), want %v", v, got, ok, want)
+		}
+	}
+}
+
 func TestPrometheusEscapesLabels(t *testing.T) {
 	d := mustCapture(t, healthySource(), fixedOpts())
 	d.Host = "evil\"host\\with\nnewline"

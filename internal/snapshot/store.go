@@ -354,12 +354,26 @@ func (s *Store) Prune(keepN, keepDays int, now time.Time) ([]Entry, error) {
 // Prunable returns the snapshots Prune would delete, deleting nothing (dry
 // runs).
 func (s *Store) Prunable(keepN, keepDays int, now time.Time) ([]Entry, error) {
+	return s.prunable(keepN, keepDays, now, false)
+}
+
+// PrunableAfterSave returns the snapshots Prune would delete once a new
+// snapshot, taken now, is saved (the dry run of `snapshot capture --keep`).
+func (s *Store) PrunableAfterSave(keepN, keepDays int, now time.Time) ([]Entry, error) {
+	return s.prunable(keepN, keepDays, now, true)
+}
+
+func (s *Store) prunable(keepN, keepDays int, now time.Time, withNew bool) ([]Entry, error) {
 	if keepN < 0 || keepDays < 0 {
 		return nil, fmt.Errorf("prune snapshots: negative retention (keep %d, keep-days %d)", keepN, keepDays)
 	}
 	list, err := s.List()
 	if err != nil {
 		return nil, err
+	}
+	if withNew {
+		// The new snapshot is the newest: always kept, never listed.
+		list = append(list, Entry{TakenAt: now.UTC().Format(time.RFC3339Nano)})
 	}
 	out := []Entry{}
 	if keepN == 0 && keepDays == 0 {

@@ -599,3 +599,45 @@ func TestNewCmdCleanupFlags(t *testing.T) {
 		t.Errorf("%v %+v", err, got)
 	}
 }
+
+// TestProbeChangePolicy: the probe writes an event, so it is a change:
+// --dry-run sends nothing and says what it would send; an upgrade's host
+// lock stops it (exit 6) before anything is sent.
+func TestProbeChangePolicy(t *testing.T) {
+	srv := indexertest.NewServer(t, nil)
+	st := newStack(t, srv)
+	st.Config.Manager.Syslog = "udp://127.0.0.1:9"
+	sent := 0
+	tune := func(ctx context.Context, o *alerts.ProbeOptions) error {
+		o.Tune = func(po *probe.Options) {
+			po.Dial = func(context.Context, string, string) (net.Conn, error) {
+				sent++
+				return &fakeConn{write: func(string) {}}, nil
+			}
+		}
+		return alerts.RunProbe(ctx, o)
+	}
+	for _, mode := range []string{"table", "json"} {
+		f, _, out, _ := factory(t, st, mode, false)
+		if err := clitest.Exec(alerts.NewCmdProbe(f, tune), "--dry-run"); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if sent != 0 || len(srv.Requests()) != 0 {
+			t.Fatalf("%s: a dry run sent %d line(s), %d request(s)", mode, sent, len(srv.Requests()))
+		}
+		for _, w := range []string{"to udp://127.0.0.1:9", "/siem-alerts-4.x-*/_search"} {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: dry run output lacks %q:\n%s", mode, w, out.String())
+			}
+		}
+		if mode == "json" && !strings.Contains(out.String(), `"dry_run": true`) {
+			t.Errorf("json dry run: %s", out.String())
+		}
+	}
+	clitest.HoldLock(t, st.Config.StateDir)
+	f, _, _, _ := factory(t, st, "table", false)
+	err := clitest.Exec(alerts.NewCmdProbe(f, tune), "--wait", "1s")
+	if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), clitest.HolderCommand) || sent != 0 {
+		t.Errorf("probe under an upgrade's lock: %v (exit %d), %d line(s) sent", err, cli.ExitCode(err), sent)
+	}
+}

@@ -25,12 +25,16 @@ type ProbeOptions struct {
 
 	Wait     time.Duration
 	Interval time.Duration
+	// Change is the change policy: the probe writes an event (an alert in
+	// the manager and the indexer), so it takes the host lock (exit 6
+	// while an upgrade runs) and --dry-run prints what it would send.
+	Change cli.Change
 }
 
 // NewCmdProbe builds `alerts probe`.
 func NewCmdProbe(f *cli.Factory, runF func(context.Context, *ProbeOptions) error) *cobra.Command {
 	opts := &ProbeOptions{IO: f.IO, Config: f.Config, Indexer: f.Indexer}
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Use:   "probe",
 		Short: "Send a tagged event and follow it through manager, shipper and indexer",
 		Long: `The end-to-end data-flow probe. It sends one syslog line to manager.syslog (RFC 3164,
@@ -41,21 +45,22 @@ polls the indexer for the nonce. It prints the latency of each hop from the send
 when the event does not arrive within --wait, the component that broke: manager,
 shipper or indexer.
 
-Exit codes: 0 the event arrived, 3 a hop broke (named), 2 bad configuration.`,
+The event is a change (an alert in the manager and the indexer): the probe takes the host
+lock (exit 6 while an upgrade runs) and --dry-run prints where it would send it and what it
+would read, sending nothing. Running the command is the consent: it asks no confirmation.
+
+Exit codes: 0 the event arrived, 3 a hop broke (named), 2 bad configuration, 6 host lock held.`,
 		Example: `  siemctl alerts probe
-  siemctl alerts probe --wait 2m -o json`,
+  siemctl alerts probe --wait 2m -o json
+  siemctl alerts probe --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Output = f.Global.Output
-			if err := cli.CheckOutput(f, "table", "json"); err != nil {
-				return err
-			}
-			if opts.Wait <= 0 || opts.Interval <= 0 {
-				return cli.FlagErrorf("--wait and --interval must be positive, e.g. --wait 60s --interval 500ms")
-			}
-			return cli.Run(cmd.Context(), runF, RunProbe, opts)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Change = f.Global.Output, change
+		if opts.Wait <= 0 || opts.Interval <= 0 {
+			return cli.FlagErrorf("--wait and --interval must be positive, e.g. --wait 60s --interval 500ms")
+		}
+		return cli.Run(cmd.Context(), runF, RunProbe, opts)
+	})
 	cli.DurationVar(cmd.Flags(), &opts.Wait, "wait", 60*time.Second, "how long to wait for the event to become searchable")
 	cli.DurationVar(cmd.Flags(), &opts.Interval, "interval", 500*time.Millisecond, "poll interval")
 	return cmd
@@ -96,6 +101,15 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 	if opts.Tune != nil {
 		opts.Tune(&po)
 	}
+	// The probe's event is its purpose: running the command is the
+	// consent (no question), the lock and --dry-run still apply.
+	change := opts.Change
+	change.Yes = true
+	release, proceed, err := change.Begin(ctx, "", cli.Calls(probeCalls(po, target)...))
+	if !proceed {
+		return err
+	}
+	defer release()
 	if opts.IO.IsStderrTTY() {
 		fmt.Fprintf(opts.IO.ErrOut, "sending the probe to %s and waiting up to %s…\n", target, opts.Wait)
 	}
@@ -136,6 +150,15 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 	total := rep.Hops[len(rep.Hops)-1].Latency.Round(time.Millisecond)
 	fmt.Fprintf(opts.IO.ErrOut, "probe %s searchable after %s\n", rep.Nonce, total)
 	return nil
+}
+
+// probeCalls is what the probe would do, for --dry-run.
+func probeCalls(po probe.Options, target probe.Target) []string {
+	calls := []string{"send one syslog line (sshd Failed password for invalid user siemctl-probe-<nonce>, rule 5710) to " + target.String()}
+	if po.AlertsFile != "" {
+		calls = append(calls, "read "+po.AlertsFile+" for the nonce (when readable here)")
+	}
+	return append(calls, fmt.Sprintf("GET /%s/_search for the nonce every %s for up to %s", po.IndexPattern, po.Interval, po.Timeout))
 }
 
 func stateWord(s string) string {

@@ -74,7 +74,8 @@ func runAllocation(ctx context.Context, opts *AllocationOptions) error {
 		}
 		p := opts.IO.Colors()
 		v := st.Value
-		if v == "all" {
+		back := cluster.AllocationSettingBack(indexer.Setting{Key: st.Key, Value: st.Value, Source: indexer.Source(st.Source)}).Level == cluster.OK
+		if back {
 			v = p.Green(v)
 		} else {
 			v = p.Yellow(v)
@@ -85,7 +86,7 @@ func runAllocation(ctx context.Context, opts *AllocationOptions) error {
 			[2]string{"transient", orUnset(st.Transient)}); err != nil {
 			return err
 		}
-		if st.Value != "all" {
+		if !back {
 			fmt.Fprintln(opts.IO.ErrOut, "replicas (or all shards) are not being allocated; after maintenance: siemctl indexer allocation all")
 		}
 		return nil

@@ -125,6 +125,17 @@ func TestAllocation(t *testing.T) {
 		t.Errorf("transient %v persistent %v", st.transient, st.persistent)
 	}
 
+	// OpenSearch reads the value in any case: "ALL" is all (no hint).
+	st.persistent["cluster.routing.allocation.enable"] = "ALL"
+	if r := run(t, cfg, false, "allocation"); r.Code != 0 || strings.Contains(r.ErrOut, "not being allocated") {
+		t.Errorf("ALL judged as not all: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	st.persistent["cluster.routing.allocation.enable"] = "primaries"
+	if r := run(t, cfg, false, "allocation"); r.Code != 0 || !strings.Contains(r.ErrOut, "not being allocated") {
+		t.Errorf("primaries without the hint: exit %d\n%s%s", r.Code, r.Out, r.ErrOut)
+	}
+	st.persistent["cluster.routing.allocation.enable"] = "all"
+
 	// acknowledged=false and a change that does not stick are failures.
 	st.noAck = true
 	if r := run(t, cfg, false, "allocation", "primaries", "--yes"); r.Code != 1 || !strings.Contains(r.ErrOut, "acknowledged=false") {

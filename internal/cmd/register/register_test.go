@@ -84,11 +84,11 @@ func TestUnknownSubcommand(t *testing.T) {
 // the rule); one listed here without it fails.
 var changing = []string{
 	"services start", "services stop", "services restart", "services enable",
-	"alerts cleanup",
+	"alerts cleanup", "alerts probe",
 	"indexer allocation", "indexer flush", "indexer repository", "indexer watermark",
 	"security indexer apply", "security api-users add",
 	"agents restart", "agents remove",
-	"snapshot prune",
+	"snapshot capture", "snapshot prune",
 	"upgrade apply", "upgrade resume", "upgrade abort", "upgrade prune", "rollback",
 }
 

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
@@ -35,6 +37,10 @@ type CaptureOptions struct {
 	Keep           int
 	KeepDays       int
 	PrometheusFile string
+	// Change is the change policy of the retention rules (--keep,
+	// --keep-days delete files): the prune takes the host lock, and
+	// --dry-run prints what the capture would write and delete.
+	Change cli.Change
 
 	// Source builds the snapshot source (nil: the live one); Rand
 	// feeds the id suffix (nil: crypto/rand). Tests replace them.
@@ -45,7 +51,7 @@ type CaptureOptions struct {
 // NewCmdCapture builds `snapshot capture`; runF replaces the behaviour in tests.
 func NewCmdCapture(f *cli.Factory, runF func(context.Context, *CaptureOptions) error) *cobra.Command {
 	opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now}
-	cmd := &cobra.Command{
+	cmd := f.ChangeCommand(&cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "prometheus"},
 		Use:         "capture",
 		Short:       "Capture the stack's state into a new snapshot",
@@ -57,33 +63,38 @@ A component that is down is recorded as down in the snapshot: the capture still 
 keeps stays; the newest is never deleted). --textfile writes the snapshot's metrics
 atomically for the node_exporter textfile collector; -o prometheus prints them.
 
+Pruning is a change: it takes the host lock after the snapshot is saved (while an upgrade
+holds it the prune is skipped with a warning naming the holder, and the next capture prunes)
+and asks no confirmation (the rule on the command line is the consent: a timer runs it).
+--dry-run reads nothing and writes nothing: it prints the files the capture would write and
+the snapshots it would delete.
+
 --timeout bounds the whole capture (default ` + DefaultCaptureTimeout.String() + ` for capture).`,
 		Example: `  siemctl snapshot capture --label pre-upgrade
   siemctl snapshot capture -o json | jq -r .id
   siemctl snapshot capture --label timer --keep-days 30 \
       --textfile /var/lib/node_exporter/textfile_collector/siemctl.prom`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Output = f.Global.Output
-			opts.Timeout = f.Global.Timeout
-			if fl := cmd.Flags().Lookup("timeout"); fl == nil || !fl.Changed {
-				opts.Timeout = DefaultCaptureTimeout
-			}
-			if err := cli.CheckOutput(f, "table", "json", "prometheus"); err != nil {
-				return err
-			}
-			if err := snapshot.ValidateLabel(opts.Label); err != nil {
-				return &cli.FlagError{Err: fmt.Errorf("--label: %w", err)}
-			}
-			if opts.Keep < 0 || opts.KeepDays < 0 {
-				return cli.FlagErrorf("--keep and --keep-days must be 0 (no rule) or positive")
-			}
-			if opts.PrometheusFile != "" && !strings.HasSuffix(opts.PrometheusFile, ".prom") {
-				return cli.FlagErrorf("--textfile %s: the textfile collector reads only *.prom files", opts.PrometheusFile)
-			}
-			return cli.Run(cmd.Context(), runF, runCapture, opts)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string, change cli.Change) error {
+		opts.Output, opts.Change = f.Global.Output, change
+		opts.Timeout = f.Global.Timeout
+		if fl := cmd.Flags().Lookup("timeout"); fl == nil || !fl.Changed {
+			opts.Timeout = DefaultCaptureTimeout
+		}
+		if change.DryRun && opts.Output == "prometheus" {
+			return cli.FlagErrorf("--dry-run prints calls, not metrics: use -o table or -o json with it")
+		}
+		if err := snapshot.ValidateLabel(opts.Label); err != nil {
+			return &cli.FlagError{Err: fmt.Errorf("--label: %w", err)}
+		}
+		if opts.Keep < 0 || opts.KeepDays < 0 {
+			return cli.FlagErrorf("--keep and --keep-days must be 0 (no rule) or positive")
+		}
+		if opts.PrometheusFile != "" && !strings.HasSuffix(opts.PrometheusFile, ".prom") {
+			return cli.FlagErrorf("--textfile %s: the textfile collector reads only *.prom files", opts.PrometheusFile)
+		}
+		return cli.Run(cmd.Context(), runF, runCapture, opts)
+	})
 	cmd.Flags().StringVar(&opts.Label, "label", "", "label of the snapshot (letters, digits, ._:+-), e.g. pre-upgrade")
 	cmd.Flags().IntVar(&opts.Keep, "keep", 0, "after capturing, keep only the newest N snapshots (with --keep-days: either rule keeps)")
 	cmd.Flags().IntVar(&opts.KeepDays, "keep-days", 0, "after capturing, delete snapshots older than D days")
@@ -111,6 +122,9 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 	start := opts.Now()
 	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	if opts.Change.DryRun {
+		return captureDryRun(ctx, opts)
+	}
 	live, copts, err := opts.Live(ctx, opts.Label)
 	if err != nil {
 		return err
@@ -140,11 +154,7 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 		}
 	}
 	if opts.Keep > 0 || opts.KeepDays > 0 {
-		removed, err := store.Prune(opts.Keep, opts.KeepDays, opts.Now())
-		for _, e := range removed {
-			res.Pruned = append(res.Pruned, e.ID)
-		}
-		if err != nil {
+		if err := capturePrune(ctx, opts, store, &res); err != nil {
 			return fmt.Errorf("snapshot %s saved, but: %w", d.ID, err)
 		}
 	}
@@ -169,6 +179,54 @@ func runCapture(ctx context.Context, opts *CaptureOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "pruned %d snapshot(s): %s\n", len(res.Pruned), strings.Join(res.Pruned, ", "))
 	}
 	return nil
+}
+
+// capturePrune applies the retention rules under the host lock. The rule
+// on the command line is the consent (no question: a timer runs it); while
+// an upgrade holds the lock the prune waits for the next capture.
+func capturePrune(ctx context.Context, opts *CaptureOptions, store *snapshot.Store, res *captureResult) error {
+	change := opts.Change
+	change.Yes = true
+	release, _, err := change.Begin(ctx, "", nil)
+	if errors.Is(err, lock.ErrHeld) {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: pruning skipped: %v; the next capture prunes\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer release()
+	removed, err := store.Prune(opts.Keep, opts.KeepDays, opts.Now())
+	for _, e := range removed {
+		res.Pruned = append(res.Pruned, e.ID)
+	}
+	return err
+}
+
+// captureDryRun prints what the capture would write and delete, reading
+// nothing from the stack and writing nothing.
+func captureDryRun(ctx context.Context, opts *CaptureOptions) error {
+	store, err := opts.Store()
+	if err != nil {
+		return err
+	}
+	calls := []string{fmt.Sprintf("read the stack (indexer, manager API, units, shipper) within %s", opts.Timeout),
+		"write a new snapshot under " + store.Dir + " (temporary file, fsync, rename)"}
+	if opts.PrometheusFile != "" {
+		calls = append(calls, "write "+opts.PrometheusFile+" (temporary file, rename)")
+	}
+	if opts.Keep > 0 || opts.KeepDays > 0 {
+		doomed, err := store.PrunableAfterSave(opts.Keep, opts.KeepDays, opts.Now())
+		if err != nil {
+			return err
+		}
+		for _, e := range doomed {
+			calls = append(calls, "remove "+e.Path)
+		}
+		calls = append(calls, "remove temporary snapshot files older than an hour in "+store.Dir)
+	}
+	_, _, err = opts.Change.Begin(ctx, "", cli.Calls(calls...))
+	return err
 }
 
 // warnUnread names, on stderr, each part the capture could not read and

@@ -276,6 +276,68 @@ func TestCaptureRetention(t *testing.T) {
 	}
 }
 
+// TestCaptureRetentionChangePolicy: --keep/--keep-days delete files, so
+// the capture's prune is a change: --dry-run writes and deletes nothing and
+// lists the files; while an upgrade holds the host lock the snapshot is
+// saved and the prune skipped, naming the holder.
+func TestCaptureRetentionChangePolicy(t *testing.T) {
+	fs := newFakeStack(t, fakeOpts{agents: 1})
+	rnd := &seqRand{}
+	for i := range 3 {
+		f, _, _ := testFactory(t, fs)
+		now := fixedNow.Add(time.Duration(i) * 24 * time.Hour)
+		f.Now = func() time.Time { return now }
+		if err := runCapture(context.Background(), captureOpts(f, "", rnd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := openStore(mustConfig(t, fs), nil)
+	before, _ := st.List()
+	later := fixedNow.Add(3 * 24 * time.Hour)
+
+	for _, mode := range []string{"table", "json"} {
+		f, out, _ := testFactory(t, fs)
+		f.Now = func() time.Time { return later }
+		if code := runRoot(t, f, "snapshot", "capture", "--keep", "2", "--dry-run", "-o", mode, "--config", fs.Config); code != 0 {
+			t.Fatalf("%s dry run: exit %d", mode, code)
+		}
+		// Two kept with the new one: the two oldest would go.
+		for _, e := range before[:2] {
+			if !strings.Contains(out.String(), "remove "+e.Path) {
+				t.Errorf("%s dry run does not list %s:\n%s", mode, e.Path, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "remove "+before[2].Path) {
+			t.Errorf("%s dry run would remove the newest kept one:\n%s", mode, out.String())
+		}
+		if after, _ := st.List(); len(after) != len(before) {
+			t.Fatalf("%s dry run changed the store: %d → %d snapshots", mode, len(before), len(after))
+		}
+	}
+	f, _, _ := testFactory(t, fs)
+	if code := runRoot(t, f, "snapshot", "capture", "--dry-run", "-o", "prometheus", "--config", fs.Config); code != 2 {
+		t.Errorf("--dry-run -o prometheus: exit %d, want 2", code)
+	}
+
+	clitest.HoldLock(t, fs.StateDir)
+	f, out, errOut := testFactory(t, fs)
+	f.Now = func() time.Time { return later }
+	opts := captureOpts(f, "", rnd)
+	opts.Keep = 1
+	if err := runCapture(context.Background(), opts); err != nil {
+		t.Fatalf("capture under an upgrade's lock: %v", err)
+	}
+	if res := decodeCapture(t, out.Bytes()); len(res.Pruned) != 0 {
+		t.Errorf("pruned %v while the lock was held", res.Pruned)
+	}
+	if after, _ := st.List(); len(after) != len(before)+1 {
+		t.Errorf("under the lock: %d snapshots, want %d (saved, nothing pruned)", len(after), len(before)+1)
+	}
+	if !strings.Contains(errOut.String(), "pruning skipped") || !strings.Contains(errOut.String(), clitest.HolderCommand) {
+		t.Errorf("stderr does not say the prune was skipped for the holder: %q", errOut.String())
+	}
+}
+
 func TestNewCmdCapture(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -161,7 +161,8 @@ func (r *seqRand) Read(p []byte) (int, error) {
 
 func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
 	return &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
-		Label: label, Source: goldenSource, Rand: rnd}
+		Label: label, Source: goldenSource, Rand: rnd,
+		Change: cli.Change{IO: f.IO, Output: "json", Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, "siemctl snapshot capture") }}}
 }
 
 // normalize replaces what differs between runs (ports, temp dirs, host

@@ -23,6 +23,7 @@ var (
 	reTimeframe    = regexp.MustCompile(`^(\d+[dhms]?)$`)
 	reSearch       = regexp.MustCompile(`^[^;|&^*>]+$`)
 	reSort         = regexp.MustCompile(`^[\w_\-,\s+.]+$`)
+	reGroupName    = regexp.MustCompile(`^[\w.\-]+$`) // group_names: and not ".", ".." nor "all"
 )
 
 // kinds of query parameter values.
@@ -43,6 +44,8 @@ const (
 	kUserIDs  // array of numbers
 	kUserID   // one number (a path's user_id)
 	kAnything // q
+	kGroup    // group_names (group)
+	kSynced   // group_config_status: synced | not synced
 )
 
 type paramSpec struct {
@@ -53,7 +56,7 @@ type paramSpec struct {
 var common = map[string]paramSpec{"pretty": {kind: kBool}, "wait_for_complete": {kind: kBool}}
 
 var agentFilters = map[string]paramSpec{"q": {kind: kAnything}, "os.platform": {kind: kAlnum}, "os.version": {kind: kAlnum},
-	"os.name": {kind: kAlnum}, "manager": {kind: kAlnum}, "version": {kind: kAlnum}, "group": {kind: kName},
+	"os.name": {kind: kAlnum}, "manager": {kind: kAlnum}, "version": {kind: kAlnum}, "group": {kind: kGroup},
 	"node_name": {kind: kName}, "name": {kind: kAlnum}, "ip": {kind: kAlnum}, "registerIP": {kind: kAlnum}}
 
 func with(base map[string]paramSpec, extra map[string]paramSpec) map[string]paramSpec {
@@ -78,7 +81,7 @@ var operations = map[string]map[string]paramSpec{
 	"GET /agents/summary/status":            common,
 	"GET /agents": with(agentFilters, map[string]paramSpec{"agents_list": {kind: kAgentIDs}, "offset": {kind: kOffset},
 		"limit": {kind: kLimit}, "select": {kind: kNames}, "sort": {kind: kSort}, "search": {kind: kSearch},
-		"status": {kind: kStatus}, "older_than": {kind: kTimeframe}, "group_config_status": {kind: kAnything},
+		"status": {kind: kStatus}, "older_than": {kind: kTimeframe}, "group_config_status": {kind: kSynced},
 		"distinct": {kind: kBool}}),
 	"DELETE /agents": with(agentFilters, map[string]paramSpec{"agents_list": {kind: kAgentIDsAll, required: true},
 		"status": {kind: kStatusAll, required: true}, "older_than": {kind: kTimeframe}, "purge": {kind: kBool}}),
@@ -191,6 +194,14 @@ func checkValue(kind int, v string) string {
 			if msg := checkFormat(kName, f); msg != "" {
 				return msg
 			}
+		}
+	case kSynced:
+		if v != "synced" && v != "not synced" {
+			return fmt.Sprintf("'%s' is not one of ['synced', 'not synced']", v)
+		}
+	case kGroup:
+		if !reGroupName.MatchString(v) || v == "." || v == ".." || v == "all" {
+			return fmt.Sprintf("'%s' is not a 'group_names'", v)
 		}
 	default:
 		return checkFormat(kind, v)

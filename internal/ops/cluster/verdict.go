@@ -114,8 +114,12 @@ func Red(ctx context.Context, api ShardsAPI, h indexer.Health) Verdict {
 // restarts) leaves replicas and new shards unassigned. OpenSearch reads the
 // value in any case ("ALL" is all) and an unset one is all. Wait when it is
 // not all (the end of an upgrade sets it back), with the fix.
-func AllocationBack(s indexer.Settings) Verdict {
-	en := s.AllocationEnable()
+func AllocationBack(s indexer.Settings) Verdict { return AllocationSettingBack(s.AllocationEnable()) }
+
+// AllocationSettingBack is AllocationBack's verdict on one value of
+// cluster.routing.allocation.enable already resolved (a snapshot's
+// effective value, "" when unset; `indexer allocation`'s read-back).
+func AllocationSettingBack(en indexer.Setting) Verdict {
 	if en.Value == "" || strings.EqualFold(en.Value, "all") {
 		return Verdict{Level: OK, Summary: "allocation enabled for all shards"}
 	}

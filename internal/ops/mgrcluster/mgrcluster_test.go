@@ -21,10 +21,10 @@ func TestJudge(t *testing.T) {
 		summary string
 	}{
 		{"healthy", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
-			Ruleset: []manager.RulesetSync{{"master-node", true}, {"worker1", true}}, Expected: []string{"master-node", "worker1"}},
+			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: true}}, Expected: []string{"master-node", "worker1"}},
 			OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync"},
 		{"ruleset out of sync", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
-			Ruleset: []manager.RulesetSync{{"master-node", true}, {"worker1", false}}},
+			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: false}}},
 			Warn, "worker1: ruleset not in sync with the master"},
 		{"missing and stale", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 3*time.Minute)},
 			Expected: []string{"master-node", "worker1", "worker2"}},

@@ -529,6 +529,7 @@ var (
 	reSearch       = regexp.MustCompile(`^[^;|&^*>]+$`)
 	reSort         = regexp.MustCompile(`^[\w_\-,\s+.]+$`)
 	reGroupName    = regexp.MustCompile(`^[\w.\-]+$`)
+	reTimeframe    = regexp.MustCompile(`^(\d+[dhms]?)$`) // no "w": ossec.conf's intervals take weeks, the API does not
 )
 
 // paramFormat checks one query parameter's value like connexion does with the specification's schema:
@@ -570,7 +571,8 @@ type stringFormat struct {
 
 // stringFormats are the parameters whose value the specification gives one of Wazuh's string formats.
 var stringFormats = func() map[string]stringFormat {
-	m := map[string]stringFormat{"node_name": {"names", reNames}, "search": {"search", reSearch}, "sort": {"sort", reSort}}
+	m := map[string]stringFormat{"node_name": {"names", reNames}, "search": {"search", reSearch}, "sort": {"sort", reSort},
+		"older_than": {"timeframe", reTimeframe}}
 	for _, p := range []string{"name", "ip", "registerIP", "version", "manager", "os.platform", "os.version", "os.name"} {
 		m[p] = stringFormat{"alphanumeric", reAlphanumeric}
 	}
@@ -764,7 +766,7 @@ func (s *APIServer) parseFilter(w http.ResponseWriter, q map[string][]string, al
 	if v := first(q, "older_than"); v != "" {
 		d, err := parseTimeframe(v)
 		if err != nil {
-			badParam(w, fmt.Sprintf("'%s' does not match '^((\\\\d+)(s|m|h|d|w)?)$'", v))
+			badParam(w, fmt.Sprintf("'%s' is not a 'timeframe'", v))
 			return nil, false
 		}
 		f.olderThan = d
@@ -1070,9 +1072,12 @@ func eachRequested(ids []int, byID map[int]*Agent, fail func(code int, sid strin
 
 func (s *APIServer) handleDeleteAgents(w http.ResponseWriter, r *http.Request) {
 	q := queryOf(r)
-	params := []string{"agents_list", "status", "older_than", "purge", "q", "search"}
+	// DELETE /agents declares neither search nor group_config_status.
+	params := []string{"agents_list", "status", "older_than", "purge", "q"}
 	for p := range agentFilterParams {
-		params = append(params, p)
+		if p != "group_config_status" {
+			params = append(params, p)
+		}
 	}
 	if !checkParams(w, r, params...) {
 		return

@@ -215,7 +215,7 @@ func TestGetAgents(t *testing.T) {
 		{"status", "?status=disconnected,never_connected", []string{"003", "004", "006"}, 3, 0, 0, 0, "All selected agents information was returned"},
 		{"list with unknown", "?agents_list=001,042,003", []string{"001", "003"}, 2, 1, 2, 1701, "Some agents information was not returned"},
 		{"only unknown", "?agents_list=042", []string{}, 0, 1, 1, 1701, "No agent information was returned"},
-		{"q and", "?q=status=active;os.platform=ubuntu", []string{"001"}, 1, 0, 0, 0, "All selected agents information was returned"},
+		{"q and", "?q=status=active;os.platform=ubuntu", []string{"000", "001"}, 2, 0, 0, 0, "All selected agents information was returned"}, // 000: the manager runs Ubuntu 20.04
 		{"q or", "?q=name=db-01,name=win-01", []string{"002", "005"}, 2, 0, 0, 0, "All selected agents information was returned"},
 		{"q like", "?q=name~WEB", []string{"001"}, 1, 0, 0, 0, "All selected agents information was returned"},
 		{"sort desc", "?sort=-name&limit=3", []string{"005", "001", "000"}, 7, 0, 0, 0, "All selected agents information was returned"},

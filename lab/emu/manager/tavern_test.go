@@ -101,8 +101,9 @@ func tavernEnv(t *testing.T, file string) (*httptest.Server, Home) {
 	// Registration dates: 009 and 010 as integration-env/agent_info.yaml records them; the datetime-query
 	// stages' expectations imply every other agent (and the manager) was registered before 2021-07-03.
 	registered := time.Date(2021, 7, 1, 0, 0, 0, 0, time.UTC).Unix()
-	agents := []*Agent{{ID: 0, RegisterIP: "127.0.0.1", Conn: StatusActive, DateAdd: registered,
-		OS: ubuntu("wazuh-master", "20", "20.04.6 LTS", "Focal Fossa"), Synced: true}}
+	// Agent 000's OS is the emulator's own (the manager host's): the integration environment's
+	// manager runs Ubuntu 20.04 too, and the stages filtering by it expect what that answers.
+	agents := []*Agent{{ID: 0, RegisterIP: "127.0.0.1", Conn: StatusActive, DateAdd: registered, Synced: true}}
 	for i := 1; i <= 12; i++ {
 		name := fmt.Sprintf("wazuh-agent%d", i)
 		a := &Agent{ID: i, Name: name, RegisterIP: "any", Key: agentKey(i, name), DateAdd: registered}

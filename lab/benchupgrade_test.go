@@ -1,0 +1,122 @@
+package lab
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchUpgrade runs scripts/bench-upgrade.sh with a siemctl and a siemlab that only record: the
+// fake siemlab's `up` says whether the indexer's user (uid 65534, as the lab runs OpenSearch) can
+// reach the lab directory's parent, then stops the script (exit 3). It returns the script's
+// output and what the fake siemlab recorded ("" when up was never called).
+func benchUpgrade(t *testing.T, env ...string) (out, up string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("bench-upgrade.sh runs as root (the lab needs it)")
+	}
+	for _, tool := range []string{"jq", "setpriv", "find", "mktemp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/install-deps.sh)", tool)
+		}
+	}
+	bin := t.TempDir()
+	rec := filepath.Join(t.TempDir(), "up.rec")
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("siemctl", "exit 0")
+	write("siemlab", `[ "$1" = up ] || exit 0
+while [ $# -gt 0 ]; do [ "$1" = --dir ] && dir=$2; shift; done
+parent=$(dirname "$dir")
+if setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'cd "$1"' sh "$parent" 2>/dev/null; then
+	echo "reachable $dir" > '`+rec+`'
+else
+	echo "unreachable $dir" > '`+rec+`'
+fi
+exit 3`)
+	cmd := exec.Command("bash", "../scripts/bench-upgrade.sh")
+	cmd.Env = append(os.Environ(), append([]string{"BENCH_BIN=" + bin}, env...)...)
+	b, _ := cmd.CombinedOutput()
+	r, _ := os.ReadFile(rec)
+	return string(b), strings.TrimSpace(string(r))
+}
+
+// TestBenchUpgradeWorkDirIsReachable: `make bench-upgrade` from a fresh clone makes its own work
+// directory (mktemp -d, mode 0700): the lab inside it must be reachable by the indexer's user, or
+// `siemlab up` refuses it at once.
+func TestBenchUpgradeWorkDirIsReachable(t *testing.T) {
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := OpenParents(tmp); err != nil {
+		t.Skipf("the temp dir's parents cannot be opened: %v", err)
+	}
+	out, up := benchUpgrade(t, "TMPDIR="+tmp, "BENCH_DIR=")
+	if !strings.HasPrefix(up, "reachable "+tmp+"/siemctl-bench-") {
+		t.Fatalf("siemlab up got a lab dir the indexer's user cannot reach: %q\n%s", up, out)
+	}
+}
+
+// TestBenchUpgradeRefusesAClosedBenchDir: a BENCH_DIR under a 0700 directory is refused before
+// the lab is started, naming the directory and the fix.
+func TestBenchUpgradeRefusesAClosedBenchDir(t *testing.T) {
+	closed := filepath.Join(t.TempDir(), "closed")
+	if err := os.Mkdir(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, up := benchUpgrade(t, "BENCH_DIR="+filepath.Join(closed, "work"))
+	if up != "" || !strings.Contains(out, closed+" is not traversable by others") || !strings.Contains(out, "chmod o+x "+closed) {
+		t.Fatalf("a closed BENCH_DIR: siemlab up %q\n%s", up, out)
+	}
+}
+
+// TestBenchUpgradeFloorLines: the benchmark's comparison with the bare upgrade prints, per
+// volume, siemctl's and the bare upgrade's mean over the cycles with their ratio, the growth of
+// each from the smallest volume, and in which upgrades the security plugin's first load retried.
+func TestBenchUpgradeFloorLines(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	res := write("results.tsv", "volume\tmode\tdata_MiB\tindices\tupgrade_s\trollback_s\n"+
+		"small\tsnapshot#1\t79\t51\t40.0\t30.0\nsmall\tsnapshot#2\t27\t51\t44.0\t31.0\n"+
+		"large\tsnapshot#1\t1581\t51\t60.0\t40.0\nlarge\tsnapshot#2\t482\t51\t62.0\t41.0\n")
+	bare := write("bare.tsv", "volume\tmode\tbare_s\tback_copy_s\tsec_retry\n"+
+		"small\tsnapshot#1\t20.0\t0.4\t0\nsmall\tsnapshot#2\t22.0\t0.4\t0\n"+
+		"large\tsnapshot#1\t30.0\t3.1\t1\nlarge\tsnapshot#2\t32.0\t3.0\t0\n")
+	retry := write("retries.tsv", "run\tsec_retry\nbare small/snapshot#1\t0\nsiemctl small/snapshot#1\t0\n"+
+		"bare small/snapshot#2\t0\nsiemctl small/snapshot#2\t1\nbare large/snapshot#1\t1\nsiemctl large/snapshot#1\t0\n"+
+		"bare large/snapshot#2\t0\nsiemctl large/snapshot#2\t0\n")
+	out, err := exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench-upgrade-floor.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"floor: small siemctl 42.0s bare 21.0s ratio 2.00×\n",
+		"floor: large siemctl 61.0s bare 31.0s ratio 1.97×\n",
+		"growth: large siemctl +19.0s bare +10.0s ratio 1.90×\n",
+		"security plugin first-load retry: 2 of 8 upgrades (siemctl small/snapshot#2, bare large/snapshot#1)\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "growth: small") {
+		t.Errorf("the smallest volume has no growth line:\n%s", out)
+	}
+	// Two modes: each line names the volume and the mode.
+	out, err = exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "2").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "floor: small/snapshot siemctl 42.0s") {
+		t.Errorf("two modes: %v\n%s", err, out)
+	}
+}
