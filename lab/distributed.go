@@ -353,16 +353,7 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			return nil, fmt.Errorf("%s: %w (siemlab down --dir %s)", dir, ErrAlreadyUp, dir)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	if err := checkTraversable(dir); err != nil {
-		return nil, err
-	}
-	if err := checkTools(); err != nil {
+	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
 	ports := prof.DistPorts(opts.PortOffset)

@@ -29,16 +29,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 	if st, err := readState(dir); err == nil && (running(st) || st.Topology == TopologyDistributed) {
 		return nil, fmt.Errorf("%s: %w (siemlab down --dir %s)", dir, ErrAlreadyUp, dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	if err := checkTraversable(dir); err != nil {
-		return nil, err
-	}
-	if err := checkTools(); err != nil {
+	if err := prepareDir(dir); err != nil {
 		return nil, err
 	}
 	l := &Lab{
@@ -887,4 +878,19 @@ hosts:
       run_as: false
 `, l.st.Ports.API, l.prof.WUIUser, password)
 	return writeFile(filepath.Join(l.st.Root, l.prof.DashboardAPIConfig), data, 0o600)
+}
+
+// prepareDir makes a lab's directory (0755: OpenSearch runs as another user and must traverse it)
+// and checks the tools the lab runs, before anything starts.
+func prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lab dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("lab dir: %w", err)
+	}
+	if err := checkTraversable(dir); err != nil {
+		return err
+	}
+	return checkTools()
 }
