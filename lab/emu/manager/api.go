@@ -772,16 +772,8 @@ func (s *APIServer) parseFilter(w http.ResponseWriter, q map[string][]string, al
 		f.olderThan = d
 	}
 	if v := first(q, "q"); v != "" {
-		n, err := parseQuery(v)
-		switch {
-		case errors.Is(err, errQueryField):
-			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
-			return nil, false
-		case errors.Is(err, errQueryOperator):
-			writeWazuhError(w, 400, 1409, strings.TrimPrefix(err.Error(), errQueryOperator.Error()+": "))
-			return nil, false
-		case err != nil:
-			writeWazuhError(w, 400, 1407, "")
+		n, ok := queryParam(w, v, validField)
+		if !ok {
 			return nil, false
 		}
 		f.q = n
@@ -1303,13 +1295,8 @@ func (s *APIServer) handleGetUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.SliceStable(picked, func(i, j int) bool { return picked[i].ID < picked[j].ID })
 	if v := first(q, "q"); v != "" {
-		n, err := parseQueryFields(v, func(f string) bool { return slices.Contains([]string{"id", "username", "allow_run_as", "roles"}, f) })
-		switch {
-		case errors.Is(err, errQueryField):
-			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
-			return
-		case err != nil:
-			writeWazuhError(w, 400, 1407, "")
+		n, ok := queryParam(w, v, func(f string) bool { return slices.Contains([]string{"id", "username", "allow_run_as", "roles"}, f) })
+		if !ok {
 			return
 		}
 		var keep []*APIUser

@@ -165,13 +165,8 @@ func (s *APIServer) handleClusterNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	var query *qNode
 	if v := first(q, "q"); v != "" {
-		n, err := parseQueryFields(v, func(f string) bool { return containsStr(clusterNodeFields, f) })
-		switch {
-		case errors.Is(err, errQueryField):
-			writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
-			return
-		case err != nil:
-			writeWazuhError(w, 400, 1407, "")
+		n, ok := queryParam(w, v, func(f string) bool { return containsStr(clusterNodeFields, f) })
+		if !ok {
 			return
 		}
 		query = n

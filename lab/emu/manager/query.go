@@ -3,6 +3,7 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,8 +27,23 @@ type qNode struct {
 	value    string
 }
 
-// parseQuery parses the Wazuh API query language subset over agent fields.
-func parseQuery(q string) (*qNode, error) { return parseQueryFields(q, validField) }
+// queryParam parses a request's q over the fields valid accepts, or answers the API's 400 for it (1408 an
+// unknown field, 1409 an unknown operator, 1407 any other malformed query) and returns false.
+func queryParam(w http.ResponseWriter, q string, valid func(string) bool) (*qNode, bool) {
+	n, err := parseQueryFields(q, valid)
+	switch {
+	case errors.Is(err, errQueryField):
+		writeWazuhError(w, 400, 1408, strings.TrimPrefix(err.Error(), errQueryField.Error()+": "))
+		return nil, false
+	case errors.Is(err, errQueryOperator):
+		writeWazuhError(w, 400, 1409, strings.TrimPrefix(err.Error(), errQueryOperator.Error()+": "))
+		return nil, false
+	case err != nil:
+		writeWazuhError(w, 400, 1407, "")
+		return nil, false
+	}
+	return n, true
+}
 
 // parseQueryFields parses a query whose fields valid accepts.
 func parseQueryFields(q string, valid func(string) bool) (*qNode, error) {
