@@ -108,7 +108,7 @@ type Indexer struct {
 	DataHookTake       []string `mapstructure:"data_hook_take"`
 	DataHookRestore    []string `mapstructure:"data_hook_restore"`
 	// Nodes are the indexer cluster's node names health expects (empty:
-	// every node the cluster answers with).
+	// every node this host has seen in the cluster, state_dir/cache).
 	Nodes []string `mapstructure:"nodes"`
 }
 

@@ -44,13 +44,22 @@ func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
 		return depFailed(ctx, e, "cluster health", err)
 	}
 	api, isAPI := ix.(IndexerClusterAPI)
-	if !isAPI || (h.NumberOfNodes <= 1 && len(expected) <= 1) {
+	if !isAPI {
 		return notApplicable
 	}
-	f := cluster.NodeFacts{Expected: expected}
+	if _, seen := e.seenIndexerNodes(); h.NumberOfNodes <= 1 && len(expected) <= 1 && len(seen.Nodes) <= 1 {
+		return notApplicable // a single node, as far as this host knows
+	}
+	var f cluster.NodeFacts
 	if f.Versions, err = ix.NodesVersions(ctx); err != nil {
 		return depFailed(ctx, e, "the nodes (_nodes)", err)
 	}
+	present := make([]string, 0, len(f.Versions))
+	for _, v := range f.Versions {
+		present = append(present, v.Name)
+	}
+	want, remembered, note := e.expectedIndexerNodes(expected, present)
+	f.Expected = want
 	if f.Stats, err = api.CatNodes(ctx); err != nil {
 		return depFailed(ctx, e, "the nodes' heap and disk (_cat/nodes)", err)
 	}
@@ -59,6 +68,12 @@ func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	ev := make([]string, 0, len(lines))
 	for _, l := range lines {
 		ev = append(ev, l.Text)
+	}
+	if note != "" {
+		ev = append(ev, note)
+	}
+	if remembered && len(v.Items) > 0 {
+		v.Fix += "; if a node left the cluster for good, list the nodes it has now in indexer.nodes (this host remembers every node it has seen)"
 	}
 	var r Result
 	switch v.Level {
@@ -69,7 +84,7 @@ func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	default:
 		r = crit(v.Summary, v.Fix, ev...)
 	}
-	r.Metrics = map[string]float64{"nodes": float64(len(f.Versions)), "expected": float64(max(len(expected), len(f.Versions)))}
+	r.Metrics = map[string]float64{"nodes": float64(len(f.Versions)), "expected": float64(max(len(f.Expected), len(f.Versions)))}
 	return r
 }
 

@@ -130,7 +130,7 @@ func (d DefaultCredentials) Find(ctx context.Context, deep bool) (CredentialRepo
 		rep.Evidence = append(rep.Evidence, fmt.Sprintf("%s default passwords tried now (next try after %s, or with --deep)",
 			comp, t.Add(credRetryAfter).Format(time.RFC3339)))
 	}
-	if werr := writeCredState(path, st); werr != nil {
+	if werr := writeCache(path, st); werr != nil {
 		rep.Evidence = append(rep.Evidence, "the try is not recorded ("+werr.Error()+"): the next run tries again")
 	}
 	return rep, err
@@ -161,24 +161,29 @@ type credState struct {
 // foreign file (a symlink is never followed) is an empty record: the tries
 // run again.
 func readCredState(path string) credState {
-	st := credState{Version: 1, Tries: map[string]credTry{}}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return st
-	}
-	defer f.Close()
 	var c credState
-	if json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&c) != nil || c.Version != 1 || c.Tries == nil {
-		return st
+	if !readCache(path, &c) || c.Version != 1 || c.Tries == nil {
+		return credState{Version: 1, Tries: map[string]credTry{}}
 	}
 	return c
 }
 
-// writeCredState replaces the record atomically (temporary file, fsync,
-// rename): a symlink at its place is replaced, never followed, and the
-// cache directory must be a real directory.
-func writeCredState(path string, st credState) error {
-	data, err := json.Marshal(st)
+// readCache decodes a record of state_dir/cache into v; false when it is
+// missing, unreadable, not JSON or behind a symlink (never followed).
+func readCache(path string, v any) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(v) == nil
+}
+
+// writeCache replaces a record of state_dir/cache atomically (temporary
+// file, fsync, rename): a symlink at its place is replaced, never followed,
+// and the cache directory must be a real directory.
+func writeCache(path string, v any) error {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
