@@ -857,6 +857,9 @@ func checkManagerConfig(ctx context.Context, e *Env) Result {
 			return crit("configuration invalid: "+firstOr(v.Errors, "see the manager log"), fix, v.Errors...)
 		}
 	}
+	if !c.Runs("manager") {
+		return unknown("not checked: the manager API did not validate the configuration and the manager is not on this host (no configuration check tool here)", "see manager.api, or run siemctl health on a manager host")
+	}
 	if e.Stack.Tools == nil {
 		return unknown("not checked: manager API down and no configuration check tool", "see manager.api")
 	}
@@ -957,7 +960,7 @@ func checkVersions(ctx context.Context, e *Env) Result {
 	case 3:
 		return ok("indexer, manager and dashboard at "+v.Version, evidence...)
 	}
-	return ok(strings.Join(core, " and ")+" at "+v.Version+" (this host's)", evidence...)
+	return ok(strings.Join(core, " and ")+" at "+v.Version+" on this host", evidence...)
 }
 
 // ---- alerts ----------------------------------------------------------------
