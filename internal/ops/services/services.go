@@ -52,7 +52,7 @@ const (
 var ErrUnknownComponent = errors.New("unknown component")
 
 // ErrNotOnHost is a component this host does not run (config components).
-var ErrNotOnHost = errors.New("component not on this host")
+var ErrNotOnHost = errors.New("not on this host")
 
 // Component is a stack component and its unit.
 type Component struct {
@@ -99,7 +99,7 @@ func Select(unitMap map[string]string, names []string) (comps []Component, all b
 				here = append(here, c)
 			}
 		}
-		return nil, false, fmt.Errorf("%w: %s not on this host (it runs %s: the components key of its config); act on the host that runs it", ErrNotOnHost, strings.Join(notHere, ", "), strings.Join(here, ", "))
+		return nil, false, fmt.Errorf("%s %w: it runs %s (the components key of its config); act on the host that runs it", strings.Join(notHere, ", "), ErrNotOnHost, strings.Join(here, ", "))
 	}
 	for _, n := range StartOrder {
 		if !want[n] {

@@ -442,7 +442,7 @@ func TestSelectThisHost(t *testing.T) {
 		}
 	}
 	_, _, err := Select(host, []string{"shipper", "indexer"})
-	if err == nil || !errors.Is(err, ErrNotOnHost) || !strings.Contains(err.Error(), "indexer not on this host (it runs manager, shipper") {
+	if err == nil || !errors.Is(err, ErrNotOnHost) || !strings.Contains(err.Error(), "indexer not on this host: it runs manager, shipper (the components key") {
 		t.Errorf("indexer on a manager host: err %v", err)
 	}
 }
