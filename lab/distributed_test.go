@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/lab/emu/dashboard"
 	"github.com/siemctl/siemctl/lab/emu/manager"
 )
@@ -160,5 +161,30 @@ func TestOpensearchYMLCluster(t *testing.T) {
 	}
 	if strings.Contains(yml, "single-node") {
 		t.Errorf("a cluster node with discovery.type single-node")
+	}
+}
+
+// TestHostConfigComponents: each distributed host's siemctl.yaml names the components it runs, so
+// siemctl's health and services judge and act on those (indexer hosts the indexer, managers the
+// manager and Filebeat, the dashboard host the dashboard).
+func TestHostConfigComponents(t *testing.T) {
+	want := map[string]string{"indexer-1": "indexer", "indexer-3": "indexer", "manager-1": "manager shipper", "manager-2": "manager shipper", "dashboard-1": "dashboard"}
+	for _, name := range ProfileNames() {
+		for host, comps := range want {
+			l := testHost(t, Profiles[name], host)
+			if err := os.MkdirAll(l.st.Root, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.writeConfig(); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(config.LoadOptions{Env: []string{"SIEMCTL_CONFIG=" + l.ConfigPath()}})
+			if err != nil {
+				t.Fatalf("%s %s: siemctl cannot load the host's config: %v", name, host, err)
+			}
+			if got := strings.Join(cfg.HostComponents(), " "); got != comps {
+				t.Errorf("%s %s: components %q, want %q", name, host, got, comps)
+			}
+		}
 	}
 }

@@ -46,9 +46,12 @@ func (l *Lab) siemctlConfig() map[string]any {
 
 // hostConfig sets what a distributed lab's host cannot take from the profile's defaults (they
 // name 127.0.0.1 or localhost and files of components the host may not run): every address and
-// port (port_offset moves defaults only), the indexer's CA where the host has none of its own, the
-// manager API's certificate, the dashboard's URL.
+// port (port_offset moves defaults only), the components it runs, the indexer's CA where the host
+// has none of its own, the manager API's certificate, the dashboard's URL.
 func (l *Lab) hostConfig(cfg map[string]any) {
+	if len(l.st.Components) > 0 {
+		cfg["components"] = l.st.Components // what health and services judge and act on here
+	}
 	ca := filepath.Join(l.st.Dir, "certs", "root-ca.pem")
 	idx := map[string]any{"url": l.st.IndexerURLs[0]}
 	if !l.runs("indexer") {

@@ -53,6 +53,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
   port_offset: 0                       # added to every DEFAULT port (URLs, agent/enrollment, syslog); 0-60000
   state_dir: /var/lib/siemctl          # journals, snapshots, the host lock
   backup_dir: /var/backups/siemctl
+  components: [indexer, manager, dashboard, shipper]  # what this host runs: health judges, services acts on these; e.g. [manager, shipper]
   systemd:
     address: ""                        # empty: the system manager; or unix:path=/…/systemd/private
   packages:

@@ -29,10 +29,14 @@ type Config struct {
 	Profile string `mapstructure:"profile"`
 	// Root prefixes every default path (like DPKG_ROOT); PortOffset is added
 	// to every default port. Explicit values are taken as given (root.go).
-	Root       string     `mapstructure:"root"`
-	PortOffset int        `mapstructure:"port_offset"`
-	StateDir   string     `mapstructure:"state_dir"`
-	BackupDir  string     `mapstructure:"backup_dir"`
+	Root       string `mapstructure:"root"`
+	PortOffset int    `mapstructure:"port_offset"`
+	StateDir   string `mapstructure:"state_dir"`
+	BackupDir  string `mapstructure:"backup_dir"`
+	// Components are the components this host runs (HostComponents): all
+	// four on a single host; in a distributed deployment e.g. [indexer] or
+	// [manager, shipper].
+	Components []string   `mapstructure:"components"`
 	Systemd    Systemd    `mapstructure:"systemd"`
 	Packages   Packages   `mapstructure:"packages"`
 	Indexer    Indexer    `mapstructure:"indexer"`
@@ -201,6 +205,53 @@ func (c *Config) PackageNames() map[string]string {
 		"indexer": c.Indexer.Package, "manager": c.Manager.Package,
 		"dashboard": c.Dashboard.Package, "shipper": c.Shipper.Package,
 	}
+}
+
+// HostComponents returns the components this host runs (the components key),
+// in start order. It is the one home of the host view: health judges these
+// components' units, ports, packages and files, and services acts on them.
+func (c *Config) HostComponents() []string {
+	if len(c.Components) == 0 {
+		return slices.Clone(Components)
+	}
+	var out []string
+	for _, comp := range Components {
+		if slices.Contains(c.Components, comp) {
+			out = append(out, comp)
+		}
+	}
+	return out
+}
+
+// Runs reports whether this host runs the component.
+func (c *Config) Runs(component string) bool {
+	return slices.Contains(c.HostComponents(), component)
+}
+
+// NotHere returns the components this host does not run, in start order.
+func (c *Config) NotHere() []string {
+	var out []string
+	for _, comp := range Components {
+		if !c.Runs(comp) {
+			out = append(out, comp)
+		}
+	}
+	return out
+}
+
+// HostUnits is Units restricted to the components this host runs.
+func (c *Config) HostUnits() map[string]string { return c.onHost(c.Units()) }
+
+// HostPackageNames is PackageNames restricted to the components this host
+// runs.
+func (c *Config) HostPackageNames() map[string]string { return c.onHost(c.PackageNames()) }
+
+func (c *Config) onHost(all map[string]string) map[string]string {
+	out := make(map[string]string, len(all))
+	for _, comp := range c.HostComponents() {
+		out[comp] = all[comp]
+	}
+	return out
 }
 
 // Error is a configuration problem tied to one key.
@@ -387,6 +438,14 @@ func (c *Config) Validate() error {
 	for key, s := range map[string]Secret{"indexer": c.Indexer.Secret, "manager": c.Manager.Secret} {
 		if err := s.validate(key); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if len(c.Components) == 0 {
+		errs = append(errs, &Error{Key: "components", Msg: "is empty; list the components this host runs (of " + strings.Join(Components, ", ") + ")"})
+	}
+	for _, comp := range c.Components {
+		if !slices.Contains(Components, comp) {
+			errs = append(errs, &Error{Key: "components", Msg: fmt.Sprintf("%q is not a component (use some of: %s)", comp, strings.Join(Components, ", "))})
 		}
 	}
 	if c.StateDir == "" {

@@ -446,3 +446,42 @@ func TestModuleSourceNeedsPlaceholder(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// TestComponents: the components key says what this host runs: all four by default (a single
+// host), a list from the file or SIEMCTL_COMPONENTS (space-separated), known names only, not empty;
+// HostUnits and HostPackageNames follow it while Units and PackageNames stay the whole stack's.
+func TestComponents(t *testing.T) {
+	c, err := Load(LoadOptions{Path: filepath.Join(t.TempDir(), "none.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.HostComponents(), " "); got != "indexer manager dashboard shipper" || len(c.NotHere()) != 0 || len(c.HostUnits()) != 4 {
+		t.Errorf("default components %q, not here %v", got, c.NotHere())
+	}
+	c, err = Load(LoadOptions{Path: writeFile(t, "profile: wazuh\ncomponents: [shipper, manager]\n"), ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.HostComponents(), " "); got != "manager shipper" || strings.Join(c.NotHere(), " ") != "indexer dashboard" {
+		t.Errorf("file components %q, not here %v", got, c.NotHere())
+	}
+	if u := c.HostUnits(); len(u) != 2 || u["manager"] != "wazuh-manager.service" || u["shipper"] != "filebeat.service" {
+		t.Errorf("HostUnits %v", u)
+	}
+	if p := c.HostPackageNames(); len(p) != 2 || p["shipper"] != "filebeat" || len(c.PackageNames()) != 4 || len(c.Units()) != 4 {
+		t.Errorf("HostPackageNames %v; PackageNames %v", p, c.PackageNames())
+	}
+	c, err = Load(LoadOptions{Path: filepath.Join(t.TempDir(), "none.yaml"), Env: []string{"SIEMCTL_COMPONENTS=indexer"}})
+	if err != nil || strings.Join(c.HostComponents(), " ") != "indexer" || !c.Runs("indexer") || c.Runs("manager") {
+		t.Fatalf("SIEMCTL_COMPONENTS=indexer: %v %v", c, err)
+	}
+	for _, tt := range []struct{ body, want string }{
+		{"components: []\n", "config: components: is empty; list the components this host runs"},
+		{"components: [indexer, kibana]\n", `config: components: "kibana" is not a component (use some of: indexer, manager, dashboard, shipper)`},
+	} {
+		_, err := Load(LoadOptions{Path: writeFile(t, tt.body), ExplicitPath: true})
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}

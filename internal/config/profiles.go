@@ -52,6 +52,7 @@ func profile(n names) map[string]any {
 		"port_offset": 0,
 		"state_dir":   "/var/lib/siemctl",
 		"backup_dir":  "/var/backups/siemctl",
+		"components":  slices.Clone(Components),
 		"systemd":     map[string]any{"address": ""},
 		"packages":    map[string]any{"manager": "auto"},
 		"indexer": map[string]any{

@@ -222,8 +222,7 @@ func unitStates(ctx context.Context, e *Env) ([]units.UnitStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := e.Stack.Config
-		return um.Status(ctx, c.Indexer.Unit, c.Manager.Unit, c.Dashboard.Unit, c.Shipper.Unit)
+		return um.Status(ctx, hostUnitNames(e.Stack.Config)...)
 	})
 }
 
@@ -243,7 +242,7 @@ func componentUnit(ctx context.Context, e *Env, component string) (services.Stat
 	if err != nil {
 		return services.Status{}, false
 	}
-	for _, u := range services.Judge(e.Stack.Config.Units(), sts) {
+	for _, u := range services.Judge(e.Stack.Config.HostUnits(), sts) {
 		if u.Component == component {
 			return u, true
 		}
@@ -257,8 +256,29 @@ func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 		if e.Stack.Packages == nil {
 			return nil, fmt.Errorf("no package manager: %s", errString(e.Stack.PackagesErr))
 		}
-		return packages.ByComponent(ctx, e.Stack.Packages, e.Stack.Config.PackageNames())
+		return packages.ByComponent(ctx, e.Stack.Packages, e.Stack.Config.HostPackageNames())
 	})
+}
+
+// hostUnitNames are the units of the components this host runs, in start
+// order.
+func hostUnitNames(c *config.Config) []string {
+	units := c.HostUnits()
+	names := make([]string, 0, len(units))
+	for _, comp := range c.HostComponents() {
+		names = append(names, units[comp])
+	}
+	return names
+}
+
+// notHere is the evidence line naming the components this host does not run
+// (none on a single host): a check of this host's own units, ports or
+// packages does not judge them.
+func notHere(c *config.Config) []string {
+	if n := c.NotHere(); len(n) > 0 {
+		return []string{"not on this host (components: " + strings.Join(c.HostComponents(), ", ") + "): " + strings.Join(n, ", ")}
+	}
+	return nil
 }
 
 // ---- host ------------------------------------------------------------------
@@ -271,14 +291,14 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		return unknown("cannot reach systemd: "+errSummary(err), "run siemctl on the SIEM host as root, or set systemd.address")
 	}
 	c := e.Stack.Config
-	names := []string{c.Indexer.Unit, c.Manager.Unit, c.Dashboard.Unit, c.Shipper.Unit}
+	names := hostUnitNames(c)
 	sts, err := unitStates(ctx, e)
 	if err != nil {
 		return unknown("cannot read unit states: "+errSummary(err), "systemctl status "+strings.Join(names, " "))
 	}
 	var bad, evidence, fix, causes []string
 	active := 0
-	for _, u := range services.Judge(c.Units(), sts) {
+	for _, u := range services.Judge(c.HostUnits(), sts) {
 		st := u.Status
 		line := unitLine(st)
 		if st.NRestarts > 0 {
@@ -317,7 +337,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 			}
 		}
 	}
-	r := ok(fmt.Sprintf("%d/%d units active", active, len(sts)), evidence...)
+	r := ok(fmt.Sprintf("%d/%d units active", active, len(sts)), append(evidence, notHere(c)...)...)
 	r.Metrics = map[string]float64{"active": float64(active), "total": float64(len(sts))}
 	if len(bad) > 0 {
 		r.Status = Crit
@@ -352,10 +372,22 @@ func dedupe(in []string) []string {
 	return out
 }
 
-// expectedPorts are the stack's ports that must listen on this host.
+// expectedPorts are the ports of the components this host runs that must
+// listen on this host.
 func expectedPorts(c *config.Config) ([]hostcheck.ExpectedPort, []string) {
-	return hostcheck.Expected(map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL},
-		map[string]int{"manager agents": c.Manager.AgentPort, "manager enrollment": c.Manager.EnrollmentPort})
+	urls, fixed := map[string]string{}, map[string]int{}
+	if c.Runs("indexer") {
+		urls["indexer"] = c.Indexer.URL
+	}
+	if c.Runs("manager") {
+		urls["manager API"] = c.Manager.APIURL
+		fixed["manager agents"], fixed["manager enrollment"] = c.Manager.AgentPort, c.Manager.EnrollmentPort
+	}
+	if c.Runs("dashboard") {
+		urls["dashboard"] = c.Dashboard.URL
+	}
+	want, remote := hostcheck.Expected(urls, fixed)
+	return want, append(remote, notHere(c)...)
 }
 
 func checkPorts(ctx context.Context, e *Env) Result {
@@ -863,6 +895,9 @@ func checkManagerConfig(ctx context.Context, e *Env) Result {
 			return crit("configuration invalid: "+firstOr(v.Errors, "see the manager log"), fix, v.Errors...)
 		}
 	}
+	if !c.Runs("manager") {
+		return unknown("not checked: the manager API did not validate the configuration and the manager is not on this host (no configuration check tool here)", "see manager.api, or run siemctl health on a manager host")
+	}
 	if e.Stack.Tools == nil {
 		return unknown("not checked: manager API down and no configuration check tool", "see manager.api")
 	}
@@ -934,22 +969,36 @@ func checkVersions(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return unknown("cannot read installed package versions: "+err.Error(), "dpkg-query -W "+c.Indexer.Package+" "+c.Manager.Package+" "+c.Dashboard.Package)
 	}
-	f := versions.Facts{Packages: c.PackageNames(), Installed: installed}
-	if e.Stack.Manager != nil {
+	// This host's packages, and the versions its own services report.
+	f := versions.Facts{Packages: c.HostPackageNames(), Installed: installed}
+	if e.Stack.Manager != nil && c.Runs("manager") {
 		if info, err := managerInfo(ctx, e); err == nil {
 			f.ManagerAPI = info.APIVersion
 		}
 	}
-	if e.Stack.Dashboard != nil {
+	if e.Stack.Dashboard != nil && c.Runs("dashboard") {
 		if d, err := Shared(ctx, e, keyDashboard, e.Stack.Dashboard); err == nil {
 			f.Dashboard = d.Version
 		}
 	}
 	v := versions.Judge(f)
+	evidence := append(v.Evidence, notHere(c)...)
 	if !v.OK() {
-		return crit(strings.Join(v.Problems, "; "), v.Fix, v.Evidence...)
+		return crit(strings.Join(v.Problems, "; "), v.Fix, evidence...)
 	}
-	return ok("indexer, manager and dashboard at "+v.Version, v.Evidence...)
+	var core []string
+	for _, comp := range versions.Core {
+		if c.Runs(comp) {
+			core = append(core, comp)
+		}
+	}
+	switch len(core) {
+	case 0:
+		return ok("no indexer, manager or dashboard on this host", evidence...)
+	case 3:
+		return ok("indexer, manager and dashboard at "+v.Version, evidence...)
+	}
+	return ok(strings.Join(core, " and ")+" at "+v.Version+" on this host", evidence...)
 }
 
 // ---- alerts ----------------------------------------------------------------
@@ -1091,6 +1140,9 @@ func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
 }
 
 func checkShipper(ctx context.Context, e *Env) Result {
+	if !e.Stack.Config.Runs("shipper") {
+		return notApplicable // its config is on the hosts that run it
+	}
 	if e.Stack.Shipper == nil {
 		return unknown("not checked", "")
 	}

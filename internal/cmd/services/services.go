@@ -25,7 +25,8 @@ start indexer, manager, dashboard, shipper (waiting up to 60s, 30s, 60s and 30s 
 be active), stop in the reverse order (verifying the unit's processes are gone), and restart
 all in start order. A unit that fails is explained with systemd's result and its last log lines.
 
-Components: indexer, manager, dashboard, shipper, or all (the default).`,
+Components: indexer, manager, dashboard, shipper, or all (the default: the components this
+host runs, config key components).`,
 		Example: `  siemctl services status
   siemctl services restart manager
   siemctl services stop all --yes`,
@@ -68,14 +69,15 @@ func diagnoseFrom(f *cli.Factory) func(ctx context.Context, c services.Component
 	}
 }
 
-// unitMapFrom returns the configured component → unit map.
+// unitMapFrom returns the component → unit map of the components this host
+// runs (config components).
 func unitMapFrom(f *cli.Factory) func() (map[string]string, error) {
 	return func() (map[string]string, error) {
 		cfg, err := f.Config()
 		if err != nil {
 			return nil, err
 		}
-		return cfg.Units(), nil
+		return cfg.HostUnits(), nil
 	}
 }
 

@@ -52,6 +52,9 @@ const (
 // ErrUnknownComponent is a component name that is not one of StartOrder.
 var ErrUnknownComponent = errors.New("unknown component")
 
+// ErrNotOnHost is a component this host does not run (config components).
+var ErrNotOnHost = errors.New("not on this host")
+
 // Component is a stack component and its unit.
 type Component struct {
 	Name string        `json:"component"`
@@ -59,23 +62,29 @@ type Component struct {
 	Wait time.Duration `json:"-"`
 }
 
-// Select resolves component names ("all" or none: every component) against
-// the component → unit map, returning them in start order without
-// duplicates. all reports whether every component was selected.
+// Select resolves component names ("all" or none: every component of the
+// map, this host's: config.HostUnits) against the component → unit map,
+// returning them in start order without duplicates; a component the map
+// does not have is not on this host, an error. all reports whether every
+// component of the stack was selected.
 func Select(unitMap map[string]string, names []string) (comps []Component, all bool, err error) {
 	want := map[string]bool{}
 	if len(names) == 0 {
 		names = []string{"all"}
 	}
-	var bad []string
+	var bad, notHere []string
 	for _, n := range names {
 		n = strings.ToLower(strings.TrimSpace(n))
 		switch {
 		case n == "all":
 			for _, c := range StartOrder {
-				want[c] = true
+				_, here := unitMap[c]
+				want[c] = here
 			}
 		case slices.Contains(StartOrder, n):
+			if _, here := unitMap[n]; !here {
+				notHere = append(notHere, n)
+			}
 			want[n] = true
 		default:
 			bad = append(bad, fmt.Sprintf("%q", n))
@@ -83,6 +92,15 @@ func Select(unitMap map[string]string, names []string) (comps []Component, all b
 	}
 	if len(bad) > 0 {
 		return nil, false, fmt.Errorf("%w %s: use %s or all", ErrUnknownComponent, strings.Join(bad, ", "), strings.Join(StartOrder, ", "))
+	}
+	if len(notHere) > 0 {
+		var here []string
+		for _, c := range StartOrder {
+			if _, ok := unitMap[c]; ok {
+				here = append(here, c)
+			}
+		}
+		return nil, false, fmt.Errorf("%s %w: it runs %s (the components key of its config); act on the host that runs it", strings.Join(notHere, ", "), ErrNotOnHost, strings.Join(here, ", "))
 	}
 	for _, n := range StartOrder {
 		if !want[n] {

@@ -430,3 +430,19 @@ func TestStopped(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectThisHost: with the unit map of a host that runs only some components (config
+// HostUnits), none or "all" selects those, and naming another is refused, naming what runs here.
+func TestSelectThisHost(t *testing.T) {
+	host := map[string]string{"manager": "wazuh-manager.service", "shipper": "filebeat.service"}
+	for _, args := range [][]string{nil, {"all"}} {
+		comps, all, err := Select(host, args)
+		if err != nil || len(comps) != 2 || comps[0].Name != "manager" || comps[1].Name != "shipper" || all {
+			t.Errorf("%v: got %+v all=%v err=%v, want manager, shipper", args, comps, all, err)
+		}
+	}
+	_, _, err := Select(host, []string{"shipper", "indexer"})
+	if err == nil || !errors.Is(err, ErrNotOnHost) || !strings.Contains(err.Error(), "indexer not on this host: it runs manager, shipper (the components key") {
+		t.Errorf("indexer on a manager host: err %v", err)
+	}
+}

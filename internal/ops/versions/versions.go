@@ -30,7 +30,8 @@ var Core = []string{"indexer", "manager", "dashboard"}
 
 // Facts are what Judge reads. Maps are keyed by component.
 type Facts struct {
-	// Packages names each component's package (config.PackageNames).
+	// Packages names each component's package (config.PackageNames, or
+	// HostPackageNames: a component absent here is not judged).
 	Packages map[string]string
 	// Installed is each component's installed version, "" when its package
 	// is not installed (packages.ByComponent).
@@ -87,6 +88,9 @@ func Judge(f Facts) Verdict {
 	}
 	byVersion := map[string][]string{}
 	for _, c := range config.Components {
+		if _, ok := f.Packages[c]; f.Packages != nil && !ok {
+			continue // not on this host (health on a distributed host)
+		}
 		pkg, inst := cmp.Or(f.Packages[c], c), f.Installed[c]
 		switch {
 		case inst == "" && slices.Contains(Core, c):

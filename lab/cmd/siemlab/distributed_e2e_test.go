@@ -113,9 +113,12 @@ func TestE2EDistributed(t *testing.T) {
 	t.Run("siemctl on every host", func(t *testing.T) {
 		for _, h := range d.Hosts() {
 			hl := l.OnHost(t, h.Host())
-			// The host's own units are active; the components it does not run are not-found.
+			// The host's own units are active, and only those are shown (config components).
 			r := hl.Siemctl("services", "status")
 			out := r.Stdout + r.Stderr
+			if r.Code != 0 || strings.Contains(out, "not-found") {
+				t.Errorf("host %s: siemctl services status exit %d:\n%s", h.Host(), r.Code, out)
+			}
 			for _, u := range h.State().Units {
 				if !regexp.MustCompile(regexp.QuoteMeta(u) + `\tactive/running\t`).MatchString(out) {
 					t.Errorf("host %s: siemctl services status does not show %s active (exit %d):\n%s", h.Host(), u, r.Code, out)

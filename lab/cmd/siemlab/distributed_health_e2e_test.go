@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,8 @@ import (
 )
 
 // TestE2EDistributedHealth judges a fresh distributed lab (wazuh profile) from every host with
-// `siemctl health --cluster`, then meets each fault a distributed site meets, one after the other in
+// `siemctl health --cluster` and the full `siemctl health` (each host judging its own components),
+// then meets each fault a distributed site meets, one after the other in
 // the same lab: the check that names the node goes non-OK, the fix health prints is followed as a
 // user would (on the host it names), and the cluster checks are OK again.
 func TestE2EDistributedHealth(t *testing.T) {
@@ -55,6 +57,61 @@ func TestE2EDistributedHealth(t *testing.T) {
 			}
 		}
 		t.Logf("health --cluster on manager-1:\n%s", cluster(t, "manager-1", "--cluster").Stdout)
+	})
+
+	// Each host's siemctl.yaml names the components it runs (components): the full health judges
+	// this host's units, ports and packages and the deployment through the cluster checks and the
+	// APIs it reaches; services status shows this host's units.
+	t.Run("fresh lab: full health OK and services status on every host", func(t *testing.T) {
+		runs := map[string]string{"indexer": "indexer", "manager": "manager, shipper", "dashboard": "dashboard"}
+		for _, h := range hosts {
+			comps := runs[strings.SplitN(h, "-", 2)[0]]
+			r := until(t, h, 0, 2*time.Minute, "-o", "json")
+			var rep struct {
+				Verdict string `json:"verdict"`
+				Checks  []struct {
+					ID       string   `json:"id"`
+					Status   string   `json:"status"`
+					Summary  string   `json:"summary"`
+					Evidence []string `json:"evidence"`
+				} `json:"checks"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 || rep.Verdict != "OK" {
+				t.Errorf("%s: health exit %d verdict %q (%v)\n%s%s", h, r.Code, rep.Verdict, err, r.Stdout, r.Stderr)
+				continue
+			}
+			ids := map[string]bool{}
+			for _, c := range rep.Checks {
+				ids[c.ID] = true
+				if c.ID == "units" || c.ID == "ports" || c.ID == "versions" {
+					if ev := strings.Join(c.Evidence, "\n"); !strings.Contains(ev, "not on this host (components: "+comps+")") {
+						t.Errorf("%s: %s does not say what is not on this host:\n%s", h, c.ID, ev)
+					}
+				}
+			}
+			for _, id := range []string{"units", "ports", "versions", "indexer.api", "indexer.cluster", "manager.api", "manager.cluster", "alerts.flow", "dashboard"} {
+				if !ids[id] {
+					t.Errorf("%s: health has no %s check", h, id)
+				}
+			}
+			if ids["shipper"] != strings.Contains(comps, "shipper") {
+				t.Errorf("%s: shipper check present %v, runs %s", h, ids["shipper"], comps)
+			}
+			s := l.OnHost(t, h).Siemctl("services", "status")
+			if s.Code != 0 || strings.Contains(s.Stdout, "not-found") {
+				t.Errorf("%s: services status exit %d\n%s%s", h, s.Code, s.Stdout, s.Stderr)
+			}
+			for _, c := range strings.Split(comps, ", ") {
+				if !strings.Contains(s.Stdout, c+"\t") {
+					t.Errorf("%s: services status does not list %s:\n%s", h, c, s.Stdout)
+				}
+			}
+		}
+		// A component this host does not run is refused by name (exit 2), naming what runs here.
+		if r := l.OnHost(t, "indexer-1").Siemctl("services", "restart", "manager", "--yes"); r.Code != 2 || !strings.Contains(r.Stderr, "manager not on this host: it runs indexer (the components key") {
+			t.Errorf("services restart manager on indexer-1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		t.Logf("health on indexer-2:\n%s", cluster(t, "indexer-2").Stdout)
 	})
 
 	t.Run("worker-disconnected", func(t *testing.T) {
