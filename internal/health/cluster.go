@@ -119,7 +119,7 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 	if errors.As(err, &ae) && ae.Code == 3023 {
 		// This node is a worker that cannot reach its master: its own cluster.log says why.
 		r := crit("this node is a worker not connected to its master (3023): cluster-wide calls fail, its agents are out of the cluster",
-			"see logs/cluster.log here; if it says error 3031, install the master's version on this node; then siemctl services restart manager")
+			"see logs/cluster.log here; if it says error 3031, this node's version is not the master's: bring the older of the two to the newer version (in a roll the master first, each worker right after it); then siemctl services restart manager")
 		if st, err := managerStatus(ctx, e); err == nil && st["wazuh-clusterd"] != "" && st["wazuh-clusterd"] != manager.DaemonRunning {
 			r.Summary = "wazuh-clusterd is " + st["wazuh-clusterd"] + " on this worker: it is out of the cluster (3023)"
 			r.Fix = "siemctl services restart manager (then siemctl health --cluster); if it stops again, see logs/cluster.log"
@@ -129,7 +129,7 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 			r.Evidence = append(r.Evidence, "cluster.log: "+line)
 			if strings.Contains(line, "3031") {
 				r.Summary = "this worker is refused by its master: versions differ (3031)"
-				r.Fix = "install the master's manager version on this node (siemctl upgrade to it), or the master's on the master; then siemctl services restart manager"
+				r.Fix = "bring the older of this node and the master to the newer manager version (siemctl upgrade apply --to V there; in a roll the master goes first, each worker right after it), then siemctl services restart manager here"
 			}
 		}
 		return r

@@ -112,7 +112,7 @@ func Judge(f Facts) Verdict {
 			mv = master.Version
 		}
 		for _, m := range missing {
-			fixes = append(fixes, fmt.Sprintf("on %s: siemctl health --cluster says why (wazuh-clusterd stopped: siemctl services restart manager; refused with 3031: install the master's version %s there)", m, mv))
+			fixes = append(fixes, fmt.Sprintf("on %s: siemctl health --cluster says why (wazuh-clusterd stopped: siemctl services restart manager; refused with 3031: its version is not the master's %s: bring the older of the two to the newer version, in a roll the master first and each worker right after it)", m, mv))
 		}
 	}
 	sort.SliceStable(v.Lines, func(i, j int) bool { return v.Lines[i].Name < v.Lines[j].Name })
