@@ -105,20 +105,9 @@ func dedupe(in []string) []string {
 }
 
 // expectedPorts are the ports of the components this host runs that must
-// listen on this host.
+// listen on this host (hostcheck.ExpectedOf), and what is not judged here.
 func expectedPorts(c *config.Config) ([]hostcheck.ExpectedPort, []string) {
-	urls, fixed := map[string]string{}, map[string]int{}
-	if c.Runs("indexer") {
-		urls["indexer"] = c.Indexer.URL
-	}
-	if c.Runs("manager") {
-		urls["manager API"] = c.Manager.APIURL
-		fixed["manager agents"], fixed["manager enrollment"] = c.Manager.AgentPort, c.Manager.EnrollmentPort
-	}
-	if c.Runs("dashboard") {
-		urls["dashboard"] = c.Dashboard.URL
-	}
-	want, remote := hostcheck.Expected(urls, fixed)
+	want, remote := hostcheck.ExpectedOf(c)
 	return want, append(remote, notHere(c)...)
 }
 

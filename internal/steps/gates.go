@@ -551,14 +551,13 @@ func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, erro
 
 // --- gate.ports ------------------------------------------------------------------------------
 
-// expectedPorts are the stack's ports that must listen on this host.
+// expectedPorts are the stack's ports that must listen on this host (hostcheck.ExpectedOf).
 func expectedPorts(pl *Planning) ([]hostcheck.ExpectedPort, []string) {
 	c := pl.cfg()
 	if c == nil {
 		return nil, nil
 	}
-	return hostcheck.Expected(map[string]string{"indexer": c.Indexer.URL, "manager API": c.Manager.APIURL, "dashboard": c.Dashboard.URL},
-		map[string]int{"manager agents": c.Manager.AgentPort, "manager enrollment": c.Manager.EnrollmentPort})
+	return hostcheck.ExpectedOf(c)
 }
 
 func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {

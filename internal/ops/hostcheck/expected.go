@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/siemctl/siemctl/internal/config"
 )
 
 // ExpectedPort is a port that must listen on this host and what owns it.
@@ -100,4 +102,22 @@ func isLocalHost(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// ExpectedOf are the ports that must listen on this host for the components the configuration says
+// it runs (the indexer, manager API, agent and enrollment ports, the dashboard), and what is not
+// judged here (a URL of another host): the one list of the health check and the upgrade's port gate.
+func ExpectedOf(c *config.Config) (want []ExpectedPort, remote []string) {
+	urls, fixed := map[string]string{}, map[string]int{}
+	if c.Runs("indexer") {
+		urls["indexer"] = c.Indexer.URL
+	}
+	if c.Runs("manager") {
+		urls["manager API"] = c.Manager.APIURL
+		fixed["manager agents"], fixed["manager enrollment"] = c.Manager.AgentPort, c.Manager.EnrollmentPort
+	}
+	if c.Runs("dashboard") {
+		urls["dashboard"] = c.Dashboard.URL
+	}
+	return Expected(urls, fixed)
 }
