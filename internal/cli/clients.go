@@ -227,13 +227,7 @@ func (s *Clients) Health() health.Stack {
 				ShipperConfDir: c.Shipper.ConfigDir, DashboardConfDir: c.Dashboard.ConfigDir, SiemctlCA: c.Indexer.CAFile}, time.Now()), nil
 		},
 		Shipper: health.ShipperChecks{Shipper: s.Shipper},
-		Probe: func(ctx context.Context) (health.ProbeReport, error) {
-			rep, err := s.runProbe(ctx)
-			if err != nil {
-				return health.ProbeReport{}, err
-			}
-			return health.ProbeReportOf(rep), nil
-		},
+		Probe:   s.runProbe,
 	}
 	creds := health.DefaultCredentials{Config: c, Passwords: s.passwords}
 	// Typed nils must not leak into the interfaces.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -104,10 +105,15 @@ func checkProbe(ctx context.Context, e *Env) Result {
 	if err != nil {
 		return crit("probe failed: "+errSummary(err), "siemctl alerts probe")
 	}
+	// hops not observable from here (skipped) are left out; the others keep state and latency
 	var ev []string
+	var total time.Duration
 	for _, h := range rep.Hops {
+		if h.State == probe.StateSkipped {
+			continue
+		}
 		mark := "ok"
-		if !h.OK {
+		if h.State != probe.StateOK {
 			mark = "FAILED"
 		}
 		line := fmt.Sprintf("%s: %s after %s", h.Name, mark, h.Latency.Round(time.Millisecond))
@@ -115,13 +121,10 @@ func checkProbe(ctx context.Context, e *Env) Result {
 			line += " (" + h.Detail + ")"
 		}
 		ev = append(ev, line)
+		total = h.Latency
 	}
 	if !rep.OK {
 		return crit("probe event did not arrive: broken at "+rep.BrokenAt, probeFix(rep.BrokenAt), ev...)
-	}
-	var total time.Duration
-	if len(rep.Hops) > 0 {
-		total = rep.Hops[len(rep.Hops)-1].Latency
 	}
 	r := ok(fmt.Sprintf("probe %s searchable after %s", rep.Nonce, total.Round(time.Millisecond)), ev...)
 	r.Metrics = map[string]float64{"latency_seconds": total.Seconds()}

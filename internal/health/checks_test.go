@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
@@ -188,7 +189,7 @@ type world struct {
 	dash  DashboardAnswer
 	certs []CertInfo
 	ship  fakeShipper
-	probe ProbeReport
+	probe probe.Report
 	defs  []string
 }
 
@@ -200,7 +201,7 @@ func healthyWorld() *world {
 		dash:  DashboardAnswer{Status: 302, Location: "/app/login?nextUrl=%2F", Version: "4.9.0"},
 		certs: []CertInfo{{Component: "indexer", Source: "https://127.0.0.1:9200", Subject: "CN=node-1", NotAfter: testNow.AddDate(1, 0, 0)}},
 		ship:  fakeShipper{outputOK: true},
-		probe: ProbeReport{OK: true, Nonce: "abc", Hops: []ProbeHop{{Name: "manager", OK: true, Latency: time.Second}, {Name: "indexer", OK: true, Latency: 3 * time.Second}}},
+		probe: probe.Report{OK: true, Nonce: "abc", Hops: []probe.Hop{{Name: "manager", State: probe.StateOK, Latency: time.Second}, {Name: "indexer", State: probe.StateOK, Latency: 3 * time.Second}}},
 	}
 }
 
@@ -216,7 +217,7 @@ func (w *world) env(t *testing.T) *Env {
 		},
 		Certs:              func(ctx context.Context) ([]CertInfo, error) { return w.certs, nil },
 		Shipper:            w.ship,
-		Probe:              func(ctx context.Context) (ProbeReport, error) { return w.probe, nil },
+		Probe:              func(ctx context.Context) (probe.Report, error) { return w.probe, nil },
 		DefaultCredentials: w.credentials,
 	}}
 }
@@ -345,7 +346,7 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		{"cert expired", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, -1) }, "certs", Crit, "expired", "renew"},
 		{"default credentials", func(w *world) { w.defs = []string{"manager API siem/siem"} }, "secrets", Warn, "default credentials", "change the default password"},
 		{"probe broken", func(w *world) {
-			w.probe = ProbeReport{BrokenAt: "shipper", Hops: []ProbeHop{{Name: "manager", OK: true}, {Name: "shipper", Detail: "not indexed after 30s"}}}
+			w.probe = probe.Report{BrokenAt: "shipper", Hops: []probe.Hop{{Name: "manager", State: probe.StateOK}, {Name: "shipper", State: probe.StateFailed, Detail: "not indexed after 30s"}}}
 		}, "alerts.probe", Crit, "shipper", "restart shipper"},
 	}
 	for _, tt := range tests {

@@ -40,7 +40,7 @@ type Stack struct {
 	// the indexer, shipper, dashboard and siemctl trust (nil causes: fine).
 	IndexerTLS func(ctx context.Context) ([]hostcheck.TLSCause, error)
 	Shipper    ShipperAPI
-	Probe      func(ctx context.Context) (ProbeReport, error)
+	Probe      func(ctx context.Context) (probe.Report, error)
 	// DefaultCredentials reports which components accept a default password
 	// (a login attempt with the well-known defaults, at most daily unless
 	// deep) and when they were tried.
@@ -102,35 +102,6 @@ type DashboardAnswer = hostcheck.DashboardAnswer
 
 // CertInfo is one certificate siemctl looked at.
 type CertInfo = hostcheck.ComponentCert
-
-// ProbeReport is the data-flow probe's outcome.
-type ProbeReport struct {
-	OK       bool
-	Nonce    string
-	Hops     []ProbeHop
-	BrokenAt string // the hop that did not complete
-}
-
-// ProbeHop is one hop of the probe with its latency from the send.
-type ProbeHop struct {
-	Name    string
-	OK      bool
-	Latency time.Duration
-	Detail  string
-}
-
-// ProbeReportOf keeps the hops of a probe report the check shows (the
-// skipped ones, not observable from here, are left out).
-func ProbeReportOf(rep probe.Report) ProbeReport {
-	out := ProbeReport{OK: rep.OK, Nonce: rep.Nonce, BrokenAt: rep.BrokenAt}
-	for _, h := range rep.Hops {
-		if h.State == probe.StateSkipped {
-			continue
-		}
-		out.Hops = append(out.Hops, ProbeHop{Name: h.Name, OK: h.State == probe.StateOK, Latency: h.Latency, Detail: h.Detail})
-	}
-	return out
-}
 
 // ShipperChecks runs the shipper's self-tests for the check; sh is built
 // lazily (nil error: the shipper binary is configured and found).

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -8,19 +9,20 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/probe"
 )
 
-// TestProbeReportOf: hops not observable from here (skipped) are left out
-// of what the alerts.probe check shows; the others keep state and latency.
-func TestProbeReportOf(t *testing.T) {
-	got := ProbeReportOf(probe.Report{OK: false, Nonce: "abc", BrokenAt: "indexer", Hops: []probe.Hop{
-		{Name: "manager", State: probe.StateOK, Latency: time.Second},
-		{Name: "alerts.json", State: probe.StateSkipped, Detail: "unreadable"},
-		{Name: "indexer", Latency: 30 * time.Second, Detail: "not indexed after 30s"},
-	}})
-	want := ProbeReport{OK: false, Nonce: "abc", BrokenAt: "indexer", Hops: []ProbeHop{
-		{Name: "manager", OK: true, Latency: time.Second},
-		{Name: "indexer", Latency: 30 * time.Second, Detail: "not indexed after 30s"},
-	}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("ProbeReportOf = %+v, want %+v", got, want)
+// TestProbeCheckLeavesOutSkippedHops: hops not observable from here (skipped)
+// are left out of what the alerts.probe check shows; the others keep state
+// and latency, and the broken hop is named.
+func TestProbeCheckLeavesOutSkippedHops(t *testing.T) {
+	e := &Env{Stack: Stack{Probe: func(context.Context) (probe.Report, error) {
+		return probe.Report{OK: false, Nonce: "abc", BrokenAt: "indexer", Hops: []probe.Hop{
+			{Name: "manager", State: probe.StateOK, Latency: time.Second},
+			{Name: "alerts.json", State: probe.StateSkipped, Detail: "unreadable"},
+			{Name: "indexer", State: probe.StateFailed, Latency: 30 * time.Second, Detail: "not indexed after 30s"},
+		}}, nil
+	}}}
+	r := checkProbe(context.Background(), e)
+	want := []string{"manager: ok after 1s", "indexer: FAILED after 30s (not indexed after 30s)"}
+	if r.Status != Crit || r.Summary != "probe event did not arrive: broken at indexer" || !reflect.DeepEqual(r.Evidence, want) {
+		t.Fatalf("%s %q %q", r.Status, r.Summary, r.Evidence)
 	}
 }
