@@ -12,30 +12,6 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
-func newCmdCompletion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "completion bash|zsh|fish",
-		Short: "Print a shell completion script",
-		Example: `  siemctl completion bash > /etc/bash_completion.d/siemctl
-  siemctl completion zsh > "${fpath[1]}/_siemctl"
-  siemctl completion fish > ~/.config/fish/completions/siemctl.fish`,
-		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"bash", "zsh", "fish"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			switch args[0] {
-			case "bash":
-				return cmd.Root().GenBashCompletionV2(out, true)
-			case "zsh":
-				return cmd.Root().GenZshCompletion(out)
-			case "fish":
-				return cmd.Root().GenFishCompletion(out, true)
-			}
-			return FlagErrorf("unknown shell %q: use bash, zsh or fish", args[0])
-		},
-	}
-}
-
 func newCmdDocs(root *cobra.Command) *cobra.Command {
 	return Group(&cobra.Command{Use: "docs", Short: "Generate documentation"}, &cobra.Command{
 		Use:     "man DIR",
