@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // ErrPortBusy: a port the lab would bind is already taken.
@@ -37,9 +37,9 @@ func (l *Lab) boundPorts() []struct {
 
 // checkPortsFree refuses, before anything starts, a port the lab would
 // bind that another process holds, naming the port and the process (the
-// one "who holds this port" operation: hostcheck.Holders).
+// one "who holds this port" operation: hostfacts.Holders).
 func (l *Lab) checkPortsFree(ctx context.Context) error {
-	listening, err := hostcheck.ListeningPorts(ctx)
+	listening, err := hostfacts.ListeningPorts(ctx)
 	if err != nil {
 		return nil // no /proc/net: the components' own bind errors will say it
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/redact"
@@ -56,7 +56,7 @@ type Clients struct {
 	Tools      manager.Tools
 	Packages   *packages.Manager
 	PkgErr     error
-	Dashboard  hostcheck.Dashboard
+	Dashboard  hostfacts.Dashboard
 
 	// Redactor knows the resolved secrets: everything that leaves siemctl
 	// (output, journals, snapshots) passes through it.
@@ -83,7 +83,7 @@ func NewClients(ctx context.Context, cfg *config.Config, opts ClientOptions) *Cl
 		s.Redactor = redact.New()
 	}
 	s.Tools = manager.Tools{InstallDir: cfg.Manager.InstallDir, ControlName: cfg.Manager.ControlTool, ConfigCheck: cfg.Manager.ConfigCheck}
-	s.Dashboard = hostcheck.Dashboard{URL: cfg.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: cfg.Dashboard.CAFile, Insecure: cfg.Dashboard.Insecure}}
+	s.Dashboard = hostfacts.Dashboard{URL: cfg.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: cfg.Dashboard.CAFile, Insecure: cfg.Dashboard.Insecure}}
 
 	if pw, err := cfg.Indexer.Resolve(ctx, "indexer", opts.LookupEnv); err != nil {
 		s.IndexerErr = err
@@ -213,17 +213,17 @@ func (s *Clients) Health() health.Stack {
 			return u, nil
 		},
 		PackagesErr: s.PkgErr,
-		Ports:       hostcheck.ListeningTCP,
+		Ports:       hostfacts.ListeningTCP,
 		Dashboard:   s.Dashboard.Status,
 		Certs: func(ctx context.Context) ([]health.CertInfo, error) {
-			return hostcheck.ComponentCerts(ctx, []hostcheck.Endpoint{
+			return hostfacts.ComponentCerts(ctx, []hostfacts.Endpoint{
 				{Component: "indexer", CALabel: "indexer CA", URL: c.Indexer.URL, TLS: netclient.TLSOptions{CAFile: c.Indexer.CAFile, Insecure: c.Indexer.Insecure}},
 				{Component: "manager API", CALabel: "manager CA", URL: c.Manager.APIURL, TLS: netclient.TLSOptions{CAFile: c.Manager.CAFile, Insecure: c.Manager.Insecure}},
 				{Component: "dashboard", CALabel: "dashboard CA", URL: c.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: c.Dashboard.CAFile, Insecure: c.Dashboard.Insecure}},
 			}), nil
 		},
-		IndexerTLS: func(ctx context.Context) ([]hostcheck.TLSCause, error) {
-			return hostcheck.IndexerCertCauses(ctx, hostcheck.IndexerCertInputs{URL: c.Indexer.URL, IndexerConfDir: c.Indexer.ConfigDir,
+		IndexerTLS: func(ctx context.Context) ([]hostfacts.TLSCause, error) {
+			return hostfacts.IndexerCertCauses(ctx, hostfacts.IndexerCertInputs{URL: c.Indexer.URL, IndexerConfDir: c.Indexer.ConfigDir,
 				ShipperConfDir: c.Shipper.ConfigDir, DashboardConfDir: c.Dashboard.ConfigDir, SiemctlCA: c.Indexer.CAFile}, time.Now()), nil
 		},
 		Shipper: health.ShipperChecks{Shipper: s.Shipper},
@@ -242,8 +242,8 @@ func (s *Clients) Health() health.Stack {
 	}
 	hs.DefaultCredentials = creds.Find
 	hs.Diagnose = s.Diagnose
-	hs.PortHolders = func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error) {
-		l, err := hostcheck.ListeningPorts(ctx)
+	hs.PortHolders = func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error) {
+		l, err := hostfacts.ListeningPorts(ctx)
 		if err != nil {
 			return nil, err
 		}

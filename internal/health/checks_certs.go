@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // ---- certs, secrets ----------------------------------------------------------
@@ -128,7 +128,7 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 
 // indexerTLSCauses is the run's one judgement of the indexer's node
 // certificate (nil: fine, or not judged).
-func indexerTLSCauses(ctx context.Context, e *Env) []hostcheck.TLSCause {
+func indexerTLSCauses(ctx context.Context, e *Env) []hostfacts.TLSCause {
 	if e.Stack.IndexerTLS == nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/netclient"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // ---- dashboard, shipper ----------------------------------------------------
@@ -53,7 +53,7 @@ func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
 	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer != nil && !errors.Is(err, netclient.ErrUnauthorized) {
 		return crit(summary+"; the indexer itself is not answering ("+errSummary(err)+")", "start the indexer first (see indexer.api), then the dashboard connects by itself")
 	}
-	cause, fix, evidence := hostcheck.DashboardReachCause(ctx, c.Dashboard.ConfigDir, c.Indexer.URL)
+	cause, fix, evidence := hostfacts.DashboardReachCause(ctx, c.Dashboard.ConfigDir, c.Indexer.URL)
 	return crit(summary+": "+cause, fix, evidence...)
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -105,9 +105,9 @@ func dedupe(in []string) []string {
 }
 
 // expectedPorts are the ports of the components this host runs that must
-// listen on this host (hostcheck.ExpectedOf), and what is not judged here.
-func expectedPorts(c *config.Config) ([]hostcheck.ExpectedPort, []string) {
-	want, remote := hostcheck.ExpectedOf(c)
+// listen on this host (hostfacts.ExpectedOf), and what is not judged here.
+func expectedPorts(c *config.Config) ([]hostfacts.ExpectedPort, []string) {
+	want, remote := hostfacts.ExpectedOf(c)
 	return want, append(remote, notHere(c)...)
 }
 
@@ -120,7 +120,7 @@ func checkPorts(ctx context.Context, e *Env) Result {
 		return unknown("cannot list listening ports: "+err.Error(), "ss -ltn")
 	}
 	want, remote := expectedPorts(e.Stack.Config)
-	v := hostcheck.JudgePorts(want, remote, listening)
+	v := hostfacts.JudgePorts(want, remote, listening)
 	judgeOwners(ctx, e, &v)
 	var evidence, fix, missing, foreign, list []string
 	for _, p := range v.Ports {

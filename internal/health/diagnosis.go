@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -43,7 +43,7 @@ func componentDiagnosis(ctx context.Context, e *Env, component string) (diagnose
 
 // judgeOwners adds who holds each listening port to the verdict and marks
 // the ports held by a process that is not the component's unit's.
-func judgeOwners(ctx context.Context, e *Env, v *hostcheck.PortsVerdict) {
+func judgeOwners(ctx context.Context, e *Env, v *hostfacts.PortsVerdict) {
 	if e.Stack.PortHolders == nil {
 		return
 	}
@@ -77,7 +77,7 @@ func judgeOwners(ctx context.Context, e *Env, v *hostcheck.PortsVerdict) {
 }
 
 // foreignFix says how to free a port a foreign process holds.
-func foreignFix(p hostcheck.PortState, unit string) string {
+func foreignFix(p hostfacts.PortState, unit string) string {
 	return fmt.Sprintf("stop %s, which holds port %d instead of %s (or move it to another port), then siemctl services restart %s",
 		p.Holder.Describe(), p.Port, unit, p.Component())
 }

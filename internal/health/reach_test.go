@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/netclient"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // dashboardConfDir writes the dashboard's config with opensearch.hosts as given (and its keystore).
@@ -102,11 +102,11 @@ func TestCertificateCausesNameTheComponentSide(t *testing.T) {
 	w := healthyWorld()
 	w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTLS, Err: errors.New("x509: certificate has expired or is not yet valid")}
 	e := w.env(t)
-	cause := hostcheck.TLSCause{Kind: hostcheck.CauseExpired, File: "/etc/siem-indexer/certs/indexer.pem",
+	cause := hostfacts.TLSCause{Kind: hostfacts.CauseExpired, File: "/etc/siem-indexer/certs/indexer.pem",
 		Summary: "indexer certificate /etc/siem-indexer/certs/indexer.pem expired on 2026-10-28 (30 days ago); the shipper and dashboard reject it",
 		Fix:     "renew it: issue a certificate for CN=node-1 … replace /etc/siem-indexer/certs/indexer.pem (and its key …), then siemctl services restart indexer"}
 	calls := 0
-	e.Stack.IndexerTLS = func(context.Context) ([]hostcheck.TLSCause, error) { calls++; return []hostcheck.TLSCause{cause}, nil }
+	e.Stack.IndexerTLS = func(context.Context) ([]hostfacts.TLSCause, error) { calls++; return []hostfacts.TLSCause{cause}, nil }
 	res := runChecks(t, e, 5*time.Second, "certs", "indexer.api", "secrets")
 	for _, id := range []string{"certs", "indexer.api"} {
 		r := res[id]

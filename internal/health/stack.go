@@ -9,7 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/shipper"
@@ -38,7 +38,7 @@ type Stack struct {
 	Certs       func(ctx context.Context) ([]CertInfo, error)
 	// IndexerTLS judges the indexer's node certificate against the CAs
 	// the indexer, shipper, dashboard and siemctl trust (nil causes: fine).
-	IndexerTLS func(ctx context.Context) ([]hostcheck.TLSCause, error)
+	IndexerTLS func(ctx context.Context) ([]hostfacts.TLSCause, error)
 	Shipper    ShipperAPI
 	Probe      func(ctx context.Context) (probe.Report, error)
 	// DefaultCredentials reports which components accept a default password
@@ -50,7 +50,7 @@ type Stack struct {
 	Diagnose func(ctx context.Context, component string, st units.UnitStatus, all []units.UnitStatus) diagnose.Report
 	// PortHolders names who listens on TCP ports; UnitProcesses are the
 	// PIDs in a unit's control group (the ports check's owner verdict).
-	PortHolders   func(ctx context.Context, ports []int) (map[int]hostcheck.Holder, error)
+	PortHolders   func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error)
 	UnitProcesses func(ctx context.Context, unit string) ([]int, error)
 }
 
@@ -98,10 +98,10 @@ type ShipperAPI interface {
 }
 
 // DashboardAnswer is the dashboard's answer to GET /.
-type DashboardAnswer = hostcheck.DashboardAnswer
+type DashboardAnswer = hostfacts.DashboardAnswer
 
 // CertInfo is one certificate siemctl looked at.
-type CertInfo = hostcheck.ComponentCert
+type CertInfo = hostfacts.ComponentCert
 
 // ShipperChecks runs the shipper's self-tests for the check; sh is built
 // lazily (nil error: the shipper binary is configured and found).

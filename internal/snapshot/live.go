@@ -14,7 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
 )
@@ -42,7 +42,7 @@ type Live struct {
 	Systemd    func(ctx context.Context) (*units.Manager, error)
 	Packages   packages.Querier
 	PackageErr error // why Packages is nil
-	Dashboard  hostcheck.Dashboard
+	Dashboard  hostfacts.Dashboard
 	// HealthStack is what the health section's checks talk to; Checks run
 	// for it (default: the catalogue without the deep probes).
 	HealthStack health.Stack

@@ -9,7 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -32,7 +32,7 @@ type Clients struct {
 	Shipper    *shipper.Shipper
 	ShipperErr error
 	Units      func(ctx context.Context) (*units.Manager, error)
-	Dashboard  hostcheck.Dashboard
+	Dashboard  hostfacts.Dashboard
 	// Probe runs the data-flow probe (nil: the kinds' own fallback).
 	Probe func(ctx context.Context) (probe.Report, error)
 	// Snapshot captures the stack's state under label (not saved).
@@ -63,9 +63,9 @@ func NewDeps(cfg *config.Config, log *slog.Logger, c Clients) *Deps {
 			a, err := c.Dashboard.Status(ctx)
 			return a.Status, err
 		},
-		Ports: hostcheck.ListeningTCP,
+		Ports: hostfacts.ListeningTCP,
 		Disk: func(path string) (DiskUsage, error) {
-			u, err := hostcheck.Disk(path)
+			u, err := hostfacts.Disk(path)
 			return DiskUsage{TotalBytes: u.TotalBytes, FreeBytes: u.FreeBytes, UsedPercent: u.UsedPercent}, err
 		},
 		Snapshot:  c.Snapshot,

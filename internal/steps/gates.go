@@ -14,7 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/fleet"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
@@ -551,13 +551,13 @@ func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, erro
 
 // --- gate.ports ------------------------------------------------------------------------------
 
-// expectedPorts are the stack's ports that must listen on this host (hostcheck.ExpectedOf).
-func expectedPorts(pl *Planning) ([]hostcheck.ExpectedPort, []string) {
+// expectedPorts are the stack's ports that must listen on this host (hostfacts.ExpectedOf).
+func expectedPorts(pl *Planning) ([]hostfacts.ExpectedPort, []string) {
 	c := pl.cfg()
 	if c == nil {
 		return nil, nil
 	}
-	return hostcheck.ExpectedOf(c)
+	return hostfacts.ExpectedOf(c)
 }
 
 func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
@@ -570,7 +570,7 @@ func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error)
 		return engine.Outcome{}, err
 	}
 	want, remote := expectedPorts(&Planning{Config: d.Config})
-	v := hostcheck.JudgePorts(want, remote, have)
+	v := hostfacts.JudgePorts(want, remote, have)
 	if missing := v.Missing(); len(missing) > 0 {
 		ms := make([]string, len(missing))
 		for i, m := range missing {

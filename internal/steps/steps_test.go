@@ -711,8 +711,8 @@ func TestFallbackProbeQueue(t *testing.T) {
 	}
 }
 
-// gate.ports maps the hostcheck ports verdict (its table is in
-// internal/ops/hostcheck): a missing port is pending and named with its
+// gate.ports maps the hostfacts ports verdict (its table is in
+// internal/ops/hostfacts): a missing port is pending and named with its
 // owner; an indexer on another host is not expected to listen here.
 func TestPortsGate(t *testing.T) {
 	d := depsWith(testConfig(t, "indexer:\n  url: https://10.0.0.5:9200\nmanager:\n  api_url: https://127.0.0.1:55000\n  agent_port: 1514\n  enrollment_port: 1515\ndashboard:\n  url: https://127.0.0.1:443\n"), nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // KindCertificate is an indexer node certificate that is expired, not yet valid, not from the CA
@@ -17,19 +17,19 @@ var certLogMarks = []string{"CertificateExpiredException", "CertificateNotYetVal
 	"pemcert_filepath", "pemkey_filepath", "does not match", "Failed to load", "KeyStoreException"}
 
 // detectCertificate judges the indexer's node certificate from its files (what the node loads at
-// start) with the one certificate verdict (hostcheck.IndexerCertCauses) health's certs check uses:
+// start) with the one certificate verdict (hostfacts.IndexerCertCauses) health's certs check uses:
 // the fix says what to renew or replace on the indexer's side.
 func detectCertificate(ctx context.Context, ev *Evidence) (Finding, bool) {
 	c := ev.Config
 	if c == nil {
 		return Finding{}, false
 	}
-	causes := hostcheck.IndexerCertCauses(ctx, hostcheck.IndexerCertInputs{
+	causes := hostfacts.IndexerCertCauses(ctx, hostfacts.IndexerCertInputs{
 		IndexerConfDir: ev.path(c.Indexer.ConfigDir), ShipperConfDir: ev.path(c.Shipper.ConfigDir),
 		DashboardConfDir: ev.path(c.Dashboard.ConfigDir), SiemctlCA: ev.path(c.Indexer.CAFile)}, ev.Host.Now())
 	for _, cause := range causes {
 		// siemctl's own trust and a stale served certificate do not stop a start.
-		if cause.Kind == hostcheck.CauseSiemctlCA || cause.Kind == hostcheck.CauseStale {
+		if cause.Kind == hostfacts.CauseSiemctlCA || cause.Kind == hostfacts.CauseStale {
 			continue
 		}
 		f := Finding{Cause: cause.Summary, Fix: cause.Fix, Evidence: append([]string{}, cause.Evidence...)}
@@ -52,12 +52,12 @@ var dashboardLogMarks = []string{"[ConnectionError]", "[security_exception]", "U
 	"No living connections", "server is not ready yet"}
 
 // detectDashboardIndexer explains it with the verdict health's dashboard check uses
-// (hostcheck.DashboardReachCause): its opensearch.hosts, its CA, or its own credentials.
+// (hostfacts.DashboardReachCause): its opensearch.hosts, its CA, or its own credentials.
 func detectDashboardIndexer(ctx context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find(dashboardLogMarks...)
 	if i < 0 || ev.Config == nil {
 		return Finding{}, false
 	}
-	cause, fix, evidence := hostcheck.DashboardReachCause(ctx, ev.path(ev.Config.Dashboard.ConfigDir), ev.Config.Indexer.URL)
+	cause, fix, evidence := hostfacts.DashboardReachCause(ctx, ev.path(ev.Config.Dashboard.ConfigDir), ev.Config.Indexer.URL)
 	return Finding{Cause: "the dashboard cannot use its indexer: " + cause, Fix: fix, Evidence: append(evidence, line), at: i}, true
 }

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/ops/hostcheck"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -354,13 +354,13 @@ func (ev *Evidence) path(p string) string {
 func start(component string) string { return "siemctl services start " + component }
 
 // listening reads the host's listening sockets and who holds them.
-func (ev *Evidence) holders(ctx context.Context, port int) (hostcheck.Holder, error) {
-	l, err := hostcheck.ReadListening(ctx, ev.Host.ProcRoot)
+func (ev *Evidence) holders(ctx context.Context, port int) (hostfacts.Holder, error) {
+	l, err := hostfacts.ReadListening(ctx, ev.Host.ProcRoot)
 	if err != nil {
-		return hostcheck.Holder{}, err
+		return hostfacts.Holder{}, err
 	}
 	if !l.TCP(port) {
-		return hostcheck.Holder{Proto: "tcp", Port: port}, nil
+		return hostfacts.Holder{Proto: "tcp", Port: port}, nil
 	}
 	hs, err := l.Holders(ctx, ev.Host.ProcRoot, "tcp", port)
 	return hs[port], err

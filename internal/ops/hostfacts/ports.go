@@ -1,10 +1,10 @@
-// Package hostcheck reads facts about the local host: listening TCP/UDP
+// Package hostfacts reads facts about the local host: listening TCP/UDP
 // ports (from /proc/net, with a dial fallback), disk usage of a path,
 // certificate expiry of a TLS endpoint or a PEM file (and of every
 // component's endpoint and CA file), and the dashboard's status answer. It
 // also holds the "ports missing" verdict (Expected, JudgePorts) that the
 // health check "ports" and the upgrade gate gate.ports both map.
-package hostcheck
+package hostfacts
 
 import (
 	"bufio"
