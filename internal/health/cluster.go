@@ -65,24 +65,12 @@ func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	}
 	f.Manager, _ = api.ClusterManager(ctx)
 	v, lines := cluster.Nodes(f, cluster.NodeLimits{HeapWarn: 90, DiskWarn: 85, DiskNoGo: 95})
-	ev := make([]string, 0, len(lines))
-	for _, l := range lines {
-		ev = append(ev, l.Text)
-	}
-	if note != "" {
-		ev = append(ev, note)
-	}
 	if remembered && len(v.Items) > 0 {
 		v.Fix += "; if a node left the cluster for good, list the nodes it has now in indexer.nodes (this host remembers every node it has seen)"
 	}
-	var r Result
-	switch v.Level {
-	case cluster.OK:
-		r = ok(v.Summary, ev...)
-	case cluster.Warn, cluster.Wait:
-		r = warn(v.Summary, v.Fix, ev...)
-	default:
-		r = crit(v.Summary, v.Fix, ev...)
+	r := clusterResult(v, lines)
+	if note != "" {
+		r.Evidence = append(r.Evidence, note)
 	}
 	r.Metrics = map[string]float64{"nodes": float64(len(f.Versions)), "expected": float64(max(len(f.Expected), len(f.Versions)))}
 	return r
@@ -138,26 +126,30 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 		return depFailed(ctx, e, "manager cluster healthcheck", err)
 	}
 	rs, _ := api.ClusterRulesetSync(ctx)
-	v := mgrcluster.Judge(mgrcluster.Facts{Nodes: nodes, Ruleset: rs, Expected: expected, Now: e.now()})
-	ev := make([]string, 0, len(v.Lines))
-	for _, l := range v.Lines {
-		ev = append(ev, l.Text)
-	}
+	v, lines := mgrcluster.Judge(mgrcluster.Facts{Nodes: nodes, Ruleset: rs, Expected: expected, Now: e.now()})
 	active := 0
 	for _, n := range nodes {
 		active += n.ActiveAgents
 	}
-	var r Result
-	switch v.Level {
-	case mgrcluster.OK:
-		r = ok(v.Summary, ev...)
-	case mgrcluster.Warn:
-		r = warn(v.Summary, v.Fix, ev...)
-	default:
-		r = crit(v.Summary, v.Fix, ev...)
-	}
+	r := clusterResult(v, lines)
 	r.Metrics = map[string]float64{"nodes": float64(len(nodes)), "active_agents": float64(active)}
 	return r
+}
+
+// clusterResult is a cluster verdict as a check's result, a line per node as its evidence.
+func clusterResult(v cluster.Verdict, lines []cluster.NodeLine) Result {
+	ev := make([]string, 0, len(lines))
+	for _, l := range lines {
+		ev = append(ev, l.Text)
+	}
+	switch v.Level {
+	case cluster.OK:
+		return ok(v.Summary, ev...)
+	case cluster.Warn, cluster.Wait:
+		return warn(v.Summary, v.Fix, ev...)
+	default:
+		return crit(v.Summary, v.Fix, ev...)
+	}
 }
 
 // lastClusterError is the last "Could not connect to master" line of this host's logs/cluster.log.

@@ -11,16 +11,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
-)
-
-// Level of the verdict.
-type Level int
-
-// The levels.
-const (
-	OK Level = iota
-	Warn
-	Crit
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 // MaxKeepAliveAge is how old a worker's last keepalive may be: the worker sends one every 60 s and the
@@ -36,23 +27,8 @@ type Facts struct {
 	Now      time.Time
 }
 
-// Line is one node's line.
-type Line struct {
-	Name  string
-	Level Level
-	Text  string
-}
-
-// Verdict is the judgement with its fix.
-type Verdict struct {
-	Level   Level
-	Summary string
-	Fix     string
-	Lines   []Line
-}
-
-// Judge judges the cluster.
-func Judge(f Facts) Verdict {
+// Judge judges the cluster: the one verdict shape of ops/cluster, with a line per node.
+func Judge(f Facts) (cluster.Verdict, []cluster.NodeLine) {
 	var master *manager.ClusterNode
 	synced := map[string]bool{}
 	known := map[string]bool{}
@@ -66,27 +42,28 @@ func Judge(f Facts) Verdict {
 			master = &f.Nodes[i]
 		}
 	}
-	v := Verdict{}
+	v := cluster.Verdict{}
+	var lines []cluster.NodeLine
 	var problems, fixes []string
-	raise := func(l Level) { v.Level = max(v.Level, l) }
+	raise := func(l cluster.Level) { v.Level = max(v.Level, l) }
 	for _, n := range f.Nodes {
-		ln := Line{Name: n.Name, Level: OK}
+		ln := cluster.NodeLine{Name: n.Name, Level: cluster.OK}
 		ln.Text = fmt.Sprintf("%s: %s %s, %s, %d active agent(s)", n.Name, n.Type, n.Version, n.IP, n.ActiveAgents)
 		if n.Type != "master" {
 			age := f.Now.Sub(n.LastKeepAlive)
 			ln.Text += fmt.Sprintf(", last keepalive %s ago", age.Round(time.Second))
 			if n.LastKeepAlive.IsZero() || age > MaxKeepAliveAge {
-				ln.Level = Crit
+				ln.Level = cluster.NoGo
 				problems = append(problems, fmt.Sprintf("%s: last keepalive %s ago (> %s)", n.Name, age.Round(time.Second), MaxKeepAliveAge))
 				fixes = append(fixes, "on "+n.Name+": siemctl services restart manager")
 			}
 		}
 		if master != nil && n.Version != master.Version {
-			ln.Level = Crit
+			ln.Level = cluster.NoGo
 			problems = append(problems, fmt.Sprintf("%s on %s, master %s on %s", n.Name, n.Version, master.Name, master.Version))
 		}
 		if known[n.Name] && !synced[n.Name] {
-			ln.Level = max(ln.Level, Warn)
+			ln.Level = max(ln.Level, cluster.Warn)
 			ln.Text += ", ruleset NOT in sync"
 			problems = append(problems, n.Name+": ruleset not in sync with the master")
 			fixes = append(fixes, "wait for the integrity sync (every 9 s); if it persists, see "+n.Name+"'s logs/cluster.log")
@@ -94,17 +71,17 @@ func Judge(f Facts) Verdict {
 			ln.Text += ", ruleset in sync"
 		}
 		raise(ln.Level)
-		v.Lines = append(v.Lines, ln)
+		lines = append(lines, ln)
 	}
 	var missing []string
 	for _, want := range f.Expected {
 		if !present[want] {
 			missing = append(missing, want)
-			v.Lines = append(v.Lines, Line{Name: want, Level: Crit, Text: want + ": not connected to the master"})
+			lines = append(lines, cluster.NodeLine{Name: want, Level: cluster.NoGo, Text: want + ": not connected to the master"})
 		}
 	}
 	if len(missing) > 0 {
-		raise(Crit)
+		raise(cluster.NoGo)
 		problems = append([]string{fmt.Sprintf("%s not connected to the master (%d/%d nodes connected)", strings.Join(missing, ", "),
 			len(f.Expected)-len(missing), len(f.Expected))}, problems...)
 		mv := ""
@@ -115,14 +92,14 @@ func Judge(f Facts) Verdict {
 			fixes = append(fixes, fmt.Sprintf("on %s: siemctl health --cluster says why (wazuh-clusterd stopped: siemctl services restart manager; refused with 3031: its version is not the master's %s: bring the older of the two to the newer version, in a roll the master first and each worker right after it)", m, mv))
 		}
 	}
-	sort.SliceStable(v.Lines, func(i, j int) bool { return v.Lines[i].Name < v.Lines[j].Name })
-	if v.Level == OK {
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Name < lines[j].Name })
+	if v.Level == cluster.OK {
 		ver := ""
 		if master != nil {
 			ver = master.Version
 		}
 		v.Summary = fmt.Sprintf("%d node(s) connected, all on %s, keepalives fresh, rulesets in sync", len(f.Nodes), ver)
-		return v
+		return v, lines
 	}
 	v.Summary = strings.Join(problems, "; ")
 	seen := map[string]bool{}
@@ -134,5 +111,5 @@ func Judge(f Facts) Verdict {
 		}
 	}
 	v.Fix = strings.Join(fx, "; ")
-	return v
+	return v, lines
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 func TestJudge(t *testing.T) {
@@ -17,30 +18,30 @@ func TestJudge(t *testing.T) {
 	tests := []struct {
 		name    string
 		f       Facts
-		level   Level
+		level   cluster.Level
 		summary string
 	}{
 		{"healthy", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
 			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: true}}, Expected: []string{"master-node", "worker1"}},
-			OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync"},
+			cluster.OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync"},
 		{"ruleset out of sync", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
 			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: false}}},
-			Warn, "worker1: ruleset not in sync with the master"},
+			cluster.Warn, "worker1: ruleset not in sync with the master"},
 		{"missing and stale", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 3*time.Minute)},
 			Expected: []string{"master-node", "worker1", "worker2"}},
-			Crit, "worker2 not connected to the master (2/3 nodes connected); worker1: last keepalive 3m0s ago (> 2m0s)"},
+			cluster.NoGo, "worker2 not connected to the master (2/3 nodes connected); worker1: last keepalive 3m0s ago (> 2m0s)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.f.Now = now
-			v := Judge(tc.f)
+			v, lines := Judge(tc.f)
 			if v.Level != tc.level || v.Summary != tc.summary {
 				t.Fatalf("got %d %q, want %d %q", v.Level, v.Summary, tc.level, tc.summary)
 			}
-			if tc.level != OK && v.Fix == "" {
+			if tc.level != cluster.OK && v.Fix == "" {
 				t.Fatal("no fix")
 			}
-			for _, l := range v.Lines {
+			for _, l := range lines {
 				if !strings.HasPrefix(l.Text, l.Name+": ") {
 					t.Errorf("line %q does not start with its node", l.Text)
 				}
