@@ -295,23 +295,12 @@ func IsDistributed(dir string) bool {
 
 // OpenDistributed returns the distributed lab recorded in dir/lab.json.
 func OpenDistributed(dir string, logger *slog.Logger, emus Emulators) (*Distributed, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	st, err := readState(abs)
+	st, prof, logger, err := openState(dir, logger)
 	if err != nil {
 		return nil, err
 	}
 	if st.Topology != TopologyDistributed {
-		return nil, fmt.Errorf("%s is a single lab, not a distributed one", abs)
-	}
-	prof, err := ProfileFor(st.Profile)
-	if err != nil {
-		return nil, err
-	}
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		return nil, fmt.Errorf("%s is a single lab, not a distributed one", dir)
 	}
 	d := &Distributed{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}
 	for _, h := range st.Hosts {

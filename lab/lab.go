@@ -176,26 +176,35 @@ func (l *Lab) systemd() *Systemd {
 	return &Systemd{Dir: l.st.Dir, ID: l.st.ID, PID: l.st.SystemdPID}
 }
 
+// openState reads the lab recorded in dir/lab.json and its profile; a nil logger discards.
+func openState(dir string, logger *slog.Logger) (*State, Profile, *slog.Logger, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, Profile{}, nil, fmt.Errorf("lab dir: %w", err)
+	}
+	st, err := readState(abs)
+	if err != nil {
+		return nil, Profile{}, nil, err
+	}
+	prof, err := ProfileFor(st.Profile)
+	if err != nil {
+		return nil, Profile{}, nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return st, prof, logger, nil
+}
+
 // Open returns the lab recorded in dir/lab.json. Fault, heal and status need emulators for the
 // emulator-backed faults; pass them with OpenWith.
 func Open(dir string) (*Lab, error) { return OpenWith(dir, nil, nil) }
 
 // OpenWith is Open with a logger and the emulators.
 func OpenWith(dir string, logger *slog.Logger, emus Emulators) (*Lab, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lab dir: %w", err)
-	}
-	st, err := readState(abs)
+	st, prof, logger, err := openState(dir, logger)
 	if err != nil {
 		return nil, err
-	}
-	prof, err := ProfileFor(st.Profile)
-	if err != nil {
-		return nil, err
-	}
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Lab{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: startTimeout()}, nil
 }
