@@ -100,7 +100,9 @@ func TestE2EServices(t *testing.T) {
 		l.MustSiemlab("fault", "manager-config-broken")
 		r := l.Siemctl("services", "restart", "manager", "shipper", "--yes")
 		if r.Code != 1 || !strings.Contains(r.Stdout, "manager\t"+l.Profile.ManagerUnit()+"\trestart\tFAILED") ||
-			!strings.Contains(r.Stdout, "shipper\t"+l.Profile.Shipper.Unit()+"\trestart\tSKIPPED") || !strings.Contains(r.Stderr, "last log lines:") {
+			!strings.Contains(r.Stdout, "shipper\t"+l.Profile.Shipper.Unit()+"\trestart\tSKIPPED") ||
+			// the diagnosis: the cause from the manager's own check, and the fix naming the file
+			!strings.Contains(r.Stderr, "cause: configuration invalid") || !strings.Contains(r.Stderr, "ossec.conf at the reported element and line") {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		l.MustSiemlab("heal", "manager-config-broken")

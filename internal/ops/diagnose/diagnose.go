@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
@@ -41,6 +42,7 @@ const (
 	KindLogLines       = "log-lines" // no detector knew it: the lines that say why
 	KindNoEvidence     = "no-evidence"
 	KindStillStarting  = "still-starting"
+	KindKilled         = "killed" // ended by a signal from outside (a kill, the kernel's OOM killer)
 	defaultLogLines    = 400
 	defaultStatusLines = 40
 )
@@ -258,6 +260,14 @@ func fallback(ev *Evidence, r Report) Finding {
 		}
 		return Finding{Kind: KindStillStarting, Cause: cause, Evidence: clipAll(last),
 			Fix: fmt.Sprintf("wait for it (siemctl health again in a minute; the host's load slows a start); if it fails meanwhile, siemctl services status %s says why", ev.Component)}
+	}
+	if st.Result == "signal" && st.ExecMainCode == 2 {
+		// killed (CLD_KILLED, not a crash with a core dump) and no line of its own says why: a kill
+		// from outside, which a start undoes; the kernel's OOM killer leaves its own line
+		return Finding{Kind: KindKilled,
+			Cause:    fmt.Sprintf("%s was killed by signal %d (%s) from outside, a kill or the kernel's OOM killer; its log names no reason of its own", st.Name, st.ExecMainStatus, syscall.Signal(st.ExecMainStatus)),
+			Evidence: clipAll(lastN(dedupe(ev.Lines), 3)),
+			Fix:      fmt.Sprintf("siemctl services restart %s; if it is killed again, see whether the OOM killer did it (journalctl -k | grep -i 'killed process') and give the host memory or lower the component's heap", ev.Component)}
 	}
 	cause := "the log does not name a known cause"
 	if r.Result != "" {

@@ -147,6 +147,25 @@ func TestStillStarting(t *testing.T) {
 	assertFinding(t, r, KindStillStarting, []string{"still starting (active/running)", "its log's last line: [2026-11-27T"}, []string{"wait"})
 }
 
+// A unit killed from outside (kill -9, the OOM killer) with nothing in its log: the signal, and the
+// restart that undoes it, with where to look if it happens again.
+func TestKilled(t *testing.T) {
+	f := newFixture(t)
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed",
+		Result: "signal", ExecMainCode: 2, ExecMainStatus: 9}
+	lines := []string{"[2026-11-27T22:15:41,824][INFO ][o.o.n.Node               ] [node-1] started"}
+	c := f.diagnose(t, st, lines).Cause()
+	if c.Kind != KindKilled || !strings.Contains(c.Cause, "killed by signal 9 (killed) from outside") ||
+		!strings.HasPrefix(c.Fix, "siemctl services restart indexer;") || !strings.Contains(c.Fix, "OOM killer") {
+		t.Fatalf("%+v", c)
+	}
+	// a crash that dumped core is not a kill from outside: the lines that say why, no restart
+	st.ExecMainCode, st.ExecMainStatus, st.Result = 3, 11, "core-dump"
+	if c := f.diagnose(t, st, lines).Cause(); c.Kind == KindKilled {
+		t.Fatalf("a core dump read as a kill: %+v", c)
+	}
+}
+
 // Whatever no detector knows: the exact lines that say why.
 func TestUnknownCause(t *testing.T) {
 	f := newFixture(t)
