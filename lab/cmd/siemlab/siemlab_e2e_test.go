@@ -165,8 +165,15 @@ func TestE2EFullLab(t *testing.T) {
 	if st, err := l.Status(ctx); err == nil {
 		for _, u := range st.Units {
 			if u.Name == "shipper.service" && u.MainPID > 0 {
-				stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", u.MainPID))
-				if f := strings.Fields(string(stat)); len(f) < 3 || f[2] != "T" {
+				// kill(2) only queues the signal: the process stops when it is next scheduled
+				var f []string
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+					stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", u.MainPID))
+					if f = strings.Fields(string(stat)); (len(f) >= 3 && f[2] == "T") || time.Now().After(deadline) {
+						break
+					}
+				}
+				if len(f) < 3 || f[2] != "T" {
 					t.Errorf("shipper-stalled: main PID %d state %v, want T (stopped)", u.MainPID, f)
 				}
 			}
