@@ -462,11 +462,6 @@ func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map
 		if !l.runs("shipper") {
 			return nil
 		}
-		// The dashboard's own indexer user, in its keystore (as the Wazuh installer does).
-		if err := l.emu.SetDashboardKeystore(filepath.Join(r, l.prof.DashboardConf()),
-			map[string]string{"opensearch.username": "kibanaserver", "opensearch.password": pw[secretKibanaserver]}); err != nil {
-			return fmt.Errorf("dashboard keystore: %w", err)
-		}
 		// Shipper: CA, keystore (through the real Filebeat), template.
 		sh := l.shipperLayout()
 		if err := copyCert("root-ca.pem", filepath.Join(r, sh.ConfigDir, "certs/root-ca.pem"), 0o644, -1); err != nil {
