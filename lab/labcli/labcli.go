@@ -251,32 +251,25 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 				if len(args) != 1 {
 					return fmt.Errorf("%w: exactly one fault KIND (siemlab %s --list)", errUsage, name)
 				}
-				if lab.IsDistributed(dir) {
-					d, err := openDist(dir)
-					if err != nil {
-						return err
-					}
-					t0 := time.Now()
-					if heal {
-						err = d.Heal(cmd.Context(), args[0])
-					} else {
-						err = d.Fault(cmd.Context(), args[0])
-					}
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(stderr, "siemlab %s %s: done (%.1fs)\n", name, args[0], time.Since(t0).Seconds())
-					return nil
+				// a single lab and a distributed one take faults alike
+				var target interface {
+					Fault(ctx context.Context, kind string) error
+					Heal(ctx context.Context, kind string) error
 				}
-				l, err := open(dir)
+				var err error
+				if lab.IsDistributed(dir) {
+					target, err = openDist(dir)
+				} else {
+					target, err = open(dir)
+				}
 				if err != nil {
 					return err
 				}
 				t0 := time.Now()
 				if heal {
-					err = l.Heal(cmd.Context(), args[0])
+					err = target.Heal(cmd.Context(), args[0])
 				} else {
-					err = l.Fault(cmd.Context(), args[0])
+					err = target.Fault(cmd.Context(), args[0])
 				}
 				if err != nil {
 					return err
