@@ -39,6 +39,7 @@ installed libc6-dev || need+=(libc6-dev)
 command -v ssh-keygen >/dev/null || need+=(openssh-client)   # upgrade report --sign-key tests
 command -v chromium >/dev/null || need+=(chromium)           # the upgrade report rendered in e2e
 command -v rpm >/dev/null || need+=(rpm)                     # make dist: the .rpm contents are checked
+command -v ansible-playbook >/dev/null || need+=(ansible-core)  # the distributed roll through ansible/*.yml
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()

@@ -33,6 +33,7 @@ import (
 	"github.com/goreleaser/nfpm/v2/files"
 	_ "github.com/goreleaser/nfpm/v2/rpm" // registers the rpm packager
 
+	"github.com/siemctl/siemctl/ansible"
 	"github.com/siemctl/siemctl/packaging"
 )
 
@@ -215,7 +216,7 @@ func stageFiles(ctx context.Context, o Options, stage string) (files.Contents, e
 		}
 		return nil
 	}
-	for _, d := range []string{"man", "completion", "systemd", "scripts", "etc"} {
+	for _, d := range []string{"man", "completion", "systemd", "scripts", "etc", "ansible"} {
 		if err := os.MkdirAll(filepath.Join(stage, d), 0o755); err != nil {
 			return nil, err
 		}
@@ -269,6 +270,17 @@ func stageFiles(ctx context.Context, o Options, stage string) (files.Contents, e
 			return nil, fmt.Errorf("%s: %w", doc, err)
 		}
 		c = append(c, file(src, "/usr/share/doc/siemctl/"+doc, 0o644))
+	}
+	for _, pb := range ansible.Playbooks() {
+		data, err := ansible.Files.ReadFile(pb)
+		if err != nil {
+			return nil, err
+		}
+		src := filepath.Join(stage, "ansible", pb)
+		if err := os.WriteFile(src, data, 0o644); err != nil {
+			return nil, err
+		}
+		c = append(c, file(src, ansible.Dir+"/"+pb, 0o644))
 	}
 	pages, err := filepath.Glob(filepath.Join(stage, "man", "*.1"))
 	if err != nil || len(pages) == 0 {
