@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,7 @@ import (
 // mgrFaultKinds are the distributed lab's manager-cluster faults.
 var mgrFaultKinds = []FaultKind{
 	{"worker-disconnected", "wazuh-clusterd dies on the worker (manager-2): the master drops it from the cluster; the fix is restarting the worker's manager, which heal does", false},
-	{"worker-version-mismatch", "the worker's installed version becomes the next patch release (its VERSION file, as if upgraded alone) and it restarts: the master refuses it with 3031 and it retries every 10 s; heal puts the master's version back and restarts it", false},
+	{"worker-version-mismatch", "the worker (manager-2) gets the lab's other release of the manager package with apt, as if upgraded alone, and restarts: the master refuses it with 3031 and it retries every 10 s; the fix is bringing the older of the two to the newer release; heal installs the master's release on the worker", false},
 }
 
 // worker is the manager cluster's first worker (the master is the first manager host).
@@ -99,32 +98,53 @@ func (d *Distributed) workerDisconnected(ctx context.Context, on bool) error {
 	return d.waitWorker(ctx, w.st.Host, true)
 }
 
-// workerVersionMismatch gives the worker the next patch version (VERSION) and restarts it; heal
-// writes the master's version back and restarts it.
+// workerVersionMismatch installs on the worker, with its apt from the lab's repository (as an
+// operator upgrading that host alone would), the other release of the manager package than the
+// master runs, and restarts the worker's manager: the master refuses it with 3031. Heal installs
+// the master's release on the worker (nothing to do when the fix health prints was followed and
+// both already agree) and waits until the master lists it again.
 func (d *Distributed) workerVersionMismatch(ctx context.Context, on bool) error {
 	w, err := d.worker()
 	if err != nil {
 		return err
 	}
-	ms := d.HostsOf(RoleManager)
-	master, err := os.ReadFile(filepath.Join(ms[0].managerDir(), "VERSION"))
+	master := d.HostsOf(RoleManager)[0]
+	pkg := master.prof.Manager
+	mv, err := master.apt().InstalledVersion(ctx, pkg)
 	if err != nil {
 		return err
 	}
-	v := strings.TrimSpace(string(master))
+	if mv == "" {
+		return fmt.Errorf("%s is not installed on the master %s", pkg, master.st.Host)
+	}
 	_ = faults.Set(faults.DirForRoot(w.st.Root), faults.ClusterDown, false) // this fault is about the version alone
+	want := mv
 	if on {
-		var ma, mi, pa int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(v, "v"), "%d.%d.%d", &ma, &mi, &pa); err != nil {
-			return fmt.Errorf("master VERSION %q: %w", v, err)
+		if want, err = otherRelease(mv); err != nil {
+			return err
 		}
-		v = fmt.Sprintf("v%d.%d.%d", ma, mi, pa+1)
 	}
-	if err := os.WriteFile(filepath.Join(w.managerDir(), "VERSION"), []byte(v+"\n"), 0o644); err != nil {
+	a := w.apt()
+	if cur, err := a.InstalledVersion(ctx, pkg); err != nil {
 		return err
-	}
-	if err := d.restartManager(ctx, w); err != nil {
-		return err
+	} else if cur != want {
+		if err := a.Install(ctx, pkg+"="+want); err != nil {
+			return err
+		}
+		if err := d.restartManager(ctx, w); err != nil {
+			return err
+		}
 	}
 	return d.waitWorker(ctx, w.st.Host, !on)
+}
+
+// otherRelease is the Debian version of the lab's other release (Versions) than installed.
+func otherRelease(installed string) (string, error) {
+	up, _, _ := strings.Cut(installed, "-")
+	for _, v := range Versions {
+		if v != up {
+			return v + "-1", nil
+		}
+	}
+	return "", fmt.Errorf("the lab builds no other release than %s (%s)", installed, strings.Join(Versions, ", "))
 }

@@ -188,3 +188,13 @@ func TestHostConfigComponents(t *testing.T) {
 		}
 	}
 }
+
+// The version-mismatch fault installs the lab's other release than the master's, whichever the lab
+// was brought up with.
+func TestOtherRelease(t *testing.T) {
+	for in, want := range map[string]string{"4.9.0-1": "4.10.0-1", "4.10.0-1": "4.9.0-1", "4.10.0-2": "4.9.0-1"} {
+		if got, err := otherRelease(in); err != nil || got != want {
+			t.Errorf("otherRelease(%s) = %q, %v; want %s", in, got, err, want)
+		}
+	}
+}

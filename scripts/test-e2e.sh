@@ -9,7 +9,7 @@
 # port range (SIEMCTL_E2E_PORT_SHIFT 0 and 1000), so the waits of one lab (a
 # unit starting, a cluster turning green) overlap with the work of the other:
 #   lane 1: siem, every package but the upgrade suite; then the watch window;
-#           then the distributed lab's tests (wazuh)
+#           then the distributed lab's test (wazuh; one lab for every check and fault)
 #   lane 2: siem, the upgrade suite but the watch window; then the wazuh pass
 # SIEMCTL_E2E_LANES=1 runs the same commands one after the other.
 # Each lane's output is prefixed with its name; the exit code is non-zero when

@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/mgrcluster"
+	"github.com/siemctl/siemctl/internal/packages"
 )
 
 // The deployment's clusters, judged from any host: the indexer cluster (ops/cluster.Nodes) and the
@@ -117,7 +118,7 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 			r.Evidence = append(r.Evidence, "cluster.log: "+line)
 			if strings.Contains(line, "3031") {
 				r.Summary = "this worker is refused by its master: versions differ (3031)"
-				r.Fix = "bring the older of this node and the master to the newer manager version (siemctl upgrade apply --to V there; in a roll the master goes first, each worker right after it), then siemctl services restart manager here"
+				r.Fix = versionMismatchFix(ctx, e)
 			}
 		}
 		return r
@@ -150,6 +151,34 @@ func clusterResult(v cluster.Verdict, lines []cluster.NodeLine) Result {
 	default:
 		return crit(v.Summary, v.Fix, ev...)
 	}
+}
+
+// versionMismatchFix is the fix of a worker the master refuses with 3031: the older of the two
+// nodes gets the newer manager package, the manager alone (a manager node of a distributed site
+// runs no indexer or dashboard, which siemctl upgrade apply upgrades with it), then its manager is
+// restarted; a worker retries every 10 s. The worker cannot ask its master which version it runs:
+// health --cluster on the master prints it on the master's line.
+func versionMismatchFix(ctx context.Context, e *Env) string {
+	pkg := e.Stack.Config.Manager.Package
+	mine := ""
+	if inst, err := packageVersions(ctx, e); err == nil {
+		mine = inst["manager"]
+	}
+	install := func(v string) string {
+		if pm, ok := e.Stack.Packages.(*packages.Manager); ok && pm != nil {
+			if cmds := pm.InstallCommands(map[string]string{pkg: v}, packages.InstallOptions{}, nil); len(cmds) == 1 {
+				return strings.Join(cmds[0].Argv, " ")
+			}
+		}
+		return "install " + pkg + " " + v + " with the package manager"
+	}
+	if mine == "" {
+		return "bring the older of this node and the master to the newer " + pkg + " (siemctl health --cluster on the master names its version, siemctl version here this one's):" +
+			" on the older node install the newer package, the manager alone, then siemctl services restart manager there; in a roll the master goes first, each worker right after it"
+	}
+	return fmt.Sprintf("this worker runs %s %s, the master the version on its line of siemctl health --cluster there: bring the older of the two to the newer, "+
+		"the manager package alone (in a roll the master goes first, each worker right after it): if the master is older, on the master: %s, then siemctl services restart manager; "+
+		"if this worker is older, here: %s, then siemctl services restart manager", pkg, mine, install(mine), install("<the master's package version>"))
 }
 
 // lastClusterError is the last "Could not connect to master" line of this host's logs/cluster.log.

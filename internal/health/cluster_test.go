@@ -5,12 +5,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/process"
 )
 
 // clusterManager is a manager API (managertest) that answers the cluster endpoints with the bodies of
@@ -120,6 +123,31 @@ func TestManagerCluster(t *testing.T) {
 		r := runManagerCluster(t, mc, nil, dir)
 		if r.Status != Crit || !strings.Contains(r.Summary, "versions differ (3031)") || len(r.Evidence) != 1 || r.Evidence[0] != "cluster.log: "+line {
 			t.Fatalf("%s %q %v", r.Status, r.Summary, r.Evidence)
+		}
+		if !strings.Contains(r.Fix, "siemctl health --cluster on the master names its version") {
+			t.Errorf("without the installed version, the fix says where to read both: %q", r.Fix)
+		}
+		// With the package manager, the fix names this worker's version and the command that puts
+		// the newer on the older node, the manager package alone.
+		dpkg := process.RunnerFunc(func(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
+			if name == "dpkg-query" && slices.Contains(args, "siem-manager") {
+				return []byte("siem-manager\tinstall ok installed\t4.10.0-1\n"), nil, 0, nil
+			}
+			return nil, nil, 1, nil
+		})
+		pm, err := packages.New("apt", dpkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(t)
+		cfg.Manager.InstallDir = dir
+		e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Manager: mc, Packages: pm}}
+		r = Run(context.Background(), e, []Check{{ID: "manager.cluster", Component: "manager", Run: checkManagerCluster}}).Results[0]
+		for _, want := range []string{"this worker runs siem-manager 4.10.0-1", "if the master is older, on the master: apt-get install -y -q siem-manager=4.10.0-1, then siemctl services restart manager",
+			"if this worker is older, here: apt-get install -y -q siem-manager=<the master's package version>"} {
+			if !strings.Contains(r.Fix, want) {
+				t.Errorf("fix lacks %q:\n%s", want, r.Fix)
+			}
 		}
 	})
 }

@@ -51,7 +51,8 @@ type CaptureOptions struct {
 	Label          string
 	Host           string
 	SiemctlVersion string
-	// Components to record (default DefaultComponents()).
+	// Components to record (default: the source's HostComponents when it has
+	// them, as Live does, else DefaultComponents()).
 	Components []string
 	// AlertsIndexPrefix (e.g. "siem-alerts-4.x-") finds the templates that
 	// apply to today's alerts index.
@@ -233,6 +234,9 @@ func Capture(ctx context.Context, src Source, opts CaptureOptions) (*Document, e
 	}
 
 	names := opts.Components
+	if hc, ok := src.(interface{ HostComponents() []string }); ok && len(names) == 0 {
+		names = hc.HostComponents()
+	}
 	if len(names) == 0 {
 		names = defaultComponents
 	}

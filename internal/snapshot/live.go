@@ -67,7 +67,14 @@ func (src *Live) now() time.Time {
 	return time.Now()
 }
 
-// Units reads the four units' states from systemd.
+// HostComponents are the components this host runs (the components key, as
+// health judges them): a capture records these and no others, so a
+// distributed indexer host's snapshot has the indexer alone. The indexer,
+// manager and alerts sections stay the deployment's view, read through the
+// APIs this host reaches.
+func (src *Live) HostComponents() []string { return src.Config.HostComponents() }
+
+// Units reads the states of this host's units from systemd.
 func (src *Live) Units(ctx context.Context) (map[string]UnitState, error) {
 	if src.Systemd == nil {
 		return nil, errors.New("systemd: not configured")
@@ -76,7 +83,7 @@ func (src *Live) Units(ctx context.Context) (map[string]UnitState, error) {
 	if err != nil {
 		return nil, err
 	}
-	byComp := src.Config.Units()
+	byComp := src.Config.HostUnits()
 	names := make([]string, 0, len(byComp))
 	comps := make([]string, 0, len(byComp))
 	for comp, unit := range byComp {
@@ -101,12 +108,12 @@ func (src *Live) Units(ctx context.Context) (map[string]UnitState, error) {
 	return out, nil
 }
 
-// PackageVersions reads the installed package versions.
+// PackageVersions reads the installed versions of this host's packages.
 func (src *Live) PackageVersions(ctx context.Context) (map[string]string, error) {
 	if src.Packages == nil {
 		return nil, fmt.Errorf("packages: %w", src.PackageErr)
 	}
-	return packages.ByComponent(ctx, src.Packages, src.Config.PackageNames())
+	return packages.ByComponent(ctx, src.Packages, src.Config.HostPackageNames())
 }
 
 // parts runs named functions concurrently and collects their errors. The

@@ -1,9 +1,21 @@
 package snapshot
 
 import (
+	"context"
 	"errors"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // The identity call's error comes back apart from the parts' errors, after every call has
@@ -48,5 +60,71 @@ func TestConcurrentlyJoinsEveryError(t *testing.T) {
 	}
 	if err := concurrently(func() error { return nil }); err != nil {
 		t.Fatalf("no error: got %v", err)
+	}
+}
+
+// askedQuerier answers every package as installed at 4.9.0-1 and records what it was asked.
+type askedQuerier struct{ asked []string }
+
+func (q *askedQuerier) Installed(_ context.Context, pkgs ...string) (map[string]string, error) {
+	q.asked = append(q.asked, pkgs...)
+	out := map[string]string{}
+	for _, p := range pkgs {
+		out[p] = "4.9.0-1"
+	}
+	return out, nil
+}
+
+// A host's snapshot records the components it runs (the components key, as health judges them):
+// a distributed indexer host has the indexer alone, its package is the only one asked for, and
+// the dashboard it does not run is neither a component nor counted down.
+func TestLiveRecordsOnlyThisHostsComponents(t *testing.T) {
+	for _, tc := range []struct {
+		components string
+		want       []string
+		pkgs       []string
+	}{
+		{"[indexer]", []string{"indexer"}, []string{"siem-indexer"}},
+		{"[manager, shipper]", []string{"manager", "shipper"}, []string{"shipper", "siem-manager"}},
+		{"[dashboard]", []string{"dashboard"}, []string{"siem-dashboard"}},
+		{"[indexer, manager, dashboard, shipper]", []string{"dashboard", "indexer", "manager", "shipper"}, []string{"shipper", "siem-dashboard", "siem-indexer", "siem-manager"}},
+	} {
+		t.Run(tc.components, func(t *testing.T) {
+			dash := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "not this host's", http.StatusInternalServerError)
+			}))
+			defer dash.Close()
+			path := filepath.Join(t.TempDir(), "siemctl.yaml")
+			if err := os.WriteFile(path, []byte("profile: siem\ncomponents: "+tc.components+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(config.LoadOptions{Path: path, ExplicitPath: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := &askedQuerier{}
+			src := &Live{Config: cfg, Packages: q, IndexerErr: errors.New("not reached"), ManagerErr: errors.New("not reached"),
+				Dashboard: hostfacts.Dashboard{URL: dash.URL}, Checks: []health.Check{}}
+			d, err := Capture(context.Background(), src, CaptureOptions{Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.Sorted(maps.Keys(d.Components))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("components %v, want %v", got, tc.want)
+			}
+			slices.Sort(q.asked)
+			if !slices.Equal(q.asked, tc.pkgs) {
+				t.Errorf("packages asked %v, want %v", q.asked, tc.pkgs)
+			}
+			for _, c := range tc.want {
+				if d.Components[c].PackageVersion != "4.9.0-1" {
+					t.Errorf("%s package %q", c, d.Components[c].PackageVersion)
+				}
+			}
+			if d.Summary.ComponentsTotal != len(tc.want) || slices.Contains(d.Summary.Down, "dashboard") != slices.Contains(tc.want, "dashboard") {
+				t.Errorf("summary: %d components, down %v", d.Summary.ComponentsTotal, d.Summary.Down)
+			}
+		})
 	}
 }
