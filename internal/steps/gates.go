@@ -348,7 +348,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 		msg += "; " + stackversions.Nodes(f.Indexer)
 	}
 	if v := stackversions.Judge(f); !v.OK() {
-		return engine.Outcome{}, engine.NoGo("%s (%s)", strings.Join(v.Problems, "; "), msg)
+		return engine.Outcome{}, engine.NoGo("%s (%s)", v.Summary, msg)
 	}
 	return engine.Outcome{Message: msg}, nil
 }
@@ -550,15 +550,6 @@ func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, erro
 
 // --- gate.ports ------------------------------------------------------------------------------
 
-// expectedPorts are the stack's ports that must listen on this host (hostfacts.ExpectedOf).
-func expectedPorts(pl *Planning) ([]hostfacts.ExpectedPort, []string) {
-	c := pl.cfg()
-	if c == nil {
-		return nil, nil
-	}
-	return hostfacts.ExpectedOf(c)
-}
-
 func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	if d.Ports == nil {
@@ -568,20 +559,15 @@ func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	want, remote := expectedPorts(&Planning{Config: d.Config})
+	if d.Config == nil {
+		return engine.Outcome{}, errors.New("no configuration: the stack's ports are not known")
+	}
+	want, remote := hostfacts.ExpectedOf(d.Config)
 	v := hostfacts.JudgePorts(want, remote, have)
-	if missing := v.Missing(); len(missing) > 0 {
-		ms := make([]string, len(missing))
-		for i, m := range missing {
-			ms[i] = m.String()
-		}
-		return engine.Outcome{}, engine.Pending("not listening: %s", strings.Join(ms, ", "))
+	if !v.OK() {
+		return engine.Outcome{}, engine.Pending("%s", v.Summary)
 	}
-	ps := make([]string, len(v.Ports))
-	for i, p := range v.Ports {
-		ps[i] = strconv.Itoa(p.Port)
-	}
-	return engine.Outcome{Message: "listening: " + strings.Join(ps, ", ")}, nil
+	return engine.Outcome{Message: v.Summary}, nil
 }
 
 // --- gate.no_trace -----------------------------------------------------------------------------
@@ -664,9 +650,11 @@ func gateKinds() []Kind {
 		engine.Define(Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
 			New: simple(func(pl *Planning) []string {
 				var ps []string
-				want, _ := expectedPorts(pl)
-				for _, p := range want {
-					ps = append(ps, strconv.Itoa(p.Port))
+				if c := pl.cfg(); c != nil {
+					want, _ := hostfacts.ExpectedOf(c)
+					for _, p := range want {
+						ps = append(ps, strconv.Itoa(p.Port))
+					}
 				}
 				if len(ps) == 0 {
 					return []string{"/proc/net/tcp{,6}: the stack's ports listening"}
