@@ -287,11 +287,33 @@ func (s *Clients) StepDeps() *steps.Deps {
 // Snapshot is the live snapshot source over this set.
 func (s *Clients) Snapshot() *snapshot.Live {
 	src := &snapshot.Live{Config: s.Config, Indexer: s.Indexer, IndexerErr: s.IndexerErr, Manager: s.Manager, ManagerErr: s.ManagerErr,
-		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard, HealthStack: s.Health()}
+		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard}
+	src.CheckHealth = SnapshotHealth(s.Health(), nil, nil)
 	if s.Packages != nil {
 		src.Packages = s.Packages
 	}
 	return src
+}
+
+// SnapshotHealth is a snapshot's health section over stack st: checks (nil:
+// the catalogue without the deep probes) run with clock now (nil: the wall
+// clock), each kept as id, status and summary.
+func SnapshotHealth(st health.Stack, checks []health.Check, now func() time.Time) func(ctx context.Context) ([]snapshot.HealthResult, error) {
+	return func(ctx context.Context) ([]snapshot.HealthResult, error) {
+		if checks == nil {
+			all, err := health.Select(health.Catalogue(), health.Selection{})
+			if err != nil {
+				return nil, err
+			}
+			checks = all
+		}
+		rep := health.Run(ctx, &health.Env{Now: now, Stack: st}, checks)
+		out := make([]snapshot.HealthResult, 0, len(rep.Results))
+		for _, r := range rep.Results {
+			out = append(out, snapshot.HealthResult{ID: r.ID, Status: r.Status.String(), Summary: r.Summary})
+		}
+		return out, nil
+	}
 }
 
 // SnapshotStore is the store under state_dir/snapshots.
