@@ -191,3 +191,23 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 		t.Fatalf("the resolved password is unknown to the redactor: %q", got)
 	}
 }
+
+// TestStepDepsWithoutClients: a client that could not be built is a nil
+// interface in the step kinds' dependencies (never a typed nil, which a
+// kind's nil check would miss) beside the reason; the host facts are wired.
+func TestStepDepsWithoutClients(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-secret")
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
+		"indexer: {password_file: "+missing+"}\nmanager: {password_file: "+missing+"}\n")
+	d := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).StepDeps()
+	if d.Indexer != nil || d.Manager != nil {
+		t.Fatalf("typed nils leaked: %#v %#v", d.Indexer, d.Manager)
+	}
+	if d.IndexerErr == nil || d.ManagerErr == nil || !strings.Contains(d.IndexerErr.Error(), "no-such-secret") {
+		t.Fatalf("reasons lost: %v / %v", d.IndexerErr, d.ManagerErr)
+	}
+	if d.Ports == nil || d.Disk == nil || d.Dashboard == nil || d.Exec == nil || d.Units == nil || d.Snapshot == nil || d.Redact == nil {
+		t.Fatal("host facts not wired")
+	}
+}
