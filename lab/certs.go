@@ -41,17 +41,22 @@ type CertOptions struct {
 	Bits     int           // RSA key size, default 2048
 }
 
+// defaults fills the options left zero.
+func (o *CertOptions) defaults() {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Validity == 0 {
+		o.Validity = 3650 * 24 * time.Hour
+	}
+	if o.Bits == 0 {
+		o.Bits = 2048
+	}
+}
+
 // GenerateCerts creates a root CA and the leaf certificates of the lab.
 func GenerateCerts(opts CertOptions) (*Certs, error) {
-	if opts.Now.IsZero() {
-		opts.Now = time.Now()
-	}
-	if opts.Validity == 0 {
-		opts.Validity = 3650 * 24 * time.Hour
-	}
-	if opts.Bits == 0 {
-		opts.Bits = 2048
-	}
+	opts.defaults()
 	p := opts.Profile
 	if p.Name == "" {
 		p = Profiles[DefaultProfile]
@@ -184,15 +189,7 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 // certificate with CN cn, a manager's API certificate, the dashboard's), under the names the
 // single lab's certs directory uses. The leaves of other roles are left out.
 func (c *Certs) HostCerts(p Profile, role, cn string, ip net.IP, opts CertOptions) (*Certs, error) {
-	if opts.Now.IsZero() {
-		opts.Now = time.Now()
-	}
-	if opts.Validity == 0 {
-		opts.Validity = 3650 * 24 * time.Hour
-	}
-	if opts.Bits == 0 {
-		opts.Bits = 2048
-	}
+	opts.defaults()
 	ips := []net.IP{ip, net.IPv4(127, 0, 0, 1)}
 	out := &Certs{CA: c.CA, Admin: c.Admin}
 	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}

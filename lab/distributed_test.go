@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/lab/emu/dashboard"
 	"github.com/siemctl/siemctl/lab/emu/manager"
 )
@@ -172,13 +171,7 @@ func TestHostConfigComponents(t *testing.T) {
 	for _, name := range ProfileNames() {
 		for host, comps := range want {
 			l := testHost(t, Profiles[name], host)
-			if err := os.MkdirAll(l.st.Root, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := l.writeConfig(); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := config.Load(config.LoadOptions{Env: []string{"SIEMCTL_CONFIG=" + l.ConfigPath()}})
+			cfg, err := writtenConfig(t, l)
 			if err != nil {
 				t.Fatalf("%s %s: siemctl cannot load the host's config: %v", name, host, err)
 			}

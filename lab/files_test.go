@@ -45,13 +45,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 			dir := t.TempDir()
 			p := Profiles[tc.profile]
 			l := &Lab{st: &State{ID: "abc", Dir: dir, Root: filepath.Join(dir, "root"), Ports: p.Ports(100), PortOffset: 100, Profile: tc.profile, Syslog: tc.syslog}, prof: p}
-			if err := os.MkdirAll(l.st.Root, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := l.writeConfig(); err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := config.Load(config.LoadOptions{Env: []string{"SIEMCTL_CONFIG=" + l.ConfigPath()}})
+			cfg, err := writtenConfig(t, l)
 			if err != nil {
 				t.Fatalf("siemctl cannot load the lab config: %v", err)
 			}
@@ -117,4 +111,17 @@ func TestLabIDAndPorts(t *testing.T) {
 	if w := Profiles["wazuh"].Ports(7); w.Dashboard != 450 || w.API != 55007 || w.Indexer != 9207 {
 		t.Errorf("wazuh ports(7) = %+v", w)
 	}
+}
+
+// writtenConfig writes l's siemctl config under its root and loads it as
+// siemctl would.
+func writtenConfig(t *testing.T, l *Lab) (*config.Config, error) {
+	t.Helper()
+	if err := os.MkdirAll(l.st.Root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.writeConfig(); err != nil {
+		t.Fatal(err)
+	}
+	return config.Load(config.LoadOptions{Env: []string{"SIEMCTL_CONFIG=" + l.ConfigPath()}})
 }

@@ -16,7 +16,7 @@ import (
 // without a configuration or versions (placeholders).
 func registry(t *testing.T) *steps.Registry {
 	t.Helper()
-	reg, err := steps.NewRegistry(&steps.Planning{})
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestEmbeddedRunbooksValidate(t *testing.T) {
 	reg := registry(t)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			p, err := engine.LoadPlan(runbooks.FS, name, reg, engine.Selection{})
+			p, err := engine.LoadPlan(runbooks.FS, name, reg, engine.Selection{}, &steps.Planning{})
 			if err != nil {
 				t.Fatalf("%v", err)
 			}
@@ -125,7 +125,7 @@ func TestEmbeddedRunbooksValidate(t *testing.T) {
 
 func plan(t *testing.T, name string) *steps.Plan {
 	t.Helper()
-	p, err := engine.LoadPlan(runbooks.FS, name, registry(t), engine.Selection{})
+	p, err := engine.LoadPlan(runbooks.FS, name, registry(t), engine.Selection{}, &steps.Planning{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 		t.Error("indexer/install must need indexer/backup-data")
 	}
 	// --only for a late step must be refused while it needs the data copy.
-	if _, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, registry(t), engine.Selection{Only: []string{"indexer/install"}}); err == nil {
+	if _, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, registry(t), engine.Selection{Only: []string{"indexer/install"}}, &steps.Planning{}); err == nil {
 		t.Error("installing the indexer without its data copy was planned")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/redact"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -262,36 +263,92 @@ func (s *Clients) Health() health.Stack {
 // snapshotTimeout bounds one capture inside a runbook step.
 const snapshotTimeout = 90 * time.Second
 
-// StepDeps returns what the upgrade and rollback step kinds need.
+// StepDeps returns what the upgrade and rollback step kinds need: this
+// set's clients (a client that could not be built is nil, never a typed
+// nil, beside its error), the host's listening ports and disk, the
+// dashboard's status, the security tool's and the data hooks' exec runner
+// (process.ExecRunner: each output stream's tail kept up to its default
+// cap), snapshots, the probe, readiness and diagnosis.
 func (s *Clients) StepDeps() *steps.Deps {
-	sc := steps.Clients{
-		Indexer: s.Indexer, IndexerErr: s.IndexerErr,
-		Manager: s.Manager, ManagerErr: s.ManagerErr,
-		Packages: s.Packages, PackageErr: s.PkgErr,
-		Units:     s.Units,
-		Dashboard: s.Dashboard,
-		Probe:     s.runProbe,
+	d := &steps.Deps{
+		Config: s.Config, Logger: s.Logger, Now: time.Now,
+		IndexerErr: s.IndexerErr, ManagerErr: s.ManagerErr, PackageErr: s.PkgErr,
+		Units: func(ctx context.Context) (steps.UnitsAPI, error) {
+			u, err := s.Units(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return u, nil
+		},
+		Exec: process.ExecRunner{},
+		Dashboard: func(ctx context.Context) (int, error) {
+			a, err := s.Dashboard.Status(ctx)
+			return a.Status, err
+		},
+		Ports: hostfacts.ListeningTCP,
+		Disk: func(path string) (steps.DiskUsage, error) {
+			u, err := hostfacts.Disk(path)
+			return steps.DiskUsage{TotalBytes: u.TotalBytes, FreeBytes: u.FreeBytes, UsedPercent: u.UsedPercent}, err
+		},
 		Snapshot: func(ctx context.Context, label string) (*snapshot.Document, error) {
 			opts := s.CaptureOptions(label)
 			opts.Timeout = snapshotTimeout
 			return snapshot.Capture(ctx, s.Snapshot(), opts)
 		},
 		Snapshots: s.SnapshotStore(),
+		Probe:     s.runProbe,
 		Redact:    s.Redactor.String,
+		Ready:     s.Ready(),
+		Diagnose:  s.Diagnoser(nil),
 	}
-	sc.Shipper, sc.ShipperErr = s.Shipper()
-	sc.Ready, sc.Diagnose = s.Ready(), s.Diagnoser(nil)
-	return steps.NewDeps(s.Config, s.Logger, sc)
+	// Typed nils must not leak into the interfaces.
+	if s.Indexer != nil {
+		d.Indexer = s.Indexer
+	}
+	if s.Manager != nil {
+		d.Manager = s.Manager
+	}
+	if s.Packages != nil {
+		d.Packages = s.Packages
+	}
+	sh, err := s.Shipper()
+	if sh != nil {
+		d.Shipper = sh
+	}
+	d.ShipperErr = err
+	return d
 }
 
 // Snapshot is the live snapshot source over this set.
 func (s *Clients) Snapshot() *snapshot.Live {
 	src := &snapshot.Live{Config: s.Config, Indexer: s.Indexer, IndexerErr: s.IndexerErr, Manager: s.Manager, ManagerErr: s.ManagerErr,
-		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard, HealthStack: s.Health()}
+		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard}
+	src.CheckHealth = SnapshotHealth(s.Health(), nil, nil)
 	if s.Packages != nil {
 		src.Packages = s.Packages
 	}
 	return src
+}
+
+// SnapshotHealth is a snapshot's health section over stack st: checks (nil:
+// the catalogue without the deep probes) run with clock now (nil: the wall
+// clock), each kept as id, status and summary.
+func SnapshotHealth(st health.Stack, checks []health.Check, now func() time.Time) func(ctx context.Context) ([]snapshot.HealthResult, error) {
+	return func(ctx context.Context) ([]snapshot.HealthResult, error) {
+		if checks == nil {
+			all, err := health.Select(health.Catalogue(), health.Selection{})
+			if err != nil {
+				return nil, err
+			}
+			checks = all
+		}
+		rep := health.Run(ctx, &health.Env{Now: now, Stack: st}, checks)
+		out := make([]snapshot.HealthResult, 0, len(rep.Results))
+		for _, r := range rep.Results {
+			out = append(out, snapshot.HealthResult{ID: r.ID, Status: r.Status.String(), Summary: r.Summary})
+		}
+		return out, nil
+	}
 }
 
 // SnapshotStore is the store under state_dir/snapshots.

@@ -20,22 +20,30 @@ import (
 	"github.com/siemctl/siemctl/internal/process"
 )
 
+// refusingServer is a TLS server that refuses every login, counting in
+// tries those whose user counts says so; dir holds its CA (ca) and a
+// password file (pw).
+func refusingServer(t *testing.T, tries *atomic.Int32, counts func(user string) bool) (srv *httptest.Server, dir, ca, pw string) {
+	t.Helper()
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, _, ok := r.BasicAuth(); ok && counts(u) {
+			tries.Add(1)
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	dir = t.TempDir()
+	ca = filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	return srv, dir, ca, clitest.WriteSecret(t, dir, "pw", "Generated-1")
+}
+
 // TestDefaultCredentialTriesAreCached: the remote tries cost failed logins
 // (the manager blocks an IP after 50), so a second run within the hour must
 // not repeat them; the configured password is still compared every run.
 func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	var tries atomic.Int32
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, _, ok := r.BasicAuth(); ok {
-			tries.Add(1)
-		}
-		w.WriteHeader(http.StatusUnauthorized)
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
-	pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+	srv, dir, ca, pw := refusingServer(t, &tries, func(string) bool { return true })
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n"+
 		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
@@ -68,17 +76,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 // record is replaced atomically, never written through a symlink.
 func TestDefaultCredentialTriesDailyWithAComponentDown(t *testing.T) {
 	var tries atomic.Int32
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, _, ok := r.BasicAuth(); ok && strings.HasPrefix(u, "siem") {
-			tries.Add(1)
-		}
-		w.WriteHeader(http.StatusUnauthorized)
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
-	pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+	srv, dir, ca, pw := refusingServer(t, &tries, func(u string) bool { return strings.HasPrefix(u, "siem") })
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \"http://"+clitest.ClosedAddr(t)+"\", username: siemctl-ro, ca_file: \"\", password_file: "+pw+"}\n"+
 		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
@@ -191,5 +189,25 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 	}
 	if got := s.Redactor.String("login with Env-Secret-4711 failed"); strings.Contains(got, "Env-Secret-4711") {
 		t.Fatalf("the resolved password is unknown to the redactor: %q", got)
+	}
+}
+
+// TestStepDepsWithoutClients: a client that could not be built is a nil
+// interface in the step kinds' dependencies (never a typed nil, which a
+// kind's nil check would miss) beside the reason; the host facts are wired.
+func TestStepDepsWithoutClients(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-secret")
+	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
+		"indexer: {password_file: "+missing+"}\nmanager: {password_file: "+missing+"}\n")
+	d := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).StepDeps()
+	if d.Indexer != nil || d.Manager != nil {
+		t.Fatalf("typed nils leaked: %#v %#v", d.Indexer, d.Manager)
+	}
+	if d.IndexerErr == nil || d.ManagerErr == nil || !strings.Contains(d.IndexerErr.Error(), "no-such-secret") {
+		t.Fatalf("reasons lost: %v / %v", d.IndexerErr, d.ManagerErr)
+	}
+	if d.Ports == nil || d.Disk == nil || d.Dashboard == nil || d.Exec == nil || d.Units == nil || d.Snapshot == nil || d.Redact == nil {
+		t.Fatal("host facts not wired")
 	}
 }

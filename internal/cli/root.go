@@ -7,8 +7,8 @@
 // dashboard status client, systemd. Commands take narrow pieces of it
 // (f.Indexer, f.Manager, f.ManagerTools, f.Units, f.HealthStack); the
 // health checks' inputs (Clients.Health), the step kinds' dependencies
-// (Clients.StepDeps, via steps.NewDeps) and the live snapshot source
-// (Clients.Snapshot) are each assembled there once.
+// (Clients.StepDeps) and the live snapshot source (Clients.Snapshot, its
+// health section SnapshotHealth) are each assembled there once.
 //
 // The command packages (internal/cmd/...) build their commands from a few
 // pieces here: Group (a command group: texts and subcommands), Run (the

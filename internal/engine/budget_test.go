@@ -45,7 +45,7 @@ steps:
 				t.Fatal(err)
 			}
 			f.r.Registry = f.reg
-			p, err := ParsePlan([]byte(rb), "budget.yaml", f.reg, Selection{})
+			p, err := ParsePlan([]byte(rb), "budget.yaml", f.reg, Selection{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ steps:
 	if err := f.reg.Register(restore); err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePlan([]byte(rb), "budget.yaml", f.reg, Selection{})
+	p, err := ParsePlan([]byte(rb), "budget.yaml", f.reg, Selection{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{rec: newRecorder(), log: &progressLog{}, clock: newFakeClock(), dir: t.TempDir()}
 	f.reg = fakeRegistry(t, f.rec, "fake.gate", "fake.change")
-	f.r = &Runner[string]{StateDir: f.dir, Registry: f.reg, Observer: f.log, Clock: f.clock, Command: "siemctl test", Deps: "deps"}
+	f.r = &Runner[string]{StateDir: f.dir, Registry: f.reg, Observer: f.log, Clock: f.clock, Command: "siemctl test", Deps: "deps", Planning: "plan-ctx"}
 	return f
 }
 
@@ -61,7 +61,7 @@ func (f *fixture) again(t *testing.T, what string, op func(context.Context, stri
 
 func (f *fixture) plan(t *testing.T, sel Selection) *Plan[string] {
 	t.Helper()
-	p, err := ParsePlan([]byte(testRunbook), "test.yaml", f.reg, sel)
+	p, err := ParsePlan([]byte(testRunbook), "test.yaml", f.reg, sel, "plan-ctx")
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -273,7 +273,7 @@ func TestDryRun(t *testing.T) {
 		t.Fatalf("dry-run progress %+v", dr)
 	}
 	for _, p := range dr {
-		if len(p.Describe) == 0 || !strings.Contains(p.Describe[0], "fake call") {
+		if len(p.Describe) == 0 || !strings.Contains(p.Describe[0], "fake call") || !strings.HasSuffix(p.Describe[0], " in plan-ctx") {
 			t.Errorf("no describe lines for %s", p.Step)
 		}
 	}
@@ -371,6 +371,11 @@ func TestResumeAfterCrash(t *testing.T) {
 			if ri2.Torn {
 				t.Fatalf("resumed run still torn: %+v", ri2)
 			}
+			// the re-planned steps are described with the runner's planning context
+			starts := f.log.of(EvStepStart)
+			if last := starts[len(starts)-1]; last.Step != "final/check" || len(last.Describe) != 1 || !strings.HasSuffix(last.Describe[0], " in plan-ctx") {
+				t.Errorf("resumed step-start %+v", last)
+			}
 			s, _ := ri2.Step("b/three")
 			if s.Status != StepOK || s.Verified != tt.verified {
 				t.Errorf("b/three after resume %+v", s)
@@ -405,7 +410,7 @@ func TestAbortAndRollbackOfStoppedRun(t *testing.T) {
 			f := newFixture(t)
 			// stop the run after c/four by failing a later changing step
 			rb := strings.Replace(testRunbook, "  - {id: final/check", "  - {id: d/five, kind: fake.change}\n  - {id: final/check", 1)
-			plan, err := ParsePlan([]byte(rb), "test.yaml", f.reg, Selection{})
+			plan, err := ParsePlan([]byte(rb), "test.yaml", f.reg, Selection{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -471,7 +476,7 @@ steps:
   - {id: four, kind: fake.change, undo: {kind: fake.missing}}
   - {id: four, kind: fake.gate, with: {wait: soon}}
 `
-	_, err := ParsePlan([]byte(bad), "bad.yaml", reg, Selection{Only: []string{"ghost"}})
+	_, err := ParsePlan([]byte(bad), "bad.yaml", reg, Selection{Only: []string{"ghost"}}, nil)
 	var pe *PlanError
 	if !errors.As(err, &pe) || exitCode(err) != 2 {
 		t.Fatalf("want PlanError, got %v", err)
@@ -497,12 +502,12 @@ steps:
 
 	// a selection that drops a needed step
 	f := newFixture(t)
-	_, err = ParsePlan([]byte(testRunbook), "test.yaml", f.reg, Selection{Only: []string{"b"}})
+	_, err = ParsePlan([]byte(testRunbook), "test.yaml", f.reg, Selection{Only: []string{"b"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "step b/three: needs a/one, which the selection leaves out") {
 		t.Errorf("needs vs selection: %v", err)
 	}
 	// a YAML-level problem is reported with the kind problems
-	_, err = ParsePlan([]byte("name: x\nsteps:\n  - {id: a, kind: fake.nope, tiemout: 1m}\n"), "x.yaml", reg, Selection{})
+	_, err = ParsePlan([]byte("name: x\nsteps:\n  - {id: a, kind: fake.nope, tiemout: 1m}\n"), "x.yaml", reg, Selection{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "field tiemout not found") || !strings.Contains(err.Error(), "unknown kind fake.nope") {
 		t.Errorf("yaml + kind problems: %v", err)
 	}

@@ -99,8 +99,10 @@ type fakeParams struct {
 	Extra map[string]any `yaml:"extra"`
 }
 
-func (p *fakeParams) Describe() []string {
-	return []string{fmt.Sprintf("fake call note=%q", p.Note)}
+// Describe names the planning context the engine handed it (a string in
+// these tests).
+func (p *fakeParams) Describe(pc PlanContext) []string {
+	return []string{fmt.Sprintf("fake call note=%q in %v", p.Note, pc)}
 }
 
 func (p *fakeParams) Validate() error {

@@ -44,10 +44,18 @@ type Kind[D any] interface {
 type Params interface {
 	// Describe lists every command and API call the step would make, for
 	// plans and --dry-run ("POST /_flush", "apt-get install siem-indexer=<target>").
-	Describe() []string
+	// pc is the planning context the plan was made with (see PlanContext).
+	Describe(pc PlanContext) []string
 	// Validate checks the parameters' values.
 	Validate() error
 }
+
+// PlanContext is what the kinds know at plan time, beyond their parameters:
+// the caller's value handed to the planner (ParsePlan, PlanRunbook,
+// LoadPlan, Runner.Planning), which the engine passes to every Describe.
+// The engine never looks inside it; internal/steps uses *steps.Planning
+// (the configuration and the versions involved). It may be nil.
+type PlanContext any
 
 // Verifier is implemented by kinds that can tell whether an interrupted
 // attempt already took effect; on resume the interrupted step is verified

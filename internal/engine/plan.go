@@ -84,23 +84,25 @@ func (e *PlanError) Unwrap() error { return e.Problems }
 // ExitCode: a broken runbook or selection is a usage error (2).
 func (e *PlanError) ExitCode() int { return 2 }
 
-// LoadPlan reads the runbook name from fsys and plans it.
-func LoadPlan[D any](fsys fs.FS, name string, reg *Registry[D], sel Selection) (*Plan[D], error) {
+// LoadPlan reads the runbook name from fsys and plans it; pc is handed to
+// every step's Describe.
+func LoadPlan[D any](fsys fs.FS, name string, reg *Registry[D], sel Selection, pc PlanContext) (*Plan[D], error) {
 	data, err := runbook.Read(fsys, name)
 	if err != nil {
 		return nil, err
 	}
-	return ParsePlan(data, name, reg, sel)
+	return ParsePlan(data, name, reg, sel, pc)
 }
 
 // ParsePlan parses runbook text and plans it, reporting YAML, structure,
-// kind, parameter and selection problems together.
-func ParsePlan[D any](data []byte, source string, reg *Registry[D], sel Selection) (*Plan[D], error) {
+// kind, parameter and selection problems together; pc is handed to every
+// step's Describe.
+func ParsePlan[D any](data []byte, source string, reg *Registry[D], sel Selection, pc PlanContext) (*Plan[D], error) {
 	rb, probs := runbook.Decode(data, source)
 	if rb == nil {
 		return nil, &PlanError{Problems: probs}
 	}
-	p, perr := planRunbook(rb, reg, sel)
+	p, perr := planRunbook(rb, reg, sel, pc)
 	probs = append(probs, perr...)
 	if err := probs.Err(); err != nil {
 		return nil, &PlanError{Problems: probs}
@@ -109,17 +111,18 @@ func ParsePlan[D any](data []byte, source string, reg *Registry[D], sel Selectio
 }
 
 // PlanRunbook checks a parsed runbook against the registry and selection,
-// decoding every step's (and undo's) parameters. Nothing is run. All
-// problems are reported at once in a *PlanError.
-func PlanRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*Plan[D], error) {
-	p, probs := planRunbook(rb, reg, sel)
+// decoding every step's (and undo's) parameters and describing them with
+// the planning context pc. Nothing is run. All problems are reported at
+// once in a *PlanError.
+func PlanRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection, pc PlanContext) (*Plan[D], error) {
+	p, probs := planRunbook(rb, reg, sel, pc)
 	if err := probs.Err(); err != nil {
 		return nil, &PlanError{Problems: probs}
 	}
 	return p, nil
 }
 
-func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*Plan[D], runbook.Problems) {
+func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection, pc PlanContext) (*Plan[D], runbook.Problems) {
 	probs := runbook.Check(rb)
 	add := func(s *runbook.Step, format string, args ...any) {
 		p := runbook.Problem{Source: rb.Source, Msg: fmt.Sprintf(format, args...)}
@@ -143,7 +146,7 @@ func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*
 			}
 		} else {
 			ps.Kind, ps.ReadOnly = k, readOnly(k)
-			ps.Params, ps.Describe = decode(k, s.With, func(err error) { add(&s, "%s: %v", s.Kind, err) })
+			ps.Params, ps.Describe = decode(k, s.With, pc, func(err error) { add(&s, "%s: %v", s.Kind, err) })
 		}
 		if s.Undo != nil {
 			uk, ok := reg.Lookup(s.Undo.Kind)
@@ -154,7 +157,7 @@ func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*
 				continue
 			}
 			u := &PlannedUndo[D]{Kind: uk, Timeout: s.Undo.Timeout.D()}
-			u.Params, u.Describe = decode(uk, s.Undo.With, func(err error) { add(&s, "undo %s: %v", s.Undo.Kind, err) })
+			u.Params, u.Describe = decode(uk, s.Undo.With, pc, func(err error) { add(&s, "undo %s: %v", s.Undo.Kind, err) })
 			ps.Undo = u
 		}
 	}
@@ -194,7 +197,7 @@ func planRunbook[D any](rb *runbook.Runbook, reg *Registry[D], sel Selection) (*
 	return plan, probs
 }
 
-func decode[D any](k Kind[D], with map[string]any, fail func(error)) (Params, []string) {
+func decode[D any](k Kind[D], with map[string]any, pc PlanContext, fail func(error)) (Params, []string) {
 	p, err := k.Decode(with)
 	if err != nil {
 		fail(err)
@@ -208,5 +211,5 @@ func decode[D any](k Kind[D], with map[string]any, fail func(error)) (Params, []
 		fail(err)
 		return nil, nil
 	}
-	return p, p.Describe()
+	return p, p.Describe(pc)
 }

@@ -112,6 +112,9 @@ type Runner[D any] struct {
 	// StateDir holds runs/<id>/{journal.jsonl,runbook.yaml}, runs/latest and the lock.
 	StateDir string
 	Registry *Registry[D]
+	// Planning is the planning context a re-plan hands to every Describe
+	// (see PlanContext).
+	Planning PlanContext
 	// Deps is handed to every step through Env.Deps (clients, config).
 	Deps     D
 	Observer Observer
@@ -390,7 +393,7 @@ func (r *Runner[D]) load(id string, write bool) (*execution[D], error) {
 	if runbook.Hash(raw) != info.Runbook.Hash {
 		return fail(fmt.Errorf("run %s: %w", id, ErrRunbookChanged))
 	}
-	plan, err := ParsePlan(raw, info.Runbook.Source, r.Registry, info.Selection)
+	plan, err := ParsePlan(raw, info.Runbook.Source, r.Registry, info.Selection, r.Planning)
 	if err != nil {
 		return fail(fmt.Errorf("run %s: re-plan: %w", id, err))
 	}

@@ -34,7 +34,7 @@ func checkVersions(ctx context.Context, e *Env) Result {
 	v := versions.Judge(f)
 	evidence := append(v.Evidence, notHere(c)...)
 	if !v.OK() {
-		return crit(strings.Join(v.Problems, "; "), v.Fix, evidence...)
+		return crit(v.Summary, v.Fix, evidence...)
 	}
 	var core []string
 	for _, comp := range versions.Core {

@@ -1,7 +1,6 @@
 package health
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -34,20 +33,10 @@ func distributedHost(comps ...string) (*world, func(t *testing.T) *Env) {
 	}
 }
 
+// runHost runs every check of env's environment.
 func runHost(t *testing.T, env func(t *testing.T) *Env) map[string]Result {
 	t.Helper()
-	e := env(t)
-	checks, err := Select(Catalogue(), Selection{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out := map[string]Result{}
-	for _, r := range Run(ctx, e, checks).Results {
-		out[r.ID] = r
-	}
-	return out
+	return runChecks(t, env(t), 5*time.Second)
 }
 
 // TestHostComponentsOnlyJudgeThisHost: on a host that runs only some components, units, ports

@@ -85,15 +85,16 @@ func (c Common) Clock() time.Time {
 	return time.Now()
 }
 
-// NewRunner builds the engine runner of a session: journal under the
-// configured state_dir, progress rendered on stderr (JSON with -o json).
-func NewRunner(c Common, deps *steps.Deps, reg *steps.Registry, retry time.Duration, command string, dry bool) *engine.Runner[*steps.Deps] {
+// NewRunner builds the engine runner of session s (its dependencies,
+// registry and planning context): journal under the configured state_dir,
+// progress rendered on stderr (JSON with -o json).
+func NewRunner(c Common, s *upgrade.Session, retry time.Duration, command string, dry bool) *engine.Runner[*steps.Deps] {
 	poll := c.Poll
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
 	return &engine.Runner[*steps.Deps]{
-		StateDir: deps.Config.StateDir, Registry: reg, Deps: deps,
+		StateDir: s.Deps.Config.StateDir, Registry: s.Registry, Planning: s.Planning, Deps: s.Deps,
 		Observer: NewProgress(c.IO, c.Output == "json", c.Now), Logger: c.Logger,
 		PollInterval: poll, LockRetry: retry, Command: command, DryRun: dry,
 	}

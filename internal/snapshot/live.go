@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
@@ -43,10 +42,10 @@ type Live struct {
 	Packages   packages.Querier
 	PackageErr error // why Packages is nil
 	Dashboard  hostfacts.Dashboard
-	// HealthStack is what the health section's checks talk to; Checks run
-	// for it (default: the catalogue without the deep probes).
-	HealthStack health.Stack
-	Checks      []health.Check
+	// CheckHealth runs the health checks of the health section (the
+	// caller's: internal/cli runs the catalogue without the deep probes);
+	// nil: the section is an error.
+	CheckHealth func(ctx context.Context) ([]HealthResult, error)
 	// Now is the clock of the alert window and of the health run.
 	Now func() time.Time
 	// AgentPageSize is the GET /agents page size (default DefaultAgentPageSize).
@@ -409,17 +408,12 @@ func (src *Live) AlertStats(ctx context.Context) (*AlertStats, error) {
 	return &AlertStats{Last5m: n, Newest: newest}, nil
 }
 
-// Health runs the health checks (no deep probes) and keeps id, status and
-// summary of each. They finish a little before ctx's deadline so that slow
+// Health runs CheckHealth, which keeps id, status and summary of each
+// check. The checks get a deadline a little before ctx's so that slow
 // checks are recorded as UNKNOWN instead of the whole section missing.
 func (src *Live) Health(ctx context.Context) ([]HealthResult, error) {
-	checks := src.Checks
-	if checks == nil {
-		all, err := health.Select(health.Catalogue(), health.Selection{})
-		if err != nil {
-			return nil, err
-		}
-		checks = all
+	if src.CheckHealth == nil {
+		return nil, errors.New("health: no checks configured")
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		margin := min(healthMargin, time.Until(dl)/10)
@@ -427,13 +421,7 @@ func (src *Live) Health(ctx context.Context) ([]HealthResult, error) {
 		ctx, cancel = context.WithDeadline(ctx, dl.Add(-margin))
 		defer cancel()
 	}
-	env := &health.Env{Now: src.now, Stack: src.HealthStack}
-	rep := health.Run(ctx, env, checks)
-	out := make([]HealthResult, 0, len(rep.Results))
-	for _, r := range rep.Results {
-		out = append(out, HealthResult{ID: r.ID, Status: r.Status.String(), Summary: r.Summary})
-	}
-	return out, nil
+	return src.CheckHealth(ctx)
 }
 
 var _ Source = (*Live)(nil)

@@ -20,6 +20,20 @@ var (
 	labelNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
+// exposition renders d and parses it back: its series and its text.
+func exposition(t *testing.T, d *Document) (map[string]float64, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RenderPrometheus(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	series, err := parseExposition(buf.String())
+	if err != nil {
+		t.Fatalf("invalid exposition: %v\n%s", err, buf.String())
+	}
+	return series, buf.String()
+}
+
 // parseExposition is a strict validator of the Prometheus text format as
 // this package writes it (gauges only). It returns series → value, where a
 // series is name{l1="v1",…} with labels sorted and values unescaped.
@@ -255,11 +269,7 @@ func TestRenderPrometheusGolden(t *testing.T) {
 		})
 	}
 
-	var buf bytes.Buffer
-	if err := RenderPrometheus(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	series, _ := parseExposition(buf.String())
+	series, _ := exposition(t, d)
 	want := map[string]float64{
 		`siemctl_snapshot_timestamp_seconds`:                                   float64(fixedNow.Unix()),
 		`siemctl_component_up{component="indexer"}`:                            1,
@@ -288,14 +298,7 @@ func TestPrometheusAllocationAll(t *testing.T) {
 	d := mustCapture(t, healthySource(), fixedOpts())
 	for v, want := range map[string]float64{"": 1, "all": 1, "ALL": 1, "primaries": 0, "none": 0} {
 		d.Indexer.Settings["cluster.routing.allocation.enable"] = v
-		var buf bytes.Buffer
-		if err := RenderPrometheus(&buf, d); err != nil {
-			t.Fatal(err)
-		}
-		series, err := parseExposition(buf.String())
-		if err != nil {
-			t.Fatal(err)
-		}
+		series, _ := exposition(t, d)
 		if got, ok := series["siemctl_indexer_allocation_all"]; !ok || got != want {
 			t.Errorf("allocation.enable %q: siemctl_indexer_allocation_all = %v (present %v), want %v", v, got, ok, want)
 		}
@@ -306,16 +309,9 @@ func TestPrometheusEscapesLabels(t *testing.T) {
 	d := mustCapture(t, healthySource(), fixedOpts())
 	d.Host = "evil\"host\\with\nnewline"
 	d.Health = append(d.Health, HealthResult{ID: `x"y`, Status: "CRIT"})
-	var buf bytes.Buffer
-	if err := RenderPrometheus(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	series, err := parseExposition(buf.String())
-	if err != nil {
-		t.Fatalf("invalid exposition: %v", err)
-	}
+	series, text := exposition(t, d)
 	if series[`siemctl_health_check_status{check="x\"y"}`] != 2 {
-		t.Errorf("escaped check label not round-tripped:\n%s", buf.String())
+		t.Errorf("escaped check label not round-tripped:\n%s", text)
 	}
 	found := false
 	for k := range series {
@@ -332,14 +328,7 @@ func TestPrometheusEscapesLabels(t *testing.T) {
 // 100,000 agents, stay a bounded number of series.
 func TestPrometheusCardinality(t *testing.T) {
 	d := mustCapture(t, bigSource(5000, 100_000), fixedOpts())
-	var buf bytes.Buffer
-	if err := RenderPrometheus(&buf, d); err != nil {
-		t.Fatal(err)
-	}
-	series, err := parseExposition(buf.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	series, _ := exposition(t, d)
 	count := map[string]int{}
 	for k := range series {
 		name, _, _ := strings.Cut(k, "{")

@@ -99,7 +99,6 @@ func runAgentsRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 // agentsBackParams: the share of the agents active before that must be
 // active again, and how many missing agents a message names.
 type agentsBackParams struct {
-	pl       *Planning
 	MinRatio float64 `yaml:"min_ratio"`
 	Show     int     `yaml:"show"`
 }
@@ -114,7 +113,7 @@ func (p *agentsBackParams) Validate() error {
 	return nil
 }
 
-func (p *agentsBackParams) Describe() []string {
+func (p *agentsBackParams) Describe(pc engine.PlanContext) []string {
 	return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): at least %s of the agents active before (%s) active again; the missing ones named (id, name, last keep-alive)",
 		strings.Join(agentFields, ","), pct(p.MinRatio), KeyAgentsBefore)}
 }
@@ -243,13 +242,13 @@ func CountsLine(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func agentKinds(pl *Planning) []Kind {
+func agentKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "agents.record", ReadOnly: true, Run: runAgentsRecord,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): journal the active agents and the fleet by status and version (%s)", strings.Join(agentFields, ","), KeyAgentsBefore)}
 			})}),
 		engine.Define(Spec[*agentsBackParams]{Name: "gate.agents_back", ReadOnly: true, Run: runAgentsBack,
-			New: func() *agentsBackParams { return &agentsBackParams{pl: pl, MinRatio: 0.95, Show: 10} }}),
+			New: func() *agentsBackParams { return &agentsBackParams{MinRatio: 0.95, Show: 10} }}),
 	}
 }

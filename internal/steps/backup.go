@@ -36,7 +36,6 @@ const dataCopied = "its data directory is copied, taken or replaced"
 var configComponents = []string{"indexer", "manager", "dashboard", "shipper", "certs"}
 
 type configsParams struct {
-	pl              *Planning
 	componentsParam `yaml:",inline"`
 }
 
@@ -44,9 +43,10 @@ func (p *configsParams) comps() []string { return p.or(configComponents) }
 
 func (p *configsParams) Validate() error { return p.validate(configComponents) }
 
-func (p *configsParams) Describe() []string {
+func (p *configsParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	paths := []string{"<config paths>"}
-	if c := p.pl.cfg(); c != nil {
+	if c := pl.cfg(); c != nil {
 		paths = ConfigPaths(c, p.comps())
 	}
 	return []string{"tar -czf <backup_dir>/<run-id>/" + configsArchive + " " + strings.Join(paths, " ") + " (modes and owners kept; missing paths noted)",
@@ -82,10 +82,10 @@ func ConfigPaths(c *config.Config, comps []string) []string {
 	return out
 }
 
-func backupKinds(pl *Planning) []Kind {
+func backupKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*configsParams]{Name: "backup.configs",
-			New: func() *configsParams { return &configsParams{pl: pl} }, Run: runBackupConfigs,
+			New: func() *configsParams { return &configsParams{} }, Run: runBackupConfigs,
 			Skip: func(_ context.Context, env Env, _ *configsParams) (string, bool, error) {
 				b, err := backups(env)
 				if err != nil || b.Configs == "" {
@@ -97,12 +97,12 @@ func backupKinds(pl *Planning) []Kind {
 				return "archive " + b.Configs + " already written and verified", true, nil
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.configs", Run: runRestoreConfigs,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{"verify <backup>/" + configsArchive + " against " + filetree.SumsName + "; extract every file to its path (modes, owners; sha256 checked)",
 					"copy the indexer security backup into <indexer config_dir>/opensearch-security"}
 			})}),
 		engine.Define(Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				return []string{strings.Join(securityInit(pl), " ") + ` --options "-backup <backup_dir>/<run-id>/` + securityDir + ` -icl -nhnv"`,
 					"copy the backed-up *.yml into <indexer config_dir>/opensearch-security (what indexer.security_apply uploads)"}
 			}),
@@ -117,7 +117,7 @@ func backupKinds(pl *Planning) []Kind {
 		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
 		// is runBackupData / runRestoreData below.
 		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Run: backupIndexerData,
-			New: simple(pl, backupDataDescribe),
+			New: simple(backupDataDescribe),
 			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				ok, msg, err := backupDataDone(ctx, env)
 				if err != nil || !ok {
@@ -130,7 +130,7 @@ func backupKinds(pl *Planning) []Kind {
 				return ok, err
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Run: restoreIndexerData,
-			New:  simple(pl, restoreDataDescribe),
+			New:  simple(restoreDataDescribe),
 			Skip: restoreDataDone,
 			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
 				_, ok, err := restoreDataDone(ctx, env, nil)

@@ -33,9 +33,9 @@ type DataSafetyCost struct {
 	Rollback string `json:"rollback"`
 }
 
-func gateDataSafetyKind(pl *Planning) Kind {
+func gateDataSafetyKind() Kind {
 	return engine.Define(Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Run: runGateDataSafety,
-		New: simple(pl, func(pl *Planning) []string {
+		New: simple(func(pl *Planning) []string {
 			c := pl.cfg()
 			switch dataSafety(c) {
 			case config.DataSafetySnapshot:

@@ -22,11 +22,11 @@ import (
 
 // --- indexer.snapshot_take / restore.indexer_snapshot -----------------------------
 
-func dataSafetyKinds(pl *Planning) []Kind {
+func dataSafetyKinds() []Kind {
 	return []Kind{
-		gateDataSafetyKind(pl),
+		gateDataSafetyKind(),
 		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
 				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
 				if c := pl.cfg(); c != nil {
@@ -65,14 +65,14 @@ func dataSafetyKinds(pl *Planning) []Kind {
 				return ok, err
 			}}),
 		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
-			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{pl: pl} },
+			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{} },
 			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
 				return snapshotRestoreSkip(ctx, env, env.Deps())
 			},
 			Budget: func(ctx context.Context, env Env, p *restoreSnapshotParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, true)
 			}}),
-		recoveriesKind(pl),
+		recoveriesKind(),
 	}
 }
 
@@ -80,7 +80,6 @@ func dataSafetyKinds(pl *Planning) []Kind {
 // of the empty cluster before the restore (recovery.go), timeout_per_primary gives the step time
 // for each shard of the snapshot.
 type restoreSnapshotParams struct {
-	pl                 *Planning
 	Recoveries         int `yaml:"recoveries"`
 	primariesAllowance `yaml:",inline"`
 }
@@ -96,16 +95,17 @@ func (p *restoreSnapshotParams) raise() map[string]int {
 	return map[string]int{keyInitialPrimaries: p.Recoveries, keyConcurrentRecoveries: p.Recoveries}
 }
 
-func (p *restoreSnapshotParams) Describe() []string {
+func (p *restoreSnapshotParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	repo := "<indexer.snapshot_repository>"
-	if c := p.pl.cfg(); c != nil {
+	if c := pl.cfg(); c != nil {
 		repo = c.Indexer.SnapshotRepository
 		if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
 			return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
 		}
 	}
 	lines := []string{"wait until the (old) indexer answers on its empty data directory",
-		"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(p.pl), " ") + " (no options)",
+		"security not initialised: copy <backup>/" + securityDir + " into <indexer config_dir>/opensearch-security; " + strings.Join(securityInit(pl), " ") + " (no options)",
 		"PUT /_snapshot/" + repo + " {type: fs, location: <recorded>} (the new cluster state does not know it)",
 		"PUT /_template/<shipper template> from the shipper's template file (the empty cluster has none)",
 		"shipper setup --pipelines (the ingest pipelines are global state too)",

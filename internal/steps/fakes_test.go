@@ -104,9 +104,9 @@ func (e *env) versions(t *testing.T, key string) map[string]string {
 }
 
 // kind decodes with through the registry and returns the kind and params.
-func kind(t *testing.T, pl *steps.Planning, name string, with map[string]any) (steps.Kind, engine.Params) {
+func kind(t *testing.T, name string, with map[string]any) (steps.Kind, engine.Params) {
 	t.Helper()
-	reg, err := steps.NewRegistry(pl)
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func kind(t *testing.T, pl *steps.Planning, name string, with map[string]any) (s
 
 func run(t *testing.T, deps *steps.Deps, e *env, name string, with map[string]any) (engine.Outcome, error) {
 	t.Helper()
-	k, p := kind(t, &steps.Planning{Config: deps.Config}, name, with)
+	k, p := kind(t, name, with)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if sk, ok := k.(engine.Skipper[*steps.Deps]); ok {

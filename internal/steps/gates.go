@@ -24,7 +24,6 @@ import (
 // --- gate.cluster_health ----------------------------------------------------
 
 type healthParams struct {
-	pl                    *Planning
 	Status                string `yaml:"status"`
 	WaitForNoRelocating   bool   `yaml:"wait_for_no_relocating"`
 	WaitForNoInitializing bool   `yaml:"wait_for_no_initializing"`
@@ -32,7 +31,7 @@ type healthParams struct {
 	primariesAllowance `yaml:",inline"`
 }
 
-func (p *healthParams) Describe() []string {
+func (p *healthParams) Describe(pc engine.PlanContext) []string {
 	q := "wait_for_status=" + p.Status
 	if p.WaitForNoRelocating {
 		q += "&wait_for_no_relocating_shards=true"
@@ -122,20 +121,20 @@ func judgeRed(ctx context.Context, ix IndexerAPI, h indexer.Health) error {
 // --- gate.disk ----------------------------------------------------------------
 
 type diskParams struct {
-	pl             *Planning
 	MinFreePercent *int `yaml:"min_free_percent"`
 	NogoPercent    *int `yaml:"nogo_percent"`
 }
 
-func (p *diskParams) Describe() []string {
-	return []string{fmt.Sprintf("statfs %s: at least %s%% free, no-go above %s%% used", p.pl.dataDir(), p.pct(p.MinFreePercent, "upgrade_min_free_percent"), p.pct(p.NogoPercent, "disk_nogo_percent"))}
+func (p *diskParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
+	return []string{fmt.Sprintf("statfs %s: at least %s%% free, no-go above %s%% used", pl.dataDir(), thresholdPct(pl, p.MinFreePercent, "upgrade_min_free_percent"), thresholdPct(pl, p.NogoPercent, "disk_nogo_percent"))}
 }
 
-func (p *diskParams) pct(v *int, key string) string {
+func thresholdPct(pl *Planning, v *int, key string) string {
 	if v != nil {
 		return strconv.Itoa(*v)
 	}
-	if c := p.pl.cfg(); c != nil {
+	if c := pl.cfg(); c != nil {
 		switch key {
 		case "upgrade_min_free_percent":
 			return strconv.Itoa(c.Thresholds.UpgradeMinFreePercent)
@@ -184,29 +183,29 @@ func runDisk(_ context.Context, env Env, p *diskParams) (engine.Outcome, error) 
 // --- gate.versions --------------------------------------------------------------
 
 type versionsParams struct {
-	pl           *Planning
 	Check        string `yaml:"check"`
 	versionParam `yaml:",inline"`
 }
 
-func (p *versionsParams) Describe() []string {
+func (p *versionsParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	var lines []string
 	var pkgs []string
 	for _, c := range Components {
-		pkgs = append(pkgs, p.pl.pkg(c)+"="+p.pl.version(p.which(), c))
+		pkgs = append(pkgs, pl.pkg(c)+"="+pl.version(p.which(), c))
 	}
 	if p.Check == "candidates" {
 		list := "apt-cache policy "
-		if c := p.pl.cfg(); c != nil && c.Packages.Manager == "yum" {
+		if c := pl.cfg(); c != nil && c.Packages.Manager == "yum" {
 			list = "yum --showduplicates list "
 		}
 		for _, c := range Components {
-			lines = append(lines, list+p.pl.pkg(c))
+			lines = append(lines, list+pl.pkg(c))
 		}
 		lines = append(lines, "want installable: "+strings.Join(pkgs, " ")+"; indexer = manager = dashboard; no downgrade, no major jump")
 		return lines
 	}
-	return []string{"dpkg-query -W " + strings.Join(pkgsOnly(p.pl), " ") + " (want " + strings.Join(pkgs, " ") + ")", "manager GET / (api_version), indexer GET /_nodes (OpenSearch version, shown)"}
+	return []string{"dpkg-query -W " + strings.Join(pkgsOnly(pl), " ") + " (want " + strings.Join(pkgs, " ") + ")", "manager GET / (api_version), indexer GET /_nodes (OpenSearch version, shown)"}
 }
 
 func pkgsOnly(pl *Planning) []string {
@@ -349,7 +348,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 		msg += "; " + stackversions.Nodes(f.Indexer)
 	}
 	if v := stackversions.Judge(f); !v.OK() {
-		return engine.Outcome{}, engine.NoGo("%s (%s)", strings.Join(v.Problems, "; "), msg)
+		return engine.Outcome{}, engine.NoGo("%s (%s)", v.Summary, msg)
 	}
 	return engine.Outcome{Message: msg}, nil
 }
@@ -424,14 +423,14 @@ func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 
 // managerAPIParams: with a version, the API must report it (empty: any).
 type managerAPIParams struct {
-	pl           *Planning
 	versionParam `yaml:",inline"`
 }
 
-func (p *managerAPIParams) Describe() []string {
+func (p *managerAPIParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	l := "manager GET /manager/status (the five basic daemons running; 1017 means wait while they restart, no-go when one is failed or stopped)"
 	if p.Version != "" {
-		return []string{"manager POST /security/user/authenticate; GET / (api_version = " + packages.Upstream(p.pl.version(p.Version, "manager")) + ")", l}
+		return []string{"manager POST /security/user/authenticate; GET / (api_version = " + packages.Upstream(pl.version(p.Version, "manager")) + ")", l}
 	}
 	return []string{"manager POST /security/user/authenticate; GET /", l}
 }
@@ -499,16 +498,16 @@ func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 // --- gate.units_active ---------------------------------------------------------------------
 
 type unitsActiveParams struct {
-	pl              *Planning
 	componentsParam `yaml:",inline"`
 }
 
 func (p *unitsActiveParams) comps() []string { return p.or(Components) }
 
-func (p *unitsActiveParams) Describe() []string {
+func (p *unitsActiveParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	var us []string
 	for _, c := range p.comps() {
-		us = append(us, p.pl.unit(c))
+		us = append(us, pl.unit(c))
 	}
 	return []string{"systemd: ActiveState of " + strings.Join(us, ", ") + " is active"}
 }
@@ -551,15 +550,6 @@ func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, erro
 
 // --- gate.ports ------------------------------------------------------------------------------
 
-// expectedPorts are the stack's ports that must listen on this host (hostfacts.ExpectedOf).
-func expectedPorts(pl *Planning) ([]hostfacts.ExpectedPort, []string) {
-	c := pl.cfg()
-	if c == nil {
-		return nil, nil
-	}
-	return hostfacts.ExpectedOf(c)
-}
-
 func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	if d.Ports == nil {
@@ -569,20 +559,15 @@ func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	want, remote := expectedPorts(&Planning{Config: d.Config})
+	if d.Config == nil {
+		return engine.Outcome{}, errors.New("no configuration: the stack's ports are not known")
+	}
+	want, remote := hostfacts.ExpectedOf(d.Config)
 	v := hostfacts.JudgePorts(want, remote, have)
-	if missing := v.Missing(); len(missing) > 0 {
-		ms := make([]string, len(missing))
-		for i, m := range missing {
-			ms[i] = m.String()
-		}
-		return engine.Outcome{}, engine.Pending("not listening: %s", strings.Join(ms, ", "))
+	if !v.OK() {
+		return engine.Outcome{}, engine.Pending("%s", v.Summary)
 	}
-	ps := make([]string, len(v.Ports))
-	for i, p := range v.Ports {
-		ps[i] = strconv.Itoa(p.Port)
-	}
-	return engine.Outcome{Message: "listening: " + strings.Join(ps, ", ")}, nil
+	return engine.Outcome{Message: v.Summary}, nil
 }
 
 // --- gate.no_trace -----------------------------------------------------------------------------
@@ -623,27 +608,27 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
 }
 
-func gateKinds(pl *Planning) []Kind {
+func gateKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
-			New: func() *healthParams { return &healthParams{pl: pl} }, Run: runClusterHealth,
+			New: func() *healthParams { return &healthParams{} }, Run: runClusterHealth,
 			Budget: func(ctx context.Context, env Env, p *healthParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, false)
 			}}),
 		engine.Define(Spec[*diskParams]{Name: "gate.disk", ReadOnly: true,
-			New: func() *diskParams { return &diskParams{pl: pl} }, Run: runDisk}),
+			New: func() *diskParams { return &diskParams{} }, Run: runDisk}),
 		engine.Define(Spec[*versionsParams]{Name: "gate.versions", ReadOnly: true,
-			New: func() *versionsParams { return &versionsParams{pl: pl} }, Run: runVersions}),
+			New: func() *versionsParams { return &versionsParams{} }, Run: runVersions}),
 		engine.Define(Spec[*noParams]{Name: "gate.agents", ReadOnly: true, Run: runAgents,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{"manager GET /agents?select=id,version,name (paged): no agent newer than the target"}
 			})}),
 		engine.Define(Spec[*noParams]{Name: "gate.settings_clean", ReadOnly: true, Run: runSettingsClean,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{"GET /_cluster/settings?flat_settings=true: no archived.* keys"}
 			})}),
 		engine.Define(Spec[*noParams]{Name: "gate.templates", ReadOnly: true, Run: runTemplates,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				name, prefix := "<shipper.template_name>", "<alerts prefix>"
 				if c := pl.cfg(); c != nil {
 					name, prefix = c.Shipper.TemplateName, c.Indexer.AlertsIndexPrefix
@@ -651,9 +636,9 @@ func gateKinds(pl *Planning) []Kind {
 				return []string{"POST /_index_template/_simulate_index/" + prefix + "<today>; GET /_index_template, /_template: " + name + " not shadowed"}
 			})}),
 		engine.Define(Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
-			New: func() *managerAPIParams { return &managerAPIParams{pl: pl} }, Run: runManagerAPI}),
+			New: func() *managerAPIParams { return &managerAPIParams{} }, Run: runManagerAPI}),
 		engine.Define(Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				u := "<dashboard.url>"
 				if c := pl.cfg(); c != nil {
 					u = c.Dashboard.URL
@@ -661,13 +646,15 @@ func gateKinds(pl *Planning) []Kind {
 				return []string{"GET " + strings.TrimRight(u, "/") + "/ answers 200 or 302"}
 			})}),
 		engine.Define(Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
-			New: func() *unitsActiveParams { return &unitsActiveParams{pl: pl} }, Run: runUnitsActive}),
+			New: func() *unitsActiveParams { return &unitsActiveParams{} }, Run: runUnitsActive}),
 		engine.Define(Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				var ps []string
-				want, _ := expectedPorts(pl)
-				for _, p := range want {
-					ps = append(ps, strconv.Itoa(p.Port))
+				if c := pl.cfg(); c != nil {
+					want, _ := hostfacts.ExpectedOf(c)
+					for _, p := range want {
+						ps = append(ps, strconv.Itoa(p.Port))
+					}
 				}
 				if len(ps) == 0 {
 					return []string{"/proc/net/tcp{,6}: the stack's ports listening"}
@@ -675,9 +662,9 @@ func gateKinds(pl *Planning) []Kind {
 				return []string{"/proc/net/tcp{,6}: listening on " + strings.Join(ps, ", ")}
 			})}),
 		engine.Define(Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
-			New: simple(pl, describeProbe)}),
+			New: simple(describeProbe)}),
 		engine.Define(Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{"GET /_cluster/settings: allocation.enable all, no transient disk watermark override",
 					"systemd: every unit active", "shipper test output: talks to the indexer"}
 			})}),

@@ -16,11 +16,10 @@ import (
 )
 
 type allocationParams struct {
-	pl    *Planning
 	Value string `yaml:"value"`
 }
 
-func (p *allocationParams) Describe() []string {
+func (p *allocationParams) Describe(pc engine.PlanContext) []string {
 	return []string{
 		fmt.Sprintf(`PUT /_cluster/settings {"persistent":{"%s":"%s"}} (acknowledged; a transient override is reset)`, indexer.KeyAllocationEnable, p.Value),
 		"GET /_cluster/settings?flat_settings=true (read back: effective value " + p.Value + ")",
@@ -34,10 +33,10 @@ func (p *allocationParams) Validate() error {
 	return nil
 }
 
-func indexerKinds(pl *Planning) []Kind {
+func indexerKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*allocationParams]{Name: "indexer.allocation",
-			New: func() *allocationParams { return &allocationParams{pl: pl} }, Run: runAllocation,
+			New: func() *allocationParams { return &allocationParams{} }, Run: runAllocation,
 			Skip: func(ctx context.Context, env Env, p *allocationParams) (string, bool, error) {
 				done, err := allocationIs(ctx, env, p.Value)
 				if err != nil || !done {
@@ -49,13 +48,13 @@ func indexerKinds(pl *Planning) []Kind {
 				return allocationIs(ctx, env, p.Value)
 			}}),
 		engine.Define(Spec[*noParams]{Name: "indexer.flush", Run: runFlush,
-			New: simple(pl, func(*Planning) []string { return []string{"POST /_flush"} })}),
+			New: simple(func(*Planning) []string { return []string{"POST /_flush"} })}),
 		engine.Define(Spec[*noParams]{Name: "indexer.flush_synced", Run: runSyncedFlush,
-			New: simple(pl, func(*Planning) []string {
+			New: simple(func(*Planning) []string {
 				return []string{"POST /_flush/synced (409 = partial: tolerated; unsupported: POST /_flush)"}
 			})}),
 		engine.Define(Spec[*securityParams]{Name: "indexer.security_apply", Run: runSecurityApply,
-			New: func() *securityParams { return &securityParams{pl: pl} },
+			New: func() *securityParams { return &securityParams{} },
 			Budget: func(ctx context.Context, env Env, p *securityParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, false)
 			}}),
@@ -65,15 +64,15 @@ func indexerKinds(pl *Planning) []Kind {
 // securityParams are indexer.security_apply's: the tool waits for a yellow cluster, i.e. every
 // primary back, so its deadline grows with them (timeout_per_primary).
 type securityParams struct {
-	pl                 *Planning
 	primariesAllowance `yaml:",inline"`
 }
 
 func (p *securityParams) Validate() error { return p.validate() }
 
-func (p *securityParams) Describe() []string {
+func (p *securityParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	return p.describe([]string{"GET /_cluster/health (the node answers)",
-		strings.Join(securityInit(p.pl), " ") + " (no options: upload the security config directory; the tool waits for a yellow cluster, every primary shard back)"})
+		strings.Join(securityInit(pl), " ") + " (no options: upload the security config directory; the tool waits for a yellow cluster, every primary shard back)"})
 }
 
 func securityInit(pl *Planning) []string {

@@ -41,10 +41,10 @@ func managerDBOf(pl *Planning) string {
 	return "<manager install_dir>/queue/db"
 }
 
-func managerDBKinds(pl *Planning) []Kind {
+func managerDBKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "backup.manager_db", Run: runBackupManagerDB,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				src := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped and the backup filesystem has room",
 					"cold copy " + src + " → <backup_dir>/<run-id>/" + managerDBDir + " (no symlink followed; owners, modes, times kept; sha256 per file)",
@@ -62,7 +62,7 @@ func managerDBKinds(pl *Planning) []Kind {
 				return "", false, nil
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.manager_db", Run: runRestoreManagerDB,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				dst := managerDBOf(pl)
 				return []string{"check " + pl.unit("manager") + " is stopped",
 					"copy <backup_dir>/<run-id>/" + managerDBDir + " → " + dst + ".siemctl-restore (sha256 checked against " + managerDBManifest + ")",

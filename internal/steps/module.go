@@ -57,14 +57,14 @@ func ModuleFor(v string) (FilebeatModule, bool) {
 const maxModule = 32 << 20
 
 type moduleParams struct {
-	pl           *Planning
 	versionParam `yaml:",inline"`
 }
 
-func (p *moduleParams) Describe() []string {
-	v := packages.Upstream(p.pl.version(p.which(), "manager"))
+func (p *moduleParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
+	v := packages.Upstream(pl.version(p.which(), "manager"))
 	src, dir := "<shipper.module_source>", "<shipper.home_dir>/module"
-	if c := p.pl.cfg(); c != nil {
+	if c := pl.cfg(); c != nil {
 		src, dir = c.Shipper.ModuleSource, filepath.Join(c.Shipper.HomeDir, "module")
 	}
 	return []string{"when the Filebeat module of manager " + v + " differs from the other version's (" + moduleTable() + ")",
@@ -79,9 +79,9 @@ func moduleTable() string {
 	return strings.Join(parts, ", ")
 }
 
-func moduleKind(pl *Planning) Kind {
+func moduleKind() Kind {
 	return engine.Define(Spec[*moduleParams]{Name: "shipper.module",
-		New: func() *moduleParams { return &moduleParams{pl: pl} }, Run: runModule,
+		New: func() *moduleParams { return &moduleParams{} }, Run: runModule,
 		Skip: func(_ context.Context, env Env, p *moduleParams) (string, bool, error) {
 			_, reason, err := moduleChange(env, p)
 			if err != nil || reason == "" {

@@ -12,42 +12,42 @@ import (
 )
 
 type pkgParams struct {
-	pl        *Planning
 	Component string `yaml:"component"`
 	downgrade bool
 }
 
 func (p *pkgParams) Validate() error { return validComponent(p.Component, false) }
 
-func (p *pkgParams) Describe() []string {
+func (p *pkgParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	which := "target"
 	if p.downgrade {
 		which = "previous"
 	}
-	v := p.pl.version(which, p.Component)
+	v := pl.version(which, p.Component)
 	argv := "apt-get install -y -q"
 	if p.downgrade {
 		argv += " --allow-downgrades"
 	}
-	argv += " -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold " + p.pl.pkg(p.Component) + "=" + v
-	if c := p.pl.cfg(); c != nil && c.Packages.Manager == "yum" {
+	argv += " -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold " + pl.pkg(p.Component) + "=" + v
+	if c := pl.cfg(); c != nil && c.Packages.Manager == "yum" {
 		verb := "install"
 		if p.downgrade {
 			verb = "downgrade"
 		}
-		argv = "yum " + verb + " -y " + p.pl.pkg(p.Component) + "-" + v
+		argv = "yum " + verb + " -y " + pl.pkg(p.Component) + "-" + v
 	}
 	lines := []string{}
 	if !p.downgrade {
 		lines = append(lines, "dpkg-query -W (record the installed versions as previous_versions before installing)")
 	}
-	return append(lines, argv, "dpkg-query -W "+p.pl.pkg(p.Component)+" (verify "+v+")")
+	return append(lines, argv, "dpkg-query -W "+pl.pkg(p.Component)+" (verify "+v+")")
 }
 
-func packageKinds(pl *Planning) []Kind {
+func packageKinds() []Kind {
 	mk := func(name string, down bool) Kind {
 		return engine.Define(Spec[*pkgParams]{Name: name,
-			New:    func() *pkgParams { return &pkgParams{pl: pl, downgrade: down} },
+			New:    func() *pkgParams { return &pkgParams{downgrade: down} },
 			Run:    runPackage,
 			Skip:   skipPackage,
 			Verify: verifyPackage})

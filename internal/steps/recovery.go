@@ -100,7 +100,6 @@ func orDefault(k, v string) string {
 }
 
 type recoveriesParams struct {
-	pl         *Planning
 	Value      int  `yaml:"value"`      // node_initial_primaries_recoveries
 	Concurrent int  `yaml:"concurrent"` // node_concurrent_recoveries
 	Restore    bool `yaml:"restore"`
@@ -133,7 +132,7 @@ func (p *recoveriesParams) want() map[string]int {
 	return w
 }
 
-func (p *recoveriesParams) Describe() []string {
+func (p *recoveriesParams) Describe(pc engine.PlanContext) []string {
 	if p.Restore {
 		return []string{
 			"PUT /_cluster/settings {\"persistent\":{<each recovery setting the run raised>:<its value recorded before the run, null when it was unset>}} (skipped when the run raised none)",
@@ -168,9 +167,9 @@ func shortKeys(ks []string) string {
 	return strings.Join(short, ", ")
 }
 
-func recoveriesKind(pl *Planning) Kind {
+func recoveriesKind() Kind {
 	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries",
-		New: func() *recoveriesParams { return &recoveriesParams{pl: pl} }, Run: runPrimariesRecoveries})
+		New: func() *recoveriesParams { return &recoveriesParams{} }, Run: runPrimariesRecoveries})
 }
 
 // runPrimariesRecoveries counts the node's primaries and raises the recovery settings, or puts

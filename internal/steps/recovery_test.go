@@ -248,7 +248,7 @@ func TestPrimariesBudget(t *testing.T) {
 			if tc.down {
 				srv.Close()
 			}
-			k, p := kind(t, &steps.Planning{Config: d.Config}, tc.kind, tc.with)
+			k, p := kind(t, tc.kind, tc.with)
 			b, ok := k.(engine.Budgeter[*steps.Deps])
 			if !ok {
 				t.Fatalf("%s asks for no budget", tc.kind)
@@ -257,13 +257,13 @@ func TestPrimariesBudget(t *testing.T) {
 			if err != nil || extra != tc.extra || !strings.Contains(why, tc.reason) || tc.reason == "" && why != "" {
 				t.Fatalf("budget %s %q %v, want %s %q", extra, why, err, tc.extra, tc.reason)
 			}
-			if tc.reason != "" && !slices.ContainsFunc(p.Describe(), func(l string) bool { return strings.HasPrefix(l, "deadline: the step's timeout + ") }) {
-				t.Errorf("describe %q names no deadline", p.Describe())
+			if tc.reason != "" && !slices.ContainsFunc(p.Describe(&steps.Planning{Config: d.Config}), func(l string) bool { return strings.HasPrefix(l, "deadline: the step's timeout + ") }) {
+				t.Errorf("describe %q names no deadline", p.Describe(&steps.Planning{Config: d.Config}))
 			}
 		})
 	}
 	for _, bad := range []string{"2m", "-1s"} {
-		k, _ := kind(t, nil, "gate.cluster_health", map[string]any{"status": "yellow"})
+		k, _ := kind(t, "gate.cluster_health", map[string]any{"status": "yellow"})
 		p, err := k.Decode(map[string]any{"status": "yellow", "timeout_per_primary": bad})
 		if err == nil {
 			err = p.Validate()
@@ -280,11 +280,11 @@ func TestDeadlinesOfTheUpgradeRunbook(t *testing.T) {
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	srv.Set("GET /_cluster/health", indexertest.Route{Body: healthBody("yellow", 1001)})
 	d := indexerDeps(t, srv)
-	reg, err := steps.NewRegistry(&steps.Planning{Config: d.Config})
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, reg, engine.Selection{})
+	plan, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, reg, engine.Selection{}, &steps.Planning{Config: d.Config})
 	if err != nil {
 		t.Fatal(err)
 	}

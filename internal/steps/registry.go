@@ -31,7 +31,7 @@ const (
 // registryDir is Filebeat's registry directory under the shipper's path.data.
 func registryDir(dataDir string) string { return filepath.Join(dataDir, "registry") }
 
-func registryKinds(pl *Planning) []Kind {
+func registryKinds() []Kind {
 	dir := func(pl *Planning) string {
 		if c := pl.cfg(); c != nil && c.Shipper.DataDir != "" {
 			return registryDir(c.Shipper.DataDir)
@@ -40,7 +40,7 @@ func registryKinds(pl *Planning) []Kind {
 	}
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "backup.shipper_registry", Run: runBackupRegistry,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped (it writes its registry while it runs)",
 					"archive " + dir(pl) + " → <backup_dir>/<run-id>/" + registryArchive + " (sha256 recorded): the read position that matches the indexer data secured next"}
 			}),
@@ -58,7 +58,7 @@ func registryKinds(pl *Planning) []Kind {
 				return "registry archive " + b.ShipperRegistry + " already written and verified", true, nil
 			}}),
 		engine.Define(Spec[*noParams]{Name: "restore.shipper_registry", Run: runRestoreRegistry,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped",
 					"verify <backup>/" + registryArchive + "; set " + dir(pl) + " aside, extract the saved registry in its place (sha256 checked), remove the one set aside",
 					"the shipper then sends again every alert written after the data was secured (deterministic ids: no duplicates)"}

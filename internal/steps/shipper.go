@@ -26,14 +26,14 @@ import (
 const maxTemplate = 16 << 20
 
 type templateParams struct {
-	pl           *Planning
 	versionParam `yaml:",inline"`
 }
 
-func (p *templateParams) Describe() []string {
-	v := packages.Upstream(p.pl.version(p.which(), "manager"))
+func (p *templateParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
+	v := packages.Upstream(pl.version(p.which(), "manager"))
 	src, dst, name := "<shipper.template_source>", "<shipper config_dir>/<template>-template.json", "<template>"
-	if c := p.pl.cfg(); c != nil {
+	if c := pl.cfg(); c != nil {
 		if c.Shipper.TemplateSource != "" {
 			src = strings.ReplaceAll(c.Shipper.TemplateSource, "{version}", v)
 		}
@@ -44,7 +44,6 @@ func (p *templateParams) Describe() []string {
 }
 
 type setupParams struct {
-	pl   *Planning
 	What string `yaml:"what"`
 }
 
@@ -62,8 +61,9 @@ func (p *setupParams) Validate() error {
 	return nil
 }
 
-func (p *setupParams) Describe() []string {
-	return []string{strings.Join(shipperArgv(p.pl, p.op()), " ")}
+func (p *setupParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
+	return []string{strings.Join(shipperArgv(pl, p.op()), " ")}
 }
 
 func shipperArgv(pl *Planning, op shipper.Op) []string {
@@ -83,10 +83,10 @@ func TemplatePath(configDir, name string) string {
 	return filepath.Join(configDir, name+"-template.json")
 }
 
-func shipperKinds(pl *Planning) []Kind {
+func shipperKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*templateParams]{Name: "shipper.template",
-			New: func() *templateParams { return &templateParams{pl: pl} }, Run: runTemplate,
+			New: func() *templateParams { return &templateParams{} }, Run: runTemplate,
 			Skip: func(_ context.Context, env Env, _ *templateParams) (string, bool, error) {
 				d := env.Deps()
 				if d.Config.Shipper.TemplateSource == "" {
@@ -94,11 +94,11 @@ func shipperKinds(pl *Planning) []Kind {
 				}
 				return "", false, nil
 			}}),
-		moduleKind(pl),
+		moduleKind(),
 		engine.Define(Spec[*setupParams]{Name: "shipper.setup",
-			New: func() *setupParams { return &setupParams{pl: pl} }, Run: runSetup}),
+			New: func() *setupParams { return &setupParams{} }, Run: runSetup}),
 		engine.Define(Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
-			New: simple(pl, func(pl *Planning) []string {
+			New: simple(func(pl *Planning) []string {
 				return []string{strings.Join(shipperArgv(pl, shipper.OpTestOutput), " ") + " (talk to server... OK)"}
 			})}),
 	}

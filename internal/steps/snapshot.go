@@ -12,11 +12,10 @@ import (
 )
 
 type snapshotParams struct {
-	pl    *Planning
 	Label string `yaml:"label"`
 }
 
-func (p *snapshotParams) Describe() []string {
+func (p *snapshotParams) Describe(pc engine.PlanContext) []string {
 	return []string{
 		"GET /_cluster/health, /_cluster/settings, /_template, /_ingest/pipeline, /_cat/indices, /_cat/shards, /_cat/allocation; manager GET /, /manager/info, /manager/status, /agents; dashboard GET /; systemd unit states; installed package versions",
 		"write state_dir/snapshots/<id>.json labelled " + p.Label,
@@ -26,11 +25,10 @@ func (p *snapshotParams) Describe() []string {
 func (p *snapshotParams) Validate() error { return validLabel("label", p.Label) }
 
 type diffParams struct {
-	pl      *Planning
 	Against string `yaml:"against"`
 }
 
-func (p *diffParams) Describe() []string {
+func (p *diffParams) Describe(pc engine.PlanContext) []string {
 	return []string{"compare the run's latest snapshot with the one labelled " + p.Against + " (no index and no documents lost)"}
 }
 
@@ -44,17 +42,17 @@ func validLabel(name, v string) error {
 	return snapshot.ValidateLabel(v)
 }
 
-func snapshotKinds(pl *Planning) []Kind {
+func snapshotKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*snapshotParams]{
 			Name: "snapshot.capture", ReadOnly: true,
-			New:  func() *snapshotParams { return &snapshotParams{pl: pl} },
+			New:  func() *snapshotParams { return &snapshotParams{} },
 			Run:  runSnapshotCapture,
 			Skip: skipSnapshotCapture,
 		}),
 		engine.Define(Spec[*diffParams]{
 			Name: "snapshot.diff", ReadOnly: true,
-			New: func() *diffParams { return &diffParams{pl: pl} },
+			New: func() *diffParams { return &diffParams{} },
 			Run: runSnapshotDiff,
 		}),
 	}

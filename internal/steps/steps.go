@@ -6,7 +6,9 @@
 // (resume) or skips a step that is already done, with a reason.
 //
 // Kinds reach the outside world only through Deps (small interfaces that
-// NewDeps, deps.go, fills with the real clients, tests with fakes), and exchange run data
+// internal/cli's Clients.StepDeps fills with the real clients, tests with
+// fakes), describe themselves with the planning context the engine hands
+// Describe (Planning: the configuration and the run's versions), and exchange run data
 // through the engine (Env.Get/Set) under the keys below: the target and the
 // versions found before the upgrade, backups, snapshots. Secrets never reach
 // a child's argv, a journal line or an error: every message a kind returns
@@ -293,11 +295,20 @@ func orNoClient(err error) error {
 
 // Planning is what the kinds know at plan time, for their Describe lines:
 // the configuration and the versions involved (component → exact version).
-// Nil maps describe the versions symbolically (<target>).
+// Nil maps describe the versions symbolically (<target>). It is the
+// planning context (engine.PlanContext) the session hands the engine, which
+// passes it to every Describe; a kind reads it with planningOf.
 type Planning struct {
 	Config   *config.Config
 	Target   map[string]string
 	Previous map[string]string
+}
+
+// planningOf is the *Planning the engine handed a Describe (nil for any
+// other context: every line then reads symbolically).
+func planningOf(pc engine.PlanContext) *Planning {
+	pl, _ := pc.(*Planning)
+	return pl
 }
 
 func (pl *Planning) cfg() *config.Config {
@@ -458,12 +469,13 @@ func setBackups(env Env, f func(*Backups)) error {
 	return env.Set(KeyBackups, b)
 }
 
-// Kinds returns every step kind, describing itself with pl.
-func Kinds(pl *Planning) []Kind {
+// Kinds returns every step kind (each describes itself with the planning
+// context the engine hands its Describe).
+func Kinds() []Kind {
 	var ks []Kind
-	for _, group := range []func(*Planning) []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
+	for _, group := range []func() []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
 		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds} {
-		ks = append(ks, group(pl)...)
+		ks = append(ks, group()...)
 	}
 	out := make([]Kind, len(ks))
 	for i, k := range ks {
@@ -474,8 +486,8 @@ func Kinds(pl *Planning) []Kind {
 }
 
 // NewRegistry registers every kind.
-func NewRegistry(pl *Planning) (*Registry, error) {
-	return engine.NewRegistry(Kinds(pl)...)
+func NewRegistry() (*Registry, error) {
+	return engine.NewRegistry(Kinds()...)
 }
 
 // Ignorable lists the gate kinds an operator may skip with --ignore-gate:
@@ -572,15 +584,16 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // noParams is the parameter type of kinds without parameters.
 type noParams struct {
-	pl       *Planning
 	describe func(pl *Planning) []string
 }
 
-func (p *noParams) Describe() []string { return p.describe(p.pl) }
-func (p *noParams) Validate() error    { return nil }
+func (p *noParams) Describe(pc engine.PlanContext) []string { return p.describe(planningOf(pc)) }
+func (p *noParams) Validate() error                         { return nil }
 
-func simple(pl *Planning, describe func(pl *Planning) []string) func() *noParams {
-	return func() *noParams { return &noParams{pl: pl, describe: describe} }
+// simple is the New of a kind without parameters that describes itself
+// with describe.
+func simple(describe func(pl *Planning) []string) func() *noParams {
+	return func() *noParams { return &noParams{describe: describe} }
 }
 
 // wait polls f every interval until it returns true, the context ends, or

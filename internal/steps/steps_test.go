@@ -31,12 +31,13 @@ import (
 // describes itself.
 func TestEmbeddedRunbooksPlanWithRealKinds(t *testing.T) {
 	cfg := testConfig(t, "")
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}})
+	pl := &steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}}
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{runbooks.Upgrade, runbooks.Rollback} {
-		p, err := engine.LoadPlan(runbooks.FS, name, reg, engine.Selection{})
+		p, err := engine.LoadPlan(runbooks.FS, name, reg, engine.Selection{}, pl)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -52,8 +53,7 @@ func TestEmbeddedRunbooksPlanWithRealKinds(t *testing.T) {
 }
 
 func TestDecodeStrict(t *testing.T) {
-	cfg := testConfig(t, "")
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg})
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +140,8 @@ func TestDescribeNamesExactCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {
-			_, p := kind(t, pl, tt.kind, tt.with)
-			all := strings.Join(p.Describe(), "\n")
+			_, p := kind(t, tt.kind, tt.with)
+			all := strings.Join(p.Describe(pl), "\n")
 			for _, w := range tt.want {
 				if !strings.Contains(all, w) {
 					t.Errorf("describe lacks %q:\n%s", w, all)
@@ -150,8 +150,8 @@ func TestDescribeNamesExactCommands(t *testing.T) {
 		})
 	}
 	// Stop order is the reverse start order.
-	_, p := kind(t, pl, "units.stop", map[string]any{"component": "all"})
-	d := p.Describe()
+	_, p := kind(t, "units.stop", map[string]any{"component": "all"})
+	d := p.Describe(pl)
 	if !strings.Contains(d[0], "shipper") || !strings.Contains(d[3], "siem-indexer") {
 		t.Errorf("stop order: %v", d)
 	}
@@ -512,7 +512,6 @@ func TestErrorsAreRedacted(t *testing.T) {
 // without dependencies (so the kinds read env.Deps() unchecked): an error
 // naming the cause, never a nil dereference.
 func TestKindsRefuseARunnerWithoutDeps(t *testing.T) {
-	cfg := testConfig(t, "")
 	e := newEnv(nil, nil)
 	for _, tt := range []struct {
 		kind string
@@ -523,7 +522,7 @@ func TestKindsRefuseARunnerWithoutDeps(t *testing.T) {
 		{"units.stop", map[string]any{"component": "manager"}},
 		{"indexer.allocation", map[string]any{"value": "all"}},
 	} {
-		k, p := kind(t, &steps.Planning{Config: cfg}, tt.kind, tt.with)
+		k, p := kind(t, tt.kind, tt.with)
 		_, err := k.Run(context.Background(), e, p)
 		checks := []error{err}
 		if sk, ok := k.(engine.Skipper[*steps.Deps]); ok {

@@ -14,7 +14,6 @@ import (
 )
 
 type unitParams struct {
-	pl        *Planning
 	Component string           `yaml:"component"`
 	Wait      runbook.Duration `yaml:"wait"`
 }
@@ -39,10 +38,11 @@ type stopParams struct {
 	unitParams `yaml:",inline"`
 }
 
-func (p *stopParams) Describe() []string {
+func (p *stopParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	var out []string
 	for _, c := range p.stopOrder() {
-		out = append(out, fmt.Sprintf("systemctl stop %s; wait until no process is left in its cgroup", p.pl.unit(c)))
+		out = append(out, fmt.Sprintf("systemctl stop %s; wait until no process is left in its cgroup", pl.unit(c)))
 	}
 	return out
 }
@@ -51,29 +51,30 @@ type startParams struct {
 	unitParams `yaml:",inline"`
 }
 
-func (p *startParams) Describe() []string {
+func (p *startParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
 	var out []string
 	for _, c := range componentsOf(p.Component) {
-		out = append(out, fmt.Sprintf("systemctl start %s; wait ≤%s for active (then settle)", p.pl.unit(c), p.wait(c)))
+		out = append(out, fmt.Sprintf("systemctl start %s; wait ≤%s for active (then settle)", pl.unit(c), p.wait(c)))
 	}
 	return out
 }
 
 type goneParams struct {
-	pl        *Planning
 	Component string `yaml:"component"`
 }
 
-func (p *goneParams) Describe() []string {
-	return []string{"systemd: no process left in the cgroup of " + p.pl.unit(p.Component)}
+func (p *goneParams) Describe(pc engine.PlanContext) []string {
+	pl := planningOf(pc)
+	return []string{"systemd: no process left in the cgroup of " + pl.unit(p.Component)}
 }
 
 func (p *goneParams) Validate() error { return validComponent(p.Component, false) }
 
-func unitKinds(pl *Planning) []Kind {
+func unitKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*stopParams]{Name: "units.stop",
-			New: func() *stopParams { return &stopParams{unitParams{pl: pl}} }, Run: runStop,
+			New: func() *stopParams { return &stopParams{unitParams{}} }, Run: runStop,
 			Skip: func(ctx context.Context, env Env, p *stopParams) (string, bool, error) {
 				return stoppedSkip(ctx, env, p.stopOrder())
 			},
@@ -81,7 +82,7 @@ func unitKinds(pl *Planning) []Kind {
 				return allStopped(ctx, env, p.stopOrder())
 			}}),
 		engine.Define(Spec[*startParams]{Name: "units.start",
-			New: func() *startParams { return &startParams{unitParams{pl: pl}} }, Run: runStart,
+			New: func() *startParams { return &startParams{unitParams{}} }, Run: runStart,
 			Skip: func(ctx context.Context, env Env, p *startParams) (string, bool, error) {
 				return activeSkip(ctx, env, componentsOf(p.Component))
 			},
@@ -90,9 +91,9 @@ func unitKinds(pl *Planning) []Kind {
 				return done, err
 			}}),
 		engine.Define(Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
-			New: simple(pl, func(*Planning) []string { return []string{"systemctl daemon-reload"} })}),
+			New: simple(func(*Planning) []string { return []string{"systemctl daemon-reload"} })}),
 		engine.Define(Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
-			New: func() *goneParams { return &goneParams{pl: pl} }, Run: runVerifyGone}),
+			New: func() *goneParams { return &goneParams{} }, Run: runVerifyGone}),
 	}
 }
 

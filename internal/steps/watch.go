@@ -90,7 +90,6 @@ type unitMark struct {
 
 // watchParams are the criteria and their thresholds.
 type watchParams struct {
-	pl       *Planning
 	Interval runbook.Duration `yaml:"interval"`
 	// ClusterBreach is the cluster status that breaches (red, or yellow for
 	// multi-node clusters that must stay green).
@@ -117,8 +116,8 @@ type watchParams struct {
 	ProbeTimeout runbook.Duration `yaml:"probe_timeout"`
 }
 
-func newWatchParams(pl *Planning) *watchParams {
-	return &watchParams{pl: pl,
+func newWatchParams() *watchParams {
+	return &watchParams{
 		Interval:      runbook.Duration(30 * time.Second),
 		ClusterBreach: "red",
 		AlertRateMin:  0.1, AlertRateOver: runbook.Duration(5 * time.Minute), AlertRateIntervals: 3,
@@ -160,7 +159,7 @@ func (p *watchParams) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (p *watchParams) Describe() []string {
+func (p *watchParams) Describe(pc engine.PlanContext) []string {
 	probe := "data-flow probe off"
 	if p.ProbeEvery.D() > 0 {
 		probe = fmt.Sprintf("data-flow probe at the window's start, every %s (at most a quarter of the window) and at its end, each given %s: %d failures in a row breach", p.ProbeEvery.D(), p.ProbeTimeout.D(), p.ProbeFailures)
@@ -573,10 +572,10 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 	}
 }
 
-func watchKinds(pl *Planning) []Kind {
+func watchKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*watchParams]{Name: "watch.window", ReadOnly: true, Run: runWatch, Skip: skipWatch,
-			New: func() *watchParams { return newWatchParams(pl) }}),
+			New: func() *watchParams { return newWatchParams() }}),
 	}
 }
 

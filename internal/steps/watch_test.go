@@ -154,7 +154,7 @@ func watchRun(t *testing.T, r *watchRig, e *env, with map[string]any) (engine.Ou
 // runLong runs watch.window with a context as long as a runbook's timeout.
 func runLong(t *testing.T, d *steps.Deps, e *env, with map[string]any) (engine.Outcome, error) {
 	t.Helper()
-	k, p := kind(t, &steps.Planning{Config: d.Config}, "watch.window", with)
+	k, p := kind(t, "watch.window", with)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	return k.Run(ctx, e, p)
@@ -287,7 +287,7 @@ func TestWatchJournalsStartFirst(t *testing.T) {
 		cancel() // the crash
 		return probe.Report{}, context.Canceled
 	}
-	k, p := kind(t, &steps.Planning{Config: r.d.Config}, "watch.window", fast(nil))
+	k, p := kind(t, "watch.window", fast(nil))
 	if _, err := k.Run(ctx, e, p); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the cancellation", err)
 	}
@@ -343,11 +343,11 @@ func TestWatchShortWindowJudgesTheFlow(t *testing.T) {
 func TestRequestWatchRefusesAWindowTooShort(t *testing.T) {
 	plan := func(t *testing.T, with string) *steps.Plan {
 		t.Helper()
-		reg, err := steps.NewRegistry(&steps.Planning{Config: testConfig(t, "")})
+		reg, err := steps.NewRegistry()
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := engine.ParsePlan([]byte("name: upgrade\nsteps:\n  - id: watch/window\n    kind: watch.window\n    with: "+with+"\n    timeout: 25h\n"), "test.yaml", reg, engine.Selection{})
+		pl, err := engine.ParsePlan([]byte("name: upgrade\nsteps:\n  - id: watch/window\n    kind: watch.window\n    with: "+with+"\n    timeout: 25h\n"), "test.yaml", reg, engine.Selection{}, &steps.Planning{Config: testConfig(t, "")})
 		if err != nil {
 			t.Fatal(err)
 		}

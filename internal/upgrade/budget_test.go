@@ -30,7 +30,7 @@ var oldVersions = map[string]string{"indexer": "4.9.0-1", "manager": "4.9.0-1", 
 // planEmbedded plans the embedded runbook name from previous to target.
 func planEmbedded(t *testing.T, cfg *config.Config, name string, target, previous map[string]string) *steps.Plan {
 	t.Helper()
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: target, Previous: previous})
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func planEmbedded(t *testing.T, cfg *config.Config, name string, target, previou
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := engine.ParsePlan(raw, src, reg, engine.Selection{})
+	plan, err := engine.ParsePlan(raw, src, reg, engine.Selection{}, &steps.Planning{Config: cfg, Target: target, Previous: previous})
 	if err != nil {
 		t.Fatal(err)
 	}

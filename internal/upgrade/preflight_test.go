@@ -57,11 +57,12 @@ func TestPreflightGatesConcurrentUnderOneDeadline(t *testing.T) {
 	idx, mgr := newHungServer(t), newHungServer(t)
 	dir := t.TempDir()
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\nbackup_dir: "+dir+"/backups\n")
-	reg, err := steps.NewRegistry(&steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}})
+	pl := &steps.Planning{Config: cfg, Target: map[string]string{"indexer": "4.10.0-1"}, Previous: map[string]string{"indexer": "4.9.0-1"}}
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, reg, engine.Selection{})
+	plan, err := engine.LoadPlan(runbooks.FS, runbooks.Upgrade, reg, engine.Selection{}, pl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,10 @@
 // act it out (internal/steps) and the commands that start it
 // (internal/cmd/upgrade, internal/cmd/rollback):
 //
-//   - the session (Session, Prepare, Reopen, RollbackOf): one registry built
-//     with the run's planning context, one parse of the runbook (ignored
-//     gates are a selection of that parse), the run data a run starts with;
+//   - the session (Session, Prepare, Reopen, RollbackOf): one registry, the
+//     run's planning context (handed by the engine to every Describe), one
+//     parse of the runbook (ignored gates are a selection of that parse),
+//     the run data a run starts with;
 //   - the run data as the commands read it (RunData, DecodeRunData, the
 //     seeds of an upgrade and of its rollback) and the run report;
 //   - target resolution (CheckTarget, ResolveTarget);
@@ -31,11 +32,13 @@ import (
 )
 
 // Session is one run prepared for the engine: its dependencies, the
-// registry (built once, with the run's versions for the kinds' Describe
-// lines), the plan (parsed once) and the run data it starts with.
+// registry (built once), the planning context the engine hands the kinds'
+// Describe (the configuration and the run's versions), the plan (parsed
+// once) and the run data it starts with.
 type Session struct {
 	Deps     *steps.Deps
 	Registry *steps.Registry
+	Planning *steps.Planning
 	// Plan is the planned runbook (nil for a reopened run: the engine plans
 	// it again from its journal).
 	Plan *steps.Plan
@@ -144,14 +147,14 @@ func (s *Session) RollbackOf(up *engine.RunInfo) error {
 	return nil
 }
 
-// newSession builds the one registry of a session: every kind, describing
-// itself with the configuration and the versions involved.
+// newSession builds the one registry of a session (every kind) and its
+// planning context: the configuration and the versions involved.
 func newSession(deps *steps.Deps, target, previous map[string]string) (*Session, error) {
-	reg, err := steps.NewRegistry(&steps.Planning{Config: deps.Config, Target: target, Previous: previous})
+	reg, err := steps.NewRegistry()
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Deps: deps, Registry: reg}, nil
+	return &Session{Deps: deps, Registry: reg, Planning: &steps.Planning{Config: deps.Config, Target: target, Previous: previous}}, nil
 }
 
 // parse plans the runbook text once: the ignored gates join the selection's
@@ -165,7 +168,7 @@ func (s *Session) parse(raw []byte, source string, sel engine.Selection, ignore 
 	if ierr == nil && len(ids) > 0 {
 		sel.Skip = append(slices.Clone(sel.Skip), ids...)
 	}
-	plan, err := engine.PlanRunbook(rb, s.Registry, sel)
+	plan, err := engine.PlanRunbook(rb, s.Registry, sel, s.Planning)
 	var pe *engine.PlanError
 	switch {
 	case errors.As(err, &pe):

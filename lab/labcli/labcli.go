@@ -203,12 +203,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		Short: "Units, PIDs, ports, installed versions, cluster health, memory",
 		Args:  cobra.NoArgs,
 		RunE: open.run(&dir, func(cmd *cobra.Command, l *lab.Lab) error {
-			if lab.IsDistributed(dir) {
-				d, err := openDist(dir)
-				if err != nil {
-					return err
-				}
-				st, err := d.Status(cmd.Context())
+			show := func(st fmt.Stringer, err error) error {
 				if err != nil {
 					return err
 				}
@@ -218,15 +213,14 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 				_, err = io.WriteString(stdout, st.String())
 				return err
 			}
-			st, err := l.Status(cmd.Context())
-			if err != nil {
-				return err
+			if lab.IsDistributed(dir) {
+				d, err := openDist(dir)
+				if err != nil {
+					return err
+				}
+				return show(d.Status(cmd.Context()))
 			}
-			if asJSON {
-				return writeJSON(stdout, st)
-			}
-			_, err = io.WriteString(stdout, st.String())
-			return err
+			return show(l.Status(cmd.Context()))
 		}),
 	}
 	status.Flags().StringVar(&dir, "dir", "", "lab directory")

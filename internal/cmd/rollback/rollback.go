@@ -146,7 +146,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
-		r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+		r := runs.NewRunner(opts.Common, sess, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 		if !opts.DryRun {
 			if err := opts.Confirm(fmt.Sprintf("Roll back the stopped run %s (%s) through its undos?", up.ID, up.Status)); err != nil {
 				return err
@@ -162,7 +162,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 		return err
 	}
 	plan, seed := sess.Plan, sess.Seed
-	r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
+	r := runs.NewRunner(opts.Common, sess, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "rollback of run %s (dry run): back to %s\n", up.ID, versions(rd.Previous))
 		_, err := r.Run(ctx, plan, engine.RunOptions{Seed: seed, Parent: up.ID})
@@ -182,7 +182,7 @@ func resumeRollback(ctx context.Context, opts *Options, deps *steps.Deps, ri *en
 	if err != nil {
 		return err
 	}
-	r := runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
+	r := runs.NewRunner(opts.Common, sess, opts.RetryLock, "siemctl rollback (resume "+ri.ID+")", opts.DryRun)
 	if !opts.DryRun {
 		if err := opts.Confirm(fmt.Sprintf("Continue the stopped rollback run %s?", ri.ID)); err != nil {
 			return err

@@ -16,8 +16,8 @@ import (
 
 type okParams struct{}
 
-func (okParams) Describe() []string { return []string{"nothing"} }
-func (okParams) Validate() error    { return nil }
+func (okParams) Describe(engine.PlanContext) []string { return []string{"nothing"} }
+func (okParams) Validate() error                      { return nil }
 
 // fakeKind succeeds, or fails when fail is set, or cancels the run.
 func fakeKind(name string, run func(ctx context.Context) error) steps.Kind {
@@ -59,7 +59,7 @@ func makeRun(t *testing.T, state string, clock *tickClock, name string, behave f
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := engine.ParsePlan([]byte("name: "+name+"\nsteps:\n  - {id: a/b, kind: "+kind+"}\n  - {id: a/c, kind: "+kind+"}\n"), name, reg, engine.Selection{})
+	plan, err := engine.ParsePlan([]byte("name: "+name+"\nsteps:\n  - {id: a/b, kind: "+kind+"}\n  - {id: a/c, kind: "+kind+"}\n"), name, reg, engine.Selection{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,14 +138,21 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 	return f, out, errOut
 }
 
-// goldenSource is the real Source with host-independent health checks.
-func goldenSource(src *snapshot.Live) snapshot.Source {
-	checks, err := health.Select(health.Catalogue(), health.Selection{Only: goldenChecks})
-	if err != nil {
-		panic(err)
+// goldenSource is the real Source of f with host-independent health checks.
+func goldenSource(f *cli.Factory) func(src *snapshot.Live) snapshot.Source {
+	return func(src *snapshot.Live) snapshot.Source {
+		checks, err := health.Select(health.Catalogue(), health.Selection{Only: goldenChecks})
+		if err != nil {
+			panic(err)
+		}
+		st, err := f.HealthStack(context.Background())
+		if err != nil {
+			panic(err)
+		}
+		src.Now = func() time.Time { return fixedNow }
+		src.CheckHealth = cli.SnapshotHealth(st, checks, src.Now)
+		return src
 	}
-	src.Checks, src.Now = checks, func() time.Time { return fixedNow }
-	return src
 }
 
 // seqRand yields a distinct id suffix per capture.
@@ -161,7 +168,7 @@ func (r *seqRand) Read(p []byte) (int, error) {
 
 func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
 	return &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
-		Label: label, Source: goldenSource, Rand: rnd,
+		Label: label, Source: goldenSource(f), Rand: rnd,
 		Change: cli.Change{IO: f.IO, Output: "json", Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, "siemctl snapshot capture") }}}
 }
 

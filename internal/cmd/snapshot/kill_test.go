@@ -37,7 +37,7 @@ func TestHelperKilledCapture(t *testing.T) {
 	fs := &fakeStack{Config: cfg}
 	f, _, _ := testFactory(t, fs)
 	opts := captureOpts(f, "doomed", &seqRand{n: 200})
-	opts.Source = func(st *snapshot.Live) snapshot.Source { return hangingSource{goldenSource(st)} }
+	opts.Source = func(st *snapshot.Live) snapshot.Source { return hangingSource{goldenSource(f)(st)} }
 	opts.Timeout = time.Hour
 	_ = runCapture(context.Background(), opts)
 	t.Fatal("capture completed although it should have been killed")

@@ -157,7 +157,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		cmdline += " --watch " + opts.Watch.String()
 	}
-	r := runs.NewRunner(opts.Common, p.Deps, p.Registry, opts.RetryLock, cmdline, opts.DryRun)
+	r := runs.NewRunner(opts.Common, p, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
 		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
 		_, err := r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})

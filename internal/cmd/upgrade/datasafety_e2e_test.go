@@ -5,7 +5,6 @@ package upgrade_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -47,24 +46,10 @@ func (c *labClient) countsBefore(t *testing.T, before time.Time) map[string]int6
 	q := fmt.Sprintf(`{"query":{"bool":{"must_not":{"prefix":{"data.srcuser":%q}},"filter":{"range":{"timestamp":{"lt":%q}}}}}}`,
 		probe.UserPrefix, before.UTC().Format("2006-01-02T15:04:05.000Z"))
 	for idx := range c.alertCounts(t) {
-		req, err := http.NewRequest(http.MethodPost, c.base+"/"+idx+"/_count", strings.NewReader(q))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.SetBasicAuth("admin", c.pw)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := c.hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var r struct {
 			Count int64 `json:"count"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&r)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s/_count: HTTP %d %v", idx, resp.StatusCode, err)
-		}
+		c.send(t, http.MethodPost, "/"+idx+"/_count", "application/json", q, &r)
 		out[idx] = r.Count
 	}
 	return out
@@ -115,22 +100,11 @@ func (c *labClient) seedAlerts(t *testing.T, n int, days ...string) {
 			fmt.Fprintf(&b, `{"timestamp":"%sT10:00:%02d.000+0000","rule":{"id":"5710","level":5,"description":"sshd: Attempt to login using a non-existent user"},"agent":{"id":"000","name":"manager"},"data":{"srcuser":"seed%d","srcip":"192.0.2.%d"},"location":"/var/log/auth.log"}`+"\n", strings.ReplaceAll(d, ".", "-"), i%60, i, i%250+1)
 		}
 	}
-	req, err := http.NewRequest(http.MethodPost, c.base+"/_bulk?refresh=true", strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("admin", c.pw)
-	req.Header.Set("Content-Type", "application/x-ndjson")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var r struct {
 		Errors bool `json:"errors"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != http.StatusOK || r.Errors {
-		t.Fatalf("bulk: HTTP %d, errors %v, %v", resp.StatusCode, r.Errors, err)
+	if c.send(t, http.MethodPost, "/_bulk?refresh=true", "application/x-ndjson", b.String(), &r); r.Errors {
+		t.Fatal("bulk: errors in the answer")
 	}
 }
 
@@ -138,21 +112,7 @@ func (c *labClient) seedAlerts(t *testing.T, n int, days ...string) {
 func (c *labClient) putPersistent(t *testing.T, key, value string) {
 	t.Helper()
 	body := fmt.Sprintf(`{"persistent":{%q:%q}}`, key, value)
-	req, err := http.NewRequest(http.MethodPut, c.base+"/_cluster/settings", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.SetBasicAuth("admin", c.pw)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("PUT /_cluster/settings %s: HTTP %d: %s", body, resp.StatusCode, b)
-	}
+	c.send(t, http.MethodPut, "/_cluster/settings", "application/json", body, nil)
 	if v := c.persistent(t, key); v != value {
 		t.Fatalf("%s reads %q after setting it to %q", key, v, value)
 	}

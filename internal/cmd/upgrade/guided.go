@@ -488,7 +488,7 @@ func newGuide(c runs.Common, b upgrade.Budget, started time.Time, win *windowWat
 
 // resumeCockpit rebuilds the cockpit a run was started with (its journaled
 // window and guided mode); nil when it had none.
-func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *engine.RunInfo) (*cockpit, error) {
+func resumeCockpit(c runs.Common, deps *steps.Deps, r *engine.Runner[*steps.Deps], ri *engine.RunInfo) (*cockpit, error) {
 	var rec upgrade.WindowRecord
 	_, hasWin := ri.Data[upgrade.KeyWindow]
 	if hasWin {
@@ -509,7 +509,7 @@ func resumeCockpit(c runs.Common, deps *steps.Deps, reg *steps.Registry, ri *eng
 	if err != nil {
 		return nil, fmt.Errorf("run %s: stored runbook: %w", ri.ID, err)
 	}
-	plan, err := engine.ParsePlan(raw, ri.Runbook.Source, reg, ri.Selection)
+	plan, err := engine.ParsePlan(raw, ri.Runbook.Source, r.Registry, ri.Selection, r.Planning)
 	if err != nil {
 		return nil, err
 	}

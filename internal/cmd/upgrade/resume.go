@@ -74,7 +74,7 @@ func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runn
 	if err != nil {
 		return nil, nil, err
 	}
-	return runs.NewRunner(opts.Common, deps, sess.Registry, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun), ri, nil
+	return runs.NewRunner(opts.Common, sess, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun), ri, nil
 }
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
@@ -90,7 +90,7 @@ func runResume(ctx context.Context, opts *ResumeOptions) error {
 		if err != nil {
 			return err
 		}
-		ck, err := resumeCockpit(opts.Common, deps, r.Registry, ri)
+		ck, err := resumeCockpit(opts.Common, deps, r, ri)
 		if err != nil {
 			return err
 		}

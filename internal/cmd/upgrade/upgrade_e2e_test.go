@@ -108,13 +108,28 @@ func newLabClient(t *testing.T, dir string) *labClient {
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 }
 
+// get calls the indexer as admin and decodes its 2xx answer into v (nil:
+// not read).
 func (c *labClient) get(t *testing.T, method, path string, v any) {
 	t.Helper()
-	req, err := http.NewRequest(method, c.base+path, nil)
+	c.send(t, method, path, "", "", v)
+}
+
+// send is get with a body of content type ctype ("": none).
+func (c *labClient) send(t *testing.T, method, path, ctype, body string, v any) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.SetBasicAuth("admin", c.pw)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

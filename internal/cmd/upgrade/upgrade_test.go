@@ -342,12 +342,11 @@ func TestStatusAndResume(t *testing.T) {
 	// Interrupt the run after the first change (cancel at step-ok of allocation).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	deps, _ := fx.common.Deps(ctx)
 	p, err := prepare(ctx, fx.common, "4.10.0", fx.runbook, engine.Selection{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runs.NewRunner(fx.common, deps, p.Registry, 0, "test", false)
+	r := runs.NewRunner(fx.common, p, 0, "test", false)
 	r.Observer = engine.ObserverFunc(func(pr engine.Progress) {
 		if pr.Type == engine.EvStepOK && pr.Step == "indexer/allocation-primaries" {
 			cancel()

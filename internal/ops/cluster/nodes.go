@@ -32,6 +32,21 @@ type NodeLine struct {
 	Text  string
 }
 
+// Missing are the expected nodes not present, and a NoGo line for each
+// ("node-2: <why>"): the one check of an expected node list, for the
+// indexer's cluster and the manager's (internal/ops/mgrcluster).
+func Missing(expected []string, present map[string]bool, why string) ([]string, []NodeLine) {
+	var missing []string
+	var lines []NodeLine
+	for _, want := range expected {
+		if !present[want] {
+			missing = append(missing, want)
+			lines = append(lines, NodeLine{Name: want, Level: NoGo, Text: want + ": " + why})
+		}
+	}
+	return missing, lines
+}
+
 // Nodes judges a multi-node indexer cluster: every expected node present (a missing one named), one
 // version everywhere, an elected cluster manager, heap and disk per node.
 func Nodes(f NodeFacts, l NodeLimits) (Verdict, []NodeLine) {
@@ -78,13 +93,8 @@ func Nodes(f NodeFacts, l NodeLimits) (Verdict, []NodeLine) {
 		raise(ln.Level)
 		lines = append(lines, ln)
 	}
-	var missing []string
-	for _, want := range f.Expected {
-		if !present[want] {
-			missing = append(missing, want)
-			lines = append(lines, NodeLine{Name: want, Level: NoGo, Text: want + ": not in the cluster"})
-		}
-	}
+	missing, absent := Missing(f.Expected, present, "not in the cluster")
+	lines = append(lines, absent...)
 	if len(missing) > 0 {
 		raise(NoGo)
 		problems = append([]string{fmt.Sprintf("node(s) missing: %s (%d/%d in the cluster)", strings.Join(missing, ", "), len(f.Expected)-len(missing), len(f.Expected))}, problems...)

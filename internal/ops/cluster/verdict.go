@@ -7,36 +7,24 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
-// Level is how a verdict judges a fact. Each caller maps it: a health check
-// to OK/WARN/CRIT/UNKNOWN, an upgrade gate to go/pending/no-go.
-type Level int
+// Level and Verdict are the one verdict shape of every ops area
+// (internal/ops/verdict); the indexer's verdicts below are of it.
+type (
+	Level   = verdict.Level
+	Verdict = verdict.Verdict
+)
 
-// The levels, from fine to broken.
+// The levels, from fine to broken (see internal/ops/verdict).
 const (
-	// OK: nothing to do.
-	OK Level = iota
-	// Warn: it works, an operator should look (a gate goes on).
-	Warn
-	// Wait: not yet; it may settle by itself (a gate keeps polling).
-	Wait
-	// NoGo: broken or unsafe to change now.
-	NoGo
-	// Unknown: the facts do not say.
-	Unknown
+	OK      = verdict.OK
+	Warn    = verdict.Warn
+	Wait    = verdict.Wait
+	NoGo    = verdict.NoGo
+	Unknown = verdict.Unknown
 )
-
-// Verdict is one judgement of the indexer's state.
-type Verdict struct {
-	Level Level
-	// Summary says what is wrong (or fine) in a line.
-	Summary string
-	// Items are the facts behind it, one short phrase each.
-	Items []string
-	// Fix is what to do ("" when nothing).
-	Fix string
-}
 
 // Status judges a cluster health status. Yellow is fine on a single data
 // node (a replica cannot sit on the node holding its primary); on more

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/netclient"
@@ -106,17 +104,12 @@ func CertExpiry(ctx context.Context, addr string, opts netclient.TLSOptions) (Ce
 // PEMExpiry reads every certificate in a PEM file (the first is usually the
 // leaf). A file with no certificate is an error.
 func PEMExpiry(path string) ([]CertInfo, error) {
-	b, err := os.ReadFile(path)
+	blks, err := pemBlocks(path)
 	if err != nil {
 		return nil, fmt.Errorf("certificate file: %w", err)
 	}
 	var out []CertInfo
-	for rest := b; ; {
-		var blk *pem.Block
-		blk, rest = pem.Decode(rest)
-		if blk == nil {
-			break
-		}
+	for _, blk := range blks {
 		if blk.Type != "CERTIFICATE" {
 			continue
 		}

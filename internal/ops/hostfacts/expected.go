@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // ExpectedPort is a port that must listen on this host and what owns it.
@@ -24,11 +25,14 @@ func (p ExpectedPort) String() string { return fmt.Sprintf("%d (%s)", p.Port, p.
 // Component is the stack component owning the port (the owner's first word).
 func (p ExpectedPort) Component() string { return strings.Fields(p.Owner)[0] }
 
-// PortsVerdict says which of the stack's ports are not listening. Health
-// maps a missing port to CRIT with a restart fix; the upgrade gate to
-// pending.
+// PortsVerdict says which of the stack's ports are not listening, in the
+// one verdict shape (internal/ops/verdict): Wait with the missing ports as
+// Items ("9200 (indexer)"), or OK with the ports listening. Health maps a
+// missing port to CRIT with its own fix (the unit's diagnosis) and judges
+// the holders (JudgeOwners, Foreign); the upgrade gate maps Wait to pending.
 type PortsVerdict struct {
-	Ports []PortState `json:"ports"` // in port order
+	verdict.Verdict `json:"-"`
+	Ports           []PortState `json:"ports"` // in port order
 	// Remote are endpoints on another host, not checked here.
 	Remote []string `json:"remote,omitempty"`
 }
@@ -41,17 +45,6 @@ type PortState struct {
 	// unit.
 	Holder  *Holder `json:"holder,omitempty"`
 	Foreign bool    `json:"foreign,omitempty"`
-}
-
-// Missing returns the expected ports not listening, in port order.
-func (v PortsVerdict) Missing() []ExpectedPort {
-	var out []ExpectedPort
-	for _, p := range v.Ports {
-		if !p.Listening {
-			out = append(out, p.ExpectedPort)
-		}
-	}
-	return out
 }
 
 // Expected returns the ports that must listen on this host, sorted: the
@@ -87,11 +80,25 @@ func Expected(urls map[string]string, fixed map[string]int) (want []ExpectedPort
 	return want, remote
 }
 
-// JudgePorts says which of want are listening.
+// JudgePorts says which of want are listening: Summary "listening: 9200,
+// 55000" or "not listening: 1514 (manager agents), …", Fix a restart of
+// the components whose ports are missing.
 func JudgePorts(want []ExpectedPort, remote []string, listening map[int]bool) PortsVerdict {
 	v := PortsVerdict{Ports: make([]PortState, len(want)), Remote: remote}
+	var ports, restart []string
 	for i, p := range want {
 		v.Ports[i] = PortState{ExpectedPort: p, Listening: listening[p.Port]}
+		ports = append(ports, strconv.Itoa(p.Port))
+		if !listening[p.Port] {
+			v.Items = append(v.Items, p.String())
+			if !slices.Contains(restart, p.Component()) {
+				restart = append(restart, p.Component())
+			}
+		}
+	}
+	v.Summary = "listening: " + strings.Join(ports, ", ")
+	if len(v.Items) > 0 {
+		v.Level, v.Summary, v.Fix = verdict.Wait, "not listening: "+strings.Join(v.Items, ", "), "siemctl services restart "+strings.Join(restart, " ")
 	}
 	return v
 }

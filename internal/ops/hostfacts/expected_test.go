@@ -1,9 +1,11 @@
 package hostfacts
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // One table for the ports verdict; the health check "ports" and the gate
@@ -49,9 +51,20 @@ func TestExpectedAndJudgePorts(t *testing.T) {
 			if strings.Join(got, " ") != tt.want || strings.Join(v.Remote, "|") != tt.wantRemote {
 				t.Errorf("got %q remote %q\nwant %q remote %q", got, v.Remote, tt.want, tt.wantRemote)
 			}
-			missing := fmt.Sprint(v.Missing())
-			if (len(v.Missing()) > 0) != strings.Contains(tt.want, "!") {
-				t.Errorf("missing %s", missing)
+			// The verdict: Wait naming each missing port, with a restart of its component.
+			var missing []string
+			for _, g := range got {
+				if m, ok := strings.CutPrefix(g, "!"); ok {
+					missing = append(missing, m)
+				}
+			}
+			switch {
+			case v.OK() != (len(missing) == 0) || !slices.Equal(v.Items, missing):
+				t.Errorf("verdict %+v, missing %q", v.Verdict, missing)
+			case len(missing) > 0 && (v.Level != verdict.Wait || v.Summary != "not listening: "+strings.Join(missing, ", ") || !strings.HasPrefix(v.Fix, "siemctl services restart ")):
+				t.Errorf("verdict %+v", v.Verdict)
+			case len(missing) == 0 && !strings.HasPrefix(v.Summary, "listening: "):
+				t.Errorf("verdict %+v", v.Verdict)
 			}
 		})
 	}

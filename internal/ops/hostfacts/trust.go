@@ -209,34 +209,40 @@ func firstCert(path string) (*x509.Certificate, error) {
 	if path == "" {
 		return nil, errors.New("not configured")
 	}
-	b, err := os.ReadFile(path)
+	blks, err := pemBlocks(path)
 	if err != nil {
 		return nil, err
 	}
-	for rest := b; ; {
-		var blk *pem.Block
-		if blk, rest = pem.Decode(rest); blk == nil {
-			return nil, errNoCert
-		}
+	for _, blk := range blks {
 		if blk.Type == "CERTIFICATE" {
 			return x509.ParseCertificate(blk.Bytes)
 		}
 	}
+	return nil, errNoCert
+}
+
+// pemBlocks reads the PEM blocks of the file at path, in order.
+func pemBlocks(path string) ([]*pem.Block, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*pem.Block
+	for blk, rest := pem.Decode(b); blk != nil; blk, rest = pem.Decode(rest) {
+		out = append(out, blk)
+	}
+	return out, nil
 }
 
 type publicKey interface{ Equal(crypto.PublicKey) bool }
 
 // publicKeyOf reads a PEM private key (PKCS#8, PKCS#1 or SEC 1) and returns its public key.
 func publicKeyOf(path string) (publicKey, error) {
-	b, err := os.ReadFile(path)
+	blks, err := pemBlocks(path)
 	if err != nil {
 		return nil, err
 	}
-	for rest := b; ; {
-		var blk *pem.Block
-		if blk, rest = pem.Decode(rest); blk == nil {
-			return nil, errors.New("no PEM private key")
-		}
+	for _, blk := range blks {
 		var k any
 		switch blk.Type {
 		case "PRIVATE KEY":
@@ -261,6 +267,7 @@ func publicKeyOf(path string) (publicKey, error) {
 		}
 		return nil, fmt.Errorf("unsupported key type %T", k)
 	}
+	return nil, errors.New("no PEM private key")
 }
 
 // ServedCert returns the leaf certificate the TLS endpoint addr ("host:port") presents, without

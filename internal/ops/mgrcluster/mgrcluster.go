@@ -73,13 +73,8 @@ func Judge(f Facts) (cluster.Verdict, []cluster.NodeLine) {
 		raise(ln.Level)
 		lines = append(lines, ln)
 	}
-	var missing []string
-	for _, want := range f.Expected {
-		if !present[want] {
-			missing = append(missing, want)
-			lines = append(lines, cluster.NodeLine{Name: want, Level: cluster.NoGo, Text: want + ": not connected to the master"})
-		}
-	}
+	missing, absent := cluster.Missing(f.Expected, present, "not connected to the master")
+	lines = append(lines, absent...)
 	if len(missing) > 0 {
 		raise(cluster.NoGo)
 		problems = append([]string{fmt.Sprintf("%s not connected to the master (%d/%d nodes connected)", strings.Join(missing, ", "),

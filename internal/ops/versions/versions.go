@@ -21,6 +21,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 	"github.com/siemctl/siemctl/internal/packages"
 )
 
@@ -46,21 +47,18 @@ type Facts struct {
 	Indexer []indexer.NodeVersion
 }
 
-// Verdict is the judgement: fine when Problems is empty.
+// Verdict is the judgement, of the one verdict shape (internal/ops/verdict):
+// OK, or NoGo with Items saying what is wrong, one phrase each, Summary
+// them "; "-joined and Fix what to do about them (one fix per kind of
+// problem, "; "-joined).
 type Verdict struct {
+	verdict.Verdict
 	// Version is the core components' common upstream version ("" when
 	// they differ or one is not installed).
 	Version string
-	// Problems say what is wrong, one phrase each; Fix what to do about
-	// them (one fix per kind of problem, "; "-joined).
-	Problems []string
-	Fix      string
 	// Evidence are the facts, one line each.
 	Evidence []string
 }
-
-// OK reports no problem.
-func (v Verdict) OK() bool { return len(v.Problems) == 0 }
 
 // Differ returns the distinct upstream versions of the core components
 // that have one in m (component → version), sorted; more than one means
@@ -81,7 +79,7 @@ func Judge(f Facts) Verdict {
 	var v Verdict
 	var fixes, missing, restart []string
 	problem := func(fix, format string, args ...any) {
-		v.Problems = append(v.Problems, fmt.Sprintf(format, args...))
+		v.Items = append(v.Items, fmt.Sprintf(format, args...))
 		if !slices.Contains(fixes, fix) {
 			fixes = append(fixes, fix)
 		}
@@ -137,17 +135,20 @@ func Judge(f Facts) Verdict {
 	if v.Version != "" {
 		if f.ManagerAPI != "" && f.ManagerAPI != v.Version {
 			restart = append(restart, "manager")
-			v.Problems = append(v.Problems, fmt.Sprintf("manager API reports %s but the package is %s (not restarted after the upgrade?)", f.ManagerAPI, v.Version))
+			v.Items = append(v.Items, fmt.Sprintf("manager API reports %s but the package is %s (not restarted after the upgrade?)", f.ManagerAPI, v.Version))
 		}
 		if f.Dashboard != "" && f.Dashboard != v.Version {
 			restart = append(restart, "dashboard")
-			v.Problems = append(v.Problems, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", f.Dashboard, v.Version))
+			v.Items = append(v.Items, fmt.Sprintf("dashboard reports %s but the package is %s: the dashboard will say \"API version mismatch\"", f.Dashboard, v.Version))
 		}
 		if len(restart) > 0 {
 			fixes = append(fixes, "siemctl services restart "+strings.Join(restart, " "))
 		}
 	}
 	v.Fix = strings.Join(fixes, "; ")
+	if len(v.Items) > 0 {
+		v.Level, v.Summary = verdict.NoGo, strings.Join(v.Items, "; ")
+	}
 	return v
 }
 

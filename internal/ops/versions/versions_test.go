@@ -47,7 +47,7 @@ func TestJudge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Packages = names
 			v := versions.Judge(tt.f)
-			if got := strings.Join(v.Problems, "; "); got != tt.problems || v.OK() != (tt.problems == "") {
+			if got := v.Summary; got != tt.problems || v.OK() != (tt.problems == "") {
 				t.Errorf("problems %q, want %q", got, tt.problems)
 			}
 			if v.Version != tt.version || !strings.Contains(v.Fix, tt.fix) || tt.fix == "" && v.Fix != "" {

@@ -34,14 +34,7 @@ func TestDashboard(t *testing.T) {
 	if err := WriteKeystore(filepath.Join(dir, KeystoreName), map[string]string{"opensearch.password": "ks-secret"}); err != nil {
 		t.Fatal(err)
 	}
-	conf, err := LoadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewServer(conf, "4.9.0", slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, cfg)
 	if err := s.CheckIndexer(context.Background()); err != nil {
 		t.Fatalf("indexer check with the keystore's password: %v", err)
 	}
@@ -104,14 +97,7 @@ func TestDashboardNotReady(t *testing.T) {
 			dir := t.TempDir()
 			cfg := filepath.Join(dir, "dashboard.yml")
 			_ = os.WriteFile(cfg, []byte("opensearch.hosts: "+tc.hosts+"\nopensearch.username: kibanaserver\nopensearch.password: nope\n"), 0o644)
-			conf, err := LoadConfig(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := NewServer(conf, "4.9.0", slog.New(slog.DiscardHandler), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newServer(t, cfg)
 			if err := s.CheckIndexer(context.Background()); err == nil {
 				t.Fatal("indexer check passed")
 			}
@@ -134,8 +120,7 @@ func TestDashboardNotReady(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "dashboard.yml")
 	_ = os.WriteFile(cfg, []byte("opensearch.hosts: "+indexer.URL+"\nopensearch.username: kibanaserver\nopensearch.password: right\n"), 0o644)
-	conf, _ := LoadConfig(cfg)
-	s, _ := NewServer(conf, "4.9.0", slog.New(slog.DiscardHandler), nil)
+	s := newServer(t, cfg)
 	pw = "right"
 	if err := s.CheckIndexer(context.Background()); err != nil {
 		t.Fatal(err)
@@ -182,4 +167,18 @@ func TestKeystoreRoundTrip(t *testing.T) {
 	if _, err := ReadKeystore(p); err == nil {
 		t.Fatal("corrupt keystore read")
 	}
+}
+
+// newServer is the dashboard of the configuration file cfg, at 4.9.0.
+func newServer(t *testing.T, cfg string) *Server {
+	t.Helper()
+	conf, err := LoadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(conf, "4.9.0", slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
