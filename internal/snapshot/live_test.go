@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
@@ -104,7 +103,8 @@ func TestLiveRecordsOnlyThisHostsComponents(t *testing.T) {
 			}
 			q := &askedQuerier{}
 			src := &Live{Config: cfg, Packages: q, IndexerErr: errors.New("not reached"), ManagerErr: errors.New("not reached"),
-				Dashboard: hostfacts.Dashboard{URL: dash.URL}, Checks: []health.Check{}}
+				Dashboard:   hostfacts.Dashboard{URL: dash.URL},
+				CheckHealth: func(context.Context) ([]HealthResult, error) { return nil, nil }}
 			d, err := Capture(context.Background(), src, CaptureOptions{Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
