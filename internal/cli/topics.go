@@ -101,6 +101,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
     backup_paths: []                   # further files backed up with the config; wazuh: [/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml]
+    nodes: []                          # distributed: the host of every dashboard's URL (the rolling upgrade's dashboard turns); []: the host of url
   shipper:
     binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
