@@ -19,6 +19,8 @@ const exitCodesHelp = `siemctl exit codes
   5    unreachable (refused, timeout, TLS verification, not ready, rate limited)
   6    locked: another siemctl run holds the host lock (taken by every command that changes
        the stack); the holder is named
+  7    not this host's turn in a rolling upgrade (upgrade node): whose turn it is, its state
+       and its holder are named; nothing was changed
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator

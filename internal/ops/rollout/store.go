@@ -33,6 +33,11 @@ var (
 	ErrLostTurn = errors.New("turn lost")
 	// ErrPhase: the run is not in a phase that allows the change.
 	ErrPhase = errors.New("run not in the required phase")
+	// ErrNotYourTurn matches every *NotYourTurnError (errors.Is).
+	ErrNotYourTurn = errors.New("not this host's turn")
+	// ErrNothingDone: work under a turn (Turn.Run) changed nothing; the turn is given back rather
+	// than failed. Wrap it in the work's error.
+	ErrNothingDone = errors.New("nothing was changed")
 )
 
 // RunExistsError: Create found a run that has not ended.
@@ -82,6 +87,9 @@ func (e *NotYourTurnError) Error() string {
 	}
 	return b.String()
 }
+
+// Is makes errors.Is(err, ErrNotYourTurn) true.
+func (e *NotYourTurnError) Is(target error) bool { return target == ErrNotYourTurn }
 
 // ExitCode is 7 (cli.ExitCode consults it).
 func (e *NotYourTurnError) ExitCode() int { return ExitNotYourTurn }

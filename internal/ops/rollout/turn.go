@@ -232,6 +232,15 @@ func (t *Turn) Fail(ctx context.Context, cause error) error {
 	})
 }
 
+// Release gives the turn back without a verdict (nothing was changed): the entry is pending again
+// and the next Take of its host starts it afresh; reason is kept as its last error.
+func (t *Turn) Release(ctx context.Context, reason string) error {
+	return t.mine(ctx, func(r *Record, e *Entry, _ time.Time) {
+		e.State, e.LastError = Pending, reason
+		r.Holder = nil
+	})
+}
+
 // Keep renews the lease every Lease/3 until ctx ends or a renewal fails; the returned channel
 // gets that error (nil when ctx ended) and is closed. The caller stops its work when it gets an
 // error: the turn is no longer its own.
@@ -260,7 +269,8 @@ func (t *Turn) Keep(ctx context.Context) <-chan error {
 
 // Run does work under the turn: the lease is renewed every Lease/3 while work runs (work's context
 // is cancelled when a renewal fails: the turn is no longer this host's), then the entry is marked
-// done (work returned nil) or failed with work's error. It returns work's error, or the renewal's
+// done (work returned nil), given back (an error wrapping ErrNothingDone: Release) or failed with
+// work's error; when ctx ends the entry stays running for this host to resume. It returns work's error, or the renewal's
 // (ErrLeaseExpired, ErrLostTurn), or the error of marking the entry.
 func (t *Turn) Run(ctx context.Context, work func(ctx context.Context) error) error {
 	wctx, cancel := context.WithCancelCause(ctx)
@@ -286,6 +296,12 @@ func (t *Turn) Run(ctx context.Context, work func(ctx context.Context) error) er
 	if ctx.Err() != nil {
 		// Interrupted: the entry stays running with its lease; this host resumes it.
 		return errors.Join(werr, ctx.Err())
+	}
+	if errors.Is(werr, ErrNothingDone) {
+		if rerr := t.Release(ctx, werr.Error()); rerr != nil {
+			return errors.Join(werr, fmt.Errorf("give %s's turn back: %w", t.Entry().Name, rerr))
+		}
+		return werr
 	}
 	if werr != nil {
 		if ferr := t.Fail(ctx, werr); ferr != nil {
