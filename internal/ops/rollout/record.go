@@ -205,3 +205,15 @@ func (r Record) Validate() error {
 
 // roleOrder is the order of the roles in a roll.
 var roleOrder = []Role{RoleIndexer, RoleIndexerManager, RoleManagerMaster, RoleManagerWorker, RoleDashboard}
+
+// NewRecord is a new run's record: the order computed from the facts (Order), pending, in phase
+// apply; from is the version the deployment runs now, target the one it goes to, host the host
+// that creates it. Store.Create writes it.
+func NewRecord(runID, from, target, host string, f Facts) (Record, error) {
+	order, err := Order(f)
+	if err != nil {
+		return Record{}, err
+	}
+	r := Record{RunID: runID, From: from, Target: target, Phase: PhaseApply, CreatedBy: host, ElectedManager: f.ElectedManager, Order: order}
+	return r, r.Validate()
+}

@@ -389,3 +389,30 @@ func TestReOrder(t *testing.T) {
 		t.Fatalf("the new elected one took its turn before indexer-3: %v", err)
 	}
 }
+
+// TestTakeReOrders: with Store.Elected, a take recomputes the order for the elected cluster
+// manager now, in the same write.
+func TestTakeReOrders(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newStore(t)
+	rolling(t, s, threeNodeRecord())
+	elected := "indexer-3"
+	s.Elected = func(context.Context) (string, error) { return elected, nil }
+	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = turn.Done(ctx)
+	elected = "indexer-2" // indexer-3 restarted for another reason: indexer-2 was elected
+	var nyt *rollout.NotYourTurnError
+	if _, err := s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute); !errors.As(err, &nyt) || nyt.Whose != "indexer/indexer-3" {
+		t.Fatalf("the newly elected indexer-2 took a turn before indexer-3: %v", err)
+	}
+	rec, _ := s.Load(ctx)
+	if rec.ElectedManager != "indexer-2" || rec.Order[2].Node != "indexer-2" || rec.Order[2].Role != rollout.RoleIndexerManager {
+		t.Fatalf("order not recomputed: %+v", rec.Order[:3])
+	}
+	if _, err := s.Take(ctx, host("h3", "indexer/indexer-3"), time.Minute); err != nil {
+		t.Fatalf("indexer-3 now: %v", err)
+	}
+}

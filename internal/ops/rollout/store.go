@@ -110,6 +110,9 @@ type Store struct {
 	// Now is the clock (nil: time.Now). Leases are wall-clock times in the record: hosts' clocks
 	// must agree to well under a lease (NTP).
 	Now func() time.Time
+	// Elected, when set, names the indexer cluster's elected cluster manager now: Take re-orders
+	// the pending indexer entries in the same write when it changed (ReOrder).
+	Elected func(ctx context.Context) (string, error)
 	// token makes a take's token (nil: 16 random bytes).
 	token func() string
 }

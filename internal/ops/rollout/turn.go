@@ -58,7 +58,8 @@ func (t *Turn) Target() string { return t.Record().Target }
 // must be rolling, and nobody else may hold the turn with a live lease. A turn held by this same
 // host (a siemctl killed mid-turn, the host lock keeps two runs on one host apart) or whose lease
 // has expired is taken over; a failed entry of this host is taken again (the run goes back to
-// rolling). Anything else is a *NotYourTurnError naming whose turn it is and its state.
+// rolling). Anything else is a *NotYourTurnError naming whose turn it is and its state. With
+// Store.Elected set, the order is first recomputed for the elected cluster manager now.
 func (s *Store) Take(ctx context.Context, who Identity, lease time.Duration) (*Turn, error) {
 	if who.Host == "" || len(who.Names) == 0 {
 		return nil, fmt.Errorf("%w: an identity needs a host and at least one entry name", ErrInvalid)
@@ -67,29 +68,29 @@ func (s *Store) Take(ctx context.Context, who Identity, lease time.Duration) (*T
 		return nil, fmt.Errorf("%w: lease %s shorter than %s", ErrInvalid, lease, MinLease)
 	}
 	token := s.newToken()
-	var t *Turn
+	elected := ""
+	if s.Elected != nil {
+		// Best effort: without an elected cluster manager now the order stays as it is (the node's
+		// own gates judge the cluster).
+		elected, _ = s.Elected(ctx)
+	}
+	var (
+		t       *Turn
+		refused *NotYourTurnError
+	)
 	rec, err := s.update(ctx, func(r *Record) error {
 		now := s.now()
-		i := r.Current()
-		nyt := notYourTurn(*r, who, i)
-		if r.Phase != PhaseRolling && !(r.Phase == PhaseFailed && i >= 0 && who.owns(r.Order[i].Name) && r.Order[i].State == Failed) {
-			return nyt
-		}
-		if i < 0 || !who.owns(r.Order[i].Name) {
+		t, refused = nil, nil
+		reordered := elected != "" && r.Phase == PhaseRolling && reorder(r, elected)
+		i, resumed, nyt := decide(*r, who, now)
+		if nyt != nil {
+			if reordered {
+				refused = nyt // the new order is written all the same
+				return nil
+			}
 			return nyt
 		}
 		e := &r.Order[i]
-		resumed := false
-		if h := r.Holder; h != nil && h.Entry == e.Name {
-			live := now.Before(h.Expiry)
-			if live && h.Host != who.Host {
-				return nyt
-			}
-			resumed = true
-		}
-		if e.State == Running || e.State == Failed {
-			resumed = true
-		}
 		if r.Phase == PhaseFailed {
 			r.Phase, r.Note = PhaseRolling, "resumed by "+who.Host+" at "+e.Name
 		}
@@ -105,9 +106,48 @@ func (s *Store) Take(ctx context.Context, who Identity, lease time.Duration) (*T
 	if err != nil {
 		return nil, err
 	}
+	if refused != nil {
+		return nil, refused
+	}
 	t.rec = rec
 	t.entry, _ = rec.Entry(t.entry.Name)
 	return t, nil
+}
+
+// decide says whether who may take the turn in r now: the index of its entry and whether the take
+// resumes a turn left running, or why not.
+func decide(r Record, who Identity, now time.Time) (int, bool, *NotYourTurnError) {
+	i := r.Current()
+	nyt := notYourTurn(r, who, i)
+	if r.Phase != PhaseRolling && !(r.Phase == PhaseFailed && i >= 0 && who.owns(r.Order[i].Name) && r.Order[i].State == Failed) {
+		return i, false, nyt
+	}
+	if i < 0 || !who.owns(r.Order[i].Name) {
+		return i, false, nyt
+	}
+	e := r.Order[i]
+	resumed := e.State == Running || e.State == Failed
+	if h := r.Holder; h != nil && h.Entry == e.Name {
+		if now.Before(h.Expiry) && h.Host != who.Host {
+			return i, false, nyt
+		}
+		resumed = true
+	}
+	return i, resumed, nil
+}
+
+// Check says, without writing, whether Take would give who the turn now: its entry, or a
+// *NotYourTurnError naming whose turn it is.
+func (s *Store) Check(ctx context.Context, who Identity) (Entry, Record, error) {
+	r, err := s.Load(ctx)
+	if err != nil {
+		return Entry{}, r, err
+	}
+	i, _, nyt := decide(r, who, s.now())
+	if nyt != nil {
+		return Entry{}, r, nyt
+	}
+	return r.Order[i], r, nil
 }
 
 // notYourTurn describes whose turn it is in r for who.
