@@ -69,8 +69,8 @@ func HostIdentity(cfg *config.Config, host string) (Identity, error) {
 }
 
 // ManagerNodeName is this host's manager node name: <node_name> of an enabled <cluster> in
-// install_dir/etc/ossec.conf; for a disabled or absent cluster manager.nodes' only name ("" when
-// none: the caller decides).
+// install_dir/etc/ossec.conf; for a disabled or absent cluster manager.nodes' only name, else the
+// disabled section's <node_name> ("" when none: the caller decides).
 func ManagerNodeName(cfg *config.Config) (string, error) {
 	path := filepath.Join(cfg.Manager.InstallDir, "etc", "ossec.conf")
 	c, err := rules.ReadManagerCluster(path)
@@ -83,7 +83,7 @@ func ManagerNodeName(cfg *config.Config) (string, error) {
 	if len(cfg.Manager.Nodes) == 1 {
 		return cfg.Manager.Nodes[0], nil
 	}
-	return "", nil
+	return c.NodeName, nil
 }
 
 // DashboardName is a dashboard's entry node name: the host of its URL.
