@@ -27,7 +27,7 @@ import (
 
 // Defaults of the turn flags.
 const (
-	DefaultLease    = 2 * time.Minute
+	DefaultLease    = rollout.DefaultLease
 	DefaultTurnPoll = 5 * time.Second
 )
 

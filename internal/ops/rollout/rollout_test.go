@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -414,5 +415,59 @@ func TestTakeReOrders(t *testing.T) {
 	}
 	if _, err := s.Take(ctx, host("h3", "indexer/indexer-3"), time.Minute); err != nil {
 		t.Fatalf("indexer-3 now: %v", err)
+	}
+}
+
+// TestKeepThroughOutage: renewals that do not reach the cluster (the node this host talks to is
+// restarting) are tried again while the lease lives; the work goes on and ends done.
+func TestKeepThroughOutage(t *testing.T) {
+	ctx := context.Background()
+	docs := indexertest.NewDocuments(rollout.Index)
+	routes := docs.Routes(rollout.DocID)
+	get := routes["GET /"+rollout.Index+"/_doc/"+rollout.DocID].Handler
+	var mu sync.Mutex
+	failing, failed, renewedAfter := 0, 0, make(chan struct{})
+	routes["GET /"+rollout.Index+"/_doc/"+rollout.DocID] = indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		down := failing > 0
+		if down {
+			failing--
+			failed++
+		} else if failed > 0 {
+			failed = -1 << 30 // signal once
+			close(renewedAfter)
+		}
+		mu.Unlock()
+		if down {
+			w.Header().Set("Content-Type", "text/plain; charset=UTF-8")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte("OpenSearch Security not initialized."))
+			return
+		}
+		get(w, r)
+	}}
+	srv := indexertest.NewServer(t, routes)
+	s := rollout.NewStore(srv.Client(t))
+	rolling(t, s, threeNodeRecord())
+	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = turn.Run(ctx, func(wctx context.Context) error {
+		mu.Lock()
+		failing = 2 // the next two reads fail, as while the local node restarts
+		mu.Unlock()
+		select {
+		case <-renewedAfter:
+			return nil
+		case <-wctx.Done():
+			return context.Cause(wctx)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Run through an outage: %v", err)
+	}
+	if rec, _ := s.Load(ctx); rec.Order[0].State != rollout.Done {
+		t.Fatalf("entry %s after the outage", rec.Order[0].State)
 	}
 }

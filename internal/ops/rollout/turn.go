@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// DefaultLease is a turn's lease unless the caller says otherwise: longer than an indexer node's
+// restart in its turn (during which this host may not reach the cluster to renew it), short
+// enough that a crashed holder's turn can be taken over the same hour. The host that owns a turn
+// resumes it at once, whatever its lease.
+const DefaultLease = 10 * time.Minute
+
 // MinLease is the shortest lease Take grants: a lease shorter than a round trip would expire
 // before the holder could use it.
 const MinLease = time.Second
@@ -281,9 +287,11 @@ func (t *Turn) Release(ctx context.Context, reason string) error {
 	})
 }
 
-// Keep renews the lease every Lease/3 until ctx ends or a renewal fails; the returned channel
-// gets that error (nil when ctx ended) and is closed. The caller stops its work when it gets an
-// error: the turn is no longer its own.
+// Keep renews the lease every Lease/3 until ctx ends or the turn is definitively not this
+// holder's any more (ErrLostTurn: replaced; ErrLeaseExpired: not renewed in time); the returned
+// channel gets that error (nil when ctx ended) and is closed. A renewal that does not reach the
+// cluster (the node this host talks to is the one restarting in its turn) is tried again every
+// Lease/10 until the lease runs out. The caller stops its work when it gets an error.
 func (t *Turn) Keep(ctx context.Context) <-chan error {
 	out := make(chan error, 1)
 	go func() {
@@ -294,13 +302,18 @@ func (t *Turn) Keep(ctx context.Context) <-chan error {
 				out <- nil
 				return
 			}
-			if err := t.Renew(ctx); err != nil {
-				if ctx.Err() != nil {
-					out <- nil
-					return
-				}
+			err := t.Renew(ctx)
+			switch {
+			case err == nil:
+				every = t.Lease / 3
+			case ctx.Err() != nil:
+				out <- nil
+				return
+			case errors.Is(err, ErrLostTurn) || errors.Is(err, ErrLeaseExpired) || errors.Is(err, ErrInvalid):
 				out <- err
 				return
+			default:
+				every = max(t.Lease/10, 100*time.Millisecond) // not answering: again soon, while the lease lives
 			}
 		}
 	}()
