@@ -287,3 +287,48 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
+
+// The run's record for the phases of `upgrade apply --cluster` and `upgrade finish --cluster`
+// (they call these around their runbooks; CoordinationCalls gives their dry-run lines).
+
+// StartRun creates the run's record (phase apply) from the clusters' facts now; a run in
+// progress is a *rollout.RunExistsError.
+func StartRun(ctx context.Context, d ClusterDeps, runID, from, to string) (rollout.Record, error) {
+	cfg, err := d.Config()
+	if err != nil {
+		return rollout.Record{}, err
+	}
+	host, err := d.Hostname()
+	if err != nil {
+		return rollout.Record{}, fmt.Errorf("host name: %w", err)
+	}
+	s, ix, err := d.store(ctx)
+	if err != nil {
+		return rollout.Record{}, err
+	}
+	mg, mgErr := d.Manager(ctx)
+	return rollout.Start(ctx, s, cfg, ix, mg, mgErr, runID, from, to, host)
+}
+
+// SetRunPhase moves the run from one of from (empty: any) to to: rolling after apply --cluster,
+// done after finish --cluster, failed or rolled-back after a rollback.
+func SetRunPhase(ctx context.Context, d ClusterDeps, runID string, from []rollout.Phase, to rollout.Phase, note string) (rollout.Record, error) {
+	s, _, err := d.store(ctx)
+	if err != nil {
+		return rollout.Record{}, err
+	}
+	return s.SetPhase(ctx, runID, from, to, note)
+}
+
+// FinishingRun is the run finish --cluster may finish: every entry done, or an error naming
+// what is left.
+func FinishingRun(ctx context.Context, d ClusterDeps) (rollout.Record, error) {
+	s, _, err := d.store(ctx)
+	if err != nil {
+		return rollout.Record{}, err
+	}
+	return rollout.Finishing(ctx, s)
+}
+
+// CoordinationCalls are the record's calls of verb (apply, node, status, finish), for dry runs.
+func CoordinationCalls(verb string) []string { return coordinationCalls()[verb] }

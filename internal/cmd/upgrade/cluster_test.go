@@ -274,3 +274,44 @@ func TestTurnCalls(t *testing.T) {
 		t.Fatalf("the dry run wrote: %d writes (2 were the setup's)", r.docs.Writes())
 	}
 }
+
+// TestRunLifecycle: apply --cluster creates the run (one at a time), opens the turns; finish
+// --cluster may finish only when every entry is done.
+func TestRunLifecycle(t *testing.T) {
+	ctx := context.Background()
+	r := newClusterRig(t)
+	rec, err := StartRun(ctx, r.deps, "run-1", "4.9.0", "4.10.0")
+	if err != nil || rec.Phase != rollout.PhaseApply || len(rec.Order) != 6 || rec.CreatedBy != "host-a" {
+		t.Fatalf("StartRun: %+v %v", rec, err)
+	}
+	var exists *rollout.RunExistsError
+	if _, err := StartRun(ctx, r.deps, "run-2", "4.9.0", "4.10.0"); !errors.As(err, &exists) || exists.RunID != "run-1" {
+		t.Fatalf("second StartRun: %v", err)
+	}
+	if _, err := FinishingRun(ctx, r.deps); !errors.Is(err, rollout.ErrPhase) || !strings.Contains(err.Error(), "indexer/indexer-2 (pending)") {
+		t.Fatalf("finish before the turns: %v", err)
+	}
+	if _, err := SetRunPhase(ctx, r.deps, "run-1", []rollout.Phase{rollout.PhaseApply}, rollout.PhaseRolling, "apply done"); err != nil {
+		t.Fatal(err)
+	}
+	s := r.store()
+	for _, e := range rec.Order {
+		turn, err := s.Take(ctx, rollout.Identity{Host: "h-" + e.Node, Names: []string{e.Name}}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := turn.Done(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FinishingRun(ctx, r.deps)
+	if err != nil || got.Phase != rollout.PhaseFinish {
+		t.Fatalf("finish after every turn: %+v %v", got.Phase, err)
+	}
+	if _, err := SetRunPhase(ctx, r.deps, "run-1", []rollout.Phase{rollout.PhaseFinish}, rollout.PhaseDone, "finished"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartRun(ctx, r.deps, "run-2", "4.10.0", "4.11.0"); err != nil {
+		t.Fatalf("a new run after the finished one: %v", err)
+	}
+}
