@@ -471,3 +471,25 @@ func TestKeepThroughOutage(t *testing.T) {
 		t.Fatalf("entry %s after the outage", rec.Order[0].State)
 	}
 }
+
+// TestCheck: the read-only answer is the one a take would give, the order recomputed as it would
+// be, and nothing is written.
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	s, docs, _ := newStore(t)
+	rolling(t, s, threeNodeRecord())
+	turn, _ := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
+	_ = turn.Done(ctx)
+	s.Elected = func(context.Context) (string, error) { return "indexer-2", nil }
+	writes := docs.Writes()
+	if e, _, err := s.Check(ctx, host("h3", "indexer/indexer-3")); err != nil || e.Name != "indexer/indexer-3" {
+		t.Fatalf("Check for indexer-3 after indexer-2 was elected: %+v %v", e, err)
+	}
+	var nyt *rollout.NotYourTurnError
+	if _, _, err := s.Check(ctx, host("h2", "indexer/indexer-2")); !errors.As(err, &nyt) || nyt.Whose != "indexer/indexer-3" {
+		t.Fatalf("Check for the elected one: %v", err)
+	}
+	if docs.Writes() != writes {
+		t.Fatal("Check wrote")
+	}
+}

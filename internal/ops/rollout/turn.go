@@ -142,12 +142,19 @@ func decide(r Record, who Identity, now time.Time) (int, bool, *NotYourTurnError
 	return i, resumed, nil
 }
 
-// Check says, without writing, whether Take would give who the turn now: its entry, or a
-// *NotYourTurnError naming whose turn it is.
+// Check says, without writing, whether Take would give who the turn now (with the order
+// recomputed for the elected cluster manager, as Take would): its entry, or a *NotYourTurnError
+// naming whose turn it is.
 func (s *Store) Check(ctx context.Context, who Identity) (Entry, Record, error) {
 	r, err := s.Load(ctx)
 	if err != nil {
 		return Entry{}, r, err
+	}
+	if s.Elected != nil && r.Phase == PhaseRolling {
+		if elected, eerr := s.Elected(ctx); eerr == nil && elected != "" {
+			r = r.clone()
+			reorder(&r, elected) // as the next Take would (not written here)
+		}
 	}
 	i, _, nyt := decide(r, who, s.now())
 	if nyt != nil {
