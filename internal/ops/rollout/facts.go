@@ -72,38 +72,3 @@ func Gather(ctx context.Context, cfg *config.Config, ix IndexerFacts, mg Manager
 	}
 	return f, nil
 }
-
-// Start creates a run's record from the clusters' facts now (Gather, NewRecord, Store.Create):
-// phase apply, every entry pending. A run that has not ended is a *RunExistsError; a node that is
-// missing is an *OrderError. upgrade apply --cluster calls it before its first change, and
-// Store.SetPhase(apply → rolling) when its preflight, backups and snapshot are done.
-func Start(ctx context.Context, s *Store, cfg *config.Config, ix IndexerFacts, mg ManagerFacts, mgErr error, runID, from, target, host string) (Record, error) {
-	f, err := Gather(ctx, cfg, ix, mg, mgErr)
-	if err != nil {
-		return Record{}, err
-	}
-	rec, err := NewRecord(runID, from, target, host, f)
-	if err != nil {
-		return Record{}, err
-	}
-	return s.Create(ctx, rec)
-}
-
-// Finishing checks that the run may finish: every entry done (phase finish, or done already
-// for a finish that is resumed); anything else names what is left.
-func Finishing(ctx context.Context, s *Store) (Record, error) {
-	r, err := s.Load(ctx)
-	if err != nil {
-		return r, err
-	}
-	if r.Phase == PhaseFinish || r.Phase == PhaseDone {
-		return r, nil
-	}
-	left := []string{}
-	for _, e := range r.Order {
-		if e.State != Done {
-			left = append(left, e.Name+" ("+string(e.State)+")")
-		}
-	}
-	return r, fmt.Errorf("%w: run %s is %s, not every node is upgraded: %v (siemctl upgrade node on each)", ErrPhase, r.RunID, r.Phase, left)
-}
