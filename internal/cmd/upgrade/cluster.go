@@ -201,6 +201,13 @@ func renderClusterPlan(w io.Writer, tty bool, c *output.Palette, rep ClusterPlan
 			fmt.Fprintf(w, "    - %s\n", x)
 		}
 	}
+	fmt.Fprintf(w, "\nCoordination record (%s/_doc/%s) calls:\n", rollout.Index, rollout.DocID)
+	for _, verb := range []string{"apply", "node", "status", "finish"} {
+		fmt.Fprintf(w, "  %s:\n", verb)
+		for _, call := range rep.Calls[verb] {
+			fmt.Fprintf(w, "    %s\n", call)
+		}
+	}
 	b := rep.Budget
 	_, err := fmt.Fprintf(w, "\nTime budget: apply %s, %d turns, finish %s; total %s; maintenance window %s–%s (%s)\n",
 		secs(b.Apply), len(b.Turns), secs(b.Finish), secs(b.Total), secs(b.WindowMin), secs(b.WindowMax), b.Source)
