@@ -88,7 +88,7 @@ func PutDocumentCall(index, id string, cond Condition) string {
 
 func putTarget(index, id string, cond Condition) (string, url.Values) {
 	path := "/" + url.PathEscape(index) + "/_doc/" + url.PathEscape(id)
-	q := url.Values{"refresh": {"wait_for"}}
+	q := url.Values{}
 	switch {
 	case cond.Create:
 		q.Set("op_type", "create")
@@ -101,8 +101,8 @@ func putTarget(index, id string, cond Condition) (string, url.Values) {
 
 // PutDocument writes doc (JSON-encodable, or json.RawMessage) as index/id
 // under cond and returns the new concurrency tokens (Source is not set). A
-// lost condition is ErrVersionConflict. The write waits for a refresh
-// (refresh=wait_for), so searches see it on return.
+// lost condition is ErrVersionConflict. No refresh is waited for: GetDocument
+// is real-time (a search would not see the write until the next refresh).
 func (c *Client) PutDocument(ctx context.Context, index, id string, doc any, cond Condition) (Document, error) {
 	op := "PUT /" + index + "/_doc/" + id
 	if err := checkConcreteName(op, index); err != nil {

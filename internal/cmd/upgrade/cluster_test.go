@@ -149,7 +149,7 @@ func TestRunPlanCluster(t *testing.T) {
 	}
 	for _, want := range []string{"Rolling upgrade plan to 4.10.0: NO-GO", "run 20261128T010000Z-abc123 to 4.10.0 is in phase rolling",
 		"indexer/indexer-2", "indexer-cluster-manager", "Time budget: apply", "node: manager-master, manager-worker",
-		"Coordination record (siemctl-rollout/_doc/run) calls:", "PUT /siemctl-rollout/_doc/run?op_type=create&refresh=wait_for"} {
+		"Coordination record (siemctl-rollout/_doc/run) calls:", "PUT /siemctl-rollout/_doc/run?op_type=create"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
