@@ -223,6 +223,34 @@ type ClusterStatus struct {
 	Counts  map[rollout.State]int `json:"counts"`
 	// LeaseLeft is the holder's lease left in seconds (negative: expired; absent: no holder).
 	LeaseLeft *float64 `json:"lease_left_s,omitempty"`
+	// ThisHost is the host the command ran on and the entries that are its own (what a fleet
+	// driver such as ansible/upgrade.yml maps the record's turns to its hosts with); absent when
+	// they cannot be told, with ThisHostError saying why.
+	ThisHost      *ThisHost `json:"this_host,omitempty"`
+	ThisHostError string    `json:"this_host_error,omitempty"`
+}
+
+// ThisHost is this host's identity in the record: its name and its entries.
+type ThisHost struct {
+	Host string   `json:"host"`
+	Mine []string `json:"mine"`
+}
+
+// thisHost tells which entries of the record are this host's (rollout.HostIdentity).
+func (d ClusterDeps) thisHost() (*ThisHost, error) {
+	cfg, err := d.Config()
+	if err != nil {
+		return nil, err
+	}
+	host, err := d.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("host name: %w", err)
+	}
+	who, err := rollout.HostIdentity(cfg, host)
+	if err != nil {
+		return nil, err
+	}
+	return &ThisHost{Host: who.Host, Mine: who.Names}, nil
 }
 
 func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
@@ -246,6 +274,11 @@ func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
 	if rec.Holder != nil {
 		left := rec.Holder.Expiry.Sub(now).Seconds()
 		st.LeaseLeft = &left
+	}
+	if th, err := d.thisHost(); err != nil {
+		st.ThisHostError = err.Error()
+	} else {
+		st.ThisHost = th
 	}
 	if opts.Output == "json" {
 		return output.JSON(opts.IO.Out, st)

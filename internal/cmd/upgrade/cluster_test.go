@@ -194,6 +194,24 @@ func TestRunStatusCluster(t *testing.T) {
 	if st.Current != "indexer/indexer-1" || st.LeaseLeft == nil || *st.LeaseLeft != -30 || st.Counts[rollout.Pending] != 5 || st.Record.Holder.Token != turn.Token {
 		t.Fatalf("status json %+v", st)
 	}
+	// The host it ran on and its own entries: what ansible/upgrade.yml maps turns to hosts with.
+	if st.ThisHost == nil || st.ThisHost.Host != "host-a" || strings.Join(st.ThisHost.Mine, ",") != "indexer/indexer-1" || st.ThisHostError != "" {
+		t.Fatalf("status json this_host %+v (%s)", st.ThisHost, st.ThisHostError)
+	}
+	// A host whose identity cannot be told still gets the record, with the reason.
+	r.cfg.Indexer.ConfigDir = filepath.Join(t.TempDir(), "missing")
+	io, _, out, _ = output.Test()
+	opts.Common = runs.Common{IO: io, Output: "json"}
+	if err := runStatusCluster(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	st = ClusterStatus{}
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.ThisHost != nil || !strings.Contains(st.ThisHostError, "node name") || len(st.Record.Order) != 6 {
+		t.Fatalf("status json without an identity: %+v (%q)", st.ThisHost, st.ThisHostError)
+	}
 }
 
 // TestInTurn: the turn part of upgrade node: work under the turn, the turn given back when
