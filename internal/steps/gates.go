@@ -599,14 +599,14 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
 	left = append(left, cluster.Leftovers(s, cluster.LeftoverOptions{}).Items...)
-	bad, err := inactiveUnits(ctx, d, Components)
+	bad, err := inactiveUnits(ctx, d, d.Config.HostComponents())
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	for _, b := range bad {
 		left = append(left, "unit "+b)
 	}
-	if len(bad) == 0 {
+	if len(bad) == 0 && d.Config.Runs("shipper") {
 		if sh, err := d.shipper(); err == nil {
 			rep, err := sh.TestOutput(ctx)
 			switch {
