@@ -252,7 +252,8 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 
 func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, want map[string]string, which string) (engine.Outcome, error) {
 	var problems, notes []string
-	for _, c := range Components {
+	here := d.Config.HostComponents() // a distributed host judges only what it runs
+	for _, c := range here {
 		v := want[c]
 		if v == "" {
 			if slices.Contains(identical, c) {
@@ -289,13 +290,17 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 		problems = append(problems, "indexer, manager and dashboard versions differ: "+strings.Join(vs, ", "))
 	}
 	if which == "target" {
-		same := 0
+		same, core := 0, 0
 		for _, c := range identical {
+			if !slices.Contains(here, c) {
+				continue
+			}
+			core++
 			if inst[c] == want[c] {
 				same++
 			}
 		}
-		if same == len(identical) && inst["shipper"] == want["shipper"] || same == len(identical) && want["shipper"] == "" {
+		if same == core && (!slices.Contains(here, "shipper") || inst["shipper"] == want["shipper"] || want["shipper"] == "") {
 			problems = append(problems, "every component is already at the target version; nothing to upgrade")
 		}
 	}
