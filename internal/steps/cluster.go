@@ -263,8 +263,31 @@ func runGateNodeBack(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 		return engine.Outcome{}, engine.Pending("the cluster does not answer yet (%v)", err)
 	}
 	var names []string
+	present := map[string]bool{}
 	for _, n := range nodes {
 		names = append(names, n.Name+" "+n.Version)
+		present[n.Name] = true
+	}
+	// A node that has not joined yet answers _nodes with itself alone: back means back among the
+	// nodes of indexer.nodes (every other node runs while one rolls) under an elected manager.
+	var missing []string
+	for _, want := range d.Config.Indexer.Nodes {
+		if !present[want] {
+			missing = append(missing, want)
+		}
+	}
+	if len(missing) > 0 {
+		return engine.Outcome{}, engine.Pending("%s answers but the cluster it sees lacks %s (nodes: %s): not rejoined yet", rec.Name, strings.Join(missing, ", "), strings.Join(names, ", "))
+	}
+	if len(nodes) < 2 && len(d.Config.Indexer.Nodes) == 0 {
+		return engine.Outcome{}, engine.Pending("%s sees itself alone (nodes: %s): not rejoined yet (list the cluster's nodes in indexer.nodes)", rec.Name, strings.Join(names, ", "))
+	}
+	if _, api, err := clusterIndexer(d); err == nil {
+		if m, err := api.ClusterManager(ctx); err != nil || m == "" {
+			return engine.Outcome{}, engine.Pending("%s back, but no elected cluster manager yet", rec.Name)
+		}
+	}
+	for _, n := range nodes {
 		if n.Name != rec.Name {
 			continue
 		}

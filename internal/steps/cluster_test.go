@@ -49,6 +49,7 @@ func rollServer(t *testing.T, explain, settings string) *indexertest.Server {
 		"GET /_cluster/allocation/explain":  {Body: []byte(explain)},
 		"POST /_cluster/allocation/explain": {Body: []byte(explain)},
 		"GET /_cluster/settings":            {Body: []byte(settings)},
+		"GET /_cat/cluster_manager":         {Body: []byte(`[{"id":"cY3","host":"127.0.0.13","ip":"127.0.0.13","node":"indexer-3"}]`)},
 	})
 }
 
@@ -80,7 +81,7 @@ func TestGateClusterRollHealth(t *testing.T) {
 }
 
 func TestGateIndexerNodeBack(t *testing.T) {
-	cfg := testConfig(t, "components: [indexer]\n")
+	cfg := testConfig(t, "components: [indexer]\nindexer:\n  nodes: [indexer-1, indexer-2, indexer-3]\n")
 	srv := rollServer(t, explainNodeVersion, settingsAll)
 	d := indexerDepsWith(t, srv, cfg, nil)
 	for _, tc := range []struct {
@@ -103,6 +104,13 @@ func TestGateIndexerNodeBack(t *testing.T) {
 			t.Errorf("%v: = %v %q (%v); want %s %q", tc.rec, v, reason, err, tc.verdict, tc.want)
 		}
 	}
+	// A node that has not joined yet answers _nodes with itself alone: not back.
+	srv.Set("GET /_nodes", indexertest.Route{Body: []byte(`{"nodes":{"aW1":{"name":"indexer-1","version":"2.19.3","roles":["data"]}}}`)})
+	_, err := run(t, d, newEnv(d, map[string]any{steps.KeyIndexerNode: map[string]any{"name": "indexer-1", "version": "2.11.1"}}), "gate.indexer_node_back", nil)
+	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictWait || !strings.Contains(reason, "lacks indexer-2, indexer-3") {
+		t.Errorf("alone: = %v %q (%v); want pending naming the nodes it does not see", v, reason, err)
+	}
+	srv.Set("GET /_nodes", indexertest.Route{Body: []byte(rollNodes)})
 	// A manager host has no indexer node: the gate is skipped, saying why.
 	mcfg := testConfig(t, "components: [manager, shipper]\n")
 	md := indexerDepsWith(t, srv, mcfg, nil)
