@@ -625,7 +625,11 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 	if len(left) > 0 {
 		return engine.Outcome{}, engine.Pending("left behind: %s", strings.Join(left, "; "))
 	}
-	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
+	msg := "allocation all, no transient watermark override, every unit active"
+	if d.Config.Runs("shipper") {
+		msg += ", shipper talks to the indexer"
+	}
+	return engine.Outcome{Message: msg}, nil
 }
 
 func gateKinds(pl *Planning) []Kind {

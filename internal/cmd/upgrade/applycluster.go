@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -43,12 +44,40 @@ func hostSkips(c runs.Common, ctx context.Context) ([]string, []string, error) {
 	return deps.Config.NotHere(), deps.Config.HostComponents(), nil
 }
 
+// inRunbook keeps the component subtrees the embedded runbook has (a selection naming no step
+// is refused by the planner).
+func inRunbook(name string, comps []string) ([]string, error) {
+	raw, source, err := upgrade.LoadRunbook("", name)
+	if err != nil {
+		return nil, err
+	}
+	rb, probs := runbook.Decode(raw, source)
+	if rb == nil {
+		return nil, &engine.PlanError{Problems: probs}
+	}
+	var out []string
+	for _, c := range comps {
+		for _, s := range rb.Steps {
+			if strings.HasPrefix(s.ID, c+"/") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
 // runPhase plans and runs one phase's runbook on this host.
-func runPhase(ctx context.Context, c runs.Common, ph phase) error {
+func runPhase(ctx context.Context, c runs.Common, ph phase, notHere []string) error {
 	deps, err := c.Deps(ctx)
 	if err != nil {
 		return err
 	}
+	skip, err := inRunbook(ph.runbook, notHere)
+	if err != nil {
+		return err
+	}
+	ph.skip = append(skip, ph.skip...)
 	p, err := upgrade.Prepare(ctx, deps, upgrade.Request{To: ph.to, Embedded: ph.runbook, Selection: engine.Selection{Only: ph.only, Skip: ph.skip}})
 	if err != nil {
 		return err
@@ -89,7 +118,7 @@ func runApplyCluster(ctx context.Context, opts *ApplyOptions) error {
 	}
 	return runPhase(ctx, opts.Common, phase{name: "apply --cluster", runbook: runbooks.ClusterApply, to: opts.To, only: opts.Only, skip: opts.SkipSteps,
 		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "apply", "--cluster", "--to", opts.To),
-		question: "Prepare the rolling upgrade to " + opts.To + ": cluster-wide preflight, backups, snapshot, allocation primaries, flush"})
+		question: "Prepare the rolling upgrade to " + opts.To + ": cluster-wide preflight, backups, snapshot, allocation primaries, flush"}, nil)
 	// The coordination record of the roll (turns, leases, order) is created by the rollout
 	// package once it is merged (see upgrade node): this phase leaves the cluster ready for the
 	// first node.

@@ -68,7 +68,7 @@ func runFinish(ctx context.Context, opts *FinishOptions) error {
 	if err != nil {
 		return err
 	}
-	return runPhase(ctx, opts.Common, phase{name: "finish --cluster", runbook: runbooks.ClusterFinish, to: opts.To, only: opts.Only, skip: append(notHere, opts.Skip...),
+	return runPhase(ctx, opts.Common, phase{name: "finish --cluster", runbook: runbooks.ClusterFinish, to: opts.To, only: opts.Only, skip: opts.Skip,
 		dryRun: opts.DryRun, watch: opts.Watch, cmdline: commandLine("upgrade", "finish", "--cluster", "--to", opts.To),
-		question: "End the rolling upgrade to " + opts.To + ": security once, allocation all, validation on every node"})
+		question: "End the rolling upgrade to " + opts.To + ": security once, allocation all, validation on every node"}, notHere)
 }

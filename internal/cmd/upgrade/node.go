@@ -76,7 +76,7 @@ func runNode(ctx context.Context, opts *NodeOptions) error {
 			return err
 		}
 	}
-	return runPhase(ctx, opts.Common, phase{name: "node", runbook: runbooks.Node, to: opts.To, only: opts.Only, skip: append(notHere, opts.Skip...),
+	return runPhase(ctx, opts.Common, phase{name: "node", runbook: runbooks.Node, to: opts.To, only: opts.Only, skip: opts.Skip,
 		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "node", "--to", opts.To),
-		question: "Upgrade this host's components to " + opts.To + " (its turn of the rolling upgrade)"})
+		question: "Upgrade this host's components to " + opts.To + " (its turn of the rolling upgrade)"}, notHere)
 }
