@@ -7,6 +7,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -19,6 +20,7 @@ const (
 	ExitAuth           = 4
 	ExitUnreachable    = 5
 	ExitLocked         = 6
+	ExitNotYourTurn    = rollout.ExitNotYourTurn // 7: a rolling upgrade's turn is another host's
 	ExitRolledBack     = 10
 	ExitRollbackFailed = 11
 	ExitInterrupted    = 130
@@ -84,6 +86,7 @@ var hints = []struct {
 	{netclient.ErrRateLimited, "", "the manager API allows access.max_request_per_minute (300 by default) for all clients together; wait a minute and retry, or use a longer --timeout"},
 	{output.ErrNoTTY, "", "re-run with --yes in scripts (or --dry-run to see what it would do)"},
 	{lock.ErrHeld, "", "nothing was changed; wait for that run to end (`siemctl upgrade status`) and try again"},
+	{rollout.ErrNotYourTurn, "", "nothing was changed; `siemctl upgrade status --cluster` shows the order and every turn's state; run `siemctl upgrade node` again when this host's turn comes, or with --wait DURATION to wait for it"},
 }
 
 // hint returns the next thing to try for an error, or "".

@@ -19,6 +19,8 @@ const exitCodesHelp = `siemctl exit codes
   5    unreachable (refused, timeout, TLS verification, not ready, rate limited)
   6    locked: another siemctl run holds the host lock (taken by every command that changes
        the stack); the holder is named
+  7    not this host's turn in a rolling upgrade (upgrade node): whose turn it is, its state
+       and its holder are named; nothing was changed
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator
@@ -101,6 +103,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
     backup_paths: []                   # further files backed up with the config; wazuh: [/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml]
+    nodes: []                          # distributed: the host of every dashboard's URL (the rolling upgrade's dashboard turns); []: the host of url
   shipper:
     binary: /usr/bin/shipper             # wazuh: /usr/share/filebeat/bin/filebeat (the deb's binary)
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat

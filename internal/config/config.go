@@ -157,6 +157,9 @@ type Dashboard struct {
 	// BackupPaths are further files the upgrade backs up with the config
 	// (wazuh: the app's wazuh.yml under the dashboard's data directory).
 	BackupPaths []string `mapstructure:"backup_paths"`
+	// Nodes are the hosts of every dashboard's URL in a distributed deployment, the dashboard
+	// entries of a rolling upgrade's order (empty: the host of url).
+	Nodes []string `mapstructure:"nodes"`
 }
 
 // Shipper is the Filebeat-like forwarder.

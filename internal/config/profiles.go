@@ -104,6 +104,7 @@ func profile(n names) map[string]any {
 			"package":      n.dashboard,
 			"config_dir":   "/etc/" + n.dashboard,
 			"backup_paths": n.dashboardBackup,
+			"nodes":        []string{},
 		},
 		"shipper": map[string]any{
 			"binary":          n.shipperBinary,

@@ -27,11 +27,14 @@ type PlanOptions struct {
 	Runbook     string
 	IgnoreGates []string
 	Timeout     time.Duration
+	// ClusterMode: --cluster, the rolling upgrade of a distributed deployment (cluster.go).
+	ClusterMode bool
+	Cluster     ClusterDeps
 }
 
 // NewCmdPlan builds `upgrade plan`.
 func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{Common: common(f)}
+	opts := &PlanOptions{Common: common(f), Cluster: FactoryClusterDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "plan --to VERSION",
 		Short: "Show versions, go/no-go gates, every step and the rollback plan",
@@ -43,6 +46,12 @@ data-safety mode, else defaults whose floor is each unit's start wait), the tota
 rollback time, and the maintenance window with a 50–100% buffer. Nothing
 changes.
 
+With --cluster, from any host of a distributed deployment: every node of the indexer and
+manager clusters and the dashboards in the order of the rolling upgrade (indexer nodes one
+at a time with the elected cluster manager last, the manager master, the workers, the
+dashboards), the gates of each phase, the coordination record's calls and the time budget
+of the whole roll.
+
 Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 		Example: `  siemctl upgrade plan --to 4.10.0
   siemctl upgrade plan --to 4.10.0-1 -o json`,
@@ -52,12 +61,19 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
 			}
+			if opts.ClusterMode {
+				if opts.Runbook != "" || len(opts.IgnoreGates) > 0 {
+					return cli.FlagErrorf("--cluster plans the roll of every node; --runbook and --ignore-gate are for this host's plan")
+				}
+				return cli.Run(cmd.Context(), runF, runPlanCluster, opts)
+			}
 			return cli.Run(cmd.Context(), runF, runPlan, opts)
 		},
 	}
 	targetFlag(cmd.Flags(), &opts.To)
 	cmd.Flags().StringVar(&opts.Runbook, "runbook", "", "plan this runbook file instead of the embedded upgrade.yaml")
 	cmd.Flags().StringSliceVar(&opts.IgnoreGates, "ignore-gate", nil, "leave out an ignorable gate (as apply would)")
+	cmd.Flags().BoolVar(&opts.ClusterMode, "cluster", false, "plan the rolling upgrade of the whole distributed deployment (from any host)")
 	return cmd
 }
 

@@ -131,27 +131,42 @@ func runAbort(ctx context.Context, opts *ResumeOptions) error {
 type StatusOptions struct {
 	runs.Common
 	Run string
+	// ClusterMode: --cluster, the rolling upgrade's record (cluster.go).
+	ClusterMode bool
+	Cluster     ClusterDeps
 }
 
 // NewCmdStatus builds `upgrade status [RUN]`.
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{Common: common(f)}
-	return &cobra.Command{
+	opts := &StatusOptions{Common: common(f), Cluster: FactoryClusterDeps(f)}
+	cmd := &cobra.Command{
 		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               "status [RUN]",
 		Short:             "Show a run's state from its journal (latest by default)",
 		Long: `Show the latest (or the named) run: status, versions, backups, snapshot diff, every
 step with its duration, and how the time split between waiting on the components and
-siemctl's own work. A run whose process died is reported interrupted.`,
-		Example: "  siemctl upgrade status\n  siemctl upgrade status 20250301T100000Z-a1b2c3 -o json",
+siemctl's own work. A run whose process died is reported interrupted.
+
+With --cluster, from any host of a distributed deployment: the rolling upgrade's
+coordination record in the indexer: its phase, every entry of the order with its state,
+attempts, host, times and last error, and the holder of the current turn with its lease.`,
+		Example: "  siemctl upgrade status\n  siemctl upgrade status 20250301T100000Z-a1b2c3 -o json\n  siemctl upgrade status --cluster -o json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
+			if opts.ClusterMode {
+				if opts.Run != "" {
+					return cli.FlagErrorf("--cluster shows the cluster's one run; RUN names a run of this host")
+				}
+				return cli.Run(cmd.Context(), runF, runStatusCluster, opts)
+			}
 			return cli.Run(cmd.Context(), runF, runStatus, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.ClusterMode, "cluster", false, "the rolling upgrade of the distributed deployment: every node's state, the holder and its lease")
+	return cmd
 }
 
 func runStatus(ctx context.Context, opts *StatusOptions) error {

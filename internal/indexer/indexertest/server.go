@@ -5,6 +5,7 @@
 package indexertest
 
 import (
+	"bytes"
 	"encoding/pem"
 	"io"
 	"log"
@@ -160,6 +161,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if route.Handler != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body)) // read above for the record
 		route.Handler(w, r)
 		return
 	}

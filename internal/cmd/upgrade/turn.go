@@ -1,0 +1,187 @@
+package upgrade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/output"
+)
+
+// The turn part of `upgrade node` (README "Distributed upgrade"): this host's entries of the
+// order (rollout.HostIdentity), its turn taken or waited for in the coordination record, the work
+// done under the turn's lease. `upgrade node` calls InTurn around its node.yaml run:
+//
+//	return InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
+//		return runPhase(ctx, ...) // the node's own upgrade
+//	})
+//
+// and, for --dry-run, prints TurnCalls before the node phase's calls.
+
+// Defaults of the turn flags.
+const (
+	DefaultLease    = 2 * time.Minute
+	DefaultTurnPoll = 5 * time.Second
+)
+
+// TurnOptions are the turn flags (--wait, --lease) and what the turn needs.
+type TurnOptions struct {
+	Cluster ClusterDeps
+	// Wait is how long to wait for this host's turn (0: take it now or exit 7).
+	Wait time.Duration
+	// Lease is the turn's lease, renewed every third of it while the host works.
+	Lease time.Duration
+	// Poll is how often a waiting host asks again.
+	Poll time.Duration
+}
+
+// AddFlags adds --wait and --lease (and the hidden --turn-poll) to fl.
+func (o *TurnOptions) AddFlags(fl *pflag.FlagSet) {
+	fl.DurationVar(&o.Wait, "wait", 0, "wait up to this long for this host's turn of the rolling upgrade (0: exit 7 at once when it is another host's)")
+	fl.DurationVar(&o.Lease, "lease", DefaultLease, "the turn's lease, renewed every third of it while this host works; past it the turn can be taken over")
+	fl.DurationVar(&o.Poll, "turn-poll", DefaultTurnPoll, "how often a waiting host asks for its turn")
+	_ = fl.MarkHidden("turn-poll")
+}
+
+// Check validates the flags (a usage error names the flag).
+func (o *TurnOptions) Check() error {
+	switch {
+	case o.Wait < 0:
+		return fmt.Errorf("--wait must not be negative")
+	case o.Lease < rollout.MinLease:
+		return fmt.Errorf("--lease must be at least %s", rollout.MinLease)
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultTurnPoll
+	}
+	return nil
+}
+
+// turnStore is this host's identity and the record's store, with the elected cluster manager
+// re-read at each take.
+func turnStore(ctx context.Context, d ClusterDeps) (rollout.Identity, *rollout.Store, error) {
+	cfg, err := d.Config()
+	if err != nil {
+		return rollout.Identity{}, nil, err
+	}
+	host, err := d.Hostname()
+	if err != nil {
+		return rollout.Identity{}, nil, fmt.Errorf("host name: %w", err)
+	}
+	who, err := rollout.HostIdentity(cfg, host)
+	if err != nil {
+		return who, nil, err
+	}
+	s, ix, err := d.store(ctx)
+	if err != nil {
+		return who, nil, err
+	}
+	s.Elected = ix.ClusterManager
+	return who, s, nil
+}
+
+// TakeTurn takes this host's turn, waiting up to o.Wait for it: a *rollout.NotYourTurnError
+// (exit 7) names whose turn it is otherwise. The host lock must be free (another siemctl on this
+// host would be resuming the same turn): it is checked first (exit 6 naming its holder).
+func TakeTurn(ctx context.Context, o TurnOptions, errOut io.Writer) (*rollout.Turn, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	d := o.Cluster
+	if d.HostLock != nil {
+		release, err := d.HostLock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		release()
+	}
+	who, s, err := turnStore(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	var turn *rollout.Turn
+	if o.Wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, o.Wait)
+		fmt.Fprintf(errOut, "waiting up to %s for this host's turn (%s)\n", output.Duration(o.Wait), strings.Join(who.Names, ", "))
+		turn, err = s.Wait(wctx, who, o.Lease, o.Poll, nil)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	} else {
+		turn, err = s.Take(ctx, who, o.Lease)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e := turn.Entry()
+	verb := "took"
+	if turn.Resumed {
+		verb = "resumed"
+	}
+	fmt.Fprintf(errOut, "%s the turn of %s (%s: %s; attempt %d; lease %s, renewed every %s) in run %s to %s\n", verb, e.Name, e.Role,
+		strings.Join(e.Components, ", "), e.Attempts, output.Duration(turn.Lease), output.Duration(turn.Lease/3), turn.RunID(), turn.Target())
+	return turn, nil
+}
+
+// InTurn takes this host's turn (TakeTurn) and runs work under it (rollout.Turn.Run): the lease is
+// renewed while work runs, work's context is cancelled when the turn is lost, the entry is marked
+// done when work returns nil, given back when its error wraps rollout.ErrNothingDone, failed
+// otherwise (the run stops: siemctl upgrade status --cluster shows it; the same command resumes
+// it). Interrupted (ctx ends), the entry stays running for this host to resume.
+func InTurn(ctx context.Context, o TurnOptions, errOut io.Writer, work func(ctx context.Context, turn *rollout.Turn) error) error {
+	turn, err := TakeTurn(ctx, o, errOut)
+	if err != nil {
+		return err
+	}
+	err = turn.Run(ctx, func(wctx context.Context) error { return work(wctx, turn) })
+	e := turn.Entry()
+	switch {
+	case err == nil:
+		fmt.Fprintf(errOut, "%s done: the next turn is open\n", e.Name)
+	case errors.Is(err, rollout.ErrNothingDone):
+		fmt.Fprintf(errOut, "the turn of %s was given back: nothing was changed\n", e.Name)
+	case ctx.Err() != nil:
+		fmt.Fprintf(errOut, "interrupted: %s stays this host's turn until its lease ends (%s); run the same command again to resume it\n", e.Name, turn.Expiry().UTC().Format(time.RFC3339))
+	default:
+		fmt.Fprintf(errOut, "%s failed: the roll stops here (siemctl upgrade status --cluster); run the same command again on this host to resume it\n", e.Name)
+	}
+	return err
+}
+
+// TurnCalls are the turn's calls for a dry run: the record read, whose turn it is now, and the
+// writes this host's turn would make.
+func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
+	who, s, err := turnStore(ctx, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	all := coordinationCalls()["node"]
+	rec, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{all[0], all[1]}
+	cur := "-"
+	if i := rec.Current(); i >= 0 {
+		cur = rec.Order[i].Name + " (" + string(rec.Order[i].State) + ")"
+	}
+	mine := ""
+	for _, e := range rec.Order {
+		if e.State != rollout.Done && slices.Contains(who.Names, e.Name) {
+			mine = e.Name
+			break
+		}
+	}
+	if mine == "" {
+		return append(out, fmt.Sprintf("# none of this host's entries (%s) is left in run %s; the turn now: %s", strings.Join(who.Names, ", "), rec.RunID, cur)), nil
+	}
+	return append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[2], mine, cur), all[3], all[4]), nil
+}
