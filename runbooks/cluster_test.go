@@ -15,8 +15,8 @@ import (
 // the components the host does not run by id), and a node is gated back before the next phase.
 func TestClusterRunbooks(t *testing.T) {
 	ap := plan(t, runbooks.ClusterApply)
-	before(t, ap, "preflight/cluster-green", "preflight/nodes", "preflight/snapshot-repository", "backup/configs",
-		"backup/indexer-security", "indexer/snapshot", "indexer/allocation-primaries", "indexer/flush")
+	before(t, ap, "preflight/cluster-green", "preflight/nodes", "preflight/snapshot-repository", "rollout/create", "backup/configs",
+		"backup/indexer-security", "indexer/snapshot", "indexer/allocation-primaries", "indexer/flush", "rollout/rolling")
 	for _, s := range ap.Steps {
 		if strings.HasPrefix(s.ID, "preflight/") && !s.ReadOnly {
 			t.Errorf("cluster-apply %s (%s) changes something in preflight", s.ID, s.Step.Kind)
@@ -56,5 +56,5 @@ func TestClusterRunbooks(t *testing.T) {
 	}
 
 	fp := plan(t, runbooks.ClusterFinish)
-	before(t, fp, "indexer/security", "cluster/allocation-all", "cluster/health", "validate/nodes", "watch/window")
+	before(t, fp, "rollout/all-done", "indexer/security", "cluster/allocation-all", "cluster/health", "validate/nodes", "watch/window", "rollout/done")
 }

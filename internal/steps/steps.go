@@ -462,7 +462,7 @@ func setBackups(env Env, f func(*Backups)) error {
 func Kinds(pl *Planning) []Kind {
 	var ks []Kind
 	for _, group := range []func(*Planning) []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
-		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds, clusterKinds} {
+		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds, clusterKinds, rolloutKinds} {
 		ks = append(ks, group(pl)...)
 	}
 	out := make([]Kind, len(ks))

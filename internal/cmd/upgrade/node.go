@@ -2,10 +2,14 @@ package upgrade
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/runbooks"
 )
@@ -17,16 +21,15 @@ type NodeOptions struct {
 	DryRun bool
 	Only   []string
 	Skip   []string
+	// Turn is this host's turn in the roll's coordination record (turn.go); NoTurn leaves the
+	// order to the operator or the fleet driver.
+	Turn   TurnOptions
+	NoTurn bool
 }
-
-// TurnHook waits for or refuses this host's turn in the roll before its node.yaml runs (nil: no
-// coordination, the operator or the fleet driver keeps the order). The rollout package's turn
-// taking (coordination record in the indexer, lease, order) plugs in here.
-var TurnHook func(ctx context.Context, opts *NodeOptions) error
 
 // NewCmdNode builds `upgrade node`.
 func NewCmdNode(f *cli.Factory, runF func(context.Context, *NodeOptions) error) *cobra.Command {
-	opts := &NodeOptions{Common: common(f)}
+	opts := &NodeOptions{Common: common(f), Turn: TurnOptions{Cluster: FactoryClusterDeps(f)}}
 	cmd := &cobra.Command{
 		Use:   "node --to VERSION",
 		Short: "Upgrade this host's components in its turn of a rolling upgrade",
@@ -43,17 +46,25 @@ the target version with a fresh keepalive. Shipper: install, module and template
 version, start, test output. Dashboard: install, start, answers.
 
 Order of the hosts: the indexer nodes one at a time with the elected cluster manager last, the
-manager master, each worker right after it, then the dashboards. Afterwards, once:
-'siemctl upgrade finish --cluster'.
+manager master, each worker right after it, then the dashboards. The order and the turns live in
+the roll's coordination record in the indexer (created by 'upgrade apply --cluster'): this host
+takes its turn (--wait: waits for it; exit 7 names whose turn it is otherwise), keeps it with a
+lease while it works, and marks it done or failed. Run again after a failure or a crash, the same
+command takes the turn back and resumes this host's journal. --no-turn leaves the order to the
+operator. Afterwards, once: 'siemctl upgrade finish --cluster'.
 
 Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 4 a gate failed (the run stops naming it;
-'siemctl upgrade resume' continues), 6 locked, 10 failed and rolled back, 130 interrupted.`,
+the same command resumes it), 6 locked, 7 not this host's turn, 10 failed and rolled back, 130
+interrupted.`,
 		Example: `  siemctl upgrade node --to 4.10.0 --dry-run
   siemctl upgrade node --to 4.10.0 --yes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
 				return err
+			}
+			if err := opts.Turn.Check(); err != nil {
+				return cli.FlagErrorf("%v", err)
 			}
 			return cli.Run(cmd.Context(), runF, runNode, opts)
 		},
@@ -63,6 +74,8 @@ Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 4 a gate failed (the run s
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call this host's turn would make; change nothing")
 	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids")
 	fl.StringSliceVar(&opts.Skip, "skip-steps", nil, "skip these step ids")
+	fl.BoolVar(&opts.NoTurn, "no-turn", false, "do not take a turn in the coordination record (the operator keeps the order)")
+	opts.Turn.AddFlags(fl)
 	return cmd
 }
 
@@ -71,12 +84,41 @@ func runNode(ctx context.Context, opts *NodeOptions) error {
 	if err != nil {
 		return err
 	}
-	if TurnHook != nil && !opts.DryRun {
-		if err := TurnHook(ctx, opts); err != nil {
+	ph := phase{name: "node", runbook: runbooks.Node, to: opts.To, only: opts.Only, skip: opts.Skip,
+		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "node", "--to", opts.To),
+		question: "Upgrade this host's components to " + opts.To + " (its turn of the rolling upgrade)"}
+	if opts.NoTurn {
+		return resumeOrRunNode(ctx, opts, ph, notHere)
+	}
+	if opts.DryRun {
+		calls, err := TurnCalls(ctx, opts.Turn)
+		if err != nil {
+			fmt.Fprintf(opts.IO.Out, "# the turn: %v\n", err)
+		}
+		for _, c := range calls {
+			fmt.Fprintf(opts.IO.Out, "turn: %s\n", c)
+		}
+		return runPhase(ctx, opts.Common, ph, notHere)
+	}
+	return InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
+		if packages.Upstream(turn.Target()) != packages.Upstream(opts.To) {
+			return fmt.Errorf("%w: run %s goes to %s, not --to %s", rollout.ErrNothingDone, turn.RunID(), turn.Target(), opts.To)
+		}
+		return resumeOrRunNode(ctx, opts, ph, notHere)
+	})
+}
+
+// resumeOrRunNode resumes this host's node run left unfinished (a failure, kill -9) or starts it.
+func resumeOrRunNode(ctx context.Context, opts *NodeOptions, ph phase, notHere []string) error {
+	if !opts.DryRun {
+		deps, err := opts.Deps(ctx)
+		if err != nil {
 			return err
 		}
+		if ri, err := engine.Status(deps.Config.StateDir, ""); err == nil && ri.Runbook.Name == "node" && ri.Resumable() {
+			fmt.Fprintf(opts.IO.ErrOut, "resuming this host's node run %s (stopped: %s)\n", ri.ID, ri.Error)
+			return runResume(ctx, &ResumeOptions{Common: opts.Common, Run: ri.ID})
+		}
 	}
-	return runPhase(ctx, opts.Common, phase{name: "node", runbook: runbooks.Node, to: opts.To, only: opts.Only, skip: opts.Skip,
-		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "node", "--to", opts.To),
-		question: "Upgrade this host's components to " + opts.To + " (its turn of the rolling upgrade)"}, notHere)
+	return runPhase(ctx, opts.Common, ph, notHere)
 }
