@@ -9,6 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
@@ -195,5 +196,35 @@ func TestGateManagerNodeBack(t *testing.T) {
 				t.Fatalf("= %v %q (%v); want %s %q", v, reason, err, tc.verdict, tc.want)
 			}
 		})
+	}
+}
+
+// The roll's record through the kinds: rollout.create writes it once from both clusters' facts
+// (a second create of the same run is skipped), rollout.phase opens the turns, gate.rollout_done
+// says no-go naming the entries left.
+func TestRolloutKinds(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\nindexer:\n  nodes: [indexer-1, indexer-2, indexer-3]\nmanager:\n  nodes: [manager-1, manager-2]\ndashboard:\n  url: https://127.0.0.31:5601\n")
+	docs := indexertest.NewDocuments(rollout.Index)
+	routes := docs.Routes(rollout.DocID)
+	routes["GET /_nodes"] = indexertest.Route{Body: []byte(strings.ReplaceAll(rollNodes, "2.19.3", "2.11.1"))}
+	routes["GET /_cat/cluster_manager"] = indexertest.Route{Body: []byte(`[{"id":"cY3","host":"127.0.0.13","ip":"127.0.0.13","node":"indexer-3"}]`)}
+	d := indexerDepsWith(t, indexertest.NewServer(t, routes), cfg, nil)
+	now := time.Now().UTC()
+	d.Manager = &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"}, nodes: []manager.ClusterNode{
+		{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
+	e := newEnv(d, map[string]any{steps.KeyTarget: "4.10.0"})
+	out, err := run(t, d, e, "rollout.create", nil)
+	if err != nil || !strings.Contains(out.Message, "order indexer/indexer-1, indexer/indexer-2, indexer/indexer-3, manager/manager-1, manager/manager-2, dashboard/127.0.0.31") {
+		t.Fatalf("create = %q, %v", out.Message, err)
+	}
+	if out, err := run(t, d, e, "rollout.create", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: the record of run "+e.RunID()) {
+		t.Errorf("second create = %q, %v", out.Message, err)
+	}
+	if out, err := run(t, d, e, "rollout.phase", map[string]any{"from": []any{"apply"}, "to": "rolling"}); err != nil || !strings.Contains(out.Message, "is rolling") {
+		t.Errorf("phase = %q, %v", out.Message, err)
+	}
+	_, err = run(t, d, e, "gate.rollout_done", nil)
+	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "indexer/indexer-1 pending") {
+		t.Errorf("done gate = %v %q (%v)", v, reason, err)
 	}
 }

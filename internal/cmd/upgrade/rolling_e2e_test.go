@@ -85,16 +85,27 @@ func TestE2ERollingUpgrade(t *testing.T) {
 
 	order := rollOrder(t, on("indexer-1"))
 	t.Logf("order: %s", strings.Join(order, ", "))
+	t.Run("out of turn: exit 7 naming whose turn it is", func(t *testing.T) {
+		r := on("manager-1").Siemctl("upgrade", "node", "--to", to, "--yes")
+		if r.Code != 7 || !strings.Contains(r.Stdout+r.Stderr, order[0]) {
+			t.Errorf("upgrade node on manager-1 first: exit %d, want 7 naming %s\n%s%s", r.Code, order[0], r.Stdout, r.Stderr)
+		}
+	})
 	for _, h := range order {
 		ok := t.Run("node "+h, func(t *testing.T) {
 			dry := must(t, h, "upgrade", "node", "--to", to, "--dry-run")
 			comp := strings.SplitN(h, "-", 2)[0]
+			if !strings.Contains(dry.Stdout, "turn: ") {
+				t.Errorf("%s dry run does not show the turn's calls:\n%s", h, dry.Stdout)
+			}
 			for _, other := range []string{"indexer/stop", "manager/stop", "dashboard/stop"} {
 				if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
 					t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
 				}
 			}
-			r := must(t, h, "upgrade", "node", "--to", to, "--yes")
+			// The lease outlasts the node's own restart: the turn's record is read and renewed
+			// through this host's indexer URL, its own node, which does not answer while it restarts.
+			r := must(t, h, "upgrade", "node", "--to", to, "--yes", "--lease", "10m")
 			took[h] = r.Took
 			t.Logf("%s: %s\n%s", h, r.Took, r.Stderr)
 		})
