@@ -91,28 +91,56 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			t.Errorf("upgrade node on manager-1 first: exit %d, want 7 naming %s\n%s%s", r.Code, order[0], r.Stdout, r.Stderr)
 		}
 	})
-	for _, h := range order {
-		ok := t.Run("node "+h, func(t *testing.T) {
-			dry := must(t, h, "upgrade", "node", "--to", to, "--dry-run")
-			comp := strings.SplitN(h, "-", 2)[0]
-			if !strings.Contains(dry.Stdout, "turn: ") {
-				t.Errorf("%s dry run does not show the turn's calls:\n%s", h, dry.Stdout)
-			}
-			for _, other := range []string{"indexer/stop", "manager/stop", "dashboard/stop"} {
-				if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
-					t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
+	// Each host in its turn. The record is the judge of whose turn it is: when the elected cluster
+	// manager changes mid-roll the order is recomputed (it goes last), so a host told "not your
+	// turn" (exit 7) waits and the next one in the order is asked.
+	var rolled []string
+	remaining := slices.Clone(order)
+	for len(remaining) > 0 {
+		progressed := false
+		for i, h := range remaining {
+			var code int
+			ok := t.Run("node "+h, func(t *testing.T) {
+				dry := must(t, h, "upgrade", "node", "--to", to, "--dry-run")
+				if !strings.Contains(dry.Stdout, "turn: ") {
+					t.Errorf("%s dry run does not show the turn's calls:\n%s", h, dry.Stdout)
 				}
+				comp := strings.SplitN(h, "-", 2)[0]
+				for _, other := range []string{"indexer/stop", "manager/stop", "dashboard/stop"} {
+					if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
+						t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
+					}
+				}
+				// The lease outlasts the node's own restart: the turn's record is read and renewed
+				// through this host's indexer URL, its own node, which does not answer while it restarts.
+				r := on(h).Siemctl("upgrade", "node", "--to", to, "--yes", "--lease", "10m")
+				code = r.Code
+				if r.Code == 7 {
+					t.Logf("%s: not its turn yet (exit 7): %s", h, strings.TrimSpace(r.Stderr))
+					return
+				}
+				if r.Code != 0 {
+					t.Fatalf("%s: upgrade node: exit %d\n%s\n%s", h, r.Code, r.Stdout, r.Stderr)
+				}
+				took[h] = r.Took
+				t.Logf("%s: %s\n%s", h, r.Took, r.Stderr)
+			})
+			if !ok {
+				t.FailNow()
 			}
-			// The lease outlasts the node's own restart: the turn's record is read and renewed
-			// through this host's indexer URL, its own node, which does not answer while it restarts.
-			r := must(t, h, "upgrade", "node", "--to", to, "--yes", "--lease", "10m")
-			took[h] = r.Took
-			t.Logf("%s: %s\n%s", h, r.Took, r.Stderr)
-		})
-		if !ok {
-			t.FailNow()
+			if code == 0 {
+				rolled = append(rolled, h)
+				remaining = slices.Delete(remaining, i, i+1)
+				progressed = true
+				break
+			}
+		}
+		if !progressed {
+			t.Fatalf("no host of %v could take its turn", remaining)
 		}
 	}
+	t.Logf("rolled in the order %s", strings.Join(rolled, ", "))
+	order = rolled
 	t.Run("finish --cluster on indexer-1", func(t *testing.T) {
 		r := must(t, "indexer-1", "upgrade", "finish", "--cluster", "--to", to, "--yes")
 		took["finish"] = r.Took
