@@ -93,11 +93,8 @@ func hostOnly(env Env, comp string) (string, bool, error) {
 
 func clusterKinds(pl *Planning) []Kind {
 	return []Kind{
-		engine.Define(Spec[*noParams]{Name: "gate.cluster_nodes", ReadOnly: true, Run: runGateClusterNodes,
-			New: simple(pl, func(*Planning) []string {
-				return []string{"GET /_nodes (real version per node), GET /_cat/nodes (disk, heap), GET /_cat/cluster_manager: every node of indexer.nodes present, one version, an elected cluster manager, disk below thresholds.disk_nogo_percent on every node",
-					"manager API GET /cluster/healthcheck: every node of manager.nodes connected, one version, keepalives fresh (skipped without manager.nodes)"}
-			})}),
+		engine.Define(Spec[*clusterNodesParams]{Name: "gate.cluster_nodes", ReadOnly: true, Run: runGateClusterNodes,
+			New: func() *clusterNodesParams { return &clusterNodesParams{pl: pl} }}),
 		engine.Define(Spec[*noParams]{Name: "gate.snapshot_repo_nodes", ReadOnly: true, Run: runGateRepoNodes,
 			New: simple(pl, func(*Planning) []string {
 				return []string{"POST /_snapshot/<indexer.snapshot_repository>/_verify: every node of GET /_nodes wrote to and read from the repository (a cluster rollback restores from it)"}
@@ -142,7 +139,24 @@ func clusterKinds(pl *Planning) []Kind {
 	}
 }
 
-func runGateClusterNodes(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+// clusterNodesParams: with at_target, every manager node must run the run's target version (the
+// end of a roll; the indexer's OpenSearch version has no fixed tie to it: one version everywhere).
+type clusterNodesParams struct {
+	pl       *Planning
+	AtTarget bool `yaml:"at_target"`
+}
+
+func (p *clusterNodesParams) Validate() error { return nil }
+
+func (p *clusterNodesParams) Describe() []string {
+	m := "manager API GET /cluster/healthcheck: every node of manager.nodes connected, one version, keepalives fresh (skipped without manager.nodes)"
+	if p.AtTarget {
+		m += ", that version the target " + p.pl.version("target", "manager")
+	}
+	return []string{"GET /_nodes (real version per node), GET /_cat/nodes (disk, heap), GET /_cat/cluster_manager: every node of indexer.nodes present, one version, an elected cluster manager, disk below thresholds.disk_nogo_percent on every node", m}
+}
+
+func runGateClusterNodes(ctx context.Context, env Env, p *clusterNodesParams) (engine.Outcome, error) {
 	d := env.Deps()
 	ix, api, err := clusterIndexer(d)
 	if err != nil {
@@ -187,6 +201,21 @@ func runGateClusterNodes(ctx context.Context, env Env, _ *noParams) (engine.Outc
 		mv, mlines := mgrcluster.Judge(mgrcluster.Facts{Nodes: nodes, Expected: d.Config.Manager.Nodes, Now: d.now()})
 		if err := levelErr(mv); err != nil {
 			return engine.Outcome{}, err
+		}
+		if p.AtTarget {
+			var target string
+			if _, err := env.Get(KeyTarget, &target); err != nil {
+				return engine.Outcome{}, err
+			}
+			var behind []string
+			for _, n := range nodes {
+				if strings.TrimPrefix(n.Version, "v") != packages.Upstream(target) {
+					behind = append(behind, n.Name+" "+n.Version)
+				}
+			}
+			if len(behind) > 0 {
+				return engine.Outcome{}, engine.NoGo("manager node(s) not at the target %s: %s (siemctl upgrade node on each)", target, strings.Join(behind, ", "))
+			}
 		}
 		msgs = append(msgs, "manager: "+mv.Summary)
 		for _, l := range mlines {

@@ -228,3 +228,30 @@ func TestRolloutKinds(t *testing.T) {
 		t.Errorf("done gate = %v %q (%v)", v, reason, err)
 	}
 }
+
+// The end of a roll: both clusters on one version, and every manager node at the target.
+func TestGateClusterNodesAtTarget(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\nindexer:\n  nodes: [indexer-1, indexer-2, indexer-3]\nmanager:\n  nodes: [manager-1, manager-2]\n")
+	srv := rollServer(t, explainNodeVersion, settingsAll)
+	srv.Set("GET /_nodes", indexertest.Route{Body: []byte(strings.ReplaceAll(rollNodes, "2.11.1", "2.19.3"))})
+	srv.Set("GET /_cat/nodes", indexertest.Route{Body: []byte(`[{"name":"indexer-1","heap.percent":"30","disk.used_percent":"40.0"},{"name":"indexer-2","heap.percent":"30","disk.used_percent":"40.0"},{"name":"indexer-3","heap.percent":"30","disk.used_percent":"40.0"}]`)})
+	d := indexerDepsWith(t, srv, cfg, nil)
+	now := time.Now()
+	d.Now = func() time.Time { return now }
+	mg := &fakeMgrCluster{nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
+	d.Manager = mg
+	e := newEnv(d, map[string]any{steps.KeyTarget: "4.10.0"})
+	if out, err := run(t, d, e, "gate.cluster_nodes", nil); err != nil || !strings.Contains(out.Message, "all on 2.19.3") {
+		t.Fatalf("preflight form = %q, %v", out.Message, err)
+	}
+	_, err := run(t, d, e, "gate.cluster_nodes", map[string]any{"at_target": true})
+	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "not at the target 4.10.0: manager-1 4.9.0, manager-2 4.9.0") {
+		t.Fatalf("at_target = %v %q (%v)", v, reason, err)
+	}
+	for i := range mg.nodes {
+		mg.nodes[i].Version = "4.10.0"
+	}
+	if out, err := run(t, d, e, "gate.cluster_nodes", map[string]any{"at_target": true}); err != nil || !strings.Contains(out.Message, "all on 4.10.0") {
+		t.Fatalf("at the target = %q, %v", out.Message, err)
+	}
+}
