@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,7 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	// manager changes mid-roll the order is recomputed (it goes last), so a host told "not your
 	// turn" (exit 7) waits and the next one in the order is asked.
 	var rolled []string
+	killed := false
 	remaining := slices.Clone(order)
 	for len(remaining) > 0 {
 		progressed := false
@@ -110,6 +112,20 @@ func TestE2ERollingUpgrade(t *testing.T) {
 					if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
 						t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
 					}
+				}
+				if h == "manager-2" && !killed {
+					// kill -9 of siemctl on the worker mid-turn (its manager stopped, its databases
+					// being copied): the same command takes the turn back and resumes the journal.
+					killed = true
+					killMidStep(t, on(h), "manager/backup-db", "upgrade", "node", "--to", to, "--yes", "--lease", "10m")
+					r := on(h).Siemctl("upgrade", "node", "--to", to, "--yes", "--lease", "10m")
+					if r.Code != 0 || !strings.Contains(r.Stderr, "resumed the turn") || !strings.Contains(r.Stderr, "resuming this host's node run") {
+						t.Fatalf("%s after kill -9: exit %d, want 0 with the turn and the run resumed\n%s\n%s", h, r.Code, r.Stdout, r.Stderr)
+					}
+					code = 0
+					took[h] = r.Took
+					t.Logf("%s (resumed after kill -9): %s\n%s", h, r.Took, r.Stderr)
+					return
 				}
 				// The lease outlasts the node's own restart: the turn's record is read and renewed
 				// through this host's indexer URL, its own node, which does not answer while it restarts.
@@ -179,6 +195,40 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		}
 		t.Logf("flow: %s", rep)
 	})
+}
+
+// killMidStep runs siemctl args on the host and sends it SIGKILL as soon as its progress says step
+// started; the run must have been killed (not finished).
+func killMidStep(t *testing.T, hl *e2e.Lab, step string, args ...string) {
+	t.Helper()
+	bin, _ := e2e.Binaries(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), hl.Env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var seen []string
+	for sc.Scan() {
+		line := sc.Text()
+		seen = append(seen, line)
+		if strings.Contains(line, "] "+step+" …") {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	go func() { // drain
+		for sc.Scan() {
+		}
+	}()
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("siemctl %s was not killed at %s (%v):\n%s", strings.Join(args, " "), step, err, strings.Join(seen, "\n"))
+	}
 }
 
 // rollOrder is the order of the hosts: the indexer nodes with the elected cluster manager last,
