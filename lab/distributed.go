@@ -101,7 +101,8 @@ func (l *Lab) indexerCluster() *IndexerCluster {
 	if l.cluster == nil {
 		return nil
 	}
-	c := &IndexerCluster{NodeName: l.cluster.Name, Address: l.cluster.Address, NodesDN: l.prof.DN("indexer-*")}
+	c := &IndexerCluster{NodeName: l.cluster.Name, Address: l.cluster.Address, NodesDN: l.prof.DN("indexer-*"),
+		PathRepo: []string{sharedSnapshotDir(l.st.Dir)}}
 	for _, n := range l.cluster.byRole(RoleIndexer) {
 		c.SeedHosts = append(c.SeedHosts, net.JoinHostPort(n.Address, fmt.Sprint(l.st.Ports.Transport)))
 		c.ManagerNodes = append(c.ManagerNodes, n.Name)

@@ -153,7 +153,8 @@ func TestOpensearchYMLCluster(t *testing.T) {
 	for _, want := range []string{"node.name: indexer-2\nnetwork.host: 127.0.0.12\n",
 		`discovery.seed_hosts: ["127.0.0.11:39300", "127.0.0.12:39300", "127.0.0.13:39300"]`,
 		`cluster.initial_cluster_manager_nodes: ["indexer-1", "indexer-2", "indexer-3"]`,
-		`- "CN=indexer-*,OU=Wazuh,O=Wazuh,L=California,C=US"`} {
+		`- "CN=indexer-*,OU=Wazuh,O=Wazuh,L=California,C=US"`,
+		`path.repo: ["` + sharedSnapshotDir(l.st.Dir) + `"]`} {
 		if !strings.Contains(yml, want) {
 			t.Errorf("opensearch.yml lacks %q:\n%s", want, yml)
 		}

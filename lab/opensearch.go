@@ -284,6 +284,7 @@ type IndexerCluster struct {
 	SeedHosts    []string // discovery.seed_hosts: every node's transport address (host:port)
 	ManagerNodes []string // cluster.initial_cluster_manager_nodes: every node's name
 	NodesDN      string   // plugins.security.nodes_dn: a pattern every node's DN matches
+	PathRepo     []string // path.repo: the snapshot directory every node shares (distributed_repo.go)
 }
 
 func yamlList(items []string) string {
@@ -413,6 +414,9 @@ func opensearchYML(spec IndexerSpec) string {
 	if c := spec.Cluster; c != nil {
 		node, nodesDN = "node.name: "+c.NodeName+"\nnetwork.host: "+c.Address, c.NodesDN
 		discovery = "discovery.seed_hosts: " + yamlList(c.SeedHosts) + "\ncluster.initial_cluster_manager_nodes: " + yamlList(c.ManagerNodes)
+		if len(c.PathRepo) > 0 {
+			discovery += "\npath.repo: " + yamlList(c.PathRepo)
+		}
 	}
 	return fmt.Sprintf(`# %[10]s %[1]s (siemlab)
 cluster.name: %[2]s

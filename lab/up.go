@@ -242,6 +242,13 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if c := l.indexerCluster(); c != nil && l.runs("indexer") {
+		for _, d := range c.PathRepo {
+			if err := ensureSharedSnapshotDir(d); err != nil {
+				return fmt.Errorf("shared snapshot directory: %w", err)
+			}
+		}
+	}
 	for _, v := range Versions {
 		osv, _ := OpenSearchVersion(v)
 		if l.runs("indexer") {

@@ -16,3 +16,11 @@ const (
 	Upgrade  = "upgrade.yaml"
 	Rollback = "rollback.yaml"
 )
+
+// Runbooks of a rolling upgrade of a distributed deployment: the first host's phase, each host's
+// turn, and the end.
+const (
+	ClusterApply  = "cluster-apply.yaml"
+	Node          = "node.yaml"
+	ClusterFinish = "cluster-finish.yaml"
+)

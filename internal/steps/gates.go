@@ -251,7 +251,8 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 
 func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, want map[string]string, which string) (engine.Outcome, error) {
 	var problems, notes []string
-	for _, c := range Components {
+	here := d.Config.HostComponents() // a distributed host judges only what it runs
+	for _, c := range here {
 		v := want[c]
 		if v == "" {
 			if slices.Contains(identical, c) {
@@ -288,13 +289,17 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 		problems = append(problems, "indexer, manager and dashboard versions differ: "+strings.Join(vs, ", "))
 	}
 	if which == "target" {
-		same := 0
+		same, core := 0, 0
 		for _, c := range identical {
+			if !slices.Contains(here, c) {
+				continue
+			}
+			core++
 			if inst[c] == want[c] {
 				same++
 			}
 		}
-		if same == len(identical) && inst["shipper"] == want["shipper"] || same == len(identical) && want["shipper"] == "" {
+		if same == core && (!slices.Contains(here, "shipper") || inst["shipper"] == want["shipper"] || want["shipper"] == "") {
 			problems = append(problems, "every component is already at the target version; nothing to upgrade")
 		}
 	}
@@ -584,14 +589,14 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 		return engine.Outcome{}, notAnswering("indexer", err)
 	}
 	left = append(left, cluster.Leftovers(s, cluster.LeftoverOptions{}).Items...)
-	bad, err := inactiveUnits(ctx, d, Components)
+	bad, err := inactiveUnits(ctx, d, d.Config.HostComponents())
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	for _, b := range bad {
 		left = append(left, "unit "+b)
 	}
-	if len(bad) == 0 {
+	if len(bad) == 0 && d.Config.Runs("shipper") {
 		if sh, err := d.shipper(); err == nil {
 			rep, err := sh.TestOutput(ctx)
 			switch {
@@ -605,7 +610,11 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 	if len(left) > 0 {
 		return engine.Outcome{}, engine.Pending("left behind: %s", strings.Join(left, "; "))
 	}
-	return engine.Outcome{Message: "allocation all, no transient watermark override, every unit active, shipper talks to the indexer"}, nil
+	msg := "allocation all, no transient watermark override, every unit active"
+	if d.Config.Runs("shipper") {
+		msg += ", shipper talks to the indexer"
+	}
+	return engine.Outcome{Message: msg}, nil
 }
 
 func gateKinds() []Kind {

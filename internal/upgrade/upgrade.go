@@ -19,6 +19,7 @@
 package upgrade
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ type Request struct {
 	Runbook     string
 	Selection   engine.Selection
 	IgnoreGates []string
+	// Embedded is the embedded runbook planned when Runbook is "" (""; upgrade.yaml): a rolling
+	// upgrade's phases plan runbooks.ClusterApply, Node or ClusterFinish.
+	Embedded string
 }
 
 // IgnoreGateError is an --ignore-gate name that is not an ignorable gate
@@ -88,7 +92,7 @@ func Prepare(ctx context.Context, deps *steps.Deps, req Request) (*Session, erro
 	if err != nil {
 		return nil, err
 	}
-	raw, source, err := LoadRunbook(req.Runbook, runbooks.Upgrade)
+	raw, source, err := LoadRunbook(req.Runbook, cmp.Or(req.Embedded, runbooks.Upgrade))
 	if err != nil {
 		return nil, err
 	}

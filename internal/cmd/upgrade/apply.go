@@ -32,6 +32,9 @@ type ApplyOptions struct {
 	Guided      bool
 	// Watch is the watch window after validation (0: none).
 	Watch time.Duration
+	// Cluster runs the first phase of a rolling upgrade of a distributed deployment
+	// (cluster-apply.yaml, applycluster.go).
+	Cluster bool
 }
 
 // NewCmdApply builds `upgrade apply`.
@@ -82,6 +85,9 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
 				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
 			}
+			if opts.Cluster {
+				return cli.Run(cmd.Context(), runF, runApplyCluster, opts)
+			}
 			return cli.Run(cmd.Context(), runF, runApply, opts)
 		},
 	}
@@ -96,6 +102,7 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 	cli.DurationVar(fl, &opts.Window, "window", 0, "maintenance window: refuse to start unless the estimated upgrade + rollback fit; show the point of no return")
 	fl.BoolVar(&opts.Guided, "guided", false, "pause after preflight, indexer, manager and validation and ask: continue, wait, roll back, stop here (needs a terminal)")
 	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the stack this long and roll back on a breach (e.g. 20m)")
+	fl.BoolVar(&opts.Cluster, "cluster", false, "distributed deployment: the first phase of a rolling upgrade on this (indexer) host; then 'upgrade node' on each host and 'upgrade finish --cluster'")
 	return cmd
 }
 

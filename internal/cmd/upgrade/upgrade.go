@@ -57,7 +57,7 @@ back, 11 rollback failed (manual action), 130 interrupted (resumable).`,
   siemctl upgrade apply --to 4.10.0 --yes
   siemctl upgrade status -o json
   siemctl upgrade resume --yes`,
-	}, NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdTurn(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil))
+	}, NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdTurn(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil), NewCmdNode(f, nil), NewCmdFinish(f, nil))
 }
 
 func commandLine(args ...string) string {

@@ -1,0 +1,74 @@
+package upgrade
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// FinishOptions are the inputs of `upgrade finish --cluster`.
+type FinishOptions struct {
+	runs.Common
+	To      string
+	Cluster bool
+	DryRun  bool
+	Only    []string
+	Skip    []string
+	Watch   time.Duration
+}
+
+// NewCmdFinish builds `upgrade finish --cluster`.
+func NewCmdFinish(f *cli.Factory, runF func(context.Context, *FinishOptions) error) *cobra.Command {
+	opts := &FinishOptions{Common: common(f)}
+	cmd := &cobra.Command{
+		Use:   "finish --cluster --to VERSION",
+		Short: "End a rolling upgrade once every host ran its turn",
+		Long: `End a rolling upgrade of a distributed deployment (runbook cluster-finish.yaml), once, after
+every host's 'siemctl upgrade node': the security init tool once for the cluster (run it on an
+indexer host), the shipper's pipelines and index management (when this host runs the shipper),
+allocation back to all, the cluster green, every node of both clusters on one version, the watch
+window (--watch), and no trace left.
+
+Exit codes: 0 ok, 2 usage, 3 no-go, 4 a gate failed ('siemctl upgrade resume' continues), 6
+locked, 130 interrupted.`,
+		Example: `  siemctl upgrade finish --cluster --to 4.10.0 --yes
+  siemctl upgrade finish --cluster --to 4.10.0 --yes --watch 20m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := fillTarget(f, &opts.Common, opts.To); err != nil {
+				return err
+			}
+			if !opts.Cluster {
+				return cli.FlagErrorf("upgrade finish ends a rolling upgrade of a distributed deployment: give --cluster (a single host's upgrade ends with its own apply)")
+			}
+			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
+			}
+			return cli.Run(cmd.Context(), runF, runFinish, opts)
+		},
+	}
+	fl := cmd.Flags()
+	targetFlag(fl, &opts.To)
+	fl.BoolVar(&opts.Cluster, "cluster", false, "end the rolling upgrade of the distributed deployment (required)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call; change nothing")
+	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids")
+	fl.StringSliceVar(&opts.Skip, "skip-steps", nil, "skip these step ids")
+	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the deployment this long (e.g. 20m)")
+	return cmd
+}
+
+func runFinish(ctx context.Context, opts *FinishOptions) error {
+	notHere, _, err := hostSkips(opts.Common, ctx)
+	if err != nil {
+		return err
+	}
+	return runPhase(ctx, opts.Common, phase{name: "finish --cluster", runbook: runbooks.ClusterFinish, to: opts.To, only: opts.Only, skip: opts.Skip,
+		dryRun: opts.DryRun, watch: opts.Watch, cmdline: commandLine("upgrade", "finish", "--cluster", "--to", opts.To),
+		question: "End the rolling upgrade to " + opts.To + ": security once, allocation all, validation on every node"}, notHere)
+}

@@ -1,0 +1,60 @@
+package runbooks_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/runbooks"
+)
+
+// The rolling upgrade's phases: the first host's preflight comes before anything changes; each
+// host's turn keeps every step of a component under that component's id (the command leaves out
+// the components the host does not run by id), and a node is gated back before the next phase.
+func TestClusterRunbooks(t *testing.T) {
+	ap := plan(t, runbooks.ClusterApply)
+	before(t, ap, "preflight/cluster-green", "preflight/nodes", "preflight/snapshot-repository", "rollout/create", "backup/configs",
+		"backup/indexer-security", "indexer/snapshot", "indexer/allocation-primaries", "indexer/flush", "rollout/rolling")
+	for _, s := range ap.Steps {
+		if strings.HasPrefix(s.ID, "preflight/") && !s.ReadOnly {
+			t.Errorf("cluster-apply %s (%s) changes something in preflight", s.ID, s.Step.Kind)
+		}
+	}
+
+	np := plan(t, runbooks.Node)
+	for _, s := range np.Steps {
+		comp, _, _ := strings.Cut(s.ID, "/")
+		if !slices.Contains(steps.Components, comp) {
+			t.Errorf("node.yaml step %s is under no component: a host could not leave it out", s.ID)
+		}
+		for _, n := range s.Needs {
+			if !strings.HasPrefix(n, comp+"/") {
+				t.Errorf("node.yaml step %s needs %s of another component: leaving that component out would break the plan", s.ID, n)
+			}
+		}
+	}
+	before(t, np, "indexer/record", "indexer/allocation-primaries", "indexer/flush", "indexer/stop", "indexer/install",
+		"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health")
+	before(t, np, "manager/stop", "manager/gone", "manager/backup-db", "manager/install", "manager/start", "manager/api", "manager/in-cluster")
+	before(t, np, "shipper/stop", "shipper/install", "shipper/module", "shipper/template", "shipper/start", "shipper/test-output")
+	before(t, np, "dashboard/stop", "dashboard/install", "dashboard/start", "dashboard/up")
+
+	// An indexer host plans only its indexer steps.
+	p, err := engine.LoadPlan(runbooks.FS, runbooks.Node, registry(t), engine.Selection{Skip: []string{"manager", "shipper", "dashboard"}}, &steps.Planning{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Selected() {
+		if !strings.HasPrefix(s.ID, "indexer/") {
+			t.Errorf("an indexer host would run %s", s.ID)
+		}
+	}
+	if len(p.Selected()) != 11 {
+		t.Errorf("an indexer host plans %d steps, want the 11 indexer steps", len(p.Selected()))
+	}
+
+	fp := plan(t, runbooks.ClusterFinish)
+	before(t, fp, "rollout/all-done", "indexer/security", "cluster/allocation-all", "cluster/health", "validate/nodes", "watch/window", "rollout/done")
+}
