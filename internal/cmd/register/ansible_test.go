@@ -176,7 +176,7 @@ func TestUpgradePlaybookRollsInTheRecordsOrder(t *testing.T) {
 		"apply i1 4.10.0",
 		"node i2 indexer/i2", "node i1 indexer/i1", "node i3 indexer/i3", // i3 elected after i2: last
 		"busy m1 manager/m1", "node m1 manager/m1", "node m2 manager/m2", "node d1 dashboard/d1",
-		"finish i1",
+		"finish i1 4.10.0",
 	}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("siemctl calls:\n%s\nwant:\n%s\n\nplay:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)

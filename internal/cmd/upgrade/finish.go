@@ -35,8 +35,8 @@ indexer host), the shipper's pipelines and index management (when this host runs
 allocation back to all, the cluster green, every node of both clusters on one version, the watch
 window (--watch), and no trace left.
 
-Exit codes: 0 ok, 2 usage, 3 no-go, 4 a gate failed ('siemctl upgrade resume' continues), 6
-locked, 130 interrupted.`,
+Exit codes: 0 ok, 1 a step or gate failed ('siemctl upgrade resume' continues), 2 usage, 3 no-go,
+6 locked, 130 interrupted.`,
 		Example: `  siemctl upgrade finish --cluster --to 4.10.0 --yes
   siemctl upgrade finish --cluster --to 4.10.0 --yes --watch 20m`,
 		Args: cobra.NoArgs,

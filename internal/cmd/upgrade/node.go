@@ -53,9 +53,9 @@ lease while it works, and marks it done or failed. Run again after a failure or 
 command takes the turn back and resumes this host's journal. --no-turn leaves the order to the
 operator. Afterwards, once: 'siemctl upgrade finish --cluster'.
 
-Exit codes: 0 ok, 2 usage, 3 no-go (nothing changed), 4 a gate failed (the run stops naming it;
-the same command resumes it), 6 locked, 7 not this host's turn, 10 failed and rolled back, 130
-interrupted.`,
+Exit codes: 0 ok, 1 a step or gate failed (the run stops naming it; the same command resumes
+it), 2 usage, 3 no-go (nothing changed), 6 locked, 7 not this host's turn, 10 failed and rolled
+back, 130 interrupted.`,
 		Example: `  siemctl upgrade node --to 4.10.0 --dry-run
   siemctl upgrade node --to 4.10.0 --yes`,
 		Args: cobra.NoArgs,

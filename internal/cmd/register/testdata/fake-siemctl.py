@@ -10,6 +10,11 @@ import json, os, sys
 
 state, log, host = os.environ["FAKE_STATE"], os.environ["FAKE_LOG"], os.environ["FAKE_HOST"]
 args = [a for a in sys.argv[1:] if a not in ("--yes",)]
+target = ""
+if "--to" in args:
+    i = args.index("--to")
+    target = args[i + 1]
+    del args[i:i + 2]
 MINE = {"i1": ["indexer/i1"], "i2": ["indexer/i2"], "i3": ["indexer/i3"],
         "m1": ["manager/m1"], "m2": ["manager/m2"], "d1": ["dashboard/d1"]}
 
@@ -32,10 +37,10 @@ def current(rec):
     return ""
 
 if args[:3] == ["upgrade", "apply", "--cluster"]:
-    say("apply %s %s" % (host, args[4]))
+    say("apply %s %s" % (host, target))
     if not os.path.exists(state):
         names = ["indexer/i2", "indexer/i3", "indexer/i1", "manager/m1", "manager/m2", "dashboard/d1"]
-        save({"target": args[4], "order": [{"name": n, "state": "pending"} for n in names]})
+        save({"target": target, "order": [{"name": n, "state": "pending"} for n in names]})
     sys.exit(0)
 if args[:3] == ["upgrade", "status", "--cluster"]:
     rec = load()
@@ -43,6 +48,9 @@ if args[:3] == ["upgrade", "status", "--cluster"]:
     sys.exit(0)
 if args[:2] == ["upgrade", "node"]:
     rec = load()
+    if target != rec["target"]:
+        print("error: upgrade node --to %s: the run is to %s" % (target, rec["target"]), file=sys.stderr)
+        sys.exit(2)
     cur = current(rec)
     if cur not in MINE[host]:
         print("error: not this host's turn: %s's" % cur, file=sys.stderr)
@@ -65,7 +73,7 @@ if args[:2] == ["upgrade", "node"]:
     save(rec)
     sys.exit(0)
 if args[:3] == ["upgrade", "finish", "--cluster"]:
-    say("finish %s" % host)
+    say("finish %s %s" % (host, target))
     sys.exit(0)
 print("fake siemctl: unexpected call %s" % args, file=sys.stderr)
 sys.exit(2)
