@@ -121,9 +121,15 @@ func ansiblePlaybook(t *testing.T) string {
 // output.
 func playbookRun(t *testing.T, pb string, env ...string) (calls []string, out string, err error) {
 	t.Helper()
+	return playbookRunIn(t, t.TempDir(), pb, env...)
+}
+
+// playbookRunIn is playbookRun in dir: a second run there finds the first one's record, and its
+// call log holds only its own calls.
+func playbookRunIn(t *testing.T, dir, pb string, env ...string) (calls []string, out string, err error) {
+	t.Helper()
 	bin := ansiblePlaybook(t)
 	fake, _ := filepath.Abs("testdata/fake-siemctl.py")
-	dir := t.TempDir()
 	var inv strings.Builder
 	for _, g := range []struct{ group, hosts string }{{"indexer", "i1 i2 i3"}, {"manager", "m1 m2"}, {"dashboard", "d1"}} {
 		fmt.Fprintf(&inv, "[%s]\n", g.group)
@@ -142,6 +148,7 @@ func playbookRun(t *testing.T, pb string, env ...string) (calls []string, out st
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "calls.log")
+	_ = os.Remove(logPath)
 	cmd := exec.Command(bin, "-i", invPath, pbPath, "-e", "siemctl_target=4.10.0", "-e", "siemctl_bin="+fake,
 		"-e", "siemctl_turn_delay=1", "-e", "siemctl_turn_tries=3")
 	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_LOCAL_TEMP="+dir, "ANSIBLE_HOME="+dir, "ANSIBLE_RETRY_FILES_ENABLED=0",
@@ -185,14 +192,26 @@ func TestUpgradePlaybookRollsInTheRecordsOrder(t *testing.T) {
 
 // TestUpgradePlaybookStopsAtAFailedNode: a node whose upgrade fails (siemctl rolled it back, exit
 // 10) stops the whole roll there: no later node is touched and finish does not run.
+// Run again, the playbook resumes the roll from the record: no second apply, the failed node and
+// the ones after it, then finish.
 func TestUpgradePlaybookStopsAtAFailedNode(t *testing.T) {
-	calls, out, err := playbookRun(t, "upgrade.yml", "FAKE_FAIL=m1")
+	dir := t.TempDir()
+	calls, out, err := playbookRunIn(t, dir, "upgrade.yml", "FAKE_FAIL=m1")
 	if err == nil {
 		t.Fatalf("ansible-playbook succeeded with a failed node:\n%s", out)
 	}
 	want := []string{"apply i1 4.10.0", "node i2 indexer/i2", "node i3 indexer/i3", "node i1 indexer/i1", "fail m1 manager/m1"}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("siemctl calls:\n%s\nwant:\n%s\n\nplay:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)
+	}
+
+	calls, out, err = playbookRunIn(t, dir, "upgrade.yml")
+	if err != nil {
+		t.Fatalf("ansible-playbook run again: %v\n%s", err, out)
+	}
+	want = []string{"node m1 manager/m1", "node m2 manager/m2", "node d1 dashboard/d1", "finish i1 4.10.0"}
+	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("run again, siemctl calls:\n%s\nwant:\n%s\n\nplay:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)
 	}
 }
 

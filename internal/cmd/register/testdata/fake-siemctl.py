@@ -40,9 +40,12 @@ if args[:3] == ["upgrade", "apply", "--cluster"]:
     say("apply %s %s" % (host, target))
     if not os.path.exists(state):
         names = ["indexer/i2", "indexer/i3", "indexer/i1", "manager/m1", "manager/m2", "dashboard/d1"]
-        save({"target": target, "order": [{"name": n, "state": "pending"} for n in names]})
+        save({"target": target, "phase": "rolling", "order": [{"name": n, "state": "pending"} for n in names]})
     sys.exit(0)
 if args[:3] == ["upgrade", "status", "--cluster"]:
+    if not os.path.exists(state):
+        print("error: no rolling upgrade run in the cluster", file=sys.stderr)
+        sys.exit(1)
     rec = load()
     print(json.dumps({"record": rec, "current": current(rec), "this_host": {"host": host, "mine": MINE[host]}}))
     sys.exit(0)
@@ -74,6 +77,9 @@ if args[:2] == ["upgrade", "node"]:
     sys.exit(0)
 if args[:3] == ["upgrade", "finish", "--cluster"]:
     say("finish %s %s" % (host, target))
+    rec = load()
+    rec["phase"] = "done"
+    save(rec)
     sys.exit(0)
 print("fake siemctl: unexpected call %s" % args, file=sys.stderr)
 sys.exit(2)
