@@ -9,7 +9,8 @@
 # port range (SIEMCTL_E2E_PORT_SHIFT 0 and 1000), so the waits of one lab (a
 # unit starting, a cluster turning green) overlap with the work of the other:
 #   lane 1: siem, every package but the upgrade suite; then the watch window;
-#           then the distributed lab's test (wazuh; one lab for every check and fault)
+#           then the distributed lab's test (wazuh; one lab for every check and fault);
+#           then the rolling upgrade of a distributed lab through ansible/upgrade.yml (siem)
 #   lane 2: siem, the upgrade suite but the watch window; then the wazuh pass
 # SIEMCTL_E2E_LANES=1 runs the same commands one after the other.
 # Each lane's output is prefixed with its name; the exit code is non-zero when
@@ -23,11 +24,12 @@ LANES=${SIEMCTL_E2E_LANES:-2}
 UPGRADE=./internal/cmd/upgrade
 WATCH='TestE2EWatch'
 DISTRIBUTED='TestE2EDistributed'
+ROLLING='TestE2ERollingUpgrade'
 WAZUH_PKGS=${E2E_WAZUH_PKGS:-"./internal/cmd/health ./internal/cmd/upgrade ./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot"}
 # Siem-only: the snapshot-mode data safety run, the watch window, the guided
 # budget and the alert-flow run test siemctl's own logic, which the profile
 # does not change.
-WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost'}
+WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost|TestE2ERollingUpgrade'}
 
 export SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=${SIEMCTL_E2E_BIN:-$PWD/bin}
 
@@ -44,13 +46,15 @@ lane1() {
 	# The distributed lab (3 indexer nodes, 2 managers, a dashboard; own loopback addresses
 	# 127.0.0.11-31 and ports 20000+, so it runs beside lane 2's single labs) in the wazuh layout.
 	SIEMCTL_E2E_PROFILE=wazuh gotest -run "$DISTRIBUTED" ./lab/cmd/siemlab || rc=1
+	# The rolling upgrade: a second distributed lab (siem), after the first is down.
+	gotest -run "$ROLLING" "$UPGRADE" || rc=1
 	return $rc
 }
 
 lane2() {
 	export SIEMCTL_E2E_PORT_SHIFT=1000
 	local rc=0
-	gotest -run 'E2E' -skip "$WATCH" "$UPGRADE" || rc=1
+	gotest -run 'E2E' -skip "$WATCH|$ROLLING" "$UPGRADE" || rc=1
 	# shellcheck disable=SC2086
 	SIEMCTL_E2E_PROFILE=wazuh gotest -run 'E2E' -skip "$WAZUH_SKIP" $WAZUH_PKGS || rc=1
 	return $rc

@@ -92,79 +92,74 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			t.Errorf("upgrade node on manager-1 first: exit %d, want 7 naming %s\n%s%s", r.Code, order[0], r.Stdout, r.Stderr)
 		}
 	})
-	// Each host in its turn. The record is the judge of whose turn it is: when the elected cluster
-	// manager changes mid-roll the order is recomputed (it goes last), so a host told "not your
-	// turn" (exit 7) waits and the next one in the order is asked.
-	var rolled []string
-	killed := false
-	remaining := slices.Clone(order)
-	for len(remaining) > 0 {
-		progressed := false
-		for i, h := range remaining {
-			var code int
-			ok := t.Run("node "+h, func(t *testing.T) {
-				dry := must(t, h, "upgrade", "node", "--to", to, "--dry-run")
-				if !strings.Contains(dry.Stdout, "turn: ") {
-					t.Errorf("%s dry run does not show the turn's calls:\n%s", h, dry.Stdout)
-				}
-				comp := strings.SplitN(h, "-", 2)[0]
-				for _, other := range []string{"indexer/stop", "manager/stop", "dashboard/stop"} {
-					if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
-						t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
-					}
-				}
-				if h == "manager-2" && !killed {
-					// kill -9 of siemctl on the worker mid-turn (its manager stopped, its databases
-					// being copied): the same command takes the turn back and resumes the journal.
-					killed = true
-					killMidStep(t, on(h), "manager/backup-db", "upgrade", "node", "--to", to, "--yes", "--lease", "10m")
-					r := on(h).Siemctl("upgrade", "node", "--to", to, "--yes", "--lease", "10m")
-					if r.Code != 0 || !strings.Contains(r.Stderr, "resumed the turn") || !strings.Contains(r.Stderr, "resuming this host's node run") {
-						t.Fatalf("%s after kill -9: exit %d, want 0 with the turn and the run resumed\n%s\n%s", h, r.Code, r.Stdout, r.Stderr)
-					}
-					code = 0
-					took[h] = r.Took
-					t.Logf("%s (resumed after kill -9): %s\n%s", h, r.Took, r.Stderr)
-					return
-				}
-				// The lease outlasts the node's own restart: the turn's record is read and renewed
-				// through this host's indexer URL, its own node, which does not answer while it restarts.
-				r := on(h).Siemctl("upgrade", "node", "--to", to, "--yes", "--lease", "10m")
-				code = r.Code
-				if r.Code == 7 {
-					t.Logf("%s: not its turn yet (exit 7): %s", h, strings.TrimSpace(r.Stderr))
-					return
-				}
-				if r.Code != 0 {
-					t.Fatalf("%s: upgrade node: exit %d\n%s\n%s", h, r.Code, r.Stdout, r.Stderr)
-				}
-				took[h] = r.Took
-				t.Logf("%s: %s\n%s", h, r.Took, r.Stderr)
-			})
-			if !ok {
-				t.FailNow()
+	// Each host's dry run: only the steps of its own components, with the turn's calls.
+	for _, h := range order {
+		t.Run("dry run "+h, func(t *testing.T) {
+			dry := must(t, h, "upgrade", "node", "--to", to, "--dry-run")
+			if !strings.Contains(dry.Stdout, "turn: ") {
+				t.Errorf("%s dry run does not show the turn's calls:\n%s", h, dry.Stdout)
 			}
-			if code == 0 {
-				rolled = append(rolled, h)
-				remaining = slices.Delete(remaining, i, i+1)
-				progressed = true
-				break
+			comp := strings.SplitN(h, "-", 2)[0]
+			for _, other := range []string{"indexer/stop", "manager/stop", "dashboard/stop"} {
+				if strings.HasPrefix(other, comp+"/") != strings.Contains(dry.Stdout+dry.Stderr, "] "+other+" ") {
+					t.Errorf("%s dry run and %s:\n%s%s", h, other, dry.Stdout, dry.Stderr)
+				}
 			}
-		}
-		if !progressed {
-			t.Fatalf("no host of %v could take its turn", remaining)
-		}
+		})
 	}
-	t.Logf("rolled in the order %s", strings.Join(rolled, ", "))
-	order = rolled
-	t.Run("finish --cluster on indexer-1", func(t *testing.T) {
-		r := must(t, "indexer-1", "upgrade", "finish", "--cluster", "--to", to, "--yes")
-		took["finish"] = r.Took
-		t.Logf("finish --cluster: %s\n%s", r.Took, r.Stderr)
+
+	// The turns through the fleet driver: ansible/upgrade.yml against the lab's inventory (each
+	// host's env sourced before its siemctl). The record, not the inventory, says whose turn it is
+	// (an election that moves mid-roll is followed). siemctl is killed with SIGKILL on the worker
+	// mid-turn: the play stops there; the operator runs the playbook again, which resumes the roll
+	// (no second apply) and the worker takes its own turn back and resumes its journal.
+	pb := playbook(t, l.Dir, to)
+	t.Run("ansible: kill -9 on the worker mid-turn stops the play", func(t *testing.T) {
+		cmd := pb.start(t)
+		pid := awaitTurnProcess(t, on("indexer-1"), cmd, "manager/manager-2")
+		time.Sleep(3 * time.Second) // mid-step: its manager stopping or its databases being copied
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill -9 %d: %v", pid, err)
+		}
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("ansible-playbook succeeded although siemctl was killed on manager-2:\n%s", pb.out.String())
+		}
+		t.Logf("first play (stopped on manager-2):\n%s", tail(pb.out.String(), 4000))
 	})
+	t.Run("ansible: run again, the roll resumes and finishes", func(t *testing.T) {
+		cmd := pb.start(t)
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("ansible-playbook run again: %v\n%s", err, pb.out.String())
+		}
+		out := pb.out.String()
+		if strings.Contains(out, "TASK [upgrade apply --cluster") && !strings.Contains(out, "skipping: [indexer-1]") {
+			t.Errorf("the playbook run again applied a second time:\n%s", out)
+		}
+		t.Logf("second play:\n%s", tail(out, 4000))
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	st := clusterStatus(t, on("manager-1"))
+	for _, e := range st.Record.Order {
+		if e.State != "done" {
+			t.Errorf("entry %s is %s after the roll", e.Name, e.State)
+		}
+		if e.Name == "manager/manager-2" && e.Attempts < 2 {
+			t.Errorf("manager/manager-2 took %d attempt(s): the kill -9 should have made it resume", e.Attempts)
+		}
+		took[e.Name] = e.Finished.Sub(e.Started)
+	}
+	if st.Record.Phase != "done" {
+		t.Errorf("the run is in phase %s after the playbook's finish, want done", st.Record.Phase)
+	}
+	order = nil
+	for _, e := range st.Record.Order {
+		order = append(order, e.Name)
+	}
 	wall := time.Since(start)
 	var parts []string
-	for _, k := range append([]string{"apply"}, append(order, "finish")...) {
+	for _, k := range append([]string{"apply"}, order...) {
 		parts = append(parts, fmt.Sprintf("%s %s", k, took[k].Round(100*time.Millisecond)))
 	}
 	t.Logf("roll wall time %s: %s", wall.Round(100*time.Millisecond), strings.Join(parts, ", "))
@@ -195,40 +190,6 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		}
 		t.Logf("flow: %s", rep)
 	})
-}
-
-// killMidStep runs siemctl args on the host and sends it SIGKILL as soon as its progress says step
-// started; the run must have been killed (not finished).
-func killMidStep(t *testing.T, hl *e2e.Lab, step string, args ...string) {
-	t.Helper()
-	bin, _ := e2e.Binaries(t)
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), hl.Env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	var seen []string
-	for sc.Scan() {
-		line := sc.Text()
-		seen = append(seen, line)
-		if strings.Contains(line, "] "+step+" …") {
-			cmd.Process.Signal(syscall.SIGKILL)
-			break
-		}
-	}
-	go func() { // drain
-		for sc.Scan() {
-		}
-	}()
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("siemctl %s was not killed at %s (%v):\n%s", strings.Join(args, " "), step, err, strings.Join(seen, "\n"))
-	}
 }
 
 // rollOrder is the order of the hosts: the indexer nodes with the elected cluster manager last,
@@ -283,4 +244,141 @@ func hostPackages(t *testing.T, dir string) map[string]string {
 		t.Fatalf("%s: none of %v installed", dir, hl.Profile().Packages())
 	}
 	return m
+}
+
+// rollStatus is the part of `upgrade status --cluster -o json` the test reads.
+type rollStatus struct {
+	Current string `json:"current"`
+	Record  struct {
+		Phase string `json:"phase"`
+		Order []struct {
+			Name     string    `json:"name"`
+			State    string    `json:"state"`
+			Attempts int       `json:"attempts"`
+			Started  time.Time `json:"started"`
+			Finished time.Time `json:"finished"`
+		} `json:"order"`
+	} `json:"record"`
+}
+
+func clusterStatus(t *testing.T, hl *e2e.Lab) rollStatus {
+	t.Helper()
+	r := hl.Siemctl("upgrade", "status", "--cluster", "-o", "json")
+	var st rollStatus
+	if err := json.Unmarshal([]byte(r.Stdout), &st); r.Code != 0 || err != nil {
+		t.Fatalf("upgrade status --cluster: exit %d (%v)\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	return st
+}
+
+// playbookRun is ansible/upgrade.yml run against a distributed lab's inventory; out collects
+// every run's output.
+type playbookRun struct {
+	args []string
+	out  *strings.Builder
+}
+
+func playbook(t *testing.T, dir, to string) playbookRun {
+	t.Helper()
+	bin, err := exec.LookPath("ansible-playbook")
+	if err != nil {
+		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
+			t.Fatal("ansible-playbook not found: scripts/install-deps.sh installs it (ansible-core)")
+		}
+		t.Skip("ansible-playbook not found (scripts/install-deps.sh installs ansible-core)")
+	}
+	siemctl, _ := e2e.Binaries(t)
+	pbFile, err := filepath.Abs("../../../ansible/upgrade.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return playbookRun{args: []string{bin, "-i", filepath.Join(dir, "inventory.ini"), pbFile,
+		"-e", "siemctl_target=" + to, "-e", "siemctl_bin=" + siemctl, "-e", "siemctl_turn_delay=5"}, out: &strings.Builder{}}
+}
+
+func (p playbookRun) start(t *testing.T) *exec.Cmd {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Env = append(os.Environ(), "ANSIBLE_NOCOLOR=1", "ANSIBLE_HOME="+home, "ANSIBLE_LOCAL_TEMP="+home, "ANSIBLE_RETRY_FILES_ENABLED=0")
+	p.out.Reset()
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+// awaitTurnProcess waits until entry is running in the record and returns the PID of the
+// `siemctl upgrade node` the playbook (cmd) started for it: a process of cmd's own tree.
+func awaitTurnProcess(t *testing.T, hl *e2e.Lab, cmd *exec.Cmd, entry string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Minute)
+	for time.Now().Before(deadline) {
+		if cmd.ProcessState != nil {
+			t.Fatalf("ansible-playbook ended before %s's turn", entry)
+		}
+		st := clusterStatus(t, hl)
+		running := false
+		for _, e := range st.Record.Order {
+			running = running || e.Name == entry && e.State == "running"
+		}
+		if running {
+			if pid := descendant(cmd.Process.Pid, "upgrade", "node"); pid > 0 {
+				return pid
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("%s never ran", entry)
+	return 0
+}
+
+// descendant is the PID of a process in root's tree whose command line holds words in order
+// (0: none).
+func descendant(root int, words ...string) int {
+	parent := map[int]int{}
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		k := strings.LastIndexByte(s, ')')
+		if k < 0 {
+			continue
+		}
+		f := strings.Fields(s[k+1:])
+		var pid, ppid int
+		fmt.Sscan(filepath.Base(filepath.Dir(p)), &pid)
+		if len(f) > 1 {
+			fmt.Sscan(f[1], &ppid)
+		}
+		parent[pid] = ppid
+	}
+	for pid := range parent {
+		in := false
+		for q := pid; q > 1 && !in; q = parent[q] {
+			in = q == root
+		}
+		if !in || pid == root {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) > len(words) && filepath.Base(args[0]) == "siemctl" && slices.Equal(args[1:1+len(words)], words) {
+			return pid
+		}
+	}
+	return 0
 }
