@@ -7,6 +7,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -19,6 +20,7 @@ const (
 	ExitAuth           = 4
 	ExitUnreachable    = 5
 	ExitLocked         = 6
+	ExitStillStarting  = 7
 	ExitRolledBack     = 10
 	ExitRollbackFailed = 11
 	ExitInterrupted    = 130
@@ -47,6 +49,8 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrNoTTY):
 		return ExitUsage
+	case errors.Is(err, services.ErrStillStarting):
+		return ExitStillStarting
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden), errors.Is(err, config.ErrSecret):
 		return ExitAuth
 	case errors.Is(err, netclient.ErrUnreachable), errors.Is(err, netclient.ErrTimeout), errors.Is(err, netclient.ErrTLS),

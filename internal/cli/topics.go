@@ -19,6 +19,9 @@ const exitCodesHelp = `siemctl exit codes
   5    unreachable (refused, timeout, TLS verification, not ready, rate limited)
   6    locked: another siemctl run holds the host lock (taken by every command that changes
        the stack); the holder is named
+  7    still starting: services start or restart (and a runbook's unit start) saw the unit run
+       but its service not answer within the start wait, and the diagnosis names no cause (slow,
+       not failed: check again with siemctl health); a start that will fail exits 1 with its cause
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -26,7 +27,9 @@ var bindPort = regexp.MustCompile(`(?i)(?:failed to bind to|bind) \[?[\w.:\-\]\[
 func detectPortBound(ctx context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("Address already in use", "address already in use", "EADDRINUSE")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to reach its bind (a loaded host) has not said so yet:
+		// the port's owner says it already
+		return ev.portHeldNow(ctx)
 	}
 	port := 0
 	// the port is named on the line or the ones just before it
@@ -67,6 +70,66 @@ func detectPortBound(ctx context.Context, ev *Evidence) (Finding, bool) {
 	}
 	f.Fix = fmt.Sprintf("find the process on the port (ss -ltnp) and stop it or move it, then %s", start(ev.Component))
 	return f, true
+}
+
+// portHeldNow finds a port of the component held by a process that is not
+// its unit's (hostfacts' port-owner verdict, as the health check ports
+// judges it): the cause of a start before the component logs it, or while
+// it is still starting.
+func (ev *Evidence) portHeldNow(ctx context.Context) (Finding, bool) {
+	if ev.Processes == nil {
+		return Finding{}, false
+	}
+	ports := ev.componentPorts()
+	if len(ports) == 0 {
+		return Finding{}, false
+	}
+	l, err := hostfacts.ReadListening(ctx, ev.Host.ProcRoot)
+	if err != nil {
+		return Finding{}, false
+	}
+	v := hostfacts.PortsVerdict{}
+	var listening []int
+	for _, p := range ports {
+		v.Ports = append(v.Ports, hostfacts.PortState{ExpectedPort: hostfacts.ExpectedPort{Port: p, Owner: ev.Component}, Listening: l.TCP(p)})
+		if l.TCP(p) {
+			listening = append(listening, p)
+		}
+	}
+	if len(listening) == 0 {
+		return Finding{}, false
+	}
+	own, err := ev.Processes(ctx)
+	if err != nil {
+		return Finding{}, false
+	}
+	holders, err := l.Holders(ctx, ev.Host.ProcRoot, "tcp", listening...)
+	if err != nil {
+		return Finding{}, false
+	}
+	v.JudgeOwners(holders, map[string][]int{ev.Component: own})
+	foreign := v.Foreign()
+	if len(foreign) == 0 {
+		return Finding{}, false
+	}
+	p := foreign[0]
+	h := p.Holder.Describe()
+	return Finding{Kind: KindPortBound, at: len(ev.Lines),
+		Cause:    fmt.Sprintf("port %d already bound by %s", p.Port, h),
+		Evidence: []string{fmt.Sprintf("tcp port %d held by %s, not by %s's unit %s (its processes: %s)", p.Port, h, ev.Component, ev.Unit.Name, pidList(own))},
+		Fix:      fmt.Sprintf("stop %s or move it off port %d (%s needs it%s), then %s", h, p.Port, ev.Component, ev.portSetting(p.Port), start(ev.Component)),
+	}, true
+}
+
+func pidList(pids []int) string {
+	if len(pids) == 0 {
+		return "none"
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
 }
 
 // componentPorts are the TCP ports the component binds, from siemctl's
@@ -120,7 +183,9 @@ var deniedPath = regexp.MustCompile(`AccessDeniedException: (/[^\s,;"']+)|(/[^\s
 func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("AccessDeniedException", "Permission denied", "permission denied")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to reach its data directory has not said so yet: the
+		// directory's owner and mode say it already
+		return ev.dataDirUnwritable()
 	}
 	f := Finding{Evidence: []string{line}, at: i}
 	var path string
@@ -152,6 +217,13 @@ func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = fmt.Sprintf("give %s access to %s, then %s", user, path, start(ev.Component))
 		return f, true
 	}
+	ev.cannotWrite(&f, p, info, user, uid, gid)
+	return f, true
+}
+
+// cannotWrite says that the component's service user cannot write p, and
+// the chown that gives it back (of the data directory when p is in it).
+func (ev *Evidence) cannotWrite(f *Finding, p string, info fs.FileInfo, user string, uid, gid int) {
 	owner := ownerOf(info)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: owner %s, mode %s; %s runs as %s", p, owner, info.Mode().Perm(), ev.Component, user))
 	f.Cause = fmt.Sprintf("%s cannot write %s: owned by %s, mode %s, and %s runs as %s", ev.Component, p, owner, info.Mode().Perm(), ev.Component, user)
@@ -164,7 +236,77 @@ func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 	} else {
 		f.Fix = fmt.Sprintf("give the service user write access to %s (chown -R to the user %s runs as), then %s", target, ev.Component, start(ev.Component))
 	}
+}
+
+// dataDirMaxLook bounds the walk of a data directory for an entry its
+// service user cannot write (its top levels: where a start writes first).
+const (
+	dataDirMaxLook  = 200
+	dataDirMaxDepth = 3
+)
+
+// dataDirUnwritable finds, in the indexer's data directory (itself and
+// its first levels), the first entry the service user cannot write.
+func (ev *Evidence) dataDirUnwritable() (Finding, bool) {
+	if ev.Component != "indexer" {
+		return Finding{}, false
+	}
+	dir := ev.dataDir()
+	user, uid, gid := ev.serviceUser()
+	if dir == "" || dir == "." || uid < 0 {
+		return Finding{}, false
+	}
+	looked := 0
+	var bad string
+	var badInfo fs.FileInfo
+	root := ev.path(dir)
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || bad != "" {
+			return filepath.SkipAll
+		}
+		if looked++; looked > dataDirMaxLook {
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if !writableBy(info, uid, gid) {
+			bad, badInfo = filepath.Join(dir, rel), info
+			return filepath.SkipAll
+		}
+		if d.IsDir() && rel != "." && strings.Count(rel, string(filepath.Separator)) >= dataDirMaxDepth-1 {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if bad == "" {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindPermission, at: len(ev.Lines)}
+	ev.cannotWrite(&f, bad, badInfo, user, uid, gid)
 	return f, true
+}
+
+// writableBy: uid (in group gid) may write the entry (owner, group and
+// other bits; root may write anything; ACLs are not read).
+func writableBy(info fs.FileInfo, uid, gid int) bool {
+	s, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || uid == 0 {
+		return true
+	}
+	m := info.Mode().Perm()
+	switch {
+	case int(s.Uid) == uid:
+		return m&0o200 != 0
+	case int(s.Gid) == gid:
+		return m&0o020 != 0
+	}
+	return m&0o002 != 0
 }
 
 // dataDir is the component's data directory from siemctl's configuration.
