@@ -143,3 +143,39 @@ func TestAnswers(t *testing.T) {
 		}
 	}
 }
+
+// slowUnits: systemd's start job has not finished when the wait ends (a
+// slow ExecStartPre, a loaded host): the unit is still activating.
+type slowUnits struct{ *unitstest.Fake }
+
+func (s slowUnits) StartAndWait(_ context.Context, u string, _ time.Duration) (units.UnitStatus, error) {
+	st := units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Activating, SubState: "start-pre"}
+	s.Set(st)
+	return st, &units.StateError{Unit: u, Want: []string{units.Active}, Status: st, Kind: units.ErrWaitTimeout}
+}
+
+// A unit still activating at the end of the wait is diagnosed on what there
+// is: a cause fails the start (exit 1), none leaves it still starting (7).
+func TestStillActivatingIsDiagnosed(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"indexer"})
+	for _, tt := range []struct {
+		rep   diagnose.Report
+		still bool
+	}{{certReport, false}, {stillStarting, true}} {
+		var diagnosed []units.UnitStatus
+		r := &Runner{Units: slowUnits{unitstest.NewFake()}, Sleep: noSleep,
+			Ready: func(context.Context, Component) error { t.Error("Ready asked before the unit is active"); return nil },
+			Diagnose: func(_ context.Context, _ Component, st units.UnitStatus) diagnose.Report {
+				diagnosed = append(diagnosed, st)
+				return tt.rep
+			}}
+		_, err := r.Start(context.Background(), comps)
+		if err == nil || errors.Is(err, ErrStillStarting) != tt.still || !strings.Contains(err.Error(), "not active within 1m0s") ||
+			!strings.Contains(err.Error(), tt.rep.Summary()) {
+			t.Errorf("%s: err %v (still starting %v)", tt.rep.Cause().Kind, err, errors.Is(err, ErrStillStarting))
+		}
+		if len(diagnosed) != 1 || diagnosed[0].ActiveState != units.Activating {
+			t.Errorf("diagnosed %v", diagnosed)
+		}
+	}
+}

@@ -417,6 +417,11 @@ func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func
 		if st.IsFailed() {
 			o.Failure = st.Failure()
 		}
+		if errors.Is(err, units.ErrWaitTimeout) && st.ActiveState == units.Activating {
+			// still coming up (a slow ExecStartPre, a loaded host): slow until
+			// the diagnosis names a cause
+			return &NotAnsweringError{Unit: c.Unit, Wait: r.wait(c), Err: err, NotActive: true}
+		}
 		return waitErr(err, r.wait(c))
 	}
 	if r.Ready != nil {
@@ -481,13 +486,19 @@ var ErrStillStarting = errors.New("still starting")
 // wait. It is ErrStillStarting until a diagnosis names a cause (Explained):
 // a start that will fail is a failure, not a slow start.
 type NotAnsweringError struct {
-	Unit      string
-	Wait      time.Duration
-	Err       error // the readiness probe's last answer
+	Unit string
+	Wait time.Duration
+	Err  error // the readiness probe's last answer, or the unit wait's
+	// NotActive: the unit itself was still activating (systemd's start job
+	// had not finished), not only its service silent.
+	NotActive bool
 	Explained bool
 }
 
 func (e *NotAnsweringError) Error() string {
+	if e.NotActive {
+		return fmt.Sprintf("not active within %s: %v", e.Wait, e.Err)
+	}
 	return fmt.Sprintf("does not answer within %s: %v", e.Wait, e.Err)
 }
 
