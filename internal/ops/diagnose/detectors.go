@@ -377,7 +377,9 @@ func nameOf(id int, group bool) string {
 func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("No space left on device", "no space left on device", "ENOSPC")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to write its data has not said so yet: the filesystem
+		// of its data directory with no space left says it already
+		return ev.diskFullNow()
 	}
 	f := Finding{Evidence: []string{line}, at: i}
 	dir := ev.dataDir()
@@ -395,14 +397,51 @@ func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = "free space on the filesystem of its data directory (df -h), then " + start(ev.Component)
 		return f, true
 	}
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(ev.path(dir), &s); err != nil {
+	total, free, err := ev.space(dir)
+	if err != nil {
 		f.Cause = fmt.Sprintf("%s ran out of disk space (%s)", ev.Component, dir)
 		f.Fix = fmt.Sprintf("free space on the filesystem of %s (df -h %s), then %s", dir, dir, start(ev.Component))
 		return f, true
 	}
-	total := s.Blocks * uint64(s.Bsize)
-	free := s.Bavail * uint64(s.Bsize)
+	ev.fullFinding(&f, dir, total, free)
+	return f, true
+}
+
+// fullNow is less free space than a start needs (OpenSearch writes its
+// node state first: a few KiB; 1 MiB leaves no doubt).
+const fullNow = 1 << 20
+
+// diskFullNow finds the data directory's filesystem with no space left
+// (the indexer's; the cause before the component says so).
+func (ev *Evidence) diskFullNow() (Finding, bool) {
+	if ev.Component != "indexer" {
+		return Finding{}, false
+	}
+	dir := ev.dataDir()
+	if dir == "" || dir == "." {
+		return Finding{}, false
+	}
+	total, free, err := ev.space(dir)
+	if err != nil || total == 0 || free >= fullNow {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindDiskFull, at: len(ev.Lines)}
+	ev.fullFinding(&f, dir, total, free)
+	return f, true
+}
+
+// space is the size and the space left (for unprivileged users, as df's
+// Avail) of dir's filesystem.
+func (ev *Evidence) space(dir string) (total, free uint64, err error) {
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(ev.path(dir), &s); err != nil {
+		return 0, 0, err
+	}
+	return s.Blocks * uint64(s.Bsize), s.Bavail * uint64(s.Bsize), nil
+}
+
+// fullFinding says how full dir's filesystem is, and the fix.
+func (ev *Evidence) fullFinding(f *Finding, dir string, total, free uint64) {
 	used := 100.0
 	if total > 0 {
 		used = 100 * float64(total-free) / float64(total)
@@ -414,7 +453,6 @@ func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Cause = fmt.Sprintf("%s ran out of space on the filesystem of %s (%s, mounted on %s; now %.0f%% used, %s free of %s)", ev.Component, dir, fstype, mnt, used, size(free), size(total))
 	}
 	f.Fix = fmt.Sprintf("free space on %s (delete what does not belong there, old indices with siemctl cleanup once the indexer runs) or grow it; then %s", mnt, start(ev.Component))
-	return f, true
 }
 
 // mountOf finds the mount point and type of dir in the services' mount
