@@ -47,33 +47,14 @@ func judgeOwners(ctx context.Context, e *Env, v *hostfacts.PortsVerdict) {
 	if e.Stack.PortHolders == nil {
 		return
 	}
-	var ports []int
-	for _, p := range v.Ports {
-		if p.Listening {
-			ports = append(ports, p.Port)
+	um := e.Stack.Config.Units()
+	_ = v.Owners(ctx, e.Stack.PortHolders, func(ctx context.Context, c string) ([]int, bool) {
+		if e.Stack.UnitProcesses == nil || um[c] == "" {
+			return nil, false
 		}
-	}
-	if len(ports) == 0 {
-		return
-	}
-	holders, err := e.Stack.PortHolders(ctx, ports)
-	if err != nil {
-		return
-	}
-	pids := map[string][]int{}
-	if e.Stack.UnitProcesses != nil {
-		um := e.Stack.Config.Units()
-		for _, p := range v.Ports {
-			c := p.Component()
-			if _, done := pids[c]; done || um[c] == "" {
-				continue
-			}
-			if ps, err := e.Stack.UnitProcesses(ctx, um[c]); err == nil {
-				pids[c] = ps
-			}
-		}
-	}
-	v.JudgeOwners(holders, pids)
+		ps, err := e.Stack.UnitProcesses(ctx, um[c])
+		return ps, err == nil
+	})
 }
 
 // foreignFix says how to free a port a foreign process holds.

@@ -89,25 +89,20 @@ func (ev *Evidence) portHeldNow(ctx context.Context) (Finding, bool) {
 		return Finding{}, false
 	}
 	v := hostfacts.PortsVerdict{}
-	var listening []int
 	for _, p := range ports {
 		v.Ports = append(v.Ports, hostfacts.PortState{ExpectedPort: hostfacts.ExpectedPort{Port: p, Owner: ev.Component}, Listening: l.TCP(p)})
-		if l.TCP(p) {
-			listening = append(listening, p)
-		}
 	}
-	if len(listening) == 0 {
-		return Finding{}, false
-	}
-	own, err := ev.Processes(ctx)
+	var own []int
+	err = v.Owners(ctx, func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error) {
+		return l.Holders(ctx, ev.Host.ProcRoot, "tcp", ports...)
+	}, func(ctx context.Context, _ string) ([]int, bool) {
+		ps, err := ev.Processes(ctx)
+		own = ps
+		return ps, err == nil
+	})
 	if err != nil {
 		return Finding{}, false
 	}
-	holders, err := l.Holders(ctx, ev.Host.ProcRoot, "tcp", listening...)
-	if err != nil {
-		return Finding{}, false
-	}
-	v.JudgeOwners(holders, map[string][]int{ev.Component: own})
 	foreign := v.Foreign()
 	if len(foreign) == 0 {
 		return Finding{}, false
