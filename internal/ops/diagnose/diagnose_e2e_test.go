@@ -40,10 +40,18 @@ func TestE2EStartFailures(t *testing.T) {
 	var table []string
 	start := func() e2e.Result { return l.Siemctl("services", "start", "indexer", "--yes") }
 	health := func() e2e.Result { return l.Siemctl("health", "--check", healthChecks) }
-	// health off a TTY prints "fix\t<check>\t<fix>": the units check's
-	fixOf := func(out string) string {
+	// health off a TTY prints "<status>\t<check>\t<summary>" and "fix\t<check>\t<fix>": the fix of
+	// the first check whose summary names the cause (units for a unit that failed, the
+	// component's API check for one still up without answering)
+	fixOf := func(out, cause string) string {
+		check := ""
 		for _, line := range strings.Split(out, "\n") {
-			if f, ok := strings.CutPrefix(line, "fix\tunits\t"); ok {
+			if f := strings.SplitN(line, "\t", 3); check == "" && len(f) == 3 && f[0] != "fix" && strings.Contains(f[2], cause) {
+				check = f[1]
+			}
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if f, ok := strings.CutPrefix(line, "fix\t"+check+"\t"); ok && check != "" {
 				return strings.TrimSpace(f)
 			}
 		}
@@ -179,7 +187,7 @@ func TestE2EStartFailures(t *testing.T) {
 					t.Errorf("health lacks %q:\n%s", w, h.Stdout)
 				}
 			}
-			fix := fixOf(h.Stdout)
+			fix := fixOf(h.Stdout, c.health[0])
 			for _, w := range c.fix {
 				if !strings.Contains(fix, w) {
 					t.Errorf("health's fix lacks %q: %q\n%s", w, fix, h.Stdout)
@@ -193,7 +201,7 @@ func TestE2EStartFailures(t *testing.T) {
 				return nil
 			})
 			table = append(table, fmt.Sprintf("| %s | exit %d after %s: %s | %s | %s | worked |", c.fault, r.Code, took.Round(time.Second), startSaid,
-				firstWith(h.Stdout, "units"), fix))
+				firstWith(h.Stdout, c.health[0]), fix))
 		})
 		l.Siemlab("heal", c.fault)
 		if !ok {
