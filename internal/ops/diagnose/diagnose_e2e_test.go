@@ -117,7 +117,7 @@ func TestE2EStartFailures(t *testing.T) {
 			health: []string{"is full"},
 			fix:    []string{"free space on " + l.Path("var/lib", l.Profile.Indexer)},
 			// the documented change: the lab frees the space by unmounting the full filesystem
-			applyFn: func(t *testing.T, _ string) { l.MustSiemlab("heal", "disk-full") },
+			applyFn: func(t *testing.T, _ string) { l.For(t).MustSiemlab("heal", "disk-full") },
 		},
 		{
 			fault:  "start-timeout",
