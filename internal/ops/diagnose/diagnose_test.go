@@ -335,3 +335,31 @@ func TestDataDirUnwritableWhileStarting(t *testing.T) {
 	}
 	assertFinding(t, f.diagnose(t, st, lines), KindStillStarting, []string{"still starting"}, nil)
 }
+
+// "Not yet initialized" from a node still coming up (before it started, or just after, reading its
+// security index on a loaded host) is not a missing security index; from a node started minutes
+// ago it is.
+func TestSecurityInit(t *testing.T) {
+	f := newFixture(t)
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
+	started := "[2026-11-27T22:15:41,836][INFO ][o.o.n.Node               ] [node-1] started"
+	notYet := func(at string) string {
+		return "[2026-11-27T" + at + ",725][ERROR][o.o.s.a.BackendRegistry  ] [node-1] Not yet initialized (you may need to run securityadmin)"
+	}
+	base := f.lines(t, "port-bound.out")[:3]
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		kind  string
+	}{
+		{"before started", append(append([]string{}, base...), notYet("22:15:40")), KindStillStarting},
+		{"just after started", append(append([]string{}, base...), started, notYet("22:16:10")), KindStillStarting},
+		{"minutes after started", append(append([]string{}, base...), started, notYet("22:16:10"), notYet("22:19:10")), KindSecurityInit},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if k := f.diagnose(t, st, tt.lines).Cause().Kind; k != tt.kind {
+				t.Errorf("kind %s, want %s", k, tt.kind)
+			}
+		})
+	}
+}
