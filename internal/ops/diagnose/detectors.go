@@ -240,8 +240,9 @@ const (
 	dataDirMaxDepth = 3
 )
 
-// dataDirUnwritable finds, in the indexer's data directory (itself and
-// its first levels), the first entry the service user cannot write.
+// dataDirUnwritable finds, in the indexer's data directory (itself, its
+// first levels of directories and its node lock), the first entry the
+// service user cannot write.
 func (ev *Evidence) dataDirUnwritable() (Finding, bool) {
 	if ev.Component != "indexer" {
 		return Finding{}, false
@@ -263,7 +264,9 @@ func (ev *Evidence) dataDirUnwritable() (Finding, bool) {
 			return filepath.SkipAll
 		}
 		rel, _ := filepath.Rel(root, p)
-		if d.Type()&fs.ModeSymlink != 0 {
+		// the directories it creates files in, and its node lock: a stray file of
+		// another owner (a filler, a copy left by hand) does not stop a start
+		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && d.Name() != "node.lock") {
 			return nil
 		}
 		info, err := d.Info()

@@ -317,6 +317,20 @@ func TestDataDirUnwritableWhileStarting(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = os.Chmod(data, 0o755) })
 	}
+	// a stray file of another owner is no cause
+	f.write(t, filepath.Join(data, "nodes/stray"), "")
+	if os.Getuid() == 0 {
+		if err := os.Chown(data, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(filepath.Join(data, "nodes"), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		assertFinding(t, f.diagnose(t, st, lines), KindStillStarting, []string{"still starting"}, nil)
+		if err := os.Chown(data, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r := f.diagnose(t, st, lines)
 	assertFinding(t, r, KindPermission, []string{"cannot write " + data + ":", "runs as " + owner},
 		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, data), "siemctl services start indexer"})
