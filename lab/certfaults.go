@@ -143,6 +143,52 @@ func (l *Lab) indexerCertFault(ctx context.Context, kind string, on bool) error 
 	return nil
 }
 
+// keyMismatch replaces the indexer's node key with a fresh one (the original key and certificate
+// kept for heal: a fix may issue a certificate for the new key) and restarts the indexer, which
+// cannot load a certificate and key that do not belong together.
+func (l *Lab) keyMismatch(ctx context.Context, on bool) error {
+	certPath, keyPath := l.indexerCertPaths()
+	if !on {
+		if err := l.restoreConfig(keyPath, 0o600); err != nil {
+			return err
+		}
+		if err := l.restoreConfig(certPath, 0o644); err != nil {
+			return err
+		}
+		for _, p := range []string{keyPath, certPath} {
+			if err := os.Chown(p, IndexerUID, IndexerUID); err != nil {
+				return err
+			}
+		}
+		_ = l.stopUnit(ctx, l.prof.IndexerUnit())
+		return l.startIndexer(ctx)
+	}
+	// the certificate as it is, kept for heal
+	if err := l.breakConfig(certPath, 0o644, func(orig []byte) ([]byte, error) { return orig, nil }); err != nil {
+		return err
+	}
+	err := l.breakConfig(keyPath, 0o600, func([]byte) ([]byte, error) {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, err
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.Chown(keyPath, IndexerUID, IndexerUID); err != nil {
+		return err
+	}
+	_ = l.stopUnit(ctx, l.prof.IndexerUnit())
+	_ = l.startUnit(ctx, l.prof.IndexerUnit()) // it fails to start: that is the fault
+	return nil
+}
+
 var reOpenSearchHosts = regexp.MustCompile(`(?m)^opensearch\.hosts:.*$`)
 
 // dashboardUnreachable points the dashboard's opensearch.hosts at a closed port (the original kept

@@ -41,6 +41,7 @@ func FaultKinds() []FaultKind {
 		{"unit-flapping:<unit>", "the unit restarts every few seconds (drop-in RuntimeMaxSec=4s, Restart=always: systemd counts NRestarts); heal removes the drop-in and starts it", false},
 		{"indexer-cert-expired", "replace the indexer's node certificate with one for the same key signed by the lab CA that expired 30 days ago, and restart the indexer; heal puts the original back and restarts it", false},
 		{"indexer-cert-foreign", "replace the indexer's node certificate with one for the same key signed by a foreign CA (not the one the indexer, shipper, dashboard and siemctl trust), and restart the indexer; heal puts the original back and restarts it", false},
+		{"key-mismatch", "replace the indexer's node key with a fresh one its certificate was not issued for, and restart the indexer (it cannot load the pair); heal puts the original key and certificate back and restarts it", false},
 		{"dashboard-indexer-unreachable", "point the dashboard's opensearch.hosts at a closed port and restart it (it answers 503 \"server is not ready yet\" on every route); heal restores its config and restarts it", true},
 		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
 	}, startFaultKinds()...)
@@ -149,6 +150,8 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.defaultPassword(ctx, on)
 	case "indexer-cert-expired", "indexer-cert-foreign":
 		return l.indexerCertFault(ctx, kind, on)
+	case "key-mismatch":
+		return l.keyMismatch(ctx, on)
 	case "dashboard-indexer-unreachable":
 		return l.dashboardUnreachable(ctx, on)
 	case "analysisd-failed":

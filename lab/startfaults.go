@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +48,10 @@ func (p Profile) StartTimeoutDropIn() string {
 
 func (l *Lab) startFault(ctx context.Context, kind string, on bool) error {
 	ix := l.prof.IndexerUnit()
-	if on {
+	if on || !l.indexerAnswers(ctx) {
+		// healing, an indexer that does not answer is the fault's JVM, still
+		// coming up to die of it (a loaded host): stopped, so the start below is
+		// a new one, not a wait on the doomed one
 		if err := l.stopUnit(ctx, ix); err != nil {
 			return err
 		}
@@ -225,4 +229,16 @@ func (l *Lab) startTimeout(ctx context.Context, on bool) error {
 		return err
 	}
 	return l.withUnits(ctx, func(c unitConn) error { return c.ReloadContext(ctx) })
+}
+
+// indexerAnswers: the indexer answers GET / with 200 now (a fix already healed it).
+func (l *Lab) indexerAnswers(ctx context.Context) bool {
+	c, err := l.indexer()
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	code, _, err := c.do(ctx, http.MethodGet, "/", nil)
+	return err == nil && code == http.StatusOK
 }

@@ -243,13 +243,7 @@ func (s *Clients) Health() health.Stack {
 	}
 	hs.DefaultCredentials = creds.Find
 	hs.Diagnose = s.Diagnose
-	hs.PortHolders = func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error) {
-		l, err := hostfacts.ListeningPorts(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return l.Holders(ctx, "/proc", "tcp", ports...)
-	}
+	hs.PortHolders = hostfacts.HostHolders
 	hs.UnitProcesses = func(ctx context.Context, unit string) ([]int, error) {
 		u, err := s.Units(ctx)
 		if err != nil {

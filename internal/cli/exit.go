@@ -8,6 +8,7 @@ import (
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -21,6 +22,7 @@ const (
 	ExitUnreachable    = 5
 	ExitLocked         = 6
 	ExitNotYourTurn    = rollout.ExitNotYourTurn // 7: a rolling upgrade's turn is another host's
+	ExitStillStarting  = 8
 	ExitRolledBack     = 10
 	ExitRollbackFailed = 11
 	ExitInterrupted    = 130
@@ -49,6 +51,8 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrNoTTY):
 		return ExitUsage
+	case errors.Is(err, services.ErrStillStarting):
+		return ExitStillStarting
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden), errors.Is(err, config.ErrSecret):
 		return ExitAuth
 	case errors.Is(err, netclient.ErrUnreachable), errors.Is(err, netclient.ErrTimeout), errors.Is(err, netclient.ErrTLS),

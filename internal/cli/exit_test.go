@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -37,6 +38,9 @@ func TestExitCode(t *testing.T) {
 		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}, 5},
 		{&netclient.Error{Op: "GET /", Kind: netclient.ErrTLS}, 5},
 		{fmt.Errorf("x: %w", context.Canceled), 130},
+		// a start whose service did not answer: slow (8) until a cause is named, then failed (1)
+		{&services.ActionError{Action: "start", Err: &services.NotAnsweringError{Err: &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}}}, 8},
+		{&services.ActionError{Action: "start", Err: &services.NotAnsweringError{Err: &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}, Explained: true}}, 1},
 	}
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.want {

@@ -69,6 +69,15 @@ func (s *Clients) Diagnose(ctx context.Context, component string, st units.UnitS
 // DiagnoseInput is the diagnosis's input for a component of this set.
 func (s *Clients) DiagnoseInput(component string, st units.UnitStatus) diagnose.Input {
 	in := diagnose.Input{Component: component, Unit: st, Config: s.Config}
+	if st.Name != "" {
+		in.Processes = func(ctx context.Context) ([]int, error) {
+			u, err := s.Units(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return u.Processes(ctx, st.Name)
+		}
+	}
 	if component == "manager" {
 		in.ConfigCheck = func(ctx context.Context) ([]string, bool, error) {
 			res, err := s.Tools.ControlCheck(ctx)

@@ -21,6 +21,9 @@ const exitCodesHelp = `siemctl exit codes
        the stack); the holder is named
   7    not this host's turn in a rolling upgrade (upgrade node): whose turn it is, its state
        and its holder are named; nothing was changed
+  8    still starting: services start or restart (and a runbook's unit start) saw the unit run
+       but its service not answer within the start wait, and the diagnosis names no cause (slow,
+       not failed: check again with siemctl health); a start that will fail exits 1 with its cause
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator

@@ -33,10 +33,22 @@ func unitDiagnosis(ctx context.Context, e *Env, u services.Status) (diagnose.Rep
 
 // componentDiagnosis is unitDiagnosis for a component named by its API
 // check: the fix of an API that does not answer because its unit failed.
+// A unit that runs while its API does not answer is diagnosed too, and
+// reported when a cause is found (a port another process holds, a data
+// directory it cannot write: the JVM has not said so yet), not when it is
+// only still starting.
 func componentDiagnosis(ctx context.Context, e *Env, component string) (diagnose.Report, bool) {
 	u, known := componentUnit(ctx, e, component)
 	if !known {
 		return diagnose.Report{}, false
+	}
+	if e.Stack.Diagnose != nil && u.Found && u.Active {
+		rep, err := Shared(ctx, e, "diagnose."+u.Component, func(ctx context.Context) (diagnose.Report, error) {
+			all, _ := unitStates(ctx, e)
+			return e.Stack.Diagnose(ctx, u.Component, u.Status, all), nil
+		})
+		k := rep.Cause().Kind
+		return rep, err == nil && rep.Summary() != "" && k != diagnose.KindStillStarting && k != diagnose.KindLogLines && k != diagnose.KindNoEvidence
 	}
 	return unitDiagnosis(ctx, e, u)
 }
@@ -47,33 +59,14 @@ func judgeOwners(ctx context.Context, e *Env, v *hostfacts.PortsVerdict) {
 	if e.Stack.PortHolders == nil {
 		return
 	}
-	var ports []int
-	for _, p := range v.Ports {
-		if p.Listening {
-			ports = append(ports, p.Port)
+	um := e.Stack.Config.Units()
+	_ = v.Owners(ctx, e.Stack.PortHolders, func(ctx context.Context, c string) ([]int, bool) {
+		if e.Stack.UnitProcesses == nil || um[c] == "" {
+			return nil, false
 		}
-	}
-	if len(ports) == 0 {
-		return
-	}
-	holders, err := e.Stack.PortHolders(ctx, ports)
-	if err != nil {
-		return
-	}
-	pids := map[string][]int{}
-	if e.Stack.UnitProcesses != nil {
-		um := e.Stack.Config.Units()
-		for _, p := range v.Ports {
-			c := p.Component()
-			if _, done := pids[c]; done || um[c] == "" {
-				continue
-			}
-			if ps, err := e.Stack.UnitProcesses(ctx, um[c]); err == nil {
-				pids[c] = ps
-			}
-		}
-	}
-	v.JudgeOwners(holders, pids)
+		ps, err := e.Stack.UnitProcesses(ctx, um[c])
+		return ps, err == nil
+	})
 }
 
 // foreignFix says how to free a port a foreign process holds.

@@ -572,8 +572,31 @@ func runPorts(ctx context.Context, env Env, p *noParams) (engine.Outcome, error)
 	if !v.OK() {
 		return engine.Outcome{}, engine.Pending("%s", v.Summary)
 	}
+	// who holds them: the port-owner verdict health's ports check gives
+	if d.Units != nil {
+		if u, err := d.Units(ctx); err == nil {
+			um := d.Config.Units()
+			_ = v.Owners(ctx, portHolders, func(ctx context.Context, c string) ([]int, bool) {
+				if um[c] == "" {
+					return nil, false
+				}
+				ps, err := u.Processes(ctx, um[c])
+				return ps, err == nil
+			})
+		}
+	}
+	if foreign := v.Foreign(); len(foreign) > 0 {
+		fs := make([]string, len(foreign))
+		for i, p := range foreign {
+			fs[i] = fmt.Sprintf("%s held by %s, not its unit's (stop it or move it to another port, then siemctl services restart %s)", p.ExpectedPort, p.Holder.Describe(), p.Component())
+		}
+		return engine.Outcome{}, engine.Pending("%s", strings.Join(fs, "; "))
+	}
 	return engine.Outcome{Message: v.Summary}, nil
 }
+
+// portHolders names who listens on TCP ports of this host (tests replace it).
+var portHolders = hostfacts.HostHolders
 
 // --- gate.no_trace -----------------------------------------------------------------------------
 

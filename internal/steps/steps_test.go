@@ -20,6 +20,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -726,5 +727,22 @@ func TestPortsGate(t *testing.T) {
 	out, err := run(t, d, newEnv(d, nil), "gate.ports", nil)
 	if err != nil || out.Message != "listening: 443, 1514, 1515, 55000" {
 		t.Fatalf("%q %v", out.Message, err)
+	}
+	// the port-owner verdict health's ports check gives: the dashboard's port held by a process
+	// that is not its unit's (pids 100, 101) is pending, named with its owner
+	u := newUnits(true)
+	d.Units = func(context.Context) (steps.UnitsAPI, error) { return u, nil }
+	holder := 99
+	defer steps.SetPortHolders(func(_ context.Context, ports []int) (map[int]hostfacts.Holder, error) {
+		return map[int]hostfacts.Holder{443: {Proto: "tcp", Port: 443, Processes: []hostfacts.Process{{PID: holder, Command: "python3 -m http.server 443"}}}}, nil
+	})()
+	_, err = run(t, d, newEnv(d, nil), "gate.ports", nil)
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "443 (dashboard) held by pid 99 (python3 -m http.server 443), not its unit's") ||
+		!strings.Contains(err.Error(), "siemctl services restart dashboard") {
+		t.Fatalf("foreign holder: %v", err)
+	}
+	holder = 101
+	if out, err := run(t, d, newEnv(d, nil), "gate.ports", nil); err != nil || out.Message != "listening: 443, 1514, 1515, 55000" {
+		t.Fatalf("the unit's own holder: %q %v", out.Message, err)
 	}
 }

@@ -32,9 +32,10 @@ func detectCertificate(ctx context.Context, ev *Evidence) (Finding, bool) {
 		if cause.Kind == hostfacts.CauseSiemctlCA || cause.Kind == hostfacts.CauseStale {
 			continue
 		}
-		f := Finding{Cause: cause.Summary, Fix: cause.Fix, Evidence: append([]string{}, cause.Evidence...)}
+		// the files are what the node loads now: the latest evidence, ahead of what the
+		// certificate leads to in the log (security not initialised, handshake errors)
+		f := Finding{Cause: cause.Summary, Fix: cause.Fix, Evidence: append([]string{}, cause.Evidence...), at: len(ev.Lines)}
 		if i, line := ev.find(certLogMarks...); i >= 0 {
-			f.at = i
 			f.Evidence = append(f.Evidence, strings.TrimSpace(line))
 		}
 		return f, true

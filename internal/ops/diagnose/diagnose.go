@@ -114,6 +114,9 @@ type Input struct {
 	ConfigCheck func(ctx context.Context) (problems []string, ok bool, err error)
 	// LogLines reads the unit's own output (default units.LastLogLines).
 	LogLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
+	// Processes, when set, lists the PIDs of the unit's control group: a
+	// port held by none of them is held by a foreign process.
+	Processes func(ctx context.Context) ([]int, error)
 }
 
 // Host is how the diagnosis reads the host; tests point it at fixtures.

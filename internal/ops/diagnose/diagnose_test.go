@@ -264,3 +264,116 @@ func TestDiskFull(t *testing.T) {
 		t.Errorf("evidence %v", r.Cause().Evidence)
 	}
 }
+
+// The end of a start's wait on a loaded host: the indexer has not reached
+// its bind yet (no "Address already in use" in its log), but a foreign
+// process holds its port: the port's owner is the cause, found as the
+// health check ports finds it; the unit's own process on it is not.
+func TestPortHeldWhileStarting(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, filepath.Join(f.proc, "net/tcp"), `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:33F4 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77 1 0000000000000000 100 0 0 10 0
+`)
+	f.write(t, filepath.Join(f.proc, "6225/cmdline"), "sleep\x00infinity\x00")
+	if err := os.MkdirAll(filepath.Join(f.proc, "6225/fd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("socket:[77]", filepath.Join(f.proc, "6225/fd/3")); err != nil {
+		t.Fatal(err)
+	}
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
+	lines := f.lines(t, "port-bound.out")[:3]
+	diag := func(own []int) Report {
+		in := Input{Component: "indexer", Unit: st, Config: f.cfg,
+			LogLines:  func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil },
+			Processes: func(context.Context) ([]int, error) { return own, nil }}
+		return Diagnose(context.Background(), in, Host{ProcRoot: f.proc})
+	}
+	assertFinding(t, diag([]int{42}), KindPortBound, []string{"port 13300 already bound by pid 6225 (sleep infinity)"},
+		[]string{"stop pid 6225 (sleep infinity)", "http.port in " + filepath.Join(f.root, "etc/siem-indexer/opensearch.yml"), "siemctl services start indexer"})
+	// the unit's own process on its port: nothing foreign, still starting
+	assertFinding(t, diag([]int{42, 6225}), KindStillStarting, []string{"still starting"}, nil)
+}
+
+// The same for a data directory the service user cannot write, before the
+// JVM reaches it: its owner and mode are the cause, with the chown.
+func TestDataDirUnwritableWhileStarting(t *testing.T) {
+	f := newFixture(t)
+	data := filepath.Join(f.root, "var/lib/siem-indexer")
+	owner, group := nameOf(os.Getuid(), false), nameOf(os.Getgid(), true)
+	if os.Getuid() == 0 {
+		// the service user owns its log directory; root owns the data
+		if err := os.Chown(filepath.Join(f.root, "var/log/siem-indexer"), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		owner, group = nameOf(65534, false), nameOf(65534, true)
+	}
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "activating", SubState: "start", MainPID: 42}
+	lines := f.lines(t, "port-bound.out")[:3]
+	if os.Getuid() != 0 {
+		// the user's own directory, not writable
+		if err := os.Chmod(data, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(data, 0o755) })
+	}
+	// a stray file of another owner is no cause
+	f.write(t, filepath.Join(data, "nodes/stray"), "")
+	if os.Getuid() == 0 {
+		if err := os.Chown(data, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(filepath.Join(data, "nodes"), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		assertFinding(t, f.diagnose(t, st, lines), KindStillStarting, []string{"still starting"}, nil)
+		if err := os.Chown(data, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := f.diagnose(t, st, lines)
+	assertFinding(t, r, KindPermission, []string{"cannot write " + data + ":", "runs as " + owner},
+		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, data), "siemctl services start indexer"})
+	// written by the service user: nothing to say but that it is still starting
+	if os.Getuid() == 0 {
+		if err := filepath.WalkDir(data, func(p string, _ os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := os.Chmod(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	assertFinding(t, f.diagnose(t, st, lines), KindStillStarting, []string{"still starting"}, nil)
+}
+
+// "Not yet initialized" from a node still coming up (before it started, or just after, reading its
+// security index on a loaded host) is not a missing security index; from a node started minutes
+// ago it is.
+func TestSecurityInit(t *testing.T) {
+	f := newFixture(t)
+	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
+	started := "[2026-11-27T22:15:41,836][INFO ][o.o.n.Node               ] [node-1] started"
+	notYet := func(at string) string {
+		return "[2026-11-27T" + at + ",725][ERROR][o.o.s.a.BackendRegistry  ] [node-1] Not yet initialized (you may need to run securityadmin)"
+	}
+	base := f.lines(t, "port-bound.out")[:3]
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		kind  string
+	}{
+		{"before started", append(append([]string{}, base...), notYet("22:15:40")), KindStillStarting},
+		{"just after started", append(append([]string{}, base...), started, notYet("22:16:10")), KindStillStarting},
+		{"minutes after started", append(append([]string{}, base...), started, notYet("22:16:10"), notYet("22:19:10")), KindSecurityInit},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if k := f.diagnose(t, st, tt.lines).Cause().Kind; k != tt.kind {
+				t.Errorf("kind %s, want %s", k, tt.kind)
+			}
+		})
+	}
+}

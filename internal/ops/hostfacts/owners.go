@@ -191,3 +191,47 @@ func (v PortsVerdict) Foreign() []PortState {
 	}
 	return out
 }
+
+// Owners is the port-owner verdict over the host: it asks holders who listens on v's listening
+// ports and processes each port's component's unit PIDs (known false: not judged), then
+// JudgeOwners. The one home of "a foreign process holds the component's port": the health check
+// ports, the upgrade's gate.ports and the diagnosis of a unit that will not start.
+func (v *PortsVerdict) Owners(ctx context.Context, holders func(ctx context.Context, ports []int) (map[int]Holder, error),
+	processes func(ctx context.Context, component string) (pids []int, known bool)) error {
+	var ports []int
+	for _, p := range v.Ports {
+		if p.Listening {
+			ports = append(ports, p.Port)
+		}
+	}
+	if len(ports) == 0 || holders == nil {
+		return nil
+	}
+	hs, err := holders(ctx, ports)
+	if err != nil {
+		return err
+	}
+	pids := map[string][]int{}
+	if processes != nil {
+		for _, p := range v.Ports {
+			c := p.Component()
+			if _, done := pids[c]; done {
+				continue
+			}
+			if ps, known := processes(ctx, c); known {
+				pids[c] = ps
+			}
+		}
+	}
+	v.JudgeOwners(hs, pids)
+	return nil
+}
+
+// HostHolders names who listens on TCP ports of this host (/proc): Owners' holders.
+func HostHolders(ctx context.Context, ports []int) (map[int]Holder, error) {
+	l, err := ListeningPorts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Holders(ctx, "/proc", "tcp", ports...)
+}

@@ -24,14 +24,16 @@ func (p Probes) Ready(ctx context.Context, c Component) error {
 }
 
 // Answers turns an HTTP client's error into readiness: any answer but
-// "unreachable", "timed out" and 503 means the service is up (a 401 or a
-// TLS refusal is an answer: the health checks judge those).
+// "unreachable", "timed out" and 503 means the service is up (a 401 is an
+// answer: the health checks judge it). A TLS refusal is passed on: the
+// runner asks the diagnosis whether the certificate is the component's
+// fault (its clients refuse it too) or only siemctl's trust.
 func Answers(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, netclient.ErrUnreachable) || errors.Is(err, netclient.ErrTimeout) || errors.Is(err, netclient.ErrNotReady) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		errors.Is(err, netclient.ErrTLS) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil

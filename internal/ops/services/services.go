@@ -324,6 +324,10 @@ func (r *Runner) sequence(ctx context.Context, action string, comps []Component,
 				r.explain(ctx, c, &o)
 			}
 			if o.Diagnosis != nil && o.Diagnosis.Summary() != "" {
+				var na *NotAnsweringError
+				if errors.As(err, &na) && o.Diagnosis.Cause().Kind != diagnose.KindStillStarting {
+					na.Explained = true
+				}
 				err = &DiagnosedError{Err: err, Report: *o.Diagnosis}
 			}
 			failed = &ActionError{Action: action, Component: c.Name, Unit: c.Unit, Err: err}
@@ -413,6 +417,11 @@ func (r *Runner) startJob(ctx context.Context, c Component, o *Outcome, job func
 		if st.IsFailed() {
 			o.Failure = st.Failure()
 		}
+		if errors.Is(err, units.ErrWaitTimeout) && st.ActiveState == units.Activating {
+			// still coming up (a slow ExecStartPre, a loaded host): slow until
+			// the diagnosis names a cause
+			return &NotAnsweringError{Unit: c.Unit, Wait: r.wait(c), Err: err, NotActive: true}
+		}
 		return waitErr(err, r.wait(c))
 	}
 	if r.Ready != nil {
@@ -450,6 +459,12 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive || sts[0].SubState == "auto-restart") {
 			return fmt.Errorf("%s is not running (%s); its log says why", c.Unit, sts[0].Failure())
 		}
+		if errors.Is(err, netclient.ErrTLS) && len(sts) == 1 {
+			// it answers, with a certificate siemctl refuses: ready, unless the
+			// certificate is the component's fault (expired, from a foreign CA, not
+			// its key's), which its own clients refuse too
+			return r.certificateRefused(ctx, c, sts[0], err)
+		}
 		if r.Waiting != nil {
 			r.Waiting("%s to answer", c.Unit)
 		}
@@ -457,9 +472,60 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("active but does not answer within %s: %w", r.wait(c), err)
+			return &NotAnsweringError{Unit: c.Unit, Wait: r.wait(c), Err: err}
 		}
 	}
+}
+
+// ErrStillStarting is a unit that runs (active or activating) but whose
+// service did not answer within the start wait, and no cause was found: it
+// is slow, not failed (exit 8, "still starting").
+var ErrStillStarting = errors.New("still starting")
+
+// NotAnsweringError is a unit whose service did not answer within the
+// wait. It is ErrStillStarting until a diagnosis names a cause (Explained):
+// a start that will fail is a failure, not a slow start.
+type NotAnsweringError struct {
+	Unit string
+	Wait time.Duration
+	Err  error // the readiness probe's last answer, or the unit wait's
+	// NotActive: the unit itself was still activating (systemd's start job
+	// had not finished), not only its service silent.
+	NotActive bool
+	Explained bool
+}
+
+func (e *NotAnsweringError) Error() string {
+	if e.NotActive {
+		return fmt.Sprintf("not active within %s: %v", e.Wait, e.Err)
+	}
+	return fmt.Sprintf("does not answer within %s: %v", e.Wait, e.Err)
+}
+
+// Is: ErrStillStarting while no cause is named. The probe's error is not
+// unwrapped: an unreachable service here is the start's failure (exit 1)
+// or a slow start (exit 8), not siemctl's network (exit 5).
+func (e *NotAnsweringError) Is(target error) bool { return target == ErrStillStarting && !e.Explained }
+
+// ErrCertificateRefused is a component that answers with a certificate its
+// clients refuse (the diagnosis's certificate cause): up, but not usable.
+var ErrCertificateRefused = errors.New("answers with a certificate its clients refuse")
+
+// certificateRefused judges a TLS refusal of the readiness probe: a
+// certificate cause of the diagnosis fails the start at once; anything
+// else (siemctl's own ca_file, no diagnosis) is an answer, which the
+// health checks judge.
+func (r *Runner) certificateRefused(ctx context.Context, c Component, st units.UnitStatus, err error) error {
+	if r.Diagnose == nil {
+		return nil
+	}
+	rep := r.Diagnose(ctx, c, st)
+	for _, f := range rep.Findings {
+		if f.Kind == diagnose.KindCertificate {
+			return fmt.Errorf("%s %w (%v)", c.Unit, ErrCertificateRefused, err)
+		}
+	}
+	return nil
 }
 
 func waitErr(err error, limit time.Duration) error {

@@ -287,7 +287,7 @@ func TestStartWaitsUntilReady(t *testing.T) {
 	}{
 		{"answers at once", 0, ""},
 		{"answers after two looks", 2, ""},
-		{"never answers", 1000, "active but does not answer within 1m0s: connection refused"},
+		{"never answers", 1000, "does not answer within 1m0s: connection refused"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := unitstest.NewFake()
@@ -339,7 +339,7 @@ func TestAwaitReady(t *testing.T) {
 		wantErr string
 	}{
 		{name: "answers on the third look", ready: refusedUntil(3), looks: 3},
-		{name: "never answers", ready: refusedUntil(1000), looks: 6, wantErr: "active but does not answer within 1m0s: connection refused"},
+		{name: "never answers", ready: refusedUntil(1000), looks: 6, wantErr: "does not answer within 1m0s: connection refused"},
 		{name: "unit failed while waiting", ready: refusedUntil(1000), dies: &failed, looks: 1,
 			wantErr: "siem-indexer.service is not running (exit-code (exit status 1)); its log says why"},
 		{name: "unit stopped while waiting", ready: refusedUntil(1000), dies: ptr(unitstest.Dead("siem-indexer.service")), looks: 1,
