@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // aptRoot builds two tiny .debs of ut-demo (4.9.0-1, 4.10.0-1) into a flat
@@ -18,12 +20,7 @@ import (
 func aptRoot(t *testing.T) (env []string, root string) {
 	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get", "apt-cache", "dpkg-query", "dpkg", "gzip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
-				t.Fatalf("%s required (SIEMCTL_IT_REQUIRED=1): %v", tool, err)
-			}
-			t.Skipf("skipping real apt/dpkg test: %s not found (apt-get install dpkg-dev)", tool)
-		}
+		testenv.Tool(t, "the real apt/dpkg test needs it (apt-get install dpkg-dev)", tool)
 	}
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "repo")

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/siemctl/siemctl/ansible"
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // siemctlCall matches a playbook's siemctl invocation: the arguments between the binary and the
@@ -105,14 +106,7 @@ func TestPlaybooksCallRealCommands(t *testing.T) {
 // fails under SIEMCTL_IT_REQUIRED=1).
 func ansiblePlaybook(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("ansible-playbook")
-	if err != nil {
-		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
-			t.Fatal("ansible-playbook not found: scripts/install-deps.sh installs it (ansible-core)")
-		}
-		t.Skip("ansible-playbook not found (scripts/install-deps.sh installs ansible-core)")
-	}
-	return bin
+	return testenv.Tool(t, "scripts/install-deps.sh installs it (ansible-core)", "ansible-playbook")
 }
 
 // playbookRun runs a shipped playbook with real ansible-playbook against six local hosts (i1-i3
@@ -161,13 +155,8 @@ func playbookRunIn(t *testing.T, dir, pb string, env ...string) (calls []string,
 
 // pythonOf is the Python the test's ansible-playbook runs its modules with on the local hosts.
 func pythonOf(t *testing.T) string {
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	t.Skip("no python3 for Ansible's modules")
-	return ""
+	t.Helper()
+	return testenv.Tool(t, "Ansible's modules need it (apt-get install python3)", "/usr/bin/python3", "python3")
 }
 
 // TestUpgradePlaybookRollsInTheRecordsOrder: upgrade.yml prepares once, then brings one node its

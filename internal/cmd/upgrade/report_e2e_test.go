@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
@@ -21,19 +22,7 @@ import (
 // package): the screenshot is not blank, and the numbers in the rendered page are the journal's.
 func checkReportInBrowser(t *testing.T, l *e2e.Lab) {
 	t.Helper()
-	browser := ""
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
-			t.Fatal("chromium is not installed (scripts/install-deps.sh installs it)")
-		}
-		t.Skip("chromium is not installed (scripts/install-deps.sh installs it)")
-	}
+	browser := testenv.Tool(t, "scripts/install-deps.sh installs it", "chromium", "chromium-browser")
 	d := t.TempDir()
 	page := filepath.Join(d, "upgrade.html")
 	r := l.Siemctl("upgrade", "report", "--html", page, "--bundle", filepath.Join(d, "evidence.tar.gz"))

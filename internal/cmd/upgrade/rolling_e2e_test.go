@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/lab"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
@@ -292,13 +293,7 @@ type playbookRun struct {
 
 func playbook(t *testing.T, dir, to string) playbookRun {
 	t.Helper()
-	bin, err := exec.LookPath("ansible-playbook")
-	if err != nil {
-		if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
-			t.Fatal("ansible-playbook not found: scripts/install-deps.sh installs it (ansible-core)")
-		}
-		t.Skip("ansible-playbook not found (scripts/install-deps.sh installs ansible-core)")
-	}
+	bin := testenv.Tool(t, "scripts/install-deps.sh installs it (ansible-core)", "ansible-playbook")
 	siemctl, _ := e2e.Binaries(t)
 	pbFile, err := filepath.Abs("../../../ansible/upgrade.yml")
 	if err != nil {
