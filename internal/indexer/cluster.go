@@ -76,8 +76,14 @@ type NodeVersion struct {
 // NodesVersions returns every node's OpenSearch version, sorted by name. Unlike
 // GET /, _nodes is not affected by the compatibility override.
 func (c *Client) NodesVersions(ctx context.Context) ([]NodeVersion, error) {
+	return c.nodes(ctx, "/_nodes", "no nodes")
+}
+
+// nodes reads the name, real version and roles of the nodes GET path selects (/_nodes,
+// /_nodes/_local), sorted by name; none is a bad response saying none.
+func (c *Client) nodes(ctx context.Context, path, none string) ([]NodeVersion, error) {
 	q := url.Values{"filter_path": {"nodes.*.name,nodes.*.version,nodes.*.roles"}}
-	r, err := c.call(ctx, http.MethodGet, request{path: "/_nodes", query: q}, "/_nodes")
+	r, err := c.call(ctx, http.MethodGet, request{path: path, query: q}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +98,7 @@ func (c *Client) NodesVersions(ctx context.Context) ([]NodeVersion, error) {
 		return nil, err
 	}
 	if len(raw.Nodes) == 0 {
-		return nil, c.badResponse(r, nil, "no nodes")
+		return nil, c.badResponse(r, nil, none)
 	}
 	out := make([]NodeVersion, 0, len(raw.Nodes))
 	for id, n := range raw.Nodes {
