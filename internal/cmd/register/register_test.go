@@ -89,7 +89,7 @@ var changing = []string{
 	"security indexer apply", "security api-users add",
 	"agents restart", "agents remove",
 	"snapshot capture", "snapshot prune",
-	"upgrade apply", "upgrade resume", "upgrade abort", "upgrade prune", "rollback",
+	"upgrade apply", "upgrade node", "upgrade finish", "upgrade resume", "upgrade abort", "upgrade prune", "rollback",
 }
 
 func TestChangingCommandsHaveDryRun(t *testing.T) {
