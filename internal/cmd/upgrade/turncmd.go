@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
@@ -81,7 +82,7 @@ func runTurn(ctx context.Context, opts *TurnCmdOptions) error {
 		var nyt *rollout.NotYourTurnError
 		if errors.As(err, &nyt) && !deadline.IsZero() && opts.Turn.Cluster.now().Before(deadline) &&
 			(nyt.Phase == rollout.PhaseRolling || nyt.Phase == rollout.PhaseApply) {
-			if serr := sleep(ctx, opts.Turn.Poll); serr != nil {
+			if serr := netclient.Sleep(ctx, opts.Turn.Poll); serr != nil {
 				return serr
 			}
 			continue
@@ -94,16 +95,5 @@ func runTurn(ctx context.Context, opts *TurnCmdOptions) error {
 		}
 		_, err = fmt.Fprintf(opts.IO.Out, "this host's turn: %s (%s: %s, %s) in run %s to %s\n", e.Name, e.Role, strings.Join(e.Components, ", "), e.State, rec.RunID, rec.Target)
 		return err
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -97,9 +97,10 @@ func assertFinding(t *testing.T, r Report, kind string, cause, fix []string) {
 	}
 }
 
-func TestPortBound(t *testing.T) {
-	f := newFixture(t)
-	// 127.0.0.1:13300 (0x33F4) listening, inode 77, held by pid 6225
+// foreignListener makes the fixture's /proc show 127.0.0.1:13300 (0x33F4) listening on socket
+// inode 77, held by pid 6225 (sleep infinity): not the indexer's unit.
+func (f *fixture) foreignListener(t *testing.T) {
+	t.Helper()
 	f.write(t, filepath.Join(f.proc, "net/tcp"), `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:33F4 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77 1 0000000000000000 100 0 0 10 0
 `)
@@ -110,6 +111,11 @@ func TestPortBound(t *testing.T) {
 	if err := os.Symlink("socket:[77]", filepath.Join(f.proc, "6225/fd/3")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestPortBound(t *testing.T) {
+	f := newFixture(t)
+	f.foreignListener(t)
 	r := f.diagnose(t, failed, f.lines(t, "port-bound.out"))
 	assertFinding(t, r, KindPortBound, []string{"port 13300 already bound by pid 6225 (sleep infinity)"},
 		[]string{"stop pid 6225 (sleep infinity)", "http.port in " + filepath.Join(f.root, "etc/siem-indexer/opensearch.yml"), "siemctl services start indexer"})
@@ -271,16 +277,7 @@ func TestDiskFull(t *testing.T) {
 // health check ports finds it; the unit's own process on it is not.
 func TestPortHeldWhileStarting(t *testing.T) {
 	f := newFixture(t)
-	f.write(t, filepath.Join(f.proc, "net/tcp"), `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:33F4 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77 1 0000000000000000 100 0 0 10 0
-`)
-	f.write(t, filepath.Join(f.proc, "6225/cmdline"), "sleep\x00infinity\x00")
-	if err := os.MkdirAll(filepath.Join(f.proc, "6225/fd"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("socket:[77]", filepath.Join(f.proc, "6225/fd/3")); err != nil {
-		t.Fatal(err)
-	}
+	f.foreignListener(t)
 	st := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 42}
 	lines := f.lines(t, "port-bound.out")[:3]
 	diag := func(own []int) Report {

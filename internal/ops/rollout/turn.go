@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // DefaultLease is a turn's lease unless the caller says otherwise: longer than an indexer node's
@@ -185,7 +187,7 @@ func notYourTurn(r Record, who Identity, i int) *NotYourTurnError {
 // (then the last *NotYourTurnError is returned). Errors other than NotYourTurn end the wait.
 func (s *Store) Wait(ctx context.Context, who Identity, lease, poll time.Duration, sleep func(context.Context, time.Duration) error) (*Turn, error) {
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = netclient.Sleep
 	}
 	for {
 		t, err := s.Take(ctx, who, lease)
@@ -199,17 +201,6 @@ func (s *Store) Wait(ctx context.Context, who Identity, lease, poll time.Duratio
 		if serr := sleep(ctx, poll); serr != nil {
 			return nil, err
 		}
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
 	}
 }
 
@@ -305,7 +296,7 @@ func (t *Turn) Keep(ctx context.Context) <-chan error {
 		defer close(out)
 		every := t.Lease / 3
 		for {
-			if err := sleepCtx(ctx, every); err != nil {
+			if err := netclient.Sleep(ctx, every); err != nil {
 				out <- nil
 				return
 			}
