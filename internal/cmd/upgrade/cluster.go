@@ -236,21 +236,18 @@ type ThisHost struct {
 	Mine []string `json:"mine"`
 }
 
-// thisHost tells which entries of the record are this host's (rollout.HostIdentity).
-func (d ClusterDeps) thisHost() (*ThisHost, error) {
+// identity is this host's name and its own entries of the record (rollout.HostIdentity over the
+// config and the host name): what upgrade node takes turns as and status reports as this_host.
+func (d ClusterDeps) identity() (rollout.Identity, error) {
 	cfg, err := d.Config()
 	if err != nil {
-		return nil, err
+		return rollout.Identity{}, err
 	}
 	host, err := d.Hostname()
 	if err != nil {
-		return nil, fmt.Errorf("host name: %w", err)
+		return rollout.Identity{}, fmt.Errorf("host name: %w", err)
 	}
-	who, err := rollout.HostIdentity(cfg, host)
-	if err != nil {
-		return nil, err
-	}
-	return &ThisHost{Host: who.Host, Mine: who.Names}, nil
+	return rollout.HostIdentity(cfg, host)
 }
 
 func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
@@ -275,10 +272,10 @@ func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
 		left := rec.Holder.Expiry.Sub(now).Seconds()
 		st.LeaseLeft = &left
 	}
-	if th, err := d.thisHost(); err != nil {
+	if who, err := d.identity(); err != nil {
 		st.ThisHostError = err.Error()
 	} else {
-		st.ThisHost = th
+		st.ThisHost = &ThisHost{Host: who.Host, Mine: who.Names}
 	}
 	if opts.Output == "json" {
 		return output.JSON(opts.IO.Out, st)

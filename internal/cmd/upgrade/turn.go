@@ -67,15 +67,7 @@ func (o *TurnOptions) Check() error {
 // turnStore is this host's identity and the record's store, with the elected cluster manager
 // re-read at each take.
 func turnStore(ctx context.Context, d ClusterDeps) (rollout.Identity, *rollout.Store, error) {
-	cfg, err := d.Config()
-	if err != nil {
-		return rollout.Identity{}, nil, err
-	}
-	host, err := d.Hostname()
-	if err != nil {
-		return rollout.Identity{}, nil, fmt.Errorf("host name: %w", err)
-	}
-	who, err := rollout.HostIdentity(cfg, host)
+	who, err := d.identity()
 	if err != nil {
 		return who, nil, err
 	}
