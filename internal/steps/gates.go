@@ -379,9 +379,9 @@ func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error
 		return engine.Outcome{}, notAnswering("manager API", err)
 	}
 	if !newer.OK() {
-		return engine.Outcome{}, engine.NoGo("%s; agents must not be newer than the manager", newer.Problem())
+		return engine.Outcome{}, engine.NoGo("%s; agents must not be newer than the manager", newer.Summary)
 	}
-	return engine.Outcome{Message: newer.Summary()}, nil
+	return engine.Outcome{Message: newer.Summary}, nil
 }
 
 // --- gate.settings_clean ------------------------------------------------------------
