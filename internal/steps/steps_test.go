@@ -672,22 +672,14 @@ func TestSplitTime(t *testing.T) {
 // under install_dir, as logcollector does.
 func TestFallbackProbeQueue(t *testing.T) {
 	install := t.TempDir()
-	sock := filepath.Join(install, "queue", "sockets", "queue")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	pc := managertest.ListenQueue(t, install)
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"count":0}`)
 	}})
 	d := indexerDepsWith(t, srv, testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
 	e := newEnv(d, nil)
-	_, err = run(t, d, e, "gate.probe", nil)
+	_, err := run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError
 	if !errors.As(err, &pe) {
 		t.Fatalf("not searchable yet: %v", err)
