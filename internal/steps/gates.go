@@ -642,7 +642,7 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 
 func gateKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", ReadOnly: true,
+		engine.Define(Spec[*healthParams]{Name: "gate.cluster_health", Estimate: fixed[*healthParams](5 * time.Second), ReadOnly: true,
 			New: func() *healthParams { return &healthParams{} }, Run: runClusterHealth,
 			Budget: func(ctx context.Context, env Env, p *healthParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, false)
@@ -667,9 +667,9 @@ func gateKinds() []Kind {
 				}
 				return []string{"POST /_index_template/_simulate_index/" + prefix + "<today>; GET /_index_template, /_template: " + name + " not shadowed"}
 			})}),
-		engine.Define(Spec[*managerAPIParams]{Name: "gate.manager_api", ReadOnly: true,
+		engine.Define(Spec[*managerAPIParams]{Name: "gate.manager_api", Estimate: fixed[*managerAPIParams](10 * time.Second), ReadOnly: true,
 			New: func() *managerAPIParams { return &managerAPIParams{} }, Run: runManagerAPI}),
-		engine.Define(Spec[*noParams]{Name: "gate.dashboard", ReadOnly: true, Run: runDashboard,
+		engine.Define(Spec[*noParams]{Name: "gate.dashboard", Estimate: fixed[*noParams](5 * time.Second), ReadOnly: true, Run: runDashboard,
 			New: simple(func(pl *Planning) []string {
 				u := "<dashboard.url>"
 				if c := pl.cfg(); c != nil {
@@ -677,9 +677,9 @@ func gateKinds() []Kind {
 				}
 				return []string{"GET " + strings.TrimRight(u, "/") + "/ answers 200 or 302"}
 			})}),
-		engine.Define(Spec[*unitsActiveParams]{Name: "gate.units_active", ReadOnly: true,
+		engine.Define(Spec[*unitsActiveParams]{Name: "gate.units_active", Estimate: fixed[*unitsActiveParams](2 * time.Second), ReadOnly: true,
 			New: func() *unitsActiveParams { return &unitsActiveParams{} }, Run: runUnitsActive}),
-		engine.Define(Spec[*noParams]{Name: "gate.ports", ReadOnly: true, Run: runPorts,
+		engine.Define(Spec[*noParams]{Name: "gate.ports", Estimate: fixed[*noParams](2 * time.Second), ReadOnly: true, Run: runPorts,
 			New: simple(func(pl *Planning) []string {
 				var ps []string
 				if c := pl.cfg(); c != nil {
@@ -693,7 +693,7 @@ func gateKinds() []Kind {
 				}
 				return []string{"/proc/net/tcp{,6}: listening on " + strings.Join(ps, ", ")}
 			})}),
-		engine.Define(Spec[*noParams]{Name: "gate.probe", ReadOnly: true, Run: runProbe,
+		engine.Define(Spec[*noParams]{Name: "gate.probe", Estimate: fixed[*noParams](30 * time.Second), ReadOnly: true, Run: runProbe,
 			New: simple(describeProbe)}),
 		engine.Define(Spec[*noParams]{Name: "gate.no_trace", ReadOnly: true, Run: runNoTrace,
 			New: simple(func(*Planning) []string {

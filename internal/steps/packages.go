@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
@@ -46,7 +47,7 @@ func (p *pkgParams) Describe(pc engine.PlanContext) []string {
 
 func packageKinds() []Kind {
 	mk := func(name string, down bool) Kind {
-		return engine.Define(Spec[*pkgParams]{Name: name,
+		return engine.Define(Spec[*pkgParams]{Name: name, Estimate: fixed[*pkgParams](time.Minute),
 			New:    func() *pkgParams { return &pkgParams{downgrade: down} },
 			Run:    runPackage,
 			Skip:   skipPackage,

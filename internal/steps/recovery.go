@@ -168,7 +168,7 @@ func shortKeys(ks []string) string {
 }
 
 func recoveriesKind() Kind {
-	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries",
+	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries", Estimate: fixed[*recoveriesParams](time.Second),
 		New: func() *recoveriesParams { return &recoveriesParams{} }, Run: runPrimariesRecoveries})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
@@ -45,13 +46,13 @@ func validLabel(name, v string) error {
 func snapshotKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*snapshotParams]{
-			Name: "snapshot.capture", ReadOnly: true,
+			Name: "snapshot.capture", Estimate: fixed[*snapshotParams](3 * time.Second), ReadOnly: true,
 			New:  func() *snapshotParams { return &snapshotParams{} },
 			Run:  runSnapshotCapture,
 			Skip: skipSnapshotCapture,
 		}),
 		engine.Define(Spec[*diffParams]{
-			Name: "snapshot.diff", ReadOnly: true,
+			Name: "snapshot.diff", Estimate: fixed[*diffParams](time.Second), ReadOnly: true,
 			New: func() *diffParams { return &diffParams{} },
 			Run: runSnapshotDiff,
 		}),

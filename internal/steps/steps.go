@@ -556,6 +556,14 @@ func (r *redacting) Budget(ctx context.Context, env Env, p engine.Params) (time.
 	return extra, why, err
 }
 
+func (r *redacting) Estimate(p engine.Params, facts any) (time.Duration, string, bool) {
+	e, ok := r.Kind.(engine.Estimator)
+	if !ok {
+		return 0, "", false
+	}
+	return e.Estimate(p, facts)
+}
+
 func redactErr(d *Deps, err error) error {
 	if err == nil {
 		return nil

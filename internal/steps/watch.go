@@ -574,7 +574,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 
 func watchKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*watchParams]{Name: "watch.window", ReadOnly: true, Run: runWatch, Skip: skipWatch,
+		engine.Define(Spec[*watchParams]{Name: "watch.window", Estimate: estimateWatch, ReadOnly: true, Run: runWatch, Skip: skipWatch,
 			New: func() *watchParams { return newWatchParams() }}),
 	}
 }
