@@ -187,7 +187,7 @@ func runBackupConfigs(ctx context.Context, env Env, p *configsParams) (engine.Ou
 	paths := ConfigPaths(d.Config, p.comps())
 	var total int64
 	for _, p := range paths {
-		if n, err := dirBytes(ctx, p); err == nil {
+		if n, err := filetree.Bytes(ctx, p); err == nil {
 			total += n
 		}
 	}

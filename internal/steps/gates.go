@@ -19,6 +19,7 @@ import (
 	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // --- gate.cluster_health ----------------------------------------------------
@@ -367,7 +368,7 @@ func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error
 		return engine.Outcome{}, err
 	}
 	var target string
-	if _, err := env.Get(KeyTarget, &target); err != nil {
+	if _, err := env.Get(rundata.KeyTarget, &target); err != nil {
 		return engine.Outcome{}, err
 	}
 	tv, err := manager.ParseVersion(target)

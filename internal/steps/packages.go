@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 type pkgParams struct {
@@ -114,7 +115,7 @@ func verifyPackage(ctx context.Context, env Env, p *pkgParams) (bool, error) {
 // previous_versions, keeping components already recorded (a resumed run
 // must not record the half-upgraded state as "previous").
 func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, error) {
-	prev, err := versions(env, KeyPreviousVersions)
+	prev, err := versions(env, rundata.KeyPreviousVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +146,7 @@ func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, e
 			prev[c] = inst[names[c]]
 		}
 	}
-	if err := env.Set(KeyPreviousVersions, prev); err != nil {
+	if err := env.Set(rundata.KeyPreviousVersions, prev); err != nil {
 		return nil, err
 	}
 	return prev, nil

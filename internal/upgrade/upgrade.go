@@ -16,8 +16,8 @@
 //     its history or a default);
 //   - the evidence bundle (GatherEvidence, RenderHTML, Bundle).
 //
-// The run data keys are the kinds' contract and stay in internal/steps;
-// this package reads them.
+// The run data keys and the set-aside data directories are the session's
+// contract with the kinds: internal/upgrade/rundata, below both.
 package upgrade
 
 import (
