@@ -58,14 +58,7 @@ type fakeRepo struct {
 }
 
 func (f *fakeRepo) routes() map[string]indexertest.Route {
-	h := func(fn func(w http.ResponseWriter, r *http.Request)) indexertest.Route {
-		return indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			fn(w, r)
-		}}
-	}
+	h := func(fn http.HandlerFunc) indexertest.Route { return indexertest.Locked(&f.mu, fn) }
 	quoted := func(ss []string) string {
 		b, _ := json.Marshal(ss)
 		return strings.Trim(string(b), "[]")
