@@ -131,9 +131,9 @@ func estimateSnapshotTake(_ *noParams, facts any) (time.Duration, string, bool) 
 	return 0, "", false
 }
 
-// estimateSnapshotStart: only in snapshot mode; it starts the snapshot
-// indexer.snapshot_take then waits for, and returns at once. (For the kind
-// indexer.snapshot_start of branch s8-bench: its Spec names it at the merge.)
+// estimateSnapshotStart is indexer.snapshot_start's: only in snapshot mode;
+// it starts the snapshot indexer.snapshot_take then waits for, and returns
+// at once.
 func estimateSnapshotStart(_ *noParams, facts any) (time.Duration, string, bool) {
 	f := factsOf(facts)
 	switch {
