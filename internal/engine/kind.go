@@ -79,6 +79,15 @@ type Budgeter[D any] interface {
 	Budget(ctx context.Context, env Env[D], p Params) (extra time.Duration, why string, err error)
 }
 
+// Estimator is implemented by kinds that estimate their own share of a
+// plan's time budget (beside Budgeter, which grows a deadline): from the
+// decoded parameters (nil: the kind's empty ones) and the facts the caller
+// gathered (internal/steps.EstimateFacts: earlier runs, the data volume).
+// ok false leaves the caller's generic estimate (history, then a default).
+type Estimator interface {
+	Estimate(p Params, facts any) (d time.Duration, source string, ok bool)
+}
+
 // Deadline is the time a step or undo gets: its runbook timeout (or the
 // runner's default) plus a Budgeter kind's extra.
 type Deadline struct {
@@ -299,10 +308,11 @@ type Spec[P Params, D any] struct {
 	// New returns an empty P to decode into; defaults apply from it.
 	New func() P
 	Run func(ctx context.Context, env Env[D], p P) (Outcome, error)
-	// Verify, Skip and Budget are optional.
-	Verify func(ctx context.Context, env Env[D], p P) (bool, error)
-	Skip   func(ctx context.Context, env Env[D], p P) (string, bool, error)
-	Budget func(ctx context.Context, env Env[D], p P) (time.Duration, string, error)
+	// Verify, Skip, Budget and Estimate are optional.
+	Verify   func(ctx context.Context, env Env[D], p P) (bool, error)
+	Skip     func(ctx context.Context, env Env[D], p P) (string, bool, error)
+	Budget   func(ctx context.Context, env Env[D], p P) (time.Duration, string, error)
+	Estimate func(p P, facts any) (time.Duration, string, bool)
 }
 
 // ErrCannotVerify is returned by Verify of a kind that has no verification;
@@ -373,4 +383,18 @@ func (d *defined[P, D]) Budget(ctx context.Context, env Env[D], p Params) (time.
 		return 0, "", err
 	}
 	return d.s.Budget(ctx, env, tp)
+}
+
+func (d *defined[P, D]) Estimate(p Params, facts any) (time.Duration, string, bool) {
+	if d.s.Estimate == nil {
+		return 0, "", false
+	}
+	if p == nil {
+		p = d.s.New()
+	}
+	tp, err := d.params(p)
+	if err != nil {
+		return 0, "", false
+	}
+	return d.s.Estimate(tp, facts)
 }

@@ -5,9 +5,10 @@
 // as tar.gz; SHA256SUMS files (AddSums, VerifySum) catch a damaged backup.
 // Restores never write through a symlink that could have been planted
 // (OpenDirNoFollow and the *At helpers walk from "/" one component at a
-// time and return a *LinkError naming the path).
+// time and return a *LinkError naming the path; RemoveAllAt removes a tree
+// without following one). Bytes sums a tree's regular files.
 //
 // The package knows nothing of runs, steps or the stack: internal/steps
 // (backup.*, restore.*, the manager's db copy, the shipper's registry)
-// imports it.
+// and internal/upgrade/rundata (the set-aside directories) import it.
 package filetree

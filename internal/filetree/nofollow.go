@@ -182,3 +182,36 @@ func ApplyMetaNoFollow(abs string, e Entry, strict func(string) bool) error {
 	defer unix.Close(fd)
 	return applyMetaFd(fd, e)
 }
+
+// RemoveAllAt removes name inside dirfd (full: its path, for errors) and,
+// when it is a directory, everything below it, never following a symlink.
+func RemoveAllAt(dirfd int, name, full string) error {
+	err := unix.Unlinkat(dirfd, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return &os.PathError{Op: "unlink", Path: full, Err: err}
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: full, Err: err}
+	}
+	d := os.NewFile(uintptr(fd), full)
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, n := range names {
+		if err := RemoveAllAt(int(d.Fd()), n, filepath.Join(full, n)); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	d.Close()
+	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "rmdir", Path: full, Err: err}
+	}
+	return nil
+}

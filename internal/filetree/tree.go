@@ -423,3 +423,37 @@ func VerifySum(dir, name string) error {
 	}
 	return nil
 }
+
+// Bytes sums the regular files under root; files vanishing meanwhile
+// (a running indexer merges segments) are ignored.
+func Bytes(ctx context.Context, root string) (int64, error) {
+	n, _, err := BytesSince(ctx, root, time.Time{})
+	return n, err
+}
+
+// BytesSince sums the regular files under root, and those modified
+// after since (OpenSearch segments are immutable: the files written since
+// the last snapshot are what an incremental snapshot copies).
+func BytesSince(ctx context.Context, root string, since time.Time) (n, newer int64, err error) {
+	err = filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p != root {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if de.Type().IsRegular() {
+			if fi, err := de.Info(); err == nil {
+				n += fi.Size()
+				if fi.ModTime().After(since) {
+					newer += fi.Size()
+				}
+			}
+		}
+		return nil
+	})
+	return n, newer, err
+}

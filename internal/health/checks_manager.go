@@ -196,7 +196,7 @@ func checkAgents(ctx context.Context, e *Env) Result {
 			return warn(summary+"; cannot list agent versions: "+errSummary(err), "siemctl agents outdated")
 		}
 		if !newer.OK() {
-			problems = append(problems, newer.Problem())
+			problems = append(problems, newer.Summary)
 			fixes = append(fixes, "upgrade the manager first, or reinstall those agents at "+mv.String()+" (siemctl agents outdated)")
 		}
 	}

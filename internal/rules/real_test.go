@@ -1,14 +1,13 @@
 package rules
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // The real Wazuh material (ruleset, documentation examples) is read at test
@@ -31,46 +30,24 @@ func requireReal(t *testing.T) string {
 // directory and returns it (holding ruleset/ and etc/).
 func extractRuleset(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(requireReal(t), "wazuh-v4.9.0", "ruleset.tar.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+	for name, b := range testenv.ReadTarGz(t, filepath.Join(requireReal(t), "wazuh-v4.9.0", "ruleset.tar.gz")) {
+		clean := filepath.Clean(name)
+		if strings.HasPrefix(clean, "..") || filepath.IsAbs(clean) {
+			t.Fatalf("unexpected path in tarball: %s", name)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Clean(h.Name)
-		if strings.HasPrefix(name, "..") || filepath.IsAbs(name) {
-			t.Fatalf("unexpected path in tarball: %s", h.Name)
-		}
-		p := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
+		p := filepath.Join(dir, clean)
+		if strings.HasSuffix(name, "/") {
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				t.Fatal(err)
 			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return dir

@@ -1,18 +1,17 @@
 package snapshot
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // docAt is a small document taken at t with a deterministic ID.
@@ -294,33 +293,8 @@ func TestSaveKilledMidWrite(t *testing.T) {
 		before[d.ID] = b
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashingSave$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+s.Dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "READY ") {
-		t.Fatalf("helper did not reach the rename: %q %v", line, err)
-	}
+	line := testenv.KillHelperAt(t, "TestHelperCrashingSave", crashEnv+"="+s.Dir, "READY ", "the rename")
 	tmp := strings.TrimSpace(strings.TrimPrefix(line, "READY "))
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("helper ended with %v, want killed by SIGKILL", cmd.ProcessState)
-	}
 
 	// The temporary file is there, the snapshot is not published, the
 	// previous ones are byte for byte intact and List ignores the debris.

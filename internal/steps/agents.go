@@ -10,16 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/snapshot"
-)
-
-// Run data keys of the agents kinds.
-const (
-	// KeyAgentsBefore is the AgentsBefore agents.record journals before
-	// the manager stops.
-	KeyAgentsBefore = "agents_before"
-	// KeyAgentsAfter is the fleet (snapshot.Agents) gate.agents_back saw
-	// last.
-	KeyAgentsAfter = "agents_after"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // AgentRef names one agent.
@@ -88,7 +79,7 @@ func runAgentsRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 			rec.Active = append(rec.Active, AgentRef{ID: a.ID, Name: a.Name, Version: a.Version})
 		}
 	}
-	if err := env.Set(KeyAgentsBefore, rec); err != nil {
+	if err := env.Set(rundata.KeyAgentsBefore, rec); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("%d of %d agents active before the upgrade (%s)", len(rec.Active), fleet.Total, CountsLine(fleet.ByStatus))}, nil
@@ -115,7 +106,7 @@ func (p *agentsBackParams) Validate() error {
 
 func (p *agentsBackParams) Describe(pc engine.PlanContext) []string {
 	return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): at least %s of the agents active before (%s) active again; the missing ones named (id, name, last keep-alive)",
-		strings.Join(agentFields, ","), pct(p.MinRatio), KeyAgentsBefore)}
+		strings.Join(agentFields, ","), pct(p.MinRatio), rundata.KeyAgentsBefore)}
 }
 
 // agentsBack compares the fleet now with the agents active before.
@@ -178,12 +169,12 @@ func missingLine(missing []manager.Agent, show int, now time.Time) string {
 func runAgentsBack(ctx context.Context, env Env, p *agentsBackParams) (engine.Outcome, error) {
 	d := env.Deps()
 	var before AgentsBefore
-	ok, err := env.Get(KeyAgentsBefore, &before)
+	ok, err := env.Get(rundata.KeyAgentsBefore, &before)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	if !ok {
-		return engine.Outcome{}, engine.NoGo("no record of the agents active before the upgrade (%s did not run): run the agents.record step before the manager stops", KeyAgentsBefore)
+		return engine.Outcome{}, engine.NoGo("no record of the agents active before the upgrade (%s did not run): run the agents.record step before the manager stops", rundata.KeyAgentsBefore)
 	}
 	if len(before.Active) == 0 {
 		return engine.Outcome{Message: "no agent was active before the upgrade: nothing to wait for"}, nil
@@ -196,7 +187,7 @@ func runAgentsBack(ctx context.Context, env Env, p *agentsBackParams) (engine.Ou
 	if err != nil {
 		return engine.Outcome{}, notAnswering("manager API", err)
 	}
-	if err := setIfChanged(env, KeyAgentsAfter, res.Fleet); err != nil {
+	if err := setIfChanged(env, rundata.KeyAgentsAfter, res.Fleet); err != nil {
 		return engine.Outcome{}, err
 	}
 	line := fmt.Sprintf("%d of %d agents active before are active again (%s", res.Back, res.Before, pct(res.ratio()))
@@ -246,7 +237,7 @@ func agentKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*noParams]{Name: "agents.record", ReadOnly: true, Run: runAgentsRecord,
 			New: simple(func(*Planning) []string {
-				return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): journal the active agents and the fleet by status and version (%s)", strings.Join(agentFields, ","), KeyAgentsBefore)}
+				return []string{fmt.Sprintf("manager GET /agents?select=%s (paged): journal the active agents and the fleet by status and version (%s)", strings.Join(agentFields, ","), rundata.KeyAgentsBefore)}
 			})}),
 		engine.Define(Spec[*agentsBackParams]{Name: "gate.agents_back", ReadOnly: true, Run: runAgentsBack,
 			New: func() *agentsBackParams { return &agentsBackParams{MinRatio: 0.95, Show: 10} }}),

@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -34,8 +35,8 @@ func fleetServer(t *testing.T) (*managertest.Server, *steps.Deps) {
 func activeIDs(t *testing.T, e *env) []string {
 	t.Helper()
 	var rec steps.AgentsBefore
-	if ok, err := e.Get(steps.KeyAgentsBefore, &rec); err != nil || !ok {
-		t.Fatalf("no %s recorded: %v", steps.KeyAgentsBefore, err)
+	if ok, err := e.Get(rundata.KeyAgentsBefore, &rec); err != nil || !ok {
+		t.Fatalf("no %s recorded: %v", rundata.KeyAgentsBefore, err)
 	}
 	ids := make([]string, len(rec.Active))
 	for i, a := range rec.Active {
@@ -59,7 +60,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 		t.Errorf("message %q", out.Message)
 	}
 	var rec steps.AgentsBefore
-	_, _ = e.Get(steps.KeyAgentsBefore, &rec)
+	_, _ = e.Get(rundata.KeyAgentsBefore, &rec)
 	if rec.Fleet.ByStatus["disconnected"] != 5 || rec.Fleet.ByVersion["Wazuh v4.9.0"] != 15 || rec.Fleet.Total != 20 {
 		t.Errorf("fleet before = %+v", rec.Fleet)
 	}
@@ -82,7 +83,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 		}
 	}
 	var after snapshot.Agents
-	if ok, _ := e.Get(steps.KeyAgentsAfter, &after); !ok || after.ByStatus["disconnected"] != 6 {
+	if ok, _ := e.Get(rundata.KeyAgentsAfter, &after); !ok || after.ByStatus["disconnected"] != 6 {
 		t.Errorf("fleet after = %+v, want 6 disconnected", after)
 	}
 
@@ -95,7 +96,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 
 func TestAgentsBackNoneActiveBefore(t *testing.T) {
 	_, d := fleetServer(t)
-	e := newEnv(d, map[string]any{steps.KeyAgentsBefore: steps.AgentsBefore{Active: []steps.AgentRef{}}})
+	e := newEnv(d, map[string]any{rundata.KeyAgentsBefore: steps.AgentsBefore{Active: []steps.AgentRef{}}})
 	out, err := run(t, d, e, "gate.agents_back", nil)
 	if err != nil || !strings.Contains(out.Message, "no agent was active before") {
 		t.Fatalf("%q, %v", out.Message, err)
@@ -175,7 +176,7 @@ func TestGateAgentsNewerThanTarget(t *testing.T) {
 		}
 		d := depsWith(testConfig(t, ""), nil)
 		d.Manager = c
-		out, err := run(t, d, newEnv(d, map[string]any{steps.KeyTarget: tc.target}), "gate.agents", nil)
+		out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyTarget: tc.target}), "gate.agents", nil)
 		var ng *engine.NoGoError
 		switch {
 		case tc.nogo != "":

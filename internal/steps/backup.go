@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -84,7 +85,7 @@ func ConfigPaths(c *config.Config, comps []string) []string {
 
 func backupKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*configsParams]{Name: "backup.configs",
+		engine.Define(Spec[*configsParams]{Name: "backup.configs", Estimate: fixed[*configsParams](5 * time.Second),
 			New: func() *configsParams { return &configsParams{} }, Run: runBackupConfigs,
 			Skip: func(_ context.Context, env Env, _ *configsParams) (string, bool, error) {
 				b, err := backups(env)
@@ -101,7 +102,7 @@ func backupKinds() []Kind {
 				return []string{"verify <backup>/" + configsArchive + " against " + filetree.SumsName + "; extract every file to its path (modes, owners; sha256 checked)",
 					"copy the indexer security backup into <indexer config_dir>/opensearch-security"}
 			})}),
-		engine.Define(Spec[*noParams]{Name: "backup.indexer_security", Run: runBackupSecurity,
+		engine.Define(Spec[*noParams]{Name: "backup.indexer_security", Estimate: fixed[*noParams](20 * time.Second), Run: runBackupSecurity,
 			New: simple(func(pl *Planning) []string {
 				return []string{strings.Join(securityInit(pl), " ") + ` --options "-backup <backup_dir>/<run-id>/` + securityDir + ` -icl -nhnv"`,
 					"copy the backed-up *.yml into <indexer config_dir>/opensearch-security (what indexer.security_apply uploads)"}
@@ -116,7 +117,7 @@ func backupKinds() []Kind {
 			}}),
 		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
 		// is runBackupData / runRestoreData below.
-		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Run: backupIndexerData,
+		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Estimate: estimateBackupData, Run: backupIndexerData,
 			New: simple(backupDataDescribe),
 			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				ok, msg, err := backupDataDone(ctx, env)
@@ -129,7 +130,7 @@ func backupKinds() []Kind {
 				ok, _, err := backupDataDone(ctx, env)
 				return ok, err
 			}}),
-		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Run: restoreIndexerData,
+		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Estimate: estimateRestoreData, Run: restoreIndexerData,
 			New:  simple(restoreDataDescribe),
 			Skip: restoreDataDone,
 			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
@@ -186,7 +187,7 @@ func runBackupConfigs(ctx context.Context, env Env, p *configsParams) (engine.Ou
 	paths := ConfigPaths(d.Config, p.comps())
 	var total int64
 	for _, p := range paths {
-		if n, err := dirBytes(ctx, p); err == nil {
+		if n, err := filetree.Bytes(ctx, p); err == nil {
 			total += n
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
@@ -75,7 +76,7 @@ func dataDeps(t *testing.T, data string, active bool) (*steps.Deps, *unitstest.F
 func backupsOf(t *testing.T, e *env) steps.Backups {
 	t.Helper()
 	var b steps.Backups
-	if _, err := e.Get(steps.KeyBackups, &b); err != nil {
+	if _, err := e.Get(rundata.KeyBackups, &b); err != nil {
 		t.Fatal(err)
 	}
 	return b

@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/mgrcluster"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The kinds of a rolling upgrade of a distributed deployment (runbooks cluster-apply.yaml,
@@ -203,7 +204,7 @@ func runGateClusterNodes(ctx context.Context, env Env, p *clusterNodesParams) (e
 		}
 		if p.AtTarget {
 			var target string
-			if _, err := env.Get(KeyTarget, &target); err != nil {
+			if _, err := env.Get(rundata.KeyTarget, &target); err != nil {
 				return engine.Outcome{}, err
 			}
 			var behind []string
@@ -421,7 +422,7 @@ func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outco
 		return engine.Outcome{}, err
 	}
 	var target string
-	if _, err := env.Get(KeyTarget, &target); err != nil {
+	if _, err := env.Get(rundata.KeyTarget, &target); err != nil {
 		return engine.Outcome{}, err
 	}
 	local, err := m.ClusterLocalInfo(ctx)

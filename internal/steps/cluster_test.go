@@ -11,6 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Bodies as a 3-node OpenSearch cluster answers mid-roll: indexer-1 already on 2.19.3, the
@@ -185,7 +186,7 @@ func TestGateManagerNodeBack(t *testing.T) {
 			d := depsWith(cfg, nil)
 			d.Now = func() time.Time { return now }
 			d.Manager = tc.f
-			out, err := run(t, d, newEnv(d, map[string]any{steps.KeyTarget: "4.10.0"}), "gate.manager_node_back", nil)
+			out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"}), "gate.manager_node_back", nil)
 			if tc.verdict == "" {
 				if err != nil || !strings.Contains(out.Message, tc.want) {
 					t.Fatalf("= %q, %v; want %q", out.Message, err, tc.want)
@@ -212,7 +213,7 @@ func TestRolloutKinds(t *testing.T) {
 	now := time.Now().UTC()
 	d.Manager = &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"}, nodes: []manager.ClusterNode{
 		{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
-	e := newEnv(d, map[string]any{steps.KeyTarget: "4.10.0"})
+	e := newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"})
 	out, err := run(t, d, e, "rollout.create", nil)
 	if err != nil || !strings.Contains(out.Message, "order indexer/indexer-1, indexer/indexer-2, indexer/indexer-3, manager/manager-1, manager/manager-2, dashboard/127.0.0.31") {
 		t.Fatalf("create = %q, %v", out.Message, err)
@@ -240,7 +241,7 @@ func TestGateClusterNodesAtTarget(t *testing.T) {
 	d.Now = func() time.Time { return now }
 	mg := &fakeMgrCluster{nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
 	d.Manager = mg
-	e := newEnv(d, map[string]any{steps.KeyTarget: "4.10.0"})
+	e := newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"})
 	if out, err := run(t, d, e, "gate.cluster_nodes", nil); err != nil || !strings.Contains(out.Message, "all on 2.19.3") {
 		t.Fatalf("preflight form = %q, %v", out.Message, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // --- gate.data_safety ----------------------------------------------------------------
@@ -52,40 +53,6 @@ func gateDataSafetyKind() Kind {
 		})})
 }
 
-// dirBytes sums the regular files under root; files vanishing meanwhile
-// (a running indexer merges segments) are ignored.
-func dirBytes(ctx context.Context, root string) (int64, error) {
-	n, _, err := dirBytesSince(ctx, root, time.Time{})
-	return n, err
-}
-
-// dirBytesSince sums the regular files under root, and those modified
-// after since (OpenSearch segments are immutable: the files written since
-// the last snapshot are what an incremental snapshot copies).
-func dirBytesSince(ctx context.Context, root string, since time.Time) (n, newer int64, err error) {
-	err = filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p != root {
-				return nil
-			}
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if de.Type().IsRegular() {
-			if fi, err := de.Info(); err == nil {
-				n += fi.Size()
-				if fi.ModTime().After(since) {
-					newer += fi.Size()
-				}
-			}
-		}
-		return nil
-	})
-	return n, newer, err
-}
-
 // existingParent is path or its nearest existing parent (statfs needs one).
 func existingParent(p string) string {
 	for p != "/" && p != "." {
@@ -102,7 +69,7 @@ func runGateDataSafety(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	if d.Config == nil || d.Disk == nil {
 		return engine.Outcome{}, errors.New("disk usage is not available")
 	}
-	data, err := dirBytes(ctx, d.Config.Indexer.DataDir)
+	data, err := filetree.Bytes(ctx, d.Config.Indexer.DataDir)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("size of the data directory: %w", err)
 	}
@@ -199,7 +166,7 @@ func snapshotCost(ctx context.Context, d *Deps, data int64) (DataSafetyCost, str
 	cost.NeedBytes = dataMargin + data
 	kind := "first snapshot: up to the whole data"
 	if !last.IsZero() {
-		_, newer, err := dirBytesSince(ctx, d.Config.Indexer.DataDir, last)
+		_, newer, err := filetree.BytesSince(ctx, d.Config.Indexer.DataDir, last)
 		if err != nil {
 			return cost, "", fmt.Errorf("size of the data directory: %w", err)
 		}
@@ -236,7 +203,7 @@ const PruneCommand = "siemctl upgrade prune"
 
 // asideNote warns of set-aside data directories eating disk ("" when none).
 func asideNote(ctx context.Context, d *Deps) string {
-	dirs, err := AsideDirs(ctx, d.Config.Indexer.DataDir, nil)
+	dirs, err := rundata.AsideDirs(ctx, d.Config.Indexer.DataDir, nil)
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/filetree"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // --- backup.indexer_data / restore.indexer_data per mode ---------------------------
@@ -151,7 +152,7 @@ func restoreIndexerData(ctx context.Context, env Env, p *noParams) (engine.Outco
 		return engine.Outcome{}, errors.New("the run recorded no snapshot (run data backups.indexer_snapshot): the data directory is left as it is")
 	}
 	target := filepath.Clean(d.Config.Indexer.DataDir)
-	aside := AsidePath(target, env.RunID())
+	aside := rundata.AsidePath(target, env.RunID())
 	fi, err := os.Lstat(target)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("data directory: %w", err)

@@ -25,7 +25,7 @@ import (
 func dataSafetyKinds() []Kind {
 	return []Kind{
 		gateDataSafetyKind(),
-		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Run: runSnapshotTake,
+		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Estimate: estimateSnapshotTake, Run: runSnapshotTake,
 			New: simple(func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
 				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
@@ -64,7 +64,7 @@ func dataSafetyKinds() []Kind {
 				ok, _, err := snapshotTaken(ctx, env, env.Deps())
 				return ok, err
 			}}),
-		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Run: runSnapshotRestore,
+		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Estimate: estimateRestoreSnapshot, Run: runSnapshotRestore,
 			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{} },
 			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
 				return snapshotRestoreSkip(ctx, env, env.Deps())

@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Bodies as OpenSearch 2.11.1 answers them (the lab's node).
@@ -57,14 +58,7 @@ type fakeRepo struct {
 }
 
 func (f *fakeRepo) routes() map[string]indexertest.Route {
-	h := func(fn func(w http.ResponseWriter, r *http.Request)) indexertest.Route {
-		return indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			fn(w, r)
-		}}
-	}
+	h := func(fn http.HandlerFunc) indexertest.Route { return indexertest.Locked(&f.mu, fn) }
 	quoted := func(ss []string) string {
 		b, _ := json.Marshal(ss)
 		return strings.Trim(string(b), "[]")
@@ -302,7 +296,7 @@ func TestDataSafetyGateCost(t *testing.T) {
 	}
 	// Data directories kept aside by earlier rollbacks are named, with the
 	// command that removes them; other names next to it are not counted.
-	writeFile(t, filepath.Join(steps.AsidePath(d.Config.Indexer.DataDir, "20261101T100000Z-0a1b2c"), "x"), strings.Repeat("a", 3000), 0o640)
+	writeFile(t, filepath.Join(rundata.AsidePath(d.Config.Indexer.DataDir, "20261101T100000Z-0a1b2c"), "x"), strings.Repeat("a", 3000), 0o640)
 	writeFile(t, filepath.Join(d.Config.Indexer.DataDir+".siemctl-restore", "x"), "b", 0o640)
 	out, err = run(t, d, e, "gate.data_safety", nil)
 	if err != nil || !strings.Contains(out.Message, "warning: 1 set-aside data directory ("+d.Config.Indexer.DataDir+".siemctl-<run-id>) kept from earlier rollbacks, 2.9 KiB: see siemctl upgrade prune --dry-run") {
@@ -347,7 +341,7 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	tmpl := steps.TemplatePath(d.Config.Shipper.ConfigDir, d.Config.Shipper.TemplateName)
 	writeFile(t, tmpl, `{"index_patterns":["siem-alerts-4.x-*"],"order":0}`, 0o644)
 	srv.Set("PUT /_template/"+d.Config.Shipper.TemplateName, indexertest.Route{Body: []byte(`{"acknowledged":true}`)})
-	e := newEnv(d, map[string]any{steps.KeyBackups: steps.Backups{IndexerSecurity: secDir}})
+	e := newEnv(d, map[string]any{rundata.KeyBackups: steps.Backups{IndexerSecurity: secDir}})
 	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -447,12 +441,12 @@ func TestSnapshotRollbackPutsBackPersistentSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b steps.Backups
-	if _, err := e.Get(steps.KeyBackups, &b); err != nil {
+	if _, err := e.Get(rundata.KeyBackups, &b); err != nil {
 		t.Fatal(err)
 	}
 	// the old version restarted on an empty data directory: no settings but the raise of this run
 	b.IndexerDataMode, b.IndexerDataAside = "snapshot", d.Config.Indexer.DataDir+".aside"
-	if err := e.Set(steps.KeyBackups, b); err != nil {
+	if err := e.Set(rundata.KeyBackups, b); err != nil {
 		t.Fatal(err)
 	}
 	f.mu.Lock()
@@ -491,7 +485,7 @@ func TestSnapshotRestoreDoesNotWaitForADeadIndexer(t *testing.T) {
 	u, _ := d.Units(context.Background())
 	u.(*unitstest.Fake).Set(units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: units.Failed, SubState: "failed",
 		Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1})
-	e := newEnv(d, map[string]any{steps.KeyBackups: steps.Backups{IndexerDataMode: "snapshot", IndexerDataAside: d.Config.Indexer.DataDir + ".aside",
+	e := newEnv(d, map[string]any{rundata.KeyBackups: steps.Backups{IndexerDataMode: "snapshot", IndexerDataAside: d.Config.Indexer.DataDir + ".aside",
 		IndexerSnapshot: &steps.DataSnapshot{Repository: "siemctl", Name: dsRunSnap, Indices: idx}}})
 	_, err := run(t, d, e, "restore.indexer_snapshot", nil)
 	if err == nil || !strings.Contains(err.Error(), "siem-indexer.service is not running (exit-code (exit status 1)); its log says why") {

@@ -35,7 +35,7 @@ func (p *allocationParams) Validate() error {
 
 func indexerKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*allocationParams]{Name: "indexer.allocation",
+		engine.Define(Spec[*allocationParams]{Name: "indexer.allocation", Estimate: fixed[*allocationParams](time.Second),
 			New: func() *allocationParams { return &allocationParams{} }, Run: runAllocation,
 			Skip: func(ctx context.Context, env Env, p *allocationParams) (string, bool, error) {
 				done, err := allocationIs(ctx, env, p.Value)
@@ -47,13 +47,13 @@ func indexerKinds() []Kind {
 			Verify: func(ctx context.Context, env Env, p *allocationParams) (bool, error) {
 				return allocationIs(ctx, env, p.Value)
 			}}),
-		engine.Define(Spec[*noParams]{Name: "indexer.flush", Run: runFlush,
+		engine.Define(Spec[*noParams]{Name: "indexer.flush", Estimate: fixed[*noParams](2 * time.Second), Run: runFlush,
 			New: simple(func(*Planning) []string { return []string{"POST /_flush"} })}),
-		engine.Define(Spec[*noParams]{Name: "indexer.flush_synced", Run: runSyncedFlush,
+		engine.Define(Spec[*noParams]{Name: "indexer.flush_synced", Estimate: fixed[*noParams](2 * time.Second), Run: runSyncedFlush,
 			New: simple(func(*Planning) []string {
 				return []string{"POST /_flush/synced (409 = partial: tolerated; unsupported: POST /_flush)"}
 			})}),
-		engine.Define(Spec[*securityParams]{Name: "indexer.security_apply", Run: runSecurityApply,
+		engine.Define(Spec[*securityParams]{Name: "indexer.security_apply", Estimate: estimateSecurityApply, Run: runSecurityApply,
 			New: func() *securityParams { return &securityParams{} },
 			Budget: func(ctx context.Context, env Env, p *securityParams) (time.Duration, string, error) {
 				return p.budget(ctx, env, false)

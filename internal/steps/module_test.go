@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -86,7 +87,7 @@ func TestShipperModule(t *testing.T) {
 		{"4.9.0-1", "4.10.0-1", "SKIPPED: the Filebeat module is wazuh-filebeat-0.4 for both manager 4.9.0 and 4.10.0: unchanged"},
 		{"4.7.5-1", "4.9.0-1", "SKIPPED: no Filebeat module known for manager 4.7.5 or 4.9.0"},
 	} {
-		e := newEnv(d, map[string]any{steps.KeyPreviousVersions: all(tt.from), steps.KeyTargetVersions: all(tt.to)})
+		e := newEnv(d, map[string]any{rundata.KeyPreviousVersions: all(tt.from), rundata.KeyTargetVersions: all(tt.to)})
 		out, err := run(t, d, e, "shipper.module", map[string]any{"version": "target"})
 		if err != nil || !strings.HasPrefix(out.Message, tt.want) {
 			t.Errorf("%s → %s: %q %v", tt.from, tt.to, out.Message, err)
@@ -104,7 +105,7 @@ func TestShipperModule(t *testing.T) {
 		"notgz":   []byte("<html>404</html>"),
 	} {
 		served["/4.x/filebeat/wazuh-filebeat-0.5.tar.gz"] = bad
-		e := newEnv(d, map[string]any{steps.KeyPreviousVersions: all("4.14.1-1"), steps.KeyTargetVersions: all("4.14.2-1")})
+		e := newEnv(d, map[string]any{rundata.KeyPreviousVersions: all("4.14.1-1"), rundata.KeyTargetVersions: all("4.14.2-1")})
 		if _, err := run(t, d, e, "shipper.module", map[string]any{"version": "target"}); err == nil {
 			t.Errorf("%s tarball accepted", name)
 		}
@@ -114,7 +115,7 @@ func TestShipperModule(t *testing.T) {
 	}
 
 	served["/4.x/filebeat/wazuh-filebeat-0.5.tar.gz"] = good
-	e := newEnv(d, map[string]any{steps.KeyPreviousVersions: all("4.14.1-1"), steps.KeyTargetVersions: all("4.14.2-1")})
+	e := newEnv(d, map[string]any{rundata.KeyPreviousVersions: all("4.14.1-1"), rundata.KeyTargetVersions: all("4.14.2-1")})
 	out, err := run(t, d, e, "shipper.module", map[string]any{"version": "target"})
 	if err != nil || !strings.Contains(out.Message, "wazuh-filebeat-0.5 installed") || !strings.Contains(out.Message, "(3 files)") {
 		t.Fatalf("install: %q %v", out.Message, err)
@@ -140,7 +141,7 @@ func TestShipperModule(t *testing.T) {
 
 	// The siem profile has no module source: skipped with the reason.
 	sd := depsWith(testConfig(t, ""), nil)
-	se := newEnv(sd, map[string]any{steps.KeyPreviousVersions: all("4.14.1-1"), steps.KeyTargetVersions: all("4.14.2-1")})
+	se := newEnv(sd, map[string]any{rundata.KeyPreviousVersions: all("4.14.1-1"), rundata.KeyTargetVersions: all("4.14.2-1")})
 	if out, err := run(t, sd, se, "shipper.module", map[string]any{"version": "target"}); err != nil || !strings.Contains(out.Message, "shipper.module_source is not set") {
 		t.Errorf("siem: %q %v", out.Message, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 type pkgParams struct {
@@ -46,7 +48,7 @@ func (p *pkgParams) Describe(pc engine.PlanContext) []string {
 
 func packageKinds() []Kind {
 	mk := func(name string, down bool) Kind {
-		return engine.Define(Spec[*pkgParams]{Name: name,
+		return engine.Define(Spec[*pkgParams]{Name: name, Estimate: fixed[*pkgParams](time.Minute),
 			New:    func() *pkgParams { return &pkgParams{downgrade: down} },
 			Run:    runPackage,
 			Skip:   skipPackage,
@@ -113,7 +115,7 @@ func verifyPackage(ctx context.Context, env Env, p *pkgParams) (bool, error) {
 // previous_versions, keeping components already recorded (a resumed run
 // must not record the half-upgraded state as "previous").
 func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, error) {
-	prev, err := versions(env, KeyPreviousVersions)
+	prev, err := versions(env, rundata.KeyPreviousVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +146,7 @@ func RecordPrevious(ctx context.Context, env Env, d *Deps) (map[string]string, e
 			prev[c] = inst[names[c]]
 		}
 	}
-	if err := env.Set(KeyPreviousVersions, prev); err != nil {
+	if err := env.Set(rundata.KeyPreviousVersions, prev); err != nil {
 		return nil, err
 	}
 	return prev, nil

@@ -12,7 +12,7 @@ package steps
 //     the journal what was there (once per run: a resumed step and a rollback seeded with the
 //     upgrade's record keep the value before the upgrade), and with restore: true puts back
 //     exactly that (null when it was unset). Its raise also counts the node's primary shards
-//     before the indexer stops (KeyIndexerPrimaries).
+//     before the indexer stops (rundata.KeyIndexerPrimaries).
 //   - restore.indexer_snapshot raises them the same way (its recoveries parameter) right before
 //     it restores into the empty cluster of the old version.
 //   - The kinds that wait for the primaries (indexer.security_apply, gate.cluster_health,
@@ -31,16 +31,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
-
-// KeyPrimariesRecoveries is the run value holding the recovery settings as they were before the
-// run raised them (recoveriesRecord), so the restore (a later step, a finally-step, a resumed
-// run, a rollback run) puts back exactly that.
-const KeyPrimariesRecoveries = "primaries_recoveries"
-
-// KeyIndexerPrimaries is the run value holding the primary shards the node held before the
-// indexer stopped (primariesRecord); a rollback run starts with the upgrade's count.
-const KeyIndexerPrimaries = "indexer_primaries"
 
 // The recovery settings the kinds raise and put back (dynamic cluster settings).
 const (
@@ -54,13 +46,13 @@ var (
 	recoveryDefaults = map[string]string{keyInitialPrimaries: "4", keyConcurrentRecoveries: "2"}
 )
 
-// settingRecord is one recovery setting in KeyPrimariesRecoveries.
+// settingRecord is one recovery setting in rundata.KeyPrimariesRecoveries.
 type settingRecord struct {
 	Was    string `json:"was"`              // the persistent value before the run; "" = not set (the default)
 	Raised string `json:"raised,omitempty"` // the value a step of the run set; "" = never raised
 }
 
-// recoveriesRecord is what KeyPrimariesRecoveries holds: setting → record.
+// recoveriesRecord is what rundata.KeyPrimariesRecoveries holds: setting → record.
 type recoveriesRecord map[string]settingRecord
 
 // UnmarshalJSON also reads the record's first form, {"was","raised"} of the initial primaries
@@ -82,7 +74,7 @@ func (r *recoveriesRecord) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// primariesRecord is what KeyIndexerPrimaries holds.
+// primariesRecord is what rundata.KeyIndexerPrimaries holds.
 type primariesRecord struct {
 	Primaries int    `json:"primaries"` // active primary shards (the cluster was at least yellow: all of them)
 	Status    string `json:"status"`
@@ -168,7 +160,7 @@ func shortKeys(ks []string) string {
 }
 
 func recoveriesKind() Kind {
-	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries",
+	return engine.Define(Spec[*recoveriesParams]{Name: "indexer.primaries_recoveries", Estimate: fixed[*recoveriesParams](time.Second),
 		New: func() *recoveriesParams { return &recoveriesParams{} }, Run: runPrimariesRecoveries})
 }
 
@@ -200,7 +192,7 @@ func runPrimariesRecoveries(ctx context.Context, env Env, p *recoveriesParams) (
 // one before the indexer stopped) and returns the recorded count.
 func recordPrimaries(ctx context.Context, env Env, ix IndexerAPI) (int, error) {
 	var rec primariesRecord
-	if ok, err := env.Get(KeyIndexerPrimaries, &rec); err != nil || ok {
+	if ok, err := env.Get(rundata.KeyIndexerPrimaries, &rec); err != nil || ok {
 		return rec.Primaries, err
 	}
 	h, err := ix.Health(ctx, indexer.HealthRequest{})
@@ -208,13 +200,13 @@ func recordPrimaries(ctx context.Context, env Env, ix IndexerAPI) (int, error) {
 		return 0, fmt.Errorf("count the primary shards: %w", err)
 	}
 	rec = primariesRecord{Primaries: h.ActivePrimaryShards, Status: h.Status}
-	return rec.Primaries, env.Set(KeyIndexerPrimaries, rec)
+	return rec.Primaries, env.Set(rundata.KeyIndexerPrimaries, rec)
 }
 
 // loadRecoveries reads the run's record (empty when none).
 func loadRecoveries(env Env) (recoveriesRecord, error) {
 	rec := recoveriesRecord{}
-	_, err := env.Get(KeyPrimariesRecoveries, &rec)
+	_, err := env.Get(rundata.KeyPrimariesRecoveries, &rec)
 	return rec, err
 }
 
@@ -244,7 +236,7 @@ func raiseRecoveries(ctx context.Context, env Env, ix IndexerAPI, want map[strin
 		}
 		rec[k] = r
 	}
-	if err := env.Set(KeyPrimariesRecoveries, rec); err != nil {
+	if err := env.Set(rundata.KeyPrimariesRecoveries, rec); err != nil {
 		return engine.Outcome{}, err
 	}
 	if err := putRecoveries(ctx, ix, upd); err != nil {
@@ -360,7 +352,7 @@ func primariesFor(ctx context.Context, env Env, snapshot bool) (int, string) {
 		}
 	}
 	var rec primariesRecord
-	if ok, err := env.Get(KeyIndexerPrimaries, &rec); err == nil && ok && rec.Primaries > 0 {
+	if ok, err := env.Get(rundata.KeyIndexerPrimaries, &rec); err == nil && ok && rec.Primaries > 0 {
 		return rec.Primaries, "counted before the indexer stopped"
 	}
 	_, ix, err := indexerOf(env)

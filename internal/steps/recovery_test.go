@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -99,7 +100,7 @@ func TestPrimariesRecoveriesRaiseAndRestore(t *testing.T) {
 				}
 			}
 			var rec map[string]struct{ Was, Raised string }
-			if ok, err := e.Get(steps.KeyPrimariesRecoveries, &rec); !ok || err != nil || rec[initialPrimaries].Was != tc.want || rec[initialPrimaries].Raised != "32" {
+			if ok, err := e.Get(rundata.KeyPrimariesRecoveries, &rec); !ok || err != nil || rec[initialPrimaries].Was != tc.want || rec[initialPrimaries].Raised != "32" {
 				t.Fatalf("journaled %+v (%v %v), want was %q", rec, ok, err, tc.want)
 			}
 			// node_concurrent_recoveries is recorded too (a rollback may raise it) but not raised here
@@ -188,7 +189,7 @@ func TestRecoveriesRecordAndRestoreBoth(t *testing.T) {
 
 	// A journal of an earlier version: {"was","raised"} of the initial primaries alone.
 	get, _ = clusterSettings(srv, map[string]string{initialPrimaries: "32"})
-	old := newEnv(d, map[string]any{steps.KeyPrimariesRecoveries: json.RawMessage(`{"was":"8","raised":"32"}`)})
+	old := newEnv(d, map[string]any{rundata.KeyPrimariesRecoveries: json.RawMessage(`{"was":"8","raised":"32"}`)})
 	if out, err := run(t, d, old, "indexer.primaries_recoveries", map[string]any{"restore": true}); err != nil || get()[initialPrimaries] != "8" {
 		t.Fatalf("restore from the first form: %q %v, now %v", out.Message, err, get())
 	}
@@ -198,8 +199,8 @@ func TestRecoveriesRecordAndRestoreBoth(t *testing.T) {
 func TestRollbackSeedCarriesRecoveries(t *testing.T) {
 	rec := json.RawMessage(`{"` + initialPrimaries + `":{"was":"","raised":"32"},"` + concurrentRecoveries + `":{"was":"6"}}`)
 	count := json.RawMessage(`{"primaries":1001,"status":"yellow"}`)
-	rd, err := upgrade.DecodeRunData(map[string]json.RawMessage{steps.KeyPreviousVersions: json.RawMessage(`{"indexer":"4.9.0-1"}`),
-		steps.KeyPrimariesRecoveries: rec, steps.KeyIndexerPrimaries: count})
+	rd, err := upgrade.DecodeRunData(map[string]json.RawMessage{rundata.KeyPreviousVersions: json.RawMessage(`{"indexer":"4.9.0-1"}`),
+		rundata.KeyPrimariesRecoveries: rec, rundata.KeyIndexerPrimaries: count})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestRollbackSeedCarriesRecoveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]json.RawMessage{steps.KeyPrimariesRecoveries: rec, steps.KeyIndexerPrimaries: count} {
+	for k, want := range map[string]json.RawMessage{rundata.KeyPrimariesRecoveries: rec, rundata.KeyIndexerPrimaries: count} {
 		if got, err := json.Marshal(seed[k]); err != nil || string(got) != string(want) {
 			t.Errorf("seed %s = %s (%v), want %s", k, got, err, want)
 		}
@@ -218,9 +219,9 @@ func TestRollbackSeedCarriesRecoveries(t *testing.T) {
 // recorded before the indexer stopped, a snapshot's shards for its restore, else the node's
 // active primaries now; nothing when the node does not answer or without the parameter.
 func TestPrimariesBudget(t *testing.T) {
-	counted := map[string]any{steps.KeyIndexerPrimaries: map[string]any{"primaries": 1001, "status": "yellow"}}
-	snap := map[string]any{steps.KeyIndexerPrimaries: map[string]any{"primaries": 1001},
-		steps.KeyBackups: steps.Backups{IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap, Shards: 1200}}}
+	counted := map[string]any{rundata.KeyIndexerPrimaries: map[string]any{"primaries": 1001, "status": "yellow"}}
+	snap := map[string]any{rundata.KeyIndexerPrimaries: map[string]any{"primaries": 1001},
+		rundata.KeyBackups: steps.Backups{IndexerSnapshot: &steps.DataSnapshot{Name: dsRunSnap, Shards: 1200}}}
 	half := map[string]any{"timeout_per_primary": "500ms"}
 	for _, tc := range []struct {
 		name   string
@@ -239,7 +240,7 @@ func TestPrimariesBudget(t *testing.T) {
 		{"restore, the snapshot's shards", "restore.indexer_snapshot", half, snap, true, 600 * time.Second, "500ms × 1200 primary shards, the shards of snapshot " + dsRunSnap},
 		{"restore, counted", "restore.indexer_snapshot", half, counted, true, 500500 * time.Millisecond, "counted before"},
 		{"capped", "indexer.security_apply", map[string]any{"timeout_per_primary": "1m"},
-			map[string]any{steps.KeyIndexerPrimaries: map[string]any{"primaries": 100000}}, true, 24 * time.Hour, "1m0s × 100000 primary shards"},
+			map[string]any{rundata.KeyIndexerPrimaries: map[string]any{"primaries": 100000}}, true, 24 * time.Hour, "1m0s × 100000 primary shards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := indexertest.NewServer(t, indexertest.Healthy())
@@ -311,7 +312,7 @@ func TestSnapshotRestoreRaisesRecoveries(t *testing.T) {
 	d.Shipper = &pipelineShipper{}
 	get, _ := clusterSettings(srv, map[string]string{})
 	upgrade := json.RawMessage(`{"` + initialPrimaries + `":{"was":"8","raised":"32"},"` + concurrentRecoveries + `":{"was":"6"}}`)
-	e := newEnv(d, map[string]any{steps.KeyPrimariesRecoveries: upgrade, steps.KeyBackups: steps.Backups{IndexerDataAside: "/var/lib/siem-indexer.siemctl-x",
+	e := newEnv(d, map[string]any{rundata.KeyPrimariesRecoveries: upgrade, rundata.KeyBackups: steps.Backups{IndexerDataAside: "/var/lib/siem-indexer.siemctl-x",
 		IndexerSnapshot: &steps.DataSnapshot{Repository: "siemctl", Location: "/var/lib/siem-snaprepo/siemctl", Name: dsRunSnap, Indices: idx, Shards: 2}}})
 	out, err := run(t, d, e, "restore.indexer_snapshot", map[string]any{"recoveries": 32})
 	if err != nil {

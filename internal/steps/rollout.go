@@ -11,6 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The rolling upgrade's coordination record (internal/ops/rollout: one document in the indexer,
@@ -127,7 +128,7 @@ func runRolloutCreate(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 		return engine.Outcome{}, err
 	}
 	var target string
-	if _, err := env.Get(KeyTarget, &target); err != nil {
+	if _, err := env.Get(rundata.KeyTarget, &target); err != nil {
 		return engine.Outcome{}, err
 	}
 	from := ""

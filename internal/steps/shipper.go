@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/filetree"
@@ -85,7 +86,7 @@ func TemplatePath(configDir, name string) string {
 
 func shipperKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*templateParams]{Name: "shipper.template",
+		engine.Define(Spec[*templateParams]{Name: "shipper.template", Estimate: fixed[*templateParams](3 * time.Second),
 			New: func() *templateParams { return &templateParams{} }, Run: runTemplate,
 			Skip: func(_ context.Context, env Env, _ *templateParams) (string, bool, error) {
 				d := env.Deps()
@@ -95,9 +96,9 @@ func shipperKinds() []Kind {
 				return "", false, nil
 			}}),
 		moduleKind(),
-		engine.Define(Spec[*setupParams]{Name: "shipper.setup",
+		engine.Define(Spec[*setupParams]{Name: "shipper.setup", Estimate: fixed[*setupParams](15 * time.Second),
 			New: func() *setupParams { return &setupParams{} }, Run: runSetup}),
-		engine.Define(Spec[*noParams]{Name: "shipper.test_output", ReadOnly: true, Run: runTestOutput,
+		engine.Define(Spec[*noParams]{Name: "shipper.test_output", Estimate: fixed[*noParams](3 * time.Second), ReadOnly: true, Run: runTestOutput,
 			New: simple(func(pl *Planning) []string {
 				return []string{strings.Join(shipperArgv(pl, shipper.OpTestOutput), " ") + " (talk to server... OK)"}
 			})}),

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 type snapshotParams struct {
@@ -45,13 +47,13 @@ func validLabel(name, v string) error {
 func snapshotKinds() []Kind {
 	return []Kind{
 		engine.Define(Spec[*snapshotParams]{
-			Name: "snapshot.capture", ReadOnly: true,
+			Name: "snapshot.capture", Estimate: fixed[*snapshotParams](3 * time.Second), ReadOnly: true,
 			New:  func() *snapshotParams { return &snapshotParams{} },
 			Run:  runSnapshotCapture,
 			Skip: skipSnapshotCapture,
 		}),
 		engine.Define(Spec[*diffParams]{
-			Name: "snapshot.diff", ReadOnly: true,
+			Name: "snapshot.diff", Estimate: fixed[*diffParams](time.Second), ReadOnly: true,
 			New: func() *diffParams { return &diffParams{} },
 			Run: runSnapshotDiff,
 		}),
@@ -60,7 +62,7 @@ func snapshotKinds() []Kind {
 
 func snapshotsOf(env Env) (map[string]string, error) {
 	m := map[string]string{}
-	_, err := env.Get(KeySnapshots, &m)
+	_, err := env.Get(rundata.KeySnapshots, &m)
 	return m, err
 }
 
@@ -100,10 +102,10 @@ func runSnapshotCapture(ctx context.Context, env Env, p *snapshotParams) (engine
 		return engine.Outcome{}, err
 	}
 	m[p.Label] = doc.ID
-	if err := env.Set(KeySnapshots, m); err != nil {
+	if err := env.Set(rundata.KeySnapshots, m); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := env.Set(KeyLastSnapshot, doc.ID); err != nil {
+	if err := env.Set(rundata.KeyLastSnapshot, doc.ID); err != nil {
 		return engine.Outcome{}, err
 	}
 	s := doc.Summary
@@ -125,7 +127,7 @@ func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome,
 		fromRef = "label:" + p.Against
 	}
 	var toRef string
-	if _, err := env.Get(KeyLastSnapshot, &toRef); err != nil {
+	if _, err := env.Get(rundata.KeyLastSnapshot, &toRef); err != nil {
 		return engine.Outcome{}, err
 	}
 	if toRef == "" {
@@ -139,7 +141,7 @@ func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome,
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("snapshot %s: %w", toRef, err)
 	}
-	expect, err := versions(env, KeyExpectVersions)
+	expect, err := versions(env, rundata.KeyExpectVersions)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -158,7 +160,7 @@ func runSnapshotDiff(_ context.Context, env Env, p *diffParams) (engine.Outcome,
 			sum.Changes = append(sum.Changes, c)
 		}
 	}
-	if err := env.Set(KeyDiff, sum); err != nil {
+	if err := env.Set(rundata.KeyDiff, sum); err != nil {
 		return engine.Outcome{}, err
 	}
 	msg := fmt.Sprintf("%s → %s: documents %d → %d; %d critical, %d warning, %d info", from.ID, to.ID, from.Summary.Docs, to.Summary.Docs,

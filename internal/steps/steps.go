@@ -45,27 +45,7 @@ import (
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/units"
-)
-
-// Run data keys shared by the kinds and the CLI.
-const (
-	// KeyTarget is the target upstream version ("4.10.0").
-	KeyTarget = "target"
-	// KeyTargetVersions maps component → exact package version to install.
-	KeyTargetVersions = "target_versions"
-	// KeyPreviousVersions maps component → exact package version found
-	// before the first install (recorded before anything is installed).
-	KeyPreviousVersions = "previous_versions"
-	// KeyExpectVersions maps component → version expected at the end (diff).
-	KeyExpectVersions = "expect_versions"
-	// KeyBackups is a Backups value.
-	KeyBackups = "backups"
-	// KeySnapshots maps a snapshot label → snapshot id captured by the run.
-	KeySnapshots = "snapshots"
-	// KeyLastSnapshot is the id of the newest snapshot the run captured.
-	KeyLastSnapshot = "last_snapshot"
-	// KeyDiff is a DiffSummary of the run's snapshot diff.
-	KeyDiff = "diff"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Components in start order.
@@ -441,9 +421,9 @@ func recordedVersions(env Env, previous bool) (map[string]string, error) {
 // versionsKey is the run-data key of recordedVersions.
 func versionsKey(previous bool) string {
 	if previous {
-		return KeyPreviousVersions
+		return rundata.KeyPreviousVersions
 	}
-	return KeyTargetVersions
+	return rundata.KeyTargetVersions
 }
 
 func versions(env Env, key string) (map[string]string, error) {
@@ -456,7 +436,7 @@ func versions(env Env, key string) (map[string]string, error) {
 
 func backups(env Env) (Backups, error) {
 	var b Backups
-	_, err := env.Get(KeyBackups, &b)
+	_, err := env.Get(rundata.KeyBackups, &b)
 	return b, err
 }
 
@@ -466,7 +446,7 @@ func setBackups(env Env, f func(*Backups)) error {
 		return err
 	}
 	f(&b)
-	return env.Set(KeyBackups, b)
+	return env.Set(rundata.KeyBackups, b)
 }
 
 // Kinds returns every step kind (each describes itself with the planning
@@ -554,6 +534,14 @@ func (r *redacting) Budget(ctx context.Context, env Env, p engine.Params) (time.
 		why, err = d.redact(why), redactErr(d, err)
 	}
 	return extra, why, err
+}
+
+func (r *redacting) Estimate(p engine.Params, facts any) (time.Duration, string, bool) {
+	e, ok := r.Kind.(engine.Estimator)
+	if !ok {
+		return 0, "", false
+	}
+	return e.Estimate(p, facts)
 }
 
 func redactErr(d *Deps, err error) error {

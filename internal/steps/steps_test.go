@@ -24,6 +24,7 @@ import (
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -291,7 +292,7 @@ func TestManagerAPIGate(t *testing.T) {
 	}
 	d := depsWith(testConfig(t, ""), nil)
 	d.Manager = c
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}, steps.KeyPreviousVersions: map[string]string{"manager": "4.9.0-1"}})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}, rundata.KeyPreviousVersions: map[string]string{"manager": "4.9.0-1"}})
 
 	srv.NotReady.Store(1)
 	_, err = run(t, d, e, "gate.manager_api", map[string]any{"version": "target"})
@@ -348,9 +349,9 @@ func TestVersionsGate(t *testing.T) {
 			}
 			d := depsWith(testConfig(t, ""), nil)
 			d.Packages = aptManager(t, apt)
-			key := steps.KeyTargetVersions
+			key := rundata.KeyTargetVersions
 			if tt.which == "previous" {
-				key = steps.KeyPreviousVersions
+				key = rundata.KeyPreviousVersions
 			}
 			e := newEnv(d, map[string]any{key: tt.targets})
 			out, err := run(t, d, e, "gate.versions", map[string]any{"check": tt.check, "version": tt.which})
@@ -379,7 +380,7 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 	apt.locked = 2 // a killed run's apt still holds the lock twice
 	d := depsWith(testConfig(t, ""), nil)
 	d.Packages = aptManager(t, apt)
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 
 	out, err := run(t, d, e, "packages.install", map[string]any{"component": "indexer"})
 	if err != nil {
@@ -388,7 +389,7 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 	if !strings.Contains(out.Message, "siem-indexer 4.9.0-1 → 4.10.0-1") {
 		t.Fatalf("outcome %q", out.Message)
 	}
-	prev := e.versions(t, steps.KeyPreviousVersions)
+	prev := e.versions(t, rundata.KeyPreviousVersions)
 	if prev["indexer"] != "4.9.0-1" || prev["shipper"] != "4.9.0-1" {
 		t.Fatalf("previous_versions %v", prev)
 	}
@@ -421,7 +422,7 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 	if _, err := run(t, d, e, "packages.install", map[string]any{"component": "manager"}); err != nil {
 		t.Fatal(err)
 	}
-	if prev := e.versions(t, steps.KeyPreviousVersions); prev["indexer"] != "4.9.0-1" {
+	if prev := e.versions(t, rundata.KeyPreviousVersions); prev["indexer"] != "4.9.0-1" {
 		t.Fatalf("previous overwritten: %v", prev)
 	}
 
@@ -434,7 +435,7 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 		t.Fatalf("downgrade argv %q", last[len(last)-1])
 	}
 	// Nothing recorded for a component: skipped with a reason.
-	e2 := newEnv(d, map[string]any{steps.KeyPreviousVersions: map[string]string{"indexer": "4.9.0-1"}})
+	e2 := newEnv(d, map[string]any{rundata.KeyPreviousVersions: map[string]string{"indexer": "4.9.0-1"}})
 	if out, err := run(t, d, e2, "packages.downgrade", map[string]any{"component": "dashboard"}); err != nil || !strings.Contains(out.Message, "no previous version recorded") {
 		t.Fatalf("%q %v", out.Message, err)
 	}
@@ -502,7 +503,7 @@ func TestErrorsAreRedacted(t *testing.T) {
 	d := depsWith(testConfig(t, ""), nil)
 	d.Redact = func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
 	d.PackageErr = errors.New("password_command printed " + secret)
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "installed"})
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted]") {
 		t.Fatalf("error %v", err)
@@ -578,7 +579,7 @@ func TestShipperTemplate(t *testing.T) {
 	cfg := testConfig(t, "shipper:\n  config_dir: "+dir+"\n  template_source: \""+dir+"/tpl/{version}/t.json\"\n")
 	srv := templateServer(t, "siem")
 	d := indexerDepsWith(t, srv, cfg, nil)
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1"), rundata.KeyPreviousVersions: all("4.9.0-1")})
 	for _, tt := range []struct{ which, want string }{{"target", "4.10.0"}, {"previous", "4.9.0"}} {
 		if _, err := run(t, d, e, "shipper.template", map[string]any{"version": tt.which}); err != nil {
 			t.Fatal(err)
@@ -672,22 +673,14 @@ func TestSplitTime(t *testing.T) {
 // under install_dir, as logcollector does.
 func TestFallbackProbeQueue(t *testing.T) {
 	install := t.TempDir()
-	sock := filepath.Join(install, "queue", "sockets", "queue")
-	if err := os.MkdirAll(filepath.Dir(sock), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	pc := managertest.ListenQueue(t, install)
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	srv.Set("POST /wazuh-alerts-4.x-*/_count", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"count":0}`)
 	}})
 	d := indexerDepsWith(t, srv, testConfig(t, "profile: wazuh\nmanager:\n  install_dir: "+install+"\n"), nil)
 	e := newEnv(d, nil)
-	_, err = run(t, d, e, "gate.probe", nil)
+	_, err := run(t, d, e, "gate.probe", nil)
 	var pe *engine.PendingError
 	if !errors.As(err, &pe) {
 		t.Fatalf("not searchable yet: %v", err)

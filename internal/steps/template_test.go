@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -40,7 +41,7 @@ func TestWazuhTemplateDefault(t *testing.T) {
 		}
 		return nil, fmt.Errorf("fetch %s: HTTP 404", url)
 	}
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1"), steps.KeyPreviousVersions: all("4.9.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1"), rundata.KeyPreviousVersions: all("4.9.0-1")})
 	for _, tt := range []struct{ which, v string }{{"target", "4.10.0"}, {"previous", "4.9.0"}} {
 		if _, err := run(t, d, e, "shipper.template", map[string]any{"version": tt.which}); err != nil {
 			t.Fatal(err)
@@ -90,7 +91,7 @@ func TestTemplateSourceSafety(t *testing.T) {
 		cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\nshipper:\n  template_source: "+hs.URL+"/"+tt.path+"/{version}/t.json\n")
 		d := depsWith(cfg, nil)
 		d.Indexer = c
-		e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+		e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 		_, err := run(t, d, e, "shipper.template", map[string]any{"version": "target"})
 		if tt.want == "" {
 			if err != nil {
@@ -115,7 +116,7 @@ func TestTemplateSourceSafety(t *testing.T) {
 	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\nshipper:\n  template_source: "+hs.URL+"/ok/{version}/t.json\n")
 	d := depsWith(cfg, nil)
 	d.Indexer = c
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	if _, err := run(t, d, e, "shipper.template", map[string]any{"version": "target"}); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func (p *goneParams) Validate() error { return validComponent(p.Component, false
 
 func unitKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*stopParams]{Name: "units.stop",
+		engine.Define(Spec[*stopParams]{Name: "units.stop", Estimate: fixed[*stopParams](10 * time.Second),
 			New: func() *stopParams { return &stopParams{unitParams{}} }, Run: runStop,
 			Skip: func(ctx context.Context, env Env, p *stopParams) (string, bool, error) {
 				return stoppedSkip(ctx, env, p.stopOrder())
@@ -81,7 +81,7 @@ func unitKinds() []Kind {
 			Verify: func(ctx context.Context, env Env, p *stopParams) (bool, error) {
 				return allStopped(ctx, env, p.stopOrder())
 			}}),
-		engine.Define(Spec[*startParams]{Name: "units.start",
+		engine.Define(Spec[*startParams]{Name: "units.start", Estimate: estimateStart,
 			New: func() *startParams { return &startParams{unitParams{}} }, Run: runStart,
 			Skip: func(ctx context.Context, env Env, p *startParams) (string, bool, error) {
 				return activeSkip(ctx, env, componentsOf(p.Component))
@@ -90,9 +90,9 @@ func unitKinds() []Kind {
 				_, done, err := activeSkip(ctx, env, componentsOf(p.Component))
 				return done, err
 			}}),
-		engine.Define(Spec[*noParams]{Name: "units.daemon_reload", Run: runDaemonReload,
+		engine.Define(Spec[*noParams]{Name: "units.daemon_reload", Estimate: fixed[*noParams](time.Second), Run: runDaemonReload,
 			New: simple(func(*Planning) []string { return []string{"systemctl daemon-reload"} })}),
-		engine.Define(Spec[*goneParams]{Name: "units.verify_gone", ReadOnly: true,
+		engine.Define(Spec[*goneParams]{Name: "units.verify_gone", Estimate: fixed[*goneParams](2 * time.Second), ReadOnly: true,
 			New: func() *goneParams { return &goneParams{} }, Run: runVerifyGone}),
 	}
 }

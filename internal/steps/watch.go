@@ -12,15 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/units"
-)
-
-// Run data keys of the watch window.
-const (
-	// KeyWatch is the WatchRequest `upgrade apply --watch` seeds.
-	KeyWatch = "watch"
-	// KeyWatchState is the window's WatchState: its start (a resumed run
-	// continues the remaining window) and each criterion's last value.
-	KeyWatchState = "watch_state"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // MaxWatch is the longest watch window (the watch step's timeout in the
@@ -181,13 +173,13 @@ func (p *watchParams) Describe(pc engine.PlanContext) []string {
 // watchWindow reads the requested window; ok=false without --watch.
 func watchWindow(env Env) (time.Duration, bool, error) {
 	var req WatchRequest
-	ok, err := env.Get(KeyWatch, &req)
+	ok, err := env.Get(rundata.KeyWatch, &req)
 	if err != nil || !ok || req.Window == "" {
 		return 0, false, err
 	}
 	w, err := time.ParseDuration(req.Window)
 	if err != nil {
-		return 0, false, fmt.Errorf("run data %s: window %q: %w", KeyWatch, req.Window, err)
+		return 0, false, fmt.Errorf("run data %s: window %q: %w", rundata.KeyWatch, req.Window, err)
 	}
 	return w, w > 0, nil
 }
@@ -301,7 +293,7 @@ func (w *watcher) agents(ctx context.Context, now time.Time) *WatchBreachError {
 	if !w.hasRec || len(w.before) == 0 {
 		w.st.Last[CritAgents] = "no agent active before: nothing to compare"
 		if !w.hasRec {
-			w.st.Last[CritAgents] = "no record of the agents before (" + KeyAgentsBefore + "): shown only"
+			w.st.Last[CritAgents] = "no record of the agents before (" + rundata.KeyAgentsBefore + "): shown only"
 		}
 		return nil
 	}
@@ -488,7 +480,7 @@ func (st *WatchState) line() string {
 // alertBaseline is the pre-upgrade snapshot's alerts per minute.
 func alertBaseline(env Env, d *Deps) (float64, string) {
 	snaps := map[string]string{}
-	if _, err := env.Get(KeySnapshots, &snaps); err != nil || snaps["pre-upgrade"] == "" || d.Snapshots == nil {
+	if _, err := env.Get(rundata.KeySnapshots, &snaps); err != nil || snaps["pre-upgrade"] == "" || d.Snapshots == nil {
 		return 0, ""
 	}
 	doc, err := d.Snapshots.Get(snaps["pre-upgrade"])
@@ -505,7 +497,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 		return engine.Outcome{Message: "no --watch given"}, err
 	}
 	st := &WatchState{}
-	found, err := env.Get(KeyWatchState, st)
+	found, err := env.Get(rundata.KeyWatchState, st)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -514,7 +506,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 		st.AlertBaseline, st.AlertBaselineFrom = alertBaseline(env, d)
 		// Journal the start before the first judgement (which may take a
 		// probe's time): a crash from here on resumes this window.
-		if err := env.Set(KeyWatchState, st); err != nil {
+		if err := env.Set(rundata.KeyWatchState, st); err != nil {
 			return engine.Outcome{}, err
 		}
 	} else {
@@ -531,7 +523,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 	w := &watcher{d: d, env: env, p: p, st: st, inactive: map[string]int{}, seenSince: map[string]time.Time{}, sinceChanges: map[string]int{},
 		cadence: p.probeCadence(window)}
 	var before AgentsBefore
-	if w.hasRec, err = env.Get(KeyAgentsBefore, &before); err != nil {
+	if w.hasRec, err = env.Get(rundata.KeyAgentsBefore, &before); err != nil {
 		return engine.Outcome{}, err
 	}
 	w.before = before.Active
@@ -547,7 +539,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 			b.Elapsed, b.Remaining = now.Sub(st.Start), max(end.Sub(now), 0)
 			st.Breach = &WatchBreachEvidence{Criterion: b.Criterion, Reason: b.Reason}
 		}
-		if err := env.Set(KeyWatchState, st); err != nil {
+		if err := env.Set(rundata.KeyWatchState, st); err != nil {
 			return engine.Outcome{}, err
 		}
 		if b != nil {
@@ -574,7 +566,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 
 func watchKinds() []Kind {
 	return []Kind{
-		engine.Define(Spec[*watchParams]{Name: "watch.window", ReadOnly: true, Run: runWatch, Skip: skipWatch,
+		engine.Define(Spec[*watchParams]{Name: "watch.window", Estimate: estimateWatch, ReadOnly: true, Run: runWatch, Skip: skipWatch,
 			New: func() *watchParams { return newWatchParams() }}),
 	}
 }
@@ -589,7 +581,7 @@ func RequestWatch(plan *Plan, seed map[string]any, window time.Duration) error {
 					return fmt.Errorf("--watch %s is too short to judge the data flow %d times (%s): give at least --watch %s", window, flowJudgements, how, least)
 				}
 			}
-			seed[KeyWatch] = WatchRequest{Window: window.String()}
+			seed[rundata.KeyWatch] = WatchRequest{Window: window.String()}
 			return nil
 		}
 	}
@@ -598,7 +590,7 @@ func RequestWatch(plan *Plan, seed map[string]any, window time.Duration) error {
 
 // WatchOf is the watch window a run's seed requests (0: none).
 func WatchOf(seed map[string]any) time.Duration {
-	req, ok := seed[KeyWatch].(WatchRequest)
+	req, ok := seed[rundata.KeyWatch].(WatchRequest)
 	if !ok {
 		return 0
 	}

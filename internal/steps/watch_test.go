@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // restartingUnits reports every unit active; Restart bumps a unit's
@@ -118,10 +119,10 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 		t.Fatal(err)
 	}
 	var before steps.AgentsBefore
-	_, _ = e.Get(steps.KeyAgentsBefore, &before)
-	r.seed = map[string]any{steps.KeyAgentsBefore: before, steps.KeySnapshots: map[string]string{"pre-upgrade": doc.ID}}
+	_, _ = e.Get(rundata.KeyAgentsBefore, &before)
+	r.seed = map[string]any{rundata.KeyAgentsBefore: before, rundata.KeySnapshots: map[string]string{"pre-upgrade": doc.ID}}
 	if window != "" {
-		r.seed[steps.KeyWatch] = steps.WatchRequest{Window: window}
+		r.seed[rundata.KeyWatch] = steps.WatchRequest{Window: window}
 	}
 	return r
 }
@@ -191,7 +192,7 @@ func TestWatchQuietStackPasses(t *testing.T) {
 		}
 	}
 	var st steps.WatchState
-	if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() || st.AlertBaseline != 10 || st.Breach != nil {
+	if ok, _ := e.Get(rundata.KeyWatchState, &st); !ok || st.Start.IsZero() || st.AlertBaseline != 10 || st.Breach != nil {
 		t.Errorf("journaled state %+v", st)
 	}
 }
@@ -245,7 +246,7 @@ func TestWatchAlertRateNeedsBaselineAndLookback(t *testing.T) {
 	if err != nil || !strings.Contains(out.Message, "judged after 1m0s of window") {
 		t.Fatalf("%q, %v", out.Message, err)
 	}
-	delete(r.seed, steps.KeySnapshots)
+	delete(r.seed, rundata.KeySnapshots)
 	out, err = watchRun(t, r, newEnv(r.d, r.seed), fast(nil))
 	if err != nil || !strings.Contains(out.Message, "no pre-upgrade baseline") {
 		t.Fatalf("no baseline: %q, %v", out.Message, err)
@@ -256,7 +257,7 @@ func TestWatchAlertRateNeedsBaselineAndLookback(t *testing.T) {
 func TestWatchResumeContinuesWindow(t *testing.T) {
 	r := newWatchRig(t, "10m")
 	start := time.Now().Add(-10*time.Minute + 50*time.Millisecond)
-	r.seed[steps.KeyWatchState] = steps.WatchState{Start: start, Window: "10m0s", AlertBaseline: 10}
+	r.seed[rundata.KeyWatchState] = steps.WatchState{Start: start, Window: "10m0s", AlertBaseline: 10}
 	e := newEnv(r.d, r.seed)
 	began := time.Now()
 	out, err := runLong(t, r.d, e, fast(nil))
@@ -267,7 +268,7 @@ func TestWatchResumeContinuesWindow(t *testing.T) {
 		t.Fatalf("resumed window: %q after %s", out.Message, time.Since(began))
 	}
 	var st steps.WatchState
-	_, _ = e.Get(steps.KeyWatchState, &st)
+	_, _ = e.Get(rundata.KeyWatchState, &st)
 	if !st.Start.Equal(start) || st.Resumes != 1 {
 		t.Errorf("state after resume: start %s (want %s), resumes %d", st.Start, start, st.Resumes)
 	}
@@ -281,7 +282,7 @@ func TestWatchJournalsStartFirst(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.d.Probe = func(context.Context) (probe.Report, error) {
 		var st steps.WatchState
-		if ok, _ := e.Get(steps.KeyWatchState, &st); !ok || st.Start.IsZero() {
+		if ok, _ := e.Get(rundata.KeyWatchState, &st); !ok || st.Start.IsZero() {
 			t.Error("window start not journaled before the first probe")
 		}
 		cancel() // the crash
@@ -365,7 +366,7 @@ func TestRequestWatchRefusesAWindowTooShort(t *testing.T) {
 			t.Errorf("%s: --watch %s: %v", tc.with, least-time.Second, err)
 		}
 		seed := map[string]any{}
-		if err := steps.RequestWatch(p, seed, least); err != nil || seed[steps.KeyWatch] == nil {
+		if err := steps.RequestWatch(p, seed, least); err != nil || seed[rundata.KeyWatch] == nil {
 			t.Errorf("%s: --watch %s: %v", tc.with, least, err)
 		}
 	}

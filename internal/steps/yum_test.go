@@ -9,7 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // fakeYum answers rpm -q and yum --showduplicates list as the real tools
@@ -73,7 +73,7 @@ func TestVersionsGateYum(t *testing.T) {
 			}
 			d := depsWith(testConfig(t, "profile: wazuh\npackages:\n  manager: yum\n"), nil)
 			d.Packages = m
-			e := newEnv(d, map[string]any{steps.KeyTargetVersions: all(tt.target)})
+			e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all(tt.target)})
 			out, err := run(t, d, e, "gate.versions", map[string]any{"check": "candidates", "version": "target"})
 			var ng *engine.NoGoError
 			switch {
@@ -87,7 +87,7 @@ func TestVersionsGateYum(t *testing.T) {
 	m, _ := packages.New(packages.KindYum, &fakeYum{installed: "4.9.0-1"})
 	d := depsWith(testConfig(t, "profile: wazuh\npackages:\n  manager: yum\n"), nil)
 	d.Packages = unsupportedPackages{m}
-	e := newEnv(d, map[string]any{steps.KeyTargetVersions: all("4.10.0-1")})
+	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "candidates", "version": "target"})
 	var ng *engine.NoGoError
 	if !errors.As(err, &ng) || !strings.Contains(err.Error(), "installability unknown") {

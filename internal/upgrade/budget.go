@@ -18,10 +18,11 @@ import (
 )
 
 // The time budget of an upgrade (issue 16 §1): every step's duration is
-// estimated from this host's earlier runs (the median of the last
-// successful upgrade runs' journals), from the data volume for the steps
-// that copy the indexer data, and otherwise from defaults whose floor is the
-// start wait limits (indexer 60 s, manager 30 s, dashboard 60 s).
+// estimated by its kind (engine.Estimator; internal/steps/estimate.go) from
+// this host's earlier runs (the median of the last successful upgrade runs'
+// journals) and the data volume for the steps that copy the indexer data,
+// else from its history or a default; the units' start wait limits
+// (indexer 60 s, manager 30 s, dashboard 60 s) are their floor.
 
 // HistoryRuns is how many of the latest successful runs the estimate uses.
 const HistoryRuns = 5
@@ -30,14 +31,6 @@ const HistoryRuns = 5
 const (
 	assumedCopyRate     = 100 << 20 // bytes/s: cold copy + sha256 verification on a local disk
 	assumedSnapshotRate = 50 << 20  // bytes/s: snapshot into a file-system repository
-	// assumedIncremental is the share of the data a repeated snapshot copies.
-	assumedIncremental = 0.10
-	// assumedHook is the site hook's duration before it ever ran here.
-	assumedHook = 5 * time.Minute
-	// assumedPerPrimary is what each primary shard adds to the wait for a yellow cluster after
-	// the indexer's start: indexer/security took 292 s with 1,001 primaries against 85 s with
-	// 51 (README, benchmarks under load, 4 recoveries at a time; the run now raises that to 32).
-	assumedPerPrimary = 200 * time.Millisecond
 )
 
 // Spec buffer on top of the estimate: 50–100%.
@@ -46,29 +39,19 @@ const (
 	bufferMax = 2.0
 )
 
-// defaultDurations are the estimates of kinds without history: what they
-// cost on a healthy single host (their timeout is the worst case, not the
-// estimate). units.start uses the step's wait (the start wait limits).
-var defaultDurations = map[string]time.Duration{
-	"snapshot.capture": 3 * time.Second, "snapshot.diff": time.Second,
-	"gate.cluster_health": 5 * time.Second, "gate.probe": 30 * time.Second, "gate.manager_api": 10 * time.Second,
-	"gate.dashboard": 5 * time.Second, "gate.units_active": 2 * time.Second, "gate.ports": 2 * time.Second,
-	"backup.configs": 5 * time.Second, "backup.indexer_security": 20 * time.Second,
-	"units.stop": 10 * time.Second, "units.start": 10 * time.Second, "units.verify_gone": 2 * time.Second, "units.daemon_reload": time.Second,
-	"indexer.allocation": time.Second, "indexer.primaries_recoveries": time.Second, "indexer.flush": 2 * time.Second, "indexer.flush_synced": 2 * time.Second,
-	"packages.install": time.Minute, "packages.downgrade": time.Minute,
-	"indexer.security_apply": 30 * time.Second,
-	"shipper.template":       3 * time.Second, "shipper.setup": 15 * time.Second, "shipper.test_output": 3 * time.Second,
-}
-
-const defaultGate = 2 * time.Second
+// defaultGate and defaultOther are the estimates of the kinds that have
+// neither an estimate of their own (steps: Spec.Estimate) nor a history.
+const (
+	defaultGate  = 2 * time.Second
+	defaultOther = 5 * time.Second
+)
 
 // Estimate sources.
 const (
-	srcHistory = "history"
-	srcDefault = "default"
-	srcSpec    = "start wait"
-	srcVolume  = "volume"
+	srcHistory = steps.SourceHistory
+	srcDefault = steps.SourceDefault
+	srcSpec    = steps.SourceSpec
+	srcVolume  = steps.SourceVolume
 )
 
 // History is what earlier runs on this host measured.
@@ -183,19 +166,9 @@ func median[T float64 | time.Duration](xs []T) T {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// DataVolume is what the indexer data costs to secure.
-type DataVolume struct {
-	Mode  string `json:"mode"`
-	Bytes int64  `json:"bytes"`
-	// FirstSnapshot: the repository holds no snapshot yet (snapshot mode copies everything).
-	FirstSnapshot bool `json:"first_snapshot,omitempty"`
-	// Known is false when the data size could not be measured.
-	Known bool `json:"known"`
-	// Primaries is the primary shards the steps that wait for them are given time for (the
-	// count of their deadlines, steps.Primaries), PrimariesFrom where it comes from; 0: unknown.
-	Primaries     int    `json:"primaries,omitempty"`
-	PrimariesFrom string `json:"primaries_from,omitempty"`
-}
+// DataVolume is what the indexer data costs to secure (the facts of the
+// kinds' own estimates).
+type DataVolume = steps.DataVolume
 
 // VolumeFromGates reads the data volume from gate.data_safety's result; mode
 // from the configuration when the gate did not pass.
@@ -304,9 +277,7 @@ func PhaseOf(id, kind string) string {
 // is the --watch window the run will hold after validation (0: none).
 func EstimateBudget(plan *steps.Plan, h History, vol DataVolume, watch time.Duration) Budget {
 	b := Budget{HistoryRuns: h.Runs, Data: vol, Phases: []PhaseBudget{}, Steps: []StepBudget{}}
-	r := rates{watch: watch}
-	r.copy, r.copySrc = rate(h.CopyRates, assumedCopyRate)
-	r.snap, r.snapSrc = rate(h.SnapshotRates, assumedSnapshotRate)
+	r := rates{watch: watch, copy: rate(h.CopyRates, assumedCopyRate), snap: rate(h.SnapshotRates, assumedSnapshotRate)}
 	idx := map[string]int{}
 	phaseSrcs := map[string][]string{}
 	var undoSrcs []string
@@ -350,142 +321,47 @@ func EstimateBudget(plan *steps.Plan, h History, vol DataVolume, watch time.Dura
 	return b
 }
 
-func rate(measured []float64, assumed float64) (float64, string) {
+func rate(measured []float64, assumed float64) steps.Rate {
 	if len(measured) > 0 {
-		return median(measured), "measured"
+		return steps.Rate{PerSecond: median(measured), Source: "measured"}
 	}
-	return assumed, "assumed"
-}
-
-// startWait is a units.start's wait parameter (the start wait limits).
-func startWait(with map[string]any) time.Duration {
-	if s, ok := with["wait"].(string); ok {
-		if d, err := time.ParseDuration(s); err == nil {
-			return d
-		}
-	}
-	return 0
-}
-
-func fromHistory(ds []time.Duration) (time.Duration, string, bool) {
-	if len(ds) == 0 {
-		return 0, "", false
-	}
-	return median(ds), fmt.Sprintf("%s (median of %d)", srcHistory, len(ds)), true
-}
-
-func volumeEstimate(bytes float64, r float64, rateSrc, what string) (time.Duration, string) {
-	d := time.Duration(bytes / r * float64(time.Second))
-	return d, fmt.Sprintf("%s: %s %s at %s/s %s", srcVolume, output.Bytes(int64(bytes)), what, output.Bytes(int64(r)), rateSrc)
+	return steps.Rate{PerSecond: assumed, Source: "assumed"}
 }
 
 // rates are the data rates an estimate uses, with where they come from.
 type rates struct {
-	copy, snap       float64
-	copySrc, snapSrc string
-	watch            time.Duration // the --watch window (0: the step is skipped)
+	copy, snap steps.Rate
+	watch      time.Duration // the --watch window (0: the step is skipped)
 }
 
 func estimateStep(ps *steps.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
-	return estimateKind(ps.Step.Kind, ps.Step.With, h.Step[ps.ID], vol, r)
+	return estimateAction(ps.Kind, ps.Params, ps.Step.Kind, h.Step[ps.ID], vol, r)
 }
 
 func estimateUndo(ps *steps.PlannedStep, h History, vol DataVolume, r rates) (time.Duration, string) {
-	return estimateKind(ps.Step.Undo.Kind, ps.Step.Undo.With, h.Undo[ps.ID], vol, r)
+	return estimateAction(ps.Undo.Kind, ps.Undo.Params, ps.Step.Undo.Kind, h.Undo[ps.ID], vol, r)
 }
 
-// estimateKind estimates one action of kind (a step or an undo) from its
-// earlier durations hist, the data volume for the kinds that move the
-// indexer data, else the kind's default.
-func estimateKind(kind string, with map[string]any, hist []time.Duration, vol DataVolume, r rates) (time.Duration, string) {
-	hd, hsrc, ok := fromHistory(hist)
-	switch kind {
-	case "watch.window":
-		// Its length is the operator's --watch, not a history.
-		if r.watch <= 0 {
-			return 0, "skipped: only with --watch"
-		}
-		return r.watch, srcDefault + ": the --watch window"
-	case "backup.indexer_data":
-		switch vol.Mode {
-		case config.DataSafetyCopy:
-			if vol.Known {
-				return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "cold copy")
-			}
-		case config.DataSafetyCommand:
-			if ok {
-				return hd, hsrc + ": the take hook"
-			}
-			return assumedHook, srcDefault + ": the take hook's cost is the site's"
-		case config.DataSafetySnapshot:
-			return time.Second, srcDefault + ": records the snapshot"
-		}
-	case "indexer.snapshot_take":
-		if vol.Mode != config.DataSafetySnapshot {
-			return 0, "skipped: data safety " + vol.Mode
-		}
-		if vol.Known && vol.FirstSnapshot {
-			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "first snapshot")
-		}
-		if ok {
-			return hd, hsrc + ": incremental"
-		}
-		if vol.Known {
-			return volumeEstimate(float64(vol.Bytes)*assumedIncremental, r.snap, r.snapSrc, "incremental (10% assumed)")
-		}
-	case "restore.indexer_data":
-		switch {
-		case vol.Mode == config.DataSafetyCopy && vol.Known:
-			return volumeEstimate(float64(vol.Bytes), r.copy, r.copySrc, "copied back")
-		case ok:
-			return hd, hsrc
-		case vol.Mode == config.DataSafetyCommand:
-			return assumedHook, srcDefault + ": the restore hook's cost is the site's"
-		case vol.Mode == config.DataSafetySnapshot:
-			return time.Second, srcDefault + ": data set aside"
-		}
-	case "indexer.security_apply":
-		// The security init tool waits for a yellow cluster: every primary back from disk (the
-		// health gate after it finds yellow). Its deadline grows with the count; so does this.
-		if _, per := with["timeout_per_primary"]; per && vol.Primaries > 0 {
-			extra := time.Duration(vol.Primaries) * assumedPerPrimary
-			why := fmt.Sprintf("%s × %d primary shards, %s", assumedPerPrimary, vol.Primaries, vol.PrimariesFrom)
-			if ok {
-				if hd >= extra {
-					return hd, hsrc + "; at least " + why
-				}
-				return extra, hsrc + " raised to " + why
-			}
-			d, src := kindDefault(kind, with)
-			return d + extra, src + ": + " + why
-		}
-	case "restore.indexer_snapshot":
-		if vol.Mode != config.DataSafetySnapshot {
-			return 0, "skipped: data safety " + vol.Mode
-		}
-		if vol.Known {
-			return volumeEstimate(float64(vol.Bytes), r.snap, r.snapSrc, "restored")
+// estimateAction estimates one action of kind k (a step or an undo, named
+// name, with parameters p): the kind's own estimate from its earlier
+// durations hist and the data volume, else its history, else a default.
+func estimateAction(k steps.Kind, p engine.Params, name string, hist []time.Duration, vol DataVolume, r rates) (time.Duration, string) {
+	f := steps.EstimateFacts{Volume: vol, Copy: r.copy, Snapshot: r.snap, Watch: r.watch}
+	if len(hist) > 0 {
+		f.History, f.HistorySource = median(hist), fmt.Sprintf("%s (median of %d)", srcHistory, len(hist))
+	}
+	if e, ok := k.(engine.Estimator); ok {
+		if d, src, ok := e.Estimate(p, f); ok {
+			return d, src
 		}
 	}
-	if ok {
-		return hd, hsrc
+	if f.HistorySource != "" {
+		return f.History, f.HistorySource
 	}
-	return kindDefault(kind, with)
-}
-
-func kindDefault(kind string, with map[string]any) (time.Duration, string) {
-	if kind == "units.start" {
-		if w := startWait(with); w > 0 {
-			return w, srcSpec
-		}
-	}
-	if d, ok := defaultDurations[kind]; ok {
-		return d, srcDefault
-	}
-	if strings.HasPrefix(kind, "gate.") {
+	if strings.HasPrefix(name, "gate.") {
 		return defaultGate, srcDefault
 	}
-	return 5 * time.Second, srcDefault
+	return defaultOther, srcDefault
 }
 
 // sourceSummary names the distinct kinds of source, in a fixed order:

@@ -2,14 +2,17 @@ package upgrade
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // The time budget of a rolling upgrade of a distributed deployment, from the same defaults as the
-// single-host budget (defaultDurations, the start wait limits of services.Waits): no host keeps a
-// history of the other hosts' turns, so every figure is a default, and the plan says so.
+// single-host budget (each kind's own estimate without a history: defaultOf; the start wait
+// limits of services.Waits): no host keeps a history of the other hosts' turns, so every figure
+// is a default, and the plan says so.
 
 // RollTurn is one turn of the roll to estimate: its entry name and the components it upgrades.
 type RollTurn struct {
@@ -41,16 +44,16 @@ type RollBudget struct {
 func TurnEstimate(components []string) time.Duration {
 	var d time.Duration
 	for _, c := range components {
-		d += defaultDurations["units.stop"] + defaultDurations["packages.install"] + services.Waits[c] + defaultGate
+		d += defaultOf("units.stop") + defaultOf("packages.install") + services.Waits[c] + defaultGate
 		switch c {
 		case "indexer":
-			d += defaultDurations["gate.cluster_health"]
+			d += defaultOf("gate.cluster_health")
 		case "manager":
-			d += defaultDurations["gate.manager_api"]
+			d += defaultOf("gate.manager_api")
 		case "shipper":
-			d += defaultDurations["shipper.test_output"]
+			d += defaultOf("shipper.test_output")
 		case "dashboard":
-			d += defaultDurations["gate.dashboard"]
+			d += defaultOf("gate.dashboard")
 		}
 	}
 	return d
@@ -60,11 +63,11 @@ func TurnEstimate(components []string) time.Duration {
 // the indexer security, a snapshot, allocation and flush), each turn, and the finish (security
 // once, template and pipelines once, validation, the watch window).
 func EstimateRoll(turns []RollTurn, watch time.Duration) RollBudget {
-	apply := 4*defaultGate + defaultDurations["backup.configs"] + defaultDurations["backup.indexer_security"] +
+	apply := 4*defaultGate + defaultOf("backup.configs") + defaultOf("backup.indexer_security") +
 		30*time.Second /* snapshot of a small cluster; its volume is not known from here */ +
-		defaultDurations["indexer.allocation"] + defaultDurations["indexer.flush"]
-	finish := defaultDurations["indexer.security_apply"] + defaultDurations["shipper.template"] + defaultDurations["shipper.setup"] +
-		defaultDurations["indexer.allocation"] + defaultDurations["gate.cluster_health"] + watch
+		defaultOf("indexer.allocation") + defaultOf("indexer.flush")
+	finish := defaultOf("indexer.security_apply") + defaultOf("shipper.template") + defaultOf("shipper.setup") +
+		defaultOf("indexer.allocation") + defaultOf("gate.cluster_health") + watch
 	b := RollBudget{Apply: secsOf(apply), Finish: secsOf(finish), Turns: []TurnBudget{}, Source: "default (start wait limits, package install 1m, no history of other hosts)"}
 	total := apply + finish
 	for _, t := range turns {
@@ -76,4 +79,20 @@ func EstimateRoll(turns []RollTurn, watch time.Duration) RollBudget {
 	b.WindowMin = secsOf(time.Duration(float64(total) * bufferMin))
 	b.WindowMax = secsOf(time.Duration(float64(total) * bufferMax))
 	return b
+}
+
+// kinds are the step kinds by name, for their default estimates.
+var kinds = sync.OnceValue(func() map[string]steps.Kind {
+	m := map[string]steps.Kind{}
+	for _, k := range steps.Kinds() {
+		m[k.Name()] = k
+	}
+	return m
+})
+
+// defaultOf is what the kind named kind costs on a healthy single host
+// without a history: its own estimate, else the generic default.
+func defaultOf(kind string) time.Duration {
+	d, _ := estimateAction(kinds()[kind], nil, kind, nil, DataVolume{}, rates{})
+	return d
 }

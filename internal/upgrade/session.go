@@ -16,6 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Gate verdicts of a plan: the engine's, and ERROR for a gate that could
@@ -169,7 +170,7 @@ func UpgradeSeed(target string, cands []Candidate) map[string]any {
 			expect[c.Component] = c.Target
 		}
 	}
-	return map[string]any{steps.KeyTarget: packages.Upstream(target), steps.KeyTargetVersions: tv, steps.KeyExpectVersions: expect}
+	return map[string]any{rundata.KeyTarget: packages.Upstream(target), rundata.KeyTargetVersions: tv, rundata.KeyExpectVersions: expect}
 }
 
 // RunData decodes the string maps and backups of a run's data.
@@ -191,7 +192,7 @@ type RunData struct {
 }
 
 // carriedKeys are the run values RollbackSeed carries over unchanged.
-var carriedKeys = []string{steps.KeyPrimariesRecoveries, steps.KeyIndexerPrimaries}
+var carriedKeys = []string{rundata.KeyPrimariesRecoveries, rundata.KeyIndexerPrimaries}
 
 // DecodeRunData reads the keys the kinds and the CLI share.
 func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
@@ -211,15 +212,15 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 		}
 		return ok
 	}
-	dec(steps.KeyTarget, &rd.Target)
-	dec(steps.KeyTargetVersions, &rd.Targets)
-	dec(steps.KeyPreviousVersions, &rd.Previous)
-	dec(steps.KeyBackups, &rd.Backups)
-	dec(steps.KeySnapshots, &rd.Snaps)
-	rd.Diff = decodeOptional[steps.DiffSummary](dec, steps.KeyDiff)
-	rd.AgentsBefore = decodeOptional[steps.AgentsBefore](dec, steps.KeyAgentsBefore)
-	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, steps.KeyAgentsAfter)
-	rd.Watch = decodeOptional[steps.WatchState](dec, steps.KeyWatchState)
+	dec(rundata.KeyTarget, &rd.Target)
+	dec(rundata.KeyTargetVersions, &rd.Targets)
+	dec(rundata.KeyPreviousVersions, &rd.Previous)
+	dec(rundata.KeyBackups, &rd.Backups)
+	dec(rundata.KeySnapshots, &rd.Snaps)
+	rd.Diff = decodeOptional[steps.DiffSummary](dec, rundata.KeyDiff)
+	rd.AgentsBefore = decodeOptional[steps.AgentsBefore](dec, rundata.KeyAgentsBefore)
+	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, rundata.KeyAgentsAfter)
+	rd.Watch = decodeOptional[steps.WatchState](dec, rundata.KeyWatchState)
 	return rd, errors.Join(errs...)
 }
 
@@ -238,16 +239,16 @@ func RollbackSeed(rd RunData) (map[string]any, error) {
 		return nil, errors.New("the run recorded no previous versions (nothing was installed): nothing to roll back")
 	}
 	seed := map[string]any{
-		steps.KeyPreviousVersions: rd.Previous,
-		steps.KeyTargetVersions:   rd.Targets,
-		steps.KeyExpectVersions:   rd.Previous,
-		steps.KeyBackups:          rd.Backups,
+		rundata.KeyPreviousVersions: rd.Previous,
+		rundata.KeyTargetVersions:   rd.Targets,
+		rundata.KeyExpectVersions:   rd.Previous,
+		rundata.KeyBackups:          rd.Backups,
 	}
 	if rd.Target != "" {
-		seed[steps.KeyTarget] = rd.Target
+		seed[rundata.KeyTarget] = rd.Target
 	}
 	if id := rd.Snaps["pre-upgrade"]; id != "" {
-		seed[steps.KeySnapshots] = map[string]string{"pre-upgrade": id}
+		seed[rundata.KeySnapshots] = map[string]string{"pre-upgrade": id}
 	}
 	for k, raw := range rd.Carried {
 		seed[k] = raw

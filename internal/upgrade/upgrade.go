@@ -11,11 +11,13 @@
 //   - target resolution (CheckTarget, ResolveTarget);
 //   - preflight (PreflightGates, evaluated once, read-only; IgnoreGates) and
 //     the deadlines a plan shows (Deadlines);
-//   - the time budget (EstimateBudget: history, data volume, defaults);
+//   - the time budget (EstimateBudget: each kind's own estimate, an
+//     engine.Estimator, from this host's history and the data volume; else
+//     its history or a default);
 //   - the evidence bundle (GatherEvidence, RenderHTML, Bundle).
 //
-// The run data keys are the kinds' contract and stay in internal/steps;
-// this package reads them.
+// The run data keys and the set-aside data directories are the session's
+// contract with the kinds: internal/upgrade/rundata, below both.
 package upgrade
 
 import (

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 func TestPackageVersion(t *testing.T) {
@@ -96,26 +95,8 @@ func TestBuild(t *testing.T) {
 
 	// The tarball: the same tree under one top directory, the service pointing at /usr/bin/siemctl.
 	tarFiles := map[string]string{}
-	f, err := os.Open(filepath.Join(out, tgz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			break
-		}
-		var b strings.Builder
-		if h.Size < 1<<20 {
-			_, _ = io.Copy(&b, tr)
-		}
-		tarFiles[strings.TrimPrefix(h.Name, "siemctl_1.2.3_linux_"+runtime.GOARCH)] = b.String()
+	for name, b := range testenv.ReadTarGz(t, filepath.Join(out, tgz)) {
+		tarFiles[strings.TrimPrefix(name, "siemctl_1.2.3_linux_"+runtime.GOARCH)] = string(b)
 	}
 	for _, w := range append(wantFiles, "/var/lib/siemctl/") {
 		if _, ok := tarFiles[w]; !ok {

@@ -33,14 +33,15 @@ and remove. Ids are checked before anything is sent.`,
 	}, NewCmdList(f, nil), NewCmdShow(f, nil), NewCmdRestart(f, nil), NewCmdRemove(f, nil), NewCmdOutdated(f, nil))
 }
 
-// Clients are the dependencies the agent commands share.
-type Clients struct {
+// Fleet is what the agent commands share: the manager API and tools, each
+// opened when a command needs it.
+type Fleet struct {
 	API   func(ctx context.Context) (fleet.API, error)
 	Tools func(ctx context.Context) (fleet.Tools, error)
 }
 
-func clientsFrom(f *cli.Factory) Clients {
-	return Clients{
+func fleetFrom(f *cli.Factory) Fleet {
+	return Fleet{
 		API: func(ctx context.Context) (fleet.API, error) {
 			c, err := f.Manager(ctx)
 			if err != nil {
@@ -56,7 +57,7 @@ func clientsFrom(f *cli.Factory) Clients {
 
 // open returns the manager API and the agent control tool (the fallback of
 // list and show).
-func (c Clients) open(ctx context.Context) (fleet.API, fleet.Tools, error) {
+func (c Fleet) open(ctx context.Context) (fleet.API, fleet.Tools, error) {
 	api, err := c.API(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -61,7 +61,7 @@ func BenchmarkListJSON100k(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				io := &output.IOStreams{Out: w, ErrOut: io.Discard}
 				opts := &agentscmd.ListOptions{IO: io, Output: "json", Timeout: time.Minute, PageSize: size,
-					Clients: agentscmd.Clients{
+					Fleet: agentscmd.Fleet{
 						API:   func(context.Context) (fleet.API, error) { return c, nil },
 						Tools: func(context.Context) (fleet.Tools, error) { return nil, nil },
 					}}

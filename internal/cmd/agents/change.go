@@ -13,17 +13,17 @@ import (
 // remove) share: the ids, the change (confirmation, host lock, --dry-run)
 // and the bound of the call to the manager.
 type ChangeOptions struct {
-	IO      *output.IOStreams
-	Clients Clients
-	Output  string
-	IDs     []string
-	Change  cli.Change
+	IO     *output.IOStreams
+	Fleet  Fleet
+	Output string
+	IDs    []string
+	Change cli.Change
 	// Timeout bounds the call to the manager (--timeout).
 	Timeout time.Duration
 }
 
 func newChangeOptions(f *cli.Factory) ChangeOptions {
-	return ChangeOptions{IO: f.IO, Clients: clientsFrom(f)}
+	return ChangeOptions{IO: f.IO, Fleet: fleetFrom(f)}
 }
 
 // fill copies the global flags, the arguments and the change at run time.
@@ -40,7 +40,7 @@ func (o *ChangeOptions) begin(ctx context.Context, question string, calls func()
 	if !proceed {
 		return ctx, nil, nil, usage(err)
 	}
-	ctx, api, cancel, err := cli.Connect(ctx, o.Timeout, o.Clients.API)
+	ctx, api, cancel, err := cli.Connect(ctx, o.Timeout, o.Fleet.API)
 	if err != nil {
 		release()
 		return ctx, nil, nil, err

@@ -19,7 +19,7 @@ import (
 // ListOptions are the inputs of `agents list`.
 type ListOptions struct {
 	IO        *output.IOStreams
-	Clients   Clients
+	Fleet     Fleet
 	Output    string
 	Timeout   time.Duration
 	Status    []string
@@ -29,7 +29,7 @@ type ListOptions struct {
 
 // NewCmdList builds `agents list`.
 func NewCmdList(f *cli.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Clients: clientsFrom(f)}
+	opts := &ListOptions{IO: f.IO, Fleet: fleetFrom(f)}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List agents (streamed page by page; agent_control when the API is down)",
@@ -95,7 +95,7 @@ func timePtr(t time.Time) *string {
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	api, tools, err := opts.Clients.open(ctx)
+	api, tools, err := opts.Fleet.open(ctx)
 	if err != nil {
 		return err
 	}

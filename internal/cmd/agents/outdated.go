@@ -16,7 +16,7 @@ import (
 // OutdatedOptions are the inputs of `agents outdated`.
 type OutdatedOptions struct {
 	IO       *output.IOStreams
-	Clients  Clients
+	Fleet    Fleet
 	Output   string
 	Timeout  time.Duration
 	Than     *manager.Version
@@ -25,7 +25,7 @@ type OutdatedOptions struct {
 
 // NewCmdOutdated builds `agents outdated [--than V]`.
 func NewCmdOutdated(f *cli.Factory, runF func(context.Context, *OutdatedOptions) error) *cobra.Command {
-	opts := &OutdatedOptions{IO: f.IO, Clients: clientsFrom(f), PageSize: fleet.DefaultPageSize}
+	opts := &OutdatedOptions{IO: f.IO, Fleet: fleetFrom(f), PageSize: fleet.DefaultPageSize}
 	var than string
 	cmd := &cobra.Command{
 		Use:   "outdated [--than V]",
@@ -61,7 +61,7 @@ type outdatedJSON struct {
 }
 
 func runOutdated(ctx context.Context, opts *OutdatedOptions) error {
-	api, err := opts.Clients.API(ctx)
+	api, err := opts.Fleet.API(ctx)
 	if err != nil {
 		return err
 	}

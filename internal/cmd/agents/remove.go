@@ -52,7 +52,7 @@ func runRemove(ctx context.Context, opts *RemoveOptions) error {
 	}
 	defer done()
 	var rm fleet.Remover
-	if tools, err := opts.Clients.Tools(ctx); err == nil {
+	if tools, err := opts.Fleet.Tools(ctx); err == nil {
 		rm, _ = tools.(fleet.Remover)
 	}
 	res, err := fleet.Remove(ctx, api, rm, opts.IDs)

@@ -16,7 +16,7 @@ import (
 // ShowOptions are the inputs of `agents show`.
 type ShowOptions struct {
 	IO      *output.IOStreams
-	Clients Clients
+	Fleet   Fleet
 	Output  string
 	Timeout time.Duration
 	ID      string
@@ -24,7 +24,7 @@ type ShowOptions struct {
 
 // NewCmdShow builds `agents show ID`.
 func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
-	opts := &ShowOptions{IO: f.IO, Clients: clientsFrom(f)}
+	opts := &ShowOptions{IO: f.IO, Fleet: fleetFrom(f)}
 	return &cobra.Command{
 		ValidArgsFunction: completeAgentIDs(f),
 		Use:               "show ID",
@@ -48,7 +48,7 @@ func NewCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) 
 func runShow(ctx context.Context, opts *ShowOptions) error {
 	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	api, tools, err := opts.Clients.open(ctx)
+	api, tools, err := opts.Fleet.open(ctx)
 	if err != nil {
 		return err
 	}

@@ -59,3 +59,15 @@ func (c Common) open(ctx context.Context) (*config.Config, *indexer.Client, erro
 	}
 	return cfg, ix, nil
 }
+
+// connect bounds ctx by the global timeout, then opens the configuration
+// and the indexer client; on error the context is already cancelled.
+func (c Common) connect(ctx context.Context) (context.Context, context.CancelFunc, *config.Config, *indexer.Client, error) {
+	ctx, cancel := cli.WithTimeout(ctx, c.Timeout)
+	cfg, ix, err := c.open(ctx)
+	if err != nil {
+		cancel()
+		return ctx, nil, nil, nil, err
+	}
+	return ctx, cancel, cfg, ix, nil
+}

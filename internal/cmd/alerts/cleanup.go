@@ -113,12 +113,11 @@ func runCleanup(ctx context.Context, opts *CleanupOptions) error {
 }
 
 func runCleanupPlan(ctx context.Context, opts *CleanupOptions) error {
-	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	cfg, ix, err := opts.open(ctx)
+	ctx, cancel, cfg, ix, err := opts.connect(ctx)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	prefix := cfg.Indexer.AlertsIndexPrefix
 	in := cleanup.Input{Prefix: prefix, ExtraPrefixes: cfg.Indexer.CleanupPrefixes, IndexerURL: ix.URL(), Criteria: opts.Criteria, Now: opts.Now()}
 	for _, pr := range append([]string{prefix}, in.ExtraPrefixes...) {

@@ -63,12 +63,11 @@ func NewCmdCount(f *cli.Factory, runF func(context.Context, *CountOptions) error
 }
 
 func runCount(ctx context.Context, opts *CountOptions) error {
-	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	cfg, ix, err := opts.open(ctx)
+	ctx, cancel, cfg, ix, err := opts.connect(ctx)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	now := opts.Now()
 	since := now.Add(-opts.Since)
 	if opts.By > 0 {

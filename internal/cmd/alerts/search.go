@@ -69,12 +69,11 @@ type searchOutput struct {
 }
 
 func runSearch(ctx context.Context, opts *SearchOptions) error {
-	ctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	cfg, ix, err := opts.open(ctx)
+	ctx, cancel, cfg, ix, err := opts.connect(ctx)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	since := opts.Now().Add(-opts.Since)
 	res, err := ix.Search(ctx, indexer.SearchRequest{Index: cfg.Indexer.AlertsIndexPrefix + "*", Query: opts.Query, Since: since, Size: opts.Limit,
 		Sort: []indexer.SortField{{Field: indexer.DefaultTimeField, Order: "desc"}}})

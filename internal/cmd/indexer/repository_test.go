@@ -81,14 +81,7 @@ func (n *repoNode) Enable(context.Context, ...string) ([]units.UnitFileChange, e
 }
 
 func (n *repoNode) routes(srv *indexertest.Server) {
-	h := func(f func(w http.ResponseWriter, r *http.Request)) indexertest.Route {
-		return indexertest.Route{Handler: func(w http.ResponseWriter, r *http.Request) {
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			f(w, r)
-		}}
-	}
+	h := func(f http.HandlerFunc) indexertest.Route { return indexertest.Locked(&n.mu, f) }
 	srv.Set("GET /_nodes/settings", h(func(w http.ResponseWriter, _ *http.Request) {
 		if len(n.pathRepo) == 0 {
 			fmt.Fprint(w, `{}`)

@@ -1,17 +1,14 @@
 package snapshot
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/snapshot"
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 const killEnv = "SIEMCTL_SNAPSHOT_KILL_CONFIG"
@@ -47,30 +44,5 @@ func TestHelperKilledCapture(t *testing.T) {
 // in the middle.
 func killCaptureHelper(t *testing.T, fs *fakeStack) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledCapture$", "-test.count=1")
-	cmd.Env = append(os.Environ(), killEnv+"="+fs.Config)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || strings.TrimSpace(line) != "READY" {
-		t.Fatalf("helper did not reach the capture: %q %v", line, err)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("helper ended with %v, want killed by SIGKILL", cmd.ProcessState)
-	}
+	testenv.KillHelperAt(t, "TestHelperKilledCapture", killEnv+"="+fs.Config, "READY\n", "the capture")
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/probe"
-	"github.com/siemctl/siemctl/lab/e2e"
 )
 
 // dataSafetyPortOffset: the snapshot-mode lab (its own offset: the other
@@ -124,11 +123,8 @@ func (c *labClient) putPersistent(t *testing.T, key, value string) {
 // the snapshot, every alert index back with its documents and the site's
 // persistent cluster settings (issue 26 §4).
 func TestE2EDataSafetySnapshot(t *testing.T) {
-	binaries(t)
-	l := e2e.Up(t, e2e.Options{PortOffset: dataSafetyPortOffset})
+	l := upOld(t, dataSafetyPortOffset)
 	c := newLabClient(t, l.Dir)
-	wantPackages(t, l.Dir, "4.9.0-1")
-	healthOK(t, l)
 	c.seedAlerts(t, 25, "2026.11.19", "2026.11.20", "2026.11.21")
 	if n := len(c.realCounts(t)); n < 4 {
 		t.Fatalf("the lab has %d alerts indices, want the seeded three and today's", n)

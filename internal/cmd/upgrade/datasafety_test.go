@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The confirmation names the data safety mode and what a rollback will and
@@ -43,7 +44,7 @@ func TestReportSaysDataSafety(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ri := &engine.RunInfo{ID: "20261120T100000Z-3d4e5f", Status: engine.StatusSucceeded, Data: map[string]json.RawMessage{steps.KeyBackups: raw}}
+	ri := &engine.RunInfo{ID: "20261120T100000Z-3d4e5f", Status: engine.StatusSucceeded, Data: map[string]json.RawMessage{rundata.KeyBackups: raw}}
 	rep := upgrade.NewRunReport(ri, nil)
 	if rep.DataSafety == nil || rep.DataSafety.Mode != "snapshot" || !strings.Contains(rep.DataSafety.Rollback, "as of snapshot siemctl-20261120t100000z-3d4e5f") {
 		t.Fatalf("data safety %+v", rep.DataSafety)

@@ -21,6 +21,7 @@ import (
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The operator's cockpit of `upgrade apply` (issue 16 §1-§3): the
@@ -543,7 +544,7 @@ func resumeCockpit(c runs.Common, deps *steps.Deps, r *engine.Runner[*steps.Deps
 // watchOfRun is the watch window a journaled run requested (0: none).
 func watchOfRun(ri *engine.RunInfo) time.Duration {
 	var req steps.WatchRequest
-	if raw, ok := ri.Data[steps.KeyWatch]; !ok || json.Unmarshal(raw, &req) != nil {
+	if raw, ok := ri.Data[rundata.KeyWatch]; !ok || json.Unmarshal(raw, &req) != nil {
 		return 0
 	}
 	d, err := time.ParseDuration(req.Window)

@@ -11,7 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // PruneOptions are the inputs of `upgrade prune`.
@@ -47,8 +47,8 @@ directories exist.`,
 
 // PruneResult is the output of prune.
 type PruneResult struct {
-	Removed []steps.AsideDir `json:"removed"`
-	Kept    []steps.AsideDir `json:"kept"`
+	Removed []rundata.AsideDir `json:"removed"`
+	Kept    []rundata.AsideDir `json:"kept"`
 	// Freed is the bytes of the removed directories.
 	Freed int64 `json:"freed_bytes"`
 }
@@ -81,12 +81,12 @@ func runPrune(ctx context.Context, opts *PruneOptions) error {
 	if err != nil {
 		return err
 	}
-	dirs, err := steps.AsideDirs(ctx, c.Indexer.DataDir, protect)
+	dirs, err := rundata.AsideDirs(ctx, c.Indexer.DataDir, protect)
 	if err != nil {
 		return err
 	}
-	res := PruneResult{Removed: []steps.AsideDir{}, Kept: []steps.AsideDir{}}
-	var doomed []steps.AsideDir
+	res := PruneResult{Removed: []rundata.AsideDir{}, Kept: []rundata.AsideDir{}}
+	var doomed []rundata.AsideDir
 	var calls []string
 	for _, a := range dirs {
 		if a.Refused != "" {
@@ -119,7 +119,7 @@ func runPrune(ctx context.Context, opts *PruneOptions) error {
 			res.Kept = append(res.Kept, a)
 			continue
 		}
-		if err := steps.RemoveAside(c.Indexer.DataDir, a); err != nil {
+		if err := rundata.RemoveAside(c.Indexer.DataDir, a); err != nil {
 			errs = append(errs, err)
 			a.Refused = err.Error()
 			res.Kept = append(res.Kept, a)

@@ -12,9 +12,8 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // writeRun records a run with a final status, as the engine journals it.
@@ -54,7 +53,7 @@ func TestPruneRemovesOnlyExactRealAsideDirs(t *testing.T) {
 	fx := newPruneFixture(t, false)
 	old, latest := "20261101T100000Z-0a1b2c", "20261120T100000Z-3d4e5f"
 	// An old run rolled back long ago; its set-aside data goes.
-	gone := steps.AsidePath(fx.data, old)
+	gone := rundata.AsidePath(fx.data, old)
 	clitest.WriteFile(t, filepath.Join(gone, "nodes/0/indices/x/0/index/_0.cfs"), strings.Repeat("s", 5000), 0o644)
 	// A link inside it is removed, never followed.
 	victim := filepath.Join(fx.root, "victim")
@@ -64,10 +63,10 @@ func TestPruneRemovesOnlyExactRealAsideDirs(t *testing.T) {
 	}
 	// The latest run failed during its rollback: its directory stays.
 	writeRun(t, fx.state, latest, "rollback-failed")
-	kept := steps.AsidePath(fx.data, latest)
+	kept := rundata.AsidePath(fx.data, latest)
 	clitest.WriteFile(t, filepath.Join(kept, "nodes/0/x"), "new version's data", 0o644)
 	// A symlink with the exact name: neither followed nor removed.
-	linked := steps.AsidePath(fx.data, "20261102T100000Z-aaaaaa")
+	linked := rundata.AsidePath(fx.data, "20261102T100000Z-aaaaaa")
 	target := filepath.Join(fx.root, "elsewhere")
 	clitest.WriteFile(t, filepath.Join(target, "data"), "not ours", 0o644)
 	if err := os.Symlink(target, linked); err != nil {
@@ -121,7 +120,7 @@ func TestPruneDryRunAndRolledBackLatest(t *testing.T) {
 	fx := newPruneFixture(t, true)
 	latest := "20261120T100000Z-3d4e5f"
 	writeRun(t, fx.state, latest, "rolled-back")
-	aside := steps.AsidePath(fx.data, latest)
+	aside := rundata.AsidePath(fx.data, latest)
 	clitest.WriteFile(t, filepath.Join(aside, "f"), "1234", 0o644)
 	if err := runPrune(context.Background(), fx.opts); err != nil {
 		t.Fatal(err)
@@ -138,27 +137,5 @@ func TestPruneDryRunAndRolledBackLatest(t *testing.T) {
 	}
 	if _, err := os.Stat(aside); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the rolled-back run's directory is still there: %v", err)
-	}
-}
-
-// A directory swapped for a symlink between listing and removal is refused.
-func TestRemoveAsideRefusesALink(t *testing.T) {
-	root := t.TempDir()
-	data := filepath.Join(root, "data")
-	target := filepath.Join(root, "t")
-	clitest.WriteFile(t, filepath.Join(target, "f"), "x", 0o644)
-	a := steps.AsideDir{Path: steps.AsidePath(data, "20261120T100000Z-3d4e5f"), RunID: "20261120T100000Z-3d4e5f"}
-	if err := os.Symlink(target, a.Path); err != nil {
-		t.Fatal(err)
-	}
-	var le *filetree.LinkError
-	if err := steps.RemoveAside(data, a); !errors.As(err, &le) {
-		t.Fatalf("err %v, want a LinkError", err)
-	}
-	if err := steps.RemoveAside(data, steps.AsideDir{Path: filepath.Join(root, "other")}); err == nil || !strings.Contains(err.Error(), "not a set-aside data directory") {
-		t.Fatalf("a foreign path: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(target, "f")); err != nil {
-		t.Fatal("the link's target was touched")
 	}
 }

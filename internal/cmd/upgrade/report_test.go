@@ -1,14 +1,11 @@
 package upgrade
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
@@ -112,7 +110,7 @@ func TestReportBundle(t *testing.T) {
 	if err := runReport(context.Background(), &ReportOptions{Common: fx.common, HTML: page, Bundle: bundle, SignKey: key}); err != nil {
 		t.Fatal(err)
 	}
-	files := readTarGz(t, bundle)
+	files := testenv.ReadTarGz(t, bundle)
 	ri, _ := engine.Status(fx.state, "")
 	journal, _ := os.ReadFile(engine.JournalPath(fx.state, ri.ID))
 	if !bytes.Equal(files["journal.jsonl"], journal) {
@@ -161,32 +159,6 @@ func TestReportBundle(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep" {
 		t.Error("the link's target changed")
-	}
-}
-
-func readTarGz(t *testing.T, path string) map[string][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	out := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		out[h.Name] = b
 	}
 }
 

@@ -225,6 +225,17 @@ func packageVersions(t *testing.T, dir string) map[string]string {
 	return m
 }
 
+// upOld starts a lab at offset (siemctl and siemlab built first) and
+// waits for its stack: every package at 4.9.0-1, health OK.
+func upOld(t *testing.T, offset int) *e2e.Lab {
+	t.Helper()
+	binaries(t)
+	l := e2e.Up(t, e2e.Options{PortOffset: offset})
+	wantPackages(t, l.Dir, "4.9.0-1")
+	healthOK(t, l)
+	return l
+}
+
 func wantPackages(t *testing.T, dir, v string) {
 	t.Helper()
 	for p, got := range packageVersions(t, dir) {
@@ -366,11 +377,8 @@ func tail(s string, n int) string {
 // back, SIGKILL in five steps with resume, and a red cluster after the
 // indexer upgrade rolled back automatically.
 func TestE2EUpgradeRollback(t *testing.T) {
-	binaries(t)
-	l := e2e.Up(t, e2e.Options{PortOffset: portOffset})
+	l := upOld(t, portOffset)
 	c := newLabClient(t, l.Dir)
-	wantPackages(t, l.Dir, "4.9.0-1")
-	healthOK(t, l)
 	before := c.alertCounts(t)
 	t.Logf("alerts before: %v", before)
 

@@ -90,11 +90,8 @@ func stepStatus(rep watchReport, id string) (string, string) {
 // the old versions with the documents kept; and the agents gate says no-go
 // when agents do not reconnect after the manager upgrade.
 func TestE2EWatch(t *testing.T) {
-	binaries(t)
-	l := e2e.Up(t, e2e.Options{PortOffset: watchPortOffset})
+	l := upOld(t, watchPortOffset)
 	c := newLabClient(t, l.Dir)
-	wantPackages(t, l.Dir, "4.9.0-1")
-	healthOK(t, l)
 	before := c.alertCounts(t)
 	siemlab := filepath.Join(binDir, "siemlab") + " fault --dir " + l.Dir + " "
 	rb := labRunbook(t, "15s", "30s")

@@ -37,6 +37,17 @@ type Route struct {
 	Handler http.HandlerFunc
 }
 
+// Locked is a route whose handler answers JSON while holding mu: a fake
+// node's state shared by its routes.
+func Locked(mu sync.Locker, h http.HandlerFunc) Route {
+	return Route{Handler: func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		h(w, r)
+	}}
+}
+
 // Request is what the fake received.
 type Request struct {
 	Method string

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // Agents must not be newer than the manager (Wazuh's rule). That judgement is
@@ -106,58 +107,48 @@ type Lister interface {
 // ShowNewer is how many of the newer agents a Newer verdict names.
 const ShowNewer = 5
 
-// Newer is the verdict "no agent newer than Reference": the comparison and
-// the first ShowNewer agents found. The health check maps it to OK or WARN
-// (reference: the running manager), the upgrade gate to go or no-go
-// (reference: the target version).
+// Newer is the verdict "no agent newer than Reference", of the one verdict
+// shape (internal/ops/verdict): OK, or NoGo with Items naming the first
+// ShowNewer agents found and Summary "2 agent(s) newer than the manager
+// 4.9.0: 004 (web-04) 4.10.0" (when OK: "12 agents checked, none newer than
+// the target 4.10.0"). The health check maps NoGo to WARN (reference: the
+// running manager), the upgrade gate to no-go (reference: the target
+// version). It embeds the comparison and the agents behind it.
 type Newer struct {
+	verdict.Verdict
 	OutdatedReport
 	// Of names the reference in messages ("the manager", "the target").
 	Of    string
 	First []OutdatedAgent
 }
 
-func (n Newer) reference() string { return strings.TrimSpace(n.Of + " " + n.Reference) }
-
-// OK reports that no agent is newer than the reference.
-func (n Newer) OK() bool { return n.Count == 0 }
-
-// Problem is "2 agent(s) newer than the manager 4.9.0: 004 (web-04) 4.10.0";
-// empty
-// when OK.
-func (n Newer) Problem() string {
-	if n.OK() {
-		return ""
+// judge sets the verdict from the comparison.
+func (n *Newer) judge() {
+	ref := strings.TrimSpace(n.Of + " " + n.Reference)
+	if n.Count == 0 {
+		n.Level, n.Items = verdict.OK, nil
+		n.Summary = fmt.Sprintf("%d agents checked, none newer than %s", n.Checked, ref)
+		if n.Unknown > 0 {
+			n.Summary += fmt.Sprintf(" (%d without a known version)", n.Unknown)
+		}
+		return
 	}
-	names := make([]string, len(n.First))
+	n.Level = verdict.NoGo
+	n.Items = make([]string, len(n.First))
 	for i, a := range n.First {
-		names[i] = a.String()
+		n.Items[i] = a.String()
 	}
 	more := ""
 	if n.Count > len(n.First) {
 		more = fmt.Sprintf(" and %d more", n.Count-len(n.First))
 	}
-	return fmt.Sprintf("%d agent(s) newer than %s: %s%s", n.Count, n.reference(), strings.Join(names, ", "), more)
-}
-
-// Summary is Problem, or "12 agents checked, none newer than the target
-// 4.10.0" (with
-// the agents of unknown version when there are any).
-func (n Newer) Summary() string {
-	if !n.OK() {
-		return n.Problem()
-	}
-	s := fmt.Sprintf("%d agents checked, none newer than %s", n.Checked, n.reference())
-	if n.Unknown > 0 {
-		s += fmt.Sprintf(" (%d without a known version)", n.Unknown)
-	}
-	return s
+	n.Summary = fmt.Sprintf("%d agent(s) newer than %s: %s%s", n.Count, ref, strings.Join(n.Items, ", "), more)
 }
 
 // AgentsNewerThan judges every agent's version against ref, named of in
 // messages ("the manager").
 func AgentsNewerThan(ctx context.Context, l Lister, ref manager.Version, of string) (Newer, error) {
-	n := Newer{OutdatedReport: OutdatedReport{Mode: ModeNewerThan, Reference: ref.String()}, Of: of}
+	n := Newer{Verdict: verdict.Verdict{Level: verdict.Unknown}, OutdatedReport: OutdatedReport{Mode: ModeNewerThan, Reference: ref.String()}, Of: of}
 	agents, err := l.ListAgents(ctx, versionQuery(DefaultPageSize))
 	if err != nil {
 		return n, fmt.Errorf("list agents: %w", err)
@@ -168,7 +159,11 @@ func AgentsNewerThan(ctx context.Context, l Lister, ref manager.Version, of stri
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return n, err
+	}
+	n.judge()
+	return n, nil
 }
 
 func each(agents []manager.Agent) iter.Seq2[manager.Agent, error] {

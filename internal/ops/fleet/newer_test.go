@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 type listerFunc func() ([]manager.Agent, error)
@@ -61,11 +62,11 @@ func TestAgentsNewerThan(t *testing.T) {
 			if n.OK() != tt.ok || n.Count != tt.count || n.Checked != tt.checked || n.Unknown != tt.unknown || len(n.First) != tt.first {
 				t.Errorf("verdict %+v", n)
 			}
-			if n.Summary() != tt.text {
-				t.Errorf("summary\n got %q\nwant %q", n.Summary(), tt.text)
+			if n.Summary != tt.text {
+				t.Errorf("summary\n got %q\nwant %q", n.Summary, tt.text)
 			}
-			if tt.ok != (n.Problem() == "") {
-				t.Errorf("problem %q with ok %v", n.Problem(), tt.ok)
+			if wantLevel := map[bool]verdict.Level{true: verdict.OK, false: verdict.NoGo}[tt.ok]; n.Level != wantLevel || len(n.Items) != tt.first {
+				t.Errorf("level %v items %q, want level %v and %d items", n.Level, n.Items, wantLevel, tt.first)
 			}
 		})
 	}

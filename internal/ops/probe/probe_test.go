@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/netclient"
 )
 
@@ -285,14 +286,7 @@ func TestRunQueueSocket(t *testing.T) {
 	dir := t.TempDir()
 	install := filepath.Join(dir, "ossec")
 	sock := QueueSocket(install)
-	if err := os.MkdirAll(filepath.Dir(sock), 0o750); err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
+	pc := managertest.ListenQueue(t, install)
 	alerts := filepath.Join(dir, "alerts.json")
 	if err := os.WriteFile(alerts, nil, 0o640); err != nil {
 		t.Fatal(err)

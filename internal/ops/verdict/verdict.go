@@ -1,7 +1,7 @@
 // Package verdict is the one shape of a judgement in every ops area
-// (internal/ops/cluster, mgrcluster, versions, hostfacts' ports): a Level,
-// a one-line summary, the facts behind it and the fix. Each caller maps the
-// level: a health check to OK/WARN/CRIT/UNKNOWN, an upgrade gate to
+// (internal/ops/cluster, mgrcluster, versions, hostfacts' ports, fleet's
+// agents newer than the manager): a Level, a one-line summary, the facts
+// behind it and the fix. Each caller maps the level: a health check to OK/WARN/CRIT/UNKNOWN, an upgrade gate to
 // go/pending/no-go. An area whose verdict carries more (the versions found,
 // each port's state) embeds Verdict and adds its facts.
 package verdict

@@ -1,4 +1,4 @@
-package steps
+package rundata
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // ".siemctl-" and a lowercased run id.
 var asideRE = regexp.MustCompile(`^\.siemctl-(\d{8}t\d{6}z-[0-9a-f]{6})$`)
 
-// AsidePath is where restore.indexer_data sets a run's data directory aside.
+// AsidePath is where restore.indexer_data (internal/steps) sets a run's data directory aside.
 func AsidePath(dataDir, runID string) string {
 	return filepath.Clean(dataDir) + ".siemctl-" + strings.ToLower(runID)
 }
@@ -74,7 +74,7 @@ func AsideDirs(ctx context.Context, dataDir string, protect func(runID string) s
 			}
 		}
 		if a.Refused == "" || e.IsDir() {
-			if a.Bytes, err = dirBytes(ctx, a.Path); err != nil {
+			if a.Bytes, err = filetree.Bytes(ctx, a.Path); err != nil {
 				return nil, err
 			}
 		}
@@ -105,38 +105,5 @@ func RemoveAside(dataDir string, a AsideDir) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return &filetree.LinkError{Path: a.Path, Reason: "is not a directory (a symlink is never followed)"}
 	}
-	return removeAllAt(pfd, name, a.Path)
-}
-
-// removeAllAt removes name inside dirfd and, when it is a directory,
-// everything below it, never following a symlink.
-func removeAllAt(dirfd int, name, full string) error {
-	err := unix.Unlinkat(dirfd, name, 0)
-	if err == nil || errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
-		return &os.PathError{Op: "unlink", Path: full, Err: err}
-	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: full, Err: err}
-	}
-	d := os.NewFile(uintptr(fd), full)
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		d.Close()
-		return err
-	}
-	for _, n := range names {
-		if err := removeAllAt(int(d.Fd()), n, filepath.Join(full, n)); err != nil {
-			d.Close()
-			return err
-		}
-	}
-	d.Close()
-	if err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
-		return &os.PathError{Op: "rmdir", Path: full, Err: err}
-	}
-	return nil
+	return filetree.RemoveAllAt(pfd, name, a.Path)
 }
