@@ -26,7 +26,7 @@ type SearchProbe struct {
 	Password string        //
 	Client   *http.Client  // TLS client trusting the lab's CA
 	Every    time.Duration // interval between tries; 0: 1 s
-	Timeout  time.Duration // how long one try may take across every node; 0: 5 s
+	Timeout  time.Duration // how long one try may take across every node (each node its share); 0: 10 s
 }
 
 // SearchProbeResult is what a probe run measured.
@@ -91,7 +91,7 @@ func (p *SearchProbe) Run(ctx context.Context) (SearchProbeResult, error) {
 		every = time.Second
 	}
 	if timeout <= 0 {
-		timeout = 5 * time.Second
+		timeout = 10 * time.Second
 	}
 	start := time.Now()
 	lastFull := start // the last answer with every shard (or the start)
@@ -117,7 +117,7 @@ func (p *SearchProbe) Run(ctx context.Context) (SearchProbeResult, error) {
 	}
 	for {
 		tctx, cancel := context.WithTimeout(ctx, timeout)
-		url, full, why := p.try(tctx, next)
+		url, full, why := p.try(tctx, next, timeout/time.Duration(len(p.URLs)))
 		cancel()
 		if ctx.Err() != nil { // the try was cut by the end of the run: not counted
 			return finish(time.Now()), nil
@@ -146,12 +146,15 @@ func (p *SearchProbe) Run(ctx context.Context) (SearchProbeResult, error) {
 }
 
 // try sends the search to the nodes starting at URLs[first] until one answers HTTP 200; it returns
-// the node that answered ("" if none), whether every shard answered, and why not.
-func (p *SearchProbe) try(ctx context.Context, first int) (url string, full bool, why string) {
+// the node that answered ("" if none), whether every shard answered, and why not. Each node has
+// at most each (a node that hangs, stopping, passes the try on).
+func (p *SearchProbe) try(ctx context.Context, first int, each time.Duration) (url string, full bool, why string) {
 	var errs []string
 	for i := range p.URLs {
 		u := p.URLs[(first+i)%len(p.URLs)]
-		shards, err := p.search(ctx, u)
+		nctx, cancel := context.WithTimeout(ctx, each)
+		shards, err := p.search(nctx, u)
+		cancel()
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", u, err))
 			if ctx.Err() != nil {
