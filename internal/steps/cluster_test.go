@@ -227,6 +227,21 @@ func TestRolloutKinds(t *testing.T) {
 	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "indexer/indexer-1 pending") {
 		t.Errorf("done gate = %v %q (%v)", v, reason, err)
 	}
+	// Closing the record journals the roll's summary (the run's report shows it).
+	if _, err := run(t, d, e, "rollout.phase", map[string]any{"from": []any{"rolling"}, "to": "finish"}); err != nil {
+		t.Fatal(err)
+	}
+	var sum rollout.Summary
+	if ok, _ := e.Get(steps.KeyRoll, &sum); ok {
+		t.Errorf("a summary before the record is closed: %+v", sum)
+	}
+	out, err = run(t, d, e, "rollout.phase", map[string]any{"from": []any{"finish"}, "to": "done"})
+	if err != nil || !strings.Contains(out.Message, "is done; run "+e.RunID()) || !strings.Contains(out.Message, "→ 4.10.0: 6 entries (6 pending)") {
+		t.Errorf("phase done = %q, %v", out.Message, err)
+	}
+	if ok, err := e.Get(steps.KeyRoll, &sum); !ok || err != nil || len(sum.Entries) != 6 || sum.Phase != rollout.PhaseDone || sum.Entries[5].Name != "dashboard/127.0.0.31" {
+		t.Errorf("journaled summary %+v (%v, %v)", sum, ok, err)
+	}
 }
 
 // The end of a roll: both clusters on one version, and every manager node at the target.
