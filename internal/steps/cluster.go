@@ -431,6 +431,12 @@ func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	nodes, err := m.ClusterHealthcheck(ctx)
 	var ae *manager.APIError
 	if errors.As(err, &ae) && ae.Code == 3023 {
+		if line := mgrcluster.LastConnectError(d.Config.Manager.InstallDir); mgrcluster.Refused3031(line) {
+			// This node runs the target (gate.manager_api before this one): the master does not.
+			return engine.Outcome{}, engine.Pending("%s is refused by its master with 3031: the master runs another version than this node's %s (logs/cluster.log: %q); "+
+				"the fix: bring the master to %s (on the master: siemctl health --cluster names its version; siemctl upgrade node there if its turn is not done, else install the manager package at %s there and siemctl services restart manager); "+
+				"this gate waits for it (the worker tries again every 10 s), after its deadline siemctl upgrade resume here continues", local.Node, target, line, target, target)
+		}
 		return engine.Outcome{}, engine.Pending("%s is a worker not connected to its master (3023): if its logs/cluster.log says 3031, the master runs another version; upgrade the master first (in a roll the master goes first, each worker right after it)", local.Node)
 	}
 	if err != nil {
