@@ -44,8 +44,9 @@ type SearchProbeResult struct {
 }
 
 func (r SearchProbeResult) String() string {
-	s := fmt.Sprintf("search probe: %d tries in %s, %d answered, %d with every shard (%.2f%%), longest gap %s",
-		r.Tries, r.Took.Round(time.Second), r.Answered, r.AllShards, 100*r.Share, r.LongestGap.Round(100*time.Millisecond))
+	// The seconds fields: a result decoded from JSON has no durations.
+	s := fmt.Sprintf("search probe: %d tries in %.0fs, %d answered, %d with every shard (%.2f%%), longest gap %.1fs",
+		r.Tries, r.TookS, r.Answered, r.AllShards, 100*r.Share, r.LongestGapS)
 	if r.LastFailure != "" {
 		s += "; last failure: " + r.LastFailure
 	}
