@@ -6,10 +6,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -181,9 +183,47 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	}) {
 		t.FailNow()
 	}
-	t.Run("ansible: run again, the roll resumes and finishes", func(t *testing.T) {
+	// A worker refused with 3031 in its own turn: while the worker's turn was interrupted, the
+	// master was changed alone (the lab's master-version-mismatch puts it back on the old
+	// release). The playbook run again resumes the roll and the worker's turn, which waits at its
+	// in-cluster gate; health on the worker names 3031 and the fix; the operator follows it on
+	// the master; the turn ends and the roll finishes, without a second apply.
+	l.MustSiemlab("fault", "master-version-mismatch")
+	t.Run("ansible: run again, the worker's turn waits for the 3031 fix, the roll finishes", func(t *testing.T) {
 		cmd := pb.start(t)
-		if err := cmd.Wait(); err != nil {
+		ended := make(chan error, 1)
+		go func() { ended <- cmd.Wait() }()
+		var fix, last string
+		for deadline := time.Now().Add(4 * time.Minute); fix == ""; time.Sleep(5 * time.Second) {
+			select {
+			case err := <-ended:
+				t.Fatalf("the playbook ended (%v) before the worker was refused with 3031:\n%s", err, pb.out.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				<-ended
+				t.Fatalf("health on manager-2 never said 3031; last:\n%s\nplay:\n%s", last, tail(pb.out.String(), 4000))
+			}
+			r := on("manager-2").Siemctl("health", "--check", "manager.cluster")
+			last = r.Stdout + r.Stderr
+			if strings.Contains(r.Stdout, "this worker is refused by its master: versions differ (3031)") {
+				fix = r.Stdout
+			}
+		}
+		m := regexp.MustCompile(`if the master is older, on the master: (.+?), then (siemctl services restart manager);`).FindStringSubmatch(fix)
+		if m == nil {
+			cmd.Process.Kill()
+			<-ended
+			t.Fatalf("the worker's fix names no command for an older master:\n%s", fix)
+		}
+		t.Logf("manager-2 refused with 3031 in its own turn; following the fix on manager-1: %s; %s", m[1], m[2])
+		for _, c := range []string{m[1], m[2] + " --yes"} {
+			if r := onHost(t, l.Dir, "manager-1", c); r.Code != 0 {
+				t.Errorf("on manager-1: %s: exit %d\n%s%s", c, r.Code, r.Stdout, r.Stderr)
+			}
+		}
+		if err := <-ended; err != nil {
 			t.Fatalf("ansible-playbook run again: %v\n%s", err, pb.out.String())
 		}
 		out := pb.out.String()
@@ -490,4 +530,26 @@ func descendant(root int, words ...string) int {
 		}
 	}
 	return 0
+}
+
+// onHost runs a shell script on a host of the distributed lab in dir as its operator would: with
+// the host's env file sourced (its siemctl.yaml, apt and dpkg) and siemctl on PATH.
+func onHost(t *testing.T, dir, host, script string) e2e.Result {
+	t.Helper()
+	siemctl, _ := e2e.Binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", ". \"$1\" && "+script, "bash", filepath.Join(dir, "hosts", host, "env"))
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(siemctl)+":"+os.Getenv("PATH"), "NO_COLOR=1")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := e2e.Result{Stdout: o.String(), Stderr: e.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("on %s: %s: %v", host, script, err)
+	}
+	return r
 }
