@@ -263,6 +263,12 @@ func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
+	if rec.Holder != nil {
+		// The holder's token lets whoever has it write as the holder: status never shows it.
+		h := *rec.Holder
+		h.Token = ""
+		rec.Holder = &h
+	}
 	now := d.now()
 	st := ClusterStatus{Now: now, Record: rec, Counts: rec.Counts()}
 	if i := rec.Current(); i >= 0 {
