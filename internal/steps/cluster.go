@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -414,6 +415,12 @@ func levelOrPending(v cluster.Verdict) error {
 	return engine.Pending("%s", v.Summary)
 }
 
+// keepAliveSkew is how much earlier than this node's wazuh-clusterd pid file a keepalive of its
+// new connection may be dated: the master's clock against this host's (NTP), and the daemon's
+// hello before its pid file is written. The old connection's last keepalive is older than that:
+// it was sent before the turn stopped the manager, backed it up and installed the package.
+const keepAliveSkew = 10 * time.Second
+
 func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	m, err := clusterManager(d)
@@ -457,6 +464,12 @@ func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outco
 			age := d.now().Sub(n.LastKeepAlive)
 			if n.LastKeepAlive.IsZero() || age > mgrcluster.MaxKeepAliveAge {
 				return engine.Outcome{}, engine.Pending("%s listed but its last keepalive is %s old (> %s)", n.Name, age.Round(1e9), mgrcluster.MaxKeepAliveAge)
+			}
+			// A keepalive from before this node's wazuh-clusterd started is the old connection's:
+			// the master sets one when the restarted worker says hello.
+			if started, ok := mgrcluster.ClusterdStarted(d.Config.Manager.InstallDir); ok && n.LastKeepAlive.Before(started.Add(-keepAliveSkew)) {
+				return engine.Outcome{}, engine.Pending("%s listed with a keepalive from %s, before its wazuh-clusterd started (%s): not connected again yet",
+					n.Name, n.LastKeepAlive.UTC().Format(time.RFC3339), started.UTC().Format(time.RFC3339))
 			}
 		}
 		return engine.Outcome{Message: fmt.Sprintf("%s (%s) listed by the master at %s, keepalive fresh", n.Name, n.Type, n.Version),
