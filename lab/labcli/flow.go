@@ -19,8 +19,8 @@ func flowCmd(stdout, stderr io.Writer, open opener, openDist func(string) (*lab.
 	var dur, wait time.Duration
 	var asJSON bool
 	flow := &cobra.Command{
-		Use:   "flow send|check --dir DIR --tag TAG",
-		Short: "Send tagged events at a steady rate; check every one the manager wrote is indexed exactly once",
+		Use:   "flow send|check|probe --dir DIR",
+		Short: "Send tagged events at a steady rate; check every one the manager wrote is indexed exactly once; probe searches",
 		Long: `flow send sends the data-flow probe's sshd line over syslog to the lab's manager (in a distributed
 lab to each manager in turn), one event
 per 1/--rate seconds, each with the tag and a sequence number, until interrupted (SIGTERM, Ctrl-C)
