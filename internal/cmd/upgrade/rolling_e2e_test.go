@@ -134,7 +134,32 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	// last to the next one in the order; that node's take finds the order recomputed with itself
 	// last (exit 7 naming the node whose turn it now is), and the roll goes on in the new order.
 	if !t.Run("election moved after the first indexer turn: the order is recomputed", func(t *testing.T) {
+		// While the first node is down in its own turn, status on its host (indexer.url: that
+		// node) reads the record through another node it learned from _nodes/http, and says so.
+		first := on(order[0])
+		polled := make(chan []string, 1)
+		turnEnded := make(chan struct{})
+		go func() {
+			var through []string
+			for {
+				select {
+				case <-turnEnded:
+					polled <- through
+					return
+				case <-time.After(time.Second):
+				}
+				if st, err := tryClusterStatus(first); err == nil && st.AnsweredBy != "" {
+					through = append(through, st.AnsweredBy)
+				}
+			}
+		}()
 		must(t, order[0], "upgrade", "node", "--to", to, "--yes")
+		close(turnEnded)
+		if through := <-polled; len(through) == 0 || strings.Contains(through[0], order[0]) {
+			t.Errorf("upgrade status --cluster on %s while its node was down in its turn: never answered through another node (%v)", order[0], through)
+		} else {
+			t.Logf("status on %s while its node was down: through %s (%d reads)", order[0], through[0], len(through))
+		}
 		before := clusterStatus(t, on("manager-1"))
 		newElected, oldElected := order[1], order[2]
 		if before.Record.ElectedManager != oldElected {
@@ -387,8 +412,9 @@ func hostPackages(t *testing.T, dir string) map[string]string {
 
 // rollStatus is the part of `upgrade status --cluster -o json` the test reads.
 type rollStatus struct {
-	Current string `json:"current"`
-	Record  struct {
+	Current    string `json:"current"`
+	AnsweredBy string `json:"answered_by"`
+	Record     struct {
 		Phase          string `json:"phase"`
 		ElectedManager string `json:"elected_manager"`
 		Order          []struct {
