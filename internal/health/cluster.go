@@ -1,12 +1,9 @@
 package health
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -116,7 +113,7 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 		}
 		if line := lastClusterError(e); line != "" {
 			r.Evidence = append(r.Evidence, "cluster.log: "+line)
-			if strings.Contains(line, "3031") {
+			if mgrcluster.Refused3031(line) {
 				r.Summary = "this worker is refused by its master: versions differ (3031)"
 				r.Fix = versionMismatchFix(ctx, e)
 			}
@@ -183,21 +180,5 @@ func versionMismatchFix(ctx context.Context, e *Env) string {
 
 // lastClusterError is the last "Could not connect to master" line of this host's logs/cluster.log.
 func lastClusterError(e *Env) string {
-	dir := e.Stack.Config.Manager.InstallDir
-	if dir == "" {
-		return ""
-	}
-	f, err := os.Open(filepath.Join(dir, "logs", "cluster.log"))
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	last := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "Could not connect to master") {
-			last = sc.Text()
-		}
-	}
-	return last
+	return mgrcluster.LastConnectError(e.Stack.Config.Manager.InstallDir)
 }

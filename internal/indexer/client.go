@@ -83,6 +83,7 @@ type Client struct {
 	timeout time.Duration
 	log     *slog.Logger
 	cancel  context.CancelFunc
+	opts    Options // what New was given (At reuses it for another node)
 }
 
 // New builds a Client. It does not contact the node.
@@ -140,7 +141,7 @@ func New(opts Options) (*Client, error) {
 		cancel()
 		return nil, fmt.Errorf("indexer: %w", err)
 	}
-	return &Client{api: api, url: u.String(), timeout: opts.Timeout, log: log, cancel: cancel}, nil
+	return &Client{api: api, url: u.String(), timeout: opts.Timeout, log: log, cancel: cancel, opts: opts}, nil
 }
 
 // Close releases background resources of the underlying transport.

@@ -331,3 +331,19 @@ func TestAllocationExplain(t *testing.T) {
 		})
 	}
 }
+
+// PublishURL: the address a node bound, from each form OpenSearch prints a publish address in.
+func TestPublishURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.2:9200":           "https://127.0.0.2:9200",
+		"indexer-2/10.0.0.2:9200":  "https://10.0.0.2:9200",
+		"[::1]:9200":               "https://[::1]:9200",
+		"indexer-2/[fe80::1]:9201": "https://[fe80::1]:9201",
+		"10.0.0.2":                 "",
+		"":                         "",
+	} {
+		if got := indexer.PublishURL("https", in); got != want {
+			t.Errorf("PublishURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -415,6 +416,12 @@ func levelOrPending(v cluster.Verdict) error {
 	return engine.Pending("%s", v.Summary)
 }
 
+// keepAliveSkew is how much earlier than this node's wazuh-clusterd pid file a keepalive of its
+// new connection may be dated: the master's clock against this host's (NTP), and the daemon's
+// hello before its pid file is written. The old connection's last keepalive is older than that:
+// it was sent before the turn stopped the manager, backed it up and installed the package.
+const keepAliveSkew = 10 * time.Second
+
 func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	m, err := clusterManager(d)
@@ -432,6 +439,12 @@ func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	nodes, err := m.ClusterHealthcheck(ctx)
 	var ae *manager.APIError
 	if errors.As(err, &ae) && ae.Code == 3023 {
+		if line := mgrcluster.LastConnectError(d.Config.Manager.InstallDir); mgrcluster.Refused3031(line) {
+			// This node runs the target (gate.manager_api before this one): the master does not.
+			return engine.Outcome{}, engine.Pending("%s is refused by its master with 3031: the master runs another version than this node's %s (logs/cluster.log: %q); "+
+				"the fix: bring the master to %s (on the master: siemctl health --cluster names its version; siemctl upgrade node there if its turn is not done, else install the manager package at %s there and siemctl services restart manager); "+
+				"this gate waits for it (the worker tries again every 10 s), after its deadline siemctl upgrade resume here continues", local.Node, target, line, target, target)
+		}
 		return engine.Outcome{}, engine.Pending("%s is a worker not connected to its master (3023): if its logs/cluster.log says 3031, the master runs another version; upgrade the master first (in a roll the master goes first, each worker right after it)", local.Node)
 	}
 	if err != nil {
@@ -452,6 +465,12 @@ func runGateManagerBack(ctx context.Context, env Env, _ *noParams) (engine.Outco
 			age := d.now().Sub(n.LastKeepAlive)
 			if n.LastKeepAlive.IsZero() || age > mgrcluster.MaxKeepAliveAge {
 				return engine.Outcome{}, engine.Pending("%s listed but its last keepalive is %s old (> %s)", n.Name, age.Round(1e9), mgrcluster.MaxKeepAliveAge)
+			}
+			// A keepalive from before this node's wazuh-clusterd started is the old connection's:
+			// the master sets one when the restarted worker says hello.
+			if started, ok := mgrcluster.ClusterdStarted(d.Config.Manager.InstallDir); ok && n.LastKeepAlive.Before(started.Add(-keepAliveSkew)) {
+				return engine.Outcome{}, engine.Pending("%s listed with a keepalive from %s, before its wazuh-clusterd started (%s): not connected again yet",
+					n.Name, n.LastKeepAlive.UTC().Format(time.RFC3339), started.UTC().Format(time.RFC3339))
 			}
 		}
 		return engine.Outcome{Message: fmt.Sprintf("%s (%s) listed by the master at %s, keepalive fresh", n.Name, n.Type, n.Version),

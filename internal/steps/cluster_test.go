@@ -2,6 +2,8 @@ package steps_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,22 +170,63 @@ func TestGateManagerNodeBack(t *testing.T) {
 		f       *fakeMgrCluster
 		verdict string
 		want    string
+		log     string    // this node's logs/cluster.log
+		started time.Time // its wazuh-clusterd pid file's time (zero: none)
 	}{
+		// A keepalive from the old connection, before the worker's wazuh-clusterd restarted, is
+		// not fresh; one from its new hello is.
+		{"keepalive from before the restart", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
+			nodes: []manager.ClusterNode{master, {Name: "manager-2", Type: "worker", Version: "4.10.0", LastKeepAlive: now.Add(-40 * time.Second)}}},
+			engine.VerdictWait, "manager-2 listed with a keepalive from 2026-11-28T00:59:20Z, before its wazuh-clusterd started (2026-11-28T00:59:50Z)", "", now.Add(-10 * time.Second)},
+		{"keepalive after the restart", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
+			nodes: []manager.ClusterNode{master, {Name: "manager-2", Type: "worker", Version: "4.10.0", LastKeepAlive: now.Add(-5 * time.Second)}}},
+			"", "manager-2 (worker) listed by the master at 4.10.0", "", now.Add(-10 * time.Second)},
+		// Between the master's turn and the worker's, the old worker is refused (3031) and not
+		// listed: the master's own gate does not wait for it.
+		{"the master at the target, its old worker refused", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"},
+			nodes: []manager.ClusterNode{master}}, "", "manager-1 (master) listed by the master at 4.10.0", "", time.Time{}},
+		// A worker at the target refused with 3031 in its own turn: the master is not at the target.
+		{"refused with 3031 in its own turn", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
+			err: &manager.APIError{Status: 500, Code: 3023, Title: "Worker node is not connected to master"}}, engine.VerdictWait,
+			`manager-2 is refused by its master with 3031: the master runs another version than this node's 4.10.0 (logs/cluster.log: "2026/11/28 01:00:00 ERROR: [Worker manager-2] [Main] Could not connect to master: Error 3031 - Worker and master versions are not the same."); the fix: bring the master to 4.10.0`,
+			"2026/11/28 00:59:50 INFO: [Worker manager-2] [Main] Connecting to 127.0.0.21:1516.\n2026/11/28 01:00:00 ERROR: [Worker manager-2] [Main] Could not connect to master: Error 3031 - Worker and master versions are not the same.\n", time.Time{}},
 		{"back at the target", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
 			nodes: []manager.ClusterNode{master, {Name: "manager-2", Type: "worker", Version: "4.10.0", LastKeepAlive: now.Add(-5 * time.Second)}}},
-			"", "manager-2 (worker) listed by the master at 4.10.0"},
+			"", "manager-2 (worker) listed by the master at 4.10.0", "", time.Time{}},
 		{"refused with 3031: not listed", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
-			nodes: []manager.ClusterNode{master}}, engine.VerdictWait, "3031"},
+			nodes: []manager.ClusterNode{master}}, engine.VerdictWait, "3031", "", time.Time{}},
 		{"not connected", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
-			err: &manager.APIError{Status: 500, Code: 3023, Title: "Worker node is not connected to master"}}, engine.VerdictWait, "3023"},
+			err: &manager.APIError{Status: 500, Code: 3023, Title: "Worker node is not connected to master"}}, engine.VerdictWait, "if its logs/cluster.log says 3031", "", time.Time{}},
 		{"stale keepalive", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-2", Type: "worker"},
 			nodes: []manager.ClusterNode{master, {Name: "manager-2", Type: "worker", Version: "4.10.0", LastKeepAlive: now.Add(-10 * time.Minute)}}},
-			engine.VerdictWait, "keepalive"},
+			engine.VerdictWait, "keepalive", "", time.Time{}},
 		{"old version", &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"},
-			nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0"}}}, engine.VerdictWait, "not the target 4.10.0"},
+			nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0"}}}, engine.VerdictWait, "not the target 4.10.0", "", time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := depsWith(cfg, nil)
+			c := *cfg
+			c.Manager.InstallDir = t.TempDir()
+			if tc.log != "" {
+				if err := os.MkdirAll(filepath.Join(c.Manager.InstallDir, "logs"), 0o750); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(c.Manager.InstallDir, "logs", "cluster.log"), []byte(tc.log), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tc.started.IsZero() {
+				pid := filepath.Join(c.Manager.InstallDir, "var", "run", "wazuh-clusterd-4242.pid")
+				if err := os.MkdirAll(filepath.Dir(pid), 0o750); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(pid, nil, 0o640); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(pid, tc.started, tc.started); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := depsWith(&c, nil)
 			d.Now = func() time.Time { return now }
 			d.Manager = tc.f
 			out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"}), "gate.manager_node_back", nil)
@@ -227,6 +270,21 @@ func TestRolloutKinds(t *testing.T) {
 	_, err = run(t, d, e, "gate.rollout_done", nil)
 	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "indexer/indexer-1 pending") {
 		t.Errorf("done gate = %v %q (%v)", v, reason, err)
+	}
+	// Closing the record journals the roll's summary (the run's report shows it).
+	if _, err := run(t, d, e, "rollout.phase", map[string]any{"from": []any{"rolling"}, "to": "finish"}); err != nil {
+		t.Fatal(err)
+	}
+	var sum rollout.Summary
+	if ok, _ := e.Get(steps.KeyRoll, &sum); ok {
+		t.Errorf("a summary before the record is closed: %+v", sum)
+	}
+	out, err = run(t, d, e, "rollout.phase", map[string]any{"from": []any{"finish"}, "to": "done"})
+	if err != nil || !strings.Contains(out.Message, "is done; run "+e.RunID()) || !strings.Contains(out.Message, "→ 4.10.0: 6 entries (6 pending)") {
+		t.Errorf("phase done = %q, %v", out.Message, err)
+	}
+	if ok, err := e.Get(steps.KeyRoll, &sum); !ok || err != nil || len(sum.Entries) != 6 || sum.Phase != rollout.PhaseDone || sum.Entries[5].Name != "dashboard/127.0.0.31" {
+		t.Errorf("journaled summary %+v (%v, %v)", sum, ok, err)
 	}
 }
 

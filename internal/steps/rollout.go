@@ -18,6 +18,10 @@ import (
 // written with optimistic concurrency) as runbook steps: cluster-apply.yaml creates it and opens
 // the turns (phase rolling); cluster-finish.yaml waits for every entry done and closes it.
 
+// KeyRoll is the run data key of the roll's summary (rollout.Summary), journaled when the run's
+// record is closed.
+const KeyRoll = "roll"
+
 // rolloutStore is the record's store over this host's indexer client.
 func rolloutStore(d *Deps) (*rollout.Store, error) {
 	ix, err := d.indexer()
@@ -175,6 +179,14 @@ func runRolloutPhase(ctx context.Context, env Env, p *rolloutPhaseParams) (engin
 	r, err = s.SetPhase(ctx, r.RunID, from, rollout.Phase(p.To), "siemctl "+env.StepID())
 	if err != nil {
 		return engine.Outcome{}, err
+	}
+	if r.Phase.Ended() {
+		// The evidence of the whole roll: the run's report shows it (RunReport.Roll).
+		sum := r.Summarize(env.Deps().now())
+		if err := env.Set(KeyRoll, sum); err != nil {
+			return engine.Outcome{}, err
+		}
+		return engine.Outcome{Message: fmt.Sprintf("run %s is %s; %s", r.RunID, r.Phase, sum.Line())}, nil
 	}
 	return engine.Outcome{Message: fmt.Sprintf("run %s is %s", r.RunID, r.Phase)}, nil
 }

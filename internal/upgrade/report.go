@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -60,6 +61,9 @@ type RunReport struct {
 	// decisions at phase boundaries (apply --window, --guided).
 	Window    *WindowRecord         `json:"window,omitempty"`
 	Decisions []engine.DecisionInfo `json:"decisions,omitempty"`
+	// Roll is the whole rolling upgrade's evidence, every entry of the record (upgrade finish
+	// --cluster).
+	Roll *rollout.Summary `json:"roll,omitempty"`
 }
 
 // DataSafetyReport is the run's data safety mode, why it was chosen, and
@@ -127,6 +131,12 @@ func NewRunReport(ri *engine.RunInfo, evs []engine.Event) RunReport {
 		var w WindowRecord
 		if json.Unmarshal(raw, &w) == nil {
 			r.Window = &w
+		}
+	}
+	if raw, ok := ri.Data[steps.KeyRoll]; ok {
+		var s rollout.Summary
+		if json.Unmarshal(raw, &s) == nil {
+			r.Roll = &s
 		}
 	}
 	ts := SplitTime(evs)
@@ -204,10 +214,19 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 	if r.Holder != "" {
 		kv = append(kv, [2]string{"running", r.Holder})
 	}
+	if r.Roll != nil {
+		kv = append(kv, [2]string{"roll", r.Roll.Line()})
+	}
 	if err := output.KV(w, kv...); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
+	if r.Roll != nil {
+		if err := renderRoll(w, tty, c, r.Roll); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	t := output.NewTable(w, tty, "N", "STEP", "KIND", "STATUS", "TIME", "NOTE")
 	for _, s := range r.Steps {
 		dur := ""
@@ -219,6 +238,22 @@ func (r RunReport) Render(w io.Writer, tty bool, c *output.Palette) error {
 			note = note[:97] + "..."
 		}
 		t.Row(fmt.Sprint(s.N), s.ID, s.Kind, PaintStatus(c, s.Status), dur, note)
+	}
+	return t.Render()
+}
+
+// renderRoll is the roll's table: every entry of the record, who took it, when, how long, the result.
+func renderRoll(w io.Writer, tty bool, c *output.Palette, s *rollout.Summary) error {
+	t := output.NewTable(w, tty, "ENTRY", "ROLE", "HOST", "STARTED", "TIME", "RESULT", "ATTEMPTS", "NOTE")
+	for _, e := range s.Entries {
+		started, dur := "-", "-"
+		if !e.Started.IsZero() {
+			started = e.Started.UTC().Format(time.RFC3339)
+		}
+		if e.Duration > 0 {
+			dur = fmt.Sprintf("%.1fs", e.Duration)
+		}
+		t.Row(e.Name, string(e.Role), output.Dash(e.Host), started, dur, PaintStatus(c, string(e.State)), fmt.Sprint(e.Attempts), e.LastError)
 	}
 	return t.Render()
 }

@@ -2,10 +2,13 @@ package upgrade
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -32,6 +35,48 @@ func TestReportFleetAndWatch(t *testing.T) {
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The finish of a roll journals the roll's summary: the run's report (text, JSON, the HTML page)
+// shows every entry of the record and the totals.
+func TestReportRoll(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)
+	rec := rollout.Record{RunID: "roll1", From: "4.9.0", Target: "4.10.0", Phase: rollout.PhaseDone, Created: t0, CreatedBy: "indexer-1",
+		Order: []rollout.Entry{
+			{Name: "indexer/indexer-1", Role: rollout.RoleIndexer, Host: "indexer-1", State: rollout.Done, Attempts: 1, Started: t0.Add(10 * time.Second), Finished: t0.Add(40 * time.Second)},
+			{Name: "manager/manager-2", Role: rollout.RoleManagerWorker, Host: "manager-2", State: rollout.Done, Attempts: 2, Started: t0.Add(50 * time.Second), Finished: t0.Add(95 * time.Second)},
+		}}
+	raw, err := json.Marshal(rec.Summarize(t0.Add(100 * time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ri := &engine.RunInfo{ID: "r1", Runbook: engine.RunbookRef{Name: "cluster-finish"}, Status: engine.StatusSucceeded, Started: t0, Data: map[string]json.RawMessage{steps.KeyRoll: raw}}
+	r := NewRunReport(ri, nil)
+	if r.Roll == nil || len(r.Roll.Entries) != 2 {
+		t.Fatalf("report's roll: %+v", r.Roll)
+	}
+	ios, _, _, _ := output.Test()
+	var b bytes.Buffer
+	if err := r.Render(&b, false, ios.Colors()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"roll1 4.9.0 → 4.10.0: 2 entries (2 done), 3 attempts, turns 75.0s of 100.0s wall; resumed: manager/manager-2",
+		"manager/manager-2\tmanager-worker\tmanager-2\t2026-11-28T04:00:50Z\t45.0s\tdone\t2",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	page, err := RenderHTML(&Evidence{Report: r, Gates: []GateRow{}, Versions: []VersionRow{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<h2>The roll</h2>`, `data-entry="indexer/indexer-1"`, `data-seconds="45.000"`, "resumed: manager/manager-2"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -37,6 +38,9 @@ type ClusterDeps struct {
 	Now      func() time.Time
 	// HostLock takes this host's lock (nil: not checked); a turn is taken only while it is free.
 	HostLock func(ctx context.Context) (release func(), err error)
+	// IndexerAt returns a client of another indexer node at a base URL, with indexer.url's
+	// credentials, TLS settings and CA (nil: the record only through indexer.url).
+	IndexerAt func(url string) (rollout.API, error)
 }
 
 // FactoryClusterDeps builds ClusterDeps from the Factory's clients.
@@ -62,6 +66,13 @@ func FactoryClusterDeps(f *cli.Factory) ClusterDeps {
 		HostLock: func(ctx context.Context) (func(), error) {
 			return f.HostLock(ctx, "siemctl upgrade node (taking its turn)")
 		},
+		IndexerAt: func(url string) (rollout.API, error) {
+			c, err := f.Indexer(context.Background())
+			if err != nil {
+				return nil, err
+			}
+			return c.At(url)
+		},
 	}
 }
 
@@ -71,9 +82,42 @@ func (d ClusterDeps) store(ctx context.Context) (*rollout.Store, ClusterIndexer,
 	if err != nil {
 		return nil, nil, err
 	}
-	s := rollout.NewStore(ix)
+	s := rollout.NewStore(d.failover(ix))
 	s.Now = d.Now
 	return s, ix, nil
+}
+
+// failover reaches the record through the other indexer nodes when indexer.url does not answer
+// (rollout.Failover): their addresses are learned from _nodes/http whenever it answers and kept in
+// state_dir. Without IndexerAt (tests), ix alone.
+func (d ClusterDeps) failover(ix ClusterIndexer) rollout.API {
+	if d.IndexerAt == nil {
+		return ix
+	}
+	stateDir := ""
+	if cfg, err := d.Config(); err == nil {
+		stateDir = cfg.StateDir
+	}
+	fo := &rollout.Failover{Primary: ix, Nodes: rollout.LoadNodes(stateDir), Dial: d.IndexerAt,
+		Keep: func(n []indexer.NodeHTTP) error { return rollout.SaveNodes(stateDir, n) }}
+	if u, ok := ix.(interface{ URL() string }); ok {
+		fo.PrimaryURL = u.URL()
+	}
+	if l, ok := ix.(interface {
+		HTTPNodes(context.Context) ([]indexer.NodeHTTP, error)
+	}); ok {
+		fo.Learn = l.HTTPNodes
+	}
+	return fo
+}
+
+// answeredBy names the indexer node that answered the record's last call when it was not
+// indexer.url ("" when it was).
+func answeredBy(s *rollout.Store) string {
+	if fo, ok := s.API.(*rollout.Failover); ok {
+		return fo.Answered()
+	}
+	return ""
 }
 
 // ClusterPlan is `upgrade plan --cluster`'s output.
@@ -104,8 +148,8 @@ func coordinationCalls() map[string][]string {
 	create, read, write := rollout.Calls()
 	return map[string][]string{
 		"apply":  append(append([]string{}, rollout.FactCalls...), append(create, write+" (phase rolling)")...),
-		"node":   {read, "GET /_cat/cluster_manager?format=json&h=node (indexer turns: the order is recomputed when it changed)", write + " (take the turn)", write + " (renew the lease every lease/3)", write + " (done or failed)"},
-		"status": {read},
+		"node":   {read, "GET /_nodes/http?filter_path=nodes.*.name,nodes.*.http.publish_address (the other nodes' addresses, kept in state_dir/" + rollout.NodesFile + ")", "GET /_cat/cluster_manager?format=json&h=node (indexer turns: the order is recomputed when it changed)", write + " (take the turn)", write + " (renew the lease every lease/3)", write + " (done or failed)"},
+		"status": {read, "GET /_nodes/http?filter_path=nodes.*.name,nodes.*.http.publish_address (the other nodes' addresses, kept in state_dir/" + rollout.NodesFile + ": the record through them when indexer.url does not answer)"},
 		"finish": {read, write + " (phase done)"},
 	}
 }
@@ -228,6 +272,8 @@ type ClusterStatus struct {
 	// they cannot be told, with ThisHostError saying why.
 	ThisHost      *ThisHost `json:"this_host,omitempty"`
 	ThisHostError string    `json:"this_host_error,omitempty"`
+	// AnsweredBy names the indexer node that answered when indexer.url did not (absent when it did).
+	AnsweredBy string `json:"answered_by,omitempty"`
 }
 
 // ThisHost is this host's identity in the record: its name and its entries.
@@ -263,8 +309,14 @@ func runStatusCluster(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return err
 	}
+	if rec.Holder != nil {
+		// The holder's token lets whoever has it write as the holder: status never shows it.
+		h := *rec.Holder
+		h.Token = ""
+		rec.Holder = &h
+	}
 	now := d.now()
-	st := ClusterStatus{Now: now, Record: rec, Counts: rec.Counts()}
+	st := ClusterStatus{Now: now, Record: rec, Counts: rec.Counts(), AnsweredBy: answeredBy(s)}
 	if i := rec.Current(); i >= 0 {
 		st.Current = rec.Order[i].Name
 	}
@@ -296,6 +348,9 @@ func renderClusterStatus(w io.Writer, tty bool, c *output.Palette, st ClusterSta
 		output.Dash(r.CreatedBy), output.Ago(r.Created, st.Now), output.Ago(r.Updated, st.Now))
 	if r.Note != "" {
 		fmt.Fprintf(w, "Note: %s\n", r.Note)
+	}
+	if st.AnsweredBy != "" {
+		fmt.Fprintf(w, "Read through indexer node %s: indexer.url did not answer\n", st.AnsweredBy)
 	}
 	switch h := r.Holder; {
 	case h == nil && st.Current == "":

@@ -13,6 +13,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -191,8 +192,12 @@ func TestRunStatusCluster(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Current != "indexer/indexer-1" || st.LeaseLeft == nil || *st.LeaseLeft != -30 || st.Counts[rollout.Pending] != 5 || st.Record.Holder.Token != turn.Token {
+	if st.Current != "indexer/indexer-1" || st.LeaseLeft == nil || *st.LeaseLeft != -30 || st.Counts[rollout.Pending] != 5 || st.Record.Holder.Host != turn.Host {
 		t.Fatalf("status json %+v", st)
+	}
+	// The holder's token would let anyone write as the holder: status leaves it out.
+	if turn.Token == "" || strings.Contains(out.String(), turn.Token) || strings.Contains(out.String(), `"token"`) {
+		t.Fatalf("status json shows the holder's lease token:\n%s", out.String())
 	}
 	// The host it ran on and its own entries: what ansible/upgrade.yml maps turns to hosts with.
 	if st.ThisHost == nil || st.ThisHost.Host != "host-a" || strings.Join(st.ThisHost.Mine, ",") != "indexer/indexer-1" || st.ThisHostError != "" {
@@ -291,5 +296,36 @@ func TestTurnCalls(t *testing.T) {
 	}
 	if r.docs.Writes() != 2 {
 		t.Fatalf("the dry run wrote: %d writes (2 were the setup's)", r.docs.Writes())
+	}
+}
+
+// TestRunStatusClusterThroughAnotherNode: status learns the other nodes' addresses while
+// indexer.url answers; with that node stopped it reads the record through the next one and says
+// which (text and JSON).
+func TestRunStatusClusterThroughAnotherNode(t *testing.T) {
+	r := newClusterRig(t)
+	r.rolling(t)
+	other := indexertest.NewServer(t, r.docs.Routes(rollout.DocID))
+	host := func(u string) string { return strings.TrimPrefix(u, "http://") }
+	r.srv.Set("GET /_nodes/http", indexertest.Route{Body: []byte(`{"nodes":{"Xq1":{"name":"indexer-1","http":{"publish_address":"` + host(r.srv.URL) +
+		`"}},"Xq2":{"name":"indexer-2","http":{"publish_address":"indexer-2/` + host(other.URL) + `"}}}}`)})
+	r.deps.IndexerAt = func(u string) (rollout.API, error) { return r.ix.(*indexer.Client).At(u) }
+	status := func(format string) (string, error) {
+		io, _, out, _ := output.Test()
+		err := runStatusCluster(context.Background(), &StatusOptions{Common: runs.Common{IO: io, Output: format}, ClusterMode: true, Cluster: r.deps})
+		return out.String(), err
+	}
+	if out, err := status("json"); err != nil || strings.Contains(out, "answered_by") {
+		t.Fatalf("status while indexer.url answers: %v\n%s", err, out)
+	}
+	r.srv.Close() // this host's node stopped
+	out, err := status("table")
+	if err != nil || !strings.Contains(out, "Read through indexer node indexer-2 ("+other.URL+"): indexer.url did not answer") || !strings.Contains(out, "phase rolling") {
+		t.Fatalf("status with indexer.url down: %v\n%s", err, out)
+	}
+	out, err = status("json")
+	var st ClusterStatus
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.AnsweredBy != "indexer-2 ("+other.URL+")" || len(st.Record.Order) != 6 {
+		t.Fatalf("status json with indexer.url down: %v %+v\n%s", err, st.AnsweredBy, out)
 	}
 }

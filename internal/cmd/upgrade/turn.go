@@ -160,7 +160,7 @@ func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []string{all[0], all[1]}
+	out := []string{all[0], all[1], all[2]}
 	cur := "-"
 	if i := rec.Current(); i >= 0 {
 		cur = rec.Order[i].Name + " (" + string(rec.Order[i].State) + ")"
@@ -175,5 +175,5 @@ func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
 	if mine == "" {
 		return append(out, fmt.Sprintf("# none of this host's entries (%s) is left in run %s; the turn now: %s", strings.Join(who.Names, ", "), rec.RunID, cur)), nil
 	}
-	return append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[2], mine, cur), all[3], all[4]), nil
+	return append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[3], mine, cur), all[4], all[5]), nil
 }

@@ -94,9 +94,9 @@ type Entry struct {
 
 // Holder is who holds the current turn.
 type Holder struct {
-	Entry  string    `json:"entry"` // the entry's Name
-	Host   string    `json:"host"`  // Identity.Host of the taker
-	Token  string    `json:"token"` // random per take: only this Turn may write
+	Entry  string    `json:"entry"`           // the entry's Name
+	Host   string    `json:"host"`            // Identity.Host of the taker
+	Token  string    `json:"token,omitempty"` // random per take: only this Turn may write (status leaves it out)
 	Since  time.Time `json:"since"`
 	Expiry time.Time `json:"expiry"` // the lease: past it, the holder may not write and may be taken over
 }
