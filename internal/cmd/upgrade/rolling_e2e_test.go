@@ -437,8 +437,8 @@ func clusterStatus(t *testing.T, hl *e2e.Lab) rollStatus {
 	return st
 }
 
-// tryClusterStatus reads the record; it fails while the indexer the host's siemctl talks to is the
-// node restarting in its turn (exit 5).
+// tryClusterStatus reads the record (through another indexer node, answered_by, while the one the
+// host's siemctl talks to is restarting in its turn).
 func tryClusterStatus(hl *e2e.Lab) (rollStatus, error) {
 	r := hl.Siemctl("upgrade", "status", "--cluster", "-o", "json")
 	var st rollStatus

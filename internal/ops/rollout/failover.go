@@ -102,7 +102,8 @@ func (f *Failover) do(ctx context.Context, read bool, call func(API) error) erro
 			continue
 		}
 		err := call(api)
-		if err == nil || !unanswered(err, read) {
+		// A certificate that does not cover the published address is that node's problem: next.
+		if err == nil || !unanswered(err, read) && !errors.Is(err, netclient.ErrTLS) {
 			f.setAnswered(n.Name + " (" + n.URL + ")")
 			return err
 		}

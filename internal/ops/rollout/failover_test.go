@@ -166,3 +166,21 @@ func TestSaveNodesNoSymlink(t *testing.T) {
 		t.Fatal("a symlinked state_dir was written to")
 	}
 }
+
+// TestFailoverPastACertificateThatDoesNotCover: a node whose certificate does not cover the address
+// it publishes (here "localhost", which the test certificate leaves out) is skipped for the next.
+func TestFailoverPastACertificateThatDoesNotCover(t *testing.T) {
+	docs := indexertest.NewDocuments(rollout.Index)
+	a := indexertest.NewTLSServer(t, docs.Routes(rollout.DocID))
+	b := indexertest.NewTLSServer(t, docs.Routes(rollout.DocID))
+	rolling(t, rollout.NewStore(b.Client(t)), threeNodeRecord())
+	a.Close()
+	_, port, _ := strings.Cut(strings.TrimPrefix(b.URL, "https://"), ":")
+	primary := a.Client(t)
+	fo := &rollout.Failover{Primary: primary, PrimaryURL: primary.URL(),
+		Nodes: []indexer.NodeHTTP{{Name: "node-2", URL: "https://localhost:" + port}, {Name: "node-3", URL: b.URL}},
+		Dial:  func(u string) (rollout.API, error) { return primary.At(u) }}
+	if _, err := rollout.NewStore(fo).Load(context.Background()); err != nil || !strings.Contains(fo.Answered(), "node-3") {
+		t.Fatalf("Load: %v, answered by %q, want node-3", err, fo.Answered())
+	}
+}
