@@ -117,6 +117,8 @@ type Record struct {
 	Holder         *Holder `json:"holder,omitempty"`
 	// Note is the last phase change's reason (a failure, a rollback's cause).
 	Note string `json:"note,omitempty"`
+	// Rollback is set once the run is rolled back (rollback.go).
+	Rollback *Rollback `json:"rollback,omitempty"`
 
 	// SeqNo and PrimaryTerm are the document's concurrency tokens when it was read.
 	SeqNo       int64 `json:"-"`
@@ -166,6 +168,10 @@ func (r Record) clone() Record {
 	if r.Holder != nil {
 		h := *r.Holder
 		c.Holder = &h
+	}
+	if r.Rollback != nil {
+		b := *r.Rollback
+		c.Rollback = &b
 	}
 	return c
 }
