@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ type Rollback struct {
 	Turns bool `json:"turns,omitempty"`
 	// Reinstated is when the record was written back.
 	Reinstated time.Time `json:"reinstated,omitzero"`
+	// Snapshot is the run's data-safety snapshot as the host that ran `upgrade apply --cluster`
+	// recorded it (its repository, name and the persistent settings recorded with it): every
+	// indexer host sets its data aside only for a snapshot.
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 // turnsOpen: hosts may take turns in r (the upgrade's roll, or the rollback's manager and
@@ -131,6 +136,29 @@ func (s *Store) Begin(ctx context.Context, runID, host, entry, cause string) (Re
 }
 
 var errUnchangedRollback = errors.New("unchanged")
+
+// SetSnapshot puts the run's snapshot into a record rolling back (kept when it is there already).
+func (s *Store) SetSnapshot(ctx context.Context, runID string, snapshot json.RawMessage) (Record, error) {
+	if len(snapshot) == 0 || !json.Valid(snapshot) {
+		return Record{}, fmt.Errorf("%w: no snapshot", ErrInvalid)
+	}
+	r, err := s.update(ctx, func(r *Record) error {
+		switch {
+		case r.RunID != runID:
+			return fmt.Errorf("%w: the cluster's run is %s, not %s", ErrPhase, r.RunID, runID)
+		case r.Phase != PhaseRollingBack || r.Rollback == nil:
+			return fmt.Errorf("%w: run %s is %s, not rolling-back", ErrPhase, r.RunID, r.Phase)
+		case len(r.Rollback.Snapshot) > 0:
+			return errUnchangedRollback
+		}
+		r.Rollback.Snapshot = slices.Clone(snapshot)
+		return nil
+	})
+	if errors.Is(err, errUnchangedRollback) {
+		return r, nil
+	}
+	return r, err
+}
 
 // ForRollbackTurns is the record as Reinstate writes it back into the fresh cluster: phase
 // rolling-back with its turns open, every indexer entry done (rolled back by the waves, all nodes
