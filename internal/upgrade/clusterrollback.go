@@ -17,6 +17,10 @@ import (
 // NodeRunbook is the runbook name of `upgrade node`'s runs.
 const NodeRunbook = "node"
 
+// KeyRolloutRun is the run data key of a cluster rollback phase's run: the roll's run id (the
+// record's), so that a phase done on this host for that roll is not run twice.
+const KeyRolloutRun = "rollout_run"
+
 // ClusterRollbackSeed is the run data a phase of the cluster rollback starts with on this host:
 // the versions and backups of this host's last `upgrade node` run (the versions before its turn,
 // the cold copy of the manager's databases, the configs archive); for the components that run
@@ -49,7 +53,7 @@ func ClusterRollbackSeed(stateDir string, kept *rollout.Record, installed map[st
 	}
 	seed := map[string]any{steps.KeyPreviousVersions: previous, steps.KeyExpectVersions: previous, steps.KeyTargetVersions: targets}
 	if kept != nil {
-		seed[steps.KeyTarget] = kept.Target
+		seed[steps.KeyTarget], seed[KeyRolloutRun] = kept.Target, kept.RunID
 		if kept.Rollback != nil && len(kept.Rollback.Snapshot) > 0 {
 			var snap steps.DataSnapshot
 			if err := json.Unmarshal(kept.Rollback.Snapshot, &snap); err != nil {

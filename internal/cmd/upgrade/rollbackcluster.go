@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,25 +105,34 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 			return cli.FlagErrorf("--phase node runs on the manager and dashboard hosts (this host runs %s; its indexer came back in the indexer-down and indexer-up phases)", strings.Join(cfg.HostComponents(), ", "))
 		}
 	}
+	var kept *rollout.Record
+	if r, err := rollout.LoadCopy(cfg.StateDir); err == nil {
+		kept = &r
+	} else if o.Phase != "prepare" && !o.DryRun {
+		return fmt.Errorf("%w: run siemctl rollback --cluster --phase prepare on this host first (it keeps the record before the indexer nodes stop)", err)
+	}
 	if !o.DryRun {
-		if ri := pendingRollback(cfg.StateDir, sel); ri != nil {
+		ri := lastRollbackRun(cfg.StateDir, sel)
+		switch {
+		case ri != nil && ri.Resumable() && (kept == nil || rolloutRunOf(ri) == "" || rolloutRunOf(ri) == kept.RunID):
 			if o.Phase == "node" {
 				return InTurn(ctx, o.Turn, o.IO.ErrOut, func(ctx context.Context, _ *rollout.Turn) error {
 					return resumeRollbackPhase(ctx, o, deps, ri)
 				})
 			}
 			return resumeRollbackPhase(ctx, o, deps, ri)
+		case o.Phase == "prepare":
+			if why := prepared(ctx, o.Turn.Cluster, kept); why != "" {
+				fmt.Fprintln(o.IO.ErrOut, why)
+				return nil
+			}
+		case ri != nil && ri.Status == engine.StatusSucceeded && kept != nil && rolloutRunOf(ri) == kept.RunID:
+			fmt.Fprintf(o.IO.ErrOut, "phase %s of the rollback of run %s is done on this host (run %s): nothing to do\n", o.Phase, kept.RunID, ri.ID)
+			return nil
 		}
 	}
-	var kept *rollout.Record
-	if o.Phase != "prepare" {
-		r, err := rollout.LoadCopy(cfg.StateDir)
-		switch {
-		case err == nil:
-			kept = &r
-		case !o.DryRun:
-			return fmt.Errorf("%w: run siemctl rollback --cluster --phase prepare on this host first (it keeps the record before the indexer nodes stop)", err)
-		}
+	if o.Phase == "prepare" {
+		kept = nil // the record in the cluster decides (the kept copy may be an older run's)
 	}
 	var installed map[string]string
 	if deps.Packages != nil {
@@ -168,24 +178,56 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 	return run(ctx)
 }
 
-// pendingRollback is this host's newest cluster-rollback run of the same selection when it
-// stopped part-way (a failure, kill -9): the same command resumes it.
-func pendingRollback(stateDir string, sel engine.Selection) *engine.RunInfo {
+// lastRollbackRun is this host's newest cluster-rollback run of the same selection (not a dry
+// run): stopped part-way (a failure, kill -9), the same command resumes it; succeeded for the same
+// roll, the phase is not run twice.
+func lastRollbackRun(stateDir string, sel engine.Selection) *engine.RunInfo {
 	ids, err := engine.Runs(stateDir)
 	if err != nil {
 		return nil
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		ri, err := engine.Status(stateDir, ids[i])
-		if err != nil || ri.Runbook.Name != "cluster-rollback" || !slices.Equal(ri.Selection.Only, sel.Only) {
+		if err != nil || ri.Runbook.Name != "cluster-rollback" || ri.Status == engine.StatusDryRun || !slices.Equal(ri.Selection.Only, sel.Only) {
 			continue
 		}
-		if ri.Resumable() {
-			return ri
-		}
-		return nil
+		return ri
 	}
 	return nil
+}
+
+// rolloutRunOf is the roll's run id a cluster-rollback run was seeded with.
+func rolloutRunOf(ri *engine.RunInfo) string {
+	var id string
+	if raw, ok := ri.Data[upgrade.KeyRolloutRun]; ok {
+		_ = json.Unmarshal(raw, &id)
+	}
+	return id
+}
+
+// prepared says why prepare has nothing to do on this host: it kept a copy of the run rolling back
+// and the cluster no longer holds that run's original record (the indexer nodes were stopped, or
+// the record was written back with its rollback turns open). "" when prepare must run.
+func prepared(ctx context.Context, d ClusterDeps, kept *rollout.Record) string {
+	if kept == nil || kept.Phase != rollout.PhaseRollingBack {
+		return ""
+	}
+	s, _, err := d.store(ctx)
+	var r rollout.Record
+	if err == nil {
+		r, err = s.Load(ctx)
+	}
+	switch {
+	case err != nil:
+		return fmt.Sprintf("this host kept the record of run %s rolling back, and the cluster's record is not readable (%v): prepared already", kept.RunID, firstLine(err.Error()))
+	case r.RunID != kept.RunID:
+		return ""
+	case r.Phase == rollout.PhaseRolledBack:
+		return fmt.Sprintf("run %s is rolled back already: nothing to do", r.RunID)
+	case r.Rollback != nil && r.Rollback.Turns:
+		return fmt.Sprintf("the record of run %s is back in the fresh cluster with its rollback turns: prepared already", r.RunID)
+	}
+	return ""
 }
 
 func resumeRollbackPhase(ctx context.Context, o *RollbackClusterOptions, deps *steps.Deps, ri *engine.RunInfo) error {
@@ -243,7 +285,11 @@ func beginAutoRollback(ctx context.Context, d ClusterDeps, runID, entry string, 
 	out := &rollout.RollingBackError{RunID: runID, Entry: entry, Reason: cause, Diagnosis: diag}
 	s, _, err := d.store(ctx)
 	if err == nil {
-		_, err = s.Begin(ctx, runID, host, entry, firstLine(cause.Error()))
+		why := firstLine(cause.Error())
+		if len(diag) > 0 {
+			why += "; the node's log: " + strings.Join(diag[:min(len(diag), 3)], " ")
+		}
+		_, err = s.Begin(ctx, runID, host, entry, why)
 	}
 	out.Mark = err
 	fmt.Fprintln(errOut, out.Error())
