@@ -44,6 +44,11 @@ func rolloutBackKinds() []Kind {
 					"on the host that ran upgrade apply --cluster: its run's snapshot (repository, name, the persistent settings recorded) put in the record",
 					calls["prepare"][2])
 			})}),
+		engine.Define(Spec[*noParams]{Name: "rollout.snapshot", Run: runRolloutSnapshot,
+			New: simple(func(*Planning) []string {
+				_, read, write := rollout.Calls()
+				return []string{read, write + " (the run's snapshot: repository, name, the persistent settings recorded; a cluster rollback restores it)"}
+			})}),
 		engine.Define(Spec[*noParams]{Name: "rollout.rollback_reinstate", Run: runRollbackReinstate,
 			New: simple(func(*Planning) []string {
 				return append([]string{"read this host's copy of the record (" + rollout.CopyFile + " in the state directory)"}, calls["restore"]...)
@@ -71,7 +76,7 @@ func runRollbackPrepare(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if snap != nil && len(r.Rollback.Snapshot) == 0 {
+	if snap != nil && len(r.Snapshot) == 0 {
 		raw, err := json.Marshal(snap)
 		if err != nil {
 			return engine.Outcome{}, err
@@ -80,7 +85,7 @@ func runRollbackPrepare(ctx context.Context, env Env, _ *noParams) (engine.Outco
 			return engine.Outcome{}, err
 		}
 	}
-	if len(r.Rollback.Snapshot) == 0 {
+	if len(r.Snapshot) == 0 {
 		return engine.Outcome{}, fmt.Errorf("run %s's snapshot is recorded on the host that ran upgrade apply --cluster (%s): run siemctl rollback --cluster --phase prepare there first", r.RunID, r.CreatedBy)
 	}
 	if err := rollout.SaveCopy(d.Config.StateDir, r); err != nil {
@@ -88,6 +93,30 @@ func runRollbackPrepare(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	}
 	return engine.Outcome{Message: fmt.Sprintf("run %s is rolling back (%s); the record kept in %s", r.RunID, r.Note, d.Config.StateDir),
 		Data: map[string]any{"run_id": r.RunID, "cause": r.Rollback.Cause, "entry": r.Rollback.Entry}}, nil
+}
+
+// runRolloutSnapshot puts the snapshot this run took (indexer.snapshot_take) in the record: every
+// host's copy of the record then holds it, even one whose indexer node cannot reach the cluster.
+func runRolloutSnapshot(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+	b, err := backups(env)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if b.IndexerSnapshot == nil {
+		return engine.Outcome{Message: "no snapshot taken (data safety is not snapshot): a cluster rollback has none to restore"}, nil
+	}
+	raw, err := json.Marshal(b.IndexerSnapshot)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	s, err := rolloutStore(env.Deps())
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	if _, err := s.SetSnapshot(ctx, env.RunID(), raw); err != nil {
+		return engine.Outcome{}, err
+	}
+	return engine.Outcome{Message: fmt.Sprintf("snapshot %s/%s in the record of run %s", b.IndexerSnapshot.Repository, b.IndexerSnapshot.Name, env.RunID())}, nil
 }
 
 func runRollbackReinstate(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {

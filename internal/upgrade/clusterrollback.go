@@ -54,9 +54,9 @@ func ClusterRollbackSeed(stateDir string, kept *rollout.Record, installed map[st
 	seed := map[string]any{steps.KeyPreviousVersions: previous, steps.KeyExpectVersions: previous, steps.KeyTargetVersions: targets}
 	if kept != nil {
 		seed[steps.KeyTarget], seed[KeyRolloutRun] = kept.Target, kept.RunID
-		if kept.Rollback != nil && len(kept.Rollback.Snapshot) > 0 {
+		if len(kept.Snapshot) > 0 {
 			var snap steps.DataSnapshot
-			if err := json.Unmarshal(kept.Rollback.Snapshot, &snap); err != nil {
+			if err := json.Unmarshal(kept.Snapshot, &snap); err != nil {
 				return nil, nil, fmt.Errorf("the record's snapshot: %w", err)
 			}
 			b.IndexerSnapshot = &snap

@@ -135,8 +135,10 @@ func TestUpgradePlaybookRollsBackOnNoGo(t *testing.T) {
 	if err == nil {
 		t.Fatalf("ansible-playbook succeeded although the roll was rolled back:\n%s", out)
 	}
-	if !strings.Contains(out, "rolled the whole deployment back") {
-		t.Errorf("the play does not say the deployment was rolled back:\n%s", out)
+	for _, want := range []string{"indexer/i3: no-go", "master not discovered", "rolled the whole deployment back"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the play does not show %q (the node, its log's last error, the rollback):\n%s", want, out)
+		}
 	}
 	waves(t, calls,
 		[]string{"apply i1 4.10.0"}, []string{"node i2 indexer/i2"}, []string{"nogo i3 indexer/i3"},

@@ -277,19 +277,27 @@ func noGoAfterStart(err error) (string, bool) {
 // beginAutoRollback moves the run to rolling-back after a no-go in this host's turn of entry and
 // returns the *rollout.RollingBackError (exit 10) naming the node, the reason and the node's
 // log's last error (diag).
-func beginAutoRollback(ctx context.Context, d ClusterDeps, runID, entry string, cause error, diag []string, errOut io.Writer) error {
+func beginAutoRollback(ctx context.Context, d ClusterDeps, rec rollout.Record, entry string, cause error, diag []string, errOut io.Writer) error {
+	runID := rec.RunID
 	host := ""
 	if d.Hostname != nil {
 		host, _ = d.Hostname()
 	}
 	out := &rollout.RollingBackError{RunID: runID, Entry: entry, Reason: cause, Diagnosis: diag}
+	why := firstLine(cause.Error())
+	if len(diag) > 0 {
+		why += "; the node's log: " + strings.Join(diag[:min(len(diag), 3)], " ")
+	}
 	s, _, err := d.store(ctx)
 	if err == nil {
-		why := firstLine(cause.Error())
-		if len(diag) > 0 {
-			why += "; the node's log: " + strings.Join(diag[:min(len(diag), 3)], " ")
-		}
 		_, err = s.Begin(ctx, runID, host, entry, why)
+	}
+	if err != nil { // not from here: the node this host talks to is the one that failed; keep it for prepare
+		if cfg, cerr := d.Config(); cerr == nil {
+			if cerr := rollout.SaveCopy(cfg.StateDir, rollout.BeganHere(rec, host, entry, why, d.now())); cerr == nil {
+				fmt.Fprintf(errOut, "the cluster's record could not be written from this host (%v): this host kept the rollback's record (%s); the rollback's prepare on the other hosts marks the cluster's\n", firstLine(err.Error()), rollout.CopyFile)
+			}
+		}
 	}
 	out.Mark = err
 	fmt.Fprintln(errOut, out.Error())

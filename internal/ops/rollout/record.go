@@ -13,6 +13,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -119,6 +120,10 @@ type Record struct {
 	Note string `json:"note,omitempty"`
 	// Rollback is set once the run is rolled back (rollback.go).
 	Rollback *Rollback `json:"rollback,omitempty"`
+	// Snapshot is the run's data-safety snapshot as `upgrade apply --cluster` recorded it (its
+	// repository, name and the persistent settings recorded with it): a cluster rollback forms
+	// the old-version cluster afresh from it (rollback.go).
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 
 	// SeqNo and PrimaryTerm are the document's concurrency tokens when it was read.
 	SeqNo       int64 `json:"-"`

@@ -50,10 +50,6 @@ type Rollback struct {
 	Turns bool `json:"turns,omitempty"`
 	// Reinstated is when the record was written back.
 	Reinstated time.Time `json:"reinstated,omitzero"`
-	// Snapshot is the run's data-safety snapshot as the host that ran `upgrade apply --cluster`
-	// recorded it (its repository, name and the persistent settings recorded with it): every
-	// indexer host sets its data aside only for a snapshot.
-	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 // turnsOpen: hosts may take turns in r (the upgrade's roll, or the rollback's manager and
@@ -119,14 +115,7 @@ func (s *Store) Begin(ctx context.Context, runID, host, entry, cause string) (Re
 		case PhaseRolledBack:
 			return fmt.Errorf("%w: run %s is already rolled back", ErrPhase, r.RunID)
 		}
-		now := s.now()
-		r.Rollback = &Rollback{Cause: cause, Entry: entry, Host: host, Started: now, From: r.Phase}
-		r.Holder = nil
-		note := "rollback: " + cause
-		if entry != "" {
-			note = "rollback at " + entry + ": " + cause
-		}
-		r.Phase, r.Note = PhaseRollingBack, note
+		begin(r, host, entry, cause, s.now())
 		return nil
 	})
 	if errors.Is(err, errUnchangedRollback) {
@@ -137,7 +126,32 @@ func (s *Store) Begin(ctx context.Context, runID, host, entry, cause string) (Re
 
 var errUnchangedRollback = errors.New("unchanged")
 
-// SetSnapshot puts the run's snapshot into a record rolling back (kept when it is there already).
+// begin is Begin's change of r.
+func begin(r *Record, host, entry, cause string, now time.Time) {
+	r.Rollback = &Rollback{Cause: cause, Entry: entry, Host: host, Started: now, From: r.Phase}
+	r.Holder = nil
+	note := "rollback: " + cause
+	if entry != "" {
+		note = "rollback at " + entry + ": " + cause
+		if i := r.indexOf(entry); i >= 0 && r.Order[i].State != Done {
+			r.Order[i].State, r.Order[i].LastError = Failed, cause
+		}
+	}
+	r.Phase, r.Note = PhaseRollingBack, note
+}
+
+// BeganHere is the record r (as this host last read it) moved to rolling-back as Begin would, for
+// the host's kept copy when the cluster cannot be written from here (the indexer node it talks to
+// is the one that does not rejoin): `rollback --cluster --phase prepare` on this host then finds
+// it prepared, with the run's snapshot.
+func BeganHere(r Record, host, entry, cause string, now time.Time) Record {
+	c := r.clone()
+	begin(&c, host, entry, cause, now.UTC())
+	return c
+}
+
+// SetSnapshot records the run's snapshot (Record.Snapshot; kept when it is there already): every
+// indexer host of a cluster rollback sets its data aside only for a snapshot.
 func (s *Store) SetSnapshot(ctx context.Context, runID string, snapshot json.RawMessage) (Record, error) {
 	if len(snapshot) == 0 || !json.Valid(snapshot) {
 		return Record{}, fmt.Errorf("%w: no snapshot", ErrInvalid)
@@ -146,12 +160,10 @@ func (s *Store) SetSnapshot(ctx context.Context, runID string, snapshot json.Raw
 		switch {
 		case r.RunID != runID:
 			return fmt.Errorf("%w: the cluster's run is %s, not %s", ErrPhase, r.RunID, runID)
-		case r.Phase != PhaseRollingBack || r.Rollback == nil:
-			return fmt.Errorf("%w: run %s is %s, not rolling-back", ErrPhase, r.RunID, r.Phase)
-		case len(r.Rollback.Snapshot) > 0:
+		case len(r.Snapshot) > 0:
 			return errUnchangedRollback
 		}
-		r.Rollback.Snapshot = slices.Clone(snapshot)
+		r.Snapshot = slices.Clone(snapshot)
 		return nil
 	})
 	if errors.Is(err, errUnchangedRollback) {
