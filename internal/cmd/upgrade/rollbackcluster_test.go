@@ -61,7 +61,9 @@ func TestBeginAutoRollback(t *testing.T) {
 	r2 := newClusterRig(t)
 	rec2 := r2.rolling(t)
 	rec2.Snapshot = []byte(`{"repository":"siemctl","name":"s1"}`)
-	r2.deps.Indexer = func(context.Context) (ClusterIndexer, error) { return nil, errors.New("dial tcp 127.0.0.12:9200: connection refused") }
+	r2.deps.Indexer = func(context.Context) (ClusterIndexer, error) {
+		return nil, errors.New("dial tcp 127.0.0.12:9200: connection refused")
+	}
 	err = beginAutoRollback(ctx, r2.deps, rec2, "indexer/indexer-1", cause, nil, &errOut)
 	var rb *rollout.RollingBackError
 	if !errors.As(err, &rb) || rb.Mark == nil || cli.ExitCode(err) != 10 {
