@@ -90,6 +90,10 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 	cfg := deps.Config
 	sel := engine.Selection{Only: []string{o.Phase}}
 	switch o.Phase {
+	case "prepare":
+		if !cfg.Runs("shipper") {
+			sel.Skip = []string{"prepare/shipper-stop"}
+		}
 	case "indexer-down", "indexer-up":
 		if !cfg.Runs("indexer") {
 			return cli.FlagErrorf("--phase %s runs on the indexer hosts (this host runs %s)", o.Phase, strings.Join(cfg.HostComponents(), ", "))
