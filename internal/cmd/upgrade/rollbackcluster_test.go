@@ -5,10 +5,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // TestNoGoAfterStart: a failure past an indexer node's start (it ran the new version) or a turn
@@ -111,5 +115,51 @@ func TestPrepared(t *testing.T) {
 	}
 	if why := prepared(ctx, fresh.deps, &began); !strings.Contains(why, "prepared already") {
 		t.Errorf("written back: %q", why)
+	}
+}
+
+// TestRollbackClusterDryRun: --dry-run without --phase prints every call of every phase, each
+// under its phase's header, and changes nothing; a phase by hand needs the copy prepare keeps;
+// without --phase and --dry-run the command names the phases.
+func TestRollbackClusterDryRun(t *testing.T) {
+	ctx := context.Background()
+	r := newClusterRig(t, "indexer", "manager", "shipper", "dashboard")
+	r.rolling(t)
+	io, _, out, _ := output.Test()
+	deps := &steps.Deps{Config: r.cfg, Indexer: r.srv.Client(t), Poll: time.Millisecond, Now: time.Now}
+	o := &RollbackClusterOptions{Common: runs.Common{IO: io, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }},
+		DryRun: true, Turn: TurnOptions{Cluster: r.deps, Lease: DefaultLease}}
+	writes := r.docs.Writes()
+	if err := RunRollbackCluster(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	last := -1
+	for _, want := range []string{
+		"## phase prepare", "rollout.rollback_prepare", "PUT /siemctl-rollout/_doc/run?if_primary_term", "prepare/shipper-stop",
+		"## phase indexer-down", "indexer-down/stop", "indexer-down/downgrade", "--allow-downgrades", "indexer-down/data-aside",
+		"## phase indexer-up", "indexer-up/start",
+		"## phase restore", "restore/security", "_restore", "restore/green", "restore/record", "op_type=create",
+		"## phase node", "turn: GET /siemctl-rollout/_doc/run", "manager/downgrade", "manager/db", "shipper/pipelines", "dashboard/up",
+		"## phase finish", "rolled-back", "finish/no-trace",
+	} {
+		i := strings.Index(text[max(last, 0):], want)
+		if i < 0 {
+			t.Errorf("dry run lacks %q after position %d:\n%s", want, last, text)
+			continue
+		}
+		last += i + 1
+	}
+	if r.docs.Writes() != writes {
+		t.Errorf("the dry run wrote the record %d times", r.docs.Writes()-writes)
+	}
+
+	o.DryRun, o.Phase = false, "indexer-down"
+	if err := RunRollbackCluster(ctx, o); err == nil || !strings.Contains(err.Error(), "--phase prepare") {
+		t.Errorf("indexer-down without a kept copy: %v", err)
+	}
+	o.Phase = ""
+	if err := RunRollbackCluster(ctx, o); cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "rollback.yml") {
+		t.Errorf("no phase: %v (exit %d)", err, cli.ExitCode(err))
 	}
 }
