@@ -14,8 +14,12 @@ import (
 // A cluster rollback on this host (runbooks/cluster-rollback.yaml, one phase at a time): what it
 // goes back to comes from this host's own runs of the roll and from the record's kept copy.
 
-// NodeRunbook is the runbook name of `upgrade node`'s runs.
-const NodeRunbook = "node"
+// NodeRunbook is the runbook name of `upgrade node`'s runs; ClusterRollbackRunbook the cluster
+// rollback's.
+const (
+	NodeRunbook            = "node"
+	ClusterRollbackRunbook = "cluster-rollback"
+)
 
 // KeyRolloutRun is the run data key of a cluster rollback phase's run: the roll's run id (the
 // record's), so that a phase done on this host for that roll is not run twice.
@@ -77,11 +81,47 @@ func ClusterRollbackSeed(stateDir string, kept *rollout.Record, installed map[st
 			}
 		}
 	}
+	if kept != nil && b.IndexerDataAside == "" {
+		// the data this host set aside in its indexer-down phase: the restore's proof that the
+		// node starts empty (restore.indexer_snapshot restores only then)
+		aside, err := asideOf(stateDir, kept.RunID)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.IndexerDataAside = aside
+	}
 	if b.IndexerSnapshot != nil {
 		b.DataSafety, b.DataSafetyWhy = "snapshot", "a cluster rollback: the old-version cluster is formed afresh from the run's snapshot"
 	}
 	seed[steps.KeyBackups] = b
 	return previous, seed, nil
+}
+
+// asideOf is where this host's cluster-rollback run of roll runID set its indexer data aside ("" when
+// none did).
+func asideOf(stateDir, runID string) (string, error) {
+	ids, err := engine.Runs(stateDir)
+	if err != nil {
+		return "", err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		ri, err := engine.Status(stateDir, ids[i])
+		if err != nil || ri.Runbook.Name != ClusterRollbackRunbook || ri.Status == engine.StatusDryRun {
+			continue
+		}
+		var roll string
+		if raw, ok := ri.Data[KeyRolloutRun]; !ok || json.Unmarshal(raw, &roll) != nil || roll != runID {
+			continue
+		}
+		rd, err := DecodeRunData(ri.Data)
+		if err != nil {
+			continue
+		}
+		if rd.Backups.IndexerDataAside != "" {
+			return rd.Backups.IndexerDataAside, nil
+		}
+	}
+	return "", nil
 }
 
 // lastRun is this host's newest run of runbook name that did something (not a dry run, not a

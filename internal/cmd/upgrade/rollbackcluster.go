@@ -192,7 +192,7 @@ func lastRollbackRun(stateDir string, sel engine.Selection) *engine.RunInfo {
 	}
 	for i := len(ids) - 1; i >= 0; i-- {
 		ri, err := engine.Status(stateDir, ids[i])
-		if err != nil || ri.Runbook.Name != "cluster-rollback" || ri.Status == engine.StatusDryRun || !slices.Equal(ri.Selection.Only, sel.Only) {
+		if err != nil || ri.Runbook.Name != upgrade.ClusterRollbackRunbook || ri.Status == engine.StatusDryRun || !slices.Equal(ri.Selection.Only, sel.Only) {
 			continue
 		}
 		return ri
