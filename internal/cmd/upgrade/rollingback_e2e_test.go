@@ -53,9 +53,9 @@ func TestE2ERollingRollback(t *testing.T) {
 		t.Cleanup(stop)
 		return stop, out
 	}
-	check := func(t *testing.T, tag string) lab.FlowReport {
+	check := func(t *testing.T, tag, wait string) lab.FlowReport {
 		t.Helper()
-		r := l.Siemlab("flow", "check", "--tag", tag, "--wait", "2m", "--json")
+		r := l.Siemlab("flow", "check", "--tag", tag, "--wait", wait, "--json")
 		var rep lab.FlowReport
 		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
 			t.Fatalf("flow check %s: exit %d (%v)\n%s%s", tag, r.Code, err, r.Stdout, r.Stderr)
@@ -67,7 +67,7 @@ func TestE2ERollingRollback(t *testing.T) {
 	stopBefore, _ := flow("before")
 	time.Sleep(10 * time.Second)
 	stopBefore()
-	before := check(t, "before")
+	before := check(t, "before", "2m")
 	if before.Lost != 0 || before.Written == 0 || before.Duplicates != 0 {
 		t.Fatalf("before the roll: %s", before)
 	}
@@ -87,6 +87,9 @@ func TestE2ERollingRollback(t *testing.T) {
 	err := cmd.Wait()
 	out := pb.out.String()
 	t.Logf("upgrade.yml (rolled back) in %s:\n%s", time.Since(start).Round(time.Second), tail(out, 6000))
+	if i := strings.Index(out, "TASK [the no-go"); i >= 0 {
+		t.Logf("the no-go as the play shows it:\n%s", out[i:min(len(out), i+2500)])
+	}
 	if err == nil || !strings.Contains(out, "rolled the whole deployment back") {
 		t.Fatalf("upgrade.yml: %v, want the play to fail saying the deployment was rolled back", err)
 	}
@@ -118,6 +121,7 @@ func TestE2ERollingRollback(t *testing.T) {
 			t.Fatalf("upgrade status --cluster: exit %d (%v)\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 		}
 		rec := st.Record
+		t.Logf("record: phase %s, rollback cause %q (entry %q)", rec.Phase, rec.Rollback.Cause, rec.Rollback.Entry)
 		if rec.Phase != "rolled-back" {
 			t.Errorf("phase %s, want rolled-back", rec.Phase)
 		}
@@ -144,11 +148,11 @@ func TestE2ERollingRollback(t *testing.T) {
 
 	t.Run("every event of the snapshot back, none twice", func(t *testing.T) {
 		stopDuring()
-		after := check(t, "before")
+		after := check(t, "before", "2m")
 		if after.Lost != 0 || after.Duplicates != 0 || after.Indexed != before.Indexed {
 			t.Errorf("after the rollback: %s; before the roll: %s", after, before)
 		}
-		during := check(t, "during")
+		during := check(t, "during", "20s") // those written after the snapshot stay lost: only duplicates are asked
 		if during.Duplicates != 0 {
 			t.Errorf("events written twice during the roll and rollback: %s\nflow send: %s", during, duringOut.String())
 		}
