@@ -23,4 +23,6 @@ const (
 	ClusterApply  = "cluster-apply.yaml"
 	Node          = "node.yaml"
 	ClusterFinish = "cluster-finish.yaml"
+	// ClusterRollback is the rollback of a roll (siemctl rollback --cluster --phase P).
+	ClusterRollback = "cluster-rollback.yaml"
 )

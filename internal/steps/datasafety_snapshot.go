@@ -373,16 +373,21 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 			msgs = append(msgs, "template "+c.TemplateName+" loaded from "+TemplatePath(c.ConfigDir, c.TemplateName))
 		}
 	}
-	// …nor the shipper's ingest pipelines (global state too).
-	sh, err := d.shipper()
-	if err != nil {
-		return engine.Outcome{}, err
+	// …nor the shipper's ingest pipelines (global state too). An indexer host of a distributed
+	// deployment runs no shipper: the manager hosts' turns of the cluster rollback load them.
+	if d.Config.Runs("shipper") {
+		sh, err := d.shipper()
+		if err != nil {
+			return engine.Outcome{}, err
+		}
+		env.Waiting("loading the shipper's ingest pipelines into the empty cluster")
+		if err := sh.SetupPipelines(ctx); err != nil {
+			return engine.Outcome{}, fmt.Errorf("shipper pipelines: %w", err)
+		}
+		msgs = append(msgs, "shipper pipelines loaded")
+	} else {
+		msgs = append(msgs, "no shipper on this host: its template and pipelines come with the manager hosts")
 	}
-	env.Waiting("loading the shipper's ingest pipelines into the empty cluster")
-	if err := sh.SetupPipelines(ctx); err != nil {
-		return engine.Outcome{}, fmt.Errorf("shipper pipelines: %w", err)
-	}
-	msgs = append(msgs, "shipper pipelines loaded")
 	start := d.now()
 	if len(todo) > 0 && p.Recoveries > 0 {
 		out, err := raiseRecoveries(ctx, env, ix, p.raise())

@@ -91,6 +91,7 @@ func TestBuild(t *testing.T) {
 		"/usr/share/man/man1/siemctl.1.gz", "/usr/share/man/man1/siemctl-health.1.gz", "/usr/share/man/man1/siemctl-snapshot-capture.1.gz",
 		"/usr/share/doc/siemctl/LICENSE", "/usr/share/doc/siemctl/CHANGELOG.md",
 		"/usr/share/siemctl/ansible/upgrade.yml",
+		"/usr/share/siemctl/ansible/rollback.yml",
 	}
 
 	// The tarball: the same tree under one top directory, the service pointing at /usr/bin/siemctl.

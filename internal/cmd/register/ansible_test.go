@@ -1,7 +1,6 @@
 package register_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -136,10 +135,15 @@ func playbookRunIn(t *testing.T, dir, pb string, env ...string) (calls []string,
 		}
 	}
 	invPath := filepath.Join(dir, "inventory.ini")
-	data, _ := ansible.Files.ReadFile(pb)
 	pbPath := filepath.Join(dir, pb)
-	if err := errors.Join(os.WriteFile(invPath, []byte(inv.String()), 0o644), os.WriteFile(pbPath, data, 0o644)); err != nil {
+	if err := os.WriteFile(invPath, []byte(inv.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range ansible.Playbooks() { // side by side, as installed: upgrade.yml imports rollback.yml
+		data, _ := ansible.Files.ReadFile(name)
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	logPath := filepath.Join(dir, "calls.log")
 	_ = os.Remove(logPath)

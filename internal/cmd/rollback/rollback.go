@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	upgradecmd "github.com/siemctl/siemctl/internal/cmd/upgrade"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -23,11 +25,15 @@ type Options struct {
 	Run       string
 	DryRun    bool
 	RetryLock time.Duration
+	// Cluster: the rollback of a rolling upgrade (--cluster --phase P), internal/cmd/upgrade.
+	Cluster bool
+	Phase   string
 }
 
 // NewCmdRollback builds `siemctl rollback`.
 func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Common: runs.Common{IO: f.IO, Deps: runs.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
+	co := upgradecmd.NewRollbackClusterOptions(f)
 	cmd := &cobra.Command{
 		Use:   "rollback [RUN]",
 		Short: "Put the previous version back, with its data",
@@ -41,6 +47,15 @@ before it installed anything.
 - A stopped upgrade (interrupted or failed) is rolled back through its own undos, in
   reverse order, then its finally-steps.
 - An interrupted rollback run is resumed.
+- --cluster: the rollback of a rolling upgrade of a distributed deployment, one
+  phase at a time on the hosts it names (ansible/rollback.yml drives them):
+  prepare (every host: the record rolling-back, a copy kept here), indexer-down
+  and indexer-up (every indexer host at once: stop, downgrade, data set aside;
+  the old version started empty), restore (once, where upgrade apply --cluster
+  ran: security, the snapshot, allocation, green, the record written back),
+  node (each manager and dashboard host in its turn, exit 7 when it is another
+  host's), finish (once: rolled-back). --dry-run without --phase prints every
+  call of every phase.
 
 Documents indexed after the data copy was taken are not in the restored indexer data.
 
@@ -49,7 +64,9 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 'siemctl rollback' again continues), 130 interrupted.`,
 		Example: `  siemctl rollback --dry-run
   siemctl rollback --yes
-  siemctl rollback 20250301T100000Z-a1b2c3 --yes -o json`,
+  siemctl rollback 20250301T100000Z-a1b2c3 --yes -o json
+  siemctl rollback --cluster --dry-run
+  siemctl rollback --cluster --phase node --wait 30m --yes`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: runs.CompleteRuns(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,9 +74,22 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 			if err := opts.FillRun(f, args, &opts.Run); err != nil {
 				return err
 			}
+			if opts.Cluster {
+				if opts.Run != "" {
+					return cli.FlagErrorf("--cluster rolls back the run in the cluster's record: no RUN")
+				}
+				co.Common, co.Phase, co.DryRun = opts.Common, opts.Phase, opts.DryRun
+				return upgradecmd.RunRollbackCluster(cmd.Context(), co)
+			}
+			if opts.Phase != "" || cmd.Flags().Changed("wait") || cmd.Flags().Changed("lease") {
+				return cli.FlagErrorf("--phase, --wait and --lease go with --cluster")
+			}
 			return cli.Run(cmd.Context(), runF, runRollback, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Cluster, "cluster", false, "roll back the rolling upgrade of a distributed deployment (with --phase; ansible/rollback.yml runs every phase)")
+	cmd.Flags().StringVar(&opts.Phase, "phase", "", "the cluster rollback's phase on this host: "+strings.Join(upgradecmd.RollbackPhaseNames(), ", "))
+	co.Turn.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
 	_ = cmd.RegisterFlagCompletionFunc("run", runs.CompleteRuns(f))
 	_ = cmd.Flags().MarkHidden("run") // the run is an argument, as with upgrade status|resume|report RUN

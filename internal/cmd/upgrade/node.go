@@ -100,12 +100,23 @@ func runNode(ctx context.Context, opts *NodeOptions) error {
 		}
 		return runPhase(ctx, opts.Common, ph, notHere)
 	}
-	return InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
+	var (
+		rec   rollout.Record
+		entry string
+	)
+	err = InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
+		rec, entry = turn.Record(), turn.Entry().Name
 		if packages.Upstream(turn.Target()) != packages.Upstream(opts.To) {
 			return fmt.Errorf("%w: run %s goes to %s, not --to %s", rollout.ErrNothingDone, turn.RunID(), turn.Target(), opts.To)
 		}
 		return resumeOrRunNode(ctx, opts, ph, notHere)
 	})
+	// A no-go past the point of no return (an indexer node that ran the new version and is not
+	// back, or a turn the engine rolled back on this host): the whole deployment rolls back.
+	if step, ok := noGoAfterStart(err); ok && ctx.Err() == nil && rec.RunID != "" {
+		return beginAutoRollback(ctx, opts.Turn.Cluster, rec, entry, err, nodeDiagnosis(ctx, opts.Common, step), opts.IO.ErrOut)
+	}
+	return err
 }
 
 // resumeOrRunNode resumes this host's node run left unfinished (a failure, kill -9) or starts it.

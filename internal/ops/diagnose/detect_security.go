@@ -28,7 +28,7 @@ func detectSecurityInit(_ context.Context, ev *Evidence) (Finding, bool) {
 			started = j
 		}
 	}
-	if started < 0 {
+	if started < 0 || ev.notJoinedSince(started) {
 		return Finding{}, false
 	}
 	t0, ok0 := stamp(ev.Lines[started])

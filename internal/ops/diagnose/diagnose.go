@@ -182,6 +182,7 @@ func Detectors() []Detector {
 		{Kind: KindSecurityInit, Components: []string{"indexer"}, Detect: detectSecurityInit},
 		{Kind: KindCertificate, Components: []string{"indexer"}, Detect: detectCertificate},
 		{Kind: KindDashboardIndexer, Components: []string{"dashboard"}, Detect: detectDashboardIndexer},
+		{Kind: KindClusterJoin, Components: []string{"indexer"}, Detect: detectClusterJoin},
 	}
 }
 

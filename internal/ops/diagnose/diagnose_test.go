@@ -374,3 +374,28 @@ func TestSecurityInit(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterJoin: an upgraded node that runs but cannot join its cluster (real OpenSearch 2.19.3
+// lines of the lab's indexer-no-rejoin fault): the refused handshake names both cluster names and
+// wins over the security plugin's "not initialised" that follows from it.
+func TestClusterJoin(t *testing.T) {
+	f := newFixture(t)
+	active := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}
+	r := f.diagnose(t, active, f.lines(t, "cluster-join.out"))
+	assertFinding(t, r, KindClusterJoin, []string{"cluster.name [siemlab-no-rejoin]", "the other nodes with [siem-cluster]"},
+		[]string{"set cluster.name: siem-cluster in " + filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")})
+	for _, x := range r.Findings {
+		if x.Kind == KindSecurityInit {
+			t.Errorf("security init named for a node that has not joined: %+v", x)
+		}
+	}
+	// without a refused handshake: no elected cluster manager found
+	var lines []string
+	for _, l := range f.lines(t, "cluster-join.out") {
+		if !strings.Contains(l, "does not match") {
+			lines = append(lines, l)
+		}
+	}
+	r = f.diagnose(t, active, lines)
+	assertFinding(t, r, KindClusterJoin, []string{"finds no elected cluster manager"}, []string{"discovery.seed_hosts"})
+}

@@ -13,6 +13,7 @@
 package rollout
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -117,6 +118,12 @@ type Record struct {
 	Holder         *Holder `json:"holder,omitempty"`
 	// Note is the last phase change's reason (a failure, a rollback's cause).
 	Note string `json:"note,omitempty"`
+	// Rollback is set once the run is rolled back (rollback.go).
+	Rollback *Rollback `json:"rollback,omitempty"`
+	// Snapshot is the run's data-safety snapshot as `upgrade apply --cluster` recorded it (its
+	// repository, name and the persistent settings recorded with it): a cluster rollback forms
+	// the old-version cluster afresh from it (rollback.go).
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 
 	// SeqNo and PrimaryTerm are the document's concurrency tokens when it was read.
 	SeqNo       int64 `json:"-"`
@@ -166,6 +173,10 @@ func (r Record) clone() Record {
 	if r.Holder != nil {
 		h := *r.Holder
 		c.Holder = &h
+	}
+	if r.Rollback != nil {
+		b := *r.Rollback
+		c.Rollback = &b
 	}
 	return c
 }

@@ -100,7 +100,7 @@ func (s *Store) Take(ctx context.Context, who Identity, lease time.Duration) (*T
 		}
 		e := &r.Order[i]
 		if r.Phase == PhaseFailed {
-			r.Phase, r.Note = PhaseRolling, "resumed by "+who.Host+" at "+e.Name
+			r.Phase, r.Note = resumedPhase(*r), "resumed by "+who.Host+" at "+e.Name
 		}
 		e.State, e.Host, e.LastError = Running, who.Host, ""
 		e.Attempts++
@@ -127,7 +127,7 @@ func (s *Store) Take(ctx context.Context, who Identity, lease time.Duration) (*T
 func decide(r Record, who Identity, now time.Time) (int, bool, *NotYourTurnError) {
 	i := r.Current()
 	nyt := notYourTurn(r, who, i)
-	if r.Phase != PhaseRolling && !(r.Phase == PhaseFailed && i >= 0 && who.owns(r.Order[i].Name) && r.Order[i].State == Failed) {
+	if !turnsOpen(r) && !(r.Phase == PhaseFailed && i >= 0 && who.owns(r.Order[i].Name) && r.Order[i].State == Failed) {
 		return i, false, nyt
 	}
 	if i < 0 || !who.owns(r.Order[i].Name) {
@@ -195,7 +195,7 @@ func (s *Store) Wait(ctx context.Context, who Identity, lease, poll time.Duratio
 		if !errors.As(err, &nyt) {
 			return t, err
 		}
-		if nyt.Phase != PhaseRolling && nyt.Phase != PhaseApply {
+		if nyt.Phase != PhaseRolling && nyt.Phase != PhaseApply && nyt.Phase != PhaseRollingBack {
 			return nil, err // the run will not come to this host by waiting (failed, rolling back, done)
 		}
 		if serr := sleep(ctx, poll); serr != nil {

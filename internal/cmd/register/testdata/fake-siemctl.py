@@ -5,7 +5,15 @@
 #   FAKE_REORDER=1    after indexer/i2 is done the elected cluster manager moves to i3 (the order
 #                     of the pending indexer entries is recomputed: i3 last)
 #   FAKE_BUSY=m1      the first `upgrade node` of that host finds the turn's lease still held (exit 7)
-#   FAKE_FAIL=m1      `upgrade node` on that host fails with a no-go rolled back (exit 10)
+#   FAKE_FAIL=m1      `upgrade node` on that host fails (exit 1: the roll stops there, resumable)
+#   FAKE_NOGO=i3      `upgrade node` on that host ends in a no-go past the indexer's start: the
+#                     entry failed, the run rolling-back, exit 10 (the deployment rolls back)
+#   FAKE_RB_FAIL=i2:indexer-up  `rollback --cluster --phase indexer-up` fails once on that host
+# The rollback (`rollback --cluster --phase P`) keeps the record as siemctl does: prepare moves it to
+# rolling-back and keeps a copy per host; once an indexer node is down the cluster (and the record)
+# does not answer until restore writes the copy back with the indexer entries done and the
+# manager/dashboard turns open; node takes those turns (exit 7 when not this host's); finish ends
+# the run rolled-back. A phase a host has done is not done twice (siemctl's journal).
 import json, os, sys
 
 state, log, host = os.environ["FAKE_STATE"], os.environ["FAKE_LOG"], os.environ["FAKE_HOST"]
@@ -30,6 +38,12 @@ def save(rec):
     with open(state, "w") as f:
         json.dump(rec, f)
 
+def here(name):
+    return os.path.join(os.path.dirname(state), name)
+
+def cluster_down():
+    return os.path.exists(here("cluster.down"))
+
 def current(rec):
     for e in rec["order"]:
         if e["state"] != "done":
@@ -43,6 +57,9 @@ if args[:3] == ["upgrade", "apply", "--cluster"]:
         save({"target": target, "phase": "rolling", "order": [{"name": n, "state": "pending"} for n in names]})
     sys.exit(0)
 if args[:3] == ["upgrade", "status", "--cluster"]:
+    if cluster_down():
+        print("error: the indexer does not answer (connection refused)", file=sys.stderr)
+        sys.exit(5)
     if not os.path.exists(state):
         print("error: no rolling upgrade run in the cluster", file=sys.stderr)
         sys.exit(1)
@@ -65,6 +82,16 @@ if args[:2] == ["upgrade", "node"]:
         sys.exit(7)
     if os.environ.get("FAKE_FAIL") == host:
         say("fail %s %s" % (host, cur))
+        sys.exit(1)
+    if os.environ.get("FAKE_NOGO") == host:
+        say("nogo %s %s" % (host, cur))
+        for e in rec["order"]:
+            if e["name"] == cur:
+                e["state"] = "failed"
+        rec["phase"] = "rolling-back"
+        rec["rollback"] = {"entry": cur, "cause": "indexer/rejoined: not back in the cluster"}
+        save(rec)
+        print("%s: no-go: indexer/rejoined: not back in the cluster\n  the node's log: master not discovered yet" % cur, file=sys.stderr)
         sys.exit(10)
     say("node %s %s" % (host, cur))
     for e in rec["order"]:
@@ -74,6 +101,80 @@ if args[:2] == ["upgrade", "node"]:
         o = rec["order"]
         o[1], o[2] = o[2], o[1]  # i3 elected now: it goes last of the indexers
     save(rec)
+    sys.exit(0)
+if args[:2] == ["rollback", "--cluster"]:
+    phase = args[args.index("--phase") + 1]
+    done = here("%s.%s.done" % (host, phase))
+    if os.path.exists(done):
+        sys.exit(0)  # done on this host for this roll: nothing to do
+    fail = os.environ.get("FAKE_RB_FAIL", "")
+    if fail == "%s:%s" % (host, phase) and not os.path.exists(here(fail + ".failed")):
+        open(here(fail + ".failed"), "w").close()
+        say("rb-fail %s %s" % (host, phase))
+        sys.exit(1)
+    if phase == "prepare":
+        if cluster_down():
+            if not os.path.exists(here(host + ".kept")):
+                print("error: the cluster does not answer and this host kept no record", file=sys.stderr)
+                sys.exit(5)
+        else:
+            rec = load()
+            if rec["phase"] == "rolled-back":
+                sys.exit(0)
+            if rec["phase"] != "rolling-back":
+                if host != "i1":
+                    print("error: the snapshot is recorded on i1: prepare there first", file=sys.stderr)
+                    sys.exit(1)
+                rec["phase"] = "rolling-back"
+                rec["rollback"] = {"entry": "", "cause": "siemctl rollback --cluster"}
+                save(rec)
+            open(here(host + ".kept"), "w").close()
+    elif phase in ("indexer-down", "indexer-up"):
+        if not host.startswith("i"):
+            sys.exit(2)
+        if not os.path.exists(here(host + ".kept")):
+            print("error: no copy of the record kept on this host: prepare first", file=sys.stderr)
+            sys.exit(1)
+        if phase == "indexer-down":
+            open(here("cluster.down"), "w").close()
+        else:
+            open(here(host + ".up"), "w").close()
+    elif phase == "restore":
+        if host != "i1":
+            print("error: restore runs where upgrade apply --cluster ran (i1)", file=sys.stderr)
+            sys.exit(1)
+        missing = [h for h in ("i1", "i2", "i3") if not os.path.exists(here(h + ".up"))]
+        if missing:
+            print("error: the cluster cannot form: %s not started" % ", ".join(missing), file=sys.stderr)
+            sys.exit(1)
+        rec = load()
+        rec["phase"] = "rolling-back"
+        for e in rec["order"]:
+            e["state"] = "done" if e["name"].startswith("indexer/") else "pending"
+        rec.setdefault("rollback", {})["turns"] = True
+        save(rec)
+        os.remove(here("cluster.down"))
+    elif phase == "node":
+        rec = load()
+        cur = current(rec)
+        if rec["phase"] != "rolling-back" or not rec.get("rollback", {}).get("turns") or cur not in MINE[host]:
+            print("error: not this host's turn: %s's" % cur, file=sys.stderr)
+            sys.exit(7)
+        for e in rec["order"]:
+            if e["name"] == cur:
+                e["state"] = "done"
+        save(rec)
+        phase = "node " + cur
+    elif phase == "finish":
+        rec = load()
+        if current(rec):
+            print("error: entries not rolled back yet", file=sys.stderr)
+            sys.exit(3)
+        rec["phase"] = "rolled-back"
+        save(rec)
+    if not phase.startswith("node "):
+        open(done, "w").close()
+    say("rb-%s %s" % (phase, host))
     sys.exit(0)
 if args[:3] == ["upgrade", "finish", "--cluster"]:
     say("finish %s %s" % (host, target))
