@@ -287,7 +287,7 @@ func phaseSources(b Budget) []string {
 // in "backups" and the post-upgrade snapshot in "validation".
 func PhaseOf(id, kind string) string {
 	switch kind {
-	case "backup.indexer_data", "indexer.snapshot_take":
+	case "backup.indexer_data", "indexer.snapshot_start", "indexer.snapshot_take":
 		return "backups"
 	}
 	switch p := engine.Phase(id); p {
@@ -420,6 +420,14 @@ func estimateKind(kind string, with map[string]any, hist []time.Duration, vol Da
 		case config.DataSafetySnapshot:
 			return time.Second, srcDefault + ": records the snapshot"
 		}
+	case "indexer.snapshot_start":
+		if vol.Mode != config.DataSafetySnapshot {
+			return 0, "skipped: data safety " + vol.Mode
+		}
+		if ok {
+			return hd, hsrc
+		}
+		return time.Second, srcDefault + ": starts the snapshot indexer/snapshot waits for"
 	case "indexer.snapshot_take":
 		if vol.Mode != config.DataSafetySnapshot {
 			return 0, "skipped: data safety " + vol.Mode
