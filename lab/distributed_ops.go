@@ -16,7 +16,7 @@ func DistFaultKinds() []FaultKind {
 	return append([]FaultKind{
 		{"indexer-node-down:<host>", "stop an indexer node's unit (indexer-1 … indexer-3): the cluster loses that node (yellow while its replicas are reassigned); heal starts it and waits for green with every node", false},
 		{"replica-unassigned", "index siem-lab-replicas with more replicas than the other nodes can hold (one replica UNASSIGNED, cluster yellow); heal deletes it", false},
-	}, mgrFaultKinds...)
+	}, append(mgrFaultKinds, electionFaultKind)...)
 }
 
 const replicasIndex = "siem-lab-replicas"
@@ -46,6 +46,8 @@ func (d *Distributed) setFault(ctx context.Context, kind string, on bool) error 
 		err = d.workerDisconnected(ctx, on)
 	case "worker-version-mismatch":
 		err = d.workerVersionMismatch(ctx, on)
+	case "election-moved":
+		err = d.electionMoved(ctx, arg, on)
 	default:
 		return fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
 	}

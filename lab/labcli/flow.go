@@ -84,7 +84,7 @@ lost or indexed more than once.`,
 		c.Flags().StringVar(&tag, "tag", "", "the flow's tag (lowercase letters and digits)")
 		_ = c.MarkFlagRequired("tag")
 	}
-	flow.AddCommand(send, check)
+	flow.AddCommand(send, check, probeCmd(stdout, open, openDist))
 	return flow
 }
 
@@ -92,6 +92,57 @@ lost or indexed more than once.`,
 type flower interface {
 	SendFlow(ctx context.Context, tag string, rate float64, first int) (int, error)
 	WaitFlow(ctx context.Context, tag string, timeout, interval time.Duration) (lab.FlowReport, error)
+	SearchProbe(every time.Duration) (*lab.SearchProbe, error)
+}
+
+// probeCmd: siemlab flow probe, the search-availability probe (lab.SearchProbe) until interrupted.
+func probeCmd(stdout io.Writer, open opener, openDist func(string) (*lab.Distributed, error)) *cobra.Command {
+	var dir string
+	var every, dur time.Duration
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "probe --dir DIR [--every 1s] [--for 0] [--json]",
+		Short: "Search the alerts indices every --every through any indexer node; report the share answered with every shard",
+		Long: `flow probe searches wazuh-alerts-* (size 0) once every --every, sending each try to the indexer
+nodes in turn (a node that does not answer passes the try to the next: any node may answer), until
+interrupted (SIGTERM, Ctrl-C) or --for has passed. It then prints the tries, those answered, those
+answered with every shard (_shards.failed 0), that share, and the longest time without an answer
+with every shard.`,
+		Example: "  siemlab flow probe --dir /tmp/lab --json > probe.json &",
+		Args:    cobra.NoArgs,
+		PreRunE: func(*cobra.Command, []string) error {
+			if every <= 0 {
+				return fmt.Errorf("%w: --every %s: want a positive interval", errUsage, every)
+			}
+			return nil
+		},
+		RunE: flowLab(open, openDist, &dir, func(cmd *cobra.Command, l flower) error {
+			p, err := l.SearchProbe(every)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if dur > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, dur)
+				defer cancel()
+			}
+			res, err := p.Run(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(stdout, res)
+			}
+			fmt.Fprintln(stdout, res)
+			return nil
+		}),
+	}
+	c.Flags().StringVar(&dir, "dir", "", "lab directory")
+	c.Flags().DurationVar(&every, "every", time.Second, "interval between searches")
+	c.Flags().DurationVar(&dur, "for", 0, "stop after this long (0: until interrupted)")
+	c.Flags().BoolVar(&asJSON, "json", false, "JSON report")
+	return c
 }
 
 // flowLab opens the lab at *dir, single or distributed, and calls f with it.

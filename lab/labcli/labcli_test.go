@@ -30,6 +30,8 @@ func TestMain_Usage(t *testing.T) {
 		{"up without dir", []string{"up"}, 2, "", "--dir is required"},
 		{"up with an unknown profile", []string{"up", "--dir", "/nonexistent-siemlab", "--profile", "elk"}, 2, "", `unknown profile "elk" (known: siem, wazuh)`},
 		{"down without dir", []string{"down"}, 2, "", "--dir is required"},
+		{"flow probe without dir", []string{"flow", "probe"}, 2, "", "--dir is required"},
+		{"flow probe every 0", []string{"flow", "probe", "--dir", "/nonexistent-siemlab", "--every", "0s"}, 2, "", "--every 0s: want a positive interval"},
 		{"fault without kind", []string{"fault", "--dir", "/nonexistent"}, 2, "", "exactly one fault KIND"},
 		{"status of no lab", []string{"status", "--dir", "/nonexistent-siemlab"}, 1, "", "no lab in this directory"},
 		{"emu dispatch", []string{"emu", "siem-control", "status", "-x"}, 0, "emu ran", ""},
