@@ -9,6 +9,8 @@
 #   make bench-upgrade                  # small 50MiB/50 days, large 1GiB over the same 50 days
 #   BENCH_VOLUMES="small:50MiB:50 large:1GiB:50 many:1GiB:1000" scripts/bench-upgrade.sh
 #   BENCH_VOLUMES="small:20MiB:20 large:200MiB:200" BENCH_MODES="snapshot" scripts/bench-upgrade.sh
+#   BENCH_VOLUMES="small:50MiB:50 large:1GiB:50 cluster" scripts/bench-upgrade.sh   # + the rolling upgrade
+#   BENCH_VOLUMES=cluster scripts/bench-upgrade.sh                                  # the rolling upgrade only
 #
 # The default pair changes the data volume only (the same 50 daily indices, 20x the data): the
 # ratio the upgrade's goal is about. The optional third volume, many:1GiB:1000, adds 1,000 daily
@@ -18,7 +20,9 @@
 # Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, traversable by others: default a new 0711 dir under $TMPDIR or /tmp, kept:
 # results.tsv, the logs and per upgrade TAG-upgrade.recovery: the indexer's primaries and active
 # recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
-# BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
+# BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first;
+# the name "cluster" alone is the distributed lab's rolling upgrade: scripts/bench-upgrade-cluster.sh,
+# after the others, its own lab at BENCH_CLUSTER_OFFSET, default the same offset),
 # BENCH_MODES (default "snapshot copy command"), BENCH_RATE (events per second, default 5),
 # BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m),
 # BENCH_REPEAT (upgrade + rollback cycles per volume and mode, default 2: the mode column reads
@@ -40,6 +44,8 @@ SIEMCTL=$BIN/siemctl
 SIEMLAB=$BIN/siemlab
 OFFSET=${BENCH_PORT_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
 VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:50"}
+CLUSTER=
+case " $VOLUMES " in *" cluster "*) CLUSTER=1 VOLUMES=$(tr ' ' '\n' <<<"$VOLUMES" | grep -vx cluster | tr '\n' ' ' | sed 's/ *$//') ;; esac
 MODES=${BENCH_MODES:-"snapshot copy command"}
 RATE=${BENCH_RATE:-5}
 REPEAT=${BENCH_REPEAT:-2}
@@ -75,6 +81,10 @@ for d in "$WORK" $(d=$WORK; while [ "$d" != / ]; do d=$(dirname "$d"); echo "$d"
 done
 LAB=$WORK/lab
 RES=$WORK/results.tsv
+if [ -n "$CLUSTER" ] && [ -z "$VOLUMES" ]; then # the rolling upgrade only: no single lab
+	log "work directory $WORK"
+	exec "$ROOT/scripts/bench-upgrade-cluster.sh" "$WORK"
+fi
 
 cleanup() {
 	[ -z "$SAMPLE_PID" ] || kill "$SAMPLE_PID" 2>/dev/null
@@ -383,3 +393,9 @@ echo
 "$ROOT/scripts/bench-upgrade-floor.sh" "$RES" "$BARE" "$RETRY" "${first%%:*}" "$(wc -w <<<"$MODES")"
 echo
 echo "results: $RES (own_* = siemctl's own work: wall minus waiting on components, from upgrade status -o json)"
+if [ -n "$CLUSTER" ]; then
+	cleanup # the single lab down before the distributed one comes up
+	trap - EXIT
+	echo
+	"$ROOT/scripts/bench-upgrade-cluster.sh" "$WORK" || exit
+fi
