@@ -29,6 +29,8 @@ WORK=${1:?usage: bench-upgrade-cluster.sh WORK}
 OFFSET=${BENCH_CLUSTER_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
 RATE=${BENCH_RATE:-5}
 TO=${BENCH_CLUSTER_TARGET:-4.10.0}
+# The wazuh layout: the search probe searches wazuh-alerts-* (in the siem layout it would find no index).
+PROFILE=${BENCH_CLUSTER_PROFILE:-wazuh}
 D=$WORK/cluster
 TSV=$WORK/cluster.tsv
 FLOW_PID= PROBE_PID=
@@ -49,7 +51,7 @@ trap 'exit 130' INT TERM
 command -v ansible-playbook >/dev/null || die "ansible-playbook is needed (scripts/install-deps.sh installs ansible-core)"
 
 log "cluster: distributed lab in $D, port offset $OFFSET"
-"$SIEMLAB" up --topology distributed --dir "$D" --port-offset "$OFFSET" >"$WORK/cluster-up.log" 2>&1 || die "siemlab up --topology distributed: see $WORK/cluster-up.log"
+"$SIEMLAB" up --topology distributed --profile "$PROFILE" --dir "$D" --port-offset "$OFFSET" >"$WORK/cluster-up.log" 2>&1 || die "siemlab up --topology distributed: see $WORK/cluster-up.log"
 
 # on HOST CMD...: CMD in the host's environment (its env file, as the inventory's siemlab_env).
 on() { (
@@ -60,18 +62,23 @@ on() { (
 	shift
 	NO_COLOR=1 "$@"
 ); }
-conf() { on "$1" "$SIEMCTL" config view -o json | jq -r --arg k "$2" '.[] | select(.key == $k) | .value'; }
+# conf HOST KEY: the host's configuration value (read once per host below: the waits poll with it).
+declare -A CONF
+conf() { jq -r --arg k "$2" '.[] | select(.key == $k) | .value' <<<"${CONF[$1]}"; }
 hosts() { awk -v g="[$1]" '/^\[/ { in_g = ($0 == g); next } in_g && NF && $1 !~ /^#/ { print $1 }' "$D/inventory.ini"; }
 address() { awk -v h="$1" '$1 == h { for (i = 2; i <= NF; i++) if ($i ~ /^address=/) { sub(/^address=/, "", $i); print $i } }' "$D/inventory.ini"; }
 secret() { cat "$D/hosts/$1/secrets/$2" 2>/dev/null || cat "$D/secrets/$2"; }
 INDEXERS=$(hosts indexer) MANAGERS=$(hosts manager) DASHBOARDS=$(hosts dashboard)
 [ -n "$INDEXERS" ] && [ -n "$MANAGERS" ] || die "no indexer or manager hosts in $D/inventory.ini"
+for h in $INDEXERS $MANAGERS $DASHBOARDS; do
+	CONF[$h]=$(on "$h" "$SIEMCTL" config view -o json) || die "siemctl config view on $h"
+done
 
-# ix HOST PATH: GET on HOST's indexer node as admin (the password through curl's stdin config).
+# ix HOST PATH: GET on HOST's indexer node as its configured user (the password through curl's stdin config).
 ix() {
 	local url ca
 	url=$(conf "$1" indexer.url) ca=$(conf "$1" indexer.ca_file)
-	curl -s --max-time 4 --cacert "$ca" -K- "$url$2" <<<"user = \"admin:$(secret "$1" indexer)\""
+	curl -s --max-time 4 --cacert "$ca" -K- "$url$2" <<<"user = \"$(conf "$1" indexer.username):$(secret "$1" indexer)\""
 }
 wait_for() { # WHAT LIMIT_S CMD...: poll CMD every 0.25 s; prints the seconds it took
 	local what=$1 limit=$2 t0
@@ -87,7 +94,7 @@ secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 printf 'what\tname\tvalue\n' >"$TSV"
 
 # Floors. An indexer node is back when another node lists its address in _cat/nodes.
-listed() { ix "$1" '/_cat/nodes?h=ip' | grep -qx "$2"; }
+listed() { ix "$1" '/_cat/nodes?h=ip' | awk '{ print $1 }' | grep -qx "$2"; }
 green() { ix "$1" '/_cluster/health?wait_for_status=green&timeout=2s' | grep -q '"status":"green"'; }
 api_login() {
 	local url user ca
@@ -135,7 +142,7 @@ since=$(date -u +%Y%m%dT%H%M%SZ)
 t0=$(date +%s.%N)
 log "cluster: rolling upgrade to $TO (ansible/upgrade.yml)"
 ANSIBLE_NOCOLOR=1 ANSIBLE_HOME=$WORK/ansible ANSIBLE_LOCAL_TEMP=$WORK/ansible ANSIBLE_RETRY_FILES_ENABLED=0 \
-	ansible-playbook -i "$D/inventory.ini" "$ROOT/ansible/upgrade.yml" -e siemctl_target="$TO" -e siemctl_bin="$SIEMCTL" -e siemctl_turn_delay=2 \
+	ansible-playbook -i "$D/inventory.ini" "$ROOT/ansible/upgrade.yml" -e siemctl_target="$TO" -e siemctl_bin="$SIEMCTL" \
 	>"$WORK/cluster-roll.log" 2>&1 || die "the roll: see $WORK/cluster-roll.log"
 printf 'roll\t-\t%s\n' "$(secs "$t0")" >>"$TSV"
 log "cluster: roll $(tail -1 "$TSV" | cut -f3)s"
