@@ -162,9 +162,12 @@ FLOW_PID=
 
 # The turns (the record's entries, by the host that took each) and siemctl's own work.
 on "$first" "$SIEMCTL" upgrade status --cluster -o json >"$WORK/cluster-status.json" 2>>"$WORK/cluster-roll.log"
-jq -r '.record.order[] | select(.started != null and .finished != null) | "\(.host) \(.started) \(.finished)"' "$WORK/cluster-status.json" |
-	while read -r h s f; do
-		printf 'turn\t%s\t%s\n' "$h" "$(awk -v a="$(date -d "$s" +%s.%N)" -v b="$(date -d "$f" +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+# An entry names its node as its cluster knows it (the lab's host name) or, a dashboard, its
+# URL's host (the lab host's address); every lab host has the same Identity.Host (one machine).
+inventory_host() { awk -v n="$1" '$1 == n { print $1; exit } { for (i = 2; i <= NF; i++) if ($i == "address=" n) { print $1; exit } }' "$D/inventory.ini"; }
+jq -r '.record.order[] | select(.started != null and .finished != null) | "\(.node) \(.started) \(.finished)"' "$WORK/cluster-status.json" |
+	while read -r n s f; do
+		printf 'turn\t%s\t%s\n' "$(inventory_host "$n" | grep . || echo "$n")" "$(awk -v a="$(date -d "$s" +%s.%N)" -v b="$(date -d "$f" +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
 	done >>"$TSV"
 grep -q '^turn' "$TSV" || log "cluster: no turns in $WORK/cluster-status.json"
 own=0
