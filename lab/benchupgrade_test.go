@@ -120,3 +120,60 @@ func TestBenchUpgradeFloorLines(t *testing.T) {
 		t.Errorf("two modes: %v\n%s", err, out)
 	}
 }
+
+// TestBenchUpgradeClusterLabIsReachable: the cluster volume alone brings up no single lab; its
+// distributed lab goes into the same work directory, reachable by the indexer's user.
+func TestBenchUpgradeClusterLabIsReachable(t *testing.T) {
+	if _, err := exec.LookPath("ansible-playbook"); err != nil {
+		t.Skip("ansible-playbook not installed (scripts/install-deps.sh)")
+	}
+	tmp := t.TempDir()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := OpenParents(tmp); err != nil {
+		t.Skipf("the temp dir's parents cannot be opened: %v", err)
+	}
+	out, up := benchUpgrade(t, "TMPDIR="+tmp, "BENCH_DIR=", "BENCH_VOLUMES=cluster")
+	if !strings.HasPrefix(up, "reachable "+tmp+"/siemctl-bench-") || !strings.HasSuffix(up, "/cluster") {
+		t.Fatalf("siemlab up (cluster volume) got %q, want the work directory's cluster lab, reachable\n%s", up, out)
+	}
+}
+
+// TestBenchUpgradeClusterLines: the cluster volume's lines: per host its plain restart (floor)
+// against its turn in the roll, the roll against the sum of the floors with siemctl's own share,
+// the flow's events lost and duplicated, the share of searches answered with every shard; without
+// the probe's rows, that the share was not measured.
+func TestBenchUpgradeClusterLines(t *testing.T) {
+	tsv := filepath.Join(t.TempDir(), "cluster.tsv")
+	body := "what\tname\tvalue\n" +
+		"floor\tindexer-1\t20.0\nfloor\tindexer-2\t22.0\nfloor\tmanager-1\t5.0\nfloor\tdashboard-1\t3.0\n" +
+		"roll\t-\t150.0\nprobe_tries\t-\t170\nprobe_all\t-\t166\nprobe_gap\t-\t3.5\n" +
+		"events\t-\t800\nlost\t-\t0\ndup\t-\t2\n" +
+		"turn\tindexer-2\t44.0\nturn\tindexer-1\t30.0\nturn\tmanager-1\t10.0\nown\t-\t12.5\n"
+	if err := os.WriteFile(tsv, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "../scripts/bench-upgrade-cluster-lines.sh", tsv).CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench-upgrade-cluster-lines.sh: %v\n%s", err, out)
+	}
+	want := "cluster: indexer-1 floor 20.0s turn 30.0s ratio 1.50×\n" +
+		"cluster: indexer-2 floor 22.0s turn 44.0s ratio 2.00×\n" +
+		"cluster: manager-1 floor 5.0s turn 10.0s ratio 2.00×\n" +
+		"cluster: dashboard-1 floor 3.0s turn n/a (no turn in the record)\n" +
+		"cluster: roll 150.0s floors 50.0s ratio 3.00× siemctl own 12.5s (8.3% of the roll)\n" +
+		"cluster: events 800 lost 0 dup 2\n" +
+		"cluster: searches answered with every shard 97.65% (166 of 170, longest gap 3.5s)\n"
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+	// No probe rows: said, not a 100% share.
+	if err := os.WriteFile(tsv, []byte("what\tname\tvalue\nfloor\tindexer-1\t20.0\nroll\t-\t40.0\nturn\tindexer-1\t40.0\nown\t-\t1.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command("bash", "../scripts/bench-upgrade-cluster-lines.sh", tsv).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "cluster: searches answered not measured") || strings.Contains(string(out), "every shard") {
+		t.Errorf("without the probe: %v\n%s", err, out)
+	}
+}

@@ -166,9 +166,10 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 	p := plan(t, runbooks.Upgrade)
 	before(t, p,
 		"preflight/snapshot", "preflight/cluster-health", "preflight/disk", "preflight/versions",
-		"backup/configs", "backup/indexer-security",
+		"backup/configs",
 		"stop/shipper", "stop/dashboard",
-		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced", "indexer/snapshot",
+		"indexer/allocation-primaries", "indexer/flush", "indexer/flush-synced",
+		"indexer/snapshot-start", "backup/indexer-security", "indexer/snapshot",
 		"manager/stop", "manager/gone",
 		"indexer/stop", "indexer/backup-data", "indexer/install", "indexer/start",
 		"indexer/security", "indexer/health",
@@ -233,6 +234,12 @@ func TestUpgradeRunbookOrder(t *testing.T) {
 	before(t, p, "preflight/disk", "preflight/data-safety", "indexer/snapshot", "indexer/stop")
 	// The shipper's read position is saved with the data (shipper stopped) and restored with it.
 	before(t, p, "stop/shipper", "indexer/flush", "backup/shipper-registry", "indexer/snapshot", "indexer/backup-data")
+	// The snapshot is started after the flush and followed to its end by indexer/snapshot; the
+	// security backup runs in between, while it copies (one wait instead of two).
+	before(t, p, "backup/shipper-registry", "indexer/snapshot-start", "backup/indexer-security", "indexer/snapshot")
+	if s := p.Steps[index(t, p, "indexer/snapshot-start")]; s.Step.Kind != "indexer.snapshot_start" || s.Undo != nil {
+		t.Errorf("indexer/snapshot-start: kind %s, undo %v (the restore is indexer/snapshot's)", s.Step.Kind, s.Undo)
+	}
 	if r := p.Steps[index(t, p, "backup/shipper-registry")]; r.Undo == nil || r.Step.Undo.Kind != "restore.shipper_registry" {
 		t.Error("the shipper registry must be restored on rollback")
 	}

@@ -9,6 +9,8 @@
 #   make bench-upgrade                  # small 50MiB/50 days, large 1GiB over the same 50 days
 #   BENCH_VOLUMES="small:50MiB:50 large:1GiB:50 many:1GiB:1000" scripts/bench-upgrade.sh
 #   BENCH_VOLUMES="small:20MiB:20 large:200MiB:200" BENCH_MODES="snapshot" scripts/bench-upgrade.sh
+#   BENCH_VOLUMES="small:50MiB:50 large:1GiB:50 cluster" scripts/bench-upgrade.sh   # + the rolling upgrade
+#   BENCH_VOLUMES=cluster scripts/bench-upgrade.sh                                  # the rolling upgrade only
 #
 # The default pair changes the data volume only (the same 50 daily indices, 20x the data): the
 # ratio the upgrade's goal is about. The optional third volume, many:1GiB:1000, adds 1,000 daily
@@ -18,7 +20,9 @@
 # Environment: BENCH_BIN (default bin/), BENCH_DIR (work directory, traversable by others: default a new 0711 dir under $TMPDIR or /tmp, kept:
 # results.tsv, the logs and per upgrade TAG-upgrade.recovery: the indexer's primaries and active
 # recoveries every 5 s), BENCH_PORT_OFFSET (default SIEMCTL_E2E_PORT_SHIFT + 70),
-# BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first),
+# BENCH_VOLUMES ("name:size:days ..."; the volumes grow on one lab, so list them smallest first;
+# the name "cluster" alone is the distributed lab's rolling upgrade: scripts/bench-upgrade-cluster.sh,
+# after the others, its own lab at BENCH_CLUSTER_OFFSET, default the same offset),
 # BENCH_MODES (default "snapshot copy command"), BENCH_RATE (events per second, default 5),
 # BENCH_HEAP (the lab indexer's heap, default 2g: a thousand indices do not fit 512m),
 # BENCH_REPEAT (upgrade + rollback cycles per volume and mode, default 2: the mode column reads
@@ -40,6 +44,8 @@ SIEMCTL=$BIN/siemctl
 SIEMLAB=$BIN/siemlab
 OFFSET=${BENCH_PORT_OFFSET:-$((${SIEMCTL_E2E_PORT_SHIFT:-0} + 70))}
 VOLUMES=${BENCH_VOLUMES:-"small:50MiB:50 large:1GiB:50"}
+CLUSTER=
+case " $VOLUMES " in *" cluster "*) CLUSTER=1 VOLUMES=$(tr ' ' '\n' <<<"$VOLUMES" | grep -vx cluster | tr '\n' ' ' | sed 's/ *$//') ;; esac
 MODES=${BENCH_MODES:-"snapshot copy command"}
 RATE=${BENCH_RATE:-5}
 REPEAT=${BENCH_REPEAT:-2}
@@ -75,6 +81,10 @@ for d in "$WORK" $(d=$WORK; while [ "$d" != / ]; do d=$(dirname "$d"); echo "$d"
 done
 LAB=$WORK/lab
 RES=$WORK/results.tsv
+if [ -n "$CLUSTER" ] && [ -z "$VOLUMES" ]; then # the rolling upgrade only: no single lab
+	log "work directory $WORK"
+	exec "$ROOT/scripts/bench-upgrade-cluster.sh" "$WORK"
+fi
 
 cleanup() {
 	[ -z "$SAMPLE_PID" ] || kill "$SAMPLE_PID" 2>/dev/null
@@ -132,6 +142,9 @@ DASH_URL=$(conf dashboard.url)
 OLD=$(dpkg-query -W -f='${Version}' "$(conf indexer.package)")
 TARGET=$(apt-cache policy "$(conf indexer.package)" | awk '/Candidate:/ { print $2 }')
 [ -n "$OLD" ] && [ -n "$TARGET" ] && [ "$OLD" != "$TARGET" ] || die "no package upgrade in the lab's repository (installed $OLD, candidate $TARGET)"
+# The shipper's setup as the bare upgrade does it by hand (read here, outside the timed run).
+SH_BIN=$(conf shipper.binary) SH_CFG=$(conf shipper.config_dir) SH_DATA=$(conf shipper.data_dir) SH_HOME=$(conf shipper.home_dir)
+SH_TPL=$(conf shipper.template_name) SH_TPL_SRC=$(conf shipper.template_source) SH_MODULE=$(conf shipper.module_source)
 BARE=$WORK/bare.tsv
 printf 'volume\tmode\tbare_s\tback_copy_s\tsec_retry\n' >"$BARE"
 RETRY=$WORK/retries.tsv
@@ -192,7 +205,8 @@ down_s() {
 # The bare upgrade: the spec's steps by hand's minimum, in its order: the data safety (the same
 # snapshot, or a cold copy of the data directory for the copy and command modes), each component
 # stopped, its target package installed, started and waited for until it answers (the indexer:
-# green, as the admin user, so with security initialised). No gates, no config backups, no probes.
+# green, as the admin user, so with security initialised), the shipper's template and setup
+# (bare_shipper: the guide's Filebeat steps) before its start. No gates, no config backups, no probes.
 # For putting the lab back, bare_upgrade also copies the stopped indexer's data in snapshot mode:
 # that copy's time is written to $WORK/bare-excluded and not counted.
 apt_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --allow-downgrades -o Dpkg::Options::=--force-confold "$@"; }
@@ -216,6 +230,22 @@ dash_answers() {
 	c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 4 --cacert "$(conf dashboard.ca_file)" "$DASH_URL/")
 	[ "$c" != 000 ] && [ "$c" -lt 500 ]
 }
+# bare_shipper: the guide's Filebeat steps after its package, which siemctl's shipper/template,
+# shipper/pipelines and shipper/index-management do too: the target version's alerts template into
+# the config directory and the indexer (PUT /_template), the shipper's own setup --pipelines and
+# --index-management. (Its module where shipper.module_source is set: the lab sets none, so neither
+# siemctl's shipper/module nor this installs one.)
+bare_shipper() {
+	local src=${SH_TPL_SRC//\{version\}/${TARGET%-*}} argv=("$SH_BIN")
+	src=${src#file://}
+	[ -z "$SH_MODULE" ] || [ "$SH_MODULE" = null ] || { echo "bare: shipper.module_source is set: the bare upgrade installs no module"; return 1; }
+	cp "$src" "$SH_CFG/$SH_TPL-template.json" || return
+	ix_put "/_template/$SH_TPL" "@$src" | grep -q '"acknowledged":true' || { echo "bare: PUT /_template/$SH_TPL not acknowledged"; return 1; }
+	[ -z "$SH_HOME" ] || [ "$SH_HOME" = null ] || argv+=(--path.home "$SH_HOME")
+	argv+=(--path.data "$SH_DATA" --path.config "$SH_CFG")
+	"${argv[@]}" -e setup --pipelines || return
+	"${argv[@]}" -e setup --index-management -E output.logstash.enabled=false
+}
 bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step says its failure)
 	local mode=$1 tag=$2 t c
 	"$SIEMCTL" services stop shipper dashboard --yes || return
@@ -234,6 +264,7 @@ bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step s
 	fi
 	for c in indexer manager shipper dashboard; do
 		apt_install "$(conf "$c.package")=$TARGET" || return
+		[ "$c" != shipper ] || bare_shipper || return
 		start_units "$c" || return
 		case $c in
 		indexer) wait_for "indexer green as admin" 600 ix_green || return ;;
@@ -362,3 +393,9 @@ echo
 "$ROOT/scripts/bench-upgrade-floor.sh" "$RES" "$BARE" "$RETRY" "${first%%:*}" "$(wc -w <<<"$MODES")"
 echo
 echo "results: $RES (own_* = siemctl's own work: wall minus waiting on components, from upgrade status -o json)"
+if [ -n "$CLUSTER" ]; then
+	cleanup # the single lab down before the distributed one comes up
+	trap - EXIT
+	echo
+	"$ROOT/scripts/bench-upgrade-cluster.sh" "$WORK" || exit
+fi

@@ -20,8 +20,10 @@ import (
 	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
-// DefaultPoll is the gates' poll interval when Common.Poll is zero.
-const DefaultPoll = 2 * time.Second
+// DefaultPoll is the gates' poll interval when Common.Poll is zero: short, since a gate that
+// waits (the manager's daemons restarting, the dashboard starting) is ready up to one interval
+// before the next poll sees it, and each poll is one cheap request.
+const DefaultPoll = 500 * time.Millisecond
 
 // DepsFunc returns the step kinds' dependencies (real clients from the
 // stack; fakes in tests).

@@ -45,25 +45,24 @@ func dataSafetyKinds() []Kind {
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
 			}),
-			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
-				d := env.Deps()
-				m, err := runMode(ctx, env, d)
-				if err != nil {
-					return "", false, err
-				}
-				if m != config.DataSafetySnapshot {
-					return "data safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
-				}
-				ok, msg, err := snapshotTaken(ctx, env, d)
-				if err != nil || !ok {
-					return "", false, err
-				}
-				return msg, true, nil
-			},
+			Skip: snapshotSkip,
 			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {
 				ok, _, err := snapshotTaken(ctx, env, env.Deps())
 				return ok, err
 			}}),
+		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_start", Estimate: estimateSnapshotStart, Run: runSnapshotStart,
+			New: simple(func(pl *Planning) []string {
+				repo := "<indexer.snapshot_repository>"
+				if c := pl.cfg(); c != nil {
+					repo = c.Indexer.SnapshotRepository
+					if m := dataSafety(c); m != config.DataSafetySnapshot && m != config.DataSafetyAuto {
+						return []string{"skipped: indexer.data_safety is " + m + " (snapshot mode only)"}
+					}
+				}
+				return []string{"as indexer.snapshot_take: the repository checked (registered where needed), then PUT /_snapshot/" + repo + "/siemctl-<run-id> (not there yet) and return at once",
+					"the steps up to indexer.snapshot_take run while it copies; that step follows it to the end and verifies it"}
+			}),
+			Skip: snapshotSkip}),
 		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Estimate: estimateRestoreSnapshot, Run: runSnapshotRestore,
 			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{} },
 			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
@@ -118,6 +117,24 @@ func (p *restoreSnapshotParams) Describe(pc engine.PlanContext) []string {
 		"GET /_cluster/health?wait_for_status=yellow until every restored index is allocated"))
 }
 
+// snapshotSkip skips the snapshot steps outside snapshot mode and once the run recorded its
+// snapshot complete.
+func snapshotSkip(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
+	d := env.Deps()
+	m, err := runMode(ctx, env, d)
+	if err != nil {
+		return "", false, err
+	}
+	if m != config.DataSafetySnapshot {
+		return "data safety is " + m + ": no snapshot (backup.indexer_data secures the data)", true, nil
+	}
+	ok, msg, err := snapshotTaken(ctx, env, d)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return msg, true, nil
+}
+
 // snapshotTaken: the run recorded a snapshot and the repository still
 // lists it complete.
 func snapshotTaken(ctx context.Context, env Env, d *Deps) (bool, string, error) {
@@ -156,28 +173,54 @@ func alertIndices(ctx context.Context, d *Deps) ([]string, error) {
 	return out, nil
 }
 
+// startSnapshot registers the repository where needed and starts the run's snapshot of the
+// alert indices, unless one of that name is there already (started by indexer.snapshot_start or
+// an interrupted attempt: followed, not retaken). It returns the repository, the alert indices
+// the snapshot must list and whether it started the snapshot now.
+func startSnapshot(ctx context.Context, env Env, d *Deps) (repo indexer.Repository, want []string, started bool, err error) {
+	if repo, _, err = snapshotReady(ctx, d, true); err != nil {
+		return repo, nil, false, err
+	}
+	sa, _ := d.snapshots()
+	if want, err = alertIndices(ctx, d); err != nil {
+		return repo, nil, false, err
+	}
+	name, rname := SnapshotName(env.RunID()), d.Config.Indexer.SnapshotRepository
+	if _, err := sa.GetSnapshot(ctx, rname, name); !errors.Is(err, indexer.ErrSnapshotMissing) {
+		return repo, want, false, err
+	}
+	if err := sa.CreateSnapshot(ctx, indexer.SnapshotRequest{Repository: rname, Name: name, Indices: []string{alertsPattern(d.Config)}, IncludeGlobalState: true}); err != nil {
+		return repo, nil, false, fmt.Errorf("start snapshot %s: %w", name, err)
+	}
+	return repo, want, true, nil
+}
+
+// runSnapshotStart starts the snapshot and returns at once: the steps between it and
+// indexer.snapshot_take (which follows it to the end and verifies it) run while it copies.
+func runSnapshotStart(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+	d := env.Deps()
+	_, want, started, err := startSnapshot(ctx, env, d)
+	if err != nil {
+		return engine.Outcome{}, err
+	}
+	name := d.Config.Indexer.SnapshotRepository + "/" + SnapshotName(env.RunID())
+	if !started {
+		return engine.Outcome{Message: fmt.Sprintf("snapshot %s already started: indexer/snapshot follows it", name)}, nil
+	}
+	return engine.Outcome{Message: fmt.Sprintf("snapshot %s started (%d alert indices): the next steps run while it copies, indexer/snapshot follows it to the end", name, len(want)),
+		Data: map[string]any{"snapshot": SnapshotName(env.RunID()), "repository": d.Config.Indexer.SnapshotRepository}}, nil
+}
+
 func runSnapshotTake(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
-	repo, _, err := snapshotReady(ctx, d, true)
+	start := d.now()
+	repo, want, _, err := startSnapshot(ctx, env, d)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	sa, _ := d.snapshots()
-	want, err := alertIndices(ctx, d)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
 	name := SnapshotName(env.RunID())
 	rname := d.Config.Indexer.SnapshotRepository
-	start := d.now()
-	// A snapshot of this name from an interrupted attempt is followed, not retaken.
-	if _, err := sa.GetSnapshot(ctx, rname, name); errors.Is(err, indexer.ErrSnapshotMissing) {
-		if err := sa.CreateSnapshot(ctx, indexer.SnapshotRequest{Repository: rname, Name: name, Indices: []string{alertsPattern(d.Config)}, IncludeGlobalState: true}); err != nil {
-			return engine.Outcome{}, fmt.Errorf("start snapshot %s: %w", name, err)
-		}
-	} else if err != nil {
-		return engine.Outcome{}, err
-	}
 	var (
 		prog indexer.SnapshotProgress
 		info indexer.SnapshotInfo
@@ -217,14 +260,16 @@ func runSnapshotTake(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 	if err != nil {
 		return engine.Outcome{}, err
 	}
+	// Started by indexer.snapshot_start: the snapshot took what the node says, not this step's share.
+	took := max(d.now().Sub(start), time.Duration(info.DurationMilli)*time.Millisecond)
 	rec := &DataSnapshot{Repository: rname, Location: repo.Location, Name: name, UUID: info.UUID, Version: info.Version, Indices: info.Indices,
-		Shards: info.ShardsTotal, IncrementalBytes: prog.IncrementalBytes, TotalBytes: prog.TotalBytes, TookMillis: d.now().Sub(start).Milliseconds(),
+		Shards: info.ShardsTotal, IncrementalBytes: prog.IncrementalBytes, TotalBytes: prog.TotalBytes, TookMillis: took.Milliseconds(),
 		Persistent: persistent}
 	if err := setBackups(env, func(b *Backups) { b.IndexerSnapshot = rec }); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("snapshot %s/%s SUCCESS: %d indices, %d shards, %s copied (incremental) of %s, in %s",
-		rname, name, len(info.Indices), info.ShardsTotal, output.Bytes(prog.IncrementalBytes), output.Bytes(prog.TotalBytes), d.now().Sub(start).Round(time.Millisecond)),
+		rname, name, len(info.Indices), info.ShardsTotal, output.Bytes(prog.IncrementalBytes), output.Bytes(prog.TotalBytes), took.Round(time.Millisecond)),
 		Data: map[string]any{"snapshot": name, "repository": rname, "indices": len(info.Indices), "shards": info.ShardsTotal,
 			"incremental_bytes": prog.IncrementalBytes, "total_bytes": prog.TotalBytes}}, nil
 }

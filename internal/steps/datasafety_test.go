@@ -223,6 +223,58 @@ func TestSnapshotTakeVerifiesAndRecords(t *testing.T) {
 	}
 }
 
+// indexer.snapshot_start starts the snapshot and returns without waiting; indexer.snapshot_take
+// then follows that snapshot (no second PUT) to the end, verifies and records it. Outside
+// snapshot mode, and once the snapshot is recorded, the start is skipped.
+func TestSnapshotStartThenTakeFollows(t *testing.T) {
+	idx := []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}
+	f := &fakeRepo{registered: true, secInit: true, indices: append([]string{".opendistro_security"}, idx...), snapIndices: idx}
+	d, srv := snapshotDeps(t, "snapshot", f)
+	e := newEnv(d, nil)
+	puts := func() (n int) {
+		for _, r := range srv.Requests() {
+			if r.Method == http.MethodPut && r.Path == "/_snapshot/siemctl/"+dsRunSnap {
+				n++
+			}
+		}
+		return n
+	}
+	out, err := run(t, d, e, "indexer.snapshot_start", nil)
+	if err != nil || !strings.Contains(out.Message, "snapshot siemctl/"+dsRunSnap+" started (2 alert indices)") {
+		t.Fatalf("start: %q %v", out.Message, err)
+	}
+	if puts() != 1 || f.polls != 0 {
+		t.Fatalf("start: %d snapshot PUTs, %d status polls; want 1 and none (it does not wait)", puts(), f.polls)
+	}
+	if b := backupsOf(t, e); b.IndexerSnapshot != nil {
+		t.Fatalf("the start recorded a snapshot that is not complete: %+v", b.IndexerSnapshot)
+	}
+	out, err = run(t, d, e, "indexer.snapshot_take", nil)
+	if err != nil || !strings.Contains(out.Message, "SUCCESS: 2 indices, 2 shards") {
+		t.Fatalf("take after start: %q %v", out.Message, err)
+	}
+	if puts() != 1 || f.polls < 2 {
+		t.Errorf("take after start: %d snapshot PUTs (want the started one only), %d status polls", puts(), f.polls)
+	}
+	if b := backupsOf(t, e); b.IndexerSnapshot == nil || b.IndexerSnapshot.Name != dsRunSnap || len(b.IndexerSnapshot.Indices) != 2 {
+		t.Fatalf("recorded %+v", b.IndexerSnapshot)
+	}
+	// Resumed after the take: nothing to start.
+	if out, err := run(t, d, e, "indexer.snapshot_start", nil); err != nil || !strings.HasPrefix(out.Message, "SKIPPED: snapshot "+dsRunSnap+"/siemctl already taken") {
+		t.Fatalf("start after the take: %q %v", out.Message, err)
+	}
+	// Copy mode: skipped, nothing sent.
+	dc, srvc := snapshotDeps(t, "copy", &fakeRepo{registered: true, secInit: true})
+	if out, err := run(t, dc, newEnv(dc, nil), "indexer.snapshot_start", nil); err != nil || out.Message != "SKIPPED: data safety is copy: no snapshot (backup.indexer_data secures the data)" {
+		t.Fatalf("copy mode: %q %v", out.Message, err)
+	}
+	for _, r := range srvc.Requests() {
+		if strings.HasPrefix(r.Path, "/_snapshot") {
+			t.Errorf("copy mode sent %s %s", r.Method, r.Path)
+		}
+	}
+}
+
 func TestSnapshotTakeRefusesIncompleteSnapshot(t *testing.T) {
 	f := &fakeRepo{registered: true, secInit: true, indices: []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}, snapIndices: []string{"siem-alerts-4.x-2026.11.22"}}
 	d, _ := snapshotDeps(t, "snapshot", f)

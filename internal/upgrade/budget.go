@@ -260,7 +260,7 @@ func phaseSources(b Budget) []string {
 // in "backups" and the post-upgrade snapshot in "validation".
 func PhaseOf(id, kind string) string {
 	switch kind {
-	case "backup.indexer_data", "indexer.snapshot_take":
+	case "backup.indexer_data", "indexer.snapshot_start", "indexer.snapshot_take":
 		return "backups"
 	}
 	switch p := engine.Phase(id); p {
