@@ -16,7 +16,7 @@ import (
 // counting the tries, those some node answered, those answered with every shard (_shards.failed 0
 // and successful == total), and the longest time without an answer with every shard.
 
-// ProbeIndex is the index pattern the search probe searches.
+// ProbeIndex is the index pattern the search probe searches when its Index is not set.
 const ProbeIndex = "wazuh-alerts-*"
 
 // SearchProbe sends the probe's searches; build it with Distributed.SearchProbe or fill it in.
@@ -27,6 +27,7 @@ type SearchProbe struct {
 	Client   *http.Client  // TLS client trusting the lab's CA
 	Every    time.Duration // interval between tries; 0: 1 s
 	Timeout  time.Duration // how long one try may take across every node (each node its share); 0: 10 s
+	Index    string        // the index pattern searched (the lab's alert indices); "": ProbeIndex
 }
 
 // SearchProbeResult is what a probe run measured.
@@ -59,7 +60,7 @@ func (d *Distributed) SearchProbe(every time.Duration) (*SearchProbe, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("search probe: the lab has no indexer node")
 	}
-	p := &SearchProbe{Every: every}
+	p := &SearchProbe{Every: every, Index: d.prof.AlertsPrefix() + "*"}
 	for _, n := range nodes {
 		c, err := n.indexer()
 		if err != nil {
@@ -77,7 +78,8 @@ func (l *Lab) SearchProbe(every time.Duration) (*SearchProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SearchProbe{URLs: []string{c.base}, User: c.user, Password: c.password, Client: c.hc, Every: every}, nil
+	return &SearchProbe{URLs: []string{c.base}, User: c.user, Password: c.password, Client: c.hc, Every: every,
+		Index: l.prof.AlertsPrefix() + "*"}, nil
 }
 
 // Run probes until ctx ends and returns what it measured. Only bad settings are errors: a search
@@ -163,6 +165,10 @@ func (p *SearchProbe) try(ctx context.Context, first int, each time.Duration) (u
 			}
 			continue
 		}
+		if shards.Total == 0 {
+			// No shard matched: nothing was searched, so the try says nothing of the roll.
+			return u, false, fmt.Sprintf("%s: no shard of %s to search", u, p.index())
+		}
 		if shards.Failed == 0 && shards.Successful == shards.Total {
 			return u, true, ""
 		}
@@ -177,12 +183,19 @@ type probeShards struct {
 	Failed     int `json:"failed"`
 }
 
+func (p *SearchProbe) index() string {
+	if p.Index != "" {
+		return p.Index
+	}
+	return ProbeIndex
+}
+
 // search sends one search (size 0: the shards' answers are all the probe needs) to the node.
 func (p *SearchProbe) search(ctx context.Context, base string) (probeShards, error) {
 	var body struct {
 		Shards *probeShards `json:"_shards"`
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+ProbeIndex+"/_search?size=0&track_total_hits=false", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/"+p.index()+"/_search?size=0&track_total_hits=false", nil)
 	if err != nil {
 		return probeShards{}, err
 	}

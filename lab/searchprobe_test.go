@@ -127,3 +127,36 @@ func TestSearchProbe_AllFullAndBadCredentials(t *testing.T) {
 		t.Error("a probe without URLs ran")
 	}
 }
+
+// A pattern that matches no index answers 200 with no shard: the probe searched nothing, so the
+// try is not counted as answered with every shard (a probe of the wrong pattern cannot pass).
+func TestSearchProbeNoShardIsNotWhole(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var n int
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/siem-alerts-*/_search") {
+			t.Errorf("unexpected request %s, want the probe's Index", r.URL)
+		}
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k > 2 {
+			cancel()
+			<-r.Context().Done()
+			return
+		}
+		_, _ = w.Write([]byte(`{"took":1,"timed_out":false,"_shards":{"total":0,"successful":0,"skipped":0,"failed":0},"hits":{"max_score":0.0,"hits":[]}}`))
+	}))
+	defer srv.Close()
+	p := &SearchProbe{URLs: []string{srv.URL}, Client: srv.Client(), Every: 20 * time.Millisecond, Index: "siem-alerts-*"}
+	res, err := p.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tries != 2 || res.Answered != 2 || res.AllShards != 0 || !strings.Contains(res.LastFailure, "no shard of siem-alerts-*") {
+		t.Errorf("tries/answered/all shards = %d/%d/%d, last failure %q; want 2/2/0 and the empty pattern named", res.Tries, res.Answered, res.AllShards, res.LastFailure)
+	}
+}
