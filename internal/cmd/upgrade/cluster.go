@@ -127,7 +127,9 @@ type ClusterPlan struct {
 	ElectedManager string          `json:"elected_cluster_manager"`
 	Order          []rollout.Entry `json:"order"`
 	// Problems stop the roll (NO-GO), each with its fix.
-	Problems []string             `json:"problems"`
+	Problems []string `json:"problems"`
+	// Warnings do not stop the roll; each says what it costs and its fix.
+	Warnings []string             `json:"warnings"`
 	Gates    []rollout.PhaseGates `json:"gates"`
 	Budget   upgrade.RollBudget   `json:"budget"`
 	// Run is the run already in the cluster, if any.
@@ -171,7 +173,11 @@ func runPlanCluster(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := ClusterPlan{Target: opts.To, ElectedManager: facts.ElectedManager, Problems: []string{}, Gates: rollout.Gates, Calls: coordinationCalls()}
+	rep := ClusterPlan{Target: opts.To, ElectedManager: facts.ElectedManager, Problems: []string{}, Warnings: []string{}, Gates: rollout.Gates, Calls: coordinationCalls()}
+	if g := facts.SearchGap; g != nil {
+		c := cfg.Indexer
+		rep.Warnings = append(rep.Warnings, g.String(c.URL, c.Username, c.CAFile, c.Insecure))
+	}
 	order, oerr := rollout.Order(facts)
 	var oe *rollout.OrderError
 	switch {
@@ -222,6 +228,9 @@ func renderClusterPlan(w io.Writer, tty bool, c *output.Palette, rep ClusterPlan
 	fmt.Fprintf(w, "Rolling upgrade plan to %s: %s\n", rep.Target, c.Status(rep.Verdict))
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "  %s %s\n", c.Red("no-go:"), p)
+	}
+	for _, p := range rep.Warnings {
+		fmt.Fprintf(w, "  %s %s\n", c.Yellow("warning:"), p)
 	}
 	if rep.Run != nil {
 		fmt.Fprintf(w, "Run in the cluster: %s to %s, phase %s\n", rep.Run.RunID, rep.Run.Target, rep.Run.Phase)

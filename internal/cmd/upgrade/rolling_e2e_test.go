@@ -24,6 +24,20 @@ import (
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
+// labSecret reads a lab secret (the indexer's admin password) from the lab's directory.
+func labSecret(t *testing.T, dir, name string) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "hosts", "*", "secrets", name))
+	paths = append([]string{filepath.Join(dir, "secrets", name)}, paths...)
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	t.Fatalf("no secret %s under %s", name, dir)
+	return ""
+}
+
 // rollPortOffset: the rolling upgrade's distributed lab (distributed ports are the single lab's +
 // 20000, so only another distributed lab at the same offset could collide: lab/cmd/siemlab's use
 // 0 and 500).
@@ -70,6 +84,36 @@ func TestE2ERollingUpgrade(t *testing.T) {
 
 	// The snapshot repository lives in the directory every node shares (path.repo).
 	must(t, "indexer-1", "indexer", "repository", "prepare", "--yes")
+
+	// The lab's alert indices, like Wazuh's, have no replica: the plan names them (searches of them
+	// fail while their node restarts) with the fix, and the operator follows it before apply.
+	t.Run("plan names the alert indices without a replica; the fix followed", func(t *testing.T) {
+		r := on("indexer-1").Siemctl("upgrade", "plan", "--cluster", "--to", to)
+		out := r.Stdout + r.Stderr
+		i := strings.Index(out, "curl ")
+		if r.Code != 0 || !strings.Contains(out, "have no replica") || i < 0 || !strings.Contains(out[i:], ", then wait for green") {
+			t.Fatalf("plan --cluster: exit %d, want the no-replica warning with its fix:\n%s", r.Code, out)
+		}
+		fix := out[i : i+strings.Index(out[i:], ", then wait for green")]
+		pw := labSecret(t, l.Dir, "indexer")
+		// curl asks for the password (-u USER); the operator types it.
+		user := regexp.MustCompile(`-u (\S+) `)
+		fix = user.ReplaceAllString(fix, "-u ${1}:"+pw+" ")
+		base := regexp.MustCompile(`'?(https://[^/ ']+)/`).FindStringSubmatch(fix)
+		if base == nil {
+			t.Fatalf("no URL in the fix %q", strings.ReplaceAll(fix, pw, "***"))
+		}
+		green := user.FindString(fix) + strings.Join(regexp.MustCompile(`--cacert \S+`).FindAllString(fix, 1), "") +
+			" '" + base[1] + "/_cluster/health?wait_for_status=green&timeout=180s'"
+		for _, c := range []string{fix, "curl " + green} {
+			if o, err := exec.Command("bash", "-c", c+" -sS --fail-with-body").CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", strings.ReplaceAll(c, pw, "***"), err, o)
+			}
+		}
+		if r := on("indexer-1").Siemctl("upgrade", "plan", "--cluster", "--to", to); strings.Contains(r.Stdout+r.Stderr, "have no replica") {
+			t.Errorf("the warning stays after its fix:\n%s", r.Stdout)
+		}
+	})
 
 	start := time.Now()
 	took := map[string]time.Duration{}
@@ -319,10 +363,11 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			t.Fatalf("flow probe: %v\n%s%s", err, probeOut.String(), probeErr.String())
 		}
 		t.Logf("%s (by node %v)", res, res.ByNode)
-		// Some indexer node is up at every moment of a correct roll (one node at a time), and the
-		// probe passes a try on to the next node: every try must be answered. The share answered
-		// with every shard is reported, not asserted: a shard whose only started copy is on the
-		// stopping node fails until its replica is promoted (the goal is 99.9%).
+		// Some indexer node is up at every moment of a correct roll (one node at a time), every alert
+		// index has a replica (the plan's fix), and the probe passes a try on to the next node:
+		// every try must be answered. The share answered with every shard is reported, not
+		// asserted: a shard whose only started copy is on the stopping node fails until its replica
+		// is promoted (the goal is 99.9%).
 		if res.Answered != res.Tries {
 			t.Errorf("%d of %d searches got no answer from any node (last failure: %s)", res.Tries-res.Answered, res.Tries, res.LastFailure)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 // IndexerFacts is what Gather reads of the indexer cluster (*indexer.Client).
@@ -16,13 +17,18 @@ type IndexerFacts interface {
 	ClusterManager(ctx context.Context) (string, error)
 }
 
+// indexCatalog lists indices (*indexer.Client): Gather reads the alert indices' replicas with it.
+type indexCatalog interface {
+	CatIndices(ctx context.Context, pattern string) ([]indexer.Index, error)
+}
+
 // ManagerFacts is what Gather reads of the manager cluster (*manager.Client).
 type ManagerFacts interface {
 	ClusterHealthcheck(ctx context.Context) ([]manager.ClusterNode, error)
 }
 
 // FactCalls are the read-only calls Gather makes, for dry runs and plans.
-var FactCalls = []string{"GET /_nodes (indexer)", "GET /_cat/cluster_manager?format=json&h=node (indexer)", "GET /cluster/healthcheck (manager API)"}
+var FactCalls = []string{"GET /_nodes (indexer)", "GET /_cat/cluster_manager?format=json&h=node (indexer)", "GET /_cat/indices/<indexer.alerts_index_prefix>* (indexer: indices with no replica)", "GET /cluster/healthcheck (manager API)"}
 
 // Gather reads the facts the order is computed from, from any host: the indexer cluster's nodes and
 // elected cluster manager, the manager cluster's nodes (a manager whose cluster is disabled, 3013,
@@ -38,6 +44,12 @@ func Gather(ctx context.Context, cfg *config.Config, ix IndexerFacts, mg Manager
 	}
 	if f.ElectedManager, err = ix.ClusterManager(ctx); err != nil {
 		return f, fmt.Errorf("the indexer cluster's elected cluster manager: %w", err)
+	}
+	if ci, ok := ix.(indexCatalog); ok && cfg.Indexer.AlertsIndexPrefix != "" {
+		pattern := cfg.Indexer.AlertsIndexPrefix + "*"
+		if rows, err := ci.CatIndices(ctx, pattern); err == nil {
+			f.SearchGap = cluster.SearchGap(rows, pattern, len(f.IndexerNodes))
+		}
 	}
 	if mg == nil {
 		return f, fmt.Errorf("the manager API: %w", mgErr)

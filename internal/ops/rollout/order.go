@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 )
 
 // Kinds of entry names: an entry's Name is "<kind>/<node>", so an indexer node and a manager node
@@ -54,6 +55,10 @@ type Facts struct {
 	// manager.nodes): one that is not in the facts stops the order (it could not be upgraded).
 	ExpectedIndexer []string
 	ExpectedManager []string
+	// SearchGap: the alert indices with no replica, whose searches fail while their node restarts
+	// (nil when every one has a replica, or when they could not be read: the roll does not
+	// depend on it).
+	SearchGap *cluster.RollSearchGap
 }
 
 // OrderError lists what stops the order from being computed, each with its fix.
