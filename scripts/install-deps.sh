@@ -40,6 +40,7 @@ command -v ssh-keygen >/dev/null || need+=(openssh-client)   # upgrade report --
 command -v chromium >/dev/null || need+=(chromium)           # the upgrade report rendered in e2e
 command -v rpm >/dev/null || need+=(rpm)                     # make dist: the .rpm contents are checked
 command -v ansible-playbook >/dev/null || need+=(ansible-core)  # the distributed roll through ansible/*.yml
+command -v curl >/dev/null || need+=(curl)                   # e2e tests follow the curl fixes siemctl prints
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()
