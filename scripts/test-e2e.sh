@@ -10,7 +10,7 @@
 # unit starting, a cluster turning green) overlap with the work of the other:
 #   lane 1: siem, every package but the upgrade suite; then the watch window;
 #           then the distributed lab's test (wazuh; one lab for every check and fault);
-#           then the rolling upgrade of a distributed lab through ansible/upgrade.yml (siem)
+#           then the rolling upgrade and the rolling rollback of a distributed lab through ansible/ (siem)
 #   lane 2: siem, the upgrade suite but the watch window; then the wazuh pass
 # SIEMCTL_E2E_LANES=1 runs the same commands one after the other.
 # Each lane's output is prefixed with its name; the exit code is non-zero when
@@ -24,12 +24,12 @@ LANES=${SIEMCTL_E2E_LANES:-2}
 UPGRADE=./internal/cmd/upgrade
 WATCH='TestE2EWatch'
 DISTRIBUTED='TestE2EDistributed'
-ROLLING='TestE2ERollingUpgrade'
+ROLLING='TestE2ERollingUpgrade|TestE2ERollingRollback'
 WAZUH_PKGS=${E2E_WAZUH_PKGS:-"./internal/cmd/health ./internal/cmd/upgrade ./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot"}
 # Siem-only: the snapshot-mode data safety run, the watch window, the guided
 # budget and the alert-flow run test siemctl's own logic, which the profile
 # does not change.
-WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost|TestE2ERollingUpgrade'}
+WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost|TestE2ERollingUpgrade|TestE2ERollingRollback'}
 
 export SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=${SIEMCTL_E2E_BIN:-$PWD/bin}
 
