@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/siemctl/siemctl/internal/indexer"
 )
 
 // A cluster rollback (README "Distributed upgrade", issue 25 must-hold 4). An OpenSearch node
@@ -209,16 +207,8 @@ func (s *Store) Reinstate(ctx context.Context, local Record) (Record, error) {
 	now := s.now()
 	r := ForRollbackTurns(local, now)
 	r.Updated = now
-	if _, err := s.API.EnsureIndex(ctx, Index, []byte(IndexBody)); err != nil {
-		return Record{}, fmt.Errorf("create index %s: %w", Index, err)
-	}
-	doc, err := s.API.PutDocument(ctx, Index, DocID, r, indexer.Condition{Create: true})
-	if err == nil {
-		r.SeqNo, r.PrimaryTerm = doc.SeqNo, doc.PrimaryTerm
-		return r, nil
-	}
-	if !errors.Is(err, indexer.ErrVersionConflict) {
-		return Record{}, fmt.Errorf("write the rollout record back: %w", err)
+	if written, exists, err := s.putNew(ctx, r, "write the rollout record back"); err != nil || !exists {
+		return written, err
 	}
 	old, err := s.Load(ctx)
 	if err != nil {

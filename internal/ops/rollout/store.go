@@ -192,16 +192,8 @@ func (s *Store) Create(ctx context.Context, r Record) (Record, error) {
 	for i := range r.Order {
 		r.Order[i].State = Pending
 	}
-	if _, err := s.API.EnsureIndex(ctx, Index, []byte(IndexBody)); err != nil {
-		return Record{}, fmt.Errorf("create index %s: %w", Index, err)
-	}
-	doc, err := s.API.PutDocument(ctx, Index, DocID, r, indexer.Condition{Create: true})
-	if err == nil {
-		r.SeqNo, r.PrimaryTerm = doc.SeqNo, doc.PrimaryTerm
-		return r, nil
-	}
-	if !errors.Is(err, indexer.ErrVersionConflict) {
-		return Record{}, fmt.Errorf("create the rollout record: %w", err)
+	if created, exists, err := s.putNew(ctx, r, "create the rollout record"); err != nil || !exists {
+		return created, err
 	}
 	old, lerr := s.Load(ctx)
 	if lerr != nil {
@@ -337,4 +329,22 @@ func roleOf(name, elected string) Role {
 		return RoleIndexerManager
 	}
 	return RoleIndexer
+}
+
+// putNew writes r as the record only if there is none (the index created first, then
+// op_type=create): the record written, or exists when one is already there (what names the write
+// in an error).
+func (s *Store) putNew(ctx context.Context, r Record, what string) (written Record, exists bool, err error) {
+	if _, err := s.API.EnsureIndex(ctx, Index, []byte(IndexBody)); err != nil {
+		return Record{}, false, fmt.Errorf("create index %s: %w", Index, err)
+	}
+	doc, err := s.API.PutDocument(ctx, Index, DocID, r, indexer.Condition{Create: true})
+	switch {
+	case err == nil:
+		r.SeqNo, r.PrimaryTerm = doc.SeqNo, doc.PrimaryTerm
+		return r, false, nil
+	case errors.Is(err, indexer.ErrVersionConflict):
+		return Record{}, true, nil
+	}
+	return Record{}, false, fmt.Errorf("%s: %w", what, err)
 }
