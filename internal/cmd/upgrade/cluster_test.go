@@ -13,6 +13,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
@@ -327,5 +328,26 @@ func TestRunStatusClusterThroughAnotherNode(t *testing.T) {
 	var st ClusterStatus
 	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.AnsweredBy != "indexer-2 ("+other.URL+")" || len(st.Record.Order) != 6 {
 		t.Fatalf("status json with indexer.url down: %v %+v\n%s", err, st.AnsweredBy, out)
+	}
+}
+
+// TestInTurnNoGoPastStart: a turn that failed after its node ran the new version does not tell the
+// operator to resume it (the deployment rolls back instead); any other failure does.
+func TestInTurnNoGoPastStart(t *testing.T) {
+	ctx := context.Background()
+	r := newClusterRig(t)
+	r.rolling(t)
+	o := TurnOptions{Cluster: r.deps, Lease: time.Minute}
+	var errOut strings.Builder
+	err := InTurn(ctx, o, &errOut, func(context.Context, *rollout.Turn) error {
+		return &engine.RolledBackError{RunID: "r1", Step: "indexer/rejoined", Cause: errors.New("node not back")}
+	})
+	if err == nil || strings.Contains(errOut.String(), "run the same command again") || !strings.Contains(errOut.String(), "after its node ran the new version") {
+		t.Fatalf("no-go past the start: %v\n%s", err, errOut.String())
+	}
+	errOut.Reset()
+	err = InTurn(ctx, o, &errOut, func(context.Context, *rollout.Turn) error { return errors.New("apt failed") })
+	if err == nil || !strings.Contains(errOut.String(), "run the same command again on this host to resume it") {
+		t.Fatalf("an ordinary failure: %v\n%s", err, errOut.String())
 	}
 }

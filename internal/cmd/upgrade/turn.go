@@ -143,6 +143,11 @@ func InTurn(ctx context.Context, o TurnOptions, errOut io.Writer, work func(ctx 
 	case ctx.Err() != nil:
 		fmt.Fprintf(errOut, "interrupted: %s stays this host's turn until its lease ends (%s); run the same command again to resume it\n", e.Name, turn.Expiry().UTC().Format(time.RFC3339))
 	default:
+		if _, ok := noGoAfterStart(err); ok {
+			// Past the point of no return: resuming would not help; the caller rolls back.
+			fmt.Fprintf(errOut, "%s failed after its node ran the new version: the roll stops here\n", e.Name)
+			break
+		}
 		fmt.Fprintf(errOut, "%s failed: the roll stops here (siemctl upgrade status --cluster); run the same command again on this host to resume it\n", e.Name)
 	}
 	return err
