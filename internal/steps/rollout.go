@@ -32,7 +32,9 @@ func rolloutStore(d *Deps) (*rollout.Store, error) {
 	if !ok {
 		return nil, fmt.Errorf("indexer client %T cannot write the rollout record", ix)
 	}
-	s := rollout.NewStore(api)
+	// When this host's node does not answer (its own turn, or the node that did not rejoin), the
+	// record is reached through the other nodes, as the cluster verbs do.
+	s := rollout.NewStore(rollout.Over(api, d.Config.StateDir))
 	if c, ok := ix.(rollout.IndexerFacts); ok {
 		s.Elected = c.ClusterManager
 	}

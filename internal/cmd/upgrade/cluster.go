@@ -11,7 +11,6 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -98,17 +97,7 @@ func (d ClusterDeps) failover(ix ClusterIndexer) rollout.API {
 	if cfg, err := d.Config(); err == nil {
 		stateDir = cfg.StateDir
 	}
-	fo := &rollout.Failover{Primary: ix, Nodes: rollout.LoadNodes(stateDir), Dial: d.IndexerAt,
-		Keep: func(n []indexer.NodeHTTP) error { return rollout.SaveNodes(stateDir, n) }}
-	if u, ok := ix.(interface{ URL() string }); ok {
-		fo.PrimaryURL = u.URL()
-	}
-	if l, ok := ix.(interface {
-		HTTPNodes(context.Context) ([]indexer.NodeHTTP, error)
-	}); ok {
-		fo.Learn = l.HTTPNodes
-	}
-	return fo
+	return rollout.NewFailover(ix, stateDir, d.IndexerAt)
 }
 
 // answeredBy names the indexer node that answered the record's last call when it was not

@@ -42,6 +42,39 @@ type Failover struct {
 	dialed   map[string]API
 }
 
+// NewFailover is the record's API over ix (this host's indexer client: indexer.url) that falls back
+// to the other nodes: those kept in stateDir, learned again from _nodes/http (when ix lists them)
+// whenever ix answers, each reached with dial (same credentials, TLS settings and CA).
+func NewFailover(ix API, stateDir string, dial func(url string) (API, error)) *Failover {
+	fo := &Failover{Primary: ix, Nodes: LoadNodes(stateDir), Dial: dial,
+		Keep: func(n []indexer.NodeHTTP) error { return SaveNodes(stateDir, n) }}
+	if u, ok := ix.(interface{ URL() string }); ok {
+		fo.PrimaryURL = u.URL()
+	}
+	if l, ok := ix.(interface {
+		HTTPNodes(context.Context) ([]indexer.NodeHTTP, error)
+	}); ok {
+		fo.Learn = l.HTTPNodes
+	}
+	return fo
+}
+
+// Over is NewFailover for an *indexer.Client, which reaches another node itself (Client.At); any
+// other API (a test's fake) is returned as it is.
+func Over(ix API, stateDir string) API {
+	c, ok := ix.(*indexer.Client)
+	if !ok {
+		return ix
+	}
+	return NewFailover(c, stateDir, func(u string) (API, error) {
+		n, err := c.At(u)
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
+	})
+}
+
 // Answered names the node (name and URL) that answered the last call when it was not indexer.url;
 // "" when indexer.url did.
 func (f *Failover) Answered() string {

@@ -29,10 +29,7 @@ func nodesHTTP(a, b string) []byte {
 // failoverOver is what ClusterDeps builds: the store over indexer.url (primary) and, when it does
 // not answer, the nodes kept in dir.
 func failoverOver(primary *indexer.Client, dir string) *rollout.Failover {
-	return &rollout.Failover{Primary: primary, PrimaryURL: primary.URL(), Nodes: rollout.LoadNodes(dir),
-		Dial:  func(u string) (rollout.API, error) { return primary.At(u) },
-		Learn: primary.HTTPNodes,
-		Keep:  func(n []indexer.NodeHTTP) error { return rollout.SaveNodes(dir, n) }}
+	return rollout.Over(primary, dir).(*rollout.Failover)
 }
 
 // TestFailoverReachesRecordThroughAnotherNode: while indexer.url answers, the other nodes'
