@@ -95,19 +95,23 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			t.Fatalf("plan --cluster: exit %d, want the no-replica warning with its fix:\n%s", r.Code, out)
 		}
 		fix := out[i : i+strings.Index(out[i:], ", then wait for green")]
-		pw := labSecret(t, l.Dir, "indexer")
-		// curl asks for the password (-u USER); the operator types it.
+		// curl asks for the password (-u USER); the operator types it. Here it goes on curl's
+		// stdin as a config line (-K -), never on a command line.
 		user := regexp.MustCompile(`-u (\S+) `)
-		fix = user.ReplaceAllString(fix, "-u ${1}:"+pw+" ")
+		m := user.FindStringSubmatch(fix)
 		base := regexp.MustCompile(`'?(https://[^/ ']+)/`).FindStringSubmatch(fix)
-		if base == nil {
-			t.Fatalf("no URL in the fix %q", strings.ReplaceAll(fix, pw, "***"))
+		if m == nil || base == nil {
+			t.Fatalf("no user or URL in the fix %q", fix)
 		}
-		green := user.FindString(fix) + strings.Join(regexp.MustCompile(`--cacert \S+`).FindAllString(fix, 1), "") +
+		login := fmt.Sprintf("user = %q\n", m[1]+":"+labSecret(t, l.Dir, "indexer"))
+		fix = user.ReplaceAllString(fix, "-K - ")
+		green := "curl -K - " + strings.Join(regexp.MustCompile(`--cacert \S+`).FindAllString(fix, 1), "") +
 			" '" + base[1] + "/_cluster/health?wait_for_status=green&timeout=180s'"
-		for _, c := range []string{fix, "curl " + green} {
-			if o, err := exec.Command("bash", "-c", c+" -sS --fail-with-body").CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", strings.ReplaceAll(c, pw, "***"), err, o)
+		for _, c := range []string{fix, green} {
+			cmd := exec.Command("bash", "-c", c+" -sS --fail-with-body")
+			cmd.Stdin = strings.NewReader(login)
+			if o, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", c, err, o)
 			}
 		}
 		if r := on("indexer-1").Siemctl("upgrade", "plan", "--cluster", "--to", to); strings.Contains(r.Stdout+r.Stderr, "have no replica") {

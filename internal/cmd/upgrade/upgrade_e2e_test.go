@@ -94,17 +94,14 @@ func newLabClient(t *testing.T, dir string) *labClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw, err := os.ReadFile(filepath.Join(dir, "secrets", "indexer"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pw := labSecret(t, dir, "indexer")
 	ca, err := os.ReadFile(filepath.Join(dir, "certs", "root-ca.pem"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	return &labClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.Ports().Indexer), pw: strings.TrimSpace(string(pw)), dir: dir, prof: l.Profile(),
+	return &labClient{base: fmt.Sprintf("https://127.0.0.1:%d", l.Ports().Indexer), pw: pw, dir: dir, prof: l.Profile(),
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 }
 
