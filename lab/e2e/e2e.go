@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -290,6 +291,15 @@ func (l *Lab) MustSiemlab(verb string, args ...string) Result {
 		l.t.Fatalf("siemlab %s %v: exit %d\n%s\n%s", verb, args, r.Code, r.Stdout, r.Stderr)
 	}
 	return r
+}
+
+// Shell runs a bash script on a host of a distributed lab as its operator would: the host's env
+// file (DIR/hosts/<host>/env: its siemctl.yaml, apt and dpkg) sourced, siemctl on PATH.
+func (l *Lab) Shell(host, script string) Result {
+	l.t.Helper()
+	c := *l
+	c.Env = append(slices.Clone(l.Env), "PATH="+filepath.Dir(l.siemctl)+":"+os.Getenv("PATH"), "NO_COLOR=1")
+	return c.run("bash", nil, "-c", `. "$1" && `+script, "bash", filepath.Join(l.Dir, "hosts", host, "env"))
 }
 
 func (l *Lab) run(bin string, stdin *strings.Reader, args ...string) Result {

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -292,7 +291,7 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		}
 		t.Logf("manager-2 refused with 3031 in its own turn; following the fix on manager-1: %s; %s", m[1], m[2])
 		for _, c := range []string{m[1], m[2] + " --yes"} {
-			if r := onHost(t, l.Dir, "manager-1", c); r.Code != 0 {
+			if r := l.For(t).Shell("manager-1", c); r.Code != 0 {
 				t.Errorf("on manager-1: %s: exit %d\n%s%s", c, r.Code, r.Stdout, r.Stderr)
 			}
 		}
@@ -607,26 +606,4 @@ func descendant(root int, words ...string) int {
 		}
 	}
 	return 0
-}
-
-// onHost runs a shell script on a host of the distributed lab in dir as its operator would: with
-// the host's env file sourced (its siemctl.yaml, apt and dpkg) and siemctl on PATH.
-func onHost(t *testing.T, dir, host, script string) e2e.Result {
-	t.Helper()
-	siemctl, _ := e2e.Binaries(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", ". \"$1\" && "+script, "bash", filepath.Join(dir, "hosts", host, "env"))
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(siemctl)+":"+os.Getenv("PATH"), "NO_COLOR=1")
-	var o, e strings.Builder
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	r := e2e.Result{Stdout: o.String(), Stderr: e.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.Code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("on %s: %s: %v", host, script, err)
-	}
-	return r
 }

@@ -3,17 +3,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -85,25 +82,9 @@ func TestE2EDistributed(t *testing.T) {
 	hosts := []string{"indexer-1", "indexer-2", "indexer-3", "manager-1", "manager-2", "dashboard-1"}
 	// onHost runs a shell script on a host as its operator would: with the host's env file sourced
 	// (D/hosts/<host>/env: siemctl.yaml, apt and dpkg of that host) and siemctl on PATH.
-	siemctlBin, _ := e2e.Binaries(t)
 	onHost := func(t *testing.T, host, script string) e2e.Result {
 		t.Helper()
-		env := filepath.Join(l.Dir, "hosts", host, "env")
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-c", ". \"$1\" && "+script, "bash", env)
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(siemctlBin)+":"+os.Getenv("PATH"), "NO_COLOR=1")
-		var o, e bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		r := e2e.Result{Stdout: o.String(), Stderr: e.String()}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			r.Code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("on %s: %s: %v", host, script, err)
-		}
-		return r
+		return l.For(t).Shell(host, script)
 	}
 	healthOn := func(t *testing.T, host string, args ...string) e2e.Result {
 		t.Helper()
