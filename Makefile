@@ -47,7 +47,7 @@ test-unit: deps
 ## The end-to-end tests: every package against siem labs, then health, upgrade
 ## and rollback, agents, alerts, services and snapshot against wazuh labs, and the
 ## distributed lab with its rolling upgrade and rollback, in
-## three lanes at once on separate port ranges (scripts/test-e2e.sh;
+## four lanes at once on separate port ranges (scripts/test-e2e.sh;
 ## SIEMCTL_E2E_LANES=1 runs them one after the other).
 test-e2e: build filebeat
 	GO='$(GO)' E2E_TIMEOUT=$(E2E_TIMEOUT) SIEMCTL_E2E_BIN=$(CURDIR)/$(BIN) ./scripts/test-e2e.sh

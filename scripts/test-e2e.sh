@@ -5,17 +5,20 @@
 # rollback (the kill-9 matrix, the automatic rollback), agents, alerts,
 # services, snapshot.
 #
-# The work is split into lanes that run at the same time, each on its own
-# port range (SIEMCTL_E2E_PORT_SHIFT 0 and 1000; distributed labs use their own
-# loopback addresses 127.0.0.11-31 and ports 20000+), so the waits of one lab (a
-# unit starting, a cluster turning green) overlap with the work of another:
-#   lane 1: siem, every package but the upgrade suite; then the watch window
-#           (mostly waiting: lane 3 starts beside it)
-#   lane 3: once lane 1's packages are done: the distributed lab's test (wazuh;
-#           one lab for every check and fault), then the rolling upgrade and the
-#           rolling rollback of distributed labs through ansible/ (siem)
+# The work is split into four lanes that run at the same time, each on its own
+# port range (SIEMCTL_E2E_PORT_SHIFT 0, 1000 and 2000; distributed labs use their
+# own loopback addresses 127.0.0.11-31 and ports 20000+), so the waits of one lab
+# (a unit starting, a cluster turning green, a watch window) overlap with the
+# work of another. Each lane runs 30-45 min on a 2-core machine:
+#   lane 1: siem, every package but the upgrade suite; then the wazuh pass of
+#           health
 #   lane 2: siem, the upgrade suite but the watch window and the rolls; then the
-#           wazuh pass
+#           wazuh pass of agents, alerts, services and snapshot
+#   lane 3: the distributed lab's test (wazuh; one lab for every check and
+#           fault), then the rolling upgrade and the rolling rollback of
+#           distributed labs through ansible/ (siem)
+#   lane 4: the watch window (mostly waiting for its windows to end); then the
+#           wazuh pass of the upgrade suite
 # SIEMCTL_E2E_LANES=1 runs the same commands one after the other.
 # Each lane's output is prefixed with its name; the exit code is non-zero when
 # any command failed.
@@ -29,7 +32,7 @@ UPGRADE=./internal/cmd/upgrade
 WATCH='TestE2EWatch'
 DISTRIBUTED='TestE2EDistributed'
 ROLLING='TestE2ERolling'
-WAZUH_PKGS=${E2E_WAZUH_PKGS:-"./internal/cmd/health ./internal/cmd/upgrade ./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot"}
+WAZUH_PKGS=${E2E_WAZUH_PKGS:-"./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot"}
 # Siem-only: the snapshot-mode data safety run, the watch window, the guided
 # budget and the alert-flow run test siemctl's own logic, which the profile
 # does not change.
@@ -41,29 +44,14 @@ others=$($GO list -tags e2e ./... | sed "s|^github.com/siemctl/siemctl|.|" | gre
 
 gotest() { $GO test -tags e2e -count=1 -p 1 -timeout "$TIMEOUT" "$@"; }
 
-# lane 3 waits for this file: lane 1 touches it when its packages are done.
-LANE3_GO=$(mktemp -u "${TMPDIR:-/tmp}/siemctl-e2e-lane3.XXXXXX")
-trap 'rm -f "$LANE3_GO"' EXIT
+wazuh() { SIEMCTL_E2E_PROFILE=wazuh gotest -run 'E2E' -skip "$WAZUH_SKIP" "$@"; }
 
 lane1() {
 	export SIEMCTL_E2E_PORT_SHIFT=0
 	local rc=0
 	# shellcheck disable=SC2086
 	gotest -run 'E2E' -skip "$DISTRIBUTED" $others || rc=1
-	touch "$LANE3_GO"
-	gotest -run "$WATCH" "$UPGRADE" || rc=1
-	return $rc
-}
-
-lane3() {
-	export SIEMCTL_E2E_PORT_SHIFT=0
-	local rc=0
-	while [ ! -e "$LANE3_GO" ]; do sleep 5; done
-	# The distributed lab (3 indexer nodes, 2 managers, a dashboard) in the wazuh layout.
-	SIEMCTL_E2E_PROFILE=wazuh gotest -run "$DISTRIBUTED" ./lab/cmd/siemlab || rc=1
-	# The rolling upgrade and the rolling rollback: each its own distributed lab (siem), one
-	# after the other.
-	gotest -run "$ROLLING" "$UPGRADE" || rc=1
+	wazuh ./internal/cmd/health || rc=1
 	return $rc
 }
 
@@ -72,33 +60,48 @@ lane2() {
 	local rc=0
 	gotest -run 'E2E' -skip "$WATCH|$ROLLING" "$UPGRADE" || rc=1
 	# shellcheck disable=SC2086
-	SIEMCTL_E2E_PROFILE=wazuh gotest -run 'E2E' -skip "$WAZUH_SKIP" $WAZUH_PKGS || rc=1
+	wazuh $WAZUH_PKGS || rc=1
+	return $rc
+}
+
+lane3() {
+	export SIEMCTL_E2E_PORT_SHIFT=0
+	local rc=0
+	# The distributed lab (3 indexer nodes, 2 managers, a dashboard) in the wazuh layout.
+	SIEMCTL_E2E_PROFILE=wazuh gotest -run "$DISTRIBUTED" ./lab/cmd/siemlab || rc=1
+	# The rolling upgrade and the rolling rollback: each its own distributed lab (siem), one
+	# after the other.
+	gotest -run "$ROLLING" "$UPGRADE" || rc=1
+	return $rc
+}
+
+lane4() {
+	export SIEMCTL_E2E_PORT_SHIFT=2000
+	local rc=0
+	gotest -run "$WATCH" "$UPGRADE" || rc=1
+	wazuh "$UPGRADE" || rc=1
 	return $rc
 }
 
 prefix() { sed -u "s/^/[$1] /"; }
 
 start=$(date +%s)
+rcs=()
 if [ "$LANES" = 1 ]; then
-	lane1 2>&1 | prefix lane1
-	rc1=${PIPESTATUS[0]}
-	lane3 2>&1 | prefix lane3
-	rc3=${PIPESTATUS[0]}
-	lane2 2>&1 | prefix lane2
-	rc2=${PIPESTATUS[0]}
+	for n in 1 2 3 4; do
+		"lane$n" 2>&1 | prefix "lane$n"
+		rcs+=("${PIPESTATUS[0]}")
+	done
 else
-	(lane1 2>&1 | prefix lane1; exit "${PIPESTATUS[0]}") &
-	p1=$!
-	(lane2 2>&1 | prefix lane2; exit "${PIPESTATUS[0]}") &
-	p2=$!
-	(lane3 2>&1 | prefix lane3; exit "${PIPESTATUS[0]}") &
-	p3=$!
-	wait "$p1"
-	rc1=$?
-	wait "$p2"
-	rc2=$?
-	wait "$p3"
-	rc3=$?
+	pids=()
+	for n in 1 2 3 4; do
+		("lane$n" 2>&1 | prefix "lane$n"; exit "${PIPESTATUS[0]}") &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+		rcs+=($?)
+	done
 fi
-echo "e2e: lane1 exit $rc1, lane2 exit $rc2, lane3 exit $rc3, $(( ($(date +%s) - start) / 60 )) min"
-[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ "$rc3" = 0 ]
+echo "e2e: lane1 exit ${rcs[0]}, lane2 exit ${rcs[1]}, lane3 exit ${rcs[2]}, lane4 exit ${rcs[3]}, $(( ($(date +%s) - start) / 60 )) min"
+[ "${rcs[*]}" = "0 0 0 0" ]
