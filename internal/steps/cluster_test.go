@@ -98,7 +98,7 @@ func TestGateIndexerNodeBack(t *testing.T) {
 		{map[string]any{"name": "indexer-2", "version": "2.11.1"}, engine.VerdictWait, "not newer"},
 		{map[string]any{"name": "indexer-4", "version": "2.11.1"}, engine.VerdictWait, "indexer-4 not in the cluster yet"},
 	} {
-		out, err := run(t, d, newEnv(d, map[string]any{steps.KeyIndexerNode: tc.rec}), "gate.indexer_node_back", nil)
+		out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyIndexerNode: tc.rec}), "gate.indexer_node_back", nil)
 		if tc.verdict == "" {
 			if err != nil || !strings.Contains(out.Message, tc.want) {
 				t.Errorf("%v: = %q, %v; want %q", tc.rec, out.Message, err, tc.want)
@@ -111,7 +111,7 @@ func TestGateIndexerNodeBack(t *testing.T) {
 	}
 	// A node that has not joined yet answers _nodes with itself alone: not back.
 	srv.Set("GET /_nodes", indexertest.Route{Body: []byte(`{"nodes":{"aW1":{"name":"indexer-1","version":"2.19.3","roles":["data"]}}}`)})
-	_, err := run(t, d, newEnv(d, map[string]any{steps.KeyIndexerNode: map[string]any{"name": "indexer-1", "version": "2.11.1"}}), "gate.indexer_node_back", nil)
+	_, err := run(t, d, newEnv(d, map[string]any{rundata.KeyIndexerNode: map[string]any{"name": "indexer-1", "version": "2.11.1"}}), "gate.indexer_node_back", nil)
 	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictWait || !strings.Contains(reason, "lacks indexer-2, indexer-3") {
 		t.Errorf("alone: = %v %q (%v); want pending naming the nodes it does not see", v, reason, err)
 	}
