@@ -194,6 +194,13 @@ func TestSnapshotTakeVerifiesAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The time budget measures this host's snapshot rate from the outcome
+	// the kind declares (its budget role).
+	if r := steps.RoleOf("indexer.snapshot_take"); r.Measures != steps.RateSnapshot || r.Phase != "backups" || !r.MovesData {
+		t.Errorf("budget role %+v", r)
+	} else if b, ok := out.Data[r.MeasuredBytes].(int64); !ok || b <= 0 {
+		t.Errorf("outcome %s = %v (%T): no bytes to measure the rate from", r.MeasuredBytes, out.Data[r.MeasuredBytes], out.Data[r.MeasuredBytes])
+	}
 	if req, _ := srv.Last("PUT /_snapshot/siemctl/" + dsRunSnap); string(req.Body) != `{"ignore_unavailable":true,"include_global_state":true,"indices":"siem-alerts-4.x-*"}` {
 		t.Errorf("create body %s", req.Body)
 	}

@@ -525,6 +525,14 @@ func (r *redacting) Estimate(p engine.Params, facts any) (time.Duration, string,
 	return e.Estimate(p, facts)
 }
 
+func (r *redacting) Traits() any {
+	t, ok := r.Kind.(engine.Traited)
+	if !ok {
+		return nil
+	}
+	return t.Traits()
+}
+
 func redactErr(d *Deps, err error) error {
 	if err == nil {
 		return nil
