@@ -25,7 +25,7 @@ type Client[T any] struct {
 	ok  bool
 }
 
-// Of is the client c, present.
+// Of is the client c, present (c is a built client, never a nil one).
 func Of[T any](c T) Client[T] { return Client[T]{c: c, ok: true} }
 
 // Missing is a missing client and why (nil err: ErrNotConfigured).
