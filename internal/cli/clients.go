@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -41,8 +42,8 @@ type ClientOptions struct {
 // Clients is the client set built once from the configuration: the
 // indexer, the manager API and tools, the package manager, the shipper,
 // the dashboard's status client and (lazily) systemd. A client that could
-// not be built is nil and its *Err says why (e.g. the password file is
-// missing); commands that need it report that error. Commands take the
+// not be built carries the reason (e.g. the password file is missing);
+// commands that need it report that reason. Commands take the
 // narrow pieces they use (Factory.Indexer, Factory.Manager, ...), never the
 // set; the health checks, the step kinds and the live snapshot source get
 // their inputs from Health, StepDeps and Snapshot.
@@ -50,14 +51,11 @@ type Clients struct {
 	Config *config.Config
 	Logger *slog.Logger
 
-	Indexer    *indexer.Client
-	IndexerErr error
-	Manager    *manager.Client
-	ManagerErr error
-	Tools      manager.Tools
-	Packages   *packages.Manager
-	PkgErr     error
-	Dashboard  hostfacts.Dashboard
+	Indexer   clientset.Client[*indexer.Client]
+	Manager   clientset.Client[*manager.Client]
+	Tools     manager.Tools
+	Packages  clientset.Client[*packages.Manager]
+	Dashboard hostfacts.Dashboard
 
 	// Redactor knows the resolved secrets: everything that leaves siemctl
 	// (output, journals, snapshots) passes through it.
@@ -68,9 +66,19 @@ type Clients struct {
 	passwords map[string]string
 
 	unitsOnce sync.Once
-	units     *units.Manager
-	unitsErr  error
+	units     clientset.Client[*units.Manager]
 }
+
+// The narrow interfaces the consumers take (As narrows at run time).
+var (
+	_ health.IndexerAPI = (*indexer.Client)(nil)
+	_ health.ManagerAPI = (*manager.Client)(nil)
+	_ packages.Querier  = (*packages.Manager)(nil)
+	_ steps.IndexerAPI  = (*indexer.Client)(nil)
+	_ steps.ManagerAPI  = (*manager.Client)(nil)
+	_ steps.PackagesAPI = (*packages.Manager)(nil)
+	_ steps.ShipperAPI  = (*shipper.Shipper)(nil)
+)
 
 // NewClients builds the clients from cfg. It never fails as a whole:
 // per-client failures are recorded on the set.
@@ -87,20 +95,20 @@ func NewClients(ctx context.Context, cfg *config.Config, opts ClientOptions) *Cl
 	s.Dashboard = hostfacts.Dashboard{URL: cfg.Dashboard.URL, TLS: netclient.TLSOptions{CAFile: cfg.Dashboard.CAFile, Insecure: cfg.Dashboard.Insecure}}
 
 	if pw, err := cfg.Indexer.Resolve(ctx, "indexer", opts.LookupEnv); err != nil {
-		s.IndexerErr = err
+		s.Indexer = clientset.Missing[*indexer.Client](err)
 	} else {
 		s.Redactor.Add(pw, cfg.Indexer.Username+":"+pw) // the second: what Basic auth encodes
 		s.passwords["indexer"] = pw
-		s.Indexer, s.IndexerErr = indexer.New(indexer.Options{URL: cfg.Indexer.URL, Username: cfg.Indexer.Username, Password: pw,
-			CAFile: cfg.Indexer.CAFile, Insecure: cfg.Indexer.Insecure, Timeout: opts.Timeout, Logger: log})
+		s.Indexer = clientset.New(indexer.New(indexer.Options{URL: cfg.Indexer.URL, Username: cfg.Indexer.Username, Password: pw,
+			CAFile: cfg.Indexer.CAFile, Insecure: cfg.Indexer.Insecure, Timeout: opts.Timeout, Logger: log}))
 	}
 	if pw, err := cfg.Manager.Resolve(ctx, "manager", opts.LookupEnv); err != nil {
-		s.ManagerErr = err
+		s.Manager = clientset.Missing[*manager.Client](err)
 	} else {
 		s.Redactor.Add(pw, cfg.Manager.Username+":"+pw)
 		s.passwords["manager"] = pw
-		s.Manager, s.ManagerErr = manager.New(manager.Options{URL: cfg.Manager.APIURL, Username: cfg.Manager.Username, Password: pw,
-			CAFile: cfg.Manager.CAFile, Insecure: cfg.Manager.Insecure, Timeout: opts.Timeout, Logger: log})
+		s.Manager = clientset.New(manager.New(manager.Options{URL: cfg.Manager.APIURL, Username: cfg.Manager.Username, Password: pw,
+			CAFile: cfg.Manager.CAFile, Insecure: cfg.Manager.Insecure, Timeout: opts.Timeout, Logger: log}))
 	}
 	// No child (package manager, shipper, security tools, password
 	// commands, journalctl) inherits a password read from the environment.
@@ -109,53 +117,38 @@ func NewClients(ctx context.Context, cfg *config.Config, opts ClientOptions) *Cl
 			_ = os.Unsetenv(sec.PasswordEnv)
 		}
 	}
-	s.Packages, s.PkgErr = packages.New(cfg.Packages.Manager, nil)
+	s.Packages = clientset.New(packages.New(cfg.Packages.Manager, nil))
 	return s
 }
 
 // Units connects to systemd once, lazily.
 func (s *Clients) Units(ctx context.Context) (*units.Manager, error) {
 	s.unitsOnce.Do(func() {
-		s.units, s.unitsErr = units.New(ctx, s.Config.Systemd.Address, units.Options{Logger: s.Logger})
+		s.units = clientset.New(units.New(ctx, s.Config.Systemd.Address, units.Options{Logger: s.Logger}))
 	})
-	return s.units, s.unitsErr
+	return s.units.Get()
 }
 
 // Close releases connections.
 func (s *Clients) Close() error {
 	var errs []error
-	if s.units != nil {
-		errs = append(errs, s.units.Close())
+	if u, err := s.units.Get(); err == nil {
+		errs = append(errs, u.Close())
 	}
-	if s.Indexer != nil {
-		errs = append(errs, s.Indexer.Close())
+	if ix, err := s.Indexer.Get(); err == nil {
+		errs = append(errs, ix.Close())
 	}
 	return errors.Join(errs...)
 }
 
 // NeedIndexer returns the indexer client or the reason there is none.
-func (s *Clients) NeedIndexer() (*indexer.Client, error) {
-	if s.Indexer == nil {
-		return nil, fmt.Errorf("indexer: %w", s.IndexerErr)
-	}
-	return s.Indexer, nil
-}
+func (s *Clients) NeedIndexer() (*indexer.Client, error) { return s.Indexer.Need("indexer") }
 
 // NeedManager returns the manager API client or the reason there is none.
-func (s *Clients) NeedManager() (*manager.Client, error) {
-	if s.Manager == nil {
-		return nil, fmt.Errorf("manager API: %w", s.ManagerErr)
-	}
-	return s.Manager, nil
-}
+func (s *Clients) NeedManager() (*manager.Client, error) { return s.Manager.Need("manager API") }
 
 // NeedPackages returns the package manager or the reason there is none.
-func (s *Clients) NeedPackages() (*packages.Manager, error) {
-	if s.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", s.PkgErr)
-	}
-	return s.Packages, nil
-}
+func (s *Clients) NeedPackages() (*packages.Manager, error) { return s.Packages.Need("packages") }
 
 // Shipper returns the shipper runner for the configured binary.
 func (s *Clients) Shipper() (*shipper.Shipper, error) {
@@ -202,10 +195,10 @@ func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) {
 func (s *Clients) Health() health.Stack {
 	c := s.Config
 	hs := health.Stack{
-		Config:     c,
-		IndexerErr: s.IndexerErr,
-		ManagerErr: s.ManagerErr,
-		Tools:      s.Tools,
+		Config:  c,
+		Indexer: clientset.As[health.IndexerAPI](s.Indexer),
+		Manager: clientset.As[health.ManagerAPI](s.Manager),
+		Tools:   s.Tools,
 		Units: func(ctx context.Context) (health.UnitsAPI, error) {
 			u, err := s.Units(ctx)
 			if err != nil {
@@ -213,9 +206,9 @@ func (s *Clients) Health() health.Stack {
 			}
 			return u, nil
 		},
-		PackagesErr: s.PkgErr,
-		Ports:       hostfacts.ListeningTCP,
-		Dashboard:   s.Dashboard.Status,
+		Packages:  clientset.As[packages.Querier](s.Packages),
+		Ports:     hostfacts.ListeningTCP,
+		Dashboard: s.Dashboard.Status,
 		Certs: func(ctx context.Context) ([]health.CertInfo, error) {
 			return hostfacts.ComponentCerts(ctx, []hostfacts.Endpoint{
 				{Component: "indexer", CALabel: "indexer CA", URL: c.Indexer.URL, TLS: netclient.TLSOptions{CAFile: c.Indexer.CAFile, Insecure: c.Indexer.Insecure}},
@@ -232,14 +225,11 @@ func (s *Clients) Health() health.Stack {
 	}
 	creds := health.DefaultCredentials{Config: c, Passwords: s.passwords}
 	// Typed nils must not leak into the interfaces.
-	if s.Indexer != nil {
-		hs.Indexer, creds.Indexer = s.Indexer, s.Indexer
+	if ix, err := s.Indexer.Get(); err == nil {
+		creds.Indexer = ix
 	}
-	if s.Manager != nil {
-		hs.Manager, creds.Manager = s.Manager, s.Manager
-	}
-	if s.Packages != nil {
-		hs.Packages = s.Packages
+	if mg, err := s.Manager.Get(); err == nil {
+		creds.Manager = mg
 	}
 	hs.DefaultCredentials = creds.Find
 	hs.Diagnose = s.Diagnose
@@ -258,15 +248,18 @@ func (s *Clients) Health() health.Stack {
 const snapshotTimeout = 90 * time.Second
 
 // StepDeps returns what the upgrade and rollback step kinds need: this
-// set's clients (a client that could not be built is nil, never a typed
-// nil, beside its error), the host's listening ports and disk, the
-// dashboard's status, the security tool's and the data hooks' exec runner
-// (process.ExecRunner: each output stream's tail kept up to its default
-// cap), snapshots, the probe, readiness and diagnosis.
+// set's clients (a client that could not be built carries its reason), the
+// host's listening ports and disk, the dashboard's status, the security
+// tool's and the data hooks' exec runner (process.ExecRunner: each output
+// stream's tail kept up to its default cap), snapshots, the probe,
+// readiness and diagnosis.
 func (s *Clients) StepDeps() *steps.Deps {
-	d := &steps.Deps{
+	return &steps.Deps{
 		Config: s.Config, Logger: s.Logger, Now: time.Now,
-		IndexerErr: s.IndexerErr, ManagerErr: s.ManagerErr, PackageErr: s.PkgErr,
+		Indexer:  clientset.As[steps.IndexerAPI](s.Indexer),
+		Manager:  clientset.As[steps.ManagerAPI](s.Manager),
+		Packages: clientset.As[steps.PackagesAPI](s.Packages),
+		Shipper:  clientset.As[steps.ShipperAPI](clientset.New(s.Shipper())),
 		Units: func(ctx context.Context) (steps.UnitsAPI, error) {
 			u, err := s.Units(ctx)
 			if err != nil {
@@ -295,32 +288,13 @@ func (s *Clients) StepDeps() *steps.Deps {
 		Ready:     s.Ready(),
 		Diagnose:  s.Diagnoser(nil),
 	}
-	// Typed nils must not leak into the interfaces.
-	if s.Indexer != nil {
-		d.Indexer = s.Indexer
-	}
-	if s.Manager != nil {
-		d.Manager = s.Manager
-	}
-	if s.Packages != nil {
-		d.Packages = s.Packages
-	}
-	sh, err := s.Shipper()
-	if sh != nil {
-		d.Shipper = sh
-	}
-	d.ShipperErr = err
-	return d
 }
 
 // Snapshot is the live snapshot source over this set.
 func (s *Clients) Snapshot() *snapshot.Live {
-	src := &snapshot.Live{Config: s.Config, Indexer: s.Indexer, IndexerErr: s.IndexerErr, Manager: s.Manager, ManagerErr: s.ManagerErr,
-		Systemd: s.Units, PackageErr: s.PkgErr, Dashboard: s.Dashboard}
+	src := &snapshot.Live{Config: s.Config, Indexer: s.Indexer, Manager: s.Manager,
+		Systemd: s.Units, Packages: clientset.As[packages.Querier](s.Packages), Dashboard: s.Dashboard}
 	src.CheckHealth = SnapshotHealth(s.Health(), nil, nil)
-	if s.Packages != nil {
-		src.Packages = s.Packages
-	}
 	return src
 }
 

@@ -177,8 +177,8 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 		"indexer: {url: \"http://127.0.0.1:9\", ca_file: \"\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"+
 		"manager: {api_url: \"http://127.0.0.1:9\", password_env: SIEMCTL_TEST_INDEXER_PW}\n")
 	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
-	if s.IndexerErr != nil || s.ManagerErr != nil {
-		t.Fatalf("clients: %v %v", s.IndexerErr, s.ManagerErr)
+	if s.Indexer.Err() != nil || s.Manager.Err() != nil {
+		t.Fatalf("clients: %v %v", s.Indexer.Err(), s.Manager.Err())
 	}
 	out, _, _, err := process.ExecRunner{}.Run(context.Background(), nil, "env")
 	if err != nil {
@@ -194,18 +194,20 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 
 // TestStepDepsWithoutClients: a client that could not be built is a nil
 // interface in the step kinds' dependencies (never a typed nil, which a
-// kind's nil check would miss) beside the reason; the host facts are wired.
+// kind's nil check would miss) with the reason; the host facts are wired.
 func TestStepDepsWithoutClients(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no-such-secret")
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {password_file: "+missing+"}\nmanager: {password_file: "+missing+"}\n")
 	d := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).StepDeps()
-	if d.Indexer != nil || d.Manager != nil {
-		t.Fatalf("typed nils leaked: %#v %#v", d.Indexer, d.Manager)
+	ix, ixErr := d.Indexer.Get()
+	mg, mgErr := d.Manager.Get()
+	if ix != nil || mg != nil {
+		t.Fatalf("typed nils leaked: %#v %#v", ix, mg)
 	}
-	if d.IndexerErr == nil || d.ManagerErr == nil || !strings.Contains(d.IndexerErr.Error(), "no-such-secret") {
-		t.Fatalf("reasons lost: %v / %v", d.IndexerErr, d.ManagerErr)
+	if ixErr == nil || mgErr == nil || !strings.Contains(ixErr.Error(), "no-such-secret") {
+		t.Fatalf("reasons lost: %v / %v", ixErr, mgErr)
 	}
 	if d.Ports == nil || d.Disk == nil || d.Dashboard == nil || d.Exec == nil || d.Units == nil || d.Snapshot == nil || d.Redact == nil {
 		t.Fatal("host facts not wired")

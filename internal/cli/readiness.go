@@ -18,8 +18,7 @@ import (
 // 500, the shipper's `test config` passes.
 func (s *Clients) Ready() services.Probes {
 	p := services.Probes{}
-	if s.Indexer != nil {
-		ix := s.Indexer
+	if ix, err := s.Indexer.Get(); err == nil {
 		p["indexer"] = func(ctx context.Context) error {
 			_, err := ix.Info(ctx)
 			if errors.Is(err, indexer.ErrSecurityNotInitialized) {
@@ -28,8 +27,7 @@ func (s *Clients) Ready() services.Probes {
 			return services.Answers(err)
 		}
 	}
-	if s.Manager != nil {
-		mc := s.Manager
+	if mc, err := s.Manager.Get(); err == nil {
 		p["manager"] = func(ctx context.Context) error {
 			_, err := mc.Info(ctx)
 			if manager.HasCode(err, manager.CodeDaemonsNotReady) {

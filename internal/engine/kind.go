@@ -88,6 +88,13 @@ type Estimator interface {
 	Estimate(p Params, facts any) (d time.Duration, source string, ok bool)
 }
 
+// Traited is implemented by kinds that declare traits of their own for
+// callers beyond the engine (internal/steps.BudgetRole: a kind's part in
+// the time budget); the engine does not read them.
+type Traited interface {
+	Traits() any
+}
+
 // Deadline is the time a step or undo gets: its runbook timeout (or the
 // runner's default) plus a Budgeter kind's extra.
 type Deadline struct {
@@ -313,6 +320,9 @@ type Spec[P Params, D any] struct {
 	Skip     func(ctx context.Context, env Env[D], p P) (string, bool, error)
 	Budget   func(ctx context.Context, env Env[D], p P) (time.Duration, string, error)
 	Estimate func(p P, facts any) (time.Duration, string, bool)
+	// Traits are what the kind declares for callers beyond the engine
+	// (Traited); nil: none.
+	Traits any
 }
 
 // ErrCannotVerify is returned by Verify of a kind that has no verification;
@@ -384,6 +394,8 @@ func (d *defined[P, D]) Budget(ctx context.Context, env Env[D], p Params) (time.
 	}
 	return d.s.Budget(ctx, env, tp)
 }
+
+func (d *defined[P, D]) Traits() any { return d.s.Traits }
 
 func (d *defined[P, D]) Estimate(p Params, facts any) (time.Duration, string, bool) {
 	if d.s.Estimate == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 )
@@ -83,8 +84,8 @@ func BenchmarkHealthConcurrency(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		w := healthyWorld()
 		e := w.env(t)
-		e.Stack.Indexer = slowIndexer{w.ix, latency{ixLat, &calls}}
-		e.Stack.Manager = slowManager{w.mgr, latency{mgrLat, &calls}}
+		e.Stack.Indexer = clientset.Of[IndexerAPI](slowIndexer{w.ix, latency{ixLat, &calls}})
+		e.Stack.Manager = clientset.Of[ManagerAPI](slowManager{w.mgr, latency{mgrLat, &calls}})
 		e.Stack.Dashboard = func(ctx context.Context) (DashboardAnswer, error) {
 			calls.Add(1)
 			time.Sleep(dashLat)

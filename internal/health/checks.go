@@ -128,10 +128,11 @@ func insecureNote(e *Env, insecure bool, what, key string) {
 // one the check is not run (UNKNOWN, see indexer.api).
 func withIndexer(check func(ctx context.Context, e *Env, ix IndexerAPI) Result) func(ctx context.Context, e *Env) Result {
 	return func(ctx context.Context, e *Env) Result {
-		if e.Stack.Indexer == nil {
-			return noClient("indexer", e.Stack.IndexerErr, false)
+		ix, err := e.Stack.Indexer.Get()
+		if err != nil {
+			return noClient("indexer", err, false)
 		}
-		return check(ctx, e, e.Stack.Indexer)
+		return check(ctx, e, ix)
 	}
 }
 
@@ -175,31 +176,31 @@ func errString(err error) string {
 }
 
 func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
-	return Shared(ctx, e, keyIndexerInfo, e.Stack.Indexer.Info)
+	return Shared(ctx, e, keyIndexerInfo, on(e.Stack.Indexer, IndexerAPI.Info))
 }
 
 func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {
-	return Shared(ctx, e, keyIndexerHealth, func(ctx context.Context) (indexer.Health, error) {
-		return e.Stack.Indexer.Health(ctx, indexer.HealthRequest{})
-	})
+	return Shared(ctx, e, keyIndexerHealth, on(e.Stack.Indexer, func(ix IndexerAPI, ctx context.Context) (indexer.Health, error) {
+		return ix.Health(ctx, indexer.HealthRequest{})
+	}))
 }
 
 func indexerSettings(ctx context.Context, e *Env) (indexer.Settings, error) {
-	return Shared(ctx, e, keyIndexerSettings, func(ctx context.Context) (indexer.Settings, error) {
-		return e.Stack.Indexer.Settings(ctx, true)
-	})
+	return Shared(ctx, e, keyIndexerSettings, on(e.Stack.Indexer, func(ix IndexerAPI, ctx context.Context) (indexer.Settings, error) {
+		return ix.Settings(ctx, true)
+	}))
 }
 
 func indexerShards(ctx context.Context, e *Env) ([]indexer.Shard, error) {
-	return Shared(ctx, e, keyIndexerShards, e.Stack.Indexer.CatShards)
+	return Shared(ctx, e, keyIndexerShards, on(e.Stack.Indexer, IndexerAPI.CatShards))
 }
 
 func managerStatus(ctx context.Context, e *Env) (manager.DaemonStates, error) {
-	return Shared(ctx, e, keyManagerStatus, e.Stack.Manager.ManagerStatus)
+	return Shared(ctx, e, keyManagerStatus, on(e.Stack.Manager, ManagerAPI.ManagerStatus))
 }
 
 func managerInfo(ctx context.Context, e *Env) (manager.APIInfo, error) {
-	return Shared(ctx, e, keyManagerInfo, e.Stack.Manager.Info)
+	return Shared(ctx, e, keyManagerInfo, on(e.Stack.Manager, ManagerAPI.Info))
 }
 
 func unitsConn(ctx context.Context, e *Env) (UnitsAPI, error) {
@@ -245,10 +246,11 @@ func componentUnit(ctx context.Context, e *Env, component string) (services.Stat
 // packageVersions reads each component's installed version once per run.
 func packageVersions(ctx context.Context, e *Env) (map[string]string, error) {
 	return Shared(ctx, e, keyPackages, func(ctx context.Context) (map[string]string, error) {
-		if e.Stack.Packages == nil {
-			return nil, fmt.Errorf("no package manager: %s", errString(e.Stack.PackagesErr))
+		pq, err := e.Stack.Packages.Get()
+		if err != nil {
+			return nil, fmt.Errorf("no package manager: %s", errString(err))
 		}
-		return packages.ByComponent(ctx, e.Stack.Packages, e.Stack.Config.HostPackageNames())
+		return packages.ByComponent(ctx, pq, e.Stack.Config.HostPackageNames())
 	})
 }
 

@@ -50,7 +50,7 @@ func checkDashboard(ctx context.Context, e *Env) Result {
 // (from this host, with the dashboard's own CA), or else its own credentials refused.
 func dashboardNoIndexer(ctx context.Context, e *Env, summary string) Result {
 	c := e.Stack.Config
-	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer != nil && !errors.Is(err, netclient.ErrUnauthorized) {
+	if _, err := indexerInfo(ctx, e); err != nil && e.Stack.Indexer.OK() && !errors.Is(err, netclient.ErrUnauthorized) {
 		return crit(summary+"; the indexer itself is not answering ("+errSummary(err)+")", "start the indexer first (see indexer.api), then the dashboard connects by itself")
 	}
 	cause, fix, evidence := hostfacts.DashboardReachCause(ctx, c.Dashboard.ConfigDir, c.Indexer.URL)

@@ -17,8 +17,9 @@ import (
 
 func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
-	if e.Stack.Indexer == nil {
-		return noClient("indexer", e.Stack.IndexerErr, true)
+	ix, err := e.Stack.Indexer.Get()
+	if err != nil {
+		return noClient("indexer", err, true)
 	}
 	insecureNote(e, c.Indexer.Insecure, "indexer", "indexer")
 	info, err := indexerInfo(ctx, e)
@@ -40,7 +41,7 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	}
 	version := info.Version
 	evidence := []string{fmt.Sprintf("GET / answered: node %s, cluster %s, version.number %s", info.Name, info.ClusterName, info.Version)}
-	if nv, err := e.Stack.Indexer.NodesVersions(ctx); err == nil && len(nv) > 0 {
+	if nv, err := ix.NodesVersions(ctx); err == nil && len(nv) > 0 {
 		version = nv[0].Version
 		if info.CompatOverride() {
 			evidence = append(evidence, fmt.Sprintf("real OpenSearch version %s (GET / reports %s: compatibility override)", version, info.Version))

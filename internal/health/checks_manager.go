@@ -18,8 +18,8 @@ import (
 
 func checkManagerAPI(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
-	if e.Stack.Manager == nil {
-		return noClient("manager", e.Stack.ManagerErr, true)
+	if err := e.Stack.Manager.Err(); err != nil {
+		return noClient("manager", err, true)
 	}
 	insecureNote(e, c.Manager.Insecure, "manager API", "manager")
 	info, err := managerInfo(ctx, e)
@@ -139,10 +139,10 @@ func checkManagerConfig(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	conf := c.Manager.InstallDir + "/etc/ossec.conf"
 	fix := "fix " + conf + " at the reported element, then: siemctl services restart manager"
-	if e.Stack.Manager != nil {
+	if mg, err := e.Stack.Manager.Get(); err == nil {
 		// Ask directly (no reachability round trip first); on any failure
 		// fall back to the control tool, which works with the API down.
-		if v, err := e.Stack.Manager.ValidateConfig(ctx); err == nil {
+		if v, err := mg.ValidateConfig(ctx); err == nil {
 			if v.OK {
 				return ok("configuration valid (API validation)")
 			}
@@ -178,10 +178,11 @@ func firstOr(s []string, d string) string {
 }
 
 func checkAgents(ctx context.Context, e *Env) Result {
-	if e.Stack.Manager == nil {
-		return noClient("manager", e.Stack.ManagerErr, false)
+	mg, err := e.Stack.Manager.Get()
+	if err != nil {
+		return noClient("manager", err, false)
 	}
-	sum, err := e.Stack.Manager.AgentsSummary(ctx)
+	sum, err := mg.AgentsSummary(ctx)
 	if err != nil {
 		return depFailed(ctx, e, "manager agent summary", err)
 	}
@@ -191,7 +192,7 @@ func checkAgents(ctx context.Context, e *Env) Result {
 	var problems, fixes []string
 	info, _ := managerInfo(ctx, e)
 	if mv, err := manager.ParseVersion(info.APIVersion); err == nil {
-		newer, err := fleet.AgentsNewerThan(ctx, e.Stack.Manager, mv, "the manager")
+		newer, err := fleet.AgentsNewerThan(ctx, mg, mv, "the manager")
 		if err != nil {
 			return warn(summary+"; cannot list agent versions: "+errSummary(err), "siemctl agents outdated")
 		}

@@ -21,7 +21,7 @@ func checkVersions(ctx context.Context, e *Env) Result {
 	}
 	// This host's packages, and the versions its own services report.
 	f := versions.Facts{Packages: c.HostPackageNames(), Installed: installed}
-	if e.Stack.Manager != nil && c.Runs("manager") {
+	if e.Stack.Manager.OK() && c.Runs("manager") {
 		if info, err := managerInfo(ctx, e); err == nil {
 			f.ManagerAPI = info.APIVersion
 		}

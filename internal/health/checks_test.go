@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
@@ -208,9 +210,9 @@ func healthyWorld() *world {
 func (w *world) env(t *testing.T) *Env {
 	c := testConfig(t)
 	return &Env{Now: func() time.Time { return testNow }, Stack: Stack{
-		Config: c, Indexer: w.ix, Manager: w.mgr,
+		Config: c, Indexer: clientset.Of[IndexerAPI](w.ix), Manager: clientset.Of[ManagerAPI](w.mgr),
 		Units:    func(ctx context.Context) (UnitsAPI, error) { return w.units, nil },
-		Packages: fakePackages(w.pkgs),
+		Packages: clientset.Of[packages.Querier](fakePackages(w.pkgs)),
 		Ports:    func(ctx context.Context) (map[int]bool, error) { return w.ports, nil },
 		Dashboard: func(ctx context.Context) (DashboardAnswer, error) {
 			return w.dash, nil
@@ -448,7 +450,7 @@ func TestManagerConfigWazuhAnalysisd(t *testing.T) {
 // why, never a verdict on versions.
 func TestVersionsWithoutPackageManager(t *testing.T) {
 	e := healthyWorld().env(t)
-	e.Stack.Packages, e.Stack.PackagesErr = nil, errors.New("neither dpkg-query nor rpm found")
+	e.Stack.Packages = clientset.Missing[packages.Querier](errors.New("neither dpkg-query nor rpm found"))
 	r := runChecks(t, e, 5*time.Second, "versions")["versions"]
 	if r.Status != Unknown || !strings.Contains(r.Summary, "neither dpkg-query nor rpm found") || !strings.Contains(r.Fix, "dpkg-query -W siem-indexer") {
 		t.Errorf("versions %s: %s (fix %s)", r.Status, r.Summary, r.Fix)

@@ -76,13 +76,14 @@ func checkIndexerCluster(ctx context.Context, e *Env, ix IndexerAPI) Result {
 
 func checkManagerCluster(ctx context.Context, e *Env) Result {
 	expected := e.Stack.Config.Manager.Nodes
-	if e.Stack.Manager == nil {
+	mg, err := e.Stack.Manager.Get()
+	if err != nil {
 		if len(expected) == 0 {
 			return notApplicable
 		}
-		return noClient("manager", e.Stack.ManagerErr, false)
+		return noClient("manager", err, false)
 	}
-	api, isAPI := e.Stack.Manager.(ManagerClusterAPI)
+	api, isAPI := mg.(ManagerClusterAPI)
 	if !isAPI {
 		return notApplicable
 	}
@@ -162,7 +163,8 @@ func versionMismatchFix(ctx context.Context, e *Env) string {
 		mine = inst["manager"]
 	}
 	install := func(v string) string {
-		if pm, ok := e.Stack.Packages.(*packages.Manager); ok && pm != nil {
+		pq, _ := e.Stack.Packages.Get()
+		if pm, ok := pq.(*packages.Manager); ok && pm != nil {
 			if cmds := pm.InstallCommands(map[string]string{pkg: v}, packages.InstallOptions{}, nil); len(cmds) == 1 {
 				return strings.Join(cmds[0].Argv, " ")
 			}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 )
@@ -108,7 +109,7 @@ func runIndexerCluster(t *testing.T, c *indexer.Client, expected []string) Resul
 func runIndexerClusterWith(t *testing.T, c *indexer.Client, cfg *config.Config, expected []string) Result {
 	t.Helper()
 	cfg.Indexer.Nodes = expected
-	e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Indexer: c}}
+	e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Indexer: clientset.Of[IndexerAPI](c)}}
 	rep := Run(context.Background(), e, []Check{{ID: "indexer.cluster", Component: "indexer", Run: withIndexer(checkIndexerCluster)}})
 	if len(rep.Results) == 0 {
 		return Result{NotApplicable: true}

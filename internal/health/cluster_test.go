@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -60,7 +61,7 @@ func runManagerCluster(t *testing.T, c *manager.Client, expected []string, insta
 	cfg.Manager.Nodes = expected
 	cfg.Manager.InstallDir = installDir
 	// The healthcheck's last keepalive (09:59:35.77) is 24 s before testNow.
-	e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Manager: c}}
+	e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Manager: clientset.Of[ManagerAPI](c)}}
 	rep := Run(context.Background(), e, []Check{{ID: "manager.cluster", Component: "manager", Run: checkManagerCluster}})
 	if len(rep.Results) == 0 {
 		return Result{NotApplicable: true}
@@ -141,7 +142,7 @@ func TestManagerCluster(t *testing.T) {
 		}
 		cfg := testConfig(t)
 		cfg.Manager.InstallDir = dir
-		e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Manager: mc, Packages: pm}}
+		e := &Env{Now: func() time.Time { return testNow }, Stack: Stack{Config: cfg, Manager: clientset.Of[ManagerAPI](mc), Packages: clientset.Of[packages.Querier](pm)}}
 		r = Run(context.Background(), e, []Check{{ID: "manager.cluster", Component: "manager", Run: checkManagerCluster}}).Results[0]
 		for _, want := range []string{"this worker runs siem-manager 4.10.0-1", "if the master is older, on the master: apt-get install -y -q siem-manager=4.10.0-1, then siemctl services restart manager",
 			"if this worker is older, here: apt-get install -y -q siem-manager=<the master's package version>"} {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
@@ -38,7 +39,7 @@ func runChecks(t *testing.T, e *Env, deadline time.Duration, ids ...string) map[
 func TestRedClusterFixComesFromTheAllocationExplanation(t *testing.T) {
 	srv := indexertest.NewServer(t, indexertest.RedByFilter())
 	e := healthyWorld().env(t)
-	e.Stack.Indexer = srv.Client(t)
+	e.Stack.Indexer = clientset.Of[IndexerAPI](srv.Client(t))
 	e.Stack.Config.Indexer.URL, e.Stack.Config.Indexer.CAFile = srv.URL, ""
 
 	res := runChecks(t, e, 5*time.Second, "indexer.health", "indexer.shards")
@@ -93,7 +94,7 @@ func TestManagerAPITimeoutFixFollowsTheUnit(t *testing.T) {
 			}
 			w := healthyWorld()
 			e := w.env(t)
-			e.Stack.Manager = mc
+			e.Stack.Manager = clientset.Of[ManagerAPI](mc)
 			if tt.unit == "" {
 				e.Stack.Units = nil
 			} else {
@@ -170,7 +171,7 @@ func TestManagerAPIDaemonDownIsNotAWait(t *testing.T) {
 				return []byte(b.String()), nil, 1, nil
 			})
 			e := healthyWorld().env(t)
-			e.Stack.Manager = mc
+			e.Stack.Manager = clientset.Of[ManagerAPI](mc)
 			e.Stack.Tools = manager.Tools{InstallDir: "/var/siem", ControlName: "siem-control", Runner: control}
 			r := runChecks(t, e, 10*time.Second, "manager.api")["manager.api"]
 			if r.Status != tt.status || !strings.Contains(r.Summary, daemon) {

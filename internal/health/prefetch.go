@@ -32,20 +32,20 @@ func prefetch(ctx context.Context, e *Env, checks []Check) {
 			go fn(ctx)
 		}
 	}
-	if e.Stack.Indexer != nil {
+	if e.Stack.Indexer.OK() {
 		start(keyIndexerInfo, func(ctx context.Context) { indexerInfo(ctx, e) })
 		start(keyIndexerHealth, func(ctx context.Context) { indexerHealth(ctx, e) })
 		start(keyIndexerSettings, func(ctx context.Context) { indexerSettings(ctx, e) })
 		start(keyIndexerShards, func(ctx context.Context) { indexerShards(ctx, e) })
 	}
-	if e.Stack.Manager != nil {
+	if e.Stack.Manager.OK() {
 		start(keyManagerInfo, func(ctx context.Context) { managerInfo(ctx, e) })
 		start(keyManagerStatus, func(ctx context.Context) { managerStatus(ctx, e) })
 	}
 	if e.Stack.Units != nil {
 		start(keyUnits, func(ctx context.Context) { unitStates(ctx, e) })
 	}
-	if e.Stack.Packages != nil {
+	if e.Stack.Packages.OK() {
 		start(keyPackages, func(ctx context.Context) { packageVersions(ctx, e) })
 	}
 	if e.Stack.Dashboard != nil {

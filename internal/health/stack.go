@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -17,25 +18,21 @@ import (
 )
 
 // Stack is what the checks talk to. The CLI fills it with the real clients;
-// tests fill it with fakes. A nil client with its *Err set means the client
-// could not even be built (e.g. the password file is missing): every check
-// that needs it reports that error.
+// tests fill it with fakes. A missing client carries the reason it could
+// not even be built (e.g. the password file is missing): every check that
+// needs it reports that reason.
 type Stack struct {
 	Config *config.Config
 
-	Indexer    IndexerAPI
-	IndexerErr error
-	Manager    ManagerAPI
-	ManagerErr error
-	Tools      ManagerTools
-	Units      func(ctx context.Context) (UnitsAPI, error)
-	// Packages reads installed package versions; PackagesErr says why
-	// there is none.
-	Packages    packages.Querier
-	PackagesErr error
-	Ports       func(ctx context.Context) (map[int]bool, error) // listening TCP ports
-	Dashboard   func(ctx context.Context) (DashboardAnswer, error)
-	Certs       func(ctx context.Context) ([]CertInfo, error)
+	Indexer clientset.Client[IndexerAPI]
+	Manager clientset.Client[ManagerAPI]
+	Tools   ManagerTools
+	Units   func(ctx context.Context) (UnitsAPI, error)
+	// Packages reads installed package versions.
+	Packages  clientset.Client[packages.Querier]
+	Ports     func(ctx context.Context) (map[int]bool, error) // listening TCP ports
+	Dashboard func(ctx context.Context) (DashboardAnswer, error)
+	Certs     func(ctx context.Context) ([]CertInfo, error)
 	// IndexerTLS judges the indexer's node certificate against the CAs
 	// the indexer, shipper, dashboard and siemctl trust (nil causes: fine).
 	IndexerTLS func(ctx context.Context) ([]hostfacts.TLSCause, error)
@@ -52,6 +49,18 @@ type Stack struct {
 	// PIDs in a unit's control group (the ports check's owner verdict).
 	PortHolders   func(ctx context.Context, ports []int) (map[int]hostfacts.Holder, error)
 	UnitProcesses func(ctx context.Context, unit string) ([]int, error)
+}
+
+// on is fn called on c's client, or the reason c is missing.
+func on[C, T any](c clientset.Client[C], fn func(c C, ctx context.Context) (T, error)) func(ctx context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		cl, err := c.Get()
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(cl, ctx)
+	}
 }
 
 // IndexerAPI is the part of *indexer.Client the checks use.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -33,15 +34,12 @@ const healthMargin = 500 * time.Millisecond
 // needs and honours ctx; a client that could not be built is that part's
 // error (the component is recorded as down, the capture goes on).
 type Live struct {
-	Config     *config.Config
-	Indexer    *indexer.Client
-	IndexerErr error // why Indexer is nil
-	Manager    *manager.Client
-	ManagerErr error // why Manager is nil
-	Systemd    func(ctx context.Context) (*units.Manager, error)
-	Packages   packages.Querier
-	PackageErr error // why Packages is nil
-	Dashboard  hostfacts.Dashboard
+	Config    *config.Config
+	Indexer   clientset.Client[*indexer.Client]
+	Manager   clientset.Client[*manager.Client]
+	Systemd   func(ctx context.Context) (*units.Manager, error)
+	Packages  clientset.Client[packages.Querier]
+	Dashboard hostfacts.Dashboard
 	// CheckHealth runs the health checks of the health section (the
 	// caller's: internal/cli runs the catalogue without the deep probes);
 	// nil: the section is an error.
@@ -52,12 +50,7 @@ type Live struct {
 	AgentPageSize int
 }
 
-func (src *Live) indexer() (*indexer.Client, error) {
-	if src.Indexer == nil {
-		return nil, fmt.Errorf("indexer: %w", src.IndexerErr)
-	}
-	return src.Indexer, nil
-}
+func (src *Live) indexer() (*indexer.Client, error) { return src.Indexer.Need("indexer") }
 
 func (src *Live) now() time.Time {
 	if src.Now != nil {
@@ -109,10 +102,11 @@ func (src *Live) Units(ctx context.Context) (map[string]UnitState, error) {
 
 // PackageVersions reads the installed versions of this host's packages.
 func (src *Live) PackageVersions(ctx context.Context) (map[string]string, error) {
-	if src.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", src.PackageErr)
+	pq, err := src.Packages.Need("packages")
+	if err != nil {
+		return nil, err
 	}
-	return packages.ByComponent(ctx, src.Packages, src.Config.HostPackageNames())
+	return packages.ByComponent(ctx, pq, src.Config.HostPackageNames())
 }
 
 // parts runs named functions concurrently and collects their errors. The
@@ -296,10 +290,10 @@ func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
 // up), /manager/info, /manager/status, the API users' names and every agent's
 // status and version (streamed in pages and counted, never held in memory).
 func (src *Live) ManagerState(ctx context.Context) (*ManagerState, error) {
-	if src.Manager == nil {
-		return nil, fmt.Errorf("manager API: %w", src.ManagerErr)
+	mc, err := src.Manager.Need("manager API")
+	if err != nil {
+		return nil, err
 	}
-	mc := src.Manager
 	st := &ManagerState{}
 	var (
 		api      manager.APIInfo

@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
+	"github.com/siemctl/siemctl/internal/packages"
 )
 
 // The identity call's error comes back apart from the parts' errors, after every call has
@@ -102,7 +106,7 @@ func TestLiveRecordsOnlyThisHostsComponents(t *testing.T) {
 				t.Fatal(err)
 			}
 			q := &askedQuerier{}
-			src := &Live{Config: cfg, Packages: q, IndexerErr: errors.New("not reached"), ManagerErr: errors.New("not reached"),
+			src := &Live{Config: cfg, Packages: clientset.Of[packages.Querier](q), Indexer: clientset.Missing[*indexer.Client](errors.New("not reached")), Manager: clientset.Missing[*manager.Client](errors.New("not reached")),
 				Dashboard:   hostfacts.Dashboard{URL: dash.URL},
 				CheckHealth: func(context.Context) ([]HealthResult, error) { return nil, nil }}
 			d, err := Capture(context.Background(), src, CaptureOptions{Timeout: 10 * time.Second})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
@@ -28,7 +29,7 @@ func fleetServer(t *testing.T) (*managertest.Server, *steps.Deps) {
 		t.Fatal(err)
 	}
 	d := depsWith(testConfig(t, ""), nil)
-	d.Manager = c
+	d.Manager = clientset.Of[steps.ManagerAPI](c)
 	return srv, d
 }
 
@@ -175,7 +176,7 @@ func TestGateAgentsNewerThanTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := depsWith(testConfig(t, ""), nil)
-		d.Manager = c
+		d.Manager = clientset.Of[steps.ManagerAPI](c)
 		out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyTarget: tc.target}), "gate.agents", nil)
 		var ng *engine.NoGoError
 		switch {

@@ -117,7 +117,7 @@ func backupKinds() []Kind {
 			}}),
 		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
 		// is runBackupData / runRestoreData below.
-		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Estimate: estimateBackupData, Run: backupIndexerData,
+		engine.Define(Spec[*noParams]{Name: "backup.indexer_data", Estimate: estimateBackupData, Traits: roleBackupData, Run: backupIndexerData,
 			New: simple(backupDataDescribe),
 			Skip: func(ctx context.Context, env Env, _ *noParams) (string, bool, error) {
 				ok, msg, err := backupDataDone(ctx, env)
@@ -130,7 +130,7 @@ func backupKinds() []Kind {
 				ok, _, err := backupDataDone(ctx, env)
 				return ok, err
 			}}),
-		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Estimate: estimateRestoreData, Run: restoreIndexerData,
+		engine.Define(Spec[*noParams]{Name: "restore.indexer_data", Estimate: estimateRestoreData, Traits: roleRestoreData, Run: restoreIndexerData,
 			New:  simple(restoreDataDescribe),
 			Skip: restoreDataDone,
 			Verify: func(ctx context.Context, env Env, _ *noParams) (bool, error) {

@@ -193,6 +193,11 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 		t.Fatalf("backup %q %+v", out.Message, b)
 	}
 	checkCopyMeasures(t, e.takeMeasures(), "copy", 100007)
+	// The time budget measures this host's copy rate from the outcome the
+	// kind declares (its budget role).
+	if r := steps.RoleOf("backup.indexer_data"); r.Measures != steps.RateCopy || out.Data[r.MeasuredBytes] != int64(100007) || r.Phase != "backups" || !r.MovesData {
+		t.Fatalf("budget role %+v, outcome data %v", r, out.Data)
+	}
 	if asRoot {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(filepath.Join(b.IndexerData, "nodes/0/_state/global-1.st"), &st); err != nil || st.Uid != 65534 {

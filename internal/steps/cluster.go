@@ -23,10 +23,6 @@ import (
 // host's node back in its cluster. Their verdicts are ops/cluster's and ops/mgrcluster's; the
 // kinds only read the facts and map the levels (OK/Warn go on, Wait polls, NoGo stops).
 
-// KeyIndexerNode is the run data key of the indexer node this host serves, recorded before it
-// stops (indexer.node_record): its name and the OpenSearch version it ran.
-const KeyIndexerNode = "indexer_node"
-
 // clusterIndexerAPI is what the cluster kinds read besides IndexerAPI (*indexer.Client has it).
 type clusterIndexerAPI interface {
 	CatNodes(ctx context.Context) ([]indexer.Node, error)
@@ -110,7 +106,7 @@ func clusterKinds() []Kind {
 					return why, skip, err
 				}
 				var n indexer.NodeVersion
-				if ok, err := env.Get(KeyIndexerNode, &n); err != nil || !ok {
+				if ok, err := env.Get(rundata.KeyIndexerNode, &n); err != nil || !ok {
 					return "", false, err
 				}
 				return fmt.Sprintf("node %s (%s) already recorded", n.Name, n.Version), true, nil
@@ -270,7 +266,7 @@ func runNodeRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome, e
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := env.Set(KeyIndexerNode, n); err != nil {
+	if err := env.Set(rundata.KeyIndexerNode, n); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("this host's indexer node is %s, OpenSearch %s", n.Name, n.Version), Data: map[string]any{"node": n.Name, "version": n.Version}}, nil
@@ -279,10 +275,10 @@ func runNodeRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome, e
 func runGateNodeBack(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	var rec indexer.NodeVersion
-	if ok, err := env.Get(KeyIndexerNode, &rec); err != nil {
+	if ok, err := env.Get(rundata.KeyIndexerNode, &rec); err != nil {
 		return engine.Outcome{}, err
 	} else if !ok || rec.Name == "" {
-		return engine.Outcome{}, errors.New("no indexer node recorded before the stop (run data " + KeyIndexerNode + "): indexer.node_record must run first")
+		return engine.Outcome{}, errors.New("no indexer node recorded before the stop (run data " + rundata.KeyIndexerNode + "): indexer.node_record must run first")
 	}
 	ix, err := d.indexer()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -97,7 +98,7 @@ func TestGateIndexerNodeBack(t *testing.T) {
 		{map[string]any{"name": "indexer-2", "version": "2.11.1"}, engine.VerdictWait, "not newer"},
 		{map[string]any{"name": "indexer-4", "version": "2.11.1"}, engine.VerdictWait, "indexer-4 not in the cluster yet"},
 	} {
-		out, err := run(t, d, newEnv(d, map[string]any{steps.KeyIndexerNode: tc.rec}), "gate.indexer_node_back", nil)
+		out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyIndexerNode: tc.rec}), "gate.indexer_node_back", nil)
 		if tc.verdict == "" {
 			if err != nil || !strings.Contains(out.Message, tc.want) {
 				t.Errorf("%v: = %q, %v; want %q", tc.rec, out.Message, err, tc.want)
@@ -110,7 +111,7 @@ func TestGateIndexerNodeBack(t *testing.T) {
 	}
 	// A node that has not joined yet answers _nodes with itself alone: not back.
 	srv.Set("GET /_nodes", indexertest.Route{Body: []byte(`{"nodes":{"aW1":{"name":"indexer-1","version":"2.19.3","roles":["data"]}}}`)})
-	_, err := run(t, d, newEnv(d, map[string]any{steps.KeyIndexerNode: map[string]any{"name": "indexer-1", "version": "2.11.1"}}), "gate.indexer_node_back", nil)
+	_, err := run(t, d, newEnv(d, map[string]any{rundata.KeyIndexerNode: map[string]any{"name": "indexer-1", "version": "2.11.1"}}), "gate.indexer_node_back", nil)
 	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictWait || !strings.Contains(reason, "lacks indexer-2, indexer-3") {
 		t.Errorf("alone: = %v %q (%v); want pending naming the nodes it does not see", v, reason, err)
 	}
@@ -228,7 +229,7 @@ func TestGateManagerNodeBack(t *testing.T) {
 			}
 			d := depsWith(&c, nil)
 			d.Now = func() time.Time { return now }
-			d.Manager = tc.f
+			d.Manager = clientset.Of[steps.ManagerAPI](tc.f)
 			out, err := run(t, d, newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"}), "gate.manager_node_back", nil)
 			if tc.verdict == "" {
 				if err != nil || !strings.Contains(out.Message, tc.want) {
@@ -254,8 +255,8 @@ func TestRolloutKinds(t *testing.T) {
 	routes["GET /_cat/cluster_manager"] = indexertest.Route{Body: []byte(`[{"id":"cY3","host":"127.0.0.13","ip":"127.0.0.13","node":"indexer-3"}]`)}
 	d := indexerDepsWith(t, indexertest.NewServer(t, routes), cfg, nil)
 	now := time.Now().UTC()
-	d.Manager = &fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"}, nodes: []manager.ClusterNode{
-		{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
+	d.Manager = clientset.Of[steps.ManagerAPI](&fakeMgrCluster{local: manager.ClusterLocal{Node: "manager-1", Type: "master"}, nodes: []manager.ClusterNode{
+		{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}})
 	e := newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"})
 	out, err := run(t, d, e, "rollout.create", nil)
 	if err != nil || !strings.Contains(out.Message, "order indexer/indexer-1, indexer/indexer-2, indexer/indexer-3, manager/manager-1, manager/manager-2, dashboard/127.0.0.31") {
@@ -298,7 +299,7 @@ func TestGateClusterNodesAtTarget(t *testing.T) {
 	now := time.Now()
 	d.Now = func() time.Time { return now }
 	mg := &fakeMgrCluster{nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0"}, {Name: "manager-2", Type: "worker", Version: "4.9.0", LastKeepAlive: now}}}
-	d.Manager = mg
+	d.Manager = clientset.Of[steps.ManagerAPI](mg)
 	e := newEnv(d, map[string]any{rundata.KeyTarget: "4.10.0"})
 	if out, err := run(t, d, e, "gate.cluster_nodes", nil); err != nil || !strings.Contains(out.Message, "all on 2.19.3") {
 		t.Fatalf("preflight form = %q, %v", out.Message, err)

@@ -35,7 +35,7 @@ type DataSafetyCost struct {
 }
 
 func gateDataSafetyKind() Kind {
-	return engine.Define(Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Run: runGateDataSafety,
+	return engine.Define(Spec[*noParams]{Name: "gate.data_safety", ReadOnly: true, Traits: roleDataSafety, Run: runGateDataSafety,
 		New: simple(func(pl *Planning) []string {
 			c := pl.cfg()
 			switch dataSafety(c) {

@@ -25,7 +25,7 @@ import (
 func dataSafetyKinds() []Kind {
 	return []Kind{
 		gateDataSafetyKind(),
-		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Estimate: estimateSnapshotTake, Run: runSnapshotTake,
+		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_take", Estimate: estimateSnapshotTake, Traits: roleSnapshotTake, Run: runSnapshotTake,
 			New: simple(func(pl *Planning) []string {
 				repo, pattern := "<indexer.snapshot_repository>", "<alerts_index_prefix>*"
 				first := "GET /_nodes/settings (path.repo), GET /_snapshot/" + repo + " (not registered but under path.repo: PUT /_snapshot/" + repo + " {type: fs}), POST /_snapshot/" + repo + "/_verify"
@@ -50,7 +50,7 @@ func dataSafetyKinds() []Kind {
 				ok, _, err := snapshotTaken(ctx, env, env.Deps())
 				return ok, err
 			}}),
-		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_start", Estimate: estimateSnapshotStart, Run: runSnapshotStart,
+		engine.Define(Spec[*noParams]{Name: "indexer.snapshot_start", Estimate: estimateSnapshotStart, Traits: roleSnapshotStart, Run: runSnapshotStart,
 			New: simple(func(pl *Planning) []string {
 				repo := "<indexer.snapshot_repository>"
 				if c := pl.cfg(); c != nil {
@@ -63,7 +63,7 @@ func dataSafetyKinds() []Kind {
 					"the steps up to indexer.snapshot_take run while it copies; that step follows it to the end and verifies it"}
 			}),
 			Skip: snapshotSkip}),
-		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Estimate: estimateRestoreSnapshot, Run: runSnapshotRestore,
+		engine.Define(Spec[*restoreSnapshotParams]{Name: "restore.indexer_snapshot", Estimate: estimateRestoreSnapshot, Traits: roleRestoreData, Run: runSnapshotRestore,
 			New: func() *restoreSnapshotParams { return &restoreSnapshotParams{} },
 			Skip: func(ctx context.Context, env Env, _ *restoreSnapshotParams) (string, bool, error) {
 				return snapshotRestoreSkip(ctx, env, env.Deps())

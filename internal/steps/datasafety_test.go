@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/shipper"
@@ -145,7 +146,7 @@ func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexer
 	c := indexerClient(t, srv)
 	root := t.TempDir()
 	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
-	d.Indexer = c
+	d.Indexer = clientset.Of[steps.IndexerAPI](c)
 	// The node keeps the persistent settings it is given (null removes one).
 	srv.Set("GET /_cluster/settings", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
 		f.mu.Lock()
@@ -192,6 +193,13 @@ func TestSnapshotTakeVerifiesAndRecords(t *testing.T) {
 	out, err := run(t, d, e, "indexer.snapshot_take", nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The time budget measures this host's snapshot rate from the outcome
+	// the kind declares (its budget role).
+	if r := steps.RoleOf("indexer.snapshot_take"); r.Measures != steps.RateSnapshot || r.Phase != "backups" || !r.MovesData {
+		t.Errorf("budget role %+v", r)
+	} else if b, ok := out.Data[r.MeasuredBytes].(int64); !ok || b <= 0 {
+		t.Errorf("outcome %s = %v (%T): no bytes to measure the rate from", r.MeasuredBytes, out.Data[r.MeasuredBytes], out.Data[r.MeasuredBytes])
 	}
 	if req, _ := srv.Last("PUT /_snapshot/siemctl/" + dsRunSnap); string(req.Body) != `{"ignore_unavailable":true,"include_global_state":true,"indices":"siem-alerts-4.x-*"}` {
 		t.Errorf("create body %s", req.Body)
@@ -383,7 +391,7 @@ func TestSnapshotRollbackRestoresIntoTheOldVersion(t *testing.T) {
 	tool := &secTool{}
 	d.Exec = tool
 	sh := &pipelineShipper{}
-	d.Shipper = sh
+	d.Shipper = clientset.Of[steps.ShipperAPI](sh)
 	secDir := filepath.Join(t.TempDir(), "indexer-security")
 	writeFile(t, filepath.Join(secDir, "config.yml"), "config", 0o600)
 	writeFile(t, filepath.Join(secDir, "internal_users.yml"), "users", 0o600)
@@ -487,7 +495,7 @@ func TestSnapshotRollbackPutsBackPersistentSettings(t *testing.T) {
 	}
 	f := &fakeRepo{registered: true, secInit: true, indices: idx, snapIndices: idx, persistent: persistent}
 	d, srv := snapshotDeps(t, "snapshot", f)
-	d.Shipper = &pipelineShipper{}
+	d.Shipper = clientset.Of[steps.ShipperAPI](&pipelineShipper{})
 	e := newEnv(d, nil)
 	if _, err := run(t, d, e, "indexer.snapshot_take", nil); err != nil {
 		t.Fatal(err)

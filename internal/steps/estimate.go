@@ -2,9 +2,11 @@ package steps
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -70,6 +72,59 @@ type EstimateFacts struct {
 	// Watch is the --watch window the run holds after validation (0: none).
 	Watch time.Duration
 }
+
+// BudgetRole is what a kind is to the time budget besides its estimate:
+// the kinds that secure or restore the indexer data declare it (their
+// Spec's Traits), the budget reads it by kind name (RoleOf) from journals,
+// gate results and plans alike.
+type BudgetRole struct {
+	// Phase is the budget phase the kind's steps count in, whatever their
+	// step id ("": the id's own phase).
+	Phase string
+	// MovesData: the cost is the data volume and the data-safety mode, so
+	// a skipped step says nothing about what it costs on this host.
+	MovesData bool
+	// Measures is the data rate a successful run measures (RateCopy,
+	// RateSnapshot; "": none): the bytes it moved are its outcome's
+	// Data[MeasuredBytes], over its duration.
+	Measures      string
+	MeasuredBytes string
+	// ReportsVolume: the outcome's Data["cost"] is the data volume to
+	// secure (a DataSafetyCost).
+	ReportsVolume bool
+}
+
+// The data rates a run measures (BudgetRole.Measures).
+const (
+	RateCopy     = "copy"     // a cold copy with checksums
+	RateSnapshot = "snapshot" // a snapshot into the repository
+)
+
+// The roles of the kinds that secure and restore the indexer data.
+var (
+	roleBackupData    = BudgetRole{Phase: "backups", MovesData: true, Measures: RateCopy, MeasuredBytes: "bytes"}
+	roleSnapshotTake  = BudgetRole{Phase: "backups", MovesData: true, Measures: RateSnapshot, MeasuredBytes: "incremental_bytes"}
+	roleSnapshotStart = BudgetRole{Phase: "backups"}
+	roleRestoreData   = BudgetRole{MovesData: true}
+	roleDataSafety    = BudgetRole{ReportsVolume: true}
+)
+
+// roles is every kind's declared budget role, by kind name.
+var roles = sync.OnceValue(func() map[string]BudgetRole {
+	m := map[string]BudgetRole{}
+	for _, k := range Kinds() {
+		if t, ok := k.(engine.Traited); ok {
+			if r, ok := t.Traits().(BudgetRole); ok {
+				m[k.Name()] = r
+			}
+		}
+	}
+	return m
+})
+
+// RoleOf is the budget role kind declares (the zero role for a kind that
+// declares none, or no kind of that name).
+func RoleOf(kind string) BudgetRole { return roles()[kind] }
 
 func factsOf(f any) EstimateFacts {
 	ef, _ := f.(EstimateFacts)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -284,7 +285,7 @@ func indexerClient(t *testing.T, srv *indexertest.Server) *indexer.Client {
 func indexerDepsWith(t *testing.T, srv *indexertest.Server, cfg *config.Config, u *unitstest.Fake) *steps.Deps {
 	t.Helper()
 	d := depsWith(cfg, u)
-	d.Indexer = indexerClient(t, srv)
+	d.Indexer = clientset.Of[steps.IndexerAPI](indexerClient(t, srv))
 	return d
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -309,7 +310,7 @@ func TestSnapshotRestoreRaisesRecoveries(t *testing.T) {
 	idx := []string{"siem-alerts-4.x-2026.11.22", "siem-alerts-4.x-2026.11.23"}
 	f := &fakeRepo{registered: true, secInit: true, taken: true, gets: 1, snapIndices: idx}
 	d, srv := snapshotDeps(t, "snapshot", f)
-	d.Shipper = &pipelineShipper{}
+	d.Shipper = clientset.Of[steps.ShipperAPI](&pipelineShipper{})
 	get, _ := clusterSettings(srv, map[string]string{})
 	upgrade := json.RawMessage(`{"` + initialPrimaries + `":{"was":"8","raised":"32"},"` + concurrentRecoveries + `":{"was":"6"}}`)
 	e := newEnv(d, map[string]any{rundata.KeyPrimariesRecoveries: upgrade, rundata.KeyBackups: steps.Backups{IndexerDataAside: "/var/lib/siem-indexer.siemctl-x",

@@ -138,8 +138,8 @@ func runRolloutCreate(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 		return engine.Outcome{}, err
 	}
 	from := ""
-	if len(f.IndexerNodes) > 0 && d.Packages != nil {
-		if inst, err := packages.ByComponent(ctx, d.Packages, d.Config.HostPackageNames()); err == nil {
+	if pm, perr := d.packages(); len(f.IndexerNodes) > 0 && perr == nil {
+		if inst, err := packages.ByComponent(ctx, pm, d.Config.HostPackageNames()); err == nil {
 			for _, c := range d.Config.HostComponents() {
 				if v := packages.Upstream(inst[c]); v != "" {
 					from = v

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -159,21 +160,17 @@ type DiskUsage struct {
 }
 
 // Deps is everything the kinds need from the outside world (engine
-// Runner.Deps). Nil clients come with their *Err explaining why.
+// Runner.Deps). A missing client carries the reason it is missing.
 type Deps struct {
 	Config *config.Config
 	Logger *slog.Logger
 	Now    func() time.Time
 
-	Indexer    IndexerAPI
-	IndexerErr error
-	Manager    ManagerAPI
-	ManagerErr error
-	Units      func(ctx context.Context) (UnitsAPI, error)
-	Packages   PackagesAPI
-	PackageErr error
-	Shipper    ShipperAPI
-	ShipperErr error
+	Indexer  clientset.Client[IndexerAPI]
+	Manager  clientset.Client[ManagerAPI]
+	Units    func(ctx context.Context) (UnitsAPI, error)
+	Packages clientset.Client[PackagesAPI]
+	Shipper  clientset.Client[ShipperAPI]
 	// Exec runs the security init tool.
 	Exec Runner
 	// Dashboard answers GET / with its HTTP status.
@@ -242,35 +239,19 @@ func (d *Deps) redact(s string) string {
 	return d.Redact(s)
 }
 
-func (d *Deps) indexer() (IndexerAPI, error) { return client(d.Indexer, d.IndexerErr, "indexer") }
+func (d *Deps) indexer() (IndexerAPI, error) { return d.Indexer.Need("indexer") }
 
-func (d *Deps) manager() (ManagerAPI, error) { return client(d.Manager, d.ManagerErr, "manager API") }
+func (d *Deps) manager() (ManagerAPI, error) { return d.Manager.Need("manager API") }
 
-func (d *Deps) packages() (PackagesAPI, error) { return client(d.Packages, d.PackageErr, "packages") }
+func (d *Deps) packages() (PackagesAPI, error) { return d.Packages.Need("packages") }
 
-func (d *Deps) shipper() (ShipperAPI, error) { return client(d.Shipper, d.ShipperErr, "shipper") }
-
-// client is c, or (nil) an error naming what and why it is missing (err).
-func client[C comparable](c C, err error, what string) (C, error) {
-	var none C
-	if c == none {
-		return none, fmt.Errorf("%s: %w", what, orNoClient(err))
-	}
-	return c, nil
-}
+func (d *Deps) shipper() (ShipperAPI, error) { return d.Shipper.Need("shipper") }
 
 func (d *Deps) units(ctx context.Context) (UnitsAPI, error) {
 	if d.Units == nil {
 		return nil, errors.New("systemd: no connection configured")
 	}
 	return d.Units(ctx)
-}
-
-func orNoClient(err error) error {
-	if err == nil {
-		return errors.New("no client configured")
-	}
-	return err
 }
 
 // Planning is what the kinds know at plan time, for their Describe lines:
@@ -542,6 +523,14 @@ func (r *redacting) Estimate(p engine.Params, facts any) (time.Duration, string,
 		return 0, "", false
 	}
 	return e.Estimate(p, facts)
+}
+
+func (r *redacting) Traits() any {
+	t, ok := r.Kind.(engine.Traited)
+	if !ok {
+		return nil
+	}
+	return t.Traits()
 }
 
 func redactErr(d *Deps, err error) error {

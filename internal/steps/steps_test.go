@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
@@ -291,7 +292,7 @@ func TestManagerAPIGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := depsWith(testConfig(t, ""), nil)
-	d.Manager = c
+	d.Manager = clientset.Of[steps.ManagerAPI](c)
 	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}, rundata.KeyPreviousVersions: map[string]string{"manager": "4.9.0-1"}})
 
 	srv.NotReady.Store(1)
@@ -348,7 +349,7 @@ func TestVersionsGate(t *testing.T) {
 				}
 			}
 			d := depsWith(testConfig(t, ""), nil)
-			d.Packages = aptManager(t, apt)
+			d.Packages = clientset.Of[steps.PackagesAPI](aptManager(t, apt))
 			key := rundata.KeyTargetVersions
 			if tt.which == "previous" {
 				key = rundata.KeyPreviousVersions
@@ -379,7 +380,7 @@ func TestPackagesInstallRecordsPreviousFirst(t *testing.T) {
 	apt := newApt("4.9.0-1")
 	apt.locked = 2 // a killed run's apt still holds the lock twice
 	d := depsWith(testConfig(t, ""), nil)
-	d.Packages = aptManager(t, apt)
+	d.Packages = clientset.Of[steps.PackagesAPI](aptManager(t, apt))
 	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 
 	out, err := run(t, d, e, "packages.install", map[string]any{"component": "indexer"})
@@ -502,7 +503,7 @@ func TestErrorsAreRedacted(t *testing.T) {
 	const secret = "Sup3r-Secret-Pw"
 	d := depsWith(testConfig(t, ""), nil)
 	d.Redact = func(s string) string { return strings.ReplaceAll(s, secret, "[redacted]") }
-	d.PackageErr = errors.New("password_command printed " + secret)
+	d.Packages = clientset.Missing[steps.PackagesAPI](errors.New("password_command printed " + secret))
 	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "installed"})
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted]") {

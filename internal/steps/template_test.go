@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
@@ -90,7 +91,7 @@ func TestTemplateSourceSafety(t *testing.T) {
 	} {
 		cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\nshipper:\n  template_source: "+hs.URL+"/"+tt.path+"/{version}/t.json\n")
 		d := depsWith(cfg, nil)
-		d.Indexer = c
+		d.Indexer = clientset.Of[steps.IndexerAPI](c)
 		e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 		_, err := run(t, d, e, "shipper.template", map[string]any{"version": "target"})
 		if tt.want == "" {
@@ -115,7 +116,7 @@ func TestTemplateSourceSafety(t *testing.T) {
 	}
 	cfg := testConfig(t, "profile: wazuh\nroot: "+root+"\nshipper:\n  template_source: "+hs.URL+"/ok/{version}/t.json\n")
 	d := depsWith(cfg, nil)
-	d.Indexer = c
+	d.Indexer = clientset.Of[steps.IndexerAPI](c)
 	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	if _, err := run(t, d, e, "shipper.template", map[string]any{"version": "target"}); err != nil {
 		t.Fatal(err)

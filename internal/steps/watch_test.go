@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
@@ -96,7 +97,7 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 	t.Cleanup(func() { c.Close() })
 	srv, d := fleetServer(t)
 	r.mgr = srv
-	d.Indexer = c
+	d.Indexer = clientset.Of[steps.IndexerAPI](c)
 	r.units = &restartingUnits{Fake: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
 	d.Units = func(context.Context) (steps.UnitsAPI, error) { return r.units, nil }
 	d.Probe = func(context.Context) (probe.Report, error) {

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
@@ -72,7 +74,7 @@ func TestVersionsGateYum(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := depsWith(testConfig(t, "profile: wazuh\npackages:\n  manager: yum\n"), nil)
-			d.Packages = m
+			d.Packages = clientset.Of[steps.PackagesAPI](m)
 			e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all(tt.target)})
 			out, err := run(t, d, e, "gate.versions", map[string]any{"check": "candidates", "version": "target"})
 			var ng *engine.NoGoError
@@ -86,7 +88,7 @@ func TestVersionsGateYum(t *testing.T) {
 	}
 	m, _ := packages.New(packages.KindYum, &fakeYum{installed: "4.9.0-1"})
 	d := depsWith(testConfig(t, "profile: wazuh\npackages:\n  manager: yum\n"), nil)
-	d.Packages = unsupportedPackages{m}
+	d.Packages = clientset.Of[steps.PackagesAPI](unsupportedPackages{m})
 	e := newEnv(d, map[string]any{rundata.KeyTargetVersions: all("4.10.0-1")})
 	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "candidates", "version": "target"})
 	var ng *engine.NoGoError

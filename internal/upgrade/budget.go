@@ -104,7 +104,8 @@ func LoadHistory(stateDir, runbook string) (History, error) {
 		}
 		h.Runs++
 		for _, e := range evs {
-			if e.Type == engine.EvStepSkip && !movesData(e.Kind) {
+			role := steps.RoleOf(e.Kind)
+			if e.Type == engine.EvStepSkip && !role.MovesData {
 				// skipped (a unit already running): it cost next to nothing;
 				// a data step's skip depends on the mode, not the host
 				h.Step[e.Step] = append(h.Step[e.Step], 0)
@@ -113,32 +114,22 @@ func LoadHistory(stateDir, runbook string) (History, error) {
 				continue
 			}
 			h.Step[e.Step] = append(h.Step[e.Step], e.Duration.D())
-			if e.Outcome == nil || e.Duration <= 0 {
+			if e.Outcome == nil || e.Duration <= 0 || role.Measures == "" {
 				continue
 			}
-			secs := e.Duration.D().Seconds()
-			switch e.Kind {
-			case "backup.indexer_data":
-				if b := number(e.Outcome.Data["bytes"]); b > 0 {
-					h.CopyRates = append(h.CopyRates, b/secs)
-				}
-			case "indexer.snapshot_take":
-				if b := number(e.Outcome.Data["incremental_bytes"]); b > 0 {
-					h.SnapshotRates = append(h.SnapshotRates, b/secs)
-				}
+			b := number(e.Outcome.Data[role.MeasuredBytes])
+			if b <= 0 {
+				continue
+			}
+			switch rate := b / e.Duration.D().Seconds(); role.Measures {
+			case steps.RateCopy:
+				h.CopyRates = append(h.CopyRates, rate)
+			case steps.RateSnapshot:
+				h.SnapshotRates = append(h.SnapshotRates, rate)
 			}
 		}
 	}
 	return h, nil
-}
-
-// movesData: kinds whose cost is the data volume and the data-safety mode.
-func movesData(kind string) bool {
-	switch kind {
-	case "backup.indexer_data", "indexer.snapshot_take", "restore.indexer_data", "restore.indexer_snapshot":
-		return true
-	}
-	return false
 }
 
 func number(v any) float64 {
@@ -170,12 +161,13 @@ func median[T float64 | time.Duration](xs []T) T {
 // kinds' own estimates).
 type DataVolume = steps.DataVolume
 
-// VolumeFromGates reads the data volume from gate.data_safety's result; mode
-// from the configuration when the gate did not pass.
+// VolumeFromGates reads the data volume from the result of the gate that
+// reports it (gate.data_safety: steps.BudgetRole.ReportsVolume); mode from
+// the configuration when the gate did not pass.
 func VolumeFromGates(cfg *config.Config, gates []GateResult) DataVolume {
 	v := DataVolume{Mode: steps.DataSafetyMode(cfg)}
 	for _, g := range gates {
-		if g.Kind != "gate.data_safety" || g.Data == nil {
+		if !steps.RoleOf(g.Kind).ReportsVolume || g.Data == nil {
 			continue
 		}
 		raw, err := json.Marshal(g.Data["cost"])
@@ -256,12 +248,12 @@ func phaseSources(b Budget) []string {
 	return out
 }
 
-// PhaseOf is the budget phase of a step: the step-id prefix, with the data-safety steps
-// in "backups" and the post-upgrade snapshot in "validation".
+// PhaseOf is the budget phase of a step: the one its kind declares
+// (steps.BudgetRole.Phase: the data-safety steps in "backups"), else the
+// step-id prefix, with the post-upgrade snapshot in "validation".
 func PhaseOf(id, kind string) string {
-	switch kind {
-	case "backup.indexer_data", "indexer.snapshot_start", "indexer.snapshot_take":
-		return "backups"
+	if p := steps.RoleOf(kind).Phase; p != "" {
+		return p
 	}
 	switch p := engine.Phase(id); p {
 	case "backup":

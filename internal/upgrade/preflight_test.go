@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -79,7 +80,7 @@ func TestPreflightGatesConcurrentUnderOneDeadline(t *testing.T) {
 	for _, n := range unitstest.SiemUnits {
 		u.Set(unitstest.Running(n))
 	}
-	d := &steps.Deps{Config: cfg, Poll: time.Millisecond, Now: time.Now, Indexer: ic, Manager: mc,
+	d := &steps.Deps{Config: cfg, Poll: time.Millisecond, Now: time.Now, Indexer: clientset.Of[steps.IndexerAPI](ic), Manager: clientset.Of[steps.ManagerAPI](mc),
 		Units: func(context.Context) (steps.UnitsAPI, error) { return u, nil }}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)

@@ -79,10 +79,11 @@ func (e *IgnoreGateError) Unwrap() error { return e.Err }
 // Prepare resolves the target versions and plans the upgrade runbook; no
 // side effect.
 func Prepare(ctx context.Context, deps *steps.Deps, req Request) (*Session, error) {
-	if deps.Packages == nil {
-		return nil, fmt.Errorf("packages: %w", deps.PackageErr)
+	pm, err := deps.Packages.Need("packages")
+	if err != nil {
+		return nil, err
 	}
-	cands, err := ResolveTarget(ctx, deps.Packages, deps.Config.PackageNames(), req.To)
+	cands, err := ResolveTarget(ctx, pm, deps.Config.PackageNames(), req.To)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", req.To, err)
 	}

@@ -45,7 +45,11 @@ func labStack(t *testing.T, l *e2e.Lab) *cli.Clients {
 
 func liveIndices(t *testing.T, st *cli.Clients, prefix string) []string {
 	t.Helper()
-	list, err := st.Indexer.CatIndices(context.Background(), prefix+"*")
+	ix, err := st.NeedIndexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := ix.CatIndices(context.Background(), prefix+"*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +145,12 @@ func TestE2EAlertsLab(t *testing.T) {
 	}
 
 	// 4. Cleanup: old, unparsable and future-dated indices.
+	labIx, err := st.NeedIndexer()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range []string{"2020.01.01", "2020.01.02", "2020.01.03-restored", "2099.01.01"} {
-		if err := st.Indexer.CreateIndex(context.Background(), ap+n, []byte(`{"settings":{"number_of_replicas":0}}`)); err != nil {
+		if err := labIx.CreateIndex(context.Background(), ap+n, []byte(`{"settings":{"number_of_replicas":0}}`)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
@@ -44,7 +45,7 @@ func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
 	d := t.TempDir()
 	return &cli.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
 		Indexer: config.Indexer{AlertsIndexPrefix: prefix},
-		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: ix}
+		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: clientset.Of(ix)}
 }
 
 // lastBody decodes the body of the last request key ("POST /path") the fake

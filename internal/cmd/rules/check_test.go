@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/clientset"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
@@ -83,7 +84,7 @@ func TestRulesCheck(t *testing.T) {
 			if tt.check != "" {
 				code = 1
 			}
-			st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, ManagerErr: os.ErrNotExist,
+			st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, Manager: clientset.Missing[*manager.Client](os.ErrNotExist),
 				Tools: manager.Tools{InstallDir: install, ControlName: "siem-control", Runner: checkRunner(tt.check, code)}}
 			out, errOut, exit := run(t, st, tt.mode)
 			if exit != tt.code {

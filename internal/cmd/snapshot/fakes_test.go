@@ -15,11 +15,13 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -131,7 +133,7 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 			return nil, err
 		}
 		st = cli.NewClients(ctx, cfg, cli.ClientOptions{LookupEnv: func(string) (string, bool) { return "", false }})
-		st.Packages, st.PkgErr = nil, errors.New("no package manager in this test")
+		st.Packages = clientset.Missing[*packages.Manager](errors.New("no package manager in this test"))
 		t.Cleanup(func() { st.Close() })
 		return st, nil
 	}

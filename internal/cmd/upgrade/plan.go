@@ -215,15 +215,15 @@ func deadlineNote(dl *engine.Deadline) string {
 // report, both at once, within ctx, best effort ("unreachable").
 func apiVersions(ctx context.Context, d *steps.Deps) map[string]string {
 	ask := map[string]func() (string, error){}
-	if d.Manager != nil {
+	if mg, err := d.Manager.Get(); err == nil {
 		ask["manager"] = func() (string, error) {
-			info, err := d.Manager.Info(ctx)
+			info, err := mg.Info(ctx)
 			return "API " + info.APIVersion, err
 		}
 	}
-	if d.Indexer != nil {
+	if ix, err := d.Indexer.Get(); err == nil {
 		ask["indexer"] = func() (string, error) {
-			nodes, err := d.Indexer.NodesVersions(ctx)
+			nodes, err := ix.NodesVersions(ctx)
 			var vs []string
 			for _, n := range nodes {
 				vs = append(vs, "OpenSearch "+n.Version)

@@ -139,8 +139,8 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 		kept = nil // the record in the cluster decides (the kept copy may be an older run's)
 	}
 	var installed map[string]string
-	if deps.Packages != nil {
-		if inst, err := packages.ByComponent(ctx, deps.Packages, cfg.HostPackageNames()); err == nil {
+	if pm, err := deps.Packages.Get(); err == nil {
+		if inst, err := packages.ByComponent(ctx, pm, cfg.HostPackageNames()); err == nil {
 			installed = inst
 		} else if !o.DryRun {
 			return fmt.Errorf("the installed versions: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
@@ -126,7 +127,7 @@ func TestRollbackClusterDryRun(t *testing.T) {
 	r := newClusterRig(t, "indexer", "manager", "shipper", "dashboard")
 	r.rolling(t)
 	io, _, out, _ := output.Test()
-	deps := &steps.Deps{Config: r.cfg, Indexer: r.srv.Client(t), Poll: time.Millisecond, Now: time.Now}
+	deps := &steps.Deps{Config: r.cfg, Indexer: clientset.Of[steps.IndexerAPI](r.srv.Client(t)), Poll: time.Millisecond, Now: time.Now}
 	o := &RollbackClusterOptions{Common: runs.Common{IO: io, Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }},
 		DryRun: true, Turn: TurnOptions{Cluster: r.deps, Lease: DefaultLease}}
 	writes := r.docs.Writes()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -207,7 +208,7 @@ func newFixture(t *testing.T, installed string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ic.Close() })
-	deps := &steps.Deps{Config: cfg, Packages: pm, Indexer: ic, Poll: time.Millisecond, Now: time.Now}
+	deps := &steps.Deps{Config: cfg, Packages: clientset.Of[steps.PackagesAPI](pm), Indexer: clientset.Of[steps.IndexerAPI](ic), Poll: time.Millisecond, Now: time.Now}
 	rb := filepath.Join(d, "runbook.yaml")
 	clitest.WriteFile(t, rb, testRunbook, 0o600)
 	ios, _, out, errOut := output.Test()

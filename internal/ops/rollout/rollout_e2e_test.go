@@ -16,6 +16,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
@@ -35,17 +36,19 @@ func TestE2ERollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := func() *cli.Clients {
+	client := func() (*cli.Clients, *indexer.Client) {
 		st := cli.NewClients(ctx, cfg, cli.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
 		t.Cleanup(func() { st.Close() })
-		if _, err := st.NeedIndexer(); err != nil {
+		ix, err := st.NeedIndexer()
+		if err != nil {
 			t.Fatal(err)
 		}
-		return st
+		return st, ix
 	}
-	stA, stB := client(), client()
+	stA, ixA := client()
+	_, ixB := client()
 	clk := &clock{t: time.Now().UTC()}
-	a, b := rollout.NewStore(stA.Indexer), rollout.NewStore(stB.Indexer)
+	a, b := rollout.NewStore(ixA), rollout.NewStore(ixB)
 	a.Now, b.Now = clk.Now, clk.Now
 
 	// No run yet: status says so (exit 1, naming how one is created).
@@ -67,7 +70,7 @@ func TestE2ERollout(t *testing.T) {
 		if _, err := b.SetPhase(ctx, rec.RunID, []rollout.Phase{rollout.PhaseApply}, rollout.PhaseRolling, ""); err != nil {
 			t.Fatal(err)
 		}
-		ix, err := stA.Indexer.CatIndices(ctx, rollout.Index)
+		ix, err := ixA.CatIndices(ctx, rollout.Index)
 		if err != nil || len(ix) != 1 || ix[0].Pri != 1 {
 			t.Fatalf("index %s: %+v %v", rollout.Index, ix, err)
 		}
@@ -158,8 +161,9 @@ func TestE2ERollout(t *testing.T) {
 		}
 
 		// The run's record from the lab's own facts, as upgrade apply --cluster makes it.
-		s := rollout.NewStore(stA.Indexer)
-		facts, err := rollout.Gather(ctx, cfg, stA.Indexer, stA.Manager, stA.ManagerErr)
+		s := rollout.NewStore(ixA)
+		mg, mgErr := stA.Manager.Get()
+		facts, err := rollout.Gather(ctx, cfg, ixA, mg, mgErr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,9 +4,6 @@
 // directories a run sets aside (named by its run id), which restore
 // creates and `upgrade prune` lists and removes. It sits below both
 // internal/steps and internal/upgrade, which import it.
-//
-// (KeyIndexerNode, the rolling turn's own key, stays beside its kinds in
-// internal/steps/cluster.go.)
 package rundata
 
 // Run data keys of the upgrade itself.
@@ -48,6 +45,10 @@ const KeyPrimariesRecoveries = "primaries_recoveries"
 // KeyIndexerPrimaries is the run value holding the primary shards the node held before the
 // indexer stopped (steps' primariesRecord); a rollback run starts with the upgrade's count.
 const KeyIndexerPrimaries = "indexer_primaries"
+
+// KeyIndexerNode is the run value of the indexer node this host serves in a rolling upgrade,
+// recorded before it stops (indexer.node_record): its name and the OpenSearch version it ran.
+const KeyIndexerNode = "indexer_node"
 
 // Run data keys of the watch window.
 const (
