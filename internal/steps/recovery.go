@@ -95,12 +95,20 @@ type recoveriesParams struct {
 	Value      int  `yaml:"value"`      // node_initial_primaries_recoveries
 	Concurrent int  `yaml:"concurrent"` // node_concurrent_recoveries
 	Restore    bool `yaml:"restore"`
+	// MinPrimaries: raise only when the node holds at least this many primary shards (0: always).
+	// Below it the default throttle brings them back within seconds, and raising it costs time: the
+	// security plugin's first configuration load after the start runs while every primary recovers
+	// at once, misses its own index, and tries again only about 13 s later.
+	MinPrimaries int `yaml:"min_primaries"`
 }
 
 func (p *recoveriesParams) Validate() error {
 	raise := p.Value != 0 || p.Concurrent != 0
 	if p.Restore == raise {
 		return fmt.Errorf("give value and/or concurrent (1-1000: raise) or restore: true (put back what the run found), not both")
+	}
+	if p.MinPrimaries < 0 || (p.Restore && p.MinPrimaries != 0) {
+		return fmt.Errorf("min_primaries %d: want 0 or more, with value and/or concurrent only", p.MinPrimaries)
 	}
 	for _, v := range []struct {
 		name string
@@ -131,9 +139,13 @@ func (p *recoveriesParams) Describe(pc engine.PlanContext) []string {
 			"GET /_cluster/settings?flat_settings=true (read back)",
 		}
 	}
+	why := "the node recovers that many primaries from its disk at once after its start (thousands of daily indices come back sooner)"
+	if p.MinPrimaries > 0 {
+		why = fmt.Sprintf("only when the node holds at least %d primary shards: %s", p.MinPrimaries, why)
+	}
 	return append([]string{
 		"GET /_cluster/health (record the active primary shards: the steps waiting for them get timeout_per_primary for each)"},
-		describeRaise(p.want(), "the node recovers that many primaries from its disk at once after its start (thousands of daily indices come back sooner)")...)
+		describeRaise(p.want(), why)...)
 }
 
 // describeRaise is the Describe of raiseRecoveries.
@@ -178,6 +190,10 @@ func runPrimariesRecoveries(ctx context.Context, env Env, p *recoveriesParams) (
 	n, err := recordPrimaries(ctx, env, ix)
 	if err != nil {
 		return engine.Outcome{}, err
+	}
+	if n < p.MinPrimaries {
+		return engine.Outcome{Message: fmt.Sprintf("SKIPPED: %d primary shards, fewer than %d: the recovery settings stay as they are (the default throttle brings them back within seconds)", n, p.MinPrimaries),
+			Data: map[string]any{"primaries": n}}, nil
 	}
 	out, err := raiseRecoveries(ctx, env, ix, p.want())
 	if err != nil {

@@ -196,6 +196,48 @@ func TestRecoveriesRecordAndRestoreBoth(t *testing.T) {
 	}
 }
 
+// Below min_primaries the settings stay as they are (no PUT, the restore has nothing to put
+// back) and the count is still recorded for the deadlines; at or above it the raise happens.
+func TestPrimariesRecoveriesMinPrimaries(t *testing.T) {
+	for _, tc := range []struct {
+		primaries int
+		raised    bool
+	}{{52, false}, {199, false}, {200, true}, {1001, true}} {
+		t.Run(fmt.Sprint(tc.primaries), func(t *testing.T) {
+			srv := indexertest.NewServer(t, indexertest.Healthy())
+			d := indexerDeps(t, srv)
+			get, puts := clusterSettings(srv, map[string]string{})
+			srv.Set("GET /_cluster/health", indexertest.Route{Body: healthBody("green", tc.primaries)})
+			e := newEnv(d, nil)
+			out, err := run(t, d, e, "indexer.primaries_recoveries", map[string]any{"value": 32, "min_primaries": 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raised := get()[initialPrimaries] == "32"; raised != tc.raised || strings.HasPrefix(out.Message, "SKIPPED") == tc.raised {
+				t.Fatalf("%d primaries: raised %v, %q; want raised %v", tc.primaries, raised, out.Message, tc.raised)
+			}
+			if !tc.raised && (len(puts()) != 0 || !strings.Contains(out.Message, fmt.Sprintf("%d primary shards, fewer than 200", tc.primaries))) {
+				t.Fatalf("skipped raise: %q, PUTs %q", out.Message, puts())
+			}
+			var rec struct{ Primaries int }
+			if ok, err := e.Get(rundata.KeyIndexerPrimaries, &rec); !ok || err != nil || rec.Primaries != tc.primaries {
+				t.Fatalf("primaries recorded %+v (%v %v), want %d", rec, ok, err, tc.primaries)
+			}
+			out, err = run(t, d, e, "indexer.primaries_recoveries", map[string]any{"restore": true})
+			if err != nil || strings.HasPrefix(out.Message, "SKIPPED") == tc.raised || get()[initialPrimaries] != "" {
+				t.Fatalf("restore: %q %v, now %v", out.Message, err, get())
+			}
+		})
+	}
+	reg := must(steps.NewRegistry())
+	k, _ := reg.Lookup("indexer.primaries_recoveries")
+	for _, with := range []map[string]any{{"restore": true, "min_primaries": 200}, {"value": 32, "min_primaries": -1}} {
+		if p, err := k.Decode(with); err == nil && p.Validate() == nil {
+			t.Errorf("%v: accepted", with)
+		}
+	}
+}
+
 // A rollback run starts with the upgrade's recovery record and primaries count, as recorded.
 func TestRollbackSeedCarriesRecoveries(t *testing.T) {
 	rec := json.RawMessage(`{"` + initialPrimaries + `":{"was":"","raised":"32"},"` + concurrentRecoveries + `":{"was":"6"}}`)
