@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -55,19 +54,7 @@ func (d *Distributed) setFault(ctx context.Context, kind string, on bool) error 
 	default:
 		return fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
 	}
-	if err != nil {
-		verb := "heal"
-		if on {
-			verb = "fault"
-		}
-		return fmt.Errorf("%s %s: %w", verb, kind, err)
-	}
-	if !on {
-		d.st.Faults = slices.DeleteFunc(d.st.Faults, func(f string) bool { return f == kind })
-	} else if !slices.Contains(d.st.Faults, kind) {
-		d.st.Faults = append(d.st.Faults, kind)
-	}
-	return writeState(d.st)
+	return recordFault(d.st, kind, on, err)
 }
 
 // nodeDown stops (on) or starts an indexer node's unit. On, it returns once the other nodes see
@@ -125,12 +112,8 @@ func (d *Distributed) replicaUnassigned(ctx context.Context, on bool) error {
 	}
 	n := len(d.HostsOf(RoleIndexer))
 	body := map[string]any{"settings": map[string]any{"index.number_of_shards": 1, "index.number_of_replicas": n}}
-	code, data, err := c.do(ctx, http.MethodPut, "/"+replicasIndex+"?wait_for_active_shards=1", body)
-	if err != nil {
+	if err := c.createIndex(ctx, replicasIndex, "wait_for_active_shards=1", body); err != nil {
 		return err
-	}
-	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("create %s: HTTP %d: %s", replicasIndex, code, tail(string(data), 300))
 	}
 	// Settled: every copy that can be placed is active, the one that cannot is unassigned.
 	return poll(ctx, d.poll, func() (bool, error) {

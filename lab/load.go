@@ -83,8 +83,8 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	rep.First, rep.Last = rep.Prefix+days[0].Format("2006.01.02"), rep.Prefix+days[len(days)-1].Format("2006.01.02")
 
 	// The first index tells how many shards the template gives each one; make room for them all.
-	if err := c.createIndex(ctx, rep.First); err != nil {
-		return rep, err
+	if err := c.createIndex(ctx, rep.First, "", nil); err != nil {
+		return rep, fmt.Errorf("load: %w", err)
 	}
 	if rep.ShardsPerIdx, err = c.primaryShards(ctx, rep.First); err != nil {
 		return rep, err
@@ -349,13 +349,19 @@ func loadDays(now time.Time, n int) []time.Time {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-func (c *indexerClient) createIndex(ctx context.Context, index string) error {
-	code, data, err := c.do(ctx, http.MethodPut, "/"+index, nil)
+// createIndex creates index with PUT /index?query (query and body may be empty); an index that
+// exists already is no failure.
+func (c *indexerClient) createIndex(ctx context.Context, index, query string, body any) error {
+	path := "/" + index
+	if query != "" {
+		path += "?" + query
+	}
+	code, data, err := c.do(ctx, http.MethodPut, path, body)
 	if err != nil {
-		return fmt.Errorf("load: create %s: %w", index, err)
+		return fmt.Errorf("create %s: %w", index, err)
 	}
 	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("load: create %s: HTTP %d: %s", index, code, tail(string(data), 300))
+		return fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
 	}
 	return nil
 }
