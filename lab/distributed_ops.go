@@ -57,15 +57,24 @@ func (d *Distributed) setFault(ctx context.Context, kind string, on bool) error 
 	return recordFault(d.st, kind, on, err)
 }
 
+// indexerNode is the host named host, which must be an indexer node.
+func (d *Distributed) indexerNode(host string) (*Lab, error) {
+	h, err := d.Host(host)
+	if err != nil {
+		return nil, err
+	}
+	if h.Role() != RoleIndexer {
+		return nil, fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
+	}
+	return h, nil
+}
+
 // nodeDown stops (on) or starts an indexer node's unit. On, it returns once the other nodes see
 // the cluster without it; off, once the cluster is green with every node.
 func (d *Distributed) nodeDown(ctx context.Context, host string, on bool) error {
-	h, err := d.Host(host)
+	h, err := d.indexerNode(host)
 	if err != nil {
 		return err
-	}
-	if h.Role() != RoleIndexer {
-		return fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
 	}
 	unit := h.prof.IndexerUnit()
 	if !on {
@@ -101,12 +110,8 @@ func (d *Distributed) replicaUnassigned(ctx context.Context, on bool) error {
 	ctx, cancel := context.WithTimeout(ctx, d.tmo)
 	defer cancel()
 	if !on {
-		code, data, err := c.do(ctx, http.MethodDelete, "/"+replicasIndex, nil)
-		if err != nil {
+		if err := c.deleteIndex(ctx, replicasIndex); err != nil {
 			return err
-		}
-		if code/100 != 2 && code != http.StatusNotFound {
-			return fmt.Errorf("delete %s: HTTP %d: %s", replicasIndex, code, tail(string(data), 300))
 		}
 		return d.waitGreen(ctx)
 	}

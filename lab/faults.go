@@ -372,12 +372,8 @@ func (l *Lab) clusterRed(ctx context.Context, on bool) error {
 			return err == nil && h.Status == "red", nil
 		})
 	}
-	code, data, err := c.do(ctx, http.MethodDelete, "/"+redIndex, nil)
-	if err != nil {
+	if err := c.deleteIndex(ctx, redIndex); err != nil {
 		return err
-	}
-	if code/100 != 2 && code != http.StatusNotFound {
-		return fmt.Errorf("delete %s: HTTP %d: %s", redIndex, code, tail(string(data), 300))
 	}
 	return l.waitClusterUsable(ctx)
 }

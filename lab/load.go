@@ -349,23 +349,6 @@ func loadDays(now time.Time, n int) []time.Time {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// createIndex creates index with PUT /index?query (query and body may be empty); an index that
-// exists already is no failure.
-func (c *indexerClient) createIndex(ctx context.Context, index, query string, body any) error {
-	path := "/" + index
-	if query != "" {
-		path += "?" + query
-	}
-	code, data, err := c.do(ctx, http.MethodPut, path, body)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", index, err)
-	}
-	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
-	}
-	return nil
-}
-
 func (c *indexerClient) primaryShards(ctx context.Context, index string) (int, error) {
 	data, err := c.ok(ctx, http.MethodGet, "/"+index+"/_settings/index.number_of_shards", nil)
 	if err != nil {
