@@ -57,6 +57,16 @@ func host(name string, nodes ...string) rollout.Identity {
 	return rollout.Identity{Host: name, Names: nodes}
 }
 
+// takeFirst takes the first entry's turn (indexer/indexer-1, host h1) with a minute's lease.
+func takeFirst(t *testing.T, s *rollout.Store) *rollout.Turn {
+	t.Helper()
+	turn, err := s.Take(context.Background(), host("h1", "indexer/indexer-1"), time.Minute)
+	if err != nil {
+		t.Fatalf("Take: %v", err)
+	}
+	return turn
+}
+
 func rolling(t *testing.T, s *rollout.Store, rec rollout.Record) rollout.Record {
 	t.Helper()
 	ctx := context.Background()
@@ -284,14 +294,11 @@ func TestRun(t *testing.T) {
 	ctx := context.Background()
 	s, docs, _ := newStore(t)
 	rolling(t, s, threeNodeRecord())
-	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := takeFirst(t, s)
 	if err := turn.Run(ctx, func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	turn, err = s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute)
+	turn, err := s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,10 +337,7 @@ func TestWait(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newStore(t)
 	rolling(t, s, threeNodeRecord())
-	first, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := takeFirst(t, s)
 	polls := 0
 	sleep := func(context.Context, time.Duration) error {
 		polls++
@@ -368,7 +372,7 @@ func TestReOrder(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := newStore(t)
 	rolling(t, s, threeNodeRecord())
-	turn, _ := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
+	turn := takeFirst(t, s)
 	_ = turn.Done(ctx)
 	rec, changed, err := s.ReOrder(ctx, "indexer-2")
 	if err != nil || !changed {
@@ -399,10 +403,7 @@ func TestTakeReOrders(t *testing.T) {
 	rolling(t, s, threeNodeRecord())
 	elected := "indexer-3"
 	s.Elected = func(context.Context) (string, error) { return elected, nil }
-	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn := takeFirst(t, s)
 	_ = turn.Done(ctx)
 	elected = "indexer-2" // indexer-3 restarted for another reason: indexer-2 was elected
 	var nyt *rollout.NotYourTurnError
@@ -478,7 +479,7 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	s, docs, _ := newStore(t)
 	rolling(t, s, threeNodeRecord())
-	turn, _ := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
+	turn := takeFirst(t, s)
 	_ = turn.Done(ctx)
 	s.Elected = func(context.Context) (string, error) { return "indexer-2", nil }
 	writes := docs.Writes()
