@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -116,6 +117,35 @@ func (c *indexerClient) ok(ctx context.Context, method, path string, body any) (
 		return data, fmt.Errorf("%s %s: HTTP %d: %s", method, path, code, tail(string(data), 300))
 	}
 	return data, nil
+}
+
+// createIndex creates index with PUT /index?query (query and body may be empty); an index that
+// exists already is no failure.
+func (c *indexerClient) createIndex(ctx context.Context, index, query string, body any) error {
+	path := "/" + index
+	if query != "" {
+		path += "?" + query
+	}
+	code, data, err := c.do(ctx, http.MethodPut, path, body)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", index, err)
+	}
+	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
+		return fmt.Errorf("create %s: HTTP %d: %s", index, code, tail(string(data), 300))
+	}
+	return nil
+}
+
+// deleteIndex deletes index; one that does not exist is no failure.
+func (c *indexerClient) deleteIndex(ctx context.Context, index string) error {
+	code, data, err := c.do(ctx, http.MethodDelete, "/"+index, nil)
+	if err != nil {
+		return err
+	}
+	if code/100 != 2 && code != http.StatusNotFound {
+		return fmt.Errorf("delete %s: HTTP %d: %s", index, code, tail(string(data), 300))
+	}
+	return nil
 }
 
 // ClusterHealth is the part of _cluster/health the lab reports.

@@ -452,10 +452,7 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			return errors.Join(errs...)
 		}
 	}
-	phases := []struct {
-		name string
-		f    func(context.Context) error
-	}{
+	phases := []phase{
 		{"caches", each("", func(h *Lab, ctx context.Context) error {
 			if err := h.prepareOpenSearch(ctx, opts); err != nil {
 				return err
@@ -481,14 +478,8 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 		{"shipper", each(RoleManager, (*Lab).startShipper)},
 		{"first-alert", func(ctx context.Context) error { return d.HostsOf(RoleManager)[0].waitFirstAlert(ctx) }},
 	}
-	for _, p := range phases {
-		t0 := time.Now()
-		if err := p.f(ctx); err != nil {
-			return nil, fmt.Errorf("up: %s: %w", p.name, err)
-		}
-		dt := time.Since(t0)
-		d.Timing[p.name] = dt
-		fmt.Fprintf(d.prog, "  %-17s %6.1fs\n", p.name, dt.Seconds())
+	if err := runPhases(ctx, phases, d.Timing, d.prog); err != nil {
+		return nil, err
 	}
 	d.Timing["total"] = time.Since(began)
 	for _, h := range d.hosts {

@@ -16,12 +16,9 @@ var electionFaultKind = FaultKind{"election-moved:<host>", "move the indexer clu
 // electionMoved moves the election to host (on) or clears the voting configuration exclusions
 // (off). It does not wait for green: mid-roll the cluster may be legitimately yellow.
 func (d *Distributed) electionMoved(ctx context.Context, host string, on bool) error {
-	h, err := d.Host(host)
+	h, err := d.indexerNode(host)
 	if err != nil {
 		return err
-	}
-	if h.Role() != RoleIndexer {
-		return fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
 	}
 	c, err := h.indexer() // its own node
 	if err != nil {

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"fmt"
 )
 
 // masterFaultKind is the other side of worker-version-mismatch: the master on another release
@@ -15,20 +14,11 @@ var masterFaultKind = FaultKind{"master-version-mismatch", "the master (manager-
 // than the master); off, until the master lists the worker again (nothing to install when the
 // printed fix was followed).
 func (d *Distributed) masterVersionMismatch(ctx context.Context, on bool) error {
-	w, err := d.worker()
+	master, w, mv, err := d.managerPair(ctx)
 	if err != nil {
 		return err
 	}
-	master := d.HostsOf(RoleManager)[0]
-	pkg := master.prof.Manager
-	a := master.apt()
-	mv, err := a.InstalledVersion(ctx, pkg)
-	if err != nil {
-		return err
-	}
-	if mv == "" {
-		return fmt.Errorf("%s is not installed on the master %s", pkg, master.st.Host)
-	}
+	pkg, a := master.prof.Manager, master.apt()
 	want := mv
 	if on {
 		if want, err = otherRelease(mv); err != nil {

@@ -104,19 +104,11 @@ func (d *Distributed) workerDisconnected(ctx context.Context, on bool) error {
 // the master's release on the worker (nothing to do when the fix health prints was followed and
 // both already agree) and waits until the master lists it again.
 func (d *Distributed) workerVersionMismatch(ctx context.Context, on bool) error {
-	w, err := d.worker()
+	master, w, mv, err := d.managerPair(ctx)
 	if err != nil {
 		return err
 	}
-	master := d.HostsOf(RoleManager)[0]
 	pkg := master.prof.Manager
-	mv, err := master.apt().InstalledVersion(ctx, pkg)
-	if err != nil {
-		return err
-	}
-	if mv == "" {
-		return fmt.Errorf("%s is not installed on the master %s", pkg, master.st.Host)
-	}
 	_ = faults.Set(faults.DirForRoot(w.st.Root), faults.ClusterDown, false) // this fault is about the version alone
 	want := mv
 	if on {
@@ -136,6 +128,23 @@ func (d *Distributed) workerVersionMismatch(ctx context.Context, on bool) error 
 		}
 	}
 	return d.waitWorker(ctx, w.st.Host, !on)
+}
+
+// managerPair is the master, the worker and the release of the manager package installed on the
+// master (the two version-mismatch faults set one against the other).
+func (d *Distributed) managerPair(ctx context.Context) (master, worker *Lab, installed string, err error) {
+	if worker, err = d.worker(); err != nil {
+		return nil, nil, "", err
+	}
+	master = d.HostsOf(RoleManager)[0]
+	pkg := master.prof.Manager
+	if installed, err = master.apt().InstalledVersion(ctx, pkg); err != nil {
+		return nil, nil, "", err
+	}
+	if installed == "" {
+		return nil, nil, "", fmt.Errorf("%s is not installed on the master %s", pkg, master.st.Host)
+	}
+	return master, worker, installed, nil
 }
 
 // otherRelease is the Debian version of the lab's other release (Versions) than installed.

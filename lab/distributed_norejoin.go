@@ -38,12 +38,9 @@ ExecStart=/bin/sh -c 'a=; if [ -e "$${OPENSEARCH_HOME}/lib/opensearch-%[1]s.jar"
 func newestOpenSearch() string { return indexerOpenSearch[Versions[len(Versions)-1]] }
 
 func (d *Distributed) indexerNoRejoin(ctx context.Context, host string, on bool) error {
-	h, err := d.Host(host)
+	h, err := d.indexerNode(host)
 	if err != nil {
 		return err
-	}
-	if h.Role() != RoleIndexer {
-		return fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
 	}
 	p := filepath.Join(h.st.Root, h.prof.NoRejoinDropIn())
 	if on {

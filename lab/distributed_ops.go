@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -55,30 +54,27 @@ func (d *Distributed) setFault(ctx context.Context, kind string, on bool) error 
 	default:
 		return fmt.Errorf("%w %q (siemlab fault --list)", ErrUnknownFault, kind)
 	}
+	return recordFault(d.st, kind, on, err)
+}
+
+// indexerNode is the host named host, which must be an indexer node.
+func (d *Distributed) indexerNode(host string) (*Lab, error) {
+	h, err := d.Host(host)
 	if err != nil {
-		verb := "heal"
-		if on {
-			verb = "fault"
-		}
-		return fmt.Errorf("%s %s: %w", verb, kind, err)
+		return nil, err
 	}
-	if !on {
-		d.st.Faults = slices.DeleteFunc(d.st.Faults, func(f string) bool { return f == kind })
-	} else if !slices.Contains(d.st.Faults, kind) {
-		d.st.Faults = append(d.st.Faults, kind)
+	if h.Role() != RoleIndexer {
+		return nil, fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
 	}
-	return writeState(d.st)
+	return h, nil
 }
 
 // nodeDown stops (on) or starts an indexer node's unit. On, it returns once the other nodes see
 // the cluster without it; off, once the cluster is green with every node.
 func (d *Distributed) nodeDown(ctx context.Context, host string, on bool) error {
-	h, err := d.Host(host)
+	h, err := d.indexerNode(host)
 	if err != nil {
 		return err
-	}
-	if h.Role() != RoleIndexer {
-		return fmt.Errorf("%s is not an indexer node (%s)", host, h.Role())
 	}
 	unit := h.prof.IndexerUnit()
 	if !on {
@@ -114,23 +110,15 @@ func (d *Distributed) replicaUnassigned(ctx context.Context, on bool) error {
 	ctx, cancel := context.WithTimeout(ctx, d.tmo)
 	defer cancel()
 	if !on {
-		code, data, err := c.do(ctx, http.MethodDelete, "/"+replicasIndex, nil)
-		if err != nil {
+		if err := c.deleteIndex(ctx, replicasIndex); err != nil {
 			return err
-		}
-		if code/100 != 2 && code != http.StatusNotFound {
-			return fmt.Errorf("delete %s: HTTP %d: %s", replicasIndex, code, tail(string(data), 300))
 		}
 		return d.waitGreen(ctx)
 	}
 	n := len(d.HostsOf(RoleIndexer))
 	body := map[string]any{"settings": map[string]any{"index.number_of_shards": 1, "index.number_of_replicas": n}}
-	code, data, err := c.do(ctx, http.MethodPut, "/"+replicasIndex+"?wait_for_active_shards=1", body)
-	if err != nil {
+	if err := c.createIndex(ctx, replicasIndex, "wait_for_active_shards=1", body); err != nil {
 		return err
-	}
-	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("create %s: HTTP %d: %s", replicasIndex, code, tail(string(data), 300))
 	}
 	// Settled: every copy that can be placed is active, the one that cannot is unassigned.
 	return poll(ctx, d.poll, func() (bool, error) {

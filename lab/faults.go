@@ -90,7 +90,13 @@ func (l *Lab) setFault(ctx context.Context, kind string, on bool) error {
 		return err
 	}
 	base, _, _ := strings.Cut(k.Name, ":")
-	if err := l.fault(ctx, base, arg, on); err != nil {
+	return recordFault(l.st, kind, on, l.fault(ctx, base, arg, on))
+}
+
+// recordFault adds (on) or removes kind in the lab's faults and writes lab.json, once err, the
+// fault's or the heal's outcome, is nil; otherwise it returns err naming the fault.
+func recordFault(st *State, kind string, on bool, err error) error {
+	if err != nil {
 		verb := "heal"
 		if on {
 			verb = "fault"
@@ -98,11 +104,11 @@ func (l *Lab) setFault(ctx context.Context, kind string, on bool) error {
 		return fmt.Errorf("%s %s: %w", verb, kind, err)
 	}
 	if !on {
-		l.st.Faults = slices.DeleteFunc(l.st.Faults, func(f string) bool { return f == kind })
-	} else if !slices.Contains(l.st.Faults, kind) {
-		l.st.Faults = append(l.st.Faults, kind)
+		st.Faults = slices.DeleteFunc(st.Faults, func(f string) bool { return f == kind })
+	} else if !slices.Contains(st.Faults, kind) {
+		st.Faults = append(st.Faults, kind)
 	}
-	return writeState(l.st)
+	return writeState(st)
 }
 
 func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
@@ -358,24 +364,16 @@ func (l *Lab) clusterRed(ctx context.Context, on bool) error {
 	if on {
 		body := map[string]any{"settings": map[string]any{"index.number_of_shards": 1, "index.number_of_replicas": 0,
 			"index.routing.allocation.require._name": "siem-lab-missing-node"}}
-		code, data, err := c.do(ctx, http.MethodPut, "/"+redIndex+"?wait_for_active_shards=0", body)
-		if err != nil {
+		if err := c.createIndex(ctx, redIndex, "wait_for_active_shards=0", body); err != nil {
 			return err
-		}
-		if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-			return fmt.Errorf("create %s: HTTP %d: %s", redIndex, code, tail(string(data), 300))
 		}
 		return poll(ctx, l.poll, func() (bool, error) {
 			h, err := c.health(ctx, "")
 			return err == nil && h.Status == "red", nil
 		})
 	}
-	code, data, err := c.do(ctx, http.MethodDelete, "/"+redIndex, nil)
-	if err != nil {
+	if err := c.deleteIndex(ctx, redIndex); err != nil {
 		return err
-	}
-	if code/100 != 2 && code != http.StatusNotFound {
-		return fmt.Errorf("delete %s: HTTP %d: %s", redIndex, code, tail(string(data), 300))
 	}
 	return l.waitClusterUsable(ctx)
 }

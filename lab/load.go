@@ -83,8 +83,8 @@ func (l *Lab) Load(ctx context.Context, opts LoadOptions) (LoadReport, error) {
 	rep.First, rep.Last = rep.Prefix+days[0].Format("2006.01.02"), rep.Prefix+days[len(days)-1].Format("2006.01.02")
 
 	// The first index tells how many shards the template gives each one; make room for them all.
-	if err := c.createIndex(ctx, rep.First); err != nil {
-		return rep, err
+	if err := c.createIndex(ctx, rep.First, "", nil); err != nil {
+		return rep, fmt.Errorf("load: %w", err)
 	}
 	if rep.ShardsPerIdx, err = c.primaryShards(ctx, rep.First); err != nil {
 		return rep, err
@@ -348,17 +348,6 @@ func loadDays(now time.Time, n int) []time.Time {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-func (c *indexerClient) createIndex(ctx context.Context, index string) error {
-	code, data, err := c.do(ctx, http.MethodPut, "/"+index, nil)
-	if err != nil {
-		return fmt.Errorf("load: create %s: %w", index, err)
-	}
-	if code/100 != 2 && !strings.Contains(string(data), "resource_already_exists_exception") {
-		return fmt.Errorf("load: create %s: HTTP %d: %s", index, code, tail(string(data), 300))
-	}
-	return nil
-}
 
 func (c *indexerClient) primaryShards(ctx context.Context, index string) (int, error) {
 	data, err := c.ok(ctx, http.MethodGet, "/"+index+"/_settings/index.number_of_shards", nil)

@@ -59,10 +59,7 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 			_ = l.Down(context.WithoutCancel(ctx))
 		}
 	}()
-	phases := []struct {
-		name string
-		f    func(context.Context) error
-	}{
+	phases := []phase{
 		{"opensearch-cache", func(ctx context.Context) error { return l.prepareOpenSearch(ctx, opts) }},
 		{"filebeat-cache", func(ctx context.Context) error { return l.prepareFilebeat(ctx, opts) }},
 		{"certs", l.writeCerts},
@@ -76,20 +73,35 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		{"shipper", l.startShipper},
 		{"first-alert", l.waitFirstAlert},
 	}
-	for _, p := range phases {
-		t0 := time.Now()
-		if err := p.f(ctx); err != nil {
-			return nil, fmt.Errorf("up: %s: %w", p.name, err)
-		}
-		d := time.Since(t0)
-		l.Timing[p.name] = d
-		fmt.Fprintf(l.prog, "  %-17s %6.1fs\n", p.name, d.Seconds())
+	if err := runPhases(ctx, phases, l.Timing, l.prog); err != nil {
+		return nil, err
 	}
 	l.Timing["total"] = time.Since(began)
 	rss := l.MemoryRSS()
 	fmt.Fprintf(l.prog, "lab up in %.1fs; memory (RSS in lab cgroups) %d MiB\n", l.Timing["total"].Seconds(), rss>>20)
 	fmt.Fprintf(l.prog, "  . %s/env   # SIEMCTL_CONFIG, APT_CONFIG, DPKG_ROOT\n", dir)
 	return l, nil
+}
+
+// phase is one step of bringing a lab up, timed by runPhases.
+type phase struct {
+	name string
+	f    func(context.Context) error
+}
+
+// runPhases runs phases in order, stopping at the first failure; each one's time goes to timing
+// and, as a line, to prog.
+func runPhases(ctx context.Context, phases []phase, timing map[string]time.Duration, prog io.Writer) error {
+	for _, p := range phases {
+		t0 := time.Now()
+		if err := p.f(ctx); err != nil {
+			return fmt.Errorf("up: %s: %w", p.name, err)
+		}
+		dt := time.Since(t0)
+		timing[p.name] = dt
+		fmt.Fprintf(prog, "  %-17s %6.1fs\n", p.name, dt.Seconds())
+	}
+	return nil
 }
 
 // normalizeOptions checks opts and fills in the defaults; it returns the absolute lab directory and

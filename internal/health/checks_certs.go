@@ -8,6 +8,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // ---- certs, secrets ----------------------------------------------------------
@@ -56,7 +57,7 @@ func checkCerts(ctx context.Context, e *Env) Result {
 			sums, fixes = append(sums, c.Summary), append(fixes, c.Fix)
 			r.Evidence = append(r.Evidence, c.Evidence...)
 		}
-		r.Status, r.Summary, r.Fix = Crit, strings.Join(sums, "; "), strings.Join(dedupe(fixes), "; ")
+		r.Status, r.Summary, r.Fix = Crit, strings.Join(sums, "; "), verdict.JoinFixes(fixes)
 		return r
 	}
 	switch {
@@ -114,7 +115,7 @@ func checkSecrets(ctx context.Context, e *Env) Result {
 	}
 	sort.Strings(problems)
 	if len(problems) > 0 {
-		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+		return warn(strings.Join(problems, "; "), verdict.JoinFixes(fixes), evidence...)
 	}
 	if probeErr != nil {
 		return unknown("secret files private, TLS verification on; "+probeErr.Error(), "see indexer.api and manager.api", evidence...)

@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -77,7 +78,7 @@ func checkUnits(ctx context.Context, e *Env) Result {
 		if len(causes) > 0 {
 			r.Summary += "; " + strings.Join(causes, "; ")
 		}
-		r.Fix = strings.Join(dedupe(fix), "; ")
+		r.Fix = verdict.JoinFixes(fix)
 	}
 	return r
 }
@@ -90,18 +91,6 @@ func unitLine(st units.UnitStatus) string {
 		line += " since " + st.ActiveSince.UTC().Format(time.RFC3339)
 	}
 	return line
-}
-
-func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // expectedPorts are the ports of the components this host runs that must
@@ -149,7 +138,7 @@ func checkPorts(ctx context.Context, e *Env) Result {
 	}
 	evidence = append(evidence, v.Remote...)
 	if len(missing)+len(foreign) > 0 {
-		return crit(joinNonEmpty("; ", prefixed("not the component's: ", foreign), prefixed("not listening: ", missing)), strings.Join(dedupe(fix), "; "), evidence...)
+		return crit(joinNonEmpty("; ", prefixed("not the component's: ", foreign), prefixed("not listening: ", missing)), verdict.JoinFixes(fix), evidence...)
 	}
 	return ok("listening: "+strings.Join(list, " "), evidence...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -329,7 +330,7 @@ func checkTemplates(ctx context.Context, e *Env, ix IndexerAPI) Result {
 		evidence = append(evidence, fmt.Sprintf("pipeline %s present (%s)", pipe.ID, short(pipe.Hash)))
 	}
 	if len(problems) > 0 {
-		return warn(strings.Join(problems, "; "), strings.Join(dedupe(fixes), "; "), evidence...)
+		return warn(strings.Join(problems, "; "), verdict.JoinFixes(fixes), evidence...)
 	}
 	return ok(fmt.Sprintf("template %s wins for %s; pipeline present", name, today), evidence...)
 }

@@ -111,7 +111,7 @@ func (t *Table) Render() error {
 			c = cellSpace.Replace(c)
 			w := visibleLen(c)
 			if w > widths[i] {
-				c = runewidth.Truncate(stripANSI(c), widths[i], "…")
+				c = runewidth.Truncate(StripANSI(c), widths[i], "…")
 				w = runewidth.StringWidth(c)
 			}
 			b.WriteString(c)
@@ -164,9 +164,10 @@ func (t *Table) columnWidths(all [][]string) []int {
 }
 
 // visibleLen is the display width of s without its colour codes.
-func visibleLen(s string) int { return runewidth.StringWidth(stripANSI(s)) }
+func visibleLen(s string) int { return runewidth.StringWidth(StripANSI(s)) }
 
-func stripANSI(s string) string {
+// StripANSI is s without its colour codes (SGR escapes, as Palette writes them).
+func StripANSI(s string) string {
 	if !strings.ContainsRune(s, '\x1b') {
 		return s
 	}

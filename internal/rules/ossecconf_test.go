@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/siemctl/siemctl/lab/emu/manager"
 )
 
-// TestReadManagerCluster: the <cluster> section as the manager's own parser reads it (several
-// roots, comments), its absence, and a file the manager would refuse.
+// TestReadManagerCluster: the <cluster> section as the manager's own parser reads it (the packaged
+// file as the lab's manager writes it, several roots, comments), its absence, and a file the
+// manager would refuse.
 func TestReadManagerCluster(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -15,23 +18,7 @@ func TestReadManagerCluster(t *testing.T) {
 		want    ManagerCluster
 		wantErr bool
 	}{
-		{"stock single manager", `<ossec_config>
-  <global><jsonout_output>yes</jsonout_output></global>
-  <cluster>
-    <name>wazuh</name>
-    <node_name>node01</node_name>
-    <node_type>master</node_type>
-    <key></key>
-    <port>1516</port>
-    <bind_addr>0.0.0.0</bind_addr>
-    <nodes>
-        <node>NODE_IP</node>
-    </nodes>
-    <hidden>no</hidden>
-    <disabled>yes</disabled>
-  </cluster>
-</ossec_config>
-`, ManagerCluster{Found: true, Name: "wazuh", NodeName: "node01", NodeType: "master", Disabled: true}, false},
+		{"stock single manager", string(manager.StockOssecConf(manager.StockOptions{AgentPort: 1514, EnrollmentPort: 1515, IndexerPort: 9200})), ManagerCluster{Found: true, Name: "wazuh", NodeName: "node01", NodeType: "master", Disabled: true}, false},
 		{"worker in a second root, with comments", `<ossec_config><remote><port>1514</port></remote></ossec_config>
 <!-- cluster -- of the site -->
 <ossec_config>

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestSeededDefects(t *testing.T) {
 			sort.Strings(got)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				for _, w := range want {
-					if !contains(got, w) {
+					if !slices.Contains(got, w) {
 						missed++
 					}
 				}
@@ -82,15 +83,6 @@ func readWant(t *testing.T, path string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestParseXMLDialect(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/flatmap"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/redact"
 )
@@ -476,7 +477,9 @@ func digestSettings(body []byte) (map[string]string, string, error) {
 	for _, scope := range []string{"defaults", "persistent", "transient"} {
 		flat := map[string]string{}
 		if sub, ok := root[scope].(map[string]any); ok {
-			flatten("", sub, flat)
+			for k, v := range flatmap.Flatten(sub) {
+				flat[k] = settingString(v)
+			}
 		}
 		scopes[scope] = flat
 	}
@@ -498,28 +501,20 @@ func digestSettings(body []byte) (map[string]string, string, error) {
 	return out, "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
-func flatten(prefix string, m map[string]any, out map[string]string) {
-	for k, v := range m {
-		key := k
-		if prefix != "" {
-			key = prefix + "." + k
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			flatten(key, t, out)
-		case string:
-			out[key] = t
-		case json.Number:
-			out[key] = t.String()
-		case bool:
-			out[key] = strconv.FormatBool(t)
-		case nil:
-			out[key] = ""
-		default:
-			b, _ := json.Marshal(t)
-			out[key] = string(b)
-		}
+// settingString is a cluster setting's value as text (lists as JSON).
+func settingString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case json.Number:
+		return t.String()
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return ""
 	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // templateMatches reports whether a template body's index patterns match

@@ -14,6 +14,21 @@ import (
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
+// reportHas renders r as text and checks that it holds each of wants.
+func reportHas(t *testing.T, r RunReport, wants ...string) {
+	t.Helper()
+	ios, _, _, _ := output.Test()
+	var b bytes.Buffer
+	if err := r.Render(&b, false, ios.Colors()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestReportFleetAndWatch(t *testing.T) {
 	r := RunReport{RunID: "r1", Runbook: "upgrade", Status: "rolled-back", Steps: []StepReport{},
 		Fleet: &FleetReport{
@@ -23,20 +38,11 @@ func TestReportFleetAndWatch(t *testing.T) {
 		Watch: &steps.WatchState{Start: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), Window: "20m0s", Intervals: 7,
 			Breach: &steps.WatchBreachEvidence{Criterion: steps.CritAgents, Reason: "9 of 10 agents active before are active (90% < 95%)"}},
 	}
-	ios, _, _, _ := output.Test()
-	var b bytes.Buffer
-	if err := r.Render(&b, false, ios.Colors()); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	reportHas(t, r,
 		"agents before: 20 agents: active 10, disconnected 10; by version: Wazuh v4.9.0 20",
 		"agents after:  20 agents: active 9, disconnected 11; by version: Wazuh v4.9.0 20",
 		"watch:         20m0s from 2026-11-24T01:00:00Z: breach after 7 intervals: agents: 9 of 10 agents active before are active (90% < 95%)",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
-		}
-	}
+	)
 }
 
 // The finish of a roll journals the roll's summary: the run's report (text, JSON, the HTML page)
@@ -57,19 +63,10 @@ func TestReportRoll(t *testing.T) {
 	if r.Roll == nil || len(r.Roll.Entries) != 2 {
 		t.Fatalf("report's roll: %+v", r.Roll)
 	}
-	ios, _, _, _ := output.Test()
-	var b bytes.Buffer
-	if err := r.Render(&b, false, ios.Colors()); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	reportHas(t, r,
 		"roll1 4.9.0 → 4.10.0: 2 entries (2 done), 3 attempts, turns 75.0s of 100.0s wall; resumed: manager/manager-2",
 		"manager/manager-2\tmanager-worker\tmanager-2\t2026-11-28T04:00:50Z\t45.0s\tdone\t2",
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, b.String())
-		}
-	}
+	)
 	page, err := RenderHTML(&Evidence{Report: r, Gates: []GateRow{}, Versions: []VersionRow{}})
 	if err != nil {
 		t.Fatal(err)

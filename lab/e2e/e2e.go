@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,6 +293,27 @@ func (l *Lab) MustSiemlab(verb string, args ...string) Result {
 		l.t.Fatalf("siemlab %s %v: exit %d\n%s\n%s", verb, args, r.Code, r.Stdout, r.Stderr)
 	}
 	return r
+}
+
+// SiemlabBackground starts siemlab against this lab's directory and leaves it running (flow send,
+// flow probe), its output going to stdout and stderr. stop sends it SIGTERM and waits for its
+// exit; it runs when the test ends too.
+func (l *Lab) SiemlabBackground(stdout, stderr io.Writer, verb string, args ...string) (stop func()) {
+	l.t.Helper()
+	cmd := exec.Command(l.siemlab, append([]string{verb, "--dir", l.Dir}, args...)...)
+	cmd.Env = append(os.Environ(), l.Env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		l.t.Fatalf("siemlab %s %v: %v", verb, args, err)
+	}
+	stop = func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+	}
+	l.t.Cleanup(stop)
+	return stop
 }
 
 // Shell runs a bash script on a host of a distributed lab as its operator would: the host's env

@@ -20,7 +20,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/golden"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/ops/probe"
@@ -37,11 +36,7 @@ func clock() time.Time { return now }
 // install dirs are temp dirs.
 func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
 	t.Helper()
-	ix, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
+	ix := srv.Client(t)
 	d := t.TempDir()
 	return &cli.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
 		Indexer: config.Indexer{AlertsIndexPrefix: prefix},

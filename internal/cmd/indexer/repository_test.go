@@ -17,7 +17,6 @@ import (
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	indexercmd "github.com/siemctl/siemctl/internal/cmd/indexer"
 	"github.com/siemctl/siemctl/internal/config"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
@@ -148,11 +147,7 @@ func newRepoFixture(t *testing.T) *repoFixture {
 	srv := indexertest.NewServer(t, indexertest.Healthy())
 	node := &repoNode{yml: yml}
 	node.routes(srv)
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := srv.Client(t)
 	ios, _, out, errOut := output.Test()
 	_ = out
 	f := &repoFixture{node: node, srv: srv, cfg: cfg, yml: yml, io: ios}

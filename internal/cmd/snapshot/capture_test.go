@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/packaging"
 )
@@ -136,7 +137,7 @@ func TestRunCaptureTableAndPrometheus(t *testing.T) {
 			if !strings.Contains(got, "\x1b[") {
 				t.Errorf("no colour on a TTY: %q", got)
 			}
-			got = stripANSI(got)
+			got = output.StripANSI(got)
 		}
 		if got != want {
 			t.Errorf("tty=%v summary\n got %q\nwant %q", tty, got, want)
@@ -159,22 +160,6 @@ func TestRunCaptureTableAndPrometheus(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "# HELP ") {
 		t.Errorf("-o prometheus:\n%s", out)
 	}
-}
-
-func stripANSI(s string) string {
-	var b strings.Builder
-	in := false
-	for _, r := range s {
-		switch {
-		case r == '\x1b':
-			in = true
-		case in && r == 'm':
-			in = false
-		case !in:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // A stack that is entirely down still gives a snapshot and exit 0.

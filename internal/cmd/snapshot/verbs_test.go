@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
 
@@ -57,7 +58,7 @@ func TestListShowDiffPrune(t *testing.T) {
 	}
 	golden.Assert(t, "list.txt", []byte(out))
 	out, _, _ = run(true, "list")
-	if !strings.Contains(out, "\x1b[") || !strings.Contains(stripANSI(out), "ID  ") {
+	if !strings.Contains(out, "\x1b[") || !strings.Contains(output.StripANSI(out), "ID  ") {
 		t.Errorf("list on a TTY is not aligned and coloured:\n%s", out)
 	}
 	out, _, _ = run(false, "list", "-o", "json")

@@ -126,6 +126,12 @@ func targetFlag(fl *pflag.FlagSet, to *string) {
 	fl.StringVar(to, "to", "", "target version: upstream (4.10.0) or exact package version (4.10.0-1)")
 }
 
+// stepFlags adds --only and --skip-steps, the step ids a run keeps or leaves out.
+func stepFlags(fl *pflag.FlagSet, only, skip *[]string) {
+	fl.StringSliceVar(only, "only", nil, "run only these step ids")
+	fl.StringSliceVar(skip, "skip-steps", nil, "skip these step ids")
+}
+
 // prepare plans the upgrade (no side effect): the one session of plan and apply.
 func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel engine.Selection, ignore []string) (*upgrade.Session, error) {
 	deps, err := c.Deps(ctx)

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func runApplyCluster(ctx context.Context, opts *ApplyOptions) error {
 	if err != nil {
 		return err
 	}
-	if !contains(here, "indexer") {
+	if !slices.Contains(here, "indexer") {
 		return cli.FlagErrorf("upgrade apply --cluster runs on an indexer host (this host runs %s): run it on one of the hosts of indexer.nodes", strings.Join(here, ", "))
 	}
 	if opts.Guided || opts.Window > 0 || opts.Watch > 0 || opts.Runbook != "" || len(opts.IgnoreGates) > 0 {
@@ -122,13 +123,4 @@ func runApplyCluster(ctx context.Context, opts *ApplyOptions) error {
 	// The coordination record of the roll (turns, leases, order) is created by the rollout
 	// package once it is merged (see upgrade node): this phase leaves the cluster ready for the
 	// first node.
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

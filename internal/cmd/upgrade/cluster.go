@@ -198,17 +198,7 @@ func runPlanCluster(ctx context.Context, opts *PlanOptions) error {
 	if len(rep.Problems) > 0 {
 		rep.Verdict = upgrade.VerdictNoGo
 	}
-	if opts.Output == "json" {
-		if err := output.JSON(opts.IO.Out, rep); err != nil {
-			return err
-		}
-	} else if err := renderClusterPlan(opts.IO.Out, opts.IO.IsStdoutTTY(), opts.IO.Colors(), rep); err != nil {
-		return err
-	}
-	if rep.Verdict != upgrade.VerdictGo {
-		return &cli.ExitError{Code: cli.ExitNoGo}
-	}
-	return nil
+	return printPlan(opts.IO, opts.Output, rep, rep.Verdict, renderClusterPlan)
 }
 
 func secs(s upgrade.Seconds) string { return output.Duration(s.D()) }

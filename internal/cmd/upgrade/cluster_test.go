@@ -87,6 +87,14 @@ func (r *clusterRig) store() *rollout.Store {
 	return s
 }
 
+// rollingRig is a rig whose run is rolling, and this host's turn options (a minute's lease).
+func rollingRig(t *testing.T) (*clusterRig, TurnOptions) {
+	t.Helper()
+	r := newClusterRig(t)
+	r.rolling(t)
+	return r, TurnOptions{Cluster: r.deps, Lease: time.Minute}
+}
+
 func (r *clusterRig) rolling(t *testing.T) rollout.Record {
 	t.Helper()
 	ctx := context.Background()
@@ -224,9 +232,7 @@ func TestRunStatusCluster(t *testing.T) {
 // nothing changed, exit 7 naming whose turn it is, exit 6 while this host's lock is held.
 func TestInTurn(t *testing.T) {
 	ctx := context.Background()
-	r := newClusterRig(t)
-	r.rolling(t)
-	o := TurnOptions{Cluster: r.deps, Lease: time.Minute}
+	r, o := rollingRig(t)
 	var errOut strings.Builder
 
 	// Give back: nothing was changed.
@@ -335,9 +341,7 @@ func TestRunStatusClusterThroughAnotherNode(t *testing.T) {
 // operator to resume it (the deployment rolls back instead); any other failure does.
 func TestInTurnNoGoPastStart(t *testing.T) {
 	ctx := context.Background()
-	r := newClusterRig(t)
-	r.rolling(t)
-	o := TurnOptions{Cluster: r.deps, Lease: time.Minute}
+	_, o := rollingRig(t)
 	var errOut strings.Builder
 	err := InTurn(ctx, o, &errOut, func(context.Context, *rollout.Turn) error {
 		return &engine.RolledBackError{RunID: "r1", Step: "indexer/rejoined", Cause: errors.New("node not back")}

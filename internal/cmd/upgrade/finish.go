@@ -57,8 +57,7 @@ Exit codes: 0 ok, 1 a step or gate failed ('siemctl upgrade resume' continues), 
 	targetFlag(fl, &opts.To)
 	fl.BoolVar(&opts.Cluster, "cluster", false, "end the rolling upgrade of the distributed deployment (required)")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call; change nothing")
-	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids")
-	fl.StringSliceVar(&opts.Skip, "skip-steps", nil, "skip these step ids")
+	stepFlags(fl, &opts.Only, &opts.Skip)
 	cli.DurationVar(fl, &opts.Watch, "watch", 0, "after validation, watch the deployment this long (e.g. 20m)")
 	return cmd
 }

@@ -72,8 +72,7 @@ back, 130 interrupted.`,
 	fl := cmd.Flags()
 	targetFlag(fl, &opts.To)
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print every command and API call this host's turn would make; change nothing")
-	fl.StringSliceVar(&opts.Only, "only", nil, "run only these step ids")
-	fl.StringSliceVar(&opts.Skip, "skip-steps", nil, "skip these step ids")
+	stepFlags(fl, &opts.Only, &opts.Skip)
 	fl.BoolVar(&opts.NoTurn, "no-turn", false, "do not take a turn in the coordination record (the operator keeps the order)")
 	opts.Turn.AddFlags(fl)
 	return cmd

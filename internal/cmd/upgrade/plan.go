@@ -170,17 +170,7 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 	if rep.Gates == nil {
 		rep.Gates = []upgrade.GateResult{}
 	}
-	if opts.Output == "json" {
-		if err := output.JSON(opts.IO.Out, rep); err != nil {
-			return err
-		}
-	} else if err := renderPlan(opts.IO.Out, opts.IO.IsStdoutTTY(), opts.IO.Colors(), rep); err != nil {
-		return err
-	}
-	if rep.Verdict != upgrade.VerdictGo {
-		return &cli.ExitError{Code: cli.ExitNoGo}
-	}
-	return nil
+	return printPlan(opts.IO, opts.Output, rep, rep.Verdict, renderPlan)
 }
 
 func planSteps(plan *steps.Plan, dls map[string]engine.Deadline) []PlanStep {
@@ -247,6 +237,22 @@ func apiVersions(ctx context.Context, d *steps.Deps) map[string]string {
 	}
 	wg.Wait()
 	return out
+}
+
+// printPlan prints a plan's report, as JSON with -o json or else through render, and exits no-go
+// (3) when its verdict is not GO.
+func printPlan[R any](ios *output.IOStreams, format string, rep R, verdict string, render func(io.Writer, bool, *output.Palette, R) error) error {
+	if format == "json" {
+		if err := output.JSON(ios.Out, rep); err != nil {
+			return err
+		}
+	} else if err := render(ios.Out, ios.IsStdoutTTY(), ios.Colors(), rep); err != nil {
+		return err
+	}
+	if verdict != upgrade.VerdictGo {
+		return &cli.ExitError{Code: cli.ExitNoGo}
+	}
+	return nil
 }
 
 func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error {

@@ -4,7 +4,6 @@ package upgrade_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/cmd/upgrade"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/lab"
@@ -63,23 +63,8 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	}
 
 	// The flow runs throughout the roll.
-	_, siemlab := e2e.Binaries(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	send := exec.CommandContext(ctx, siemlab, "flow", "send", "--dir", l.Dir, "--tag", "roll", "--rate", "5")
-	send.Cancel = func() error { return send.Process.Signal(syscall.SIGTERM) }
 	var sendOut strings.Builder
-	send.Stdout, send.Stderr = &sendOut, &sendOut
-	if err := send.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopSend := func() {
-		if send.Process != nil && send.ProcessState == nil {
-			send.Process.Signal(syscall.SIGTERM)
-			send.Wait()
-		}
-	}
-	defer stopSend()
+	stopSend := l.SiemlabBackground(&sendOut, &sendOut, "flow", "send", "--tag", "roll", "--rate", "5")
 
 	// The snapshot repository lives in the directory every node shares (path.repo).
 	must(t, "indexer-1", "indexer", "repository", "prepare", "--yes")
@@ -161,20 +146,8 @@ func TestE2ERollingUpgrade(t *testing.T) {
 
 	// The search probe runs from the first indexer turn to the end of the roll: one search of the
 	// alerts indices every second, any indexer node may answer.
-	probe := exec.CommandContext(ctx, siemlab, "flow", "probe", "--dir", l.Dir, "--every", "1s", "--json")
-	probe.Cancel = func() error { return probe.Process.Signal(syscall.SIGTERM) }
 	var probeOut, probeErr strings.Builder
-	probe.Stdout, probe.Stderr = &probeOut, &probeErr
-	if err := probe.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stopProbe := func() {
-		if probe.Process != nil && probe.ProcessState == nil {
-			probe.Process.Signal(syscall.SIGTERM)
-			probe.Wait()
-		}
-	}
-	defer stopProbe()
+	stopProbe := l.SiemlabBackground(&probeOut, &probeErr, "flow", "probe", "--every", "1s", "--json")
 
 	// The elected cluster manager changes mid-roll: the first indexer node takes its turn, then the
 	// election moves (the real voting configuration exclusions API) from the node the order put
@@ -221,8 +194,8 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		st := clusterStatus(t, on("manager-1"))
 		var got []string
 		for _, e := range st.Record.Order {
-			if strings.HasPrefix(e.Role, "indexer") {
-				got = append(got, e.Name+" "+e.Role)
+			if strings.HasPrefix(string(e.Role), "indexer") {
+				got = append(got, e.Name+" "+string(e.Role))
 			}
 		}
 		want := []string{"indexer/" + order[0] + " indexer", "indexer/" + oldElected + " indexer", "indexer/" + newElected + " indexer-cluster-manager"}
@@ -379,14 +352,7 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	})
 
 	t.Run("every host at the target, health OK everywhere", func(t *testing.T) {
-		for _, h := range lab.DistHosts {
-			for p, v := range hostPackages(t, filepath.Join(l.Dir, "hosts", h.Name)) {
-				if v != pkgVersion {
-					t.Errorf("%s: package %s is %s, want %s", h.Name, p, v, pkgVersion)
-				}
-			}
-			healthOK(t, on(h.Name))
-		}
+		everyHostAt(t, l, pkgVersion)
 		r := must(t, "manager-2", "health", "--cluster")
 		for _, want := range []string{"indexer cluster: OK   3 node(s), all on 2.19.3", "manager cluster: OK   2 node(s) connected, all on"} {
 			if !strings.Contains(r.Stdout, want) {
@@ -435,6 +401,20 @@ func rollOrder(t *testing.T, l *e2e.Lab) []string {
 	return order
 }
 
+// everyHostAt checks that every package of every host of the distributed lab l is at version
+// (a Debian version) and that health is OK on each host.
+func everyHostAt(t *testing.T, l *e2e.Lab, version string) {
+	t.Helper()
+	for _, h := range lab.DistHosts {
+		for p, v := range hostPackages(t, filepath.Join(l.Dir, "hosts", h.Name)) {
+			if v != version {
+				t.Errorf("%s: package %s is %s, want %s", h.Name, p, v, version)
+			}
+		}
+		healthOK(t, l.OnHost(t, h.Name))
+	}
+}
+
 // hostPackages are the versions of the stack's packages installed on one host of the lab (each
 // runs some of them).
 func hostPackages(t *testing.T, dir string) map[string]string {
@@ -460,25 +440,7 @@ func hostPackages(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-// rollStatus is the part of `upgrade status --cluster -o json` the test reads.
-type rollStatus struct {
-	Current    string `json:"current"`
-	AnsweredBy string `json:"answered_by"`
-	Record     struct {
-		Phase          string `json:"phase"`
-		ElectedManager string `json:"elected_manager"`
-		Order          []struct {
-			Name     string    `json:"name"`
-			Role     string    `json:"role"`
-			State    string    `json:"state"`
-			Attempts int       `json:"attempts"`
-			Started  time.Time `json:"started"`
-			Finished time.Time `json:"finished"`
-		} `json:"order"`
-	} `json:"record"`
-}
-
-func clusterStatus(t *testing.T, hl *e2e.Lab) rollStatus {
+func clusterStatus(t *testing.T, hl *e2e.Lab) upgrade.ClusterStatus {
 	t.Helper()
 	st, err := tryClusterStatus(hl)
 	if err != nil {
@@ -489,9 +451,9 @@ func clusterStatus(t *testing.T, hl *e2e.Lab) rollStatus {
 
 // tryClusterStatus reads the record (through another indexer node, answered_by, while the one the
 // host's siemctl talks to is restarting in its turn).
-func tryClusterStatus(hl *e2e.Lab) (rollStatus, error) {
+func tryClusterStatus(hl *e2e.Lab) (upgrade.ClusterStatus, error) {
 	r := hl.Siemctl("upgrade", "status", "--cluster", "-o", "json")
-	var st rollStatus
+	var st upgrade.ClusterStatus
 	if err := json.Unmarshal([]byte(r.Stdout), &st); r.Code != 0 || err != nil {
 		return st, fmt.Errorf("upgrade status --cluster: exit %d (%v)\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}

@@ -3,12 +3,8 @@
 package upgrade_test
 
 import (
-	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,25 +29,9 @@ func TestE2ERollingRollback(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{Topology: lab.TopologyDistributed, PortOffset: rollbackPortOffset})
 	const to, oldVersion = "4.10.0", "4.9.0-1"
 	on := func(host string) *e2e.Lab { return l.OnHost(t, host) }
-	_, siemlab := e2e.Binaries(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	flow := func(tag string) (stop func(), out *strings.Builder) {
-		send := exec.CommandContext(ctx, siemlab, "flow", "send", "--dir", l.Dir, "--tag", tag, "--rate", "5")
-		send.Cancel = func() error { return send.Process.Signal(syscall.SIGTERM) }
 		out = &strings.Builder{}
-		send.Stdout, send.Stderr = out, out
-		if err := send.Start(); err != nil {
-			t.Fatal(err)
-		}
-		stop = func() {
-			if send.Process != nil && send.ProcessState == nil {
-				send.Process.Signal(syscall.SIGTERM)
-				send.Wait()
-			}
-		}
-		t.Cleanup(stop)
-		return stop, out
+		return l.SiemlabBackground(out, out, "flow", "send", "--tag", tag, "--rate", "5"), out
 	}
 	check := func(t *testing.T, tag, wait string) lab.FlowReport {
 		t.Helper()
@@ -136,14 +116,7 @@ func TestE2ERollingRollback(t *testing.T) {
 	})
 
 	t.Run("every host at the old version, health OK everywhere", func(t *testing.T) {
-		for _, h := range lab.DistHosts {
-			for p, v := range hostPackages(t, filepath.Join(l.Dir, "hosts", h.Name)) {
-				if v != oldVersion {
-					t.Errorf("%s: package %s is %s, want %s", h.Name, p, v, oldVersion)
-				}
-			}
-			healthOK(t, on(h.Name))
-		}
+		everyHostAt(t, l, oldVersion)
 	})
 
 	t.Run("every event of the snapshot back, none twice", func(t *testing.T) {

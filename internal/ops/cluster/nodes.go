@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // NodeFacts are what the indexer cluster says of its nodes: the real version of each from _nodes (GET /
@@ -127,15 +127,5 @@ func Nodes(f NodeFacts, l NodeLimits) (Verdict, []NodeLine) {
 		}
 		return Verdict{Level: OK, Summary: fmt.Sprintf("%d node(s), all on %s, cluster manager %s", n, strings.Join(vs, ","), f.Manager)}, lines
 	}
-	return Verdict{Level: level, Summary: strings.Join(problems, "; "), Items: missing, Fix: strings.Join(dedupe(fixes), "; ")}, lines
-}
-
-func dedupe(in []string) []string {
-	var out []string
-	for _, s := range in {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return Verdict{Level: level, Summary: strings.Join(problems, "; "), Items: missing, Fix: verdict.JoinFixes(fixes)}, lines
 }

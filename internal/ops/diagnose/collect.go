@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/siemctl/siemctl/internal/flatmap"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -124,24 +125,12 @@ func (ev *Evidence) indexerYAML() map[string]string {
 	if yaml.Unmarshal(b, &m) != nil {
 		return out
 	}
-	flatten("", m, out)
-	return out
-}
-
-func flatten(prefix string, m map[string]any, out map[string]string) {
-	for k, v := range m {
-		key := k
-		if prefix != "" {
-			key = prefix + "." + k
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			flatten(key, x, out)
-		case []any:
-		default:
-			out[key] = fmt.Sprint(x)
+	for k, v := range flatmap.Flatten(m) {
+		if _, list := v.([]any); !list {
+			out[k] = fmt.Sprint(v)
 		}
 	}
+	return out
 }
 
 var (

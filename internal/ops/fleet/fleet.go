@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"iter"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ var ErrInvalidInput = errors.New("invalid input")
 // ValidateStatuses accepts the API's four statuses.
 func ValidateStatuses(ss []string) error {
 	for _, s := range ss {
-		if !contains(Statuses, s) {
+		if !slices.Contains(Statuses, s) {
 			return fmt.Errorf("%w: status %q: use %s", ErrInvalidInput, s, strings.Join(Statuses, ", "))
 		}
 	}
@@ -109,15 +110,6 @@ func ParseVersion(s string) (manager.Version, error) {
 		return manager.Version{}, fmt.Errorf("%w: version %q: use major.minor.patch like 4.9.0", ErrInvalidInput, s)
 	}
 	return v, nil
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // APIDown reports whether err means the manager API cannot answer right
@@ -263,7 +255,7 @@ func List(ctx context.Context, api API, tools Tools, q ListQuery, emit func(r *R
 	}
 	sort.SliceStable(agents, func(i, j int) bool { return agents[i].ID < agents[j].ID })
 	for _, a := range agents {
-		if len(q.Status) > 0 && !contains(q.Status, a.Status) {
+		if len(q.Status) > 0 && !slices.Contains(q.Status, a.Status) {
 			continue
 		}
 		row = Row{ID: a.ID, Name: a.Name, IP: a.IP, Status: a.Status, Group: []string{}}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/flatmap"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -52,43 +53,12 @@ func flatYAML(path string) (map[string]any, error) {
 	if err := yaml.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
-	flat := map[string]any{}
-	var walk func(string, any)
-	walk = func(p string, v any) {
-		if m, ok := v.(map[string]any); ok {
-			for k, x := range m {
-				if p != "" {
-					k = p + "." + k
-				}
-				walk(k, x)
-			}
-			return
-		}
-		flat[p] = v
-	}
-	walk("", raw)
-	return flat, nil
+	return flatmap.Flatten(raw), nil
 }
 
 func flatString(m map[string]any, key string) string {
-	if v, ok := m[key]; ok && v != nil {
-		return fmt.Sprint(v)
-	}
-	return ""
-}
-
-func flatList(m map[string]any, key string) []string {
-	switch v := m[key].(type) {
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			out = append(out, fmt.Sprint(x))
-		}
-		return out
-	case string:
-		return []string{v}
-	}
-	return nil
+	s, _ := flatmap.Lookup(m, key)
+	return s
 }
 
 func underDir(dir, p string) string {
@@ -118,8 +88,8 @@ func ReadShipperOutput(configDir string) (ShipperOutput, error) {
 		return ShipperOutput{ConfigFile: path}, err
 	}
 	const k = "output.elasticsearch."
-	o := ShipperOutput{ConfigFile: path, Hosts: flatList(m, k+"hosts"), Protocol: flatString(m, k+"protocol")}
-	for _, ca := range flatList(m, k+"ssl.certificate_authorities") {
+	o := ShipperOutput{ConfigFile: path, Hosts: flatmap.List(m, k+"hosts"), Protocol: flatString(m, k+"protocol")}
+	for _, ca := range flatmap.List(m, k+"ssl.certificate_authorities") {
 		o.CAFiles = append(o.CAFiles, underDir(configDir, ca))
 	}
 	return o, nil
@@ -145,9 +115,9 @@ func ReadDashboardConf(configDir string) (DashboardConf, error) {
 	if err != nil {
 		return DashboardConf{ConfigFile: path}, err
 	}
-	d := DashboardConf{ConfigFile: path, Hosts: flatList(m, "opensearch.hosts"), Username: flatString(m, "opensearch.username"),
+	d := DashboardConf{ConfigFile: path, Hosts: flatmap.List(m, "opensearch.hosts"), Username: flatString(m, "opensearch.username"),
 		VerifyMode: flatString(m, "opensearch.ssl.verificationMode")}
-	for _, ca := range flatList(m, "opensearch.ssl.certificateAuthorities") {
+	for _, ca := range flatmap.List(m, "opensearch.ssl.certificateAuthorities") {
 		d.CAFiles = append(d.CAFiles, underDir(configDir, ca))
 	}
 	if d.VerifyMode == "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/verdict"
 )
 
 // MaxKeepAliveAge is how old a worker's last keepalive may be: the worker sends one every 60 s and the
@@ -97,14 +98,6 @@ func Judge(f Facts) (cluster.Verdict, []cluster.NodeLine) {
 		return v, lines
 	}
 	v.Summary = strings.Join(problems, "; ")
-	seen := map[string]bool{}
-	var fx []string
-	for _, s := range fixes {
-		if !seen[s] {
-			seen[s] = true
-			fx = append(fx, s)
-		}
-	}
-	v.Fix = strings.Join(fx, "; ")
+	v.Fix = verdict.JoinFixes(fixes)
 	return v, lines
 }

@@ -18,12 +18,8 @@ import (
 // dashboard turns open; those turns go in the upgrade's order; the end is rolled-back.
 func TestClusterRollback(t *testing.T) {
 	ctx := context.Background()
-	s, _, clk := newStore(t)
-	rolling(t, s, threeNodeRecord())
-	t1, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, clk := rollingStore(t)
+	t1 := takeFirst(t, s)
 	if err := t1.Done(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,32 @@ func host(name string, nodes ...string) rollout.Identity {
 	return rollout.Identity{Host: name, Names: nodes}
 }
 
+// rollingStore is newStore with threeNodeRecord's run created and rolling.
+func rollingStore(t *testing.T) (*rollout.Store, *indexertest.Documents, *clock) {
+	t.Helper()
+	s, docs, clk := newStore(t)
+	rolling(t, s, threeNodeRecord())
+	return s, docs, clk
+}
+
+// doneFirst takes the first entry's turn and marks it done.
+func doneFirst(t *testing.T, s *rollout.Store) {
+	t.Helper()
+	if err := takeFirst(t, s).Done(context.Background()); err != nil {
+		t.Fatalf("Done: %v", err)
+	}
+}
+
+// takeFirst takes the first entry's turn (indexer/indexer-1, host h1) with a minute's lease.
+func takeFirst(t *testing.T, s *rollout.Store) *rollout.Turn {
+	t.Helper()
+	turn, err := s.Take(context.Background(), host("h1", "indexer/indexer-1"), time.Minute)
+	if err != nil {
+		t.Fatalf("Take: %v", err)
+	}
+	return turn
+}
+
 func rolling(t *testing.T, s *rollout.Store, rec rollout.Record) rollout.Record {
 	t.Helper()
 	ctx := context.Background()
@@ -178,8 +204,7 @@ func TestTakeTurns(t *testing.T) {
 // host resumes its own turn at once after a kill -9.
 func TestLease(t *testing.T) {
 	ctx := context.Background()
-	s, docs, clk := newStore(t)
-	rolling(t, s, threeNodeRecord())
+	s, docs, clk := rollingStore(t)
 	a, err := s.Take(ctx, host("a", "indexer/indexer-1"), 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -282,16 +307,12 @@ func TestRace(t *testing.T) {
 // TestRun: work under a turn marks it done or failed, and is stopped when the turn is lost.
 func TestRun(t *testing.T) {
 	ctx := context.Background()
-	s, docs, _ := newStore(t)
-	rolling(t, s, threeNodeRecord())
-	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, docs, _ := rollingStore(t)
+	turn := takeFirst(t, s)
 	if err := turn.Run(ctx, func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	turn, err = s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute)
+	turn, err := s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,12 +349,8 @@ func TestRun(t *testing.T) {
 // wait for a failed run.
 func TestWait(t *testing.T) {
 	ctx := context.Background()
-	s, _, _ := newStore(t)
-	rolling(t, s, threeNodeRecord())
-	first, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := rollingStore(t)
+	first := takeFirst(t, s)
 	polls := 0
 	sleep := func(context.Context, time.Duration) error {
 		polls++
@@ -366,10 +383,8 @@ func TestWait(t *testing.T) {
 // TestReOrder: a new elected cluster manager becomes the last pending indexer; done entries stay.
 func TestReOrder(t *testing.T) {
 	ctx := context.Background()
-	s, _, _ := newStore(t)
-	rolling(t, s, threeNodeRecord())
-	turn, _ := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	_ = turn.Done(ctx)
+	s, _, _ := rollingStore(t)
+	doneFirst(t, s)
 	rec, changed, err := s.ReOrder(ctx, "indexer-2")
 	if err != nil || !changed {
 		t.Fatalf("ReOrder: changed %v err %v", changed, err)
@@ -395,15 +410,10 @@ func TestReOrder(t *testing.T) {
 // manager now, in the same write.
 func TestTakeReOrders(t *testing.T) {
 	ctx := context.Background()
-	s, _, _ := newStore(t)
-	rolling(t, s, threeNodeRecord())
+	s, _, _ := rollingStore(t)
 	elected := "indexer-3"
 	s.Elected = func(context.Context) (string, error) { return elected, nil }
-	turn, err := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = turn.Done(ctx)
+	doneFirst(t, s)
 	elected = "indexer-2" // indexer-3 restarted for another reason: indexer-2 was elected
 	var nyt *rollout.NotYourTurnError
 	if _, err := s.Take(ctx, host("h2", "indexer/indexer-2"), time.Minute); !errors.As(err, &nyt) || nyt.Whose != "indexer/indexer-3" {
@@ -476,10 +486,8 @@ func TestKeepThroughOutage(t *testing.T) {
 // be, and nothing is written.
 func TestCheck(t *testing.T) {
 	ctx := context.Background()
-	s, docs, _ := newStore(t)
-	rolling(t, s, threeNodeRecord())
-	turn, _ := s.Take(ctx, host("h1", "indexer/indexer-1"), time.Minute)
-	_ = turn.Done(ctx)
+	s, docs, _ := rollingStore(t)
+	doneFirst(t, s)
 	s.Elected = func(context.Context) (string, error) { return "indexer-2", nil }
 	writes := docs.Writes()
 	if e, _, err := s.Check(ctx, host("h3", "indexer/indexer-3")); err != nil || e.Name != "indexer/indexer-3" {

@@ -6,6 +6,11 @@
 // each port's state) embeds Verdict and adds its facts.
 package verdict
 
+import (
+	"slices"
+	"strings"
+)
+
 // Level is how a verdict judges a fact.
 type Level int
 
@@ -36,3 +41,14 @@ type Verdict struct {
 
 // OK reports a verdict of level OK.
 func (v Verdict) OK() bool { return v.Level == OK }
+
+// JoinFixes is several fixes as one Fix: each once, in the order first given, joined by "; ".
+func JoinFixes(fixes []string) string {
+	var once []string
+	for _, f := range fixes {
+		if !slices.Contains(once, f) {
+			once = append(once, f)
+		}
+	}
+	return strings.Join(once, "; ")
+}

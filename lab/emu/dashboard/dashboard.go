@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/flatmap"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -59,40 +60,14 @@ func LoadConfig(path string) (*Config, error) {
 	if err := yaml.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("parse config %s: %w", path, err)
 	}
-	flat := map[string]any{}
-	var walk func(string, any)
-	walk = func(p string, v any) {
-		if m, ok := v.(map[string]any); ok {
-			for k, x := range m {
-				if p != "" {
-					k = p + "." + k
-				}
-				walk(k, x)
-			}
-			return
-		}
-		flat[p] = v
-	}
-	walk("", raw)
+	flat := flatmap.Flatten(raw)
 	str := func(k, def string) string {
-		if v, ok := flat[k]; ok && v != nil {
-			return fmt.Sprint(v)
+		if s, ok := flatmap.Lookup(flat, k); ok {
+			return s
 		}
 		return def
 	}
-	list := func(k string) []string {
-		switch v := flat[k].(type) {
-		case []any:
-			out := make([]string, 0, len(v))
-			for _, x := range v {
-				out = append(out, fmt.Sprint(x))
-			}
-			return out
-		case string:
-			return []string{v}
-		}
-		return nil
-	}
+	list := func(k string) []string { return flatmap.List(flat, k) }
 	c := &Config{Host: str("server.host", "localhost"), SSL: str("server.ssl.enabled", "false") == "true",
 		Cert: str("server.ssl.certificate", ""), Key: str("server.ssl.key", ""),
 		IndexerHosts: list("opensearch.hosts"), IndexerCAs: list("opensearch.ssl.certificateAuthorities"),

@@ -1395,19 +1395,8 @@ func (s *APIServer) handleCreateUser(w http.ResponseWriter, r *http.Request) {
 		writeWazuhError(w, 400, code, "")
 		return
 	}
-	var fails failures
-	items := []any{}
 	u, err := s.users.Create(*b.Username, *b.Password)
-	switch {
-	case errors.Is(err, errUserExists):
-		fails.add(werr(5000, ""), *b.Username)
-	case err != nil:
-		writeProblem(w, 500, problem{Detail: "Error writing the users database", Error: 2008})
-		return
-	default:
-		items = append(items, userItem(u))
-	}
-	writeJSON(w, r, 200, affected(items, len(items), &fails, "User was successfully created", "", "User could not be created"))
+	writeUserResult(w, r, u, err, errUserExists, 5000, *b.Username, "created")
 }
 
 func (s *APIServer) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
@@ -1433,24 +1422,31 @@ func (s *APIServer) handleUpdateUser(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var fails failures
-	items := []any{}
 	var u *APIUser
 	if b.Password != nil {
 		u, err = s.users.SetPassword("", id, *b.Password, false, s.o.Now())
 	} else {
 		u, err = s.users.setRunAs(id, *b.AllowRunAs)
 	}
+	writeUserResult(w, r, u, err, errUserMissing, 5001, id, "updated")
+}
+
+// writeUserResult answers a user's creation or update (done: "created", "updated"): the user as
+// the affected item, or the expected refusal (want, as Wazuh error code for the item id) as the
+// failed item; any other error is the users database's 500.
+func writeUserResult(w http.ResponseWriter, r *http.Request, u *APIUser, err, want error, code int, id any, done string) {
+	var fails failures
+	items := []any{}
 	switch {
-	case errors.Is(err, errUserMissing):
-		fails.add(werr(5001, ""), id)
+	case errors.Is(err, want):
+		fails.add(werr(code, ""), id)
 	case err != nil:
 		writeProblem(w, 500, problem{Detail: "Error writing the users database", Error: 2008})
 		return
 	default:
 		items = append(items, userItem(u))
 	}
-	writeJSON(w, r, 200, affected(items, len(items), &fails, "User was successfully updated", "", "User could not be updated"))
+	writeJSON(w, r, 200, affected(items, len(items), &fails, "User was successfully "+done, "", "User could not be "+done))
 }
 
 func (s *UserStore) setRunAs(id int, v bool) (*APIUser, error) {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -516,7 +517,7 @@ func (d *ClusterDaemon) checkKeepAlives(ctx context.Context) {
 // healthLocked is master.py get_health: the connected workers, then the master, each with its active
 // agents; d.mu is held.
 func (d *ClusterDaemon) healthLocked(filter []string) []ClusterNode {
-	want := func(n string) bool { return len(filter) == 0 || containsStr(filter, n) }
+	want := func(n string) bool { return len(filter) == 0 || slices.Contains(filter, n) }
 	hash, _ := rulesetHash(d.o.Home)
 	var out []ClusterNode
 	if want(d.o.Conf.NodeName) {
@@ -537,15 +538,6 @@ func (d *ClusterDaemon) healthLocked(filter []string) []ClusterNode {
 		out = append(out, ClusterNode{Info: w.info, Status: &st, Synced: st.rulesetHash == hash})
 	}
 	return out
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- worker ----

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -94,7 +95,7 @@ func (s *APIServer) handleClusterRulesetSync(w http.ResponseWriter, r *http.Requ
 	var items []any
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Info.Name < nodes[j].Info.Name })
 	for _, n := range nodes {
-		if len(want) == 0 || containsStr(want, n.Info.Name) {
+		if len(want) == 0 || slices.Contains(want, n.Info.Name) {
 			items = append(items, orderedObject{{"name", n.Info.Name}, {"synced", n.Synced}})
 		}
 	}
@@ -154,18 +155,18 @@ func (s *APIServer) handleClusterNodes(w http.ResponseWriter, r *http.Request) {
 	var sel []string
 	if v := first(q, "select"); v != "" {
 		for _, f := range strings.Split(v, ",") {
-			if !containsStr(clusterNodeFields, f) {
+			if !slices.Contains(clusterNodeFields, f) {
 				writeWazuhError(w, 400, 1724, fmt.Sprintf("Allowed select fields: %s. Fields: %s", strings.Join(clusterNodeFields, ", "), f))
 				return
 			}
-			if !containsStr(sel, f) {
+			if !slices.Contains(sel, f) {
 				sel = append(sel, f)
 			}
 		}
 	}
 	var query *qNode
 	if v := first(q, "q"); v != "" {
-		n, ok := queryParam(w, v, func(f string) bool { return containsStr(clusterNodeFields, f) })
+		n, ok := queryParam(w, v, func(f string) bool { return slices.Contains(clusterNodeFields, f) })
 		if !ok {
 			return
 		}
@@ -189,7 +190,7 @@ func (s *APIServer) handleClusterNodes(w http.ResponseWriter, r *http.Request) {
 	for _, n := range health {
 		in := n.Info
 		switch {
-		case len(want) > 0 && !containsStr(want, in.Name),
+		case len(want) > 0 && !slices.Contains(want, in.Name),
 			typ != "" && typ != "all" && in.Type != typ,
 			query != nil && !query.matchValues(func(f string) string { return nodeField(in, f) }):
 			continue
@@ -208,7 +209,7 @@ func (s *APIServer) handleClusterNodes(w http.ResponseWriter, r *http.Request) {
 	if v := first(q, "sort"); v != "" {
 		fields := strings.Split(v, ",")
 		for _, f := range fields {
-			if !containsStr(clusterNodeFields, strings.TrimLeft(f, "+-")) {
+			if !slices.Contains(clusterNodeFields, strings.TrimLeft(f, "+-")) {
 				writeWazuhError(w, 400, 1403, fmt.Sprintf("Allowed sort fields: %s. Fields: %s", strings.Join(clusterNodeFields, ", "), strings.TrimLeft(f, "+-")))
 				return
 			}
