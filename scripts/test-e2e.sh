@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 TIMEOUT=${E2E_TIMEOUT:-60m}
-LANES=${SIEMCTL_E2E_LANES:-2}
+LANES=${SIEMCTL_E2E_LANES:-4}
 UPGRADE=./internal/cmd/upgrade
 WATCH='TestE2EWatch'
 DISTRIBUTED='TestE2EDistributed'
