@@ -85,17 +85,47 @@ lane4() {
 
 prefix() { sed -u "s/^/[$1] /"; }
 
+# Every lane's output is also kept here, so that the end of the run can name
+# what failed: a CI log is often read from its tail only.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# failures prints each failed test of a lane's log with up to three of its
+# messages (the indented file.go:N lines after "--- FAIL" that read like an
+# error, else the last one), at most 25 lines a lane.
+failures() {
+	awk -v lane="$1" '
+		function flush(   k, shown) {
+			if (name == "") return
+			print "[" lane "] FAILED " name
+			for (k = 1; k <= n && shown < 3; k++)
+				if (tolower(msg[k]) ~ /want|got|error|fail|timed out|timeout|exit|expected|missing/) { print "[" lane "]     " msg[k]; shown++ }
+			if (!shown && n) print "[" lane "]     " msg[n]
+			name = ""; n = 0
+		}
+		/^ *--- FAIL: / { flush(); name = $0; sub(/^ *--- FAIL: /, "", name); next }
+		name != "" && /^ +[A-Za-z0-9_]+\.go:[0-9]+: / {
+			m = $0; sub(/^ +/, "", m)
+			if (length(m) > 200) m = substr(m, 1, 200) "..."
+			msg[++n] = m; next
+		}
+		/^(FAIL|ok|panic:)/ { flush() }
+		/^panic: / || /^FAIL\t/ { print "[" lane "] " $0 }
+		END { flush() }
+	' "$logs/$1" | head -25
+}
+
 start=$(date +%s)
 rcs=()
 if [ "$LANES" = 1 ]; then
 	for n in 1 2 3 4; do
-		"lane$n" 2>&1 | prefix "lane$n"
+		"lane$n" 2>&1 | tee "$logs/lane$n" | prefix "lane$n"
 		rcs+=("${PIPESTATUS[0]}")
 	done
 else
 	pids=()
 	for n in 1 2 3 4; do
-		("lane$n" 2>&1 | prefix "lane$n"; exit "${PIPESTATUS[0]}") &
+		("lane$n" 2>&1 | tee "$logs/lane$n" | prefix "lane$n"; exit "${PIPESTATUS[0]}") &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do
@@ -103,5 +133,8 @@ else
 		rcs+=($?)
 	done
 fi
+for n in 1 2 3 4; do
+	[ "${rcs[$((n - 1))]}" = 0 ] || failures "lane$n"
+done
 echo "e2e: lane1 exit ${rcs[0]}, lane2 exit ${rcs[1]}, lane3 exit ${rcs[2]}, lane4 exit ${rcs[3]}, $(( ($(date +%s) - start) / 60 )) min"
 [ "${rcs[*]}" = "0 0 0 0" ]
