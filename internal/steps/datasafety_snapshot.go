@@ -366,7 +366,7 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 		if err != nil {
 			return engine.Outcome{}, err
 		}
-		if _, err := runSecurityApply(ctx, env, nil); err != nil {
+		if _, err := applySecurity(ctx, env, d); err != nil {
 			return engine.Outcome{}, fmt.Errorf("re-initialise security: %w", err)
 		}
 		msgs = append(msgs, fmt.Sprintf("security re-initialised from %s (%d files)", b.IndexerSecurity, n))
