@@ -143,7 +143,7 @@ func snapshotDeps(t *testing.T, mode string, f *fakeRepo) (*steps.Deps, *indexer
 	t.Helper()
 	f.notInit, f.green = indexertest.Fixture(t, "security-not-initialized-503.txt"), indexertest.Fixture(t, "health-green.json")
 	srv := indexertest.NewServer(t, f.routes())
-	c := indexerClient(t, srv)
+	c := srv.Client(t)
 	root := t.TempDir()
 	d := depsWith(testConfig(t, fmt.Sprintf("indexer:\n  data_safety: %s\n  data_dir: %s/data\n  config_dir: %s/etc\nshipper:\n  config_dir: %s/shipper\n", mode, root, root, root)), newUnits(true))
 	d.Indexer = clientset.Of[steps.IndexerAPI](c)

@@ -19,7 +19,6 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -270,22 +269,11 @@ func linger(u *unitstest.Fake, unit string, n int) {
 	u.Procs[unit] = append(seq, nil)
 }
 
-// indexerClient is a client of srv, closed when the test ends.
-func indexerClient(t *testing.T, srv *indexertest.Server) *indexer.Client {
-	t.Helper()
-	c, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // indexerDepsWith is depsWith(cfg, u) with a client of srv as the indexer.
 func indexerDepsWith(t *testing.T, srv *indexertest.Server, cfg *config.Config, u *unitstest.Fake) *steps.Deps {
 	t.Helper()
 	d := depsWith(cfg, u)
-	d.Indexer = clientset.Of[steps.IndexerAPI](indexerClient(t, srv))
+	d.Indexer = clientset.Of[steps.IndexerAPI](srv.Client(t))
 	return d
 }
 

@@ -80,7 +80,7 @@ func TestTemplateSourceSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := templateServer(t, "wazuh")
-	c := indexerClient(t, srv)
+	c := srv.Client(t)
 	for _, tt := range []struct{ path, want string }{
 		{"huge", "larger than"},
 		{"html", "not a JSON object"},

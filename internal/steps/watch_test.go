@@ -13,7 +13,6 @@ import (
 
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -90,14 +89,9 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 		fmt.Fprintf(w, `{"count":%d,"_shards":{"total":2,"successful":2,"skipped":0,"failed":0}}`, r.count.Load())
 	}}
 	r.ix = indexertest.NewServer(t, routes)
-	c, err := indexer.New(r.ix.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
 	srv, d := fleetServer(t)
 	r.mgr = srv
-	d.Indexer = clientset.Of[steps.IndexerAPI](c)
+	d.Indexer = clientset.Of[steps.IndexerAPI](r.ix.Client(t))
 	r.units = &restartingUnits{Fake: newUnits(true), restarts: map[string]uint32{}, since: map[string]time.Time{}}
 	d.Units = func(context.Context) (steps.UnitsAPI, error) { return r.units, nil }
 	d.Probe = func(context.Context) (probe.Report, error) {

@@ -203,12 +203,7 @@ func newFixture(t *testing.T, installed string) *fixture {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"persistent":{%q:%q},"transient":{}}`, indexer.KeyAllocationEnable, alloc)
 	}})
-	ic, err := indexer.New(srv.Options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ic.Close() })
-	deps := &steps.Deps{Config: cfg, Packages: clientset.Of[steps.PackagesAPI](pm), Indexer: clientset.Of[steps.IndexerAPI](ic), Poll: time.Millisecond, Now: time.Now}
+	deps := &steps.Deps{Config: cfg, Packages: clientset.Of[steps.PackagesAPI](pm), Indexer: clientset.Of[steps.IndexerAPI](srv.Client(t)), Poll: time.Millisecond, Now: time.Now}
 	rb := filepath.Join(d, "runbook.yaml")
 	clitest.WriteFile(t, rb, testRunbook, 0o600)
 	ios, _, out, errOut := output.Test()
