@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/units"
-	"github.com/siemctl/siemctl/internal/units/unitstest"
 )
 
 // TestPrivateManager drives a real private systemd --user manager.
 func TestPrivateManager(t *testing.T) {
-	p := unitstest.StartManager(t)
+	p := startManager(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -42,9 +41,9 @@ TimeoutStopSec=1
 `)
 
 	// PollInterval: waits rely on signals alone.
-	m, err := units.New(ctx, p.Address, units.Options{Settle: 300 * time.Millisecond, PollInterval: time.Hour})
+	m, err := units.New(ctx, p.Address(), units.Options{Settle: 300 * time.Millisecond, PollInterval: time.Hour})
 	if err != nil {
-		t.Fatalf("New(%s): %v", p.Address, err)
+		t.Fatalf("New(%s): %v", p.Address(), err)
 	}
 	defer m.Close()
 	if err := m.DaemonReload(ctx); err != nil {
@@ -145,7 +144,7 @@ TimeoutStopSec=1
 			done <- err
 		}()
 		// A second connection starts it, so only signals can tell the first.
-		m2, err := units.New(ctx, p.Address)
+		m2, err := units.New(ctx, p.Address())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +253,7 @@ TimeoutStopSec=1
 	})
 
 	t.Run("closed manager", func(t *testing.T) {
-		m3, err := units.New(ctx, p.Address)
+		m3, err := units.New(ctx, p.Address())
 		if err != nil {
 			t.Fatal(err)
 		}

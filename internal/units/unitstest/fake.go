@@ -1,3 +1,7 @@
+// Package unitstest holds Fake, the in-memory service manager for tests of
+// the callers of package units (internal/ops/services, internal/steps,
+// internal/cmd/services). Package units itself is tested against a real
+// private manager (lab.StartSystemd).
 package unitstest
 
 import (
