@@ -196,9 +196,15 @@ func KV(w io.Writer, pairs ...[2]string) error {
 }
 
 // JSON writes v as indented JSON with a trailing newline.
-func JSON(w io.Writer, v any) error {
+func JSON(w io.Writer, v any) error { return encodeJSON(w, v, "  ") }
+
+// JSONLine writes v as one compact line of JSON with its newline (JSON
+// Lines), in one write: a pipe sees each value at once.
+func JSONLine(w io.Writer, v any) error { return encodeJSON(w, v, "") }
+
+func encodeJSON(w io.Writer, v any, indent string) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", indent)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

@@ -78,3 +78,26 @@ func TestKV(t *testing.T) {
 		t.Fatalf("got\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+// TestJSONLine: one compact line per value, its newline included in the one
+// write, and <, > and & as they are (a rule description or a query).
+func TestJSONLine(t *testing.T) {
+	var w writes
+	for _, v := range []any{map[string]any{"rule": map[string]string{"description": "sshd: <invalid> & more"}}, []int{1, 2}} {
+		if err := JSONLine(&w, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{`{"rule":{"description":"sshd: <invalid> & more"}}` + "\n", "[1,2]\n"}
+	if fmt.Sprint(w) != fmt.Sprint(want) {
+		t.Fatalf("writes = %q, want %q", w, want)
+	}
+}
+
+// writes records each Write call.
+type writes []string
+
+func (w *writes) Write(p []byte) (int, error) {
+	*w = append(*w, string(p))
+	return len(p), nil
+}

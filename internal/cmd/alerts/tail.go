@@ -88,7 +88,7 @@ func RunTail(ctx context.Context, opts *TailOptions) error {
 		}
 		if opts.Output == "json" {
 			for _, a := range alerts {
-				if err := jsonLine(opts.IO, a); err != nil {
+				if err := output.JSONLine(opts.IO.Out, a); err != nil {
 					return err
 				}
 			}
@@ -133,16 +133,6 @@ func RunTail(ctx context.Context, opts *TailOptions) error {
 			return interrupted(err)
 		}
 	}
-}
-
-func jsonLine(io *output.IOStreams, v any) error {
-	// One compact object per line (JSON Lines) so a pipe sees each alert at once.
-	b, err := marshalCompact(v)
-	if err != nil {
-		return err
-	}
-	_, err = io.Out.Write(append(b, '\n'))
-	return err
 }
 
 // Follower pages through new alerts with search_after on [timestamp, _id]

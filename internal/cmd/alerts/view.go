@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
@@ -109,14 +108,4 @@ func queryError(q string, err error) error {
 		return &cli.FlagError{Err: fmt.Errorf("the indexer rejected the query %q: %s; quote literal text with \"...\" or escape special characters (+ - = && || > < ! ( ) { } [ ] ^ \" ~ * ? : \\ /) with a backslash: %w", q, ne.Detail, err)}
 	}
 	return err
-}
-
-func marshalCompact(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }
