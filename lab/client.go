@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // indexerClient talks to the lab's OpenSearch over HTTPS with basic auth (TLS verified with the lab CA).
@@ -174,22 +176,7 @@ func (c *indexerClient) health(ctx context.Context, query string) (ClusterHealth
 	return h, nil
 }
 
-// poll calls f every interval until it returns done or an error, or ctx ends.
+// poll calls f every interval until it returns done or an error, or ctx ends (netclient.Poll).
 func poll(ctx context.Context, interval time.Duration, f func() (bool, error)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		done, err := f()
-		if err != nil {
-			return err
-		}
-		if done {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
+	return netclient.Poll(ctx, interval, f)
 }

@@ -285,3 +285,17 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Poll calls f, then again after each pause of interval (Sleep), until f
+// says done (nil), f fails (its error) or ctx ends during a pause
+// (ctx.Err()).
+func Poll(ctx context.Context, interval time.Duration, f func() (bool, error)) error {
+	for {
+		if done, err := f(); err != nil || done {
+			return err
+		}
+		if err := Sleep(ctx, interval); err != nil {
+			return err
+		}
+	}
+}

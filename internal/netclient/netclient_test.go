@@ -126,6 +126,26 @@ func TestSleep(t *testing.T) {
 	}
 }
 
+// TestPoll: f runs until it is done (nil) or fails (its error, at once);
+// a context that ends during a pause ends the poll (ctx.Err()).
+func TestPoll(t *testing.T) {
+	calls := 0
+	err := Poll(context.Background(), time.Millisecond, func() (bool, error) { calls++; return calls == 3, nil })
+	if err != nil || calls != 3 {
+		t.Fatalf("done on the third call: err %v after %d calls", err, calls)
+	}
+	boom := errors.New("boom")
+	calls = 0
+	if err := Poll(context.Background(), time.Hour, func() (bool, error) { calls++; return false, boom }); err != boom || calls != 1 {
+		t.Fatalf("failing f: got %v after %d calls, want boom after 1", err, calls)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if err := Poll(ctx, time.Millisecond, func() (bool, error) { return false, nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("never done: got %v, want context.DeadlineExceeded", err)
+	}
+}
+
 // TestSnippet: one line, at most n bytes, invalid UTF-8 shown as '?', and a
 // cut never leaves half a character.
 func TestSnippet(t *testing.T) {

@@ -37,6 +37,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/ops/services"
@@ -576,21 +577,17 @@ func simple(describe func(pl *Planning) []string) func() *noParams {
 // wait polls f every interval until it returns true, the context ends, or
 // f fails; env.Waiting reports what it waits for.
 func wait(ctx context.Context, env Env, interval time.Duration, what string, f func() (bool, error)) error {
-	for {
+	var ferr error
+	err := netclient.Poll(ctx, interval, func() (bool, error) {
 		done, err := f()
-		if err != nil {
-			return err
+		if err == nil && !done {
+			env.Waiting("%s", what)
 		}
-		if done {
-			return nil
-		}
-		env.Waiting("%s", what)
-		t := time.NewTimer(interval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("still %s: %w", what, ctx.Err())
-		case <-t.C:
-		}
+		ferr = err
+		return done, err
+	})
+	if err != nil && ferr == nil { // ctx ended during a pause
+		return fmt.Errorf("still %s: %w", what, err)
 	}
+	return err
 }
