@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 func requireDpkgTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get", "dpkg-query"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (apt-get install dpkg-dev)", tool)
-		}
+		testenv.Tool(t, "apt-get install dpkg-dev", tool)
 	}
 }
 

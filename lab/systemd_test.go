@@ -8,22 +8,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
-func requireSystemd(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups, mount namespace)")
-	}
-	for _, p := range append([]string{"/lib/systemd/systemd"}, defaultCgroupHierarchies...) {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("needs %s", p)
-		}
-	}
-}
-
 func TestSystemdStartStopUnit(t *testing.T) {
-	requireSystemd(t)
+	testenv.PrivateSystemd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dir := t.TempDir()

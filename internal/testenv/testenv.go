@@ -28,3 +28,41 @@ func Tool(t testing.TB, install string, names ...string) string {
 	t.Skip(msg)
 	return ""
 }
+
+// PrivateSystemd skips the test (fails it under SIEMCTL_IT_REQUIRED=1) unless a private
+// `systemd --user` manager can run here the way the lab runs one (lab.StartSystemd): as root (it
+// makes cgroups and a mount namespace), with /lib/systemd/systemd, a named systemd or unified
+// cgroup hierarchy, and unshare.
+func PrivateSystemd(t testing.TB) {
+	t.Helper()
+	const systemd = "/lib/systemd/systemd"
+	reason := ""
+	switch {
+	case os.Geteuid() != 0:
+		reason = "needs root to create cgroups and a mount namespace"
+	case !executable(systemd):
+		reason = systemd + " not found"
+	case !dirExists("/sys/fs/cgroup/systemd") && !dirExists("/sys/fs/cgroup/unified"):
+		reason = "no /sys/fs/cgroup/systemd or /sys/fs/cgroup/unified hierarchy"
+	}
+	if _, err := exec.LookPath("unshare"); reason == "" && err != nil {
+		reason = "unshare not found"
+	}
+	if reason == "" {
+		return
+	}
+	if Required() {
+		t.Fatalf("private systemd required (SIEMCTL_IT_REQUIRED=1) but %s", reason)
+	}
+	t.Skipf("skipping private-systemd test: %s (set SIEMCTL_IT_REQUIRED=1 to make this fatal)", reason)
+}
+
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}

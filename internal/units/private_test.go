@@ -3,11 +3,11 @@ package units_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/lab"
 )
 
@@ -20,49 +20,12 @@ type private struct {
 	LogDir  string // a directory for units' StandardOutput=append: files
 }
 
-// skipUnlessPrivateSystemd skips t unless a private manager can run here (root, the systemd
-// binary, a named systemd or unified cgroup hierarchy, unshare). With SIEMCTL_IT_REQUIRED=1 it
-// fails instead.
-func skipUnlessPrivateSystemd(t testing.TB) {
-	t.Helper()
-	const systemd = "/lib/systemd/systemd"
-	reason := ""
-	switch {
-	case os.Geteuid() != 0:
-		reason = "needs root to create cgroups and a mount namespace"
-	case !executable(systemd):
-		reason = systemd + " not found"
-	case !dirExists("/sys/fs/cgroup/systemd") && !dirExists("/sys/fs/cgroup/unified"):
-		reason = "no /sys/fs/cgroup/systemd or /sys/fs/cgroup/unified hierarchy"
-	}
-	if _, err := exec.LookPath("unshare"); reason == "" && err != nil {
-		reason = "unshare not found"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("SIEMCTL_IT_REQUIRED") == "1" {
-		t.Fatalf("private systemd required (SIEMCTL_IT_REQUIRED=1) but %s", reason)
-	}
-	t.Skipf("skipping private-systemd test: %s (set SIEMCTL_IT_REQUIRED=1 to make this fatal)", reason)
-}
-
-func executable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
 // startManager starts a private manager and stops it when the test ends (its files are kept
-// when the test failed). It skips (or fails, see skipUnlessPrivateSystemd) when the host cannot
-// run one.
+// when the test failed). It skips (or fails, see testenv.PrivateSystemd) when the host cannot run
+// one.
 func startManager(t *testing.T) *private {
 	t.Helper()
-	skipUnlessPrivateSystemd(t)
+	testenv.PrivateSystemd(t)
 	// A short path: the socket path must fit in sun_path (108 bytes).
 	dir, err := os.MkdirTemp("", "unitsit-")
 	if err != nil {
