@@ -40,3 +40,27 @@ func TestColorFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestOutcome: an action that did its job is OK (green), one that failed
+// FAILED (red), one not done SKIPPED (yellow).
+func TestOutcome(t *testing.T) {
+	s, _, _, _ := Test()
+	s.SetTTY(false, true, true)
+	s.ColorFromEnv(func(string) string { return "" })
+	p := s.Colors()
+	for _, tt := range []struct {
+		ok, failed bool
+		want       string
+	}{
+		{true, false, p.Green("OK")},
+		{false, true, p.Red("FAILED")},
+		{false, false, p.Yellow("SKIPPED")},
+	} {
+		if got := p.Outcome(tt.ok, tt.failed); got != tt.want {
+			t.Errorf("Outcome(%v, %v) = %q, want %q", tt.ok, tt.failed, got, tt.want)
+		}
+	}
+	if got := (&Palette{}).Outcome(false, true); got != "FAILED" {
+		t.Errorf("without colour: %q, want FAILED", got)
+	}
+}

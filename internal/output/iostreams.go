@@ -115,6 +115,18 @@ func (p *Palette) Status(s string) string {
 	}
 }
 
+// Outcome is how an action ended, as a coloured status word: OK when it did
+// what it should, FAILED when it failed, SKIPPED when it was not done.
+func (p *Palette) Outcome(ok, failed bool) string {
+	switch {
+	case ok:
+		return p.Status("OK")
+	case failed:
+		return p.Status("FAILED")
+	}
+	return p.Status("SKIPPED")
+}
+
 // ErrNoTTY is returned by Confirm when nobody can answer and --yes was not given.
 var ErrNoTTY = errors.New("confirmation needed but stdin is not a terminal; pass --yes to proceed")
 

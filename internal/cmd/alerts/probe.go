@@ -137,7 +137,7 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 			if h.State != probe.StateSkipped {
 				lat = h.Latency.Round(time.Millisecond).String()
 			}
-			t.Row(h.Name, p.Status(stateWord(h.State)), lat, output.Dash(h.Detail))
+			t.Row(h.Name, p.Outcome(h.State == probe.StateOK, h.State == probe.StateFailed), lat, output.Dash(h.Detail))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -159,14 +159,4 @@ func probeCalls(po probe.Options, target probe.Target) []string {
 		calls = append(calls, "read "+po.AlertsFile+" for the nonce (when readable here)")
 	}
 	return append(calls, fmt.Sprintf("GET /%s/_search for the nonce every %s for up to %s", po.IndexPattern, po.Interval, po.Timeout))
-}
-
-func stateWord(s string) string {
-	switch s {
-	case probe.StateOK:
-		return "OK"
-	case probe.StateFailed:
-		return "FAILED"
-	}
-	return "SKIPPED"
 }

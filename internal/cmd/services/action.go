@@ -136,7 +136,7 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 				fmt.Fprintf(opts.IO.ErrOut, "%s %s (%s, wait up to %s)…\n", gerund(o.Action), o.Component, o.Unit, limit)
 				return
 			}
-			fmt.Fprintf(opts.IO.ErrOut, "  %s %s %s in %s\n", o.Component, ep.Status(statusWord(o.Result)), o.State, o.Took.Round(time.Millisecond))
+			fmt.Fprintf(opts.IO.ErrOut, "  %s %s %s in %s\n", o.Component, ep.Outcome(o.Result == services.ResultDone, o.Result == services.ResultFailed), o.State, o.Took.Round(time.Millisecond))
 		}
 	}
 	var outs []services.Outcome
@@ -188,16 +188,6 @@ func gerund(action string) string {
 	return "starting"
 }
 
-func statusWord(result string) string {
-	switch result {
-	case services.ResultDone:
-		return "OK"
-	case services.ResultFailed:
-		return "FAILED"
-	}
-	return "SKIPPED"
-}
-
 func renderOutcomes(opts *ActionOptions, outs []services.Outcome, ok bool) error {
 	if outs == nil {
 		outs = []services.Outcome{}
@@ -216,7 +206,7 @@ func renderOutcomes(opts *ActionOptions, outs []services.Outcome, ok bool) error
 		if o.Result != services.ResultSkipped {
 			took = o.Took.Round(time.Millisecond).String()
 		}
-		t.Row(o.Component, o.Unit, o.Action, p.Status(statusWord(o.Result)), state, took)
+		t.Row(o.Component, o.Unit, o.Action, p.Outcome(o.Result == services.ResultDone, o.Result == services.ResultFailed), state, took)
 	}
 	if err := t.Render(); err != nil {
 		return err
