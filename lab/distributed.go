@@ -219,25 +219,10 @@ func clusterSection(h *hostPlan, port int) string {
 
 // Distributed is a running distributed lab.
 type Distributed struct {
-	st     *State
-	prof   Profile
-	log    *slog.Logger
-	prog   io.Writer
-	emu    Emulators
-	poll   time.Duration
-	tmo    time.Duration
+	core
 	hosts  []*Lab
 	Timing map[string]time.Duration // per phase, filled by UpDistributed
 }
-
-// Dir is the lab directory.
-func (d *Distributed) Dir() string { return d.st.Dir }
-
-// State returns a copy of DIR/lab.json.
-func (d *Distributed) State() State { return *d.st }
-
-// Profile is the lab's layout.
-func (d *Distributed) Profile() Profile { return d.prof }
 
 // Hosts are the host labs in start order.
 func (d *Distributed) Hosts() []*Lab { return d.hosts }
@@ -303,7 +288,7 @@ func OpenDistributed(dir string, logger *slog.Logger, emus Emulators) (*Distribu
 	if st.Topology != TopologyDistributed {
 		return nil, fmt.Errorf("%s is a single lab, not a distributed one", dir)
 	}
-	d := &Distributed{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}
+	d := &Distributed{core: core{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: 180 * time.Second}}
 	for _, h := range st.Hosts {
 		hl, err := OpenWith(h.Dir, logger, emus)
 		if err != nil {
@@ -348,9 +333,9 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 	}
 	ports := prof.DistPorts(opts.PortOffset)
 	d := &Distributed{
-		st: &State{ID: LabID(dir), Profile: prof.Name, Syslog: true, Dir: dir, Ports: ports, PortOffset: opts.PortOffset, Version: opts.Version,
+		core: core{st: &State{ID: LabID(dir), Profile: prof.Name, Syslog: true, Dir: dir, Ports: ports, PortOffset: opts.PortOffset, Version: opts.Version,
 			Versions: map[string]string{}, Emulators: true, Faults: []string{}, StartedAt: opts.Now().UTC(), Topology: TopologyDistributed},
-		prof: prof, log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
+			prof: prof, log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout},
 		Timing: map[string]time.Duration{},
 	}
 	clusterKey, err := randomHex(32)
@@ -391,10 +376,10 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 			urls = append([]string{own}, without(indexerURLs, own)...)
 		}
 		hl := &Lab{
-			st: &State{ID: LabID(h.Dir), Profile: prof.Name, Syslog: true, Dir: h.Dir, Root: filepath.Join(h.Dir, "root"), Ports: hp,
+			core: core{st: &State{ID: LabID(h.Dir), Profile: prof.Name, Syslog: true, Dir: h.Dir, Root: filepath.Join(h.Dir, "root"), Ports: hp,
 				PortOffset: opts.PortOffset, Version: opts.Version, Versions: map[string]string{}, Emulators: true, Faults: []string{},
 				StartedAt: d.st.StartedAt, Host: h.Name, Address: h.Address, Components: roleComponents[h.Role], IndexerURLs: urls},
-			prof: prof, log: opts.Logger.With("host", h.Name), prog: io.Discard, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
+				prof: prof, log: opts.Logger.With("host", h.Name), prog: io.Discard, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout},
 			Timing: map[string]time.Duration{}, passwords: passwords,
 			cluster: &hostPlan{DistHost: h, all: all, clusterName: prof.Manager + "-cluster", clusterKey: clusterKey},
 		}

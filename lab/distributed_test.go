@@ -60,9 +60,9 @@ func testHost(t *testing.T, prof Profile, name string) *Lab {
 	}
 	dir := t.TempDir()
 	ports := prof.DistPorts(0)
-	return &Lab{st: &State{Dir: dir, Root: filepath.Join(dir, "root"), Ports: ports, Host: h.Name, Address: h.Address,
+	return &Lab{core: core{st: &State{Dir: dir, Root: filepath.Join(dir, "root"), Ports: ports, Host: h.Name, Address: h.Address,
 		Components: roleComponents[h.Role], IndexerURLs: []string{"https://127.0.0.11:29200", "https://127.0.0.12:29200", "https://127.0.0.13:29200"}},
-		prof: prof, cluster: &hostPlan{DistHost: h, all: DistHosts, clusterName: "wazuh-manager-cluster", clusterKey: "0123456789abcdef0123456789abcdef"}}
+		prof: prof}, cluster: &hostPlan{DistHost: h, all: DistHosts, clusterName: "wazuh-manager-cluster", clusterKey: "0123456789abcdef0123456789abcdef"}}
 }
 
 // configureHost gives each manager its remotes on its address and the real <cluster> section (the

@@ -17,8 +17,8 @@ import (
 type nopEmu struct{ Emulators }
 
 func TestFaultKindParsing(t *testing.T) {
-	full := &Lab{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}
-	indexerOnly := &Lab{st: &State{Units: Profiles["siem"].Units()[:1]}, prof: Profiles["siem"]}
+	full := &Lab{core: core{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}}
+	indexerOnly := &Lab{core: core{st: &State{Units: Profiles["siem"].Units()[:1]}, prof: Profiles["siem"]}}
 	tests := []struct {
 		name    string
 		l       *Lab
@@ -64,7 +64,7 @@ func TestFaultKindParsing(t *testing.T) {
 // Every fault kind `siemlab fault --list` prints is one a full lab accepts (a unit kind with a
 // unit), listed once; every kind the README's siemlab block documents is among them.
 func TestListedFaultKindsAreAccepted(t *testing.T) {
-	full := &Lab{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}
+	full := &Lab{core: core{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}}
 	listed := map[string]bool{}
 	for _, k := range FaultKinds() {
 		if listed[k.Name] {
@@ -104,7 +104,7 @@ func TestListedFaultKindsAreAccepted(t *testing.T) {
 // back with its mode and forgets it, and a second heal has nothing to restore.
 func TestBreakAndRestoreConfig(t *testing.T) {
 	dir := t.TempDir()
-	l := &Lab{st: &State{Dir: dir}}
+	l := &Lab{core: core{st: &State{Dir: dir}}}
 	conf := filepath.Join(dir, "root", "etc", "ossec.conf")
 	orig := []byte("<ossec_config/>\n")
 	if err := writeFile(conf, orig, 0o640); err != nil {
@@ -167,7 +167,7 @@ func (e *recordingEmu) SetFault(_, kind string, on bool) error {
 // forgets it; a failed fault or heal says which and records nothing.
 func TestFaultAndHealRecordState(t *testing.T) {
 	emu := &recordingEmu{}
-	l := &Lab{st: &State{Dir: t.TempDir(), Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: emu}
+	l := &Lab{core: core{st: &State{Dir: t.TempDir(), Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: emu}}
 	ctx := context.Background()
 	recorded := func() []string {
 		t.Helper()

@@ -44,7 +44,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 		t.Run(tc.profile, func(t *testing.T) {
 			dir := t.TempDir()
 			p := Profiles[tc.profile]
-			l := &Lab{st: &State{ID: "abc", Dir: dir, Root: filepath.Join(dir, "root"), Ports: p.Ports(100), PortOffset: 100, Profile: tc.profile, Syslog: tc.syslog}, prof: p}
+			l := &Lab{core: core{st: &State{ID: "abc", Dir: dir, Root: filepath.Join(dir, "root"), Ports: p.Ports(100), PortOffset: 100, Profile: tc.profile, Syslog: tc.syslog}, prof: p}}
 			cfg, err := writtenConfig(t, l)
 			if err != nil {
 				t.Fatalf("siemctl cannot load the lab config: %v", err)

@@ -93,15 +93,31 @@ type Options struct {
 	IndexerHeap string
 }
 
+// core is what a running lab, single (Lab) or distributed (Distributed), is made of: its state
+// (DIR/lab.json), its layout, where it logs and reports progress, its emulators, and how often and
+// how long it polls a component for readiness.
+type core struct {
+	st   *State
+	prof Profile
+	log  *slog.Logger
+	prog io.Writer
+	emu  Emulators
+	poll time.Duration
+	tmo  time.Duration
+}
+
+// Dir is the lab directory.
+func (c *core) Dir() string { return c.st.Dir }
+
+// State returns a copy of DIR/lab.json.
+func (c *core) State() State { return *c.st }
+
+// Profile is the lab's layout.
+func (c *core) Profile() Profile { return c.prof }
+
 // Lab is a running lab.
 type Lab struct {
-	st     *State
-	prof   Profile
-	log    *slog.Logger
-	prog   io.Writer
-	emu    Emulators
-	poll   time.Duration
-	tmo    time.Duration
+	core
 	Timing map[string]time.Duration // per phase, filled by Up
 	// filebeat is the cached Filebeat binary the shipper packages ship (set by Up).
 	filebeat string
@@ -141,20 +157,11 @@ func DefaultCacheDir() (string, error) {
 // ErrAlreadyUp means DIR already holds a running lab.
 var ErrAlreadyUp = errors.New("a lab is already up in this directory")
 
-// Dir returns the lab directory.
-func (l *Lab) Dir() string { return l.st.Dir }
-
 // Root returns the dpkg root.
 func (l *Lab) Root() string { return l.st.Root }
 
 // Ports returns the lab's ports.
 func (l *Lab) Ports() Ports { return l.st.Ports }
-
-// Profile returns the lab's layout.
-func (l *Lab) Profile() Profile { return l.prof }
-
-// State returns a copy of the lab state.
-func (l *Lab) State() State { return *l.st }
 
 // ConfigPath is DIR/siemctl.yaml.
 func (l *Lab) ConfigPath() string { return filepath.Join(l.st.Dir, "siemctl.yaml") }
@@ -206,7 +213,7 @@ func OpenWith(dir string, logger *slog.Logger, emus Emulators) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lab{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: startTimeout()}, nil
+	return &Lab{core: core{st: st, prof: prof, log: logger, prog: io.Discard, emu: emus, poll: 250 * time.Millisecond, tmo: startTimeout()}}, nil
 }
 
 // secret file names under DIR/secrets.

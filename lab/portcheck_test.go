@@ -26,7 +26,7 @@ func TestCheckPortsFree(t *testing.T) {
 	freePort := free.Addr().(*net.TCPAddr).Port
 	free.Close()
 
-	l := &Lab{st: &State{Ports: Ports{Indexer: freePort, Transport: port}}}
+	l := &Lab{core: core{st: &State{Ports: Ports{Indexer: freePort, Transport: port}}}}
 	err = l.checkPortsFree(context.Background())
 	if !errors.Is(err, ErrPortBusy) {
 		t.Fatalf("err = %v, want ErrPortBusy", err)

@@ -33,10 +33,10 @@ func Up(ctx context.Context, opts Options) (_ *Lab, err error) {
 		return nil, err
 	}
 	l := &Lab{
-		st: &State{ID: LabID(dir), Profile: prof.Name, Syslog: prof.Syslog || opts.Syslog, Dir: dir, Root: filepath.Join(dir, "root"),
+		core: core{st: &State{ID: LabID(dir), Profile: prof.Name, Syslog: prof.Syslog || opts.Syslog, Dir: dir, Root: filepath.Join(dir, "root"),
 			Ports: prof.Ports(opts.PortOffset), PortOffset: opts.PortOffset, Version: opts.Version, Versions: map[string]string{}, Emulators: opts.Emulators != nil,
 			Faults: []string{}, StartedAt: opts.Now().UTC()},
-		prof: prof, log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout,
+			prof: prof, log: opts.Logger, prog: opts.Progress, emu: opts.Emulators, poll: opts.Poll, tmo: opts.StartTimeout},
 		Timing: map[string]time.Duration{},
 	}
 	for _, u := range prof.Units() {
