@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -46,23 +47,15 @@ func clusterIndexer(d *Deps) (IndexerAPI, clusterIndexerAPI, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, ok := ix.(clusterIndexerAPI)
-	if !ok {
-		return nil, nil, fmt.Errorf("indexer client %T cannot read the cluster's nodes", ix)
+	c, err := clientset.As[clusterIndexerAPI](d.Indexer).Need("indexer")
+	if err != nil {
+		return nil, nil, err
 	}
 	return ix, c, nil
 }
 
 func clusterManager(d *Deps) (clusterManagerAPI, error) {
-	m, err := d.manager()
-	if err != nil {
-		return nil, err
-	}
-	c, ok := m.(clusterManagerAPI)
-	if !ok {
-		return nil, fmt.Errorf("manager client %T cannot read the manager cluster", m)
-	}
-	return c, nil
+	return clientset.As[clusterManagerAPI](d.Manager).Need("manager API")
 }
 
 // levelErr maps an ops verdict to a gate's answer: OK/Warn go on, Wait polls, NoGo and Unknown stop.
@@ -229,9 +222,9 @@ func runGateRepoNodes(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	rv, ok := ix.(repoVerifier)
-	if !ok {
-		return engine.Outcome{}, fmt.Errorf("indexer client %T cannot verify a repository", ix)
+	rv, err := clientset.As[repoVerifier](d.Indexer).Need("indexer")
+	if err != nil {
+		return engine.Outcome{}, err
 	}
 	nodes, err := ix.NodesVersions(ctx)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/repository"
@@ -66,15 +67,7 @@ type DataHookRun struct {
 }
 
 func (d *Deps) snapshots() (SnapshotAPI, error) {
-	ix, err := d.indexer()
-	if err != nil {
-		return nil, err
-	}
-	s, ok := ix.(SnapshotAPI)
-	if !ok {
-		return nil, fmt.Errorf("indexer client %T cannot take snapshots", ix)
-	}
-	return s, nil
+	return clientset.As[SnapshotAPI](d.Indexer).Need("indexer")
 }
 
 // dataSafety is the configured mode (auto when unset).

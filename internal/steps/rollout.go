@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -28,9 +29,9 @@ func rolloutStore(d *Deps) (*rollout.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	api, ok := ix.(rollout.API)
-	if !ok {
-		return nil, fmt.Errorf("indexer client %T cannot write the rollout record", ix)
+	api, err := clientset.As[rollout.API](d.Indexer).Need("indexer")
+	if err != nil {
+		return nil, err
 	}
 	// When this host's node does not answer (its own turn, or the node that did not rejoin), the
 	// record is reached through the other nodes, as the cluster verbs do.
@@ -114,13 +115,9 @@ func runRolloutCreate(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	ix, err := d.indexer()
+	facts, err := clientset.As[rollout.IndexerFacts](d.Indexer).Need("indexer")
 	if err != nil {
 		return engine.Outcome{}, err
-	}
-	facts, ok := ix.(rollout.IndexerFacts)
-	if !ok {
-		return engine.Outcome{}, fmt.Errorf("indexer client %T cannot read the cluster's facts", ix)
 	}
 	var mg rollout.ManagerFacts
 	m, mErr := d.manager()
