@@ -10,16 +10,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 func writeTestFile(t *testing.T, p string, data []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, p, data, 0o644)
 }
 
 // writeJar writes a jar holding the given entries.

@@ -146,12 +146,7 @@ func TestRealLocalFiles(t *testing.T) {
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, content, 0o644)
 }
 
 func copyTree(t *testing.T, from, to string) {

@@ -12,19 +12,15 @@ import (
 
 	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(path, mode); err != nil {
+	testenv.WriteFile(t, path, data, mode)
+	if err := os.Chmod(path, mode); err != nil { // exactly mode, whatever the umask
 		t.Fatal(err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // Result is what one run of siemctl left behind.
@@ -102,15 +103,10 @@ func Factory(io *output.IOStreams, st *cli.Clients) *cli.Factory {
 }
 
 // WriteFile writes content to path with perm, creating the parent
-// directories.
+// directories (testenv.WriteFile).
 func WriteFile(t testing.TB, path, content string, perm os.FileMode) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), perm); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, content, perm)
 }
 
 // WriteSecret writes secret (and a newline, as an operator's file has) to

@@ -9,11 +9,12 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 var trustNow = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -64,12 +65,7 @@ func keyPEM(t *testing.T, k *ecdsa.PrivateKey) []byte {
 
 func write(t *testing.T, path string, data []byte) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFile(t, path, data, 0o600)
 }
 
 // stackDirs lays out the indexer's, shipper's and dashboard's config directories as the real
