@@ -156,14 +156,7 @@ func TestIndexerDataBackupAndRestore(t *testing.T) {
 	}
 	asRoot := os.Geteuid() == 0
 	if asRoot {
-		if err := filepath.Walk(data, func(p string, _ os.FileInfo, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, 65534, 65534)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		testenv.ChownTree(t, data, 65534, 65534)
 	}
 	d, u, e := dataDeps(t, data, true)
 

@@ -17,3 +17,18 @@ func WriteFile[D ~string | ~[]byte](t testing.TB, path string, data D, perm os.F
 		t.Fatal(err)
 	}
 }
+
+// ChownTree gives dir and everything under it to uid:gid, links themselves
+// rather than what they point to (chown -hR); an error fails the test.
+func ChownTree(t testing.TB, dir string, uid, gid int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -333,14 +334,7 @@ func TestDataDirUnwritableWhileStarting(t *testing.T) {
 		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, data), "siemctl services start indexer"})
 	// written by the service user: nothing to say but that it is still starting
 	if os.Getuid() == 0 {
-		if err := filepath.WalkDir(data, func(p string, _ os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Chown(p, 65534, 65534)
-		}); err != nil {
-			t.Fatal(err)
-		}
+		testenv.ChownTree(t, data, 65534, 65534)
 	} else if err := os.Chmod(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
