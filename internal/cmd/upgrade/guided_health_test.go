@@ -81,19 +81,14 @@ func TestGuidedHealthJudgedAgainstThePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := term.String()
-	for _, want := range []string{
+	shows(t, "guided evidence", out,
 		"Health now (siemctl health, judged against the plan): CRIT: 1 OK, 1 CRIT, 5 expected (stopped by the runbook)",
 		"  CRIT      indexer.health  red: 1 primary shard unassigned\n",
 		"EXPECTED  units           1/4 units active; not active: siem-manager.service, siem-dashboard.service, shipper.service: manager stopped by the runbook until the manager phase; dashboard stopped by the runbook until the dashboard phase; shipper stopped by the runbook until the shipper phase",
 		"EXPECTED  manager.api     unreachable: connection refused: manager stopped by the runbook until the manager phase",
 		"EXPECTED  ports ",
 		"EXPECTED  alerts.flow ",
-		"EXPECTED  dashboard ",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("guided evidence lacks %q:\n%s", want, out)
-		}
-	}
+		"EXPECTED  dashboard ")
 	if i, j := strings.Index(out, "CRIT      indexer.health"), strings.Index(out, "EXPECTED"); i < 0 || j < i {
 		t.Errorf("the real CRIT is not listed first:\n%s", out)
 	}

@@ -231,12 +231,8 @@ func TestGuidedAsksAtAFailure(t *testing.T) {
 	if !errors.As(err, &rbe) {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"== validate/versions failed: unattended, the run would roll back now ==",
-		"answer r (roll back), w (wait: run the step again) or s (stop here)", "running validate/versions again"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	shows(t, "output", out, "== validate/versions failed: unattended, the run would roll back now ==",
+		"answer r (roll back), w (wait: run the step again) or s (stop here)", "running validate/versions again")
 	if fx.apt.installed["siem-indexer"] != "4.9.0-1" {
 		t.Fatalf("not rolled back: %v", fx.apt.installed)
 	}

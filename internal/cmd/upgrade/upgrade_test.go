@@ -400,3 +400,13 @@ func TestPlanBadTarget(t *testing.T) {
 		}
 	}
 }
+
+// shows fails t for each of wants that out (what: "plan", "output") lacks.
+func shows(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, out)
+		}
+	}
+}
