@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 // checkEffective loads path (explicit) with env and checks the settings in
@@ -155,11 +157,11 @@ func TestLoadErrorsNameKeyAndFix(t *testing.T) {
 func TestSecretResolve(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "pw")
-	os.WriteFile(good, []byte("s3cr3t-Value\n"), 0o600)
+	testenv.WriteFile(t, good, "s3cr3t-Value\n", 0o600)
 	loose := filepath.Join(dir, "loose")
-	os.WriteFile(loose, []byte("x\n"), 0o644)
+	testenv.WriteFile(t, loose, "x\n", 0o644)
 	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, nil, 0o600)
+	testenv.WriteFile(t, empty, "", 0o600)
 	env := func(k string) (string, bool) {
 		if k == "PW" {
 			return "from-env", true

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/testenv"
 )
 
 func TestNormalize(t *testing.T) {
@@ -171,17 +172,17 @@ func TestTailFile(t *testing.T) {
 func TestLastLogLines(t *testing.T) {
 	dir := t.TempDir()
 	logf := filepath.Join(dir, "svc.log")
-	os.WriteFile(logf, []byte("a\nb\nc\n"), 0o644)
+	testenv.WriteFile(t, logf, "a\nb\nc\n", 0o644)
 	fake := filepath.Join(dir, "journalctl")
 	// The fake journalctl prints its argv so the test sees the exact call.
-	os.WriteFile(fake, []byte("#!/bin/sh\necho \"args: $*\"\necho line2\n"), 0o755)
+	testenv.WriteFile(t, fake, "#!/bin/sh\necho \"args: $*\"\necho line2\n", 0o755)
 	noEntries := filepath.Join(dir, "journalctl-empty")
-	os.WriteFile(noEntries, []byte("#!/bin/sh\necho '-- No entries --'\n"), 0o755)
+	testenv.WriteFile(t, noEntries, "#!/bin/sh\necho '-- No entries --'\n", 0o755)
 	failing := filepath.Join(dir, "journalctl-fail")
-	os.WriteFile(failing, []byte("#!/bin/sh\necho 'Failed to open journal' >&2\nexit 1\n"), 0o755)
+	testenv.WriteFile(t, failing, "#!/bin/sh\necho 'Failed to open journal' >&2\nexit 1\n", 0o755)
 	// -n bounds lines, not bytes: one 50 MB line is refused at the cap.
 	huge := filepath.Join(dir, "journalctl-huge")
-	os.WriteFile(huge, []byte("#!/bin/sh\nhead -c 50000000 /dev/zero | tr '\\0' x\n"), 0o755)
+	testenv.WriteFile(t, huge, "#!/bin/sh\nhead -c 50000000 /dev/zero | tr '\\0' x\n", 0o755)
 	ctx := context.Background()
 
 	tests := []struct {
