@@ -1,6 +1,7 @@
-// Package testenv is what tests need of the machine they run on: an external tool is there, or the
-// test is skipped saying how to install it — failed instead under SIEMCTL_IT_REQUIRED=1 (CI), where
-// scripts/install-deps.sh has installed everything and a missing tool is a broken setup.
+// Package testenv is what tests need of the machine they run on: an external tool (or a private
+// systemd) is there, or the test is skipped saying how to install it — failed instead under
+// SIEMCTL_IT_REQUIRED=1 (CI), where scripts/install-deps.sh has installed everything and a missing
+// tool is a broken setup; and what they do with its files (WriteFile, ChownTree, ReadTarGz).
 package testenv
 
 import (
