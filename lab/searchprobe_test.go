@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -24,8 +24,7 @@ func TestSearchProbe(t *testing.T) {
 	// in turn: full, partial, 500, full; the fifth search to a ends the run.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var mu sync.Mutex
-	var a int
+	var a atomic.Int32 // searches that reached node a
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != "admin" || p != "s3cret" {
 			w.WriteHeader(http.StatusUnauthorized)
@@ -39,11 +38,7 @@ func TestSearchProbe(t *testing.T) {
 			_, _ = w.Write([]byte(probeUnavailable))
 			return
 		}
-		mu.Lock()
-		a++
-		n := a
-		mu.Unlock()
-		switch n {
+		switch a.Add(1) {
 		case 1, 4:
 			_, _ = w.Write([]byte(probeFull))
 		case 2:
@@ -133,17 +128,12 @@ func TestSearchProbe_AllFullAndBadCredentials(t *testing.T) {
 func TestSearchProbeNoShardIsNotWhole(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var mu sync.Mutex
-	var n int
+	var n atomic.Int32 // searches so far
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/siem-alerts-*/_search") {
 			t.Errorf("unexpected request %s, want the probe's Index", r.URL)
 		}
-		mu.Lock()
-		n++
-		k := n
-		mu.Unlock()
-		if k > 2 {
+		if n.Add(1) > 2 {
 			cancel()
 			<-r.Context().Done()
 			return
