@@ -2,7 +2,6 @@ package steps_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
+	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
 // testConfig loads the siem profile with dirs under a temp dir.
@@ -41,47 +41,20 @@ func testConfig(t *testing.T, extra string) *config.Config {
 	return cfg
 }
 
-// env is a steps.Env for calling kinds directly.
+// env is a steps.Env for calling kinds directly: the session's in-memory
+// one (run data), recording what the kinds report.
 type env struct {
+	*upgrade.MemEnv
 	mu       sync.Mutex
-	deps     *steps.Deps
-	data     map[string]json.RawMessage
-	step     string
 	waits    []string
 	measures []engine.Measure
 }
 
 func newEnv(deps *steps.Deps, seed map[string]any) *env {
-	e := &env{deps: deps, data: map[string]json.RawMessage{}, step: "test/step"}
-	for k, v := range seed {
-		b, _ := json.Marshal(v)
-		e.data[k] = b
-	}
-	return e
+	return &env{MemEnv: upgrade.NewMemEnv(deps, "test/step", seed)}
 }
 
-func (e *env) RunID() string     { return "20250101T000000Z-abcdef" }
-func (e *env) StepID() string    { return e.step }
-func (e *env) Deps() *steps.Deps { return e.deps }
-func (e *env) Get(key string, v any) (bool, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	raw, ok := e.data[key]
-	if !ok {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, v)
-}
-func (e *env) Set(key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.data[key] = b
-	return nil
-}
+func (e *env) RunID() string { return "20250101T000000Z-abcdef" }
 func (e *env) Waiting(format string, args ...any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

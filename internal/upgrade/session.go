@@ -61,8 +61,7 @@ func PreflightGates(ctx context.Context, plan *steps.Plan, deps *steps.Deps, dat
 	out := make([]GateResult, len(gates))
 	var wg sync.WaitGroup
 	for i, s := range gates {
-		env := newMemEnv(deps, data)
-		env.step = s.ID
+		env := NewMemEnv(deps, s.ID, data)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -117,15 +116,19 @@ func IgnoreGates(rb *runbook.Runbook, names []string) ([]string, error) {
 	return ids, nil
 }
 
-// memEnv is an Env without a journal (plans).
-type memEnv struct {
+// MemEnv is a steps.Env without a journal: the run data lives in memory
+// (plans and their gates; the kinds' own tests). It reports nothing and is
+// safe for concurrent use.
+type MemEnv struct {
 	deps *steps.Deps
-	data map[string]json.RawMessage
 	step string
+	mu   sync.Mutex
+	data map[string]json.RawMessage
 }
 
-func newMemEnv(deps *steps.Deps, data map[string]any) *memEnv {
-	e := &memEnv{deps: deps, data: map[string]json.RawMessage{}}
+// NewMemEnv is a MemEnv for step (its StepID) with data as the run data.
+func NewMemEnv(deps *steps.Deps, step string, data map[string]any) *MemEnv {
+	e := &MemEnv{deps: deps, step: step, data: map[string]json.RawMessage{}}
 	for k, v := range data {
 		if b, err := json.Marshal(v); err == nil {
 			e.data[k] = b
@@ -134,26 +137,30 @@ func newMemEnv(deps *steps.Deps, data map[string]any) *memEnv {
 	return e
 }
 
-func (e *memEnv) RunID() string     { return "plan" }
-func (e *memEnv) StepID() string    { return e.step }
-func (e *memEnv) Deps() *steps.Deps { return e.deps }
-func (e *memEnv) Get(key string, v any) (bool, error) {
+func (e *MemEnv) RunID() string     { return "plan" }
+func (e *MemEnv) StepID() string    { return e.step }
+func (e *MemEnv) Deps() *steps.Deps { return e.deps }
+func (e *MemEnv) Get(key string, v any) (bool, error) {
+	e.mu.Lock()
 	raw, ok := e.data[key]
+	e.mu.Unlock()
 	if !ok {
 		return false, nil
 	}
 	return true, json.Unmarshal(raw, v)
 }
-func (e *memEnv) Set(key string, v any) error {
+func (e *MemEnv) Set(key string, v any) error {
 	b, err := json.Marshal(v)
 	if err == nil {
+		e.mu.Lock()
 		e.data[key] = b
+		e.mu.Unlock()
 	}
 	return err
 }
-func (e *memEnv) Waiting(string, ...any) {}
-func (e *memEnv) Report(engine.Measure)  {}
-func (e *memEnv) Logger() *slog.Logger {
+func (e *MemEnv) Waiting(string, ...any) {}
+func (e *MemEnv) Report(engine.Measure)  {}
+func (e *MemEnv) Logger() *slog.Logger {
 	if e.deps != nil && e.deps.Logger != nil {
 		return e.deps.Logger
 	}
@@ -310,7 +317,7 @@ func SplitTime(evs []engine.Event) TimeSplit {
 // run data: plans show them.
 func Deadlines(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map[string]any) map[string]engine.Deadline {
 	out := map[string]engine.Deadline{}
-	env := newMemEnv(deps, data)
+	env := NewMemEnv(deps, "", data)
 	timeout := func(d time.Duration) time.Duration {
 		if d > 0 {
 			return d
@@ -335,5 +342,5 @@ func Deadlines(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map
 // comes from (the count Deadlines uses), judged now with data as the run data: plans estimate
 // the wait with it.
 func Primaries(ctx context.Context, deps *steps.Deps, data map[string]any) (int, string) {
-	return steps.Primaries(ctx, newMemEnv(deps, data))
+	return steps.Primaries(ctx, NewMemEnv(deps, "", data))
 }
