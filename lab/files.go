@@ -24,6 +24,10 @@ func (l *Lab) siemctlConfig() map[string]any {
 		"port_offset": l.st.PortOffset,
 		"systemd":     map[string]any{"address": "unix:path=" + filepath.Join(l.st.Dir, "rt", "systemd", "private")},
 		"shipper":     map[string]any{"template_source": l.templatePath("{version}")},
+		// A lab shares its host's two cores with other labs (make test-e2e runs four lanes at
+		// once), where an OpenSearch start took over the spec's 60 s: the setting a slow site
+		// gives its indexer.
+		"indexer": map[string]any{"start_wait": LabIndexerStartWait},
 	}
 	if pr.APICertFromCA {
 		cfg["manager"] = map[string]any{"ca_file": l.apiCertPath()}
@@ -44,6 +48,9 @@ func (l *Lab) siemctlConfig() map[string]any {
 	return cfg
 }
 
+// LabIndexerStartWait is the lab config's indexer.start_wait.
+const LabIndexerStartWait = "3m"
+
 // hostConfig sets what a distributed lab's host cannot take from the profile's defaults (they
 // name 127.0.0.1 or localhost and files of components the host may not run): every address and
 // port (port_offset moves defaults only), the components it runs, the indexer's CA where the host
@@ -53,7 +60,8 @@ func (l *Lab) hostConfig(cfg map[string]any) {
 		cfg["components"] = l.st.Components // what health and services judge and act on here
 	}
 	ca := filepath.Join(l.st.Dir, "certs", "root-ca.pem")
-	idx := map[string]any{"url": l.st.IndexerURLs[0]}
+	idx := cfg["indexer"].(map[string]any)
+	idx["url"] = l.st.IndexerURLs[0]
 	if !l.runs("indexer") {
 		idx["ca_file"] = ca
 	}

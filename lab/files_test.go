@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -76,9 +77,13 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			keys := slices.Sorted(maps.Keys(top))
-			want := "port_offset,profile,root,shipper,systemd"
+			want := "indexer,port_offset,profile,root,shipper,systemd"
 			if tc.profile == "siem" {
-				want = "dashboard,manager,port_offset,profile,root,shipper,systemd"
+				want = "dashboard,indexer,manager,port_offset,profile,root,shipper,systemd"
+			}
+			// The lab's host is shared with other labs: its indexer gets longer to answer.
+			if w := cfg.StartWaits()["indexer"]; w != 3*time.Minute {
+				t.Errorf("indexer start wait %s, want the lab's %s", w, LabIndexerStartWait)
 			}
 			if strings.Join(keys, ",") != want {
 				t.Errorf("siemctl.yaml keys %v, want %s:\n%s", keys, want, raw)

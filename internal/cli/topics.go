@@ -23,7 +23,8 @@ const exitCodesHelp = `siemctl exit codes
        and its holder are named; nothing was changed
   8    still starting: services start or restart (and a runbook's unit start) saw the unit run
        but its service not answer within the start wait, and the diagnosis names no cause (slow,
-       not failed: check again with siemctl health); a start that will fail exits 1 with its cause
+       not failed: check again with siemctl health; a host that is always this slow raises the
+       component's start_wait key); a start that will fail exits 1 with its cause
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator
@@ -70,6 +71,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     ca_file: /etc/siem-indexer/certs/root-ca.pem
     insecure: false                    # explicit opt-out of TLS verification, shown in every report
     unit: siem-indexer.service
+    start_wait: 60s                    # how long a start waits for the indexer to answer (1s-30m); a slow host (large heap, many shards): 3m. Lengthens every runbook start
     package: siem-indexer
     config_dir: /etc/siem-indexer
     data_dir: /var/lib/siem-indexer
@@ -93,6 +95,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     control_tool: siem-control         # wazuh-control in the wazuh profile
     config_check: [bin/siem-control, check]  # offline config check argv, relative to install_dir; wazuh: [bin/wazuh-analysisd, -t]
     unit: siem-manager.service
+    start_wait: 30s
     package: siem-manager
     syslog: udp://127.0.0.1:514        # where the data-flow probe sends its tagged event; wazuh: "" (stock ossec.conf has no syslog <remote>)
     agent_port: 1514
@@ -103,6 +106,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     ca_file: ""                          # wazuh: /etc/wazuh-dashboard/certs/root-ca.pem
     insecure: false
     unit: siem-dashboard.service
+    start_wait: 60s
     package: siem-dashboard
     config_dir: /etc/siem-dashboard
     backup_paths: []                   # further files backed up with the config; wazuh: [/usr/share/wazuh-dashboard/data/wazuh/config/wazuh.yml]
@@ -112,6 +116,7 @@ A profile (siem or wazuh) sets every default. Unknown keys are errors.
     home_dir: ""                         # --path.home (module directory home_dir/module); wazuh: /usr/share/filebeat
     data_dir: /var/lib/shipper           # --path.data (registry, keystore; the registry is saved and restored with the indexer data); wazuh: /var/lib/filebeat
     unit: shipper.service
+    start_wait: 30s
     package: shipper
     config_dir: /etc/shipper
     template_source: ""                # URL or file pattern with {version}; wazuh: https://raw.githubusercontent.com/wazuh/wazuh/v{version}/extensions/elasticsearch/7.x/wazuh-template.json

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -93,6 +94,7 @@ type Indexer struct {
 	CAFile            string   `mapstructure:"ca_file"`
 	Insecure          bool     `mapstructure:"insecure"`
 	Unit              string   `mapstructure:"unit"`
+	StartWait         string   `mapstructure:"start_wait"` // StartWaits
 	Package           string   `mapstructure:"package"`
 	ConfigDir         string   `mapstructure:"config_dir"`
 	DataDir           string   `mapstructure:"data_dir"`
@@ -137,6 +139,7 @@ type Manager struct {
 	// program is under install_dir (wazuh: [bin/wazuh-analysisd, -t]).
 	ConfigCheck    []string `mapstructure:"config_check"`
 	Unit           string   `mapstructure:"unit"`
+	StartWait      string   `mapstructure:"start_wait"` // StartWaits
 	Package        string   `mapstructure:"package"`
 	Syslog         string   `mapstructure:"syslog"`
 	AgentPort      int      `mapstructure:"agent_port"`
@@ -152,6 +155,7 @@ type Dashboard struct {
 	CAFile    string `mapstructure:"ca_file"`
 	Insecure  bool   `mapstructure:"insecure"`
 	Unit      string `mapstructure:"unit"`
+	StartWait string `mapstructure:"start_wait"` // StartWaits
 	Package   string `mapstructure:"package"`
 	ConfigDir string `mapstructure:"config_dir"` // backed up and restored by the upgrade
 	// BackupPaths are further files the upgrade backs up with the config
@@ -171,6 +175,7 @@ type Shipper struct {
 	// alerts file, is saved with the indexer data and restored on rollback.
 	DataDir        string `mapstructure:"data_dir"`
 	Unit           string `mapstructure:"unit"`
+	StartWait      string `mapstructure:"start_wait"` // StartWaits
 	Package        string `mapstructure:"package"`
 	ConfigDir      string `mapstructure:"config_dir"`
 	TemplateSource string `mapstructure:"template_source"` // URL or file pattern with {version}
@@ -201,6 +206,49 @@ func (c *Config) Units() map[string]string {
 		"dashboard": c.Dashboard.Unit, "shipper": c.Shipper.Unit,
 	}
 }
+
+// DefaultStartWaits are the spec's start wait limits: how long a start waits
+// for a component to answer before it says the component is still starting
+// (each component's start_wait key, StartWaits, defaults to these).
+var DefaultStartWaits = map[string]time.Duration{
+	"indexer":   60 * time.Second,
+	"manager":   30 * time.Second,
+	"dashboard": 60 * time.Second,
+	"shipper":   30 * time.Second,
+}
+
+// startWait is a component's default start_wait as the key is written ("60s").
+func startWait(comp string) string {
+	return fmt.Sprintf("%ds", int(DefaultStartWaits[comp].Seconds()))
+}
+
+// StartWaits returns the component → start wait map (the start_wait keys; a
+// value Validate refused, or none, is the component's default): a site whose
+// indexer needs longer to answer after a start (a large heap, many shards, a
+// slow disk) raises indexer.start_wait instead of seeing every upgrade roll
+// back at the spec's 60 s.
+func (c *Config) StartWaits() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for comp, raw := range c.startWaitKeys() {
+		if d, err := time.ParseDuration(raw); err == nil && d > 0 {
+			out[comp] = d
+			continue
+		}
+		out[comp] = DefaultStartWaits[comp]
+	}
+	return out
+}
+
+func (c *Config) startWaitKeys() map[string]string {
+	return map[string]string{
+		"indexer": c.Indexer.StartWait, "manager": c.Manager.StartWait,
+		"dashboard": c.Dashboard.StartWait, "shipper": c.Shipper.StartWait,
+	}
+}
+
+// maxStartWait bounds the start_wait keys: a start is still an operation
+// someone watches.
+const maxStartWait = 30 * time.Minute
 
 // PackageNames returns the component → package map.
 func (c *Config) PackageNames() map[string]string {
@@ -449,6 +497,14 @@ func (c *Config) Validate() error {
 	for _, comp := range c.Components {
 		if !slices.Contains(Components, comp) {
 			errs = append(errs, &Error{Key: "components", Msg: fmt.Sprintf("%q is not a component (use some of: %s)", comp, strings.Join(Components, ", "))})
+		}
+	}
+	for comp, raw := range c.startWaitKeys() {
+		if raw == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(raw); err != nil || d < time.Second || d > maxStartWait {
+			errs = append(errs, &Error{Key: comp + ".start_wait", Msg: fmt.Sprintf("%q is not a duration from 1s to %s (e.g. %s, the default; 3m for an indexer that is slow to answer after a start)", raw, "30m", startWait(comp))})
 		}
 	}
 	if c.StateDir == "" {

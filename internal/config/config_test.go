@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siemctl/siemctl/internal/testenv"
 )
@@ -127,6 +129,8 @@ func TestLoadErrorsNameKeyAndFix(t *testing.T) {
 		{"command without hooks", "indexer:\n  data_safety: command\n  data_hook_take: [/sbin/snap]\n", LoadOptions{}, []string{"indexer.data_safety", "data_hook_restore"}},
 		{"repository name", "indexer:\n  snapshot_repository: My Repo\n", LoadOptions{}, []string{"indexer.snapshot_repository", "lowercase"}},
 		{"relative location", "indexer:\n  snapshot_location: snaps\n", LoadOptions{}, []string{"indexer.snapshot_location", "absolute"}},
+		{"start wait without unit", "indexer:\n  start_wait: 120\n", LoadOptions{}, []string{"indexer.start_wait", `"120" is not a duration from 1s to 30m`, "e.g. 60s"}},
+		{"start wait too long", "dashboard:\n  start_wait: 2h\n", LoadOptions{}, []string{"dashboard.start_wait", "from 1s to 30m"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -439,6 +443,31 @@ func TestCleanupPrefixesInvalid(t *testing.T) {
 	}
 	if _, err := Load(LoadOptions{Path: writeFile(t, "indexer:\n  cleanup_prefixes: [siem-archives-4.x-]\n"), ExplicitPath: true}); err != nil {
 		t.Errorf("valid extra prefix: %v", err)
+	}
+}
+
+// TestStartWaits: every component's start_wait defaults to the spec's start wait (indexer 60 s,
+// manager 30 s, dashboard 60 s, shipper 30 s); a site raises one in the file or the environment.
+func TestStartWaits(t *testing.T) {
+	cfg, err := Load(LoadOptions{Path: writeFile(t, "indexer:\n  start_wait: 3m\n"), ExplicitPath: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Duration{"indexer": 3 * time.Minute, "manager": 30 * time.Second, "dashboard": time.Minute, "shipper": 30 * time.Second}
+	if got := cfg.StartWaits(); !maps.Equal(got, want) {
+		t.Errorf("start waits %v, want %v", got, want)
+	}
+	cfg, err = Load(LoadOptions{Path: "/nonexistent/siemctl.yaml", Env: []string{"SIEMCTL_MANAGER_START_WAIT=90s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.StartWaits(); got["manager"] != 90*time.Second || got["indexer"] != time.Minute {
+		t.Errorf("from the environment: %v", got)
+	}
+	for _, s := range cfg.Effective() {
+		if s.Key == "indexer.start_wait" && s.Value != "60s" {
+			t.Errorf("indexer.start_wait shows %v, want the spec's 60s", s.Value)
+		}
 	}
 }
 

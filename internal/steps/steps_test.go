@@ -740,3 +740,42 @@ func TestPortsGate(t *testing.T) {
 		t.Fatalf("the unit's own holder: %q %v", out.Message, err)
 	}
 }
+
+// A host whose indexer needs longer than the spec's 60 s to answer after a start raises
+// indexer.start_wait once: every start of the runbooks waits that long even where the step asks
+// for the spec's 60 s (a step that asks for longer keeps its own), the plan says so, and the
+// step's deadline grows by what the host's wait adds.
+func TestUnitsStartHostStartWait(t *testing.T) {
+	u := newUnits(false)
+	d := depsWith(testConfig(t, "indexer:\n  start_wait: 3m\n"), u)
+	e := newEnv(d, nil)
+	for _, tc := range []struct {
+		with  map[string]any
+		start string
+		extra time.Duration
+	}{
+		{map[string]any{"component": "indexer", "wait": "60s"}, "start siem-indexer.service 3m0s", 2 * time.Minute},
+		{map[string]any{"component": "indexer"}, "start siem-indexer.service 3m0s", 2 * time.Minute},
+		{map[string]any{"component": "indexer", "wait": "5m"}, "start siem-indexer.service 5m0s", 0},
+		{map[string]any{"component": "manager", "wait": "30s"}, "start siem-manager.service 30s", 0},
+	} {
+		c := "siem-" + tc.with["component"].(string) + ".service"
+		u.Set(unitstest.Dead(c))
+		if _, err := run(t, d, e, "units.start", tc.with); err != nil {
+			t.Fatalf("%v: %v", tc.with, err)
+		}
+		if got := fmt.Sprintf("start %s %s", c, u.Timeouts["start "+c]); got != tc.start {
+			t.Errorf("%v: %s, want %s", tc.with, got, tc.start)
+		}
+		k, p := kind(t, "units.start", tc.with)
+		extra, why, err := k.(engine.Budgeter[*steps.Deps]).Budget(context.Background(), e, p)
+		if err != nil || extra != tc.extra || (extra > 0) != strings.Contains(why, "indexer.start_wait 3m0s") {
+			t.Errorf("%v: budget extra %s (%q, %v), want %s", tc.with, extra, why, err, tc.extra)
+		}
+		if tc.start == "start siem-indexer.service 3m0s" {
+			if desc := strings.Join(p.Describe(&steps.Planning{Config: d.Config}), "\n"); !strings.Contains(desc, "wait ≤3m0s") {
+				t.Errorf("plan: %s", desc)
+			}
+		}
+	}
+}

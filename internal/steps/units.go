@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/runbook"
@@ -27,11 +28,41 @@ func (p *unitParams) stopOrder() []string {
 	return c
 }
 
-func (p *unitParams) wait(comp string) time.Duration {
-	if p.Wait.D() > 0 {
-		return p.Wait.D()
+// wait is a start's limit for comp: the step's wait, lengthened to the
+// host's start wait where that is longer (the config's start_wait keys: a
+// site whose indexer needs 3 min to answer raises indexer.start_wait once
+// instead of every runbook step); no step wait and no config: the spec's.
+func (p *unitParams) wait(cfg *config.Config, comp string) time.Duration {
+	w := p.Wait.D()
+	if cfg != nil {
+		w = max(w, cfg.StartWaits()[comp])
 	}
-	return services.Waits[comp]
+	if w == 0 {
+		w = services.Waits[comp]
+	}
+	return w
+}
+
+// startBudget lengthens a start's deadline by what the host's start waits
+// add to the step's own (the step's timeout was written for the step's wait).
+func startBudget(_ context.Context, env Env, p *startParams) (time.Duration, string, error) {
+	d, err := depsOf(env)
+	if err != nil || d.Config == nil {
+		return 0, "", err
+	}
+	var extra time.Duration
+	var why []string
+	for _, c := range componentsOf(p.Component) {
+		base := p.Wait.D()
+		if base == 0 {
+			base = services.Waits[c]
+		}
+		if w := p.wait(d.Config, c); w > base {
+			extra += w - base
+			why = append(why, fmt.Sprintf("%s.start_wait %s", c, w))
+		}
+	}
+	return extra, strings.Join(why, ", "), nil
 }
 
 type stopParams struct {
@@ -55,7 +86,7 @@ func (p *startParams) Describe(pc engine.PlanContext) []string {
 	pl := planningOf(pc)
 	var out []string
 	for _, c := range componentsOf(p.Component) {
-		out = append(out, fmt.Sprintf("systemctl start %s; wait ≤%s for active (then settle)", pl.unit(c), p.wait(c)))
+		out = append(out, fmt.Sprintf("systemctl start %s; wait ≤%s for active (then settle)", pl.unit(c), p.wait(pl.cfg(), c)))
 	}
 	return out
 }
@@ -81,7 +112,7 @@ func unitKinds() []Kind {
 			Verify: func(ctx context.Context, env Env, p *stopParams) (bool, error) {
 				return allStopped(ctx, env, p.stopOrder())
 			}}),
-		engine.Define(Spec[*startParams]{Name: "units.start", Estimate: estimateStart,
+		engine.Define(Spec[*startParams]{Name: "units.start", Estimate: estimateStart, Budget: startBudget,
 			New: func() *startParams { return &startParams{unitParams{}} }, Run: runStart,
 			Skip: func(ctx context.Context, env Env, p *startParams) (string, bool, error) {
 				return activeSkip(ctx, env, componentsOf(p.Component))
@@ -119,7 +150,7 @@ func unitRunner(ctx context.Context, env Env) (*services.Runner, *Deps, error) {
 }
 
 // components are the runbook step's components with its per-call wait
-// limit (0: the component's default, services.Waits). With toDeadline, a
+// limit (a start: wait, the step's or the host's). With toDeadline, a
 // component without a wait is bounded by the step's timeout instead: a
 // stop (the unit's own stop timeout may be longer than the start wait) and
 // a wait for a started service to answer.
@@ -130,7 +161,11 @@ func (p *unitParams) components(ctx context.Context, d *Deps, names []string, to
 	}
 	out := make([]services.Component, len(names))
 	for i, c := range names {
-		out[i] = services.Component{Name: c, Unit: units.Normalize(unitOf(d, c)), Wait: limit}
+		w := limit
+		if !toDeadline {
+			w = p.wait(d.Config, c)
+		}
+		out[i] = services.Component{Name: c, Unit: units.Normalize(unitOf(d, c)), Wait: w}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -16,10 +17,12 @@ import (
 
 // ActionOptions are the inputs of `services start|stop|restart`.
 type ActionOptions struct {
-	IO       *output.IOStreams
-	Units    func(ctx context.Context) (services.Units, error)
-	UnitMap  func() (map[string]string, error)
-	LogLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
+	IO      *output.IOStreams
+	Units   func(ctx context.Context) (services.Units, error)
+	UnitMap func() (map[string]string, error)
+	// StartWaits are the host's start wait limits (the config's start_wait keys).
+	StartWaits func() (map[string]time.Duration, error)
+	LogLines   func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)
 	// Explain gives the runner its readiness probes (start means ready)
 	// and the diagnosis of a unit that fails.
 	Explain func(ctx context.Context, r *services.Runner) error
@@ -32,7 +35,8 @@ type ActionOptions struct {
 // NewCmdStart builds `services start`.
 func NewCmdStart(f *cli.Factory, runF func(context.Context, *ActionOptions) error) *cobra.Command {
 	return newActionCmd(f, "start", runF, `Start units in dependency order: indexer, manager, dashboard, shipper, waiting for
-each to be active (indexer up to 60s, manager 30s, dashboard 60s, shipper 30s) before the next.
+each to be active (indexer up to 60s, manager 30s, dashboard 60s, shipper 30s; a host's own
+in the config's start_wait keys, e.g. indexer.start_wait: 3m) before the next.
 A unit that fails stops the sequence; it is explained with its result and last log lines.`,
 		`  siemctl services start --yes
   siemctl services start dashboard shipper
@@ -56,7 +60,7 @@ func NewCmdRestart(f *cli.Factory, runF func(context.Context, *ActionOptions) er
 }
 
 func newActionCmd(f *cli.Factory, action string, runF func(context.Context, *ActionOptions) error, long, example string) *cobra.Command {
-	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), Explain: explainFrom(f), Action: action}
+	opts := &ActionOptions{IO: f.IO, Units: unitsFrom(f), UnitMap: unitMapFrom(f), StartWaits: startWaitsFrom(f), Explain: explainFrom(f), Action: action}
 	cmd := &cobra.Command{
 		Use:     action + " [component...|all]",
 		Short:   strings.ToUpper(action[:1]) + action[1:] + " units in dependency order with bounded waits",
@@ -103,6 +107,22 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 		return err
 	}
 	r := opts.Runner
+	if opts.StartWaits != nil {
+		waits, err := opts.StartWaits()
+		if err != nil {
+			return err
+		}
+		// The runner's own (tests) first.
+		r.Waits = maps.Clone(r.Waits)
+		if r.Waits == nil {
+			r.Waits = map[string]time.Duration{}
+		}
+		for c, d := range waits {
+			if _, ok := r.Waits[c]; !ok {
+				r.Waits[c] = d
+			}
+		}
+	}
 	q := fmt.Sprintf("%s %s?", strings.ToUpper(opts.Action[:1])+opts.Action[1:], unitList(comps))
 	if all && opts.Action != "start" {
 		q = fmt.Sprintf("%s all four units (%s)? The SIEM is unavailable meanwhile.", strings.ToUpper(opts.Action[:1])+opts.Action[1:], strings.Join(services.StartOrder, ", "))

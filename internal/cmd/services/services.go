@@ -81,6 +81,17 @@ func unitMapFrom(f *cli.Factory) func() (map[string]string, error) {
 	}
 }
 
+// startWaitsFrom returns the host's start wait limits (config start_wait keys).
+func startWaitsFrom(f *cli.Factory) func() (map[string]time.Duration, error) {
+	return func() (map[string]time.Duration, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		return cfg.StartWaits(), nil
+	}
+}
+
 func completeComponents(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 	return append(append([]string{}, services.StartOrder...), "all"), cobra.ShellCompDirectiveNoFileComp
 }

@@ -353,3 +353,41 @@ func TestRunEnable(t *testing.T) {
 		t.Errorf("locked: %v %v", err, fu.Calls)
 	}
 }
+
+// A host's start_wait keys bound its starts: the progress line says the wait, the unit job
+// gets it; the dry run lists it.
+func TestRunActionHostStartWaits(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"start", "indexer", "--yes"}, "starting indexer (siem-indexer.service, wait up to 3m0s)"},
+		{[]string{"start", "indexer", "--dry-run"}, "systemd StartUnit siem-indexer.service (replace), wait up to 3m0s for active"},
+	} {
+		fu := newFake()
+		fu.Set(unitstest.Dead("siem-indexer.service"))
+		out, errOut, err := execRoot(&hostLock{}, false, "", func(f *cli.Factory) *cobra.Command {
+			grp := svccmd.NewCmdServices(f)
+			grp.RemoveCommand(grp.Commands()...)
+			grp.AddCommand(svccmd.NewCmdStart(f, func(ctx context.Context, o *svccmd.ActionOptions) error {
+				o.Units = func(context.Context) (services.Units, error) { return fu, nil }
+				o.UnitMap = func() (map[string]string, error) { return unitMap, nil }
+				o.StartWaits = func() (map[string]time.Duration, error) {
+					return map[string]time.Duration{"indexer": 3 * time.Minute, "manager": 30 * time.Second}, nil
+				}
+				o.Runner.Now = zeroClock
+				return svccmd.RunAction(ctx, o)
+			}))
+			return grp
+		}, append([]string{"services"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, errOut)
+		}
+		if !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s%s", tc.args, tc.want, out, errOut)
+		}
+		if tc.args[2] == "--yes" && fu.Timeouts["start siem-indexer.service"] != 3*time.Minute {
+			t.Errorf("unit job wait %s, want 3m0s", fu.Timeouts["start siem-indexer.service"])
+		}
+	}
+}

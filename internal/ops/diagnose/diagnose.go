@@ -263,7 +263,7 @@ func fallback(ev *Evidence, r Report) Finding {
 			cause += "; its log's last line: " + clip(last[len(last)-1])
 		}
 		return Finding{Kind: KindStillStarting, Cause: cause, Evidence: clipAll(last),
-			Fix: fmt.Sprintf("wait for it (siemctl health again in a minute; the host's load slows a start); if it fails meanwhile, siemctl services status %s says why", ev.Component)}
+			Fix: fmt.Sprintf("wait for it (siemctl health again in a minute; the host's load slows a start); if it fails meanwhile, siemctl services status %s says why; a host where it is always this slow: raise %s.start_wait in siemctl's config", ev.Component, ev.Component)}
 	}
 	if st.Result == "signal" && st.ExecMainCode == 2 {
 		// killed (CLD_KILLED, not a crash with a core dump) and no line of its own says why: a kill

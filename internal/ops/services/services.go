@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/units"
@@ -34,13 +35,9 @@ import (
 // stop uses its reverse.
 var StartOrder = []string{"indexer", "manager", "dashboard", "shipper"}
 
-// Waits are the start wait limits per component.
-var Waits = map[string]time.Duration{
-	"indexer":   60 * time.Second,
-	"manager":   30 * time.Second,
-	"dashboard": 60 * time.Second,
-	"shipper":   30 * time.Second,
-}
+// Waits are the spec's start wait limits per component, the defaults of the
+// config's start_wait keys (a Runner's Waits carries a host's own).
+var Waits = config.DefaultStartWaits
 
 // Defaults of a Runner.
 const (
@@ -192,8 +189,9 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the clock for Took (default time.Now).
 	Now func() time.Time
-	// Waits overrides the wait limits (tests); missing keys use the
-	// component's Wait (a runbook step's per-call limit), then Waits.
+	// Waits overrides the wait limits (the config's start_wait keys,
+	// config.StartWaits; tests); missing keys use the component's Wait (a
+	// runbook step's per-call limit), then Waits.
 	Waits map[string]time.Duration
 	// SkipDone leaves a unit already in the wanted state alone (start:
 	// active; stop: inactive or failed with no process left) and reports it
