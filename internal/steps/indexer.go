@@ -226,7 +226,7 @@ func awaitSecurityLoad(ctx context.Context, env Env, d *Deps) error {
 		if err == nil {
 			return true, nil
 		}
-		if errors.Is(err, indexer.ErrSecurityNotInitialized) || notAnswering("indexer", err) != err {
+		if errors.Is(err, indexer.ErrSecurityNotInitialized) || cluster.NotAnswering(err) {
 			return false, nil
 		}
 		// Any other answer (a refused login, a blocked cluster) is for the tool and the
@@ -290,7 +290,7 @@ func applySecurity(ctx context.Context, env Env, d *Deps) (engine.Outcome, error
 	}
 	err = wait(ctx, env, d.poll(), "the indexer to serve authenticated requests", func() (bool, error) {
 		_, err := ix.Health(ctx, indexer.HealthRequest{})
-		if err != nil && notAnswering("indexer", err) != err {
+		if err != nil && cluster.NotAnswering(err) {
 			return false, nil
 		}
 		return err == nil, err

@@ -53,11 +53,7 @@ func startBudget(_ context.Context, env Env, p *startParams) (time.Duration, str
 	var extra time.Duration
 	var why []string
 	for _, c := range componentsOf(p.Component) {
-		base := p.Wait.D()
-		if base == 0 {
-			base = services.Waits[c]
-		}
-		if w := p.wait(d.Config, c); w > base {
+		if base, w := p.wait(nil, c), p.wait(d.Config, c); w > base {
 			extra += w - base
 			why = append(why, fmt.Sprintf("%s.start_wait %s", c, w))
 		}

@@ -112,16 +112,13 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 		if err != nil {
 			return err
 		}
-		// The runner's own (tests) first.
-		r.Waits = maps.Clone(r.Waits)
-		if r.Waits == nil {
-			r.Waits = map[string]time.Duration{}
+		// The host's, under the runner's own (tests).
+		merged := maps.Clone(waits)
+		if merged == nil {
+			merged = map[string]time.Duration{}
 		}
-		for c, d := range waits {
-			if _, ok := r.Waits[c]; !ok {
-				r.Waits[c] = d
-			}
-		}
+		maps.Copy(merged, r.Waits)
+		r.Waits = merged
 	}
 	q := fmt.Sprintf("%s %s?", strings.ToUpper(opts.Action[:1])+opts.Action[1:], unitList(comps))
 	if all && opts.Action != "start" {
