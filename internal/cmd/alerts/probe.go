@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +42,10 @@ func NewCmdProbe(f *cli.Factory, runF func(context.Context, *ProbeOptions) error
 tag sshd: "Failed password for invalid user siemctl-probe-<nonce> from 192.0.2.N port P
 ssh2", which the stock ruleset alerts on as rule 5710, level 5), then watches the
 manager's alerts file ({install_dir}/logs/alerts/alerts.json, when readable here) and
-polls the indexer for the nonce. It prints the latency of each hop from the send and,
+polls the indexer for the nonce. Once the alert is written, each poll that does not find it
+refreshes the day's alerts index (POST <prefix><yyyy.MM.dd>/_refresh), so the answer does not
+wait for the index's refresh_interval (5s in Wazuh's template); a user without the refresh
+privilege waits for it instead. It prints the latency of each hop from the send and,
 when the event does not arrive within --wait, the component that broke: manager,
 shipper or indexer.
 
@@ -158,5 +162,5 @@ func probeCalls(po probe.Options, target probe.Target) []string {
 	if po.AlertsFile != "" {
 		calls = append(calls, "read "+po.AlertsFile+" for the nonce (when readable here)")
 	}
-	return append(calls, fmt.Sprintf("GET /%s/_search for the nonce every %s for up to %s", po.IndexPattern, po.Interval, po.Timeout))
+	return append(calls, fmt.Sprintf("GET /%s/_search for the nonce every %s for up to %s; once the alert is written, POST /%s/_refresh before each search", po.IndexPattern, po.Interval, po.Timeout, strings.TrimSuffix(po.IndexPattern, "*")+"<yyyy.MM.dd>"))
 }

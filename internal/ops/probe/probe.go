@@ -58,6 +58,8 @@ const UserPrefix = "siemctl-probe-"
 // Searcher is the part of the indexer client the probe uses.
 type Searcher interface {
 	Search(ctx context.Context, sr indexer.SearchRequest) (indexer.SearchResult, error)
+	// Refresh makes what the alerts index holds searchable now (POST <index>/_refresh).
+	Refresh(ctx context.Context, index string) (indexer.ShardsSummary, error)
 }
 
 // Options configure Run. Zero values get defaults.
@@ -372,7 +374,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	idx := Hop{Name: HopIndexer}
 	var lastErr error
-	searched := false
+	searched, refresh := false, true
 	query := ev.Query()
 	for {
 		now := o.Now()
@@ -385,6 +387,16 @@ func Run(ctx context.Context, o Options) (Report, error) {
 				if rep.RuleID != "" {
 					mgr.Detail = fmt.Sprintf("rule %s level %d", rep.RuleID, rep.Level)
 				}
+			}
+		}
+		if refresh && (mgr.State == StateOK || mgr.State == StateSkipped) {
+			// The alert is written (or cannot be watched): make it searchable as soon as the
+			// shipper has indexed it, not a refresh_interval later.
+			if _, err := o.Searcher.Refresh(ctx, dailyIndices(o.IndexPattern, start, now)); err != nil {
+				if ctx.Err() != nil {
+					return rep, ctx.Err()
+				}
+				refresh = false // e.g. a user without the refresh privilege: wait for the interval
 			}
 		}
 		res, err := o.Searcher.Search(ctx, indexer.SearchRequest{Index: o.IndexPattern, Query: query, Size: 1,
@@ -462,6 +474,23 @@ func Run(ctx context.Context, o Options) (Report, error) {
 }
 
 func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+// dailyIndices names the alerts indices an alert of the time from..to goes to:
+// the shipper's pipeline names them after the alert's UTC day (Wazuh's
+// date_index_name, yyyy.MM.dd, on the pattern's prefix), so that a refresh
+// touches the one index being written, not every index of the pattern. A
+// pattern that is not a prefix with * is refreshed as it is.
+func dailyIndices(pattern string, from, to time.Time) string {
+	prefix, ok := strings.CutSuffix(pattern, "*")
+	if !ok || strings.ContainsAny(prefix, "*,") {
+		return pattern
+	}
+	a, b := prefix+from.UTC().Format("2006.01.02"), prefix+to.UTC().Format("2006.01.02")
+	if a == b {
+		return a
+	}
+	return a + "," + b
+}
 
 // send writes one frame: a datagram over UDP, a newline-terminated line
 // (RFC 6587 non-transparent framing) over TCP.

@@ -51,13 +51,19 @@ func (c *fakeConn) Write(b []byte) (int, error) {
 func (c *fakeConn) Close() error                     { return nil }
 func (c *fakeConn) SetWriteDeadline(time.Time) error { return nil }
 
-// searcher answers from a script: calls before foundAt return no hit.
+// searcher answers from a script: calls before foundAt return no hit (the
+// index's own refresh makes the alert searchable at foundAt); from indexedAt
+// on, the alert is indexed and a Refresh makes it searchable at once.
 type searcher struct {
-	calls   int
-	foundAt int // 0: never
-	err     error
-	queries []string
-	index   string
+	calls      int
+	foundAt    int // 0: never
+	indexedAt  int // 0: never
+	err        error
+	refreshErr error
+	refreshed  bool
+	refreshes  []string // the indices each Refresh named
+	queries    []string
+	index      string
 }
 
 func (s *searcher) Search(_ context.Context, sr indexer.SearchRequest) (indexer.SearchResult, error) {
@@ -67,11 +73,22 @@ func (s *searcher) Search(_ context.Context, sr indexer.SearchRequest) (indexer.
 	if s.err != nil {
 		return indexer.SearchResult{}, s.err
 	}
-	if s.foundAt > 0 && s.calls >= s.foundAt {
+	if s.foundAt > 0 && s.calls >= s.foundAt || s.refreshed {
 		return indexer.SearchResult{Total: 1, Hits: []indexer.Hit{{Index: "siem-alerts-4.x-2025.03.10", ID: "x",
 			Source: json.RawMessage(`{"rule":{"id":"5710","level":5}}`)}}}, nil
 	}
 	return indexer.SearchResult{Hits: []indexer.Hit{}}, nil
+}
+
+func (s *searcher) Refresh(_ context.Context, index string) (indexer.ShardsSummary, error) {
+	s.refreshes = append(s.refreshes, index)
+	if s.refreshErr != nil {
+		return indexer.ShardsSummary{}, s.refreshErr
+	}
+	if s.indexedAt > 0 && s.calls+1 >= s.indexedAt { // the refresh comes before the next search
+		s.refreshed = true
+	}
+	return indexer.ShardsSummary{Total: 2, Successful: 1}, nil
 }
 
 var userRe = regexp.MustCompile(`invalid user (siemctl-probe-[0-9a-f]{12}) from 192\.0\.2\.(\d+) port (\d+) ssh2$`)
@@ -84,22 +101,29 @@ type scenario struct {
 	wantOK     bool
 	wantBroken string
 	wantHops   []string // name=state@latency
+	refreshes  int      // Refresh calls, each of the alert's daily index
 }
 
 func TestRun(t *testing.T) {
 	tests := []scenario{
 		{name: "flows", fileMode: "ok", search: &searcher{foundAt: 3}, wantOK: true,
-			wantHops: []string{"manager=ok@0s", "indexer=ok@1s"}},
+			wantHops: []string{"manager=ok@0s", "indexer=ok@1s"}, refreshes: 3},
+		// Wazuh's template refreshes every 5 s: the probe does not wait for it once the alert is indexed.
+		{name: "indexed, searchable after the probe's refresh", fileMode: "ok", search: &searcher{indexedAt: 3, foundAt: 11}, wantOK: true,
+			wantHops: []string{"manager=ok@0s", "indexer=ok@1s"}, refreshes: 3},
+		{name: "no refresh privilege: the index's own refresh", fileMode: "ok",
+			search: &searcher{indexedAt: 3, foundAt: 11, refreshErr: &netclient.Error{Kind: netclient.ErrForbidden, Status: 403, Detail: "no permissions for [indices:admin/refresh]"}},
+			wantOK: true, wantHops: []string{"manager=ok@0s", "indexer=ok@5s"}, refreshes: 1},
 		{name: "shipper stalled", fileMode: "ok", search: &searcher{}, wantBroken: BrokenShipper,
-			wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}},
+			wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}, refreshes: 21},
 		{name: "manager silent", fileMode: "silent", search: &searcher{}, wantBroken: BrokenManager,
 			wantHops: []string{"manager=failed@10s", "indexer=failed@10s"}},
 		{name: "indexer down", fileMode: "ok", search: &searcher{err: &netclient.Error{Kind: netclient.ErrUnreachable, Detail: "connection refused"}},
-			wantBroken: BrokenIndexer, wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}},
+			wantBroken: BrokenIndexer, wantHops: []string{"manager=ok@0s", "indexer=failed@10s"}, refreshes: 21},
 		{name: "no alerts file here, flows", fileMode: "missing", search: &searcher{foundAt: 1}, wantOK: true,
-			wantHops: []string{"manager=skipped@0s", "indexer=ok@0s"}},
+			wantHops: []string{"manager=skipped@0s", "indexer=ok@0s"}, refreshes: 1},
 		{name: "no alerts file here, lost", fileMode: "missing", search: &searcher{}, wantBroken: BrokenManagerOrShipper,
-			wantHops: []string{"manager=skipped@0s", "indexer=failed@10s"}},
+			wantHops: []string{"manager=skipped@0s", "indexer=failed@10s"}, refreshes: 21},
 		{name: "send fails", fileMode: "ok", search: &searcher{}, sendErr: errors.New("connection refused"), wantBroken: BrokenManager,
 			wantHops: []string{"manager=failed@0s", "indexer=failed@0s"}},
 	}
@@ -166,6 +190,14 @@ func TestRun(t *testing.T) {
 					t.Errorf("query %q on %q", q, tt.search.index)
 				}
 			}
+			if len(tt.search.refreshes) != tt.refreshes {
+				t.Errorf("%d refreshes, want %d", len(tt.search.refreshes), tt.refreshes)
+			}
+			for _, ix := range tt.search.refreshes {
+				if ix != "siem-alerts-4.x-2025.03.10" {
+					t.Errorf("refreshed %q, want the alert's daily index siem-alerts-4.x-2025.03.10", ix)
+				}
+			}
 			if tt.wantOK && (rep.RuleID != "5710" || rep.Level != 5) {
 				t.Errorf("rule %q level %d", rep.RuleID, rep.Level)
 			}
@@ -173,6 +205,26 @@ func TestRun(t *testing.T) {
 				t.Error("a broken flow without a detail")
 			}
 		})
+	}
+}
+
+func TestDailyIndices(t *testing.T) {
+	day := time.Date(2025, 3, 10, 23, 59, 58, 0, time.UTC)
+	for _, tt := range []struct {
+		pattern  string
+		from, to time.Time
+		want     string
+	}{
+		{"wazuh-alerts-4.x-*", day, day.Add(time.Second), "wazuh-alerts-4.x-2025.03.10"},
+		{"wazuh-alerts-4.x-*", day, day.Add(2 * time.Second), "wazuh-alerts-4.x-2025.03.10,wazuh-alerts-4.x-2025.03.11"},
+		// the pipeline names the index after the UTC day, whatever the host's zone
+		{"wazuh-alerts-4.x-*", day.In(time.FixedZone("CET", 3600)), day.In(time.FixedZone("CET", 3600)), "wazuh-alerts-4.x-2025.03.10"},
+		{"alerts", day, day, "alerts"},
+		{"a-*,b-*", day, day, "a-*,b-*"},
+	} {
+		if got := dailyIndices(tt.pattern, tt.from, tt.to); got != tt.want {
+			t.Errorf("dailyIndices(%q, %s, %s) = %q, want %q", tt.pattern, tt.from, tt.to, got, tt.want)
+		}
 	}
 }
 
