@@ -217,6 +217,20 @@ func redactLines(lines []string, secret string) []string {
 	return out
 }
 
+// ToolJavaOpts are the JVM options the security init tool runs with (before
+// any JAVA_OPTS of siemctl's environment, which win): securityadmin is a
+// short-lived JVM whose few seconds go to starting up, and the client
+// compiler alone takes 0.7-0.8 s (about a quarter) off each run here, both
+// in the backup before the indexer's stop and in the apply after its start.
+// The init tool (Wazuh's indexer-security-init.sh and securityadmin.sh)
+// passes JAVA_OPTS to the JVM.
+const ToolJavaOpts = "-XX:TieredStopAtLevel=1"
+
+// toolEnv is the security init tool's added environment.
+func toolEnv() []string {
+	return []string{"JAVA_OPTS=" + strings.TrimSpace(ToolJavaOpts+" "+os.Getenv("JAVA_OPTS"))}
+}
+
 // BackupOptions are the security init options of the backup: the
 // upgrade guide's `--options "-backup DIR -icl -nhnv"`.
 func BackupOptions(dir string) []string {
@@ -249,7 +263,7 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 		return InitResult{}, fmt.Errorf("backup directory: %w", err)
 	}
 	res := InitResult{Argv: append(slices.Clone(tool), BackupOptions(dir)...), Dir: dir, Stored: []string{}, Files: []string{}, Attempts: 1}
-	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
+	stdout, stderr, code, err := run.Run(ctx, toolEnv(), res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
 	}
@@ -323,7 +337,7 @@ func Apply(ctx context.Context, run Runner, tool []string, opts ApplyOptions) (I
 
 func applyOnce(ctx context.Context, run Runner, tool []string, attempt int) (InitResult, error) {
 	res := InitResult{Argv: slices.Clone(tool), Stored: []string{}, Files: []string{}, Attempts: attempt}
-	stdout, stderr, code, err := run.Run(ctx, nil, res.Argv[0], res.Argv[1:]...)
+	stdout, stderr, code, err := run.Run(ctx, toolEnv(), res.Argv[0], res.Argv[1:]...)
 	if err != nil {
 		return res, err
 	}

@@ -16,6 +16,7 @@ import (
 type tool struct {
 	runs  []toolRun
 	argvs [][]string
+	envs  [][]string
 }
 
 type toolRun struct {
@@ -24,8 +25,9 @@ type toolRun struct {
 	err  error
 }
 
-func (t *tool) Run(_ context.Context, _ []string, name string, args ...string) ([]byte, []byte, int, error) {
+func (t *tool) Run(_ context.Context, env []string, name string, args ...string) ([]byte, []byte, int, error) {
 	t.argvs = append(t.argvs, append([]string{name}, args...))
+	t.envs = append(t.envs, env)
 	r := t.runs[min(len(t.argvs), len(t.runs))-1]
 	return []byte(r.out), nil, r.code, r.err
 }
@@ -84,6 +86,29 @@ func TestApply(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolJVMStartsQuick: both runs of the security init tool ask its JVM for the client
+// compiler only, and a JAVA_OPTS of siemctl's environment comes after (its options win).
+func TestToolJVMStartsQuick(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"", "JAVA_OPTS=-XX:TieredStopAtLevel=1"},
+		{"-Xmx1g -XX:TieredStopAtLevel=4", "JAVA_OPTS=-XX:TieredStopAtLevel=1 -Xmx1g -XX:TieredStopAtLevel=4"},
+	} {
+		t.Setenv("JAVA_OPTS", tt.env)
+		tl := &tool{runs: []toolRun{{out: "SUCC: Configuration for 'config' stored in /x/config.yml\nDone with success\n"}}}
+		if _, err := secadmin.Backup(context.Background(), tl, []string{"/opt/init.sh"}, filepath.Join(t.TempDir(), "sec")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := secadmin.Apply(context.Background(), tl, []string{"/opt/init.sh"}, secadmin.ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, env := range tl.envs {
+			if !slices.Contains(env, tt.want) {
+				t.Errorf("JAVA_OPTS %q, run %d's environment %q, want %q", tt.env, i+1, env, tt.want)
+			}
+		}
 	}
 }
 
