@@ -189,6 +189,25 @@ func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) {
 	return probe.Run(ctx, opts)
 }
 
+// sendProbe sends the probe's event ahead (the upgrade's probe.send).
+func (s *Clients) sendProbe(ctx context.Context) (probe.Sent, error) {
+	opts, err := s.ProbeOptions()
+	if err != nil {
+		return probe.Sent{}, err
+	}
+	return probe.Send(ctx, opts)
+}
+
+// followProbe follows an event sent ahead (the upgrade's gate.probe).
+func (s *Clients) followProbe(ctx context.Context, sent probe.Sent) (probe.Report, error) {
+	opts, err := s.ProbeOptions()
+	if err != nil {
+		return probe.Report{}, err
+	}
+	opts.Sent = &sent
+	return probe.Run(ctx, opts)
+}
+
 // Health is what the health checks talk to, built from this set: the one
 // place their inputs are assembled (siemctl health, upgrade's evidence and
 // the snapshot's health section all use it).
@@ -282,11 +301,13 @@ func (s *Clients) StepDeps() *steps.Deps {
 			opts.Timeout = snapshotTimeout
 			return snapshot.Capture(ctx, s.Snapshot(), opts)
 		},
-		Snapshots: s.SnapshotStore(),
-		Probe:     s.runProbe,
-		Redact:    s.Redactor.String,
-		Ready:     s.Ready(),
-		Diagnose:  s.Diagnoser(nil),
+		Snapshots:   s.SnapshotStore(),
+		Probe:       s.runProbe,
+		ProbeSend:   s.sendProbe,
+		ProbeFollow: s.followProbe,
+		Redact:      s.Redactor.String,
+		Ready:       s.Ready(),
+		Diagnose:    s.Diagnoser(nil),
 	}
 }
 

@@ -187,6 +187,11 @@ type Deps struct {
 	// Probe runs the end-to-end data-flow probe; nil: the kinds' own
 	// fallback (a tagged syslog event counted in the alerts indices).
 	Probe func(ctx context.Context) (probe.Report, error)
+	// ProbeSend sends the probe's event ahead (probe.send) and ProbeFollow
+	// follows such an event until it is searchable (gate.probe); nil:
+	// probe.send is skipped and gate.probe sends its own.
+	ProbeSend   func(ctx context.Context) (probe.Sent, error)
+	ProbeFollow func(ctx context.Context, sent probe.Sent) (probe.Report, error)
 	// Fetch reads a URL (shipper template); nil: net/http with TLS defaults.
 	Fetch func(ctx context.Context, url string) ([]byte, error)
 	// Redact removes secrets from a message.
@@ -435,7 +440,7 @@ func setBackups(env Env, f func(*Backups)) error {
 // context the engine hands its Describe).
 func Kinds() []Kind {
 	var ks []Kind
-	for _, group := range []func() []Kind{snapshotKinds, gateKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
+	for _, group := range []func() []Kind{snapshotKinds, gateKinds, probeKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
 		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds, clusterKinds, rolloutKinds, rolloutBackKinds} {
 		ks = append(ks, group()...)
 	}

@@ -70,6 +70,11 @@ type Options struct {
 	IndexPattern string // e.g. siem-alerts-4.x-*
 	Searcher     Searcher
 
+	// Sent, when set, is an event sent earlier (Send) for Run to follow
+	// instead of sending one: latencies count from its send, the alerts file
+	// is read from where it ended then, and Timeout counts from Run's start.
+	Sent *Sent
+
 	Timeout  time.Duration // overall wait for the event (default 60s; the ctx deadline also bounds it)
 	Interval time.Duration // poll interval (default 500ms)
 
@@ -330,12 +335,49 @@ func ParseSyslog(s string) (network, addr string, err error) {
 	return u.Scheme, u.Host, nil
 }
 
-// Run sends the probe event and follows it. The error is reserved for
-// problems of the probe itself (bad configuration, cancellation); a broken
-// data flow is a Report with OK false.
+// Sent is an event sent ahead of the step that follows it (the upgrade
+// sends it once the new manager runs, so that the new shipper reads its alert
+// at its start): what Run needs to follow it, JSON for the run's journal.
+type Sent struct {
+	Event
+	At time.Time `json:"at"`
+	// AlertsOffset is the alerts file's size before the send; -1: the file
+	// could not be watched then.
+	AlertsOffset int64 `json:"alerts_offset"`
+}
+
+// Send sends a new event for a later Run (Options.Sent) to follow. Its error
+// is the probe's configuration or the send's (naming the fix).
+func Send(ctx context.Context, o Options) (Sent, error) {
+	if err := o.defaults(); err != nil {
+		return Sent{}, err
+	}
+	target := Target{Syslog: o.Syslog, Queue: o.Queue, Hostname: o.Hostname, Dial: o.Dial}
+	if err := target.Validate(); err != nil {
+		return Sent{}, err
+	}
+	ev, err := NewEvent(o.Rand)
+	if err != nil {
+		return Sent{}, err
+	}
+	w := newWatcher(o.AlertsFile)
+	now := o.Now()
+	sent := Sent{Event: ev, At: now.UTC(), AlertsOffset: w.off}
+	if w.err != nil {
+		sent.AlertsOffset = -1
+	}
+	return sent, ev.Send(ctx, target, now) // the syslog header's time is local
+}
+
+// Run sends the probe event (or takes Options.Sent) and follows it. The error
+// is reserved for problems of the probe itself (bad configuration,
+// cancellation); a broken data flow is a Report with OK false.
 func Run(ctx context.Context, o Options) (Report, error) {
 	if err := o.defaults(); err != nil {
 		return Report{}, err
+	}
+	if o.Sent != nil {
+		return follow(ctx, o, o.Sent.Event, o.Sent.At, watcherAt(o.AlertsFile, o.Sent.AlertsOffset))
 	}
 	target := Target{Syslog: o.Syslog, Queue: o.Queue, Hostname: o.Hostname, Dial: o.Dial}
 	if err := target.Validate(); err != nil {
@@ -345,25 +387,28 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Nonce: ev.Nonce, Line: ev.Line(), Hops: []Hop{}}
-	marker := ev.Marker()
-
 	// Hop 1 starts at the file's current end, before the send.
 	w := newWatcher(o.AlertsFile)
-
 	start := o.Now()
-	rep.SentAt = start.UTC()
 	if err := ev.Send(ctx, target, start); err != nil {
+		rep := Report{Nonce: ev.Nonce, Line: ev.Line(), SentAt: start.UTC()}
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
 		rep.BrokenAt, rep.Detail = BrokenManager, err.Error()
-		rep.Hops = append(rep.Hops, Hop{Name: HopManager, State: StateFailed, Detail: err.Error()},
-			Hop{Name: HopIndexer, State: StateFailed, Detail: "not attempted"})
+		rep.Hops = []Hop{{Name: HopManager, State: StateFailed, Detail: err.Error()},
+			{Name: HopIndexer, State: StateFailed, Detail: "not attempted"}}
 		return rep, nil
 	}
+	return follow(ctx, o, ev, start, w)
+}
 
-	deadline := start.Add(o.Timeout)
+// follow watches the alerts file (w) and polls the indexer for ev, sent at
+// start, until it is searchable or o.Timeout has passed since now.
+func follow(ctx context.Context, o Options, ev Event, start time.Time, w *watcher) (Report, error) {
+	rep := Report{Nonce: ev.Nonce, Line: ev.Line(), SentAt: start.UTC(), Hops: []Hop{}}
+	marker := ev.Marker()
+	deadline := o.Now().Add(o.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		// Leave a moment to report before the caller's deadline.
 		deadline = d.Add(-min(o.Interval, time.Until(d)/10))
@@ -538,6 +583,19 @@ type watcher struct {
 	off     int64
 	err     error  // not watchable
 	partial []byte // an incomplete last line
+}
+
+// watcherAt follows path from off, where it ended at an earlier send (-1:
+// it could not be watched then).
+func watcherAt(path string, off int64) *watcher {
+	if off < 0 {
+		return &watcher{path: path, err: errors.New("not readable when the probe was sent")}
+	}
+	w := newWatcher(path)
+	if w.err == nil {
+		w.off = off // a file that shrank since (rotated) is read from its start
+	}
+	return w
 }
 
 func newWatcher(path string) *watcher {

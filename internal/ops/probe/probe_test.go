@@ -456,3 +456,70 @@ func TestEvent(t *testing.T) {
 		t.Errorf("latency %v", rep.Latency())
 	}
 }
+
+// TestSendThenFollow: an event sent ahead (the upgrade sends it once the new
+// manager runs) is followed later by Run without a second send: latencies
+// count from its send, the alerts file is read from where it ended then
+// (an older probe's alert before it does not count), and Timeout counts from
+// the follow's start.
+func TestSendThenFollow(t *testing.T) {
+	dir := t.TempDir()
+	alerts := filepath.Join(dir, "alerts.json")
+	if err := os.WriteFile(alerts, []byte(`{"data":{"srcuser":"siemctl-probe-deadbeef0102"},"note":"not this send's"}`+"\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Date(2025, 3, 10, 9, 31, 7, 0, time.UTC)}
+	frames := 0
+	dial := func(context.Context, string, string) (net.Conn, error) {
+		return &fakeConn{onWrite: func(frame string) {
+			frames++
+			if m := userRe.FindStringSubmatch(frame); m != nil {
+				f, _ := os.OpenFile(alerts, os.O_APPEND|os.O_WRONLY, 0)
+				fmt.Fprintf(f, `{"rule":{"level":5,"id":"5710"},"data":{"srcuser":%q}}`+"\n", m[1])
+				f.Close()
+			}
+		}}, nil
+	}
+	s := &searcher{indexedAt: 2, foundAt: 50}
+	o := Options{Syslog: "udp://127.0.0.1:514", AlertsFile: alerts, IndexPattern: "siem-alerts-4.x-*", Searcher: s,
+		Timeout: 10 * time.Second, Interval: 500 * time.Millisecond, Now: clk.Now, Wait: clk.Wait, Dial: dial,
+		Rand: bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 9, 0x10, 0x00}), Hostname: "siem01"}
+	sent, err := Send(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sent.Nonce != "deadbeef0102" || !sent.At.Equal(clk.Now()) || sent.AlertsOffset <= 0 || frames != 1 {
+		t.Fatalf("sent %+v after %d frames", sent, frames)
+	}
+	// The run's journal keeps it as JSON; the follow comes 20 s later (the shipper phase).
+	raw, _ := json.Marshal(sent)
+	var back Sent
+	if err := json.Unmarshal(raw, &back); err != nil || back != sent {
+		t.Fatalf("JSON round trip %s: %+v %v", raw, back, err)
+	}
+	clk.Wait(context.Background(), 20*time.Second)
+	o.Sent = &back
+	rep, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || frames != 1 || rep.Nonce != sent.Nonce || !rep.SentAt.Equal(sent.At) {
+		t.Fatalf("followed %+v after %d frames, want OK with the one frame sent ahead", rep, frames)
+	}
+	if h := rep.Hops; h[0].State != StateOK || h[0].Latency != 20*time.Second || h[1].Latency != 20500*time.Millisecond {
+		t.Errorf("hops %+v, want the manager at 20s and the indexer at 20.5s from the send", h)
+	}
+
+	// Not watchable at the send: the manager hop is skipped, the flow still judged.
+	s2 := &searcher{foundAt: 3}
+	o.Searcher, o.Sent = s2, &Sent{Event: sent.Event, At: clk.Now(), AlertsOffset: -1}
+	if rep, err = Run(context.Background(), o); err != nil || !rep.OK || rep.Hops[0].State != StateSkipped || frames != 1 {
+		t.Errorf("unwatched send: %+v %v (%d frames)", rep, err, frames)
+	}
+	// Never searchable: the timeout counts from the follow, and the shipper is named.
+	s3 := &searcher{}
+	o.Searcher, o.Sent = s3, &back
+	if rep, err = Run(context.Background(), o); err != nil || rep.OK || rep.BrokenAt != BrokenShipper || s3.calls != 21 {
+		t.Errorf("lost: %+v %v after %d searches, want broken at the shipper after 21", rep, err, s3.calls)
+	}
+}

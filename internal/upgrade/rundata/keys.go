@@ -50,6 +50,10 @@ const KeyIndexerPrimaries = "indexer_primaries"
 // recorded before it stops (indexer.node_record): its name and the OpenSearch version it ran.
 const KeyIndexerNode = "indexer_node"
 
+// KeyProbeAhead is the data-flow probe's event the probe.send step sent ahead (steps'
+// probeAhead), for gate.probe to follow instead of sending its own.
+const KeyProbeAhead = "probe_ahead"
+
 // Run data keys of the watch window.
 const (
 	// KeyWatch is the WatchRequest `upgrade apply --watch` seeds.
