@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/process"
@@ -210,7 +211,9 @@ const securityLoadPolls = 20
 // node answers HTTP slowed the recovery of the security index's shard, the
 // plugin's first read found no shard, and its retry came some 13 s later (3 of
 // 11 benchmarked upgrades, 0 of 11 bare restarts). A node that is still not
-// initialised after the grace (no security index yet) gets the tool as before.
+// initialised after the grace (no security index yet) gets the tool as before,
+// and so, at once, does one whose log (where readable here) shows that the
+// plugin's read failed: its next try comes some 13 s later.
 func awaitSecurityLoad(ctx context.Context, env Env, d *Deps) error {
 	ix, err := d.indexer()
 	if err != nil {
@@ -221,11 +224,25 @@ func awaitSecurityLoad(ctx context.Context, env Env, d *Deps) error {
 	defer cancel()
 	start := time.Now()
 	var other error
+	// Where the node's log is readable here, a first read that failed is seen in it at once:
+	// the tool then initialises the plugin within seconds instead of its retry some 13 s later.
+	var logFile, failed string
+	if d.Config != nil {
+		logFile = diagnose.IndexerLogFile(d.Config.Indexer.ConfigDir)
+	}
+	polls := 0
 	err = wait(gctx, env, d.poll()/4, "the security plugin to load its configuration", func() (bool, error) {
 		_, err := ix.Health(gctx, indexer.HealthRequest{})
 		if err == nil {
 			return true, nil
 		}
+		if errors.Is(err, indexer.ErrSecurityNotInitialized) && logFile != "" && polls%4 == 0 {
+			if line, _ := diagnose.SecurityLoadFailed(logFile); line != "" {
+				failed = line
+				return true, nil
+			}
+		}
+		polls++
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) || cluster.NotAnswering(err) {
 			return false, nil
 		}
@@ -238,6 +255,10 @@ func awaitSecurityLoad(ctx context.Context, env Env, d *Deps) error {
 		return ctx.Err()
 	}
 	if other != nil {
+		return nil
+	}
+	if failed != "" {
+		env.Logger().Info("the security plugin's first load failed: running the tool now, not after its retry", "after", time.Since(start).Round(time.Millisecond), "log", failed)
 		return nil
 	}
 	if err != nil {

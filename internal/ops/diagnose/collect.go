@@ -112,12 +112,17 @@ func (ev *Evidence) indexerYAMLFile() string {
 // indexerYAML reads opensearch.yml's scalar settings, flattened
 // ("path.logs", "http.port").
 func (ev *Evidence) indexerYAML() map[string]string {
-	out := map[string]string{}
 	f := ev.indexerYAMLFile()
 	if f == "" {
-		return out
+		return map[string]string{}
 	}
-	b, err := os.ReadFile(ev.path(f))
+	return readIndexerYAML(ev.path(f))
+}
+
+// readIndexerYAML reads the opensearch.yml at path as indexerYAML does.
+func readIndexerYAML(path string) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return out
 	}
