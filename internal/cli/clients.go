@@ -181,11 +181,16 @@ func ProbeOptionsFor(cfg *config.Config, ix probe.Searcher) probe.Options {
 	return probe.Options{Syslog: t.Syslog, Queue: t.Queue, AlertsFile: alerts, IndexPattern: cfg.Indexer.AlertsIndexPrefix + "*", Searcher: ix}
 }
 
-func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) {
+func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) { return s.followProbe(ctx, nil) }
+
+// followProbe runs the probe, following sent instead of sending its own
+// event when given (the upgrade's gate.probe after probe.send).
+func (s *Clients) followProbe(ctx context.Context, sent *probe.Sent) (probe.Report, error) {
 	opts, err := s.ProbeOptions()
 	if err != nil {
 		return probe.Report{}, err
 	}
+	opts.Sent = sent
 	return probe.Run(ctx, opts)
 }
 
@@ -196,16 +201,6 @@ func (s *Clients) sendProbe(ctx context.Context) (probe.Sent, error) {
 		return probe.Sent{}, err
 	}
 	return probe.Send(ctx, opts)
-}
-
-// followProbe follows an event sent ahead (the upgrade's gate.probe).
-func (s *Clients) followProbe(ctx context.Context, sent probe.Sent) (probe.Report, error) {
-	opts, err := s.ProbeOptions()
-	if err != nil {
-		return probe.Report{}, err
-	}
-	opts.Sent = &sent
-	return probe.Run(ctx, opts)
 }
 
 // Health is what the health checks talk to, built from this set: the one
@@ -304,7 +299,7 @@ func (s *Clients) StepDeps() *steps.Deps {
 		Snapshots:   s.SnapshotStore(),
 		Probe:       s.runProbe,
 		ProbeSend:   s.sendProbe,
-		ProbeFollow: s.followProbe,
+		ProbeFollow: func(ctx context.Context, sent probe.Sent) (probe.Report, error) { return s.followProbe(ctx, &sent) },
 		Redact:      s.Redactor.String,
 		Ready:       s.Ready(),
 		Diagnose:    s.Diagnoser(nil),
