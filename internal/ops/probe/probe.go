@@ -346,17 +346,24 @@ type Sent struct {
 	AlertsOffset int64 `json:"alerts_offset"`
 }
 
-// Send sends a new event for a later Run (Options.Sent) to follow. Its error
-// is the probe's configuration or the send's (naming the fix).
-func Send(ctx context.Context, o Options) (Sent, error) {
+// newEvent applies the defaults, checks the destination and draws a new
+// event (what Send and Run do before they send).
+func (o *Options) newEvent() (Target, Event, error) {
 	if err := o.defaults(); err != nil {
-		return Sent{}, err
+		return Target{}, Event{}, err
 	}
 	target := Target{Syslog: o.Syslog, Queue: o.Queue, Hostname: o.Hostname, Dial: o.Dial}
 	if err := target.Validate(); err != nil {
-		return Sent{}, err
+		return Target{}, Event{}, err
 	}
 	ev, err := NewEvent(o.Rand)
+	return target, ev, err
+}
+
+// Send sends a new event for a later Run (Options.Sent) to follow. Its error
+// is the probe's configuration or the send's (naming the fix).
+func Send(ctx context.Context, o Options) (Sent, error) {
+	target, ev, err := o.newEvent()
 	if err != nil {
 		return Sent{}, err
 	}
@@ -373,17 +380,13 @@ func Send(ctx context.Context, o Options) (Sent, error) {
 // is reserved for problems of the probe itself (bad configuration,
 // cancellation); a broken data flow is a Report with OK false.
 func Run(ctx context.Context, o Options) (Report, error) {
-	if err := o.defaults(); err != nil {
-		return Report{}, err
-	}
 	if o.Sent != nil {
+		if err := o.defaults(); err != nil {
+			return Report{}, err
+		}
 		return follow(ctx, o, o.Sent.Event, o.Sent.At, watcherAt(o.AlertsFile, o.Sent.AlertsOffset))
 	}
-	target := Target{Syslog: o.Syslog, Queue: o.Queue, Hostname: o.Hostname, Dial: o.Dial}
-	if err := target.Validate(); err != nil {
-		return Report{}, err
-	}
-	ev, err := NewEvent(o.Rand)
+	target, ev, err := o.newEvent()
 	if err != nil {
 		return Report{}, err
 	}
