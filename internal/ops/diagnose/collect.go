@@ -80,18 +80,24 @@ func (ev *Evidence) componentLogs() []string {
 	}
 	switch ev.Component {
 	case "indexer":
-		y := ev.indexerYAML()
-		logs := y["path.logs"]
-		if logs == "" {
-			return nil
+		if f := indexerLogOf(ev.indexerYAML()); f != "" {
+			return []string{f}
 		}
-		return []string{filepath.Join(logs, defaultStr(y["cluster.name"], "opensearch")+".log")}
 	case "manager":
 		if c.Manager.InstallDir != "" {
 			return []string{filepath.Join(c.Manager.InstallDir, "logs", "ossec.log")}
 		}
 	}
 	return nil
+}
+
+// indexerLogOf is the indexer's own log as opensearch.yml's settings (y)
+// place it, <path.logs>/<cluster.name>.log ("" without path.logs).
+func indexerLogOf(y map[string]string) string {
+	if y["path.logs"] == "" {
+		return ""
+	}
+	return filepath.Join(y["path.logs"], defaultStr(y["cluster.name"], "opensearch")+".log")
 }
 
 func defaultStr(s, d string) string {

@@ -16,7 +16,7 @@ func IndexerLogFile(configDir string) string {
 	if !filepath.IsAbs(y["path.logs"]) {
 		return ""
 	}
-	return filepath.Join(y["path.logs"], defaultStr(y["cluster.name"], "opensearch")+".log")
+	return indexerLogOf(y)
 }
 
 // securityLoadFailure is the security plugin's failed read of its
