@@ -78,7 +78,8 @@ func TestBenchUpgradeRefusesAClosedBenchDir(t *testing.T) {
 
 // TestBenchUpgradeFloorLines: the benchmark's comparison with the bare upgrade prints, per
 // volume, siemctl's and the bare upgrade's mean over the cycles with their ratio, the growth of
-// each from the smallest volume, and in which upgrades the security plugin's first load retried.
+// each from the smallest volume, the same two over the upgrades without the security plugin's
+// first-load retry, and in which upgrades it retried.
 func TestBenchUpgradeFloorLines(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -105,6 +106,10 @@ func TestBenchUpgradeFloorLines(t *testing.T) {
 		"floor: small siemctl 42.0s bare 21.0s ratio 2.00×\n",
 		"floor: large siemctl 61.0s bare 31.0s ratio 1.97×\n",
 		"growth: large siemctl +19.0s bare +10.0s ratio 1.90×\n",
+		// the upgrades without the plugin's retry: siemctl small #1, large #1 and #2; bare small #1 and #2, large #2
+		"floor without retry: small siemctl 40.0s (1 of 2) bare 21.0s (2 of 2) ratio 1.90×\n",
+		"floor without retry: large siemctl 61.0s (2 of 2) bare 32.0s (1 of 2) ratio 1.91×\n",
+		"growth without retry: large siemctl +21.0s bare +11.0s ratio 1.91×\n",
 		"security plugin first-load retry: 2 of 8 upgrades (siemctl small/snapshot#2, bare large/snapshot#1)\n",
 	} {
 		if !strings.Contains(string(out), want) {
@@ -113,6 +118,13 @@ func TestBenchUpgradeFloorLines(t *testing.T) {
 	}
 	if strings.Contains(string(out), "growth: small") {
 		t.Errorf("the smallest volume has no growth line:\n%s", out)
+	}
+	// A volume where every siemctl upgrade retried: no figure made up for it.
+	retry = write("retries.tsv", "run\tsec_retry\nsiemctl small/snapshot#1\t1\nsiemctl small/snapshot#2\t1\n")
+	out, err = exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "floor without retry: small siemctl n/a (0 of 2) bare 21.0s (2 of 2) ratio n/a (every upgrade retried)\n") ||
+		!strings.Contains(string(out), "growth without retry: large n/a (a volume without an upgrade free of the retry)\n") {
+		t.Errorf("every small upgrade retried: %v\n%s", err, out)
 	}
 	// Two modes: each line names the volume and the mode.
 	out, err = exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "2").CombinedOutput()
