@@ -9,7 +9,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/int
 BIN       := bin
 LAB_DIR   ?= $(CURDIR)/.lab/demo
 FUZZTIME  ?= 10s
-E2E_TIMEOUT ?= 60m
+E2E_TIMEOUT ?= 75m
 
 export CGO_ENABLED ?= 0
 export GOFLAGS ?= -buildvcs=false

@@ -9,24 +9,24 @@
 # port range (SIEMCTL_E2E_PORT_SHIFT 0, 1000, 2000 and 3000; distributed labs use
 # their own loopback addresses 127.0.0.11-31 and ports 20000+), so the waits of
 # one lab (a unit starting, a cluster turning green, a watch window) overlap
-# with the work of another. Each lane runs 35-45 min on a 2-core machine:
+# with the work of another. Each lane runs 30-45 min on a 2-core machine:
 #   lane 1: siem, every package but the upgrade suite
-#   lane 2: siem, the upgrade suite but the watch window and the rolls; then the
-#           wazuh pass of agents, alerts, services and snapshot
+#   lane 2: siem, the upgrade suite but the watch window and the rolls (the
+#           longest single command: 38-51 min)
 #   lane 3: the distributed lab's test (wazuh; one lab for every check and
 #           fault), then the rolling upgrade and the rolling rollback of
 #           distributed labs through ansible/ (siem); then the wazuh pass of
-#           health (shift 3000)
+#           health, agents, alerts, services and snapshot (shift 3000)
 #   lane 4: the watch window (mostly waiting for its windows to end); then the
 #           wazuh pass of the upgrade suite
 # SIEMCTL_E2E_LANES=1 runs the same commands one after the other.
-# Each lane's output is prefixed with its name; the exit code is non-zero when
-# any command failed.
+# Each lane's output is prefixed with its name; the last line gives each lane's
+# exit code and minutes; the exit code is non-zero when any command failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
-TIMEOUT=${E2E_TIMEOUT:-60m}
+TIMEOUT=${E2E_TIMEOUT:-75m}
 LANES=${SIEMCTL_E2E_LANES:-4}
 UPGRADE=./internal/cmd/upgrade
 WATCH='TestE2EWatch'
@@ -58,8 +58,6 @@ lane2() {
 	export SIEMCTL_E2E_PORT_SHIFT=1000
 	local rc=0
 	gotest -run 'E2E' -skip "$WATCH|$ROLLING" "$UPGRADE" || rc=1
-	# shellcheck disable=SC2086
-	wazuh $WAZUH_PKGS || rc=1
 	return $rc
 }
 
@@ -71,7 +69,8 @@ lane3() {
 	# The rolling upgrade and the rolling rollback: each its own distributed lab (siem), one
 	# after the other.
 	gotest -run "$ROLLING" "$UPGRADE" || rc=1
-	SIEMCTL_E2E_PORT_SHIFT=3000 wazuh ./internal/cmd/health || rc=1
+	# shellcheck disable=SC2086
+	SIEMCTL_E2E_PORT_SHIFT=3000 wazuh ./internal/cmd/health $WAZUH_PKGS || rc=1
 	return $rc
 }
 
@@ -115,17 +114,27 @@ failures() {
 	' "$logs/$1" | head -25
 }
 
+# runlane N: lane N with its output prefixed and kept in its log, its minutes in
+# laneN.min.
+runlane() {
+	local t0=$SECONDS rc
+	"lane$1" 2>&1 | tee "$logs/lane$1" | prefix "lane$1"
+	rc=${PIPESTATUS[0]}
+	echo $(((SECONDS - t0) / 60)) >"$logs/lane$1.min"
+	return "$rc"
+}
+
 start=$(date +%s)
 rcs=()
 if [ "$LANES" = 1 ]; then
 	for n in 1 2 3 4; do
-		"lane$n" 2>&1 | tee "$logs/lane$n" | prefix "lane$n"
-		rcs+=("${PIPESTATUS[0]}")
+		runlane "$n"
+		rcs+=($?)
 	done
 else
 	pids=()
 	for n in 1 2 3 4; do
-		("lane$n" 2>&1 | tee "$logs/lane$n" | prefix "lane$n"; exit "${PIPESTATUS[0]}") &
+		runlane "$n" &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do
@@ -133,8 +142,10 @@ else
 		rcs+=($?)
 	done
 fi
+summary="e2e:"
 for n in 1 2 3 4; do
 	[ "${rcs[$((n - 1))]}" = 0 ] || failures "lane$n"
+	summary+=" lane$n exit ${rcs[$((n - 1))]} ($(cat "$logs/lane$n.min" 2>/dev/null || echo '?') min),"
 done
-echo "e2e: lane1 exit ${rcs[0]}, lane2 exit ${rcs[1]}, lane3 exit ${rcs[2]}, lane4 exit ${rcs[3]}, $(( ($(date +%s) - start) / 60 )) min"
+echo "$summary $(( ($(date +%s) - start) / 60 )) min"
 [ "${rcs[*]}" = "0 0 0 0" ]
