@@ -71,7 +71,7 @@ func runAgentsRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome,
 	}
 	agents, fleet, err := listFleet(ctx, mgr)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("manager API", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 	}
 	rec := AgentsBefore{Taken: d.now().UTC(), Active: []AgentRef{}, Fleet: fleet}
 	for _, a := range agents {
@@ -185,7 +185,7 @@ func runAgentsBack(ctx context.Context, env Env, p *agentsBackParams) (engine.Ou
 	}
 	res, err := compareAgents(ctx, mgr, before.Active)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("manager API", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 	}
 	if err := setIfChanged(env, rundata.KeyAgentsAfter, res.Fleet); err != nil {
 		return engine.Outcome{}, err

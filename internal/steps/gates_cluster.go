@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/services"
 )
 
 // --- gate.cluster_health ----------------------------------------------------
@@ -50,13 +52,54 @@ func waitBudget(ctx context.Context) time.Duration {
 	return min(max(w, time.Second), serverWait)
 }
 
-// notAnswering turns a transport-level failure of a component into "not
-// yet" (it may be starting); other errors stay errors.
-func notAnswering(what string, err error) error {
-	if cluster.NotAnswering(err) {
-		return engine.Pending("%s not answering: %v", what, err)
+// notAnswering judges a transport-level failure of component comp (what
+// names its API): "not yet" while it may be starting, a no-go when its unit
+// on this host is stopped or failed (downUnit); other errors stay errors.
+func notAnswering(ctx context.Context, d *Deps, comp, what string, err error) error {
+	if !cluster.NotAnswering(err) {
+		return err
 	}
-	return err
+	if down := downUnit(ctx, d, comp); down != "" {
+		return engine.NoGo("%s not answering (%v): %s", what, err, down)
+	}
+	return engine.Pending("%s not answering: %v", what, err)
+}
+
+// downUnit is the verdict on a component that does not answer a gate: its
+// unit on this host stopped or failed (services' Status.Down) will not
+// answer however long the gate waits: the reason names the unit's state,
+// the diagnosis of a failed one and the fix. "" while the unit runs or
+// starts, where this host does not run the component and where its state
+// cannot be read: the gate waits.
+func downUnit(ctx context.Context, d *Deps, comp string) string {
+	if d == nil || d.Config == nil || d.Units == nil {
+		return ""
+	}
+	unit := d.Config.HostUnits()[comp]
+	if unit == "" {
+		return ""
+	}
+	u, err := d.units(ctx)
+	if err != nil {
+		return ""
+	}
+	c := services.Component{Name: comp, Unit: unit}
+	sts, err := (&services.Runner{Units: u}).Status(ctx, []services.Component{c})
+	if err != nil || len(sts) != 1 || !sts[0].Down() {
+		return ""
+	}
+	s := sts[0]
+	msg, fix := "its unit "+s.Describe()+" is not running", s.Fix()
+	if s.Status.IsFailed() {
+		msg += ": " + s.Status.Failure()
+		if d.Diagnose != nil {
+			if rep := d.Diagnose(ctx, c, s.Status); rep.Summary() != "" {
+				msg += "; " + rep.Summary()
+				fix = cmp.Or(rep.Fix(), fix)
+			}
+		}
+	}
+	return msg + "; fix: " + fix
 }
 
 func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Outcome, error) {
@@ -67,7 +110,7 @@ func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Out
 	// A quick look first: red is judged at once, not after a server-side wait.
 	h, err := ix.Health(ctx, indexer.HealthRequest{})
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	if h.Status == "red" {
 		return engine.Outcome{}, judgeRed(ctx, ix, h)
@@ -78,7 +121,7 @@ func runClusterHealth(ctx context.Context, env Env, p *healthParams) (engine.Out
 		WaitForNoInitializingShards: p.WaitForNoInitializing, Timeout: waitBudget(ctx)})
 	stop()
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	if h.Status == "red" {
 		return engine.Outcome{}, judgeRed(ctx, ix, h)

@@ -11,13 +11,13 @@ import (
 // --- gate.settings_clean ------------------------------------------------------------
 
 func runSettingsClean(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
-	_, ix, err := indexerOf(env)
+	d, ix, err := indexerOf(env)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
 	s, err := ix.Settings(ctx, false)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	if v := cluster.Archived(s); v.Level != cluster.OK {
 		return engine.Outcome{}, engine.NoGo("%s; %s", v.Summary, v.Fix)
@@ -35,7 +35,7 @@ func runTemplates(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 	index := d.Config.Indexer.AlertsIndexPrefix + d.now().UTC().Format("2006.01.02")
 	sim, err := ix.SimulateIndex(ctx, index)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	name := d.Config.Shipper.TemplateName
 	v := cluster.Shadowing(sim, name, index)

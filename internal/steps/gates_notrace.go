@@ -19,7 +19,7 @@ func runNoTrace(ctx context.Context, env Env, _ *noParams) (engine.Outcome, erro
 	}
 	s, err := ix.Settings(ctx, false)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	left = append(left, cluster.Leftovers(s, cluster.LeftoverOptions{}).Items...)
 	bad, err := inactiveUnits(ctx, d, d.Config.HostComponents())

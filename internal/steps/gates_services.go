@@ -46,11 +46,11 @@ func runManagerAPI(ctx context.Context, env Env, p *managerAPIParams) (engine.Ou
 			}
 			return engine.Outcome{}, engine.Pending("manager daemons not ready (1017): %s", strings.Join(nr, ", "))
 		}
-		return engine.Outcome{}, notAnswering("manager API", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 	}
 	st, err := mgr.ManagerStatus(ctx)
 	if err != nil {
-		return engine.Outcome{}, notAnswering("manager API", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 	}
 	if down := st.Down(); len(down) > 0 {
 		return engine.Outcome{}, engine.NoGo("manager daemon(s) down: %s; see %s", strings.Join(down, ", "), manager.DaemonsDownFix)
@@ -79,6 +79,9 @@ func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 	}
 	code, err := d.Dashboard(ctx)
 	if err != nil {
+		if down := downUnit(ctx, d, "dashboard"); down != "" {
+			return engine.Outcome{}, engine.NoGo("dashboard not answering (%v): %s", err, down)
+		}
 		return engine.Outcome{}, engine.Pending("dashboard not answering: %v", err)
 	}
 	if code != 200 && code != 302 {

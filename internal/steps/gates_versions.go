@@ -174,7 +174,7 @@ func checkInstalled(ctx context.Context, d *Deps, names, inst, want map[string]s
 	if mgr, err := d.manager(); err == nil {
 		info, err := mgr.Info(ctx)
 		if err != nil {
-			return engine.Outcome{}, notAnswering("manager API", err)
+			return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 		}
 		f.ManagerAPI = info.APIVersion
 	}
@@ -212,7 +212,7 @@ func runAgents(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error
 	}
 	newer, err := fleet.AgentsNewerThan(ctx, mgr, tv, "the target")
 	if err != nil {
-		return engine.Outcome{}, notAnswering("manager API", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "manager", "manager API", err)
 	}
 	if !newer.OK() {
 		return engine.Outcome{}, engine.NoGo("%s; agents must not be newer than the manager", newer.Summary)

@@ -169,7 +169,7 @@ func fallbackProbe(ctx context.Context, env Env, d *Deps) (engine.Outcome, error
 	}
 	n, err := ix.Count(ctx, d.Config.Indexer.AlertsIndexPrefix+"*", st.Query(), time.Time{})
 	if err != nil {
-		return engine.Outcome{}, notAnswering("indexer", err)
+		return engine.Outcome{}, notAnswering(ctx, d, "indexer", "indexer", err)
 	}
 	if n == 0 {
 		return engine.Outcome{}, engine.Pending("probe %s not searchable yet (sent %d times)", st.Marker(), st.Tries)

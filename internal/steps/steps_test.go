@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,8 +22,11 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
+	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/internal/upgrade"
 	"github.com/siemctl/siemctl/internal/upgrade/rundata"
@@ -280,6 +284,96 @@ func TestSyncedFlush(t *testing.T) {
 			out, err := run(t, d, newEnv(d, nil), "indexer.flush_synced", nil)
 			if err != nil || !strings.Contains(out.Message, tt.want) {
 				t.Fatalf("%q, %v; want %q", out.Message, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestGateOnADownUnit: a component that does not answer a gate is "not yet" while its unit runs
+// (it may be starting), and a no-go naming the unit, its state and the fix when its unit on this
+// host is stopped or failed: waiting out the gate's timeout would change nothing. Where this host
+// does not run the component, its unit here says nothing: the gate waits.
+func TestGateOnADownUnit(t *testing.T) {
+	failed := func(u string) units.UnitStatus {
+		return units.UnitStatus{Name: u, LoadState: "loaded", ActiveState: units.Failed, SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	}
+	portHeld := func(context.Context, services.Component, units.UnitStatus) diagnose.Report {
+		return diagnose.Report{Findings: []diagnose.Finding{{Kind: diagnose.KindPortBound, Cause: "port 9200 is held by pid 4242 (sleep)", Fix: "stop pid 4242, then siemctl services start indexer"}}}
+	}
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // the manager API's address: nothing listens there
+	tests := []struct {
+		name, gate string
+		with       map[string]any
+		extra      string // config
+		comp       string
+		state      func(string) units.UnitStatus
+		diagnose   func(context.Context, services.Component, units.UnitStatus) diagnose.Report
+		want       string // pending or nogo
+		text       []string
+	}{
+		{"indexer running", "gate.cluster_health", map[string]any{"status": "yellow"}, "", "indexer", unitstest.Running, nil,
+			"pending", []string{"indexer not answering"}},
+		{"indexer stopped", "gate.cluster_health", map[string]any{"status": "yellow"}, "", "indexer", unitstest.Dead, nil,
+			"nogo", []string{"indexer not answering", "(inactive/dead) is not running", "fix: siemctl services start indexer"}},
+		{"indexer failed, diagnosed", "gate.cluster_health", map[string]any{"status": "yellow"}, "", "indexer", failed, portHeld,
+			"nogo", []string{"(failed/failed) is not running: exit-code (exit status 1)", "port 9200 is held by pid 4242", "fix: stop pid 4242, then siemctl services start indexer"}},
+		{"indexer failed, no cause found", "gate.settings_clean", nil, "", "indexer", failed, func(context.Context, services.Component, units.UnitStatus) diagnose.Report { return diagnose.Report{} },
+			"nogo", []string{"exit-code (exit status 1)", "fix: siemctl services restart indexer"}},
+		{"indexer stopped on another host", "gate.cluster_health", map[string]any{"status": "yellow"}, "components: [manager, shipper]\n", "indexer", unitstest.Dead, nil,
+			"pending", []string{"indexer not answering"}},
+		{"manager failed", "gate.manager_api", map[string]any{"version": "target"}, "", "manager", failed, nil,
+			"nogo", []string{"manager API not answering", "(failed/failed)", "fix: siemctl services restart manager"}},
+		{"dashboard stopped", "gate.dashboard", nil, "", "dashboard", unitstest.Dead, nil,
+			"nogo", []string{"dashboard not answering", "(inactive/dead)", "fix: siemctl services start dashboard"}},
+		{"dashboard running", "gate.dashboard", nil, "", "dashboard", unitstest.Running, nil,
+			"pending", []string{"dashboard not answering"}},
+		{"manager starting", "gate.manager_api", map[string]any{"version": "target"}, "", "manager",
+			func(u string) units.UnitStatus {
+				st := unitstest.Running(u)
+				st.ActiveState, st.SubState = units.Activating, "start"
+				return st
+			}, nil,
+			"pending", []string{"manager API not answering"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(t, tt.extra)
+			u := newUnits(true)
+			u.Set(tt.state(cfg.Units()[tt.comp]))
+			d := depsWith(cfg, u)
+			d.Diagnose = tt.diagnose
+			ix := indexertest.NewServer(t, nil)
+			d.Indexer = clientset.Of[steps.IndexerAPI](ix.Client(t))
+			ix.Close() // nothing listens there any more: connection refused
+			mc, err := manager.New(manager.Options{URL: gone.URL, Username: "wazuh", Password: "x", NotReadyWait: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Manager = clientset.Of[steps.ManagerAPI](mc)
+			d.Dashboard = func(context.Context) (int, error) {
+				return 0, errors.New("dial tcp 127.0.0.1:5601: connect: connection refused")
+			}
+			e := newEnv(d, map[string]any{rundata.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}})
+			_, err = run(t, d, e, tt.gate, tt.with)
+			var (
+				pe *engine.PendingError
+				ng *engine.NoGoError
+			)
+			got := "error"
+			switch {
+			case errors.As(err, &ng):
+				got = "nogo"
+			case errors.As(err, &pe):
+				got = "pending"
+			}
+			if got != tt.want {
+				t.Fatalf("got %s (%v), want %s", got, err, tt.want)
+			}
+			for _, want := range tt.text {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q lacks %q", err, want)
+				}
 			}
 		})
 	}

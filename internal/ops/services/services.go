@@ -10,8 +10,8 @@
 // start, or AwaitReady after one, waits for the service to answer; a unit
 // that dies meanwhile ends the wait), Waiting (progress).
 //
-// It also holds the "units inactive" verdict (Judge, Inactive, Status.Fix,
-// Status.Describe). Doors: `siemctl services` (internal/cmd/services), the
+// It also holds the "units inactive" verdict (Judge, Inactive, Status.Down,
+// Status.Fix, Status.Describe). Doors: `siemctl services` (internal/cmd/services), the
 // runbook kinds units.* and gate.units_active (internal/steps), the health
 // check "units" (internal/health), `indexer repository prepare`.
 package services
@@ -646,7 +646,8 @@ func joinInts(v []int, max int) string {
 // inactive" verdict: Inactive picks the units that are not active, Fix and
 // Describe say what to do and what was seen. The health check "units" maps
 // an inactive unit to CRIT with Fix; the gates gate.units_active and
-// gate.no_trace to pending with Describe.
+// gate.no_trace to pending with Describe; a gate whose component does not
+// answer to a no-go when its unit is Down.
 type Status struct {
 	Component string           `json:"component"`
 	Unit      string           `json:"unit"`
@@ -695,6 +696,12 @@ func (s Status) Fix() string {
 		return "siemctl services restart " + s.Component
 	}
 	return "siemctl services start " + s.Component
+}
+
+// Down: the unit is there and stopped or failed, not starting nor
+// restarting on failure: its service will not answer until it is started.
+func (s Status) Down() bool {
+	return s.Found && (s.Status.ActiveState == units.Inactive || s.Status.ActiveState == units.Failed)
 }
 
 // Describe is "unit (active/sub)", a dash for a state systemd did not give.
