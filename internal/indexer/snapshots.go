@@ -119,7 +119,18 @@ type Repository struct {
 	Name     string `json:"name"`
 	Type     string `json:"type"`
 	Location string `json:"location"` // fs repositories
+	// SnapshotRate is its max_snapshot_bytes_per_sec as registered; "" is
+	// the node's default, 40 MB/s.
+	SnapshotRate string `json:"max_snapshot_bytes_per_sec,omitempty"`
 }
+
+// UnthrottledSnapshots is the max_snapshot_bytes_per_sec PutFSRepository
+// registers: no limit. The node's default (40 MB/s per node) made the
+// data-safety snapshot of an upgrade's window copy 1 GiB of new data in
+// 26 s where the disk copies it in 2; the snapshot runs while the shipper
+// and the dashboard are stopped. A repository the site registered itself
+// keeps its own limit.
+const UnthrottledSnapshots = "0b"
 
 // GetRepository returns the repository name; ErrRepositoryMissing when it is not registered.
 func (c *Client) GetRepository(ctx context.Context, name string) (Repository, error) {
@@ -137,7 +148,8 @@ func (c *Client) GetRepository(ctx context.Context, name string) (Repository, er
 	var raw map[string]struct {
 		Type     string `json:"type"`
 		Settings struct {
-			Location string `json:"location"`
+			Location     string `json:"location"`
+			SnapshotRate string `json:"max_snapshot_bytes_per_sec"`
 		} `json:"settings"`
 	}
 	if err := c.decode(r, &raw); err != nil {
@@ -147,17 +159,19 @@ func (c *Client) GetRepository(ctx context.Context, name string) (Repository, er
 	if !ok {
 		return Repository{}, c.badResponse(r, nil, "the answer does not name repository "+name)
 	}
-	return Repository{Name: name, Type: got.Type, Location: got.Settings.Location}, nil
+	return Repository{Name: name, Type: got.Type, Location: got.Settings.Location, SnapshotRate: got.Settings.SnapshotRate}, nil
 }
 
 // PutFSRepository registers (or updates) a file-system repository at location, which must lie under
-// one of the nodes' path.repo directories (the node refuses it otherwise, and says so).
+// one of the nodes' path.repo directories (the node refuses it otherwise, and says so), its
+// snapshots unthrottled (UnthrottledSnapshots).
 func (c *Client) PutFSRepository(ctx context.Context, name, location string) error {
 	path := "/_snapshot/" + name
 	if err := validSnapshotName("PUT "+path, "repository", name); err != nil {
 		return err
 	}
-	b, err := marshal("PUT "+path, map[string]any{"type": "fs", "settings": map[string]any{"location": location, "compress": true}})
+	b, err := marshal("PUT "+path, map[string]any{"type": "fs", "settings": map[string]any{"location": location, "compress": true,
+		"max_snapshot_bytes_per_sec": UnthrottledSnapshots}})
 	if err != nil {
 		return err
 	}

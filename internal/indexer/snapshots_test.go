@@ -46,7 +46,7 @@ func TestSnapshotRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := srv.Last("PUT /_snapshot/siemctl")
-	if string(req.Body) != `{"settings":{"compress":true,"location":"/var/lib/siem-snaprepo/siemctl"},"type":"fs"}` {
+	if string(req.Body) != `{"settings":{"compress":true,"location":"/var/lib/siem-snaprepo/siemctl","max_snapshot_bytes_per_sec":"0b"},"type":"fs"}` {
 		t.Errorf("register body %s", req.Body)
 	}
 	err := c.PutFSRepository(ctx, "elsewhere", "/tmp/x")

@@ -146,7 +146,7 @@ func renderRepository(opts *RepositoryOptions, rep RepositoryReport) error {
 	}
 	repo := p.Yellow("not registered")
 	if rep.Registered {
-		repo = rep.Type + " at " + rep.Location
+		repo = rep.Type + " at " + rep.Location + ", snapshots " + snapshotRate(rep.SnapshotRate)
 	}
 	verified := p.Green("yes")
 	switch {
@@ -208,8 +208,11 @@ func runRepositoryPrepare(ctx context.Context, opts *RepositoryOptions) error {
 	if addRepo != "" {
 		plan = append(plan, "restart "+unit+" (the indexer reads path.repo at start) and wait until it answers")
 	}
-	if !rep.Registered || rep.Type != "fs" || filepath.Clean(rep.Location) != location {
-		plan = append(plan, fmt.Sprintf("PUT /_snapshot/%s {type: fs, location: %s}", rep.Repository, location))
+	// A registration without a snapshot rate copies at the node's default 40 MB/s: registered
+	// again, unthrottled (a rate the site set is kept).
+	if !rep.Registered || rep.Type != "fs" || filepath.Clean(rep.Location) != location || rep.SnapshotRate == "" {
+		plan = append(plan, fmt.Sprintf("PUT /_snapshot/%s {type: fs, location: %s, max_snapshot_bytes_per_sec: %s (unthrottled; the node's default is 40 MB/s)}",
+			rep.Repository, location, indexer.UnthrottledSnapshots))
 	}
 	plan = append(plan, "POST /_snapshot/"+rep.Repository+"/_verify")
 	if len(plan) == 1 && rep.Verified && !opts.Change.DryRun {
@@ -288,4 +291,15 @@ func (o *RepositoryOptions) now() time.Time {
 		return time.Now()
 	}
 	return o.Now()
+}
+
+// snapshotRate says a registration's max_snapshot_bytes_per_sec.
+func snapshotRate(r string) string {
+	switch r {
+	case "":
+		return "at the node's default 40 MB/s (prepare lifts it)"
+	case indexer.UnthrottledSnapshots, "0", "0mb", "0kb":
+		return "unthrottled"
+	}
+	return "at most " + r + "/s"
 }

@@ -30,6 +30,7 @@ type repoNode struct {
 	yml      string
 	pathRepo []string
 	repoLoc  string
+	repoRate string // max_snapshot_bytes_per_sec as registered
 	ops      []string
 }
 
@@ -94,13 +95,18 @@ func (n *repoNode) routes(srv *indexertest.Server) {
 			fmt.Fprint(w, `{"error":{"root_cause":[{"type":"repository_missing_exception","reason":"[siemctl] missing"}],"type":"repository_missing_exception","reason":"[siemctl] missing"},"status":404}`)
 			return
 		}
-		fmt.Fprintf(w, `{"siemctl":{"type":"fs","settings":{"location":"%s"}}}`, n.repoLoc)
+		rate := ""
+		if n.repoRate != "" {
+			rate = `,"max_snapshot_bytes_per_sec":"` + n.repoRate + `"`
+		}
+		fmt.Fprintf(w, `{"siemctl":{"type":"fs","settings":{"location":"%s"%s}}}`, n.repoLoc, rate)
 	}))
 	srv.Set("PUT /_snapshot/siemctl", h(func(w http.ResponseWriter, _ *http.Request) {
 		last, _ := srv.Last("PUT /_snapshot/siemctl")
 		var body struct {
 			Settings struct {
 				Location string `json:"location"`
+				Rate     string `json:"max_snapshot_bytes_per_sec"`
 			} `json:"settings"`
 		}
 		_ = json.Unmarshal(last.Body, &body)
@@ -114,7 +120,7 @@ func (n *repoNode) routes(srv *indexertest.Server) {
 			fmt.Fprintf(w, `{"error":{"root_cause":[{"type":"repository_exception","reason":"[siemctl] location [%[1]s] doesn't match any of the locations specified by path.repo because this setting is empty"}],"type":"repository_exception","reason":"[siemctl] failed to create repository"},"status":500}`, loc)
 			return
 		}
-		n.repoLoc = loc
+		n.repoLoc, n.repoRate = loc, body.Settings.Rate
 		fmt.Fprint(w, `{"acknowledged":true}`)
 	}))
 	srv.Set("POST /_snapshot/siemctl/_verify", indexertest.Route{Body: []byte(`{"nodes":{"lc5U6I7-QZOY48WwbNxh1w":{"name":"node-1"}}}`)})
@@ -208,8 +214,8 @@ func TestRepositoryPrepareOnAStockNode(t *testing.T) {
 	if strings.Join(f.node.ops, ",") != "stop siem-indexer.service,start siem-indexer.service" {
 		t.Errorf("units %v", f.node.ops)
 	}
-	if f.node.repoLoc != loc {
-		t.Errorf("registered at %q, want %q", f.node.repoLoc, loc)
+	if f.node.repoLoc != loc || f.node.repoRate != "0b" {
+		t.Errorf("registered at %q, snapshots at most %q/s; want %q, unthrottled (0b)", f.node.repoLoc, f.node.repoRate, loc)
 	}
 	if _, ok := f.srv.Last("POST /_snapshot/siemctl/_verify"); !ok {
 		t.Error("not verified")
@@ -222,8 +228,20 @@ func TestRepositoryPrepareOnAStockNode(t *testing.T) {
 	l.Release()
 	// Again: nothing to do, nothing restarted.
 	f.node.ops = nil
-	if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil || len(f.node.ops) != 0 {
-		t.Fatalf("second prepare: %v, units %v", err, f.node.ops)
+	puts := f.puts()
+	if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil || len(f.node.ops) != 0 || f.puts() != puts {
+		t.Fatalf("second prepare: %v, units %v, %d PUTs", err, f.node.ops, f.puts()-puts)
+	}
+	// A registration at the node's default rate (40 MB/s: an earlier siemctl's, or the site's own
+	// without a rate) is registered again, unthrottled; a rate the site set is kept.
+	f.node.repoRate = ""
+	if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil || f.node.repoRate != "0b" || len(f.node.ops) != 0 {
+		t.Fatalf("prepare of a repository at the default rate: %v, rate %q, units %v", err, f.node.repoRate, f.node.ops)
+	}
+	f.node.repoRate = "200mb"
+	puts = f.puts()
+	if err := indexercmd.RunRepositoryPrepare(context.Background(), f.opts); err != nil || f.node.repoRate != "200mb" || f.puts() != puts {
+		t.Fatalf("prepare of a repository with the site's rate: %v, rate %q", err, f.node.repoRate)
 	}
 }
 
@@ -303,5 +321,17 @@ func TestRepositoryShow(t *testing.T) {
 	}
 	if s := f.io.Out.(interface{ String() string }).String(); !strings.Contains(s, `"verified": true`) || !strings.Contains(s, `"location": "/var/lib/siem-snaprepo/siemctl"`) {
 		t.Errorf("json:\n%s", s)
+	}
+	// The table says how fast its snapshots may copy.
+	for rate, want := range map[string]string{"": "snapshots at the node's default 40 MB/s (prepare lifts it)", "0b": "snapshots unthrottled", "200mb": "snapshots at most 200mb/s"} {
+		f.node.repoRate = rate
+		f.opts.Output = ""
+		f.io.Out.(interface{ Reset() }).Reset()
+		if err := indexercmd.RunRepositoryShow(context.Background(), f.opts); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.io.Out.(interface{ String() string }).String(); !strings.Contains(s, "fs at /var/lib/siem-snaprepo/siemctl, "+want) {
+			t.Errorf("rate %q: show lacks %q:\n%s", rate, want, s)
+		}
 	}
 }

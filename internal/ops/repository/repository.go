@@ -49,15 +49,18 @@ type API interface {
 
 // Report is the snapshot repository as the indexer and siemctl.yaml see it.
 type Report struct {
-	Mode        string                 `json:"data_safety"`
-	PathRepo    []string               `json:"path_repo"`
-	Repository  string                 `json:"repository"`
-	Registered  bool                   `json:"registered"`
-	Type        string                 `json:"type,omitempty"`
-	Location    string                 `json:"location,omitempty"`
-	Verified    bool                   `json:"verified"`
-	VerifyError string                 `json:"verify_error,omitempty"`
-	Snapshots   []indexer.SnapshotInfo `json:"snapshots"`
+	Mode       string   `json:"data_safety"`
+	PathRepo   []string `json:"path_repo"`
+	Repository string   `json:"repository"`
+	Registered bool     `json:"registered"`
+	Type       string   `json:"type,omitempty"`
+	Location   string   `json:"location,omitempty"`
+	// SnapshotRate is the registration's max_snapshot_bytes_per_sec ("":
+	// the node's default, 40 MB/s).
+	SnapshotRate string                 `json:"max_snapshot_bytes_per_sec,omitempty"`
+	Verified     bool                   `json:"verified"`
+	VerifyError  string                 `json:"verify_error,omitempty"`
+	Snapshots    []indexer.SnapshotInfo `json:"snapshots"`
 	// Actions are what prepare did.
 	Actions []string `json:"actions,omitempty"`
 }
@@ -77,7 +80,7 @@ func State(ctx context.Context, c *config.Config, api API) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	rep.Registered, rep.Type, rep.Location = true, repo.Type, repo.Location
+	rep.Registered, rep.Type, rep.Location, rep.SnapshotRate = true, repo.Type, repo.Location, repo.SnapshotRate
 	if _, err := api.VerifyRepository(ctx, rep.Repository); err != nil {
 		rep.VerifyError = err.Error()
 	} else {
