@@ -176,6 +176,23 @@ func indexerDeps(t *testing.T, srv *indexertest.Server) *steps.Deps {
 	return d
 }
 
+// verdict is a gate's answer as the tests name it: ok, nogo, pending or error.
+func verdict(err error) string {
+	var (
+		pe *engine.PendingError
+		ng *engine.NoGoError
+	)
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ng):
+		return "nogo"
+	case errors.As(err, &pe):
+		return "pending"
+	}
+	return "error"
+}
+
 func TestClusterHealthGate(t *testing.T) {
 	redShards := []byte(`[{"index":"siem-lab-red","shard":"0","prirep":"p","state":"UNASSIGNED","unassigned.reason":"INDEX_CREATED"}]`)
 	tests := []struct {
@@ -205,17 +222,8 @@ func TestClusterHealthGate(t *testing.T) {
 			srv := indexertest.NewServer(t, tt.routes)
 			d := indexerDeps(t, srv)
 			out, err := run(t, d, newEnv(d, nil), "gate.cluster_health", map[string]any{"status": "yellow"})
-			var (
-				pe *engine.PendingError
-				ng *engine.NoGoError
-			)
-			got := "ok"
-			switch {
-			case errors.As(err, &ng):
-				got = "nogo"
-			case errors.As(err, &pe):
-				got = "pending"
-			case err != nil:
+			got := verdict(err)
+			if got == "error" {
 				t.Fatalf("error: %v", err)
 			}
 			text := out.Message
@@ -356,19 +364,8 @@ func TestGateOnADownUnit(t *testing.T) {
 			}
 			e := newEnv(d, map[string]any{rundata.KeyTargetVersions: map[string]string{"manager": "4.10.0-1"}})
 			_, err = run(t, d, e, tt.gate, tt.with)
-			var (
-				pe *engine.PendingError
-				ng *engine.NoGoError
-			)
-			got := "error"
-			switch {
-			case errors.As(err, &ng):
-				got = "nogo"
-			case errors.As(err, &pe):
-				got = "pending"
-			}
-			if got != tt.want {
-				t.Fatalf("got %s (%v), want %s", got, err, tt.want)
+			if got := verdict(err); got != tt.want {
+				t.Fatalf("got %s (%v), want %s", verdict(err), err, tt.want)
 			}
 			for _, want := range tt.text {
 				if !strings.Contains(err.Error(), want) {
