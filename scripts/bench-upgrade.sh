@@ -250,8 +250,9 @@ bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step s
 	local mode=$1 tag=$2 t c
 	"$SIEMCTL" services stop shipper dashboard --yes || return
 	if [ "$mode" = snapshot ]; then
-		ix_put "/_snapshot/$REPO_NAME/bare-$tag?wait_for_completion=true" '{"indices":"*","include_global_state":true}' |
-			grep -q '"state":"SUCCESS"' || return
+		t=$(ix_put "/_snapshot/$REPO_NAME/bare-$tag?wait_for_completion=true" '{"indices":"*","include_global_state":true}')
+		grep -q '"state":"SUCCESS"' <<<"$t" || return
+		echo "bare: snapshot in $(jq -r '.snapshot.duration_in_millis / 1000' <<<"$t")s"
 	fi
 	"$SIEMCTL" services stop manager indexer --yes || return
 	rm -rf "$WORK/bare-back"
@@ -263,6 +264,7 @@ bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step s
 		echo 0 >"$WORK/bare-excluded"
 	fi
 	for c in indexer manager shipper dashboard; do
+		t=$(date +%s.%N)
 		apt_install "$(conf "$c.package")=$TARGET" || return
 		[ "$c" != shipper ] || bare_shipper || return
 		start_units "$c" || return
@@ -271,6 +273,7 @@ bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step s
 		manager) wait_for "manager API login" 300 api_answers || return ;;
 		dashboard) wait_for "dashboard answer" 300 dash_answers || return ;;
 		esac
+		echo "bare: $c installed, started and answering in $(awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')s"
 	done
 }
 # start_units COMPONENT...: siemctl services start, where a start still going at the end of the
