@@ -131,6 +131,14 @@ func TestBenchUpgradeFloorLines(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "floor: small/snapshot siemctl 42.0s") {
 		t.Errorf("two modes: %v\n%s", err, out)
 	}
+	// Neither grew: the ratio is not a number, the difference is.
+	res = write("results.tsv", "volume\tmode\tdata_MiB\tindices\tupgrade_s\trollback_s\n"+
+		"small\tsnapshot#1\t79\t51\t24.0\t30.0\nlarge\tsnapshot#1\t1581\t51\t22.5\t40.0\n")
+	bare = write("bare.tsv", "volume\tmode\tbare_s\tback_copy_s\tsec_retry\nsmall\tsnapshot#1\t18.0\t0.4\t0\nlarge\tsnapshot#1\t17.0\t3.1\t0\n")
+	out, err = exec.Command("bash", "../scripts/bench-upgrade-floor.sh", res, bare, retry, "small", "1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "growth: large siemctl -1.5s bare -1.0s ratio n/a (the bare upgrade did not grow; siemctl -0.5s beyond it)\n") {
+		t.Errorf("neither grew: %v\n%s", err, out)
+	}
 }
 
 // TestBenchUpgradeClusterLabIsReachable: the cluster volume alone brings up no single lab; its

@@ -17,7 +17,7 @@ RES=$1 BARE=$2 RETRY=$3 FIRST=$4 NMODES=$5
 echo "the bare upgrade (the spec's steps by hand, same data safety) against siemctl's, mean over the cycles:"
 awk -F'\t' -v first="$FIRST" -v nmodes="$NMODES" '
 	function ratio(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "n/a" }
-	function growth(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "n/a (the bare upgrade did not grow)" }
+	function growth(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : sprintf("n/a (the bare upgrade did not grow; siemctl %+.1fs beyond it)", a - b) }
 	function name(k,   p) { split(k, p, SUBSEP); return (nmodes > 1) ? p[1] "/" p[2] : p[1] }
 	FNR == 1 { next }
 	# retries.tsv: "siemctl <volume>/<mode>#<n>" 0|1 (the bare runs: bare.tsv says the same)
