@@ -38,7 +38,7 @@ func (p *unitParams) wait(cfg *config.Config, comp string) time.Duration {
 		w = max(w, cfg.StartWaits()[comp])
 	}
 	if w == 0 {
-		w = services.Waits[comp]
+		w = config.DefaultStartWaits[comp]
 	}
 	return w
 }

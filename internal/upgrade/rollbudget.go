@@ -5,13 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // The time budget of a rolling upgrade of a distributed deployment, from the same defaults as the
 // single-host budget (each kind's own estimate without a history: defaultOf; the start wait
-// limits of services.Waits): no host keeps a history of the other hosts' turns, so every figure
+// limits of config.DefaultStartWaits): no host keeps a history of the other hosts' turns, so every figure
 // is a default, and the plan says so.
 
 // RollTurn is one turn of the roll to estimate: its entry name and the components it upgrades.
@@ -44,7 +44,7 @@ type RollBudget struct {
 func TurnEstimate(components []string) time.Duration {
 	var d time.Duration
 	for _, c := range components {
-		d += defaultOf("units.stop") + defaultOf("packages.install") + services.Waits[c] + defaultGate
+		d += defaultOf("units.stop") + defaultOf("packages.install") + config.DefaultStartWaits[c] + defaultGate
 		switch c {
 		case "indexer":
 			d += defaultOf("gate.cluster_health")

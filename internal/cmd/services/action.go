@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/units"
@@ -146,7 +147,7 @@ func runAction(ctx context.Context, opts *ActionOptions) error {
 		ep := opts.IO.ErrColors()
 		r.Progress = func(o services.Outcome, done bool) {
 			if !done {
-				limit := services.Waits[o.Component]
+				limit := config.DefaultStartWaits[o.Component]
 				if d, ok := r.Waits[o.Component]; ok {
 					limit = d
 				}

@@ -35,10 +35,6 @@ import (
 // stop uses its reverse.
 var StartOrder = []string{"indexer", "manager", "dashboard", "shipper"}
 
-// Waits are the spec's start wait limits per component, the defaults of the
-// config's start_wait keys (a Runner's Waits carries a host's own).
-var Waits = config.DefaultStartWaits
-
 // Defaults of a Runner.
 const (
 	DefaultProcessWait = 10 * time.Second
@@ -107,7 +103,7 @@ func Select(unitMap map[string]string, names []string) (comps []Component, all b
 		if u == "" {
 			return nil, false, fmt.Errorf("component %s has no unit configured (%s.unit)", n, n)
 		}
-		comps = append(comps, Component{Name: n, Unit: units.Normalize(u), Wait: Waits[n]})
+		comps = append(comps, Component{Name: n, Unit: units.Normalize(u), Wait: config.DefaultStartWaits[n]})
 	}
 	return comps, len(comps) == len(StartOrder), nil
 }
@@ -231,7 +227,7 @@ func (r *Runner) wait(c Component) time.Duration {
 	if c.Wait > 0 {
 		return c.Wait
 	}
-	return Waits[c.Name]
+	return config.DefaultStartWaits[c.Name]
 }
 
 func stateOf(st units.UnitStatus) string {
