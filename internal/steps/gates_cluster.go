@@ -53,12 +53,18 @@ func waitBudget(ctx context.Context) time.Duration {
 }
 
 // notAnswering judges a transport-level failure of component comp (what
-// names its API): "not yet" while it may be starting, a no-go when its unit
-// on this host is stopped or failed (downUnit); other errors stay errors.
+// names its API) as unanswered does; other errors stay errors.
 func notAnswering(ctx context.Context, d *Deps, comp, what string, err error) error {
 	if !cluster.NotAnswering(err) {
 		return err
 	}
+	return unanswered(ctx, d, comp, what, err)
+}
+
+// unanswered is a gate's verdict on component comp that did not answer
+// (err): "not yet" while it may be starting, a no-go when its unit on this
+// host is stopped or failed (downUnit).
+func unanswered(ctx context.Context, d *Deps, comp, what string, err error) error {
 	if down := downUnit(ctx, d, comp); down != "" {
 		return engine.NoGo("%s not answering (%v): %s", what, err, down)
 	}

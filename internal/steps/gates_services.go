@@ -79,10 +79,7 @@ func runDashboard(ctx context.Context, env Env, _ *noParams) (engine.Outcome, er
 	}
 	code, err := d.Dashboard(ctx)
 	if err != nil {
-		if down := downUnit(ctx, d, "dashboard"); down != "" {
-			return engine.Outcome{}, engine.NoGo("dashboard not answering (%v): %s", err, down)
-		}
-		return engine.Outcome{}, engine.Pending("dashboard not answering: %v", err)
+		return engine.Outcome{}, unanswered(ctx, d, "dashboard", "dashboard", err)
 	}
 	if code != 200 && code != 302 {
 		return engine.Outcome{}, engine.Pending("dashboard GET / answered %d", code)
