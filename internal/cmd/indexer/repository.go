@@ -293,12 +293,13 @@ func (o *RepositoryOptions) now() time.Time {
 	return o.Now()
 }
 
-// snapshotRate says a registration's max_snapshot_bytes_per_sec.
+// snapshotRate says a registration's max_snapshot_bytes_per_sec: a zero
+// in any unit (0, 0b, 0mb, …) is no limit.
 func snapshotRate(r string) string {
-	switch r {
-	case "":
+	switch {
+	case r == "":
 		return "at the node's default 40 MB/s (prepare lifts it)"
-	case indexer.UnthrottledSnapshots, "0", "0mb", "0kb":
+	case strings.TrimRight(strings.ToLower(r), "bkmgtp") == "0":
 		return "unthrottled"
 	}
 	return "at most " + r + "/s"

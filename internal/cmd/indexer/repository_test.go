@@ -323,7 +323,7 @@ func TestRepositoryShow(t *testing.T) {
 		t.Errorf("json:\n%s", s)
 	}
 	// The table says how fast its snapshots may copy.
-	for rate, want := range map[string]string{"": "snapshots at the node's default 40 MB/s (prepare lifts it)", "0b": "snapshots unthrottled", "200mb": "snapshots at most 200mb/s"} {
+	for rate, want := range map[string]string{"": "snapshots at the node's default 40 MB/s (prepare lifts it)", "0b": "snapshots unthrottled", "0": "snapshots unthrottled", "0gb": "snapshots unthrottled", "200mb": "snapshots at most 200mb/s", "10b": "snapshots at most 10b/s"} {
 		f.node.repoRate = rate
 		f.opts.Output = ""
 		f.io.Out.(interface{ Reset() }).Reset()
