@@ -247,12 +247,12 @@ bare_shipper() {
 	"${argv[@]}" -e setup --index-management -E output.logstash.enabled=false
 }
 bare_upgrade() { # MODE TAG (set -e does not hold in a tested call: every step says its failure)
-	local mode=$1 tag=$2 t c
+	local mode=$1 tag=$2 t c snap
 	"$SIEMCTL" services stop shipper dashboard --yes || return
 	if [ "$mode" = snapshot ]; then
-		t=$(ix_put "/_snapshot/$REPO_NAME/bare-$tag?wait_for_completion=true" '{"indices":"*","include_global_state":true}')
-		grep -q '"state":"SUCCESS"' <<<"$t" || return
-		echo "bare: snapshot in $(jq -r '.snapshot.duration_in_millis / 1000' <<<"$t")s"
+		snap=$(ix_put "/_snapshot/$REPO_NAME/bare-$tag?wait_for_completion=true" '{"indices":"*","include_global_state":true}')
+		grep -q '"state":"SUCCESS"' <<<"$snap" || return
+		echo "bare: snapshot in $(jq -r '.snapshot.duration_in_millis / 1000' <<<"$snap")s"
 	fi
 	"$SIEMCTL" services stop manager indexer --yes || return
 	rm -rf "$WORK/bare-back"
