@@ -70,10 +70,10 @@ vet:
 	$(GO) vet -tags e2e ./...
 
 fmt:
-	gofmt -w cmd internal runbooks lab packaging
+	gofmt -w cmd internal runbooks lab packaging ansible
 
 fmt-check:
-	@out=$$(gofmt -l cmd internal runbooks lab packaging); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal runbooks lab packaging ansible); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 lint: vet fmt-check
 	@command -v golangci-lint >/dev/null && golangci-lint run ./... || echo "golangci-lint not installed; ran go vet and gofmt"
