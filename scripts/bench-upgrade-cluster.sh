@@ -18,7 +18,7 @@
 #      the wall time of its steps minus their waits on components), the flow's events lost and
 #      duplicated, the probe's share of searches answered with every shard.
 # It writes WORK/cluster.tsv (what, name, value) and prints the cluster lines of
-# scripts/bench-upgrade-cluster-lines.sh. The lab is downed at the end, also on failure.
+# `siemlab bench cluster` (lab/bench). The lab is downed at the end, also on failure.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -181,4 +181,4 @@ for h in $INDEXERS $MANAGERS $DASHBOARDS; do
 	done
 done
 printf 'own\t-\t%s\n' "$own" >>"$TSV"
-"$ROOT/scripts/bench-upgrade-cluster-lines.sh" "$TSV"
+"$SIEMLAB" bench cluster "$TSV"

@@ -30,7 +30,7 @@
 # new since the last one, cycle 2 the next upgrade, whose snapshot copies only new segments).
 #
 # Before each siemctl cycle, the bare upgrade of the same data: the spec's steps by hand's minimum
-# (bare_upgrade below), then the lab put back at the old version; scripts/bench-upgrade-floor.sh
+# (bare_upgrade below), then the lab put back at the old version; `siemlab bench floor`
 # prints per volume the floor (siemctl against bare) and growth lines and the security plugin's
 # first-load retries. Its tables: bare.tsv, retries.tsv.
 #
@@ -393,7 +393,7 @@ awk -F'\t' -v a="${first%%:*}" '
 		print "  " line
 	}' "$RES"
 echo
-"$ROOT/scripts/bench-upgrade-floor.sh" "$RES" "$BARE" "$RETRY" "${first%%:*}" "$(wc -w <<<"$MODES")"
+"$SIEMLAB" bench floor "$RES" "$BARE" "$RETRY" "${first%%:*}" "$(wc -w <<<"$MODES")"
 echo
 echo "results: $RES (own_* = siemctl's own work: wall minus waiting on components, from upgrade status -o json)"
 if [ -n "$CLUSTER" ]; then

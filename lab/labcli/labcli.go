@@ -349,7 +349,7 @@ default 512m (siemlab up --indexer-heap 2g).`,
 	load.Flags().Uint64Var(&seed, "seed", 1, "the same seed gives the same documents")
 	load.Flags().BoolVar(&asJSON, "json", false, "JSON report")
 
-	root.AddCommand(up, down, status, load, flowCmd(stdout, stderr, open, openDist), filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
+	root.AddCommand(up, down, status, load, flowCmd(stdout, stderr, open, openDist), benchCmd(stdout), filebeat, faultCmd("fault", "Inject a fault into the running lab", false), faultCmd("heal", "Remove a fault and wait until the stack is healthy", true))
 	if deps.EmuMain != nil {
 		root.AddCommand(&cobra.Command{
 			Use:                "emu NAME [ARGS...]",

@@ -37,6 +37,9 @@ func TestMain_Usage(t *testing.T) {
 		{"emu dispatch", []string{"emu", "siem-control", "status", "-x"}, 0, "emu ran", ""},
 		{"emu exit code", []string{"emu", "fail"}, 3, "emu ran", ""},
 		{"unknown command", []string{"frobnicate"}, 1, "", "unknown command"},
+		{"bench floor with modes 0", []string{"bench", "floor", "r", "b", "t", "small", "0"}, 2, "", `MODES "0": want a whole number from 1`},
+		{"bench floor of missing tables", []string{"bench", "floor", "/nonexistent-siemlab/r.tsv", "b", "t", "small", "1"}, 1, "", "/nonexistent-siemlab/r.tsv"},
+		{"bench cluster of a missing table", []string{"bench", "cluster", "/nonexistent-siemlab/cluster.tsv"}, 1, "", "/nonexistent-siemlab/cluster.tsv"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
