@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/probeevent"
 )
 
 // A flow is a steady stream of tagged events into the lab's manager (the probe's sshd line over
@@ -23,7 +23,7 @@ import (
 // an upgrade and a rollback while traffic runs.
 
 // FlowNonce is the nonce of event seq of a flow tagged tag (the probe's invalid user is
-// probe.UserPrefix + nonce).
+// probeevent.UserPrefix + nonce).
 func FlowNonce(tag string, seq int) string { return fmt.Sprintf("%s-%07d", tag, seq) }
 
 var flowTag = regexp.MustCompile(`^[a-z0-9]{1,24}$`)
@@ -61,8 +61,8 @@ func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, fir
 		case <-ctx.Done():
 			return seq, nil
 		case now := <-t.C:
-			msg := probe.Message(FlowNonce(tag, seq), byte(1+seq%250), 1024+seq%60000)
-			_, _ = conns[seq%len(conns)].Write([]byte(probe.Frame(now, "flow-"+tag, msg)))
+			msg := probeevent.Message(FlowNonce(tag, seq), byte(1+seq%250), 1024+seq%60000)
+			_, _ = conns[seq%len(conns)].Write([]byte(probeevent.Frame(now, "flow-"+tag, msg)))
 			seq++
 		}
 	}
@@ -95,7 +95,7 @@ func checkFlow(ctx context.Context, tag string, alertsFiles []string, prefix str
 	if !flowTag.MatchString(tag) {
 		return FlowReport{Tag: tag}, fmt.Errorf("flow: tag %q: want 1-24 lowercase letters and digits", tag)
 	}
-	re := regexp.MustCompile(regexp.QuoteMeta(probe.UserPrefix+tag+"-") + `([0-9]+)`)
+	re := regexp.MustCompile(regexp.QuoteMeta(probeevent.UserPrefix+tag+"-") + `([0-9]+)`)
 	written := map[int]bool{}
 	for _, f := range alertsFiles {
 		w, err := flowInFile(f, re)
@@ -110,7 +110,7 @@ func checkFlow(ctx context.Context, tag string, alertsFiles []string, prefix str
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
-	indexed, err := c.flowIndexed(ctx, prefix, probe.UserPrefix+tag+"-", re)
+	indexed, err := c.flowIndexed(ctx, prefix, probeevent.UserPrefix+tag+"-", re)
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}

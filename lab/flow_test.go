@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/probeevent"
 )
 
 // The check counts per event: one lost (in the file, not indexed), one indexed twice, one stray
@@ -23,7 +23,7 @@ func TestFlowCounts(t *testing.T) {
 	var file strings.Builder
 	for _, seq := range []int{1, 2, 3, 4} {
 		fmt.Fprintf(&file, `{"rule":{"id":"5710"},"data":{"srcuser":"%s%s"},"full_log":"Failed password for invalid user %s%s"}`+"\n",
-			probe.UserPrefix, FlowNonce("t1", seq), probe.UserPrefix, FlowNonce("t1", seq))
+			probeevent.UserPrefix, FlowNonce("t1", seq), probeevent.UserPrefix, FlowNonce("t1", seq))
 	}
 	file.WriteString(`{"rule":{"id":"5710"},"data":{"srcuser":"siemctl-probe-other-0000001"}}` + "\n")
 	if err := os.WriteFile(alerts, []byte(file.String()), 0o644); err != nil {
@@ -46,12 +46,12 @@ func TestFlowCounts(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &indexerClient{base: srv.URL, user: "admin", password: "x", hc: srv.Client()}
-	re := regexp.MustCompile(regexp.QuoteMeta(probe.UserPrefix+"t1-") + `([0-9]+)`)
+	re := regexp.MustCompile(regexp.QuoteMeta(probeevent.UserPrefix+"t1-") + `([0-9]+)`)
 	written, err := flowInFile(alerts, re)
 	if err != nil {
 		t.Fatal(err)
 	}
-	indexed, err := c.flowIndexed(t.Context(), "siem-alerts-4.x-", probe.UserPrefix+"t1-", re)
+	indexed, err := c.flowIndexed(t.Context(), "siem-alerts-4.x-", probeevent.UserPrefix+"t1-", re)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/probeevent"
 )
 
 // dataSafetyPortOffset: the snapshot-mode lab (its own offset: the other
@@ -31,7 +31,7 @@ func (c *labClient) realCounts(t *testing.T) map[string]int64 {
 		var r struct {
 			Count int64 `json:"count"`
 		}
-		c.get(t, http.MethodGet, "/"+idx+"/_count?q="+url.QueryEscape("NOT data.srcuser:"+probe.UserPrefix+"*"), &r)
+		c.get(t, http.MethodGet, "/"+idx+"/_count?q="+url.QueryEscape("NOT data.srcuser:"+probeevent.UserPrefix+"*"), &r)
 		out[idx] = r.Count
 	}
 	return out
@@ -43,7 +43,7 @@ func (c *labClient) countsBefore(t *testing.T, before time.Time) map[string]int6
 	t.Helper()
 	out := map[string]int64{}
 	q := fmt.Sprintf(`{"query":{"bool":{"must_not":{"prefix":{"data.srcuser":%q}},"filter":{"range":{"timestamp":{"lt":%q}}}}}}`,
-		probe.UserPrefix, before.UTC().Format("2006-01-02T15:04:05.000Z"))
+		probeevent.UserPrefix, before.UTC().Format("2006-01-02T15:04:05.000Z"))
 	for idx := range c.alertCounts(t) {
 		var r struct {
 			Count int64 `json:"count"`

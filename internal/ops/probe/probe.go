@@ -30,6 +30,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/probeevent"
 )
 
 // Hop and component names.
@@ -51,9 +52,6 @@ const (
 	StateFailed  = "failed"
 	StateSkipped = "skipped" // not observable from here (e.g. alerts file unreadable)
 )
-
-// UserPrefix starts the invalid user name that carries the nonce.
-const UserPrefix = "siemctl-probe-"
 
 // Searcher is the part of the indexer client the probe uses.
 type Searcher interface {
@@ -142,10 +140,10 @@ func NewEvent(r io.Reader) (Event, error) {
 }
 
 // Marker is the unique text the event carries (the invalid user's name).
-func (e Event) Marker() string { return UserPrefix + e.Nonce }
+func (e Event) Marker() string { return probeevent.UserPrefix + e.Nonce }
 
 // Line is the sshd message sent (without the syslog header).
-func (e Event) Line() string { return Message(e.Nonce, e.Host, e.Port) }
+func (e Event) Line() string { return probeevent.Message(e.Nonce, e.Host, e.Port) }
 
 // PID is the sshd pid in the queue frame's header.
 func (e Event) PID() int { return 1000 + e.Port%30000 }
@@ -159,20 +157,6 @@ func (e Event) Query() string {
 // Send sends the event to t, stamped ts.
 func (e Event) Send(ctx context.Context, t Target, ts time.Time) error {
 	return t.Send(ctx, ts, e.PID(), e.Line())
-}
-
-// Message is the sshd line the probe sends (without the syslog header).
-func Message(nonce string, host byte, port int) string {
-	return fmt.Sprintf("Failed password for invalid user %s%s from 192.0.2.%d port %d ssh2", UserPrefix, nonce, host, port)
-}
-
-// Frame builds the RFC 3164 datagram: <38> is auth.info, the facility and
-// severity sshd logs failed logins with; the tag is sshd.
-func Frame(ts time.Time, hostname, msg string) string {
-	if hostname == "" || strings.ContainsAny(hostname, " \t") {
-		hostname = "localhost"
-	}
-	return "<38>" + ts.Format(time.Stamp) + " " + hostname + " sshd: " + msg
 }
 
 // QueueSocket is analysisd's input socket under the manager's install dir,
@@ -247,7 +231,7 @@ func (t Target) Send(ctx context.Context, ts time.Time, pid int, msg string) err
 	}
 	if t.Syslog != "" {
 		network, addr, _ := ParseSyslog(t.Syslog)
-		return send(ctx, dial, network, addr, Frame(ts, t.Hostname, msg))
+		return send(ctx, dial, network, addr, probeevent.Frame(ts, t.Hostname, msg))
 	}
 	return sendQueue(ctx, dial, t.Queue, QueueFrame(ts, t.Hostname, pid, msg))
 }
