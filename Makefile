@@ -86,6 +86,7 @@ cover:
 
 docs: build
 	$(BIN)/siemctl docs man docs/man
+	$(BIN)/siemctl docs markdown docs/commands
 	mkdir -p docs/completion
 	$(BIN)/siemctl completion bash > docs/completion/siemctl.bash
 	$(BIN)/siemctl completion zsh > docs/completion/_siemctl

@@ -1,4 +1,4 @@
-// Command siemctl checks, upgrades and rolls back a single-host SIEM stack.
+// Command siemctl checks, upgrades and rolls back a SIEM stack, on one host or node by node across a distributed deployment.
 package main
 
 import (

@@ -13,7 +13,29 @@ import (
 )
 
 func newCmdDocs(root *cobra.Command) *cobra.Command {
-	return Group(&cobra.Command{Use: "docs", Short: "Generate documentation"}, &cobra.Command{
+	markdown := &cobra.Command{
+		Use:     "markdown DIR",
+		Short:   "Write the command reference as Markdown into DIR: one page per command and an index (README.md)",
+		Example: "  siemctl docs markdown docs/commands",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pages, err := MarkdownPages(root)
+			if err != nil {
+				return fmt.Errorf("write the command reference: %w", err)
+			}
+			if err := os.MkdirAll(args[0], 0o755); err != nil {
+				return err
+			}
+			for name, page := range pages {
+				if err := os.WriteFile(filepath.Join(args[0], name), page, 0o644); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d pages written to %s\n", len(pages), args[0])
+			return nil
+		},
+	}
+	return Group(&cobra.Command{Use: "docs", Short: "Generate documentation"}, markdown, &cobra.Command{
 		Use:     "man DIR",
 		Short:   "Write one man page per command into DIR (siemctl-health.1, …)",
 		Example: "  siemctl docs man /usr/local/share/man/man1",
@@ -61,6 +83,47 @@ func WriteManPages(root *cobra.Command, dir string, date *time.Time) error {
 		return os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644)
 	}
 	return walk(root)
+}
+
+// MarkdownPages is the command reference in Markdown: one page per available
+// command, named after its path (siemctl_upgrade_apply.md, as cobra names them,
+// linked to each other), and README.md listing every command with its summary.
+// The pages carry no generation date, so the same tree gives the same bytes and
+// a checked-in copy can be compared with a new one.
+func MarkdownPages(root *cobra.Command) (map[string][]byte, error) {
+	root.DisableAutoGenTag = true
+	pages := map[string][]byte{}
+	var index strings.Builder
+	index.WriteString("# siemctl command reference\n\nGenerated from the commands' own help (`make docs`; a unit test fails when it is stale).\n" +
+		"Exit codes, the environment and the files every command reads: [siemctl](siemctl.md).\n\n")
+	var walk func(c *cobra.Command, depth int) error
+	walk = func(c *cobra.Command, depth int) error {
+		var buf bytes.Buffer
+		if err := doc.GenMarkdownCustom(c, &buf, func(s string) string { return s }); err != nil {
+			return err
+		}
+		page := buf.String()
+		if c == root {
+			page += "\n### Exit codes\n\n```\n" + strings.TrimRight(strings.SplitN(exitCodesHelp, "\n\n", 2)[1], "\n") + "\n```\n"
+		}
+		name := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
+		pages[name] = []byte(page)
+		fmt.Fprintf(&index, "%s- [%s](%s) — %s\n", strings.Repeat("  ", depth), c.CommandPath(), name, c.Short)
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
+				continue
+			}
+			if err := walk(sub, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(root, 0); err != nil {
+		return nil, err
+	}
+	pages["README.md"] = []byte(index.String())
+	return pages, nil
 }
 
 // manSections are the sections every page carries (roff).

@@ -151,8 +151,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	g := f.Global
 	root := &cobra.Command{
 		Use:   "siemctl",
-		Short: "Check, upgrade and roll back a single-host SIEM stack",
-		Long: `siemctl checks, upgrades and rolls back a single-host SIEM stack: an OpenSearch-based
+		Short: "Check, upgrade and roll back a SIEM stack, on one host or node by node across a cluster",
+		Long: `siemctl checks, upgrades and rolls back a SIEM stack, on one host or node by node: an OpenSearch-based
 indexer, a Wazuh-like manager, a web dashboard and a Filebeat-like shipper, all systemd units.
 
   siemctl health                      is the SIEM working, and if not, what do I do

@@ -11,6 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
+	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -110,4 +111,18 @@ func TestChangingCommandsHaveDryRun(t *testing.T) {
 	if !slices.Equal(withDryRun, want) {
 		t.Errorf("commands with --dry-run:\n%v\nwant:\n%v", withDryRun, want)
 	}
+}
+
+// TestCommandReference: docs/commands, the command reference in Markdown, is what the commands'
+// own help says now: a flag, a command or a help text changed without `make golden` fails here,
+// so the reference cannot go stale.
+func TestCommandReference(t *testing.T) {
+	pages, err := cli.MarkdownPages(tree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) < 50 || pages["siemctl_upgrade_apply.md"] == nil || pages["README.md"] == nil {
+		t.Fatalf("%d pages, want one per command and the index", len(pages))
+	}
+	golden.AssertTree(t, "../../../docs/commands", pages)
 }
