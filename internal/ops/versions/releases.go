@@ -210,3 +210,30 @@ func part(p []string, i int) int {
 }
 
 func major(v string) int { return part(strings.Split(v, "."), 0) }
+
+// Known are the release table's facts about the installed indexer release up and the versions its
+// nodes run (evidence lines): the OpenSearch the release carries, a node running another, a node on
+// a trap version, or a release the table does not know.
+func Known(up string, nodes []indexer.NodeVersion) []string {
+	var out []string
+	r, ok := ReleaseOf(up)
+	switch {
+	case ok:
+		out = append(out, fmt.Sprintf("release table: Wazuh %s's indexer is OpenSearch %s", up, r.OpenSearch))
+		for _, n := range nodes {
+			if n.Version != r.OpenSearch {
+				out = append(out, fmt.Sprintf("node %s runs OpenSearch %s, not the %s of Wazuh %s (a package not from Wazuh, or a node not restarted after its upgrade)", n.Name, n.Version, r.OpenSearch, up))
+			}
+		}
+	case major(up) == 4:
+		out = append(out, fmt.Sprintf("release table: Wazuh %s is not in it (it knows 4.8.0 to %s)", up, Releases[len(Releases)-1].To))
+	}
+	for _, t := range Traps {
+		for _, n := range nodes {
+			if n.Version == t.OpenSearch {
+				out = append(out, "node "+n.Name+": "+t.Problem)
+			}
+		}
+	}
+	return out
+}

@@ -119,3 +119,23 @@ func TestCross(t *testing.T) {
 		}
 	})
 }
+
+func TestKnown(t *testing.T) {
+	nodes := []indexer.NodeVersion{{Name: "node-1", Version: "2.19.4"}, {Name: "node-2", Version: "2.19.0"}}
+	got := strings.Join(Known("4.14.4", nodes), "\n")
+	for _, want := range []string{"release table: Wazuh 4.14.4's indexer is OpenSearch 2.19.4", "node node-2 runs OpenSearch 2.19.0, not the 2.19.4 of Wazuh 4.14.4", "node node-2: OpenSearch 2.19.0 crashes"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "node node-1 runs") {
+		t.Errorf("node-1 runs the release's OpenSearch:\n%s", got)
+	}
+	if got := Known("4.14.9", nil); len(got) != 1 || !strings.Contains(got[0], "Wazuh 4.14.9 is not in it (it knows 4.8.0 to 4.14.8)") {
+		t.Errorf("%q", got)
+	}
+	v := Judge(Facts{Installed: map[string]string{"indexer": "4.12.0-1", "manager": "4.12.0-1", "dashboard": "4.12.0-1"}, Indexer: []indexer.NodeVersion{{Name: "n", Version: "2.19.1"}}})
+	if !v.OK() || !strings.Contains(strings.Join(v.Evidence, "\n"), "release table: Wazuh 4.12.0's indexer is OpenSearch 2.19.1") {
+		t.Errorf("%+v", v)
+	}
+}
