@@ -18,7 +18,9 @@ const releasesPortOffset = 700
 // TestE2EPlanRealReleases: a lab of the real Wazuh 4.12.0 (OpenSearch 2.19.1): health shows the
 // release table's OpenSearch and the nodes' agree; the plan to 4.14.4 names OpenSearch 2.19.1 →
 // 2.19.4 (from _nodes, not GET /'s 7.10.2) and the rollback method; the plan to 5.0.0 is a NO-GO
-// naming the migration.
+// naming the migration; the upgrade to 4.14.4 and its rollback keep every alert (the layout's
+// shipper module is not managed: the wazuh layout's 4.14.2+ module is fetched from
+// packages.wazuh.com, which the lab does not serve).
 func TestE2EPlanRealReleases(t *testing.T) {
 	binaries(t)
 	l := e2e.Up(t, e2e.Options{PortOffset: releasesPortOffset, Version: "4.12.0"})
@@ -59,5 +61,25 @@ func TestE2EPlanRealReleases(t *testing.T) {
 			t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		wantPackages(t, l.Dir, "4.12.0-1") // nothing touched
+	})
+	c := newLabClient(t, l.Dir)
+	before := c.alertCounts(t)
+	t.Run("upgrade to 4.14.4", func(t *testing.T) {
+		mustCode(t, l.Siemctl("upgrade", "apply", "--to", "4.14.4", "--yes"), 0, "upgrade apply")
+		wantPackages(t, l.Dir, "4.14.4-1")
+		if v := c.openSearchVersion(t); v != "2.19.4" {
+			t.Errorf("OpenSearch %s after the upgrade, want 2.19.4", v)
+		}
+		healthOK(t, l)
+		noLoss(t, before, c.alertCounts(t))
+	})
+	t.Run("rollback to 4.12.0", func(t *testing.T) {
+		mustCode(t, l.Siemctl("rollback", "--yes"), 0, "rollback")
+		wantPackages(t, l.Dir, "4.12.0-1")
+		if v := c.openSearchVersion(t); v != "2.19.1" {
+			t.Errorf("OpenSearch %s after the rollback, want 2.19.1", v)
+		}
+		healthOK(t, l)
+		noLoss(t, before, c.alertCounts(t))
 	})
 }
