@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/siemctl/siemctl/lab/emu/faults"
@@ -147,13 +148,16 @@ func (d *Distributed) managerPair(ctx context.Context) (master, worker *Lab, ins
 	return master, worker, installed, nil
 }
 
-// otherRelease is the Debian version of the lab's other release (Versions) than installed.
+// otherRelease is the Debian version of the lab's other release than installed: the next newer
+// of its set (SetOf), else the one before it.
 func otherRelease(installed string) (string, error) {
 	up, _, _ := strings.Cut(installed, "-")
-	for _, v := range Versions {
-		if v != up {
-			return v + "-1", nil
+	set := SetOf(up)
+	if i := slices.Index(set, up); i >= 0 && len(set) > 1 {
+		if i+1 < len(set) {
+			return set[i+1] + "-1", nil
 		}
+		return set[i-1] + "-1", nil
 	}
-	return "", fmt.Errorf("the lab builds no other release than %s (%s)", installed, strings.Join(Versions, ", "))
+	return "", fmt.Errorf("the lab builds no other release than %s (%s)", installed, strings.Join(SetOf(up), ", "))
 }

@@ -13,7 +13,7 @@ import (
 
 // noRejoinFaultKinds are the distributed lab's rejoin faults.
 var noRejoinFaultKinds = []FaultKind{
-	{"indexer-no-rejoin:<host>", "a drop-in on that indexer node's unit (indexer-1 … indexer-3): once its package carries the lab's newest OpenSearch, the node starts with another cluster.name, so it answers but every handshake with the other nodes fails (its log: the remote cluster name does not match the local one) and it never rejoins; the older release starts as before (a rollback heals it). Heal removes the drop-in and restarts the node when it runs the newest release, then waits for green with every node", false},
+	{"indexer-no-rejoin:<host>", "a drop-in on that indexer node's unit (indexer-1 … indexer-3): once its package carries the newest OpenSearch of the lab's release set, the node starts with another cluster.name, so it answers but every handshake with the other nodes fails (its log: the remote cluster name does not match the local one) and it never rejoins; the older release starts as before (a rollback heals it). Heal removes the drop-in and restarts the node when it runs the newest release, then waits for green with every node", false},
 }
 
 // NoRejoinDropIn is the indexer-no-rejoin fault's drop-in (relative to a host's root).
@@ -34,8 +34,15 @@ ExecStart=/bin/sh -c 'a=; if [ -e "$${OPENSEARCH_HOME}/lib/opensearch-%[1]s.jar"
 `, newest, NoRejoinClusterName, IndexerUID)
 }
 
-// newestOpenSearch is the OpenSearch of the lab's newest indexer release.
-func newestOpenSearch() string { return indexerOpenSearch[Versions[len(Versions)-1]] }
+// newestOpenSearch is the OpenSearch of the newest indexer release built with version (its set).
+func newestOpenSearch(version string) string {
+	set := SetOf(version)
+	if len(set) == 0 {
+		return ""
+	}
+	osv, _ := OpenSearchVersion(set[len(set)-1])
+	return osv
+}
 
 func (d *Distributed) indexerNoRejoin(ctx context.Context, host string, on bool) error {
 	h, err := d.indexerNode(host)
@@ -47,7 +54,7 @@ func (d *Distributed) indexerNoRejoin(ctx context.Context, host string, on bool)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, []byte(noRejoinDropIn(newestOpenSearch())), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(noRejoinDropIn(newestOpenSearch(h.st.Version))), 0o644); err != nil {
 			return err
 		}
 		return h.withUnits(ctx, func(c unitConn) error { return c.ReloadContext(ctx) })
@@ -58,7 +65,7 @@ func (d *Distributed) indexerNoRejoin(ctx context.Context, host string, on bool)
 	if err := h.withUnits(ctx, func(c unitConn) error { return c.ReloadContext(ctx) }); err != nil {
 		return err
 	}
-	jar := filepath.Join(h.st.Root, h.prof.IndexerHome(), "lib", "opensearch-"+newestOpenSearch()+".jar")
+	jar := filepath.Join(h.st.Root, h.prof.IndexerHome(), "lib", "opensearch-"+newestOpenSearch(h.st.Version)+".jar")
 	if _, err := os.Stat(jar); err == nil { // it may run the broken name: start it again without it
 		unit := h.prof.IndexerUnit()
 		if err := h.stopUnit(ctx, unit); err != nil {

@@ -29,7 +29,7 @@ func TestE2EIngestPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := &Cache{Dir: filepath.Join(home, ".cache", "siemlab")}
-	for _, v := range Versions {
+	for _, v := range SetOf(l.st.Version) { // the releases built with the installed one
 		osv, _ := OpenSearchVersion(v)
 		if ok, why := cache.Ready(osv); !ok {
 			t.Errorf("cache of OpenSearch %s not ready after up: %s", osv, why)

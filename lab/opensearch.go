@@ -18,21 +18,87 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/siemctl/siemctl/internal/ops/versions"
 )
 
-// OpenSearch versions carried by the indexer packages.
-var indexerOpenSearch = map[string]string{"4.9.0": "2.11.1", "4.10.0": "2.19.3"}
+// Release is one version the lab builds packages of.
+type Release struct {
+	Version    string // upstream package version (the Debian version is +"-1")
+	OpenSearch string // the OpenSearch its indexer package carries
+	// Wazuh: a real Wazuh release, whose OpenSearch is the product's release table's
+	// (versions.Releases); false for the lab's own builds, which only borrow a version number.
+	Wazuh bool
+	// Set names the releases one lab builds together (up installs one, the others are there to
+	// upgrade or downgrade to).
+	Set string
+}
 
-// Versions are the package versions the lab builds (upstream; the Debian version is +"-1").
-var Versions = []string{"4.9.0", "4.10.0"}
+// Releases are the versions the lab builds, by set, oldest first:
+//   - "wazuh": real Wazuh releases whose OpenSearch security plugin Maven Central serves (4.12.0 on
+//     2.19.1, 4.14.1 on 2.19.3, 4.14.4 on 2.19.4); their OpenSearch is read from the release table.
+//   - "lab": the lab's own builds under the numbers 4.9.0 and 4.10.0, which are NOT those Wazuh
+//     releases (real 4.9.0 runs OpenSearch 2.13.0, 4.10.0 runs 2.16.0): OpenSearch 2.11.1 → 2.19.3,
+//     kept as the cross-codec case (2.11.1 cannot read the segments 2.19 writes).
+var Releases = []Release{
+	{Version: "4.9.0", OpenSearch: "2.11.1", Set: "lab"},
+	{Version: "4.10.0", OpenSearch: "2.19.3", Set: "lab"},
+	wazuhRelease("4.12.0"),
+	wazuhRelease("4.14.1"),
+	wazuhRelease("4.14.4"),
+}
+
+// wazuhRelease is a real Wazuh release of the "wazuh" set, its OpenSearch from the release table.
+func wazuhRelease(v string) Release {
+	r, ok := versions.ReleaseOf(v)
+	if !ok {
+		panic("lab: Wazuh " + v + " is not in the release table")
+	}
+	return Release{Version: v, OpenSearch: r.OpenSearch, Wazuh: true, Set: "wazuh"}
+}
+
+// Versions are every version the lab can install (up --version), oldest first per set.
+var Versions = func() []string {
+	var out []string
+	for _, r := range Releases {
+		out = append(out, r.Version)
+	}
+	return out
+}()
+
+// ReleaseOf returns the lab's release of a version.
+func ReleaseOf(v string) (Release, bool) {
+	for _, r := range Releases {
+		if r.Version == v {
+			return r, true
+		}
+	}
+	return Release{}, false
+}
+
+// SetOf returns the versions built together with v (its set), oldest first; nil for a version
+// the lab does not build.
+func SetOf(v string) []string {
+	r, ok := ReleaseOf(v)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, o := range Releases {
+		if o.Set == r.Set {
+			out = append(out, o.Version)
+		}
+	}
+	return out
+}
 
 // OpenSearchVersion returns the OpenSearch version of an indexer package version.
 func OpenSearchVersion(v string) (string, error) {
-	os, ok := indexerOpenSearch[v]
+	r, ok := ReleaseOf(v)
 	if !ok {
 		return "", fmt.Errorf("no OpenSearch for indexer %s (known: %s)", v, strings.Join(Versions, ", "))
 	}
-	return os, nil
+	return r.OpenSearch, nil
 }
 
 // IndexerUID is the unprivileged user OpenSearch runs as (OpenSearch refuses to run as root).

@@ -201,7 +201,7 @@ func checkTraversable(dir string) error {
 
 func (l *Lab) prepareOpenSearch(ctx context.Context, opts Options) error {
 	c := &Cache{Dir: opts.CacheDir, Logger: l.log, Progress: l.prog}
-	for _, v := range Versions {
+	for _, v := range SetOf(l.st.Version) {
 		osv, _ := OpenSearchVersion(v)
 		t0 := time.Now()
 		did, err := c.Prepare(ctx, osv)
@@ -261,7 +261,7 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 			}
 		}
 	}
-	for _, v := range Versions {
+	for _, v := range SetOf(l.st.Version) {
 		osv, _ := OpenSearchVersion(v)
 		if l.runs("indexer") {
 			p, err := IndexerPackage(IndexerSpec{Profile: l.prof, Version: v, Root: l.st.Root, Dist: l.distDir(osv), HTTPPort: l.st.Ports.Indexer, TransPort: l.st.Ports.Transport, JavaHome: javaHome, Heap: opts.IndexerHeap,
@@ -434,7 +434,7 @@ func (l *Lab) configureIndexer(copyCert certCopier, pw map[string]string) error 
 func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map[string]string) error {
 	r := l.st.Root
 	{
-		for _, v := range Versions {
+		for _, v := range SetOf(l.st.Version) {
 			if err := writeFile(l.templatePath(v), l.emu.Template(v, l.prof.AlertsPrefix()), 0o644); err != nil {
 				return err
 			}

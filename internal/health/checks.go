@@ -32,7 +32,7 @@ func Catalogue() []Check {
 		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
 		{ID: "manager.cluster", Component: "manager", Title: "manager cluster: every node connected, one version, keepalives fresh, rulesets in sync", Run: checkManagerCluster, Needs: []string{keyManagerInfo}},
-		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard}},
+		{ID: "versions", Component: "stack", Title: "indexer, manager and dashboard at the same version", Run: checkVersions, Needs: []string{keyPackages, keyManagerInfo, keyDashboard, keyIndexerNodes}},
 		{ID: "agents", Component: "manager", Title: "agents connected and not newer than the manager", Run: checkAgents, Needs: []string{keyManagerInfo}},
 		{ID: "alerts.flow", Component: "alerts", Title: "alerts indexed in the last 5 minutes", Run: withIndexer(checkAlertsFlow), Needs: []string{keyIndexerInfo}},
 		{ID: "dashboard", Component: "dashboard", Title: "dashboard answers and reaches its indexer", Run: checkDashboard, Needs: []string{keyDashboard}},
@@ -177,6 +177,11 @@ func errString(err error) string {
 
 func indexerInfo(ctx context.Context, e *Env) (indexer.Info, error) {
 	return Shared(ctx, e, keyIndexerInfo, on(e.Stack.Indexer, IndexerAPI.Info))
+}
+
+// indexerNodes are the nodes' real OpenSearch versions (_nodes; GET / says 7.10.2).
+func indexerNodes(ctx context.Context, e *Env) ([]indexer.NodeVersion, error) {
+	return Shared(ctx, e, keyIndexerNodes, on(e.Stack.Indexer, IndexerAPI.NodesVersions))
 }
 
 func indexerHealth(ctx context.Context, e *Env) (indexer.Health, error) {

@@ -31,6 +31,9 @@ func checkVersions(ctx context.Context, e *Env) Result {
 			f.Dashboard = d.Version
 		}
 	}
+	if e.Stack.Indexer.OK() && c.Runs("indexer") {
+		f.Indexer, _ = indexerNodes(ctx, e) // shown against the release table, best effort
+	}
 	v := versions.Judge(f)
 	evidence := append(v.Evidence, notHere(c)...)
 	if !v.OK() {

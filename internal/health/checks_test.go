@@ -475,3 +475,15 @@ func TestSecretsCredentialEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsReadTheReleaseTable: the versions check shows the OpenSearch the installed release
+// carries (versions.Releases) against what the nodes run (_nodes), without judging the lab's own
+// builds.
+func TestVersionsReadTheReleaseTable(t *testing.T) {
+	e := healthyWorld().env(t)
+	r := runChecks(t, e, 5*time.Second, "versions")["versions"]
+	ev := strings.Join(r.Evidence, "\n")
+	if r.Status != OK || !strings.Contains(ev, "release table: Wazuh 4.9.0's indexer is OpenSearch 2.13.0") || !strings.Contains(ev, "indexer runs ") {
+		t.Fatalf("versions %s: %s\n%s", r.Status, r.Summary, ev)
+	}
+}

@@ -8,6 +8,7 @@ const (
 	keyIndexerHealth   = "indexer.health"
 	keyIndexerSettings = "indexer.settings"
 	keyIndexerShards   = "indexer.shards"
+	keyIndexerNodes    = "indexer.nodes"
 	keyManagerInfo     = "manager.info"
 	keyManagerStatus   = "manager.status"
 	keyPackages        = "packages"
@@ -37,6 +38,7 @@ func prefetch(ctx context.Context, e *Env, checks []Check) {
 		start(keyIndexerHealth, func(ctx context.Context) { indexerHealth(ctx, e) })
 		start(keyIndexerSettings, func(ctx context.Context) { indexerSettings(ctx, e) })
 		start(keyIndexerShards, func(ctx context.Context) { indexerShards(ctx, e) })
+		start(keyIndexerNodes, func(ctx context.Context) { indexerNodes(ctx, e) })
 	}
 	if e.Stack.Manager.OK() {
 		start(keyManagerInfo, func(ctx context.Context) { managerInfo(ctx, e) })

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -58,10 +59,25 @@ func ResolveTarget(ctx context.Context, pk steps.PackagesAPI, names map[string]s
 	if err != nil {
 		return nil, err
 	}
+	// The package manager is asked for every package at once (each ask is a process: in sequence
+	// they cost a loaded host seconds), all within ctx.
+	type answer struct {
+		pol packages.Policy
+		err error
+	}
+	answers := make([]answer, len(comps))
+	var wg sync.WaitGroup
+	for i, c := range comps {
+		wg.Go(func() {
+			pol, err := pk.Candidates(ctx, names[c])
+			answers[i] = answer{pol, err}
+		})
+	}
+	wg.Wait()
 	out := make([]Candidate, 0, len(comps))
-	for _, c := range comps {
+	for i, c := range comps {
 		cand := Candidate{Component: c, Package: names[c], Installed: inst[c], Available: []string{}}
-		pol, err := pk.Candidates(ctx, names[c])
+		pol, err := answers[i].pol, answers[i].err
 		switch {
 		case errors.Is(err, packages.ErrUnsupported):
 			if !strings.Contains(want, "-") {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/wazuhreal"
 	"github.com/siemctl/siemctl/lab/emu/faults"
 	"github.com/siemctl/siemctl/lab/emu/manager"
 )
@@ -109,8 +110,8 @@ func TestTemplateVersions(t *testing.T) {
 		t.Fatal("templates of 4.9.0 and 4.10.0 are identical")
 	}
 	s := a["settings"].(map[string]any)
-	if a["order"] != float64(0) || a["index_patterns"].([]any)[0] != "siem-alerts-4.x-*" || s["index.number_of_shards"] != "1" ||
-		s["index.number_of_replicas"] != "0" || s["index.refresh_interval"] != "5s" || a["version"] != b["version"] {
+	if a["order"] != float64(0) || a["index_patterns"].([]any)[0] != "siem-alerts-4.x-*" || s["index.number_of_shards"] != "3" ||
+		s["index.number_of_replicas"] != "0" || s["index.auto_expand_replicas"] != "0-1" || s["index.refresh_interval"] != "5s" || a["version"] != b["version"] {
 		t.Fatalf("template 4.9.0: %v", a)
 	}
 	props := a["mappings"].(map[string]any)["properties"].(map[string]any)
@@ -209,5 +210,27 @@ func TestPackageFilesWazuhLayout(t *testing.T) {
 	}
 	if !bytes.Contains(unit, []byte("ExecStart=/lab/root/usr/share/wazuh-dashboard/bin/siem-dashboard --config /lab/root/etc/wazuh-dashboard/opensearch_dashboards.yml")) {
 		t.Errorf("unit:\n%s", unit)
+	}
+}
+
+// The lab's alerts template has the index settings of Wazuh's own wazuh-template.json (4.9.0 and
+// 4.10.0, read in place from ../shared/reference/wazuh-real): shards, replicas, auto-expand,
+// refresh and the fields limit (the default_field list is the real one's concern, not the lab's).
+func TestTemplateSettingsAreWazuhs(t *testing.T) {
+	for _, v := range []string{"4.9.0", "4.10.0"} {
+		var real, lab struct {
+			Settings map[string]any `json:"settings"`
+		}
+		if err := json.Unmarshal(wazuhreal.Read(t, "wazuh-v"+v, "wazuh-template.json"), &real); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(Template(v, "wazuh-alerts-4.x-"), &lab); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"index.number_of_shards", "index.number_of_replicas", "index.auto_expand_replicas", "index.refresh_interval", "index.mapping.total_fields.limit"} {
+			if real.Settings[k] == nil || lab.Settings[k] != real.Settings[k] {
+				t.Errorf("%s %s: lab %v, Wazuh's %v", v, k, lab.Settings[k], real.Settings[k])
+			}
+		}
 	}
 }

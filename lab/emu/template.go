@@ -7,8 +7,10 @@ import (
 )
 
 // Template returns the alerts index template (legacy _template body) for a manager version and the
-// alerts index prefix it applies to (siem-alerts-4.x-, wazuh-alerts-4.x-). Like the
-// real wazuh-template.json, "version" stays 1 while the mappings change between releases: 4.10 adds
+// alerts index prefix it applies to (siem-alerts-4.x-, wazuh-alerts-4.x-). Its index settings are
+// the real wazuh-template.json's: 3 shards, number_of_replicas 0 with auto_expand_replicas "0-1"
+// (which wins: no replica on one node, one on two or more), refresh 5s, 10000 fields. Like the
+// real one, "version" stays 1 while the mappings change between releases: 4.10 adds
 // data.vulnerability.under_evaluation and data.vulnerability.scanner.source.
 func Template(version, alertsPrefix string) []byte {
 	kw := map[string]any{"type": "keyword"}
@@ -47,8 +49,9 @@ func Template(version, alertsPrefix string) []byte {
 		"index_patterns": []string{alertsPrefix + "*"},
 		"settings": map[string]any{
 			"index.refresh_interval":           "5s",
-			"index.number_of_shards":           "1",
+			"index.number_of_shards":           "3",
 			"index.number_of_replicas":         "0",
+			"index.auto_expand_replicas":       "0-1",
 			"index.mapping.total_fields.limit": 10000,
 			"index.query.default_field":        []string{"full_log", "rule.description", "agent.name", "location"},
 		},

@@ -172,7 +172,7 @@ func NewRoot(stdin io.Reader, stdout, stderr io.Writer, deps Deps) *cobra.Comman
 		},
 	}
 	up.Flags().StringVar(&dir, "dir", "", "lab directory")
-	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install")
+	up.Flags().StringVar(&version, "version", lab.Versions[0], "package version to install: real Wazuh releases 4.12.0 (OpenSearch 2.19.1), 4.14.1 (2.19.3), 4.14.4 (2.19.4), built together; or the lab's own builds 4.9.0 (2.11.1) and 4.10.0 (2.19.3), not those Wazuh releases (the cross-codec pair)")
 	up.Flags().IntVar(&offset, "port-offset", 0, "added to every default port")
 	up.Flags().StringVar(&topology, "topology", lab.TopologySingle, "single (one host) or distributed (3 indexer nodes, a manager master and worker, a dashboard: each its own host under DIR/hosts)")
 	up.Flags().StringVar(&heap, "indexer-heap", "512m", "OpenSearch heap (-Xms/-Xmx); thousands of indices (siemlab load) need 1g-2g")

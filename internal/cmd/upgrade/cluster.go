@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/upgrade"
 )
@@ -115,6 +116,8 @@ type ClusterPlan struct {
 	Verdict        string          `json:"verdict"` // GO | NO-GO
 	ElectedManager string          `json:"elected_cluster_manager"`
 	Order          []rollout.Entry `json:"order"`
+	// Indexer is what the indexer crosses (indexerpath.go).
+	Indexer versions.Path `json:"indexer_versions"`
 	// Problems stop the roll (NO-GO), each with its fix.
 	Problems []string `json:"problems"`
 	// Warnings do not stop the roll; each says what it costs and its fix.
@@ -163,6 +166,7 @@ func runPlanCluster(ctx context.Context, opts *PlanOptions) error {
 		return err
 	}
 	rep := ClusterPlan{Target: opts.To, ElectedManager: facts.ElectedManager, Problems: []string{}, Warnings: []string{}, Gates: rollout.Gates, Calls: coordinationCalls()}
+	clusterIndexerPath(&rep, facts)
 	if g := facts.SearchGap; g != nil {
 		c := cfg.Indexer
 		rep.Warnings = append(rep.Warnings, g.String(c.URL, c.Username, c.CAFile, c.Insecure))
@@ -226,6 +230,7 @@ func renderClusterPlan(w io.Writer, tty bool, c *output.Palette, rep ClusterPlan
 	if err := t.Render(); err != nil {
 		return err
 	}
+	renderIndexerPath(w, rep.Indexer)
 	fmt.Fprintln(w, "\nGates:")
 	for _, g := range rep.Gates {
 		fmt.Fprintf(w, "  %s — %s\n", g.Phase, g.Command)

@@ -355,3 +355,30 @@ func TestInTurnNoGoPastStart(t *testing.T) {
 		t.Fatalf("an ordinary failure: %v\n%s", err, errOut.String())
 	}
 }
+
+// The cluster plan states what the indexer crosses (the master's release to the target, the nodes'
+// OpenSearch from _nodes), and a 5.x target is a no-go naming the migration.
+func TestRunPlanClusterIndexerVersions(t *testing.T) {
+	r := newClusterRig(t)
+	io, _, out, _ := output.Test()
+	opts := &PlanOptions{Common: runs.Common{IO: io, Output: "table"}, To: "4.10.0", ClusterMode: true, Cluster: r.deps}
+	if err := runPlanCluster(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Indexer versions (Wazuh release → its OpenSearch):", "indexer: Wazuh 4.9.0 = OpenSearch 2.13.0 → Wazuh 4.10.0 = OpenSearch 2.16.0",
+		"running now (_nodes): indexer-1 OpenSearch", "old version reads the new data: no"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	io, _, out, _ = output.Test()
+	opts.Common, opts.To = runs.Common{IO: io, Output: "json"}, "5.0.0"
+	err := runPlanCluster(context.Background(), opts)
+	var rep ClusterPlan
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || cli.ExitCode(err) != cli.ExitNoGo {
+		t.Fatalf("%v %v (exit %d)", jerr, err, cli.ExitCode(err))
+	}
+	if rep.Verdict != "NO-GO" || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "no in-place upgrade") || !strings.Contains(rep.Problems[0], "legacy-indices.md") {
+		t.Fatalf("%s %q", rep.Verdict, rep.Problems)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
@@ -79,12 +80,14 @@ Exit codes: 0 go, 3 a gate says no-go, 2 usage.`,
 
 // PlanReport is `upgrade plan`'s output.
 type PlanReport struct {
-	Target     string               `json:"target"`
-	Verdict    string               `json:"verdict"` // GO | NO-GO
-	Components []ComponentVersion   `json:"components"`
-	Gates      []upgrade.GateResult `json:"gates"`
-	Steps      []PlanStep           `json:"steps"`
-	Rollback   RollbackPlan         `json:"rollback"`
+	Target     string             `json:"target"`
+	Verdict    string             `json:"verdict"` // GO | NO-GO
+	Components []ComponentVersion `json:"components"`
+	// Indexer is what the indexer crosses: its OpenSearch on both sides, the rollback, the traps.
+	Indexer  versions.Path        `json:"indexer_versions"`
+	Gates    []upgrade.GateResult `json:"gates"`
+	Steps    []PlanStep           `json:"steps"`
+	Rollback RollbackPlan         `json:"rollback"`
 	// Budget is the time the upgrade and its rollback are estimated to take.
 	Budget upgrade.Budget `json:"budget"`
 }
@@ -121,19 +124,23 @@ type RollbackPlan struct {
 }
 
 func runPlan(ctx context.Context, opts *PlanOptions) error {
-	p, err := prepare(ctx, opts.Common, opts.To, opts.Runbook, engine.Selection{}, opts.IgnoreGates)
-	if err != nil {
-		return err
-	}
-	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
-	// The API versions and every gate are asked at once, under the one
-	// --timeout deadline: a hung stack costs it once.
+	// One --timeout deadline for the whole plan, the package manager's answers included.
 	qctx, cancel := cli.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	p, err := prepare(qctx, opts.Common, opts.To, opts.Runbook, engine.Selection{}, opts.IgnoreGates)
+	if err != nil {
+		return deadlineErr(qctx, ctx, opts.Timeout, err)
+	}
+	rep := PlanReport{Target: opts.To, Components: []ComponentVersion{}}
+	// The API versions and every gate are asked at once, under that
+	// deadline: a hung stack costs it once.
 	apisDone := make(chan map[string]string, 1)
 	go func() { apisDone <- apiVersions(qctx, p.Deps) }()
+	pathDone := make(chan versions.Path, 1)
+	go func() { pathDone <- indexerPath(qctx, p.Deps, p.Candidates, opts.To) }()
 	rep.Gates = upgrade.PreflightGates(qctx, p.Plan, p.Deps, p.Seed)
 	apis := <-apisDone
+	rep.Indexer = <-pathDone
 	if err := ctx.Err(); err != nil {
 		return err // interrupted: no verdict from half-asked gates
 	}
@@ -141,6 +148,9 @@ func runPlan(ctx context.Context, opts *PlanOptions) error {
 		rep.Components = append(rep.Components, ComponentVersion{Candidate: c, API: apis[c.Component]})
 	}
 	rep.Verdict = upgrade.VerdictGo
+	if rep.Indexer.NoGo != "" {
+		rep.Verdict = upgrade.VerdictNoGo
+	}
 	for _, g := range rep.Gates {
 		if g.Verdict != upgrade.VerdictGo {
 			rep.Verdict = upgrade.VerdictNoGo
@@ -264,6 +274,7 @@ func renderPlan(w io.Writer, tty bool, c *output.Palette, rep PlanReport) error 
 	if err := t.Render(); err != nil {
 		return err
 	}
+	renderIndexerPath(w, rep.Indexer)
 	fmt.Fprintln(w, "\nPreflight gates (evaluated now):")
 	g := output.NewTable(w, tty, "STEP", "KIND", "VERDICT", "DETAIL")
 	for _, gr := range rep.Gates {

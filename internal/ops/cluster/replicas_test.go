@@ -23,11 +23,11 @@ func TestSearchGap(t *testing.T) {
 	if g == nil || len(g.Indices) != 1 || g.Indices[0] != "wazuh-alerts-4.x-2026.11.27" {
 		t.Fatalf("gap %+v, want the open index with no replica only", g)
 	}
-	if got := g.Fix.String(); got != `PUT /wazuh-alerts-%2A/_settings {"index":{"number_of_replicas":1}}` {
+	if got := g.Fix.String(); got != `PUT /wazuh-alerts-%2A/_settings {"index":{"auto_expand_replicas":"0-1"}}` {
 		t.Errorf("fix %s", got)
 	}
 	msg := g.String("https://10.0.0.1:9200", "admin", "/etc/ca.pem", false)
-	for _, want := range []string{"1 alert indices have no replica (wazuh-alerts-4.x-2026.11.27)", "curl -u admin --cacert /etc/ca.pem -X PUT", "number_of_replicas", "wait for green"} {
+	for _, want := range []string{"1 alert indices have no replica (wazuh-alerts-4.x-2026.11.27)", "curl -u admin --cacert /etc/ca.pem -X PUT", "auto_expand_replicas", "wait for green", `"index.auto_expand_replicas": "0-1" in the alerts template`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

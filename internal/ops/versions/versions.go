@@ -4,7 +4,8 @@
 // run wants when it wants one, and the running services reporting what is
 // installed (the manager API and the dashboard; an indexer's API reports
 // its OpenSearch version, often the "7.10.2" compatibility override, so it
-// is shown, never compared). Installed versions are the component's
+// is shown, never compared; the nodes' real versions are shown against the
+// release table, Releases). Installed versions are the component's
 // package version as packages.ByComponent reads it.
 //
 // Doors: the health check "versions" (internal/health) maps a problem to
@@ -129,6 +130,9 @@ func Judge(f Facts) Verdict {
 	}
 	if len(f.Indexer) > 0 {
 		v.Evidence = append(v.Evidence, "indexer runs "+Nodes(f.Indexer))
+	}
+	if up := packages.Upstream(f.Installed["indexer"]); up != "" {
+		v.Evidence = append(v.Evidence, Known(up, f.Indexer)...)
 	}
 	// The running services against the packages: only where the packages
 	// agree, else the problem above says it all.
