@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The agent upgrade endpoints, as the real API answers them (the lab's emulator has the module with
@@ -73,8 +74,10 @@ func (s *Server) finishLocked(agent string, o TaskOutcome) {
 		if s.agents[i].ID != agent {
 			continue
 		}
-		if o.Version != "" {
+		if o.Version != "" { // back with the new version: a fresh keepalive
 			s.agents[i].Version = o.Version
+			s.agents[i].Status = "active"
+			s.agents[i].LastKeepAlive = s.cfg.Now().UTC().Format(time.RFC3339)
 		}
 		if o.Disconnect {
 			s.agents[i].Status = "disconnected"
