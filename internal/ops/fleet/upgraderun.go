@@ -132,7 +132,7 @@ func RunsDir(stateDir string) string { return filepath.Join(stateDir, "agent-upg
 
 // NewUpgradeRun turns a plan into a run.
 func NewUpgradeRun(p UpgradePlan, now time.Time) *UpgradeRun {
-	r := &UpgradeRun{ID: now.UTC().Format("20060102T150405Z"), Target: p.Target, Options: p.Options, Selector: p.Selector,
+	r := &UpgradeRun{ID: now.UTC().Format("20060102T150405.000Z"), Target: p.Target, Options: p.Options, Selector: p.Selector,
 		State: RunRunning, Started: now, Agents: map[string]*RunAgent{}}
 	nodes := map[string]string{}
 	for _, a := range p.Eligible {

@@ -249,7 +249,7 @@ func (s *APIServer) settleUpgrades() {
 			case c.state == 1:
 				a.Conn, a.LastKeepAlive = StatusDisconnected, sent.Unix()
 			default:
-				a.Conn, a.Version, a.LastKeepAlive = StatusActive, c.t.Target, 0
+				a.Conn, a.Version, a.LastKeepAlive = StatusActive, c.t.Target, c.t.Start.Add(tm.Send+tm.Restart).Unix()
 			}
 		}
 		return agents, true, nil
