@@ -86,6 +86,7 @@ type Server struct {
 	tasks          map[string]*Task
 	nextTask       int
 	upgradeOutcome func(agent string) TaskOutcome
+	downNodes      map[string]bool
 
 	// Faults: the next N matching requests get the failure.
 	RateLimit     atomic.Int32 // 429 / 6001 on any request

@@ -59,6 +59,17 @@ func (s *Server) SetUpgradeOutcome(f func(agent string) TaskOutcome) {
 	s.mu.Unlock()
 }
 
+// SetNodeDown makes a cluster node disconnected from the master: requests for its agents (node_name)
+// answer 3023 as the real master does.
+func (s *Server) SetNodeDown(node string, down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downNodes == nil {
+		s.downNodes = map[string]bool{}
+	}
+	s.downNodes[node] = down
+}
+
 // FinishTask applies an outcome to an agent's task and the agent.
 func (s *Server) FinishTask(agent string, o TaskOutcome) {
 	s.mu.Lock()
@@ -105,6 +116,11 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	target := strings.TrimPrefix(strings.TrimPrefix(q.Get("upgrade_version"), "Wazuh "), "v")
 	if target == "" || custom {
 		target = s.cfg.Version
+	}
+	if n := q.Get("node_name"); n != "" && s.downNodes[n] {
+		s.mu.Unlock()
+		writeJSON(w, 500, map[string]any{"title": "Wazuh Error", "detail": "Worker node is not connected to master", "error": 3023})
+		return
 	}
 	if versionLess(s.cfg.Version, target) {
 		s.mu.Unlock()

@@ -263,7 +263,7 @@ func (rn *Runner) Resume(ctx context.Context, r *UpgradeRun) error {
 			w := &RunWave{Index: len(r.Waves), Agents: ids, State: WavePending, Allowed: r.Options.Allowed(len(ids))}
 			r.Waves = append(r.Waves, w)
 			for _, id := range ids {
-				r.Agents[id].State, r.Agents[id].Wave = AgentPlanned, w.Index
+				r.Agents[id].State, r.Agents[id].Wave, r.Agents[id].Failure = AgentPlanned, w.Index, nil
 			}
 			rn.say("%d pending agent(s) are back: wave %d", len(ids), w.Index+1)
 		}
@@ -327,8 +327,24 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 		}
 	}
 	r.State, r.Ended = RunDone, rn.Now()
-	if n := r.Counts()[AgentPending]; n > 0 {
-		r.Reason = fmt.Sprintf("%d disconnected agent(s) pending: `siemctl agents upgrade resume` sends them once they are back", n)
+	held := map[string]int{}
+	for _, a := range r.Agents {
+		if a.State == AgentPending && a.Failure != nil && a.Failure.Code == 3023 {
+			held[a.Node]++
+		}
+	}
+	n := r.Counts()[AgentPending]
+	var parts []string
+	for node, h := range held {
+		n -= h
+		parts = append(parts, fmt.Sprintf("%d agent(s) of node %s, not connected to the master (3023)", h, node))
+	}
+	sort.Strings(parts)
+	if n > 0 {
+		parts = append([]string{fmt.Sprintf("%d disconnected agent(s)", n)}, parts...)
+	}
+	if len(parts) > 0 {
+		r.Reason = strings.Join(parts, ", ") + " pending: `siemctl agents upgrade resume` sends them once they are back"
 	}
 	return r.Save(rn.StateDir)
 }
@@ -411,6 +427,13 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 				}
 				for _, id := range byNode[node] {
 					a := r.Agents[id]
+					if ae.Code == 3023 {
+						// Only this node's share stops: its agents wait, pending, for resume.
+						cc := c
+						a.State, a.Wave, a.Failure = AgentPending, -1, &cc
+						w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+						continue
+					}
 					a.State, a.Done, a.Failure = AgentFailed, now, &c
 					w.Failed++
 				}

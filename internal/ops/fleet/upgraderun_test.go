@@ -204,3 +204,80 @@ func TestParseWavesAndMaxFailed(t *testing.T) {
 		t.Errorf("10%% of 55: %d", got)
 	}
 }
+
+// A worker disconnected from the master (3023): only its agents fail, named with the node; the
+// master's agents upgrade; every request names its node.
+func TestUpgradeRunWorkerDown(t *testing.T) {
+	e := &upgradeEnv{now: time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC), state: t.TempDir()}
+	agents := managertest.GenerateAgents(12)
+	for i := range agents {
+		agents[i].NodeName = []string{"master-node", "worker1"}[i%2]
+	}
+	e.srv = managertest.New(t, managertest.Config{Version: "4.10.0", Agents: agents, Now: func() time.Time { return e.now }})
+	c, err := manager.New(manager.Options{URL: e.srv.URL, Username: e.srv.Username(), Password: e.srv.Password(), HTTPClient: e.srv.Client(),
+		Clock: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = c
+	e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return upgraded })
+	e.srv.SetNodeDown("worker1", true)
+	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 1, InFlight: 8}), e.now)
+	if err := e.runner().Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if r.State != RunDone || !strings.Contains(r.Reason, "of node worker1, not connected to the master (3023)") {
+		t.Errorf("run: %s %s", r.State, r.Reason)
+	}
+	byNode := map[string]map[string]int{}
+	for _, a := range r.Agents {
+		if byNode[a.Node] == nil {
+			byNode[a.Node] = map[string]int{}
+		}
+		byNode[a.Node][a.State]++
+		if a.Node == "worker1" && a.State == AgentPending && a.Failure != nil && (a.Failure.Code != 3023 || !strings.Contains(a.Failure.Cause, "worker1")) {
+			t.Errorf("%s: %+v", a.ID, a.Failure)
+		}
+	}
+	if byNode["worker1"][AgentPending] == 0 || byNode["worker1"][AgentUpgraded] != 0 || byNode["master-node"][AgentUpgraded] == 0 || byNode["master-node"][AgentFailed] != 0 {
+		t.Errorf("by node: %v", byNode)
+	}
+	// The worker reconnects: resume sends its share.
+	e.srv.SetNodeDown("worker1", false)
+	rn := e.runner()
+	if err := rn.Resume(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Run(context.Background(), r); err != nil || r.Counts()[AgentFailed] != 0 {
+		t.Fatalf("resume: %v %v", err, r.Counts())
+	}
+	for _, a := range r.Agents {
+		if a.Node == "worker1" && a.State != AgentUpgraded && a.State != AgentPending {
+			t.Errorf("%s on worker1: %s", a.ID, a.State)
+		}
+	}
+	for _, s := range e.srv.SeenPath("PUT /agents/upgrade") {
+		if !strings.Contains(s, "node_name=") {
+			t.Errorf("request without its node: %s", s)
+		}
+	}
+}
+
+// The window closes: no new wave starts, the run is paused, resume continues.
+func TestUpgradeRunWindow(t *testing.T) {
+	e := newUpgradeEnv(t)
+	e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return upgraded })
+	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 1}), e.now)
+	rn := e.runner()
+	rn.Window = time.Second
+	if err := rn.Run(context.Background(), r); err != nil || r.State != RunPaused || r.Waves[0].State != WavePassed || r.Waves[1].State != WavePending {
+		t.Fatalf("window: %v %s %+v", err, r.State, r.Waves[1])
+	}
+	rn.Window = 0
+	if err := rn.Resume(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := rn.Run(context.Background(), r); err != nil || r.State != RunDone || r.Counts()[AgentUpgraded] != 10 {
+		t.Fatalf("resumed: %v %s %v", err, r.State, r.Counts())
+	}
+}
