@@ -43,6 +43,11 @@ func FaultKinds() []FaultKind {
 		{"indexer-cert-foreign", "replace the indexer's node certificate with one for the same key signed by a foreign CA (not the one the indexer, shipper, dashboard and siemctl trust), and restart the indexer; heal puts the original back and restarts it", false},
 		{"key-mismatch", "replace the indexer's node key with a fresh one its certificate was not issued for, and restart the indexer (it cannot load the pair); heal puts the original key and certificate back and restarts it", false},
 		{"dashboard-indexer-unreachable", "point the dashboard's opensearch.hosts at a closed port and restart it (it answers 503 \"server is not ready yet\" on every route); heal restores its config and restarts it", true},
+		{"upgrade-no-wpk", "the WPK repository has no package for the agents' platforms: every agent upgrade is refused 1819 (emulator fault)", true},
+		{"upgrade-agent-drops", "the first of every ten agent upgrade tasks: the agent drops mid-upgrade and never comes back (Updating, then Timeout) (emulator fault)", true},
+		{"upgrade-timeout-upgraded", "the first of every ten agent upgrade tasks reports Timeout though the agent upgraded (wazuh#25086) (emulator fault)", true},
+		{"upgrade-stuck-updating", "the first of every ten agent upgrade tasks stays Updating though the agent upgraded (wazuh#24296) (emulator fault)", true},
+		{"upgrade-bulk-refused", "the manager refuses the WPK sends beyond its max_threads: those tasks end Error \"Send lock restart error\" (wazuh#27754) (emulator fault)", true},
 		{"default-password", "manager API user back to its default password (siem/siem, wazuh/wazuh) on the server and in the secrets; heal restores the generated one", true},
 	}, startFaultKinds()...)
 }
@@ -150,7 +155,8 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.shipperOutput(ctx, on)
 	case "unit-flapping":
 		return l.unitFlapping(ctx, arg, on)
-	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "alerts-stopped", "agents-no-reconnect":
+	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "alerts-stopped", "agents-no-reconnect",
+		"upgrade-no-wpk", "upgrade-agent-drops", "upgrade-timeout-upgraded", "upgrade-stuck-updating", "upgrade-bulk-refused":
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)

@@ -114,13 +114,14 @@ func (a Agent) ParsedVersion() (Version, error) { return ParseVersion(a.Version)
 // IsManager reports agent 000.
 func (a Agent) IsManager() bool { return a.ID == ManagerAgentID }
 
-// ValidateAgentID accepts exactly three digits ("001"). "000" (the manager)
-// is valid here; actions reject it separately.
+// ValidateAgentID accepts the ids Wazuh gives: three digits ("001"), or more
+// without a leading zero past agent 999 ("1000", "10000"). "000" (the
+// manager) is valid here; actions reject it separately.
 func ValidateAgentID(id string) error {
-	if len(id) == 3 && strings.Trim(id, "0123456789") == "" {
+	if len(id) >= 3 && strings.Trim(id, "0123456789") == "" && (len(id) == 3 || id[0] != '0') {
 		return nil
 	}
-	return fmt.Errorf("%w %q: agent id must be three digits like 001", ErrInvalidAgentID, id)
+	return fmt.Errorf("%w %q: agent id must be three digits like 001 (or the number past 999, like 1000)", ErrInvalidAgentID, id)
 }
 
 // validateActionIDs checks ids for an action on agents: three digits, not

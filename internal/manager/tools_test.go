@@ -324,7 +324,7 @@ if [ "$1" = "-ln" ]; then exec sleep 30; fi
 }
 
 func TestValidateAgentID(t *testing.T) {
-	for id, ok := range map[string]bool{"001": true, "000": true, "999": true, "1": false, "01": false, "0001": false, "abc": false, "": false, " 01": false, "1e2": false} {
+	for id, ok := range map[string]bool{"001": true, "000": true, "999": true, "1": false, "01": false, "0001": false, "1000": true, "10000": true, "01000": false, "abc": false, "": false, " 01": false, "1e2": false} {
 		err := manager.ValidateAgentID(id)
 		if (err == nil) != ok {
 			t.Errorf("ValidateAgentID(%q) = %v", id, err)

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -50,4 +51,50 @@ func ReadManagerCluster(path string) (ManagerCluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// AgentUpgrade is the <agent-upgrade> section of the manager's ossec.conf: how many agents its upgrade
+// module sends a WPK to at once.
+type AgentUpgrade struct {
+	Found      bool
+	MaxThreads int // <max_threads>: 8 by default, 0 one per core (at most 256)
+}
+
+// DefaultUpgradeThreads is the module's max_threads when ossec.conf does not set it.
+const DefaultUpgradeThreads = 8
+
+// ReadAgentUpgrade reads the <agent-upgrade> section of the ossec.conf at path (the last one wins);
+// cores is the manager host's core count, what max_threads 0 means.
+func ReadAgentUpgrade(path string, cores int) (AgentUpgrade, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return AgentUpgrade{MaxThreads: DefaultUpgradeThreads}, err
+	}
+	top, err := parseXML(b)
+	if err != nil {
+		return AgentUpgrade{MaxThreads: DefaultUpgradeThreads}, fmt.Errorf("%s: %w", path, err)
+	}
+	u := AgentUpgrade{MaxThreads: DefaultUpgradeThreads}
+	for _, root := range top {
+		for _, sec := range root.children {
+			if sec.name != "agent-upgrade" {
+				continue
+			}
+			u.Found = true
+			for _, e := range sec.children {
+				if e.name != "max_threads" {
+					continue
+				}
+				n, err := strconv.Atoi(strings.TrimSpace(e.text))
+				if err != nil || n < 0 || n > 256 {
+					return u, fmt.Errorf("%s: <agent-upgrade><max_threads> %q: the manager wants 0 to 256", path, strings.TrimSpace(e.text))
+				}
+				u.MaxThreads = n
+			}
+		}
+	}
+	if u.MaxThreads == 0 {
+		u.MaxThreads = min(max(cores, 1), 256)
+	}
+	return u, nil
 }

@@ -52,3 +52,35 @@ func TestReadManagerCluster(t *testing.T) {
 		t.Fatalf("a missing file: %v", err)
 	}
 }
+
+// TestReadAgentUpgrade: the stock file (no max_threads: 8), a set value, 0 (one per core, at most 256),
+// a value the manager refuses, and a missing file (the default, with the error).
+func TestReadAgentUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	write := func(s string) string {
+		p := filepath.Join(dir, "ossec.conf")
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stock := write(string(manager.StockOssecConf(manager.StockOptions{AgentPort: 1514, EnrollmentPort: 1515, IndexerPort: 9200})))
+	if u, err := ReadAgentUpgrade(stock, 2); err != nil || u.MaxThreads != 8 {
+		t.Errorf("stock: %+v %v", u, err)
+	}
+	for conf, want := range map[string]int{"<max_threads>32</max_threads>": 32, "<max_threads>0</max_threads>": 2} {
+		p := write("<ossec_config><agent-upgrade>" + conf + "</agent-upgrade></ossec_config>")
+		if u, err := ReadAgentUpgrade(p, 2); err != nil || u.MaxThreads != want || !u.Found {
+			t.Errorf("%s: %+v %v", conf, u, err)
+		}
+	}
+	if u, _ := ReadAgentUpgrade(write("<ossec_config><agent-upgrade><max_threads>0</max_threads></agent-upgrade></ossec_config>"), 512); u.MaxThreads != 256 {
+		t.Errorf("0 on 512 cores: %d", u.MaxThreads)
+	}
+	if _, err := ReadAgentUpgrade(write("<ossec_config><agent-upgrade><max_threads>300</max_threads></agent-upgrade></ossec_config>"), 2); err == nil {
+		t.Error("300 accepted")
+	}
+	if u, err := ReadAgentUpgrade(filepath.Join(dir, "none"), 2); err == nil || u.MaxThreads != 8 {
+		t.Errorf("missing: %+v %v", u, err)
+	}
+}

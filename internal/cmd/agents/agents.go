@@ -30,7 +30,7 @@ and remove. Ids are checked before anything is sent.`,
   siemctl agents restart 001 002
   siemctl agents remove 003 --yes
   siemctl agents outdated`,
-	}, NewCmdList(f, nil), NewCmdShow(f, nil), NewCmdRestart(f, nil), NewCmdRemove(f, nil), NewCmdOutdated(f, nil))
+	}, NewCmdList(f, nil), NewCmdShow(f, nil), NewCmdRestart(f, nil), NewCmdRemove(f, nil), NewCmdOutdated(f, nil), NewCmdUpgrade(f, nil))
 }
 
 // Fleet is what the agent commands share: the manager API and tools, each

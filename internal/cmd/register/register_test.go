@@ -88,7 +88,7 @@ var changing = []string{
 	"alerts cleanup", "alerts probe",
 	"indexer allocation", "indexer flush", "indexer repository", "indexer watermark",
 	"security indexer apply", "security api-users add",
-	"agents restart", "agents remove",
+	"agents restart", "agents remove", "agents upgrade apply", "agents upgrade resume", "agents upgrade abort",
 	"snapshot capture", "snapshot prune",
 	"upgrade apply", "upgrade node", "upgrade finish", "upgrade resume", "upgrade abort", "upgrade prune", "rollback",
 }

@@ -82,6 +82,11 @@ type Server struct {
 	users    []User
 	daemons  map[string]string
 	override map[string]http.HandlerFunc
+	// The upgrade module (upgrade.go).
+	tasks          map[string]*Task
+	nextTask       int
+	upgradeOutcome func(agent string) TaskOutcome
+	downNodes      map[string]bool
 
 	// Faults: the next N matching requests get the failure.
 	RateLimit     atomic.Int32 // 429 / 6001 on any request
@@ -353,6 +358,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.restart(w, r)
 	case "DELETE /agents":
 		s.deleteAgents(w, r)
+	case "PUT /agents/upgrade", "PUT /agents/upgrade_custom":
+		s.upgrade(w, r)
+	case "GET /agents/upgrade_result":
+		s.upgradeResult(w, r)
 	case "GET /security/users":
 		s.mu.Lock()
 		us := append([]User(nil), s.users...)

@@ -24,6 +24,9 @@ var (
 	reSearch       = regexp.MustCompile(`^[^;|&^*>]+$`)
 	reSort         = regexp.MustCompile(`^[\w_\-,\s+.]+$`)
 	reGroupName    = regexp.MustCompile(`^[\w.\-]+$`) // group_names: and not ".", ".." nor "all"
+	reWazuhVersion = regexp.MustCompile(`^(?:[Ww]azuh )?[vV]?\d+\.\d+\.\d+$`)
+	rePath         = regexp.MustCompile(`^[\w\-.\\/:]+$`)
+	reWPKPath      = regexp.MustCompile(`^[\w\-./]+\.wpk$`)
 )
 
 // kinds of query parameter values.
@@ -46,6 +49,10 @@ const (
 	kAnything // q
 	kGroup    // group_names (group)
 	kSynced   // group_config_status: synced | not synced
+	kWazuhVersion
+	kPath
+	kWPKPath
+	kPackageType
 )
 
 type paramSpec struct {
@@ -90,6 +97,12 @@ var operations = map[string]map[string]paramSpec{
 	"GET /security/users": with(nil, map[string]paramSpec{"user_ids": {kind: kUserIDs}, "offset": {kind: kOffset},
 		"limit": {kind: kLimit}, "select": {kind: kNames}, "sort": {kind: kSort}, "search": {kind: kSearch},
 		"q": {kind: kAnything}, "distinct": {kind: kBool}}),
+	"PUT /agents/upgrade": with(agentFilters, map[string]paramSpec{"agents_list": {kind: kAgentIDsAll, required: true},
+		"wpk_repo": {kind: kPath}, "upgrade_version": {kind: kWazuhVersion}, "use_http": {kind: kBool}, "force": {kind: kBool},
+		"package_type": {kind: kPackageType}}),
+	"PUT /agents/upgrade_custom": with(agentFilters, map[string]paramSpec{"agents_list": {kind: kAgentIDsAll, required: true},
+		"file_path": {kind: kWPKPath, required: true}, "installer": {kind: kAlnum}}),
+	"GET /agents/upgrade_result":    with(agentFilters, map[string]paramSpec{"agents_list": {kind: kAgentIDs}}),
 	"POST /security/users":          common,
 	"PUT /security/users/{user_id}": common,
 }
@@ -195,6 +208,10 @@ func checkValue(kind int, v string) string {
 				return msg
 			}
 		}
+	case kPackageType:
+		if v != "rpm" && v != "deb" {
+			return fmt.Sprintf("'%s' is not one of ['rpm', 'deb']", v)
+		}
 	case kSynced:
 		if v != "synced" && v != "not synced" {
 			return fmt.Sprintf("'%s' is not one of ['synced', 'not synced']", v)
@@ -214,12 +231,15 @@ var stringFormats = map[int]struct {
 	name string
 	re   *regexp.Regexp
 }{
-	kTimeframe: {"timeframe", reTimeframe},
-	kName:      {"names", reNames},
-	kSort:      {"sort", reSort},
-	kSearch:    {"search", reSearch},
-	kAlnum:     {"alphanumeric", reAlphanumeric},
-	kUserID:    {"numbers", reNumbers},
+	kTimeframe:    {"timeframe", reTimeframe},
+	kName:         {"names", reNames},
+	kSort:         {"sort", reSort},
+	kSearch:       {"search", reSearch},
+	kAlnum:        {"alphanumeric", reAlphanumeric},
+	kUserID:       {"numbers", reNumbers},
+	kWazuhVersion: {"wazuh_version", reWazuhVersion},
+	kPath:         {"path", rePath},
+	kWPKPath:      {"wpk_path", reWPKPath},
 }
 
 // checkFormat answers the validator's message when v breaks kind's string format ("" when it does

@@ -74,7 +74,7 @@ func ValidateOlderThan(d string) error {
 	return nil
 }
 
-// ValidateIDs checks agent ids: three digits each; 000 (the manager itself)
+// ValidateIDs checks agent ids (manager.ValidateAgentID) each; 000 (the manager itself)
 // refused when forAction is true (restart, remove). Every bad id is reported.
 func ValidateIDs(ids []string, action string) error {
 	if len(ids) == 0 {

@@ -27,10 +27,21 @@ const (
 	// connection to the master and never reconnects until the manager
 	// restarts). The daemon consumes the marker.
 	ClusterDown = "cluster-down"
+	// The agent upgrade module's field failures (the first of every ten upgrade tasks is the victim of
+	// the per-agent ones): no WPK in the repository for the agents' platforms (1819), an agent that
+	// drops mid-upgrade and never comes back (Updating, then Timeout), a task reported Timeout though
+	// the agent upgraded, a task stuck in Updating though the agent upgraded, and a manager refusing the
+	// sends beyond its max_threads ("Send lock restart error").
+	UpgradeNoWPK           = "upgrade-no-wpk"
+	UpgradeAgentDrops      = "upgrade-agent-drops"
+	UpgradeTimeoutUpgraded = "upgrade-timeout-upgraded"
+	UpgradeStuckUpdating   = "upgrade-stuck-updating"
+	UpgradeBulkRefused     = "upgrade-bulk-refused"
 )
 
 // Kinds lists every fault kind.
-var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, AlertsStopped, AgentsNoReconnect, ClusterDown}
+var kinds = []string{APISlow, APIRateLimit, AgentsDisconnected, AgentNewer, AlertsStopped, AgentsNoReconnect, ClusterDown,
+	UpgradeNoWPK, UpgradeAgentDrops, UpgradeTimeoutUpgraded, UpgradeStuckUpdating, UpgradeBulkRefused}
 
 // Kinds returns every known fault kind.
 func Kinds() []string { return slices.Clone(kinds) }

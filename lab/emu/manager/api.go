@@ -55,6 +55,8 @@ type APIServer struct {
 	agents *AgentStore
 	users  *UserStore
 	mux    *http.ServeMux
+	// upgrades is the agent upgrade module (upgrade.go).
+	upgrades *upgradeModule
 
 	rlMu      sync.Mutex
 	rlStart   time.Time
@@ -89,7 +91,7 @@ func NewAPIServer(o APIOptions) *APIServer {
 			}
 		}
 	}
-	s := &APIServer{o: o, agents: NewAgentStore(o.Home), users: NewUserStore(o.Home), loginFail: map[string][]time.Time{}}
+	s := &APIServer{o: o, agents: NewAgentStore(o.Home), users: NewUserStore(o.Home), loginFail: map[string][]time.Time{}, upgrades: newUpgradeModule()}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", s.handleRoot)
 	m.HandleFunc("POST /security/user/authenticate", s.handleLogin)
@@ -99,6 +101,9 @@ func NewAPIServer(o APIOptions) *APIServer {
 	m.HandleFunc("GET /agents/summary/status", s.handleSummary)
 	m.HandleFunc("PUT /agents/restart", s.handleRestart)
 	m.HandleFunc("PUT /agents/{agent_id}/restart", s.handleRestart)
+	m.HandleFunc("PUT /agents/upgrade", s.handleUpgrade)
+	m.HandleFunc("PUT /agents/upgrade_custom", s.handleUpgrade)
+	m.HandleFunc("GET /agents/upgrade_result", s.handleUpgradeResult)
 	m.HandleFunc("GET /manager/info", s.handleManagerInfo)
 	m.HandleFunc("GET /manager/status", s.handleManagerStatus)
 	m.HandleFunc("GET /manager/configuration/validation", s.handleValidation)
@@ -233,10 +238,19 @@ func (f *failures) add(e wazuhError, id any) {
 	f.count++
 }
 
+// idLess orders ids as the real API lists them: numbers by value ("999" before "1000"), else as text.
+func idLess(a, b string) bool {
+	if idRe.MatchString(a) && idRe.MatchString(b) && len(a) != len(b) {
+		return len(strings.TrimLeft(a, "0")) < len(strings.TrimLeft(b, "0")) ||
+			(len(strings.TrimLeft(a, "0")) == len(strings.TrimLeft(b, "0")) && strings.TrimLeft(a, "0") < strings.TrimLeft(b, "0"))
+	}
+	return a < b
+}
+
 func (f *failures) items() []failedItem {
 	out := make([]failedItem, 0, len(f.groups))
 	for _, g := range f.groups {
-		sort.Slice(g.ID, func(i, j int) bool { return fmt.Sprint(g.ID[i]) < fmt.Sprint(g.ID[j]) })
+		sort.Slice(g.ID, func(i, j int) bool { return idLess(fmt.Sprint(g.ID[i]), fmt.Sprint(g.ID[j])) })
 		out = append(out, *g)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -689,6 +703,7 @@ func parseIntParam(w http.ResponseWriter, q map[string][]string, name string, de
 }
 
 func (s *APIServer) loadAgents(w http.ResponseWriter) ([]*Agent, bool) {
+	s.settleUpgrades()
 	agents, err := s.agents.Agents()
 	if err != nil {
 		s.o.Logger.Error("agents database", "err", err)

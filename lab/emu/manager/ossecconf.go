@@ -36,8 +36,13 @@ type Config struct {
 	ClusterDisabled         bool
 	ClusterName             string
 	NodeName                string
+	// <agent-upgrade><max_threads> (default 8, 0: one per core).
+	UpgradeMaxThreads int
 	// Emulator-only <emulator> section.
 	BackgroundAlertsInterval time.Duration // 0 disables
+	// The upgrade module's timing (upgrade_send_time, upgrade_restart_time, upgrade_task_timeout;
+	// 0: the defaults 4 s, 6 s, 900 s).
+	UpgradeSendTime, UpgradeRestartTime, UpgradeTaskTimeout time.Duration
 }
 
 // ConfigError carries the daemon log lines (without timestamps) that a config error produces.
@@ -170,7 +175,7 @@ var knownChildren = map[string]map[string]bool{
 	"remote":   set("connection", "port", "protocol", "allowed-ips", "denied-ips", "local_ip", "ipv6", "queue_size", "rids_closing_time", "connection_overtake_time"),
 	"auth":     set("disabled", "port", "use_source_ip", "purge", "use_password", "ciphers", "ssl_verify_host", "ssl_manager_cert", "ssl_manager_key", "ssl_auto_negotiate", "key_request", "limit_maxagents", "force", "ssl_agent_ca"),
 	"cluster":  set("name", "node_name", "node_type", "key", "port", "bind_addr", "nodes", "hidden", "disabled"),
-	"emulator": set("background_alerts_interval"),
+	"emulator": set("background_alerts_interval", "upgrade_send_time", "upgrade_restart_time", "upgrade_task_timeout"),
 }
 
 func set(s ...string) map[string]bool {
@@ -190,7 +195,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	c := &Config{
 		JSONOut: true, AlertsLog: true, LogAlertLevel: 3, EmailAlertLevel: 12,
 		AgentsDisconnectionTime: 10 * time.Minute, AuthPort: 1515, ClusterDisabled: true,
-		ClusterName: "siem", NodeName: "node01", BackgroundAlertsInterval: 20 * time.Second,
+		ClusterName: "siem", NodeName: "node01", BackgroundAlertsInterval: 20 * time.Second, UpgradeMaxThreads: 8,
 	}
 	found := false
 	for _, root := range roots {
@@ -295,8 +300,14 @@ func (c *Config) setters() map[string]map[string]setter {
 			"name":      into(&c.ClusterName, textVal),
 			"node_name": into(&c.NodeName, textVal),
 		},
+		"agent-upgrade": {
+			"max_threads": into(&c.UpgradeMaxThreads, intIn(0, 256)),
+		},
 		"emulator": {
 			"background_alerts_interval": into(&c.BackgroundAlertsInterval, timeVal),
+			"upgrade_send_time":          into(&c.UpgradeSendTime, timeVal),
+			"upgrade_restart_time":       into(&c.UpgradeRestartTime, timeVal),
+			"upgrade_task_timeout":       into(&c.UpgradeTaskTimeout, timeVal),
 		},
 	}
 }

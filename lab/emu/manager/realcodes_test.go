@@ -15,6 +15,14 @@ func TestErrorCatalogMatchesReal(t *testing.T) {
 	if err := json.Unmarshal(wazuhreal.Read(t, "wazuh-v4.9.0", "exception-codes.json"), &real); err != nil {
 		t.Fatal(err)
 	}
+	if _, ok := real["1810"]; !ok {
+		t.Error("1810 (the upgrade module's reserved range) is not a real error code")
+	}
+	for code := range moduleErrors {
+		if code < 1810 || code > 1899 {
+			t.Errorf("%d: outside the upgrade module's reserved range 1810–1899", code)
+		}
+	}
 	for code, e := range errorCatalog {
 		want, ok := real[strconv.Itoa(code)]
 		if !ok {

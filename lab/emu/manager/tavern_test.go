@@ -38,6 +38,7 @@ var tavernServed = []struct{ method, re string }{
 	{"POST", `^/security/users$`}, {"PUT", `^/security/users/[^/]+$`},
 	{"GET", `^/cluster/nodes$`}, {"GET", `^/cluster/healthcheck$`}, {"GET", `^/cluster/local/info$`},
 	{"GET", `^/cluster/ruleset/synchronization$`},
+	{"PUT", `^/agents/upgrade$`}, {"PUT", `^/agents/upgrade_custom$`}, {"GET", `^/agents/upgrade_result$`},
 }
 
 // tavernExceptions are the stages that cannot pass against a stock single-node manager, each with the
@@ -64,8 +65,9 @@ func init() {
 }
 
 type tavernStage struct {
-	Name    string `json:"name"`
-	Request struct {
+	Name       string `json:"name"`
+	DelayAfter any    `json:"delay_after"`
+	Request    struct {
 		URL     string            `json:"url"`
 		Method  string            `json:"method"`
 		Headers map[string]string `json:"headers"`
@@ -87,10 +89,11 @@ type tavernTest struct {
 }
 
 // tavernEnv starts the emulator on the integration environment; for the cluster file, as the master of
-// its three-node cluster (tavernCluster).
-func tavernEnv(t *testing.T, file string) (*httptest.Server, Home) {
+// its three-node cluster (tavernCluster). The clock is clock's: a stage's delay_after moves it on.
+func tavernEnv(t *testing.T, file string, clock *time.Time) (*httptest.Server, Home) {
 	t.Helper()
 	h := newHome(t, 0)
+	*clock = testNow
 	now := testNow
 	groups := map[int][]string{1: {"group1"}, 2: {"group2"}, 3: {"group3"}, 4: nil, 5: {"group1", "group2"},
 		6: {"group2", "group3"}, 7: {"group1", "group3"}, 8: {"group1", "group2", "group3"}, 9: {"group1"}, 10: {"group2"}}
@@ -109,10 +112,24 @@ func tavernEnv(t *testing.T, file string) (*httptest.Server, Home) {
 		a := &Agent{ID: i, Name: name, RegisterIP: "any", Key: agentKey(i, name), DateAdd: registered}
 		if g, ok := groups[i]; ok {
 			a.Group = append([]string{"default"}, g...)
+			// The PUT file's group stages run after its group-assignment tests (not served here, so not
+			// replayed), which leave group1 with agent 001 alone: "only 001 is in group1" (its stage).
+			if strings.HasPrefix(file, "test_agent_PUT") && i != 1 {
+				a.Group = slices.DeleteFunc(a.Group, func(g string) bool { return g == "group1" })
+			}
 		}
 		switch {
-		case i <= 8:
+		case i <= 4:
 			a.Conn, a.Synced, a.Version, a.OS = StatusActive, true, "Wazuh v4.9.0", ubuntu(name, "20", "20.04.6 LTS", "Focal Fossa")
+			a.IP = fmt.Sprintf("172.28.0.%d", 5+i)
+		case i <= 8:
+			// The environment's old agents (wazuh-agent-old images): the upgrade stages upgrade 005–008,
+			// GET /agents/outdated records 005 at v3.13.2, and PUT /agents/upgrade finds 006 by its
+			// os.version 18.04.5 LTS.
+			a.Conn, a.Synced, a.Version, a.OS = StatusActive, true, "Wazuh v3.13.2", ubuntu(name, "20", "20.04.6 LTS", "Focal Fossa")
+			if i == 6 {
+				a.OS = ubuntu(name, "18", "18.04.5 LTS", "Bionic Beaver")
+			}
 			a.IP = fmt.Sprintf("172.28.0.%d", 5+i)
 		case i <= 10: // integration-env/agent_info.yaml
 			a.Conn, a.Version, a.OS = StatusDisconnected, "Wazuh v3.9.2", ubuntu(name, "18", "18.04.2 LTS", "Bionic Beaver")
@@ -158,7 +175,7 @@ func tavernEnv(t *testing.T, file string) (*httptest.Server, Home) {
 		t.Fatal(err)
 	}
 	conf.Access.MaxRequestPerMinute, conf.Access.MaxLoginAttempts = 10000, 10000 // integration-env/api.yaml
-	srv := httptest.NewServer(NewAPIServer(APIOptions{Home: h, Config: conf, Now: func() time.Time { return now },
+	srv := httptest.NewServer(NewAPIServer(APIOptions{Home: h, Config: conf, Now: func() time.Time { return *clock },
 		Hostname: "wazuh-master", SignKey: key, Cluster: tavernCluster(t, file, h)}))
 	t.Cleanup(srv.Close)
 	return srv, h
@@ -333,7 +350,8 @@ func TestTavernReplay(t *testing.T) {
 	seenExceptions := map[string]bool{}
 	for _, file := range names {
 		passed0, total0 := passed, total
-		srv, _ := tavernEnv(t, file)
+		var clock time.Time
+		srv, _ := tavernEnv(t, file, &clock)
 		vars := map[string]any{}
 		for k, v := range common.Variables {
 			vars[k] = v
@@ -373,6 +391,9 @@ func TestTavernReplay(t *testing.T) {
 					}
 					total++
 					err = tavernRunStage(srv.URL, pu, method, st, vars)
+					if d, ok := tavernDelay(st.DelayAfter, vars); ok {
+						clock = clock.Add(d) // the emulator's clock instead of Tavern's sleep
+					}
 					if err == nil {
 						passed++
 						continue
@@ -502,6 +523,21 @@ func tavernRunStage(base string, pu *url.URL, method string, st tavernStage, var
 		}
 	}
 	return nil
+}
+
+// tavernDelay reads a stage's delay_after (a number or {"$tavern": "float", "value": "{var}"}).
+func tavernDelay(v any, vars map[string]any) (time.Duration, bool) {
+	switch d := v.(type) {
+	case float64:
+		return time.Duration(d * float64(time.Second)), true
+	case map[string]any:
+		s, _ := tavernFormat(fmt.Sprint(d["value"]), vars)
+		f, err := strconv.ParseFloat(s, 64)
+		if err == nil {
+			return time.Duration(f * float64(time.Second)), true
+		}
+	}
+	return 0, false
 }
 
 func trimBody(b []byte) string {

@@ -65,7 +65,13 @@ func (c *viewCtx) lastKeepAlive(a *Agent) int64 {
 	case a.Conn == StatusActive && c.notBack[a.ID]:
 		return c.startedAt.Add(-time.Duration(5+a.ID%50) * time.Second).Unix()
 	case a.Conn == StatusActive:
-		return c.now.Add(-time.Duration(a.ID*7%55) * time.Second).Unix()
+		// The last periodic keepalive, or the (re)connection when that is later (an agent back from
+		// an upgrade records it).
+		k := c.now.Add(-time.Duration(a.ID*7%55) * time.Second).Unix()
+		if a.LastKeepAlive > k && a.LastKeepAlive <= c.now.Unix() {
+			return a.LastKeepAlive
+		}
+		return k
 	case a.Conn == StatusNeverConnected:
 		return 0
 	}

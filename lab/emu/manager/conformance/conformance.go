@@ -39,6 +39,9 @@ var wazuhFormats = map[string]string{
 	"sort":           `^[\w_\-,\s+.]+$`,
 	"group_names":    `^(?!^(\.{1,2}|all)$)[\w.\-]+$`,
 	"password":       `^.+$`,
+	"wazuh_version":  `^(?:[Ww]azuh )?[vV]?\d+\.\d+\.\d+$`,
+	"path":           `^[\w\-.\\/:]+$`,
+	"wpk_path":       `^[\w\-./]+\.wpk$`,
 }
 
 type spec struct {
@@ -256,6 +259,44 @@ var Cases = []Case{
 	{name: "api info while not ready", method: "GET", path: "/", fault: "not-ready", want: 200},
 	{name: "rate limited", method: "GET", path: "/agents", fault: "rate-limit", want: 429, code: 6001},
 }
+
+// upgradeCases are the agent upgrade endpoints' cases: valid requests (tasks created, agents refused
+// per item), and for each operation every parameter given a value the real validator refuses.
+func upgradeCases() []Case {
+	cs := []Case{
+		{name: "upgrade one", method: "PUT", path: "/agents/upgrade?agents_list=001", want: 200},
+		{name: "upgrade all to a version", method: "PUT", path: "/agents/upgrade?agents_list=all&upgrade_version=4.9.0", want: 200},
+		{name: "upgrade the agents of a node", method: "PUT", path: "/agents/upgrade?agents_list=all&node_name=node01&wait_for_complete=true", want: 200},
+		{name: "upgrade manager and unknown", method: "PUT", path: "/agents/upgrade?agents_list=000,999", want: 200},
+		{name: "upgrade custom", method: "PUT", path: "/agents/upgrade_custom?agents_list=002&file_path=/var/ossec/test.wpk&installer=upgrade.sh", want: 200},
+		{name: "upgrade result", method: "GET", path: "/agents/upgrade_result?agents_list=001,002", want: 200},
+		{name: "upgrade result all", method: "GET", path: "/agents/upgrade_result", want: 200},
+		{name: "upgrade without agents_list", method: "PUT", path: "/agents/upgrade", want: 400},
+		{name: "upgrade custom without file_path", method: "PUT", path: "/agents/upgrade_custom?agents_list=001", want: 400},
+		{name: "upgrade bad agents_list", method: "PUT", path: "/agents/upgrade?agents_list=x", want: 400},
+		{name: "upgrade bad wpk_repo", method: "PUT", path: "/agents/upgrade?agents_list=001&wpk_repo=a%20b", want: 400},
+		{name: "upgrade bad upgrade_version", method: "PUT", path: "/agents/upgrade?agents_list=001&upgrade_version=latest", want: 400},
+		{name: "upgrade use_http not a boolean", method: "PUT", path: "/agents/upgrade?agents_list=001&use_http=maybe", want: 400},
+		{name: "upgrade force not a boolean", method: "PUT", path: "/agents/upgrade?agents_list=001&force=maybe", want: 400},
+		{name: "upgrade bad package_type", method: "PUT", path: "/agents/upgrade?agents_list=001&package_type=zip", want: 400},
+		{name: "upgrade custom bad agents_list", method: "PUT", path: "/agents/upgrade_custom?agents_list=x&file_path=/var/ossec/test.wpk", want: 400},
+		{name: "upgrade custom bad file_path", method: "PUT", path: "/agents/upgrade_custom?agents_list=001&file_path=/var/ossec/test.txt", want: 400},
+		{name: "upgrade custom bad installer", method: "PUT", path: "/agents/upgrade_custom?agents_list=001&file_path=/var/ossec/test.wpk&installer=a%2Ab", want: 400},
+		{name: "upgrade result bad agents_list", method: "GET", path: "/agents/upgrade_result?agents_list=1", want: 400},
+	}
+	bad := []struct{ param, value string }{{"os.platform", "a%2Ab"}, {"os.version", "%2A"}, {"os.name", "a%2Fb"}, {"manager", "%2A"},
+		{"version", "%2A"}, {"group", "all"}, {"node_name", "a%20b"}, {"name", "%2A"}, {"ip", "%2A"}, {"registerIP", "%2A"}}
+	for _, op := range []struct{ method, path string }{{"PUT", "/agents/upgrade?agents_list=001&"},
+		{"PUT", "/agents/upgrade_custom?agents_list=001&file_path=/var/ossec/test.wpk&"}, {"GET", "/agents/upgrade_result?"}} {
+		for _, b := range bad {
+			cs = append(cs, Case{name: fmt.Sprintf("%s %s bad %s", op.method, strings.Split(op.path, "?")[0], b.param),
+				method: op.method, path: op.path + b.param + "=" + b.value, want: 400})
+		}
+	}
+	return cs
+}
+
+func init() { Cases = append(Cases, upgradeCases()...) }
 
 // Tally counts the assertions run on one target and those that passed.
 type Tally struct{ Passed, Total int }

@@ -1,0 +1,83 @@
+package agents_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/manager/managertest"
+)
+
+// TestUpgradeCommands: plan, a dry run, a canary that fails (exit 1 with the cause and the fix), the
+// fix, resume to the end, status.
+func TestUpgradeCommands(t *testing.T) {
+	srv := managertest.New(t, managertest.Config{Version: "4.10.0", Agents: managertest.GenerateAgents(12)})
+	e := newEnv(t, srv.URL, srv.Password())
+
+	r := run(t, e, false, "", "upgrade", "plan", "--canary", "1", "-o", "json")
+	var plan struct {
+		Target      string
+		Eligible    []struct{ ID string }
+		Pending     []struct{ ID string }
+		NotEligible []struct{ ID, Reason string } `json:"not_eligible"`
+		Waves       [][]string
+	}
+	if r.Code != 0 || json.Unmarshal([]byte(r.Out), &plan) != nil {
+		t.Fatalf("plan: %d %s %s", r.Code, r.Out, r.ErrOut)
+	}
+	if plan.Target != "4.10.0" || len(plan.Eligible) != 6 || len(plan.Pending) != 3 || len(plan.Waves[0]) != 1 {
+		t.Fatalf("plan %+v", plan)
+	}
+	if r := run(t, e, false, "", "upgrade", "plan"); r.Code != 0 || !strings.Contains(r.Out, "6 eligible, 3 pending") || !strings.Contains(r.Out, "(canary)") {
+		t.Errorf("plan table: %s", r.Out)
+	}
+	// Bad input: exit 2, nothing sent.
+	for _, args := range [][]string{{"--waves", "50%"}, {"--max-failed", "x"}, {"--to", "4.11.0"}, {"--concurrency", "-1"}} {
+		if r := run(t, e, false, "", append([]string{"upgrade", "plan"}, args...)...); r.Code != 2 {
+			t.Errorf("%v: exit %d %s", args, r.Code, r.ErrOut)
+		}
+	}
+	if r := run(t, e, false, "", "upgrade", "apply", "--dry-run"); r.Code != 0 || !strings.Contains(r.Out, "PUT /agents/upgrade?agents_list=") || len(srv.SeenPath("PUT /agents/upgrade")) != 0 {
+		t.Errorf("dry run: %d %s", r.Code, r.Out)
+	}
+
+	srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome {
+		return managertest.TaskOutcome{Status: "Error", ErrorMsg: "Send lock restart error"}
+	})
+	r = run(t, e, false, "", "upgrade", "apply", "--yes", "--poll", "10ms", "--concurrency", "2")
+	if r.Code != 1 || !strings.Contains(r.Out, "1828") || !strings.Contains(r.Out, "--concurrency") || !strings.Contains(r.ErrOut, "agents upgrade resume") {
+		t.Fatalf("canary failure: exit %d\n%s\n%s", r.Code, r.Out, r.ErrOut)
+	}
+	if n := len(srv.SeenPath("PUT /agents/upgrade")); n != 1 {
+		t.Errorf("the canary's failure must stop the run: %d requests", n)
+	}
+	srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome {
+		return managertest.TaskOutcome{Status: "Updated", Version: "Wazuh v4.10.0"}
+	})
+	if r := run(t, e, false, "", "upgrade", "resume", "--yes", "--poll", "10ms"); r.Code != 0 || !strings.Contains(r.Out, "done") {
+		t.Fatalf("resume: exit %d\n%s\n%s", r.Code, r.Out, r.ErrOut)
+	}
+	r = run(t, e, false, "", "upgrade", "status", "-o", "json")
+	var st struct {
+		State  string
+		Agents map[string]struct{ State string }
+	}
+	if r.Code != 0 || json.Unmarshal([]byte(r.Out), &st) != nil || st.State != "done" {
+		t.Fatalf("status: %d %s", r.Code, r.Out)
+	}
+	n := 0
+	for _, a := range st.Agents {
+		if a.State == "upgraded" {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d upgraded: %s", n, r.Out)
+	}
+	// No more than two agents in any request (--concurrency 2).
+	for _, s := range srv.SeenPath("PUT /agents/upgrade") {
+		if strings.Count(s, "%2C") > 1 {
+			t.Errorf("request beyond --concurrency: %s", s)
+		}
+	}
+}

@@ -1,0 +1,561 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/siemctl/siemctl/internal/manager"
+)
+
+// The run of an agent upgrade: the waves one after the other, each sent in requests of at most 500
+// agents and never more agents in flight than the manager's module threads, each gated on evidence
+// (the agent active again, a keepalive after the send, the target version), the task's own word
+// (Updated, Error, Timeout) only re-checked against that evidence. The run's state is one JSON file
+// under state_dir/agent-upgrades, rewritten atomically after every step, so status reads it and
+// resume picks up where it stopped: the failed wave's agents again, and the agents that were
+// disconnected and are back.
+
+// UpgradeAPI is what the run needs of the manager API (*manager.Client).
+type UpgradeAPI interface {
+	API
+	UpgradeAgents(ctx context.Context, ids []string, o manager.UpgradeOptions) (manager.UpgradeCreated, error)
+	UpgradeResults(ctx context.Context, ids []string) ([]manager.UpgradeTask, []manager.ItemError, error)
+}
+
+// Agent states in a run.
+const (
+	AgentPlanned  = "planned"
+	AgentSent     = "sent"
+	AgentUpgraded = "upgraded"
+	AgentFailed   = "failed"
+	AgentPending  = "pending" // disconnected: not sent
+)
+
+// Run and wave states.
+const (
+	RunRunning = "running"
+	RunStopped = "stopped" // a wave failed its gate: resumable
+	RunPaused  = "paused"  // the window closed: resumable
+	RunDone    = "done"
+	RunAborted = "aborted"
+
+	WavePending = "pending"
+	WaveRunning = "running"
+	WavePassed  = "passed"
+	WaveFailed  = "failed"
+)
+
+// RunAgent is one agent's part in a run.
+type RunAgent struct {
+	ID         string        `json:"id"`
+	Wave       int           `json:"wave"`
+	State      string        `json:"state"`
+	Node       string        `json:"node,omitempty"`
+	TaskID     int           `json:"task_id,omitempty"`
+	Sent       time.Time     `json:"sent,omitzero"`
+	Done       time.Time     `json:"done,omitzero"`
+	TaskStatus string        `json:"task_status,omitempty"`
+	Version    string        `json:"version,omitempty"`
+	Failure    *UpgradeCause `json:"failure,omitempty"`
+	// Evidence says why an agent counts as upgraded (the task's word is noted when it disagreed).
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// RunWave is one wave.
+type RunWave struct {
+	Index   int       `json:"index"`
+	Agents  []string  `json:"agents"`
+	State   string    `json:"state"`
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
+	Failed  int       `json:"failed"`
+	Allowed int       `json:"allowed"`
+}
+
+// UpgradeRun is the state of one agent upgrade run.
+type UpgradeRun struct {
+	ID       string               `json:"id"`
+	Target   string               `json:"target"`
+	Options  UpgradeWaveOptions   `json:"options"`
+	Selector UpgradeSelector      `json:"selector"`
+	State    string               `json:"state"`
+	Reason   string               `json:"reason,omitempty"`
+	Started  time.Time            `json:"started"`
+	Ended    time.Time            `json:"ended,omitzero"`
+	Waves    []*RunWave           `json:"waves"`
+	Agents   map[string]*RunAgent `json:"agents"`
+	// Requests counts the upgrade requests sent, Reads the upgrade_result and agent listing requests.
+	Requests int `json:"requests"`
+	Reads    int `json:"reads"`
+}
+
+// Counts tallies the agents by state.
+func (r *UpgradeRun) Counts() map[string]int {
+	out := map[string]int{}
+	for _, a := range r.Agents {
+		out[a.State]++
+	}
+	return out
+}
+
+// Failures are the failed agents, by id.
+func (r *UpgradeRun) Failures() []*RunAgent {
+	var out []*RunAgent
+	for _, a := range r.Agents {
+		if a.State == AgentFailed {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return idLess(out[i].ID, out[j].ID) })
+	return out
+}
+
+func idLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+// RunsDir is where the runs are kept.
+func RunsDir(stateDir string) string { return filepath.Join(stateDir, "agent-upgrades") }
+
+// NewUpgradeRun turns a plan into a run.
+func NewUpgradeRun(p UpgradePlan, now time.Time) *UpgradeRun {
+	r := &UpgradeRun{ID: now.UTC().Format("20060102T150405.000Z"), Target: p.Target, Options: p.Options, Selector: p.Selector,
+		State: RunRunning, Started: now, Agents: map[string]*RunAgent{}}
+	nodes := map[string]string{}
+	for _, a := range p.Eligible {
+		nodes[a.ID] = a.Node
+	}
+	for i, w := range p.Waves {
+		r.Waves = append(r.Waves, &RunWave{Index: i, Agents: w, State: WavePending, Allowed: p.Options.Allowed(len(w))})
+		for _, id := range w {
+			r.Agents[id] = &RunAgent{ID: id, Wave: i, State: AgentPlanned, Node: nodes[id]}
+		}
+	}
+	for _, a := range p.Pending {
+		r.Agents[a.ID] = &RunAgent{ID: a.ID, Wave: -1, State: AgentPending, Node: a.Node, Version: a.Version}
+	}
+	return r
+}
+
+// Save writes the run atomically and marks it the latest.
+func (r *UpgradeRun) Save(stateDir string) error {
+	dir := RunsDir(stateDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("agent upgrade run: %w", err)
+	}
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, r.ID+".json"), b, 0o600); err != nil {
+		return fmt.Errorf("agent upgrade run: %w", err)
+	}
+	return renameio.WriteFile(filepath.Join(dir, "latest"), []byte(r.ID+"\n"), 0o600)
+}
+
+// ErrNoRun means there is no agent upgrade run to show or resume.
+var ErrNoRun = errors.New("no agent upgrade run")
+
+// LoadUpgradeRun reads a run (id "" = the latest).
+func LoadUpgradeRun(stateDir, id string) (*UpgradeRun, error) {
+	dir := RunsDir(stateDir)
+	if id == "" {
+		b, err := os.ReadFile(filepath.Join(dir, "latest"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w in %s: start one with `siemctl agents upgrade apply`", ErrNoRun, dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		id = strings.TrimSpace(string(b))
+	}
+	if strings.ContainsAny(id, "/\\") || id == "" || id == "." || id == ".." {
+		return nil, fmt.Errorf("%w: run id %q", ErrInvalidInput, id)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %v", ErrNoRun, id, err)
+	}
+	r := &UpgradeRun{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("agent upgrade run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runner runs an UpgradeRun.
+type Runner struct {
+	API      UpgradeAPI
+	StateDir string
+	Now      func() time.Time
+	Sleep    func(ctx context.Context, d time.Duration) error
+	// Poll is the pause between two reads of the evidence.
+	Poll time.Duration
+	// Window bounds the time from this invocation's start within which new waves may start (0: none).
+	Window time.Duration
+	// Progress reports each step (nil: silent).
+	Progress func(format string, args ...any)
+	// Options of the requests (the target is the run's).
+	Request manager.UpgradeOptions
+}
+
+func (rn *Runner) say(format string, args ...any) {
+	if rn.Progress != nil {
+		rn.Progress(format, args...)
+	}
+}
+
+// ErrWaveFailed is the stop rule: more agents of a wave failed than --max-failed allows.
+var ErrWaveFailed = errors.New("wave failed its gate")
+
+// Resume prepares a stopped or paused run: the failed wave's failed agents are planned again, and
+// the pending agents that are active now join a wave of their own at the end.
+func (rn *Runner) Resume(ctx context.Context, r *UpgradeRun) error {
+	if r.State == RunDone || r.State == RunAborted {
+		// A finished run still has pending agents to pick up.
+		if r.State == RunAborted || r.Counts()[AgentPending] == 0 {
+			return fmt.Errorf("%w: run %s is %s; nothing to resume", ErrInvalidInput, r.ID, r.State)
+		}
+	}
+	for _, w := range r.Waves {
+		if w.State == WaveFailed {
+			w.State, w.Failed = WaveRunning, 0
+			for _, id := range w.Agents {
+				if a := r.Agents[id]; a.State == AgentFailed {
+					a.State, a.Failure, a.TaskID, a.TaskStatus = AgentPlanned, nil, 0, ""
+				}
+			}
+		}
+	}
+	var pend []string
+	for id, a := range r.Agents {
+		if a.State == AgentPending {
+			pend = append(pend, id)
+		}
+	}
+	if len(pend) > 0 {
+		sort.Slice(pend, func(i, j int) bool { return idLess(pend[i], pend[j]) })
+		back, err := rn.active(ctx, r, pend)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, id := range pend {
+			if a, ok := back[id]; ok {
+				r.Agents[id].Node = a.NodeName
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) > 0 {
+			w := &RunWave{Index: len(r.Waves), Agents: ids, State: WavePending, Allowed: r.Options.Allowed(len(ids))}
+			r.Waves = append(r.Waves, w)
+			for _, id := range ids {
+				r.Agents[id].State, r.Agents[id].Wave, r.Agents[id].Failure = AgentPlanned, w.Index, nil
+			}
+			rn.say("%d pending agent(s) are back: wave %d", len(ids), w.Index+1)
+		}
+	}
+	r.State, r.Reason, r.Ended = RunRunning, "", time.Time{}
+	return r.Save(rn.StateDir)
+}
+
+// active reads the agents (500 a request) and returns those active now.
+func (rn *Runner) active(ctx context.Context, r *UpgradeRun, ids []string) (map[string]manager.Agent, error) {
+	out := map[string]manager.Agent{}
+	for start := 0; start < len(ids); start += manager.MaxUpgradeRequest {
+		chunk := ids[start:min(start+manager.MaxUpgradeRequest, len(ids))]
+		r.Reads++
+		for a, err := range rn.API.Agents(ctx, manager.AgentQuery{IDs: chunk, Limit: len(chunk),
+			Select: []string{"status", "version", "lastKeepAlive", "node_name"}}) {
+			if err != nil {
+				return nil, err
+			}
+			if a.Status == manager.AgentActive {
+				out[a.ID] = a
+			}
+		}
+	}
+	return out, nil
+}
+
+// Run runs the waves that are not passed yet, in order, and returns ErrWaveFailed (wrapped) when the
+// stop rule stopped it.
+func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
+	target, err := manager.ParseVersion(r.Target)
+	if err != nil {
+		return err
+	}
+	start := rn.Now()
+	for _, w := range r.Waves {
+		if w.State == WavePassed {
+			continue
+		}
+		if rn.Window > 0 && w.State == WavePending && rn.Now().Sub(start) >= rn.Window {
+			r.State, r.Reason = RunPaused, fmt.Sprintf("the window (%s) closed before wave %d", rn.Window, w.Index+1)
+			return r.Save(rn.StateDir)
+		}
+		if err := rn.wave(ctx, r, w, target); err != nil {
+			_ = r.Save(rn.StateDir)
+			return err
+		}
+		if w.Failed > w.Allowed {
+			w.State, w.Ended = WaveFailed, rn.Now()
+			r.State, r.Ended = RunStopped, rn.Now()
+			r.Reason = fmt.Sprintf("wave %d: %d of %d agents failed, at most %d allowed (--max-failed)", w.Index+1, w.Failed, len(w.Agents), w.Allowed)
+			if err := r.Save(rn.StateDir); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s", ErrWaveFailed, r.Reason)
+		}
+		w.State, w.Ended = WavePassed, rn.Now()
+		rn.say("wave %d passed: %d agents, %d failed (at most %d allowed)", w.Index+1, len(w.Agents), w.Failed, w.Allowed)
+		if err := r.Save(rn.StateDir); err != nil {
+			return err
+		}
+	}
+	r.State, r.Ended = RunDone, rn.Now()
+	held := map[string]int{}
+	for _, a := range r.Agents {
+		if a.State == AgentPending && a.Failure != nil && a.Failure.Code == 3023 {
+			held[a.Node]++
+		}
+	}
+	n := r.Counts()[AgentPending]
+	var parts []string
+	for node, h := range held {
+		n -= h
+		parts = append(parts, fmt.Sprintf("%d agent(s) of node %s, not connected to the master (3023)", h, node))
+	}
+	sort.Strings(parts)
+	if n > 0 {
+		parts = append([]string{fmt.Sprintf("%d disconnected agent(s)", n)}, parts...)
+	}
+	if len(parts) > 0 {
+		r.Reason = strings.Join(parts, ", ") + " pending: `siemctl agents upgrade resume` sends them once they are back"
+	}
+	return r.Save(rn.StateDir)
+}
+
+// wave sends a wave's agents, never more in flight than the limit, and waits until each is upgraded
+// or failed.
+func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target manager.Version) error {
+	if w.State != WaveRunning {
+		w.State, w.Started = WaveRunning, rn.Now()
+	}
+	rn.say("wave %d: %d agent(s)", w.Index+1, len(w.Agents))
+	limit := max(r.Options.InFlight, 1)
+	var queue []string
+	for _, id := range w.Agents {
+		if r.Agents[id].State == AgentPlanned {
+			queue = append(queue, id)
+		}
+	}
+	for {
+		inFlight := r.inFlight(w)
+		for len(queue) > 0 && len(inFlight) < limit {
+			n := min(manager.MaxUpgradeRequest, limit-len(inFlight), len(queue))
+			if err := rn.send(ctx, r, w, queue[:n], target); err != nil {
+				return err
+			}
+			queue = queue[n:]
+			inFlight = r.inFlight(w)
+		}
+		if err := r.Save(rn.StateDir); err != nil {
+			return err
+		}
+		if len(inFlight) == 0 && len(queue) == 0 {
+			return nil
+		}
+		if err := rn.Sleep(ctx, rn.Poll); err != nil {
+			return err
+		}
+		if err := rn.judge(ctx, r, w, inFlight, target); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *UpgradeRun) inFlight(w *RunWave) []string {
+	var out []string
+	for _, id := range w.Agents {
+		if r.Agents[id].State == AgentSent {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// send creates the tasks of one request, per cluster node (node_name: the master passes each
+// worker's agents to it).
+func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []string, target manager.Version) error {
+	byNode := map[string][]string{}
+	var nodes []string
+	for _, id := range ids {
+		n := r.Agents[id].Node
+		if _, ok := byNode[n]; !ok {
+			nodes = append(nodes, n)
+		}
+		byNode[n] = append(byNode[n], id)
+	}
+	for _, node := range nodes {
+		o := rn.Request
+		o.Version, o.NodeName = target.String(), node
+		r.Requests++
+		res, err := rn.API.UpgradeAgents(ctx, byNode[node], o)
+		now := rn.Now()
+		if err != nil {
+			var ae *manager.APIError
+			if errors.As(err, &ae) && ae.Code >= 1810 && ae.Code < 1900 || errors.As(err, &ae) && ae.Code == 3023 {
+				// The manager refused the whole request: every agent of it fails with that cause.
+				c := CauseOf(ae.Code, ae.Detail)
+				if ae.Code == 3023 {
+					c = UpgradeCause{Code: 3023, Cause: fmt.Sprintf("cluster node %s is not connected to the master: its agents cannot be reached", node),
+						Fix: fmt.Sprintf("reconnect the worker (%s: `siemctl health` on it, wazuh-clusterd, the cluster key and port 1516), then `siemctl agents upgrade resume`", node)}
+				}
+				for _, id := range byNode[node] {
+					a := r.Agents[id]
+					if ae.Code == 3023 {
+						// Only this node's share stops: its agents wait, pending, for resume.
+						cc := c
+						a.State, a.Wave, a.Failure = AgentPending, -1, &cc
+						w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+						continue
+					}
+					a.State, a.Done, a.Failure = AgentFailed, now, &c
+					w.Failed++
+				}
+				rn.say("node %s: %s", nodeLabel(node), c.Cause)
+				continue
+			}
+			return err
+		}
+		for id, task := range res.Tasks {
+			if a := r.Agents[id]; a != nil {
+				a.State, a.TaskID, a.Sent, a.TaskStatus = AgentSent, task, now, manager.TaskPending
+			}
+		}
+		for _, f := range res.Failed {
+			for _, id := range f.IDs {
+				a := r.Agents[id]
+				if a == nil {
+					continue
+				}
+				switch f.Code {
+				case manager.CodeAgentNotActive, 1818:
+					a.State, a.Wave = AgentPending, -1
+					w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+				case 1820, 1822:
+					// Already upgrading, or at the target already: the evidence decides.
+					a.State, a.Sent = AgentSent, now
+				default:
+					c := CauseOf(f.Code, f.Message)
+					a.State, a.Done, a.Failure = AgentFailed, now, &c
+					w.Failed++
+				}
+			}
+		}
+		rn.say("sent %d agent(s)%s: %d task(s)", len(byNode[node]), nodeSuffix(node), len(res.Tasks))
+	}
+	return nil
+}
+
+func nodeLabel(n string) string {
+	if n == "" {
+		return "(unknown)"
+	}
+	return n
+}
+
+func nodeSuffix(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " on node " + n
+}
+
+// judge reads the evidence of the agents in flight (their state and their tasks, in bulk) and
+// settles those that are upgraded or failed.
+func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []string, target manager.Version) error {
+	agents := map[string]manager.Agent{}
+	for start := 0; start < len(ids); start += manager.MaxUpgradeRequest {
+		chunk := ids[start:min(start+manager.MaxUpgradeRequest, len(ids))]
+		r.Reads++
+		for a, err := range rn.API.Agents(ctx, manager.AgentQuery{IDs: chunk, Limit: len(chunk),
+			Select: []string{"status", "version", "lastKeepAlive", "node_name"}}) {
+			if err != nil {
+				return err
+			}
+			agents[a.ID] = a
+		}
+	}
+	r.Reads += (len(ids) + manager.MaxUpgradeRequest - 1) / manager.MaxUpgradeRequest
+	tasks, _, err := rn.API.UpgradeResults(ctx, ids)
+	if err != nil {
+		return err
+	}
+	byAgent := map[string]manager.UpgradeTask{}
+	for _, t := range tasks {
+		byAgent[t.Agent] = t
+	}
+	now := rn.Now()
+	for _, id := range ids {
+		ra := r.Agents[id]
+		ag, seen := agents[id]
+		t, hasTask := byAgent[id]
+		if hasTask {
+			ra.TaskStatus = t.Status
+		}
+		if seen {
+			ra.Version = strings.TrimPrefix(ag.Version, "Wazuh ")
+		}
+		v, verr := ag.ParsedVersion()
+		upgraded := seen && ag.Status == manager.AgentActive && verr == nil && !v.Less(target) && !ag.LastKeepAlive.Before(ra.Sent.Add(-time.Second))
+		switch {
+		case upgraded:
+			ra.State, ra.Done = AgentUpgraded, now
+			ra.Evidence = "active, keepalive " + ag.LastKeepAlive.UTC().Format(time.RFC3339) + ", " + ra.Version
+			if hasTask && t.Status != manager.TaskUpdated {
+				ra.Evidence += " (the task says " + t.Status + ")"
+			}
+		case hasTask && t.Status == manager.TaskError:
+			c := CauseOf(TaskErrorCode(t.ErrorMsg), t.ErrorMsg)
+			ra.State, ra.Done, ra.Failure = AgentFailed, now, &c
+			w.Failed++
+		case hasTask && t.Status == manager.TaskTimeout && seen && ag.Status == manager.AgentActive:
+			c := UpgradeCause{Cause: fmt.Sprintf("the task timed out and the agent still reports %s, not %s", ra.Version, target),
+				Fix: "check the agent's upgrade.log and ossec.log on its host; `siemctl agents upgrade resume` sends it again"}
+			ra.State, ra.Done, ra.Failure = AgentFailed, now, &c
+			w.Failed++
+		case now.Sub(ra.Sent) > r.Options.AgentWait:
+			c := UpgradeCause{Cause: fmt.Sprintf("no evidence of %s within the agent wait (%s): the agent reports %s, %s", target, r.Options.AgentWait, orDash(ra.Version), orDash(ag.Status)),
+				Fix: "check the agent's service and upgrade.log on its host, then `siemctl agents upgrade resume`"}
+			if !seen || ag.Status != manager.AgentActive {
+				c = UpgradeCause{Cause: fmt.Sprintf("the agent disconnected during the upgrade and did not come back within the agent wait (%s)", r.Options.AgentWait),
+					Fix: "start the agent on its host (its service, the network to the manager's port 1514); once it is back `siemctl agents upgrade resume` checks it again"}
+			}
+			ra.State, ra.Done, ra.Failure = AgentFailed, now, &c
+			w.Failed++
+		}
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
