@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
@@ -92,7 +93,7 @@ func lastPart(s string) string {
 func fixFor(err error, component, caKey, userKey string) string {
 	switch {
 	case errors.Is(err, indexer.ErrSecurityNotInitialized):
-		return "initialise the security plugin: siemctl security indexer apply"
+		return "initialise the security plugin: " + diagnose.SecurityApplyFix
 	case errors.Is(err, netclient.ErrTLS):
 		return fmt.Sprintf("renew or replace the %s certificate if it is expired or not from the CA the other components trust (see the certs check); only if it is valid and they accept it, set %s to the CA that signed it", component, caKey)
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):

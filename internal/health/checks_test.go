@@ -127,7 +127,10 @@ func (m *fakeManager) ListAgents(ctx context.Context, q manager.AgentQuery) ([]m
 	return m.agents, nil
 }
 
-type fakeUnits struct{ states map[string]string }
+type fakeUnits struct {
+	states  map[string]string
+	started map[string]time.Time // InactiveExitTimestamp; zero: long ago
+}
 
 func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitStatus, error) {
 	var out []units.UnitStatus
@@ -137,6 +140,7 @@ func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitSta
 			st = "active"
 		}
 		us := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: st, SubState: map[string]string{"active": "running", "failed": "failed", "inactive": "dead"}[st]}
+		us.StartedAt = u.started[n]
 		if st == "not-found" {
 			us.LoadState, us.ActiveState, us.SubState = st, "inactive", "dead"
 		}
@@ -277,7 +281,15 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		}, "indexer.api", Crit, "unreachable", "siemctl services start indexer"},
 		{"security not initialised", func(w *world) {
 			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
-		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply"},
+		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply --dry-run"},
+		{"security still loading right after a restart", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
+			w.units.started = map[string]time.Time{"siem-indexer.service": testNow.Add(-12 * time.Second)}
+		}, "indexer.api", Warn, "starting: siem-indexer.service started 12s ago and its security plugin is still loading", "wait: siemctl health again in a minute"},
+		{"security not initialised long after the start", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
+			w.units.started = map[string]time.Time{"siem-indexer.service": testNow.Add(-10 * time.Minute)}
+		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply --dry-run"},
 		{"indexer TLS", func(w *world) { w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTLS} }, "indexer.api", Crit, "TLS", "indexer.ca_file"},
 		{"red cluster", func(w *world) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "red", 1
