@@ -32,6 +32,7 @@ import (
 const (
 	KindPortBound      = "port-bound"
 	KindPermission     = "permission"
+	KindMissingDir     = "missing-directory" // a setting names a directory that does not exist
 	KindDiskFull       = "disk-full"
 	KindHeapSize       = "heap-size"
 	KindHeapOrder      = "heap-order"

@@ -393,3 +393,42 @@ func TestClusterJoin(t *testing.T) {
 	r = f.diagnose(t, active, lines)
 	assertFinding(t, r, KindClusterJoin, []string{"finds no elected cluster manager"}, []string{"discovery.seed_hosts"})
 }
+
+// path.data misspelt (a directory that does not exist, its parent root's):
+// the setting and the directory with the node's data are named; no chown of
+// the parent, which other software shares (real lines from the lab).
+func TestMissingDataDir(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	f.write(t, conf, fmt.Sprintf("cluster.name: siem-cluster\nnode.name: node-1\npath.data: %s\npath.logs: %s\n",
+		filepath.Join(f.root, "var/lib/siem-indexr"), filepath.Join(f.root, "var/log/siem-indexer")))
+	r := f.diagnose(t, failed, f.lines(t, "missing-data-dir.out"))
+	data := filepath.Join(f.root, "var/lib/siem-indexer")
+	assertFinding(t, r, KindMissingDir, []string{"path.data " + filepath.Join(f.root, "var/lib/siem-indexr") + " does not exist", "set in " + conf},
+		[]string{"set path.data back to " + data + " in " + conf, "siemctl services start indexer"})
+	if c := r.Cause(); strings.Contains(c.Fix, "chown") || !strings.Contains(strings.Join(c.Evidence, "\n"), data+"/nodes") {
+		t.Errorf("fix %q evidence %v", c.Fix, c.Evidence)
+	}
+}
+
+// A directory outside the component's own (a shared parent) is never
+// handed to the service user.
+func TestNoChownOutsideOwnDirs(t *testing.T) {
+	f := newFixture(t)
+	ev := &Evidence{Input: Input{Component: "indexer", Config: f.cfg}}
+	shared := filepath.Join(f.root, "var/lib")
+	info, err := os.Stat(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd Finding
+	ev.cannotWrite(&fd, shared, info, "nobody", 65534, 65534)
+	if strings.Contains(fd.Fix, "chown") || !strings.Contains(fd.Fix, "not one of indexer's own directories") {
+		t.Errorf("fix %q", fd.Fix)
+	}
+	fd = Finding{}
+	ev.cannotWrite(&fd, filepath.Join(f.root, "var/lib/siem-indexer/nodes"), info, "nobody", 65534, 65534)
+	if !strings.Contains(fd.Fix, "chown -R") || !strings.Contains(fd.Fix, filepath.Join(f.root, "var/lib/siem-indexer")+"`") {
+		t.Errorf("own data dir: fix %q", fd.Fix)
+	}
+}
