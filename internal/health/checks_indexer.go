@@ -50,8 +50,12 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 		}
 		return r
 	}
-	version := info.Version
 	evidence := []string{fmt.Sprintf("GET / answered: node %s, cluster %s, version.number %s", info.Name, info.ClusterName, info.Version)}
+	cluster, node := diagnose.IndexerIdentity(c.Indexer.ConfigDir)
+	if err := (indexer.Identity{ClusterName: cluster, NodeName: node}).Check(info); err != nil {
+		return crit(err.Error(), fmt.Sprintf("%s answers, but not as this host's indexer: point indexer.url at this indexer, or stop what answers there (siemctl health's ports check names who holds the port)", c.Indexer.URL), evidence...)
+	}
+	version := info.Version
 	if nv, err := ix.NodesVersions(ctx); err == nil && len(nv) > 0 {
 		version = nv[0].Version
 		if info.CompatOverride() {

@@ -28,6 +28,7 @@ var testNow = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 // fakeIndexer is a healthy single node unless a test changes a field.
 type fakeIndexer struct {
 	infoErr  error
+	info     *indexer.Info // GET /'s answer (nil: node-1 of cluster siem)
 	health   indexer.Health
 	settings indexer.Settings
 	shards   []indexer.Shard
@@ -55,6 +56,9 @@ func healthyIndexer() *fakeIndexer {
 }
 
 func (f *fakeIndexer) Info(ctx context.Context) (indexer.Info, error) {
+	if f.info != nil {
+		return *f.info, f.infoErr
+	}
 	return indexer.Info{Name: "node-1", ClusterName: "siem", Version: "7.10.2"}, f.infoErr
 }
 func (f *fakeIndexer) NodesVersions(ctx context.Context) ([]indexer.NodeVersion, error) {
@@ -290,6 +294,7 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
 			w.units.started = map[string]time.Time{"siem-indexer.service": testNow.Add(-10 * time.Minute)}
 		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply --dry-run"},
+		{"not the indexer answers", func(w *world) { w.ix.info = &indexer.Info{Version: "1.0"} }, "indexer.api", Crit, "answered, but not as this indexer", "not as this host's indexer"},
 		{"indexer TLS", func(w *world) { w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTLS} }, "indexer.api", Crit, "TLS", "indexer.ca_file"},
 		{"red cluster", func(w *world) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "red", 1

@@ -453,6 +453,13 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive || sts[0].SubState == "auto-restart") {
 			return fmt.Errorf("%s is not running (%s); its log says why", c.Unit, sts[0].Failure())
 		}
+		if errors.Is(err, ErrNotItself) && len(sts) == 1 {
+			// something answers on its address, not the component: a foreign
+			// holder of its port fails the start at once
+			if ferr := r.foreignAnswer(ctx, c, sts[0], err); ferr != nil {
+				return ferr
+			}
+		}
 		if errors.Is(err, netclient.ErrTLS) && len(sts) == 1 {
 			// it answers, with a certificate siemctl refuses: ready, unless the
 			// certificate is the component's fault (expired, from a foreign CA, not
@@ -515,8 +522,32 @@ func (r *Runner) certificateRefused(ctx context.Context, c Component, st units.U
 	}
 	rep := r.Diagnose(ctx, c, st)
 	for _, f := range rep.Findings {
-		if f.Kind == diagnose.KindCertificate {
+		switch f.Kind {
+		case diagnose.KindCertificate:
 			return fmt.Errorf("%s %w (%v)", c.Unit, ErrCertificateRefused, err)
+		case diagnose.KindPortBound:
+			// the certificate refused is another server's, on the component's port
+			return fmt.Errorf("%s: %w: %s (%v)", c.Unit, ErrNotItself, f.Cause, err)
+		}
+	}
+	return nil
+}
+
+// ErrNotItself is a readiness probe answered by something that is not the
+// component: another HTTP server on its port, another cluster's node.
+// Ready means the component answers as itself.
+var ErrNotItself = errors.New("its address answers, but not as the component")
+
+// foreignAnswer fails the start at once when the diagnosis finds the
+// component's port held by a process not of its unit; nil otherwise (the
+// wait goes on: the component may still take its port).
+func (r *Runner) foreignAnswer(ctx context.Context, c Component, st units.UnitStatus, err error) error {
+	if r.Diagnose == nil {
+		return nil
+	}
+	for _, f := range r.Diagnose(ctx, c, st).Findings {
+		if f.Kind == diagnose.KindPortBound {
+			return fmt.Errorf("%s: %s (%v)", c.Unit, f.Cause, err)
 		}
 	}
 	return nil
