@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
@@ -70,6 +71,20 @@ func (s *Clients) Ready() services.Probes {
 			}
 			if !ok {
 				return errors.New("test config: " + msg)
+			}
+			// its output must take its credentials: a 401 or 403 is a named
+			// failure now; an output not answering yet is health's to judge
+			rep, err := sh.TestOutput(ctx)
+			if err != nil {
+				return nil
+			}
+			if r, refused := rep.Refused(); refused {
+				kind := netclient.ErrUnauthorized
+				if r.Status == 403 {
+					kind = netclient.ErrForbidden
+				}
+				return &services.RefusedError{Cause: fmt.Sprintf("its output %s %s", r.URL, r.What()), Err: kind,
+					Evidence: []string{"test output: " + r.URL + " talk to server... ERROR " + r.Detail}, Fix: health.RefusalFix(s.Config, r)}
 			}
 			return nil
 		}

@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"iter"
 	"os"
 	"path/filepath"
@@ -169,17 +170,40 @@ func (p fakePackages) Installed(ctx context.Context, names ...string) (map[strin
 	return out, nil
 }
 
-type fakeShipper struct{ outputOK bool }
+type fakeShipper struct {
+	outputOK   bool
+	transcript string // `test output`'s own words, when set
+}
 
 func (s fakeShipper) TestConfig(ctx context.Context) (bool, string, error) {
 	return true, "Config OK", nil
 }
-func (s fakeShipper) TestOutput(ctx context.Context) (bool, []string, error) {
-	if s.outputOK {
-		return true, []string{"talk to server... OK"}, nil
+func (s fakeShipper) TestOutput(ctx context.Context) (OutputTest, error) {
+	if s.transcript != "" {
+		return outputTest(shipper.ParseTestOutput(s.transcript)), nil
 	}
-	return false, []string{"dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused"}, nil
+	if s.outputOK {
+		return OutputTest{OK: true, Lines: []string{"talk to server... OK"}}, nil
+	}
+	return OutputTest{Lines: []string{"dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused"}}, nil
 }
+
+// Filebeat 7.10.2's `test output` against the lab's OpenSearch with a wrong
+// password in its keystore (made by hand: keystore add password --force).
+const transcript401 = `elasticsearch: https://127.0.0.1:11200...
+  parse url... OK
+  connection...
+    parse host... OK
+    dns lookup... OK
+    addresses: 127.0.0.1
+    dial up... OK
+  TLS...
+    security: server's certificate chain verification is enabled
+    handshake... OK
+    TLS version: TLSv1.3
+    dial up... OK
+  talk to server... ERROR 401 Unauthorized: 
+`
 
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
@@ -361,6 +385,8 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		{"no alerts", func(w *world) { w.ix.count = 0; w.ix.newest = testNow.Add(-2 * time.Hour) }, "alerts.flow", Warn, "no alerts", "alerts probe"},
 		{"dashboard 503", func(w *world) { w.dash.Status = 503 }, "dashboard", Crit, "503", "restart dashboard"},
 		{"shipper output", func(w *world) { w.ship.outputOK = false }, "shipper", Crit, "connection refused", "test output"},
+		{"shipper output refuses its password", func(w *world) { w.ship.transcript = transcript401 }, "shipper", Crit,
+			"output https://127.0.0.1:11200 refuses the shipper's output credentials (401 Unauthorized)", "keystore add password --stdin --force"},
 		{"cert expiring", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, 10) }, "certs", Warn, "within 30 days", "renew"},
 		{"cert expired", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, -1) }, "certs", Crit, "expired", "renew"},
 		{"default credentials", func(w *world) { w.defs = []string{"manager API siem/siem"} }, "secrets", Warn, "default credentials", "change the default password"},

@@ -103,7 +103,15 @@ type UnitsAPI interface {
 // ShipperAPI runs the shipper's self-tests.
 type ShipperAPI interface {
 	TestConfig(ctx context.Context) (ok bool, message string, err error)
-	TestOutput(ctx context.Context) (ok bool, lines []string, err error)
+	TestOutput(ctx context.Context) (OutputTest, error)
+}
+
+// OutputTest is a run of the shipper's `test output`: one line per host
+// step, and the host that refused the shipper's credentials, if one did.
+type OutputTest struct {
+	OK      bool
+	Lines   []string
+	Refused *shipper.Refusal
 }
 
 // DashboardAnswer is the dashboard's answer to GET /.
@@ -128,15 +136,20 @@ func (c ShipperChecks) TestConfig(ctx context.Context) (bool, string, error) {
 }
 
 // TestOutput runs `test output` and keeps one line per host step.
-func (c ShipperChecks) TestOutput(ctx context.Context) (bool, []string, error) {
+func (c ShipperChecks) TestOutput(ctx context.Context) (OutputTest, error) {
 	sh, err := c.Shipper()
 	if err != nil {
-		return false, nil, err
+		return OutputTest{}, err
 	}
 	rep, err := sh.TestOutput(ctx)
 	if err != nil {
-		return false, nil, err
+		return OutputTest{}, err
 	}
+	return outputTest(rep), nil
+}
+
+// outputTest turns a parsed `test output` into the check's answer.
+func outputTest(rep shipper.Report) OutputTest {
 	var lines []string
 	for _, h := range rep.Hosts {
 		for _, st := range h.Steps {
@@ -150,5 +163,9 @@ func (c ShipperChecks) TestOutput(ctx context.Context) (bool, []string, error) {
 	if rep.Exiting != "" {
 		lines = append(lines, "Exiting: "+rep.Exiting)
 	}
-	return rep.OK, lines, nil
+	out := OutputTest{OK: rep.OK, Lines: lines}
+	if r, ok := rep.Refused(); ok {
+		out.Refused = &r
+	}
+	return out
 }

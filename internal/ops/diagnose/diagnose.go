@@ -33,6 +33,7 @@ const (
 	KindPortBound      = "port-bound"
 	KindPermission     = "permission"
 	KindMissingDir     = "missing-directory" // a setting names a directory that does not exist
+	KindRefused        = "refused"           // the component answers and refuses (its output's 401): the readiness probe named it
 	KindDiskFull       = "disk-full"
 	KindHeapSize       = "heap-size"
 	KindHeapOrder      = "heap-order"

@@ -229,3 +229,27 @@ func TestReadinessNotItself(t *testing.T) {
 		})
 	}
 }
+
+// A probe that names a refusal (the shipper's output: 401) fails the start
+// at once with that cause as its diagnosis, and the error's class (exit 4).
+func TestReadinessRefused(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"shipper"})
+	f := unitstest.NewFake()
+	looks, diagnosed := 0, 0
+	r := &Runner{Units: f, Sleep: noSleep,
+		Ready: func(context.Context, Component) error {
+			looks++
+			return &RefusedError{Cause: "its output https://127.0.0.1:9200 refuses the shipper's output credentials (401 Unauthorized)", Err: netclient.ErrUnauthorized, Fix: "keystore add password"}
+		},
+		Diagnose: func(context.Context, Component, units.UnitStatus) diagnose.Report { diagnosed++; return diagnose.Report{} }}
+	outs, err := r.Start(context.Background(), comps)
+	if looks != 1 || diagnosed != 0 || !errors.Is(err, netclient.ErrUnauthorized) || errors.Is(err, ErrStillStarting) {
+		t.Fatalf("looks %d diagnosed %d err %v", looks, diagnosed, err)
+	}
+	if d := outs[0].Diagnosis; d == nil || d.Cause().Kind != diagnose.KindRefused || d.Fix() != "keystore add password" {
+		t.Fatalf("diagnosis %+v", d)
+	}
+	if strings.Count(err.Error(), "refuses the shipper's") != 1 {
+		t.Errorf("cause said twice: %v", err)
+	}
+}
