@@ -241,7 +241,10 @@ func TestReadinessRefused(t *testing.T) {
 			looks++
 			return &RefusedError{Cause: "its output https://127.0.0.1:9200 refuses the shipper's output credentials (401 Unauthorized)", Err: netclient.ErrUnauthorized, Fix: "keystore add password"}
 		},
-		Diagnose: func(context.Context, Component, units.UnitStatus) diagnose.Report { diagnosed++; return diagnose.Report{} }}
+		Diagnose: func(context.Context, Component, units.UnitStatus) diagnose.Report {
+			diagnosed++
+			return diagnose.Report{}
+		}}
 	outs, err := r.Start(context.Background(), comps)
 	if looks != 1 || diagnosed != 0 || !errors.Is(err, netclient.ErrUnauthorized) || errors.Is(err, ErrStillStarting) {
 		t.Fatalf("looks %d diagnosed %d err %v", looks, diagnosed, err)
