@@ -29,6 +29,7 @@ func Catalogue() []Check {
 		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: withIndexer(checkShards), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
 		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: withIndexer(checkDisk), Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: withIndexer(checkTemplates), Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.data", Component: "indexer", Title: "the cluster holds the indices and documents of siemctl's last snapshot (same cluster UUID, path.data)", Run: withIndexer(checkIndexerData), Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.cluster", Component: "indexer", Title: "indexer cluster: every node present, one version, a cluster manager, heap and disk per node", Run: withIndexer(checkIndexerCluster), Needs: []string{keyIndexerInfo, keyIndexerHealth}},
 		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},

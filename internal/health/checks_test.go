@@ -30,6 +30,7 @@ var testNow = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 type fakeIndexer struct {
 	infoErr  error
 	info     *indexer.Info // GET /'s answer (nil: node-1 of cluster siem)
+	indices  []indexer.Index
 	health   indexer.Health
 	settings indexer.Settings
 	shards   []indexer.Shard
@@ -70,6 +71,9 @@ func (f *fakeIndexer) Health(ctx context.Context, hr indexer.HealthRequest) (ind
 }
 func (f *fakeIndexer) Settings(ctx context.Context, d bool) (indexer.Settings, error) {
 	return f.settings, f.infoErr
+}
+func (f *fakeIndexer) CatIndices(ctx context.Context, pattern string) ([]indexer.Index, error) {
+	return f.indices, f.infoErr
 }
 func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) {
 	return f.shards, f.infoErr

@@ -70,6 +70,7 @@ type IndexerAPI interface {
 	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
 	Settings(ctx context.Context, includeDefaults bool) (indexer.Settings, error)
 	CatShards(ctx context.Context) ([]indexer.Shard, error)
+	CatIndices(ctx context.Context, pattern string) ([]indexer.Index, error)
 	CatAllocation(ctx context.Context) ([]indexer.Allocation, error)
 	AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error)
 	IndexBlocks(ctx context.Context, pattern string) ([]indexer.IndexBlock, error)

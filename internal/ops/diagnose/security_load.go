@@ -30,6 +30,15 @@ func IndexerIdentity(configDir string) (cluster, node string) {
 	return y["cluster.name"], y["node.name"]
 }
 
+// IndexerPathData is the path.data the opensearch.yml in configDir sets
+// ("" where it sets none or cannot be read).
+func IndexerPathData(configDir string) string {
+	if configDir == "" {
+		return ""
+	}
+	return readIndexerYAML(filepath.Join(configDir, "opensearch.yml"))["path.data"]
+}
+
 // securityLoadFailure is the security plugin's failed read of its
 // configuration from its index ("[ERROR][o.o.s.c.ConfigurationLoaderSecurity7]
 // … Failure No shard available … retrieving configuration").
