@@ -432,3 +432,53 @@ func TestNoChownOutsideOwnDirs(t *testing.T) {
 		t.Errorf("own data dir: fix %q", fd.Fix)
 	}
 }
+
+// An unknown setting added to opensearch.yml by hand: the setting, the
+// file and its line, not "[ERROR][o.o.b.Bootstrap] Exception" (real lines).
+func TestUnknownSetting(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	b, _ := os.ReadFile(conf)
+	f.write(t, conf, string(b)+"foo.bar: 1\n")
+	lines := append(f.lines(t, "unknown-setting.out"), "[2026-12-07T17:59:49,400][ERROR][o.o.b.Bootstrap          ] [node-1] Exception",
+		"java.lang.IllegalArgumentException: unknown setting [foo.bar] please check that any required plugins are installed, or check the breaking changes documentation for removed settings")
+	r := f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindUnknownSetting, []string{"unknown setting [foo.bar] in " + conf + " (line 8)"}, []string{"remove or correct foo.bar in " + conf + " (line 8)", "siemctl services start indexer"})
+}
+
+// The Caused-by chain is followed to its root when no detector knows the
+// failure: the root line is the cause, not the wrapper's "Exception".
+func TestRootCauseOfUnknownFailure(t *testing.T) {
+	lines := []string{
+		"[2026-12-07T17:59:49,400][ERROR][o.o.b.Bootstrap          ] [node-1] Exception",
+		"org.opensearch.OpenSearchException: failed to bind service",
+		"\tat org.opensearch.node.Node.<init>(Node.java:578)",
+		"Caused by: java.nio.file.FileSystemException: /var/lib/siem-indexer/nodes/0: Read-only file system",
+		"\tat sun.nio.fs.UnixException.translateToIOException(UnixException.java:100)",
+	}
+	f := newFixture(t)
+	r := f.diagnose(t, failed, lines)
+	c := r.Cause()
+	if c.Kind != KindLogLines || !strings.Contains(c.Cause, "Read-only file system") || !strings.Contains(c.Fix, "Read-only file system") || strings.Contains(c.Fix, "act on the lines above") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A JVM option the JVM does not know, added to jvm.options by hand: read
+// from the JVM's own output, named with its file and line (real lines).
+func TestJVMOption(t *testing.T) {
+	f := newFixture(t)
+	jvm := filepath.Join(f.root, "etc/siem-indexer/jvm.options")
+	b, _ := os.ReadFile(jvm)
+	f.write(t, jvm, string(b)+"-XX:+UseFooCollector\n")
+	r := f.diagnose(t, failed, f.lines(t, "jvm-option.out"))
+	assertFinding(t, r, KindJVMOption, []string{"the JVM refuses the option UseFooCollector (set in " + jvm + ":5)"}, []string{"remove or correct UseFooCollector in " + jvm + ":5"})
+	// the same option from a drop-in's Environment=OPENSEARCH_JAVA_OPTS: the drop-in is named
+	f.write(t, jvm, string(b))
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/heap.conf")
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=-XX:+UseFooCollector\n")
+	st := failed
+	st.DropInPaths = []string{dropIn}
+	r = f.diagnose(t, st, f.lines(t, "jvm-option.out"))
+	assertFinding(t, r, KindJVMOption, []string{"set in " + dropIn + ":2"}, []string{"systemctl daemon-reload"})
+}
