@@ -161,3 +161,43 @@ func lineContaining(file, s string) int {
 	}
 	return 0
 }
+
+// ---- the unit's own ExecStart ---------------------------------------------------------
+
+// KindExecFailed is a unit whose ExecStart systemd could not execute (exit
+// status 203/EXEC): the component never ran, its logs hold only earlier runs.
+const KindExecFailed = "exec-failed"
+
+// detectExecFailed names the unit file or drop-in that sets the ExecStart
+// systemd could not run.
+func detectExecFailed(_ context.Context, ev *Evidence) (Finding, bool) {
+	st := ev.Unit
+	if st.Result != "exit-code" || st.ExecMainStatus != 203 {
+		return Finding{}, false
+	}
+	var where []string
+	for _, file := range append([]string{st.FragmentPath}, st.DropInPaths...) {
+		if file == "" {
+			continue
+		}
+		b, err := os.ReadFile(ev.path(file))
+		if err != nil {
+			continue
+		}
+		for n, l := range strings.Split(string(b), "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "ExecStart=") && t != "ExecStart=" {
+				where = append(where, fmt.Sprintf("%s:%d (%s)", file, n+1, t))
+			}
+		}
+	}
+	f := Finding{Kind: KindExecFailed, at: len(ev.Lines),
+		Cause:    fmt.Sprintf("systemd could not execute %s's ExecStart (exit status 203/EXEC: the program is missing, not executable or not allowed); %s never ran, its logs are of earlier runs", st.Name, ev.Component),
+		Evidence: append([]string{"systemd: " + st.Failure()}, where...)}
+	if len(where) > 0 {
+		last := where[len(where)-1] // the one systemd uses: the last drop-in's
+		f.Fix = fmt.Sprintf("correct or remove the ExecStart at %s, then systemctl daemon-reload and %s", last, start(ev.Component))
+	} else {
+		f.Fix = fmt.Sprintf("correct the unit's ExecStart (systemctl cat %s), then systemctl daemon-reload and %s", st.Name, start(ev.Component))
+	}
+	return f, true
+}

@@ -187,6 +187,7 @@ func Detectors() []Detector {
 		{Kind: KindClusterJoin, Components: []string{"indexer"}, Detect: detectClusterJoin},
 		{Kind: KindUnknownSetting, Components: []string{"indexer"}, Detect: detectUnknownSetting},
 		{Kind: KindJVMOption, Components: []string{"indexer"}, Detect: detectJVMOption},
+		{Kind: KindExecFailed, Detect: detectExecFailed},
 	}
 }
 

@@ -482,3 +482,32 @@ func TestJVMOption(t *testing.T) {
 	r = f.diagnose(t, st, f.lines(t, "jvm-option.out"))
 	assertFinding(t, r, KindJVMOption, []string{"set in " + dropIn + ":2"}, []string{"systemctl daemon-reload"})
 }
+
+// A heap set by a drop-in's Environment=OPENSEARCH_JAVA_OPTS (made by hand)
+// wins over jvm.options: the drop-in is named, not jvm.options.
+func TestHeapFromDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/heap.conf")
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=\"-Xms64g -Xmx64g\"\n")
+	st := failed
+	st.DropInPaths = []string{dropIn}
+	r := f.diagnose(t, st, f.lines(t, "heap-too-large.out"))
+	c := r.Cause()
+	if c.Kind != KindHeapSize || !strings.Contains(strings.Join(c.Evidence, "\n"), "-Xmx64g set in "+dropIn) ||
+		!strings.Contains(c.Fix, "remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in "+dropIn) || !strings.Contains(c.Fix, "systemctl daemon-reload") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A drop-in whose ExecStart names a program that does not exist (exit
+// 203): the drop-in is named; an earlier run's lines are not the cause.
+func TestExecFailedDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/exec.conf")
+	f.write(t, dropIn, "[Service]\nExecStart=\nExecStart=/usr/share/siem-indexer/bin/opensearch-typo\n")
+	st := failed
+	st.ExecMainStatus, st.DropInPaths = 203, []string{dropIn}
+	r := f.diagnose(t, st, []string{"[2026-12-07T18:04:15,240][INFO ][o.o.n.Node               ] [node-1] closed"})
+	assertFinding(t, r, KindExecFailed, []string{"could not execute siem-indexer.service's ExecStart (exit status 203/EXEC"},
+		[]string{"correct or remove the ExecStart at " + dropIn + ":3 (ExecStart=/usr/share/siem-indexer/bin/opensearch-typo)", "systemctl daemon-reload"})
+}
