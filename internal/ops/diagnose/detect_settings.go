@@ -201,3 +201,24 @@ func detectExecFailed(_ context.Context, ev *Evidence) (Finding, bool) {
 	}
 	return f, true
 }
+
+// ---- the manager API's api.yaml ----------------------------------------------------------
+
+// KindAPIConfig is an api.yaml the manager's API cannot load.
+const KindAPIConfig = "api-config"
+
+var apiConfigErr = regexp.MustCompile(`Error loading the API configuration file (\S+): (.*)$`)
+
+func detectAPIConfig(_ context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find("Error loading the API configuration file")
+	if i < 0 {
+		return Finding{}, false
+	}
+	m := apiConfigErr.FindStringSubmatch(strings.TrimSpace(ev.Lines[i]))
+	if m == nil {
+		return Finding{}, false
+	}
+	return Finding{Kind: KindAPIConfig, at: i, Evidence: []string{line},
+		Cause: fmt.Sprintf("the manager API cannot load its configuration %s: %s", m[1], m[2]),
+		Fix:   fmt.Sprintf("fix %s where the error says (%s; it is YAML), then %s", m[1], m[2], start(ev.Component))}, true
+}

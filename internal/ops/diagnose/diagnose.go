@@ -188,6 +188,7 @@ func Detectors() []Detector {
 		{Kind: KindUnknownSetting, Components: []string{"indexer"}, Detect: detectUnknownSetting},
 		{Kind: KindJVMOption, Components: []string{"indexer"}, Detect: detectJVMOption},
 		{Kind: KindExecFailed, Detect: detectExecFailed},
+		{Kind: KindAPIConfig, Components: []string{"manager"}, Detect: detectAPIConfig},
 	}
 }
 

@@ -511,3 +511,14 @@ func TestExecFailedDropIn(t *testing.T) {
 	assertFinding(t, r, KindExecFailed, []string{"could not execute siem-indexer.service's ExecStart (exit status 203/EXEC"},
 		[]string{"correct or remove the ExecStart at " + dropIn + ":3 (ExecStart=/usr/share/siem-indexer/bin/opensearch-typo)", "systemctl daemon-reload"})
 }
+
+// api.yaml broken by hand (real ossec.log line from the lab).
+func TestAPIConfig(t *testing.T) {
+	in := Input{Component: "manager", Unit: units.UnitStatus{Name: "wazuh-manager.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1},
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) {
+			return []string{"2026/12/07 18:08:34 wazuh-apid: ERROR: (2000) Error loading the API configuration file /var/ossec/api/configuration/api.yaml: yaml: line 29: did not find expected ',' or ']'"}, nil
+		}}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: t.TempDir()})
+	assertFinding(t, r, KindAPIConfig, []string{"cannot load its configuration /var/ossec/api/configuration/api.yaml: yaml: line 29"},
+		[]string{"fix /var/ossec/api/configuration/api.yaml where the error says (yaml: line 29", "siemctl services start manager"})
+}
