@@ -18,7 +18,7 @@ import (
 
 // TestE2EFaultsByHand makes each fault the way an admin does (a file
 // edited, another process on the port; never `siemlab fault`):
-// `services start indexer` must exit non-zero naming the real cause, the
+// `services restart indexer` must exit non-zero naming the real cause, the
 // fix it prints is followed, and the indexer starts again.
 func TestE2EFaultsByHand(t *testing.T) {
 	const offset = 360
@@ -98,7 +98,8 @@ func TestE2EFaultsByHand(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.make()
 			began := time.Now()
-			r := start()
+			// an admin restarts after the edit (start leaves an active unit alone)
+			r := l.Siemctl("services", "restart", "indexer", "--yes")
 			t.Logf("%s: services start exit %d after %s: %s | %s", c.name, r.Code, time.Since(began).Round(time.Second), firstWith(r.Stderr, "cause: "), firstWith(r.Stderr, "fix: "))
 			if r.Code == 0 || strings.Contains(r.Stderr, "is still starting") {
 				t.Errorf("services start: exit %d, want a failure naming the cause:\n%s", r.Code, r.Stderr)
