@@ -132,10 +132,19 @@ func (ev *Evidence) dataWithNodes(missing string) string {
 func (ev *Evidence) cannotWrite(f *Finding, p string, info fs.FileInfo, user string, uid, gid int) {
 	owner := ownerOf(info)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: owner %s, mode %s; %s runs as %s", p, owner, info.Mode().Perm(), ev.Component, user))
-	f.Cause = fmt.Sprintf("%s cannot write %s: owned by %s, mode %s, and %s runs as %s", ev.Component, p, owner, info.Mode().Perm(), ev.Component, user)
+	verb := "write"
+	if uid >= 0 && !permits(info, uid, gid, 0o4) {
+		verb = "read" // a file it cannot even read (a key, its configuration)
+	}
+	f.Cause = fmt.Sprintf("%s cannot %s %s: owned by %s, mode %s, and %s runs as %s", ev.Component, verb, p, owner, info.Mode().Perm(), ev.Component, user)
 	target := p
 	if d := ev.dataDir(); d != "" && strings.HasPrefix(p+"/", d+"/") {
 		target = d
+	}
+	if target == p && !info.IsDir() && uid >= 0 && ev.ownsPath(p) {
+		// one file of its own (a key, its configuration): that file alone
+		f.Fix = fmt.Sprintf("`chown %s:%s %s` (the service user, as owns its log directory; or give its group read access), then %s", nameOf(uid, false), nameOf(gid, true), p, start(ev.Component))
+		return
 	}
 	if !ev.ownsPath(target) {
 		// a directory shared with other software (/var/lib, /etc): changing its
@@ -210,7 +219,11 @@ func (ev *Evidence) dataDirUnwritable() (Finding, bool) {
 
 // writableBy: uid (in group gid) may write the entry (owner, group and
 // other bits; root may write anything; ACLs are not read).
-func writableBy(info fs.FileInfo, uid, gid int) bool {
+func writableBy(info fs.FileInfo, uid, gid int) bool { return permits(info, uid, gid, 0o2) }
+
+// permits: uid (in group gid) has the permission bit (4 read, 2 write) on
+// the entry.
+func permits(info fs.FileInfo, uid, gid int, bit fs.FileMode) bool {
 	s, ok := info.Sys().(*syscall.Stat_t)
 	if !ok || uid == 0 {
 		return true
@@ -218,11 +231,11 @@ func writableBy(info fs.FileInfo, uid, gid int) bool {
 	m := info.Mode().Perm()
 	switch {
 	case int(s.Uid) == uid:
-		return m&0o200 != 0
+		return m&(bit<<6) != 0
 	case int(s.Gid) == gid:
-		return m&0o020 != 0
+		return m&(bit<<3) != 0
 	}
-	return m&0o002 != 0
+	return m&bit != 0
 }
 
 // dataDir is the component's data directory from siemctl's configuration.

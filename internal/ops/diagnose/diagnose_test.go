@@ -522,3 +522,35 @@ func TestAPIConfig(t *testing.T) {
 	assertFinding(t, r, KindAPIConfig, []string{"cannot load its configuration /var/ossec/api/configuration/api.yaml: yaml: line 29"},
 		[]string{"fix /var/ossec/api/configuration/api.yaml where the error says (yaml: line 29", "siemctl services start manager"})
 }
+
+// A rules file broken by hand: the fix names the rules file analysisd
+// reports, not ossec.conf (real analysisd -t line from the lab).
+func TestRulesFileError(t *testing.T) {
+	cfg := &config.Config{Manager: config.Manager{InstallDir: "/var/ossec"}}
+	in := Input{Component: "manager", Config: cfg, Unit: units.UnitStatus{Name: "wazuh-manager.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1},
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return nil, nil },
+		ConfigCheck: func(context.Context) ([]string, bool, error) {
+			return []string{"wazuh-analysisd: ERROR: (1226): Error reading XML file 'etc/rules/local_rules.xml': XMLERR: Element 'rule' not closed. (line 14)."}, false, nil
+		}}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: t.TempDir()})
+	if c := r.Cause(); !strings.Contains(c.Fix, "fix /var/ossec/etc/rules/local_rules.xml at the reported element and line") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A configuration file the service user cannot read: "cannot read", and a
+// chown of that file alone, never -R.
+func TestCannotReadFile(t *testing.T) {
+	f := newFixture(t)
+	yml := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	if err := os.Chmod(yml, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := os.Stat(yml)
+	ev := &Evidence{Input: Input{Component: "indexer", Config: f.cfg}}
+	var fd Finding
+	ev.cannotWrite(&fd, yml, info, "nobody", 65534, 65534)
+	if os.Getuid() != 65534 && (!strings.Contains(fd.Cause, "cannot read "+yml) || strings.Contains(fd.Fix, "chown -R") || !strings.Contains(fd.Fix, "`chown nobody:nogroup "+yml+"`")) {
+		t.Fatalf("%+v", fd)
+	}
+}
