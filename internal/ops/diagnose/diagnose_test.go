@@ -554,3 +554,17 @@ func TestCannotReadFile(t *testing.T) {
 		t.Fatalf("%+v", fd)
 	}
 }
+
+// A drop-in with Type=notify and a short TimeoutStartSec (made by hand):
+// the node had started, the drop-in is named, "more time" is not the fix.
+func TestNotifyTimeoutDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/notify.conf")
+	f.write(t, dropIn, "[Service]\nType=notify\nTimeoutStartSec=5\n")
+	st := units.UnitStatus{Name: "siem-indexer.service", ActiveState: "failed", SubState: "failed", Result: "timeout", TimeoutStart: 5 * time.Second, DropInPaths: []string{dropIn}}
+	r := f.diagnose(t, st, []string{"[2026-12-07T18:16:02,112][INFO ][o.o.n.Node               ] [node-1] started"})
+	c := r.Cause()
+	if c.Kind != KindStartTimeout || !strings.Contains(c.Cause, dropIn+" sets Type=notify") || !strings.Contains(c.Fix, "remove Type=notify from "+dropIn+" (line 2") || strings.Contains(c.Fix, "TimeoutStartSec=") {
+		t.Fatalf("%+v", c)
+	}
+}
