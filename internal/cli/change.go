@@ -44,19 +44,29 @@ func (c Change) Begin(ctx context.Context, question string, calls func() ([]stri
 		}
 		return func() {}, false, c.printDryRun(lines)
 	}
-	if c.Lock == nil {
-		return nil, false, ErrNoLock
-	}
-	release, err = c.Lock(ctx)
+	release, err = c.Hold(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := c.IO.Confirm(question, c.Yes); err != nil {
+	if err := c.Ask(question); err != nil {
 		release()
 		return nil, false, err
 	}
 	return release, true, nil
 }
+
+// Hold takes the host lock of a change that is not a dry run, for a
+// command that must read the stack under the lock before it can ask its
+// question (Ask); Begin is Hold then Ask.
+func (c Change) Hold(ctx context.Context) (release func(), err error) {
+	if c.Lock == nil {
+		return nil, ErrNoLock
+	}
+	return c.Lock(ctx)
+}
+
+// Ask asks question on a terminal; --yes answers it (see IOStreams.Confirm).
+func (c Change) Ask(question string) error { return c.IO.Confirm(question, c.Yes) }
 
 type dryRunJSON struct {
 	DryRun bool     `json:"dry_run"`

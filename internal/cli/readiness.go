@@ -3,28 +3,48 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
 // Ready are the components' readiness probes over this set (start means
-// ready): the indexer's HTTP answers (503 "security not initialised"
-// included: `siemctl security indexer apply` is its fix), the manager
+// ready): the indexer answers GET / as itself (node, cluster and version,
+// the names its opensearch.yml sets; the security plugin's 503 "not
+// initialised" while it loads included; a 401 is left to health), the manager
 // API's daemons are ready (no 1017), the dashboard's GET / answers below
 // 500, the shipper's `test config` passes.
 func (s *Clients) Ready() services.Probes {
 	p := services.Probes{}
 	if ix, err := s.Indexer.Get(); err == nil {
+		cluster, node := diagnose.IndexerIdentity(s.Config.Indexer.ConfigDir)
+		id := indexer.Identity{ClusterName: cluster, NodeName: node}
 		p["indexer"] = func(ctx context.Context) error {
-			_, err := ix.Info(ctx)
-			if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			info, err := ix.Info(ctx)
+			switch {
+			case errors.Is(err, indexer.ErrSecurityNotInitialized):
+				// the security plugin's own 503: the indexer, its plugin still loading
+				return nil
+			case err == nil:
+				// ready means this indexer answers: not any HTTP server on its port
+				if err := id.Check(info); err != nil {
+					return fmt.Errorf("%w: %w", services.ErrNotItself, err)
+				}
+				return nil
+			case services.Answers(err) != nil:
+				return err
+			case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):
+				// it answers and refuses siemctl's user: the health checks judge that
 				return nil
 			}
-			return services.Answers(err)
+			// an answer that is not the node's (not JSON, a 404, a proxy's page)
+			return fmt.Errorf("%w: %w: %v", services.ErrNotItself, indexer.ErrNotIndexer, err)
 		}
 	}
 	if mc, err := s.Manager.Get(); err == nil {
@@ -51,6 +71,20 @@ func (s *Clients) Ready() services.Probes {
 			}
 			if !ok {
 				return errors.New("test config: " + msg)
+			}
+			// its output must take its credentials: a 401 or 403 is a named
+			// failure now; an output not answering yet is health's to judge
+			rep, err := sh.TestOutput(ctx)
+			if err != nil {
+				return nil
+			}
+			if r, refused := rep.Refused(); refused {
+				kind := netclient.ErrUnauthorized
+				if r.Status == 403 {
+					kind = netclient.ErrForbidden
+				}
+				return &services.RefusedError{Cause: fmt.Sprintf("its output %s %s", r.URL, r.What()), Err: kind,
+					Evidence: []string{"test output: " + r.URL + " talk to server... ERROR " + r.Detail}, Fix: health.RefusalFix(s.Config, r)}
 			}
 			return nil
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/units"
@@ -28,6 +29,7 @@ func Catalogue() []Check {
 		{ID: "indexer.shards", Component: "indexer", Title: "unassigned shards and shard limit", Run: withIndexer(checkShards), Needs: []string{keyIndexerInfo, keyIndexerHealth, keyIndexerSettings, keyIndexerShards}},
 		{ID: "indexer.disk", Component: "indexer", Title: "disk usage and read-only blocks", Run: withIndexer(checkDisk), Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.templates", Component: "indexer", Title: "alerts template wins for today's index; ingest pipeline present", Run: withIndexer(checkTemplates), Needs: []string{keyIndexerInfo}},
+		{ID: "indexer.data", Component: "indexer", Title: "the cluster holds the indices and documents of siemctl's last snapshot (same cluster UUID, path.data)", Run: withIndexer(checkIndexerData), Needs: []string{keyIndexerInfo}},
 		{ID: "indexer.cluster", Component: "indexer", Title: "indexer cluster: every node present, one version, a cluster manager, heap and disk per node", Run: withIndexer(checkIndexerCluster), Needs: []string{keyIndexerInfo, keyIndexerHealth}},
 		{ID: "manager.api", Component: "manager", Title: "manager API login, version, daemons ready", Run: checkManagerAPI, Needs: []string{keyManagerInfo, keyManagerStatus, keyUnits}},
 		{ID: "manager.config", Component: "manager", Title: "manager configuration is valid", Run: checkManagerConfig, Needs: []string{keyManagerInfo}},
@@ -92,7 +94,7 @@ func lastPart(s string) string {
 func fixFor(err error, component, caKey, userKey string) string {
 	switch {
 	case errors.Is(err, indexer.ErrSecurityNotInitialized):
-		return "initialise the security plugin: siemctl security indexer apply"
+		return "initialise the security plugin: " + diagnose.SecurityApplyFix
 	case errors.Is(err, netclient.ErrTLS):
 		return fmt.Sprintf("renew or replace the %s certificate if it is expired or not from the CA the other components trust (see the certs check); only if it is valid and they accept it, set %s to the CA that signed it", component, caKey)
 	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden):

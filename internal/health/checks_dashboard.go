@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"path/filepath"
 	"strings"
 
@@ -70,14 +72,13 @@ func checkShipper(ctx context.Context, e *Env) Result {
 	// costs one more process, not a wait; a dead output host costs the
 	// check's deadline once.
 	type outAns struct {
-		ok    bool
-		lines []string
-		err   error
+		OutputTest
+		err error
 	}
 	outc := make(chan outAns, 1)
 	go func() {
-		oko, lines, err := e.Stack.Shipper.TestOutput(ctx)
-		outc <- outAns{oko, lines, err}
+		t, err := e.Stack.Shipper.TestOutput(ctx)
+		outc <- outAns{t, err}
 	}()
 	okc, msg, err := e.Stack.Shipper.TestConfig(ctx)
 	if err != nil {
@@ -98,10 +99,25 @@ func checkShipper(ctx context.Context, e *Env) Result {
 		}
 		return crit("cannot run "+bin+" test output: "+out.err.Error(), "siemctl services status shipper")
 	}
-	if !out.ok {
-		return crit("output unreachable: test output failed: "+lastFailure(out.lines), "check the indexer (indexer.api) and the shipper's output section (output.elasticsearch.hosts in "+filepath.Join(e.Stack.Config.Shipper.ConfigDir, "filebeat.yml")+"), then run "+bin+" test output", out.lines...)
+	if r := out.Refused; r != nil {
+		return crit(fmt.Sprintf("output %s %s: %s", r.URL, r.What(), r.Detail), RefusalFix(e.Stack.Config, *r), out.Lines...)
 	}
-	return ok("test config OK, test output OK", out.lines...)
+	if !out.OK {
+		return crit("output unreachable: test output failed: "+lastFailure(out.Lines), "check the indexer (indexer.api) and the shipper's output section (output.elasticsearch.hosts in "+filepath.Join(e.Stack.Config.Shipper.ConfigDir, "filebeat.yml")+"), then run "+bin+" test output", out.Lines...)
+	}
+	return ok("test config OK, test output OK", out.Lines...)
+}
+
+// RefusalFix is the fix of an output that refuses the shipper's
+// credentials: the user and password in its keystore (filebeat.yml's
+// ${username} and ${password}) must be the indexer user's, and that user
+// must be mapped to a role that may write the alert indices.
+func RefusalFix(c *config.Config, r shipper.Refusal) string {
+	ks := fmt.Sprintf("%s keystore add password --stdin --force -c %s --path.data %s", c.Shipper.Binary, filepath.Join(c.Shipper.ConfigDir, "filebeat.yml"), c.Shipper.DataDir)
+	if r.Status == 403 {
+		return fmt.Sprintf("map the shipper's output user (output.elasticsearch.username in %s) to a role that may write %s* (roles_mapping.yml, or the indexer's security REST API), then siemctl services restart shipper", filepath.Join(c.Shipper.ConfigDir, "filebeat.yml"), c.Indexer.AlertsIndexPrefix)
+	}
+	return fmt.Sprintf("put the indexer user's current password into the shipper's keystore: `%s` (the password on its stdin; the username likewise with `keystore add username`, if it changed), then siemctl services restart shipper", ks)
 }
 
 func lastFailure(lines []string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/verdict"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -32,6 +33,15 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 			}
 		}
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			if u, known := componentUnit(ctx, e, "indexer"); known && u.Found {
+				if age, loading := diagnose.SecurityLoading(u.Status, e.now()); loading {
+					// a node reads its security index after "started": right after a
+					// restart this is a wait; an apply then would replace the live
+					// configuration for nothing
+					return warn(fmt.Sprintf("starting: %s started %s ago and its security plugin is still loading its configuration (HTTP 503 \"OpenSearch Security not initialized.\")", u.Unit, age.Round(time.Second)),
+						fmt.Sprintf("wait: siemctl health again in a minute (a node reads its security index within %s of its start); only if it still says so then: %s", diagnose.SecurityInitGrace(), diagnose.SecurityApplyFix), c.Indexer.URL)
+				}
+			}
 			r.Summary = "security plugin not initialised (HTTP 503 \"OpenSearch Security not initialized.\")"
 		} else if rep, ok := componentDiagnosis(ctx, e, "indexer"); ok {
 			r.Summary += "; unit " + rep.Unit + ": " + rep.Summary()
@@ -40,8 +50,12 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 		}
 		return r
 	}
-	version := info.Version
 	evidence := []string{fmt.Sprintf("GET / answered: node %s, cluster %s, version.number %s", info.Name, info.ClusterName, info.Version)}
+	cluster, node := diagnose.IndexerIdentity(c.Indexer.ConfigDir)
+	if err := (indexer.Identity{ClusterName: cluster, NodeName: node}).Check(info); err != nil {
+		return crit(err.Error(), fmt.Sprintf("%s answers, but not as this host's indexer: point indexer.url at this indexer, or stop what answers there (siemctl health's ports check names who holds the port)", c.Indexer.URL), evidence...)
+	}
+	version := info.Version
 	if nv, err := ix.NodesVersions(ctx); err == nil && len(nv) > 0 {
 		version = nv[0].Version
 		if info.CompatOverride() {

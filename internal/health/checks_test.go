@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"iter"
 	"os"
 	"path/filepath"
@@ -28,6 +29,8 @@ var testNow = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 // fakeIndexer is a healthy single node unless a test changes a field.
 type fakeIndexer struct {
 	infoErr  error
+	info     *indexer.Info // GET /'s answer (nil: node-1 of cluster siem)
+	indices  []indexer.Index
 	health   indexer.Health
 	settings indexer.Settings
 	shards   []indexer.Shard
@@ -55,6 +58,9 @@ func healthyIndexer() *fakeIndexer {
 }
 
 func (f *fakeIndexer) Info(ctx context.Context) (indexer.Info, error) {
+	if f.info != nil {
+		return *f.info, f.infoErr
+	}
 	return indexer.Info{Name: "node-1", ClusterName: "siem", Version: "7.10.2"}, f.infoErr
 }
 func (f *fakeIndexer) NodesVersions(ctx context.Context) ([]indexer.NodeVersion, error) {
@@ -65,6 +71,9 @@ func (f *fakeIndexer) Health(ctx context.Context, hr indexer.HealthRequest) (ind
 }
 func (f *fakeIndexer) Settings(ctx context.Context, d bool) (indexer.Settings, error) {
 	return f.settings, f.infoErr
+}
+func (f *fakeIndexer) CatIndices(ctx context.Context, pattern string) ([]indexer.Index, error) {
+	return f.indices, f.infoErr
 }
 func (f *fakeIndexer) CatShards(ctx context.Context) ([]indexer.Shard, error) {
 	return f.shards, f.infoErr
@@ -127,7 +136,10 @@ func (m *fakeManager) ListAgents(ctx context.Context, q manager.AgentQuery) ([]m
 	return m.agents, nil
 }
 
-type fakeUnits struct{ states map[string]string }
+type fakeUnits struct {
+	states  map[string]string
+	started map[string]time.Time // InactiveExitTimestamp; zero: long ago
+}
 
 func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitStatus, error) {
 	var out []units.UnitStatus
@@ -137,6 +149,7 @@ func (u fakeUnits) Status(ctx context.Context, names ...string) ([]units.UnitSta
 			st = "active"
 		}
 		us := units.UnitStatus{Name: n, LoadState: "loaded", ActiveState: st, SubState: map[string]string{"active": "running", "failed": "failed", "inactive": "dead"}[st]}
+		us.StartedAt = u.started[n]
 		if st == "not-found" {
 			us.LoadState, us.ActiveState, us.SubState = st, "inactive", "dead"
 		}
@@ -161,17 +174,40 @@ func (p fakePackages) Installed(ctx context.Context, names ...string) (map[strin
 	return out, nil
 }
 
-type fakeShipper struct{ outputOK bool }
+type fakeShipper struct {
+	outputOK   bool
+	transcript string // `test output`'s own words, when set
+}
 
 func (s fakeShipper) TestConfig(ctx context.Context) (bool, string, error) {
 	return true, "Config OK", nil
 }
-func (s fakeShipper) TestOutput(ctx context.Context) (bool, []string, error) {
-	if s.outputOK {
-		return true, []string{"talk to server... OK"}, nil
+func (s fakeShipper) TestOutput(ctx context.Context) (OutputTest, error) {
+	if s.transcript != "" {
+		return outputTest(shipper.ParseTestOutput(s.transcript)), nil
 	}
-	return false, []string{"dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused"}, nil
+	if s.outputOK {
+		return OutputTest{OK: true, Lines: []string{"talk to server... OK"}}, nil
+	}
+	return OutputTest{Lines: []string{"dial up... ERROR dial tcp 127.0.0.1:9200: connect: connection refused"}}, nil
 }
+
+// Filebeat 7.10.2's `test output` against the lab's OpenSearch with a wrong
+// password in its keystore (made by hand: keystore add password --force).
+const transcript401 = `elasticsearch: https://127.0.0.1:11200...
+  parse url... OK
+  connection...
+    parse host... OK
+    dns lookup... OK
+    addresses: 127.0.0.1
+    dial up... OK
+  TLS...
+    security: server's certificate chain verification is enabled
+    handshake... OK
+    TLS version: TLSv1.3
+    dial up... OK
+  talk to server... ERROR 401 Unauthorized: 
+`
 
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
@@ -277,7 +313,16 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		}, "indexer.api", Crit, "unreachable", "siemctl services start indexer"},
 		{"security not initialised", func(w *world) {
 			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
-		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply"},
+		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply --dry-run"},
+		{"security still loading right after a restart", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
+			w.units.started = map[string]time.Time{"siem-indexer.service": testNow.Add(-12 * time.Second)}
+		}, "indexer.api", Warn, "starting: siem-indexer.service started 12s ago and its security plugin is still loading", "wait: siemctl health again in a minute"},
+		{"security not initialised long after the start", func(w *world) {
+			w.ix.infoErr = &netclient.Error{Op: "GET /", Status: 503, Kind: netclient.ErrNotReady, Err: indexer.ErrSecurityNotInitialized}
+			w.units.started = map[string]time.Time{"siem-indexer.service": testNow.Add(-10 * time.Minute)}
+		}, "indexer.api", Crit, "security plugin not initialised", "security indexer apply --dry-run"},
+		{"not the indexer answers", func(w *world) { w.ix.info = &indexer.Info{Version: "1.0"} }, "indexer.api", Crit, "answered, but not as this indexer", "not as this host's indexer"},
 		{"indexer TLS", func(w *world) { w.ix.infoErr = &netclient.Error{Op: "GET /", Kind: netclient.ErrTLS} }, "indexer.api", Crit, "TLS", "indexer.ca_file"},
 		{"red cluster", func(w *world) {
 			w.ix.health.Status, w.ix.health.UnassignedShards = "red", 1
@@ -344,6 +389,8 @@ func TestFaultsTurnTheRightCheck(t *testing.T) {
 		{"no alerts", func(w *world) { w.ix.count = 0; w.ix.newest = testNow.Add(-2 * time.Hour) }, "alerts.flow", Warn, "no alerts", "alerts probe"},
 		{"dashboard 503", func(w *world) { w.dash.Status = 503 }, "dashboard", Crit, "503", "restart dashboard"},
 		{"shipper output", func(w *world) { w.ship.outputOK = false }, "shipper", Crit, "connection refused", "test output"},
+		{"shipper output refuses its password", func(w *world) { w.ship.transcript = transcript401 }, "shipper", Crit,
+			"output https://127.0.0.1:11200 refuses the shipper's output credentials (401 Unauthorized)", "keystore add password --stdin --force"},
 		{"cert expiring", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, 10) }, "certs", Warn, "within 30 days", "renew"},
 		{"cert expired", func(w *world) { w.certs[0].NotAfter = testNow.AddDate(0, 0, -1) }, "certs", Crit, "expired", "renew"},
 		{"default credentials", func(w *world) { w.defs = []string{"manager API siem/siem"} }, "secrets", Warn, "default credentials", "change the default password"},

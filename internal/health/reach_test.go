@@ -82,9 +82,9 @@ func TestShipperOutputInDefaultHealth(t *testing.T) {
 // slowShipper's output test never ends by itself (output hosts that do not answer).
 type slowShipper struct{ fakeShipper }
 
-func (slowShipper) TestOutput(ctx context.Context) (bool, []string, error) {
+func (slowShipper) TestOutput(ctx context.Context) (OutputTest, error) {
 	<-ctx.Done()
-	return false, nil, ctx.Err()
+	return OutputTest{}, ctx.Err()
 }
 
 func TestShipperOutputBoundedByTheDeadline(t *testing.T) {

@@ -70,6 +70,7 @@ type IndexerAPI interface {
 	Health(ctx context.Context, hr indexer.HealthRequest) (indexer.Health, error)
 	Settings(ctx context.Context, includeDefaults bool) (indexer.Settings, error)
 	CatShards(ctx context.Context) ([]indexer.Shard, error)
+	CatIndices(ctx context.Context, pattern string) ([]indexer.Index, error)
 	CatAllocation(ctx context.Context) ([]indexer.Allocation, error)
 	AllocationExplain(ctx context.Context, er indexer.ExplainRequest) (indexer.Explanation, error)
 	IndexBlocks(ctx context.Context, pattern string) ([]indexer.IndexBlock, error)
@@ -103,7 +104,15 @@ type UnitsAPI interface {
 // ShipperAPI runs the shipper's self-tests.
 type ShipperAPI interface {
 	TestConfig(ctx context.Context) (ok bool, message string, err error)
-	TestOutput(ctx context.Context) (ok bool, lines []string, err error)
+	TestOutput(ctx context.Context) (OutputTest, error)
+}
+
+// OutputTest is a run of the shipper's `test output`: one line per host
+// step, and the host that refused the shipper's credentials, if one did.
+type OutputTest struct {
+	OK      bool
+	Lines   []string
+	Refused *shipper.Refusal
 }
 
 // DashboardAnswer is the dashboard's answer to GET /.
@@ -128,15 +137,20 @@ func (c ShipperChecks) TestConfig(ctx context.Context) (bool, string, error) {
 }
 
 // TestOutput runs `test output` and keeps one line per host step.
-func (c ShipperChecks) TestOutput(ctx context.Context) (bool, []string, error) {
+func (c ShipperChecks) TestOutput(ctx context.Context) (OutputTest, error) {
 	sh, err := c.Shipper()
 	if err != nil {
-		return false, nil, err
+		return OutputTest{}, err
 	}
 	rep, err := sh.TestOutput(ctx)
 	if err != nil {
-		return false, nil, err
+		return OutputTest{}, err
 	}
+	return outputTest(rep), nil
+}
+
+// outputTest turns a parsed `test output` into the check's answer.
+func outputTest(rep shipper.Report) OutputTest {
 	var lines []string
 	for _, h := range rep.Hosts {
 		for _, st := range h.Steps {
@@ -150,5 +164,9 @@ func (c ShipperChecks) TestOutput(ctx context.Context) (bool, []string, error) {
 	if rep.Exiting != "" {
 		lines = append(lines, "Exiting: "+rep.Exiting)
 	}
-	return rep.OK, lines, nil
+	out := OutputTest{OK: rep.OK, Lines: lines}
+	if r, ok := rep.Refused(); ok {
+		out.Refused = &r
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,6 +35,32 @@ type Info struct {
 // use NodesVersions or the installed package for the real one.
 func (i Info) CompatOverride() bool {
 	return i.Distribution == "" && strings.HasPrefix(i.Version, "7.")
+}
+
+// ErrNotIndexer: the indexer's address answered, but not as the indexer
+// (another HTTP server on its port, another cluster's node).
+var ErrNotIndexer = errors.New("answered, but not as this indexer")
+
+// Identity holds what GET / must say for the answer to be this indexer's:
+// the cluster.name and node.name of its opensearch.yml ("" where the file
+// does not set them: not compared).
+type Identity struct {
+	ClusterName string
+	NodeName    string
+}
+
+// Check says whether i is the answer of the indexer id describes: a node
+// name, a cluster name and a version.number, and the names id sets.
+func (id Identity) Check(i Info) error {
+	switch {
+	case i.Name == "" || i.ClusterName == "" || i.Version == "":
+		return fmt.Errorf("%w: GET / names no node, cluster or version (node %q, cluster %q, version %q)", ErrNotIndexer, i.Name, i.ClusterName, i.Version)
+	case id.ClusterName != "" && i.ClusterName != id.ClusterName:
+		return fmt.Errorf("%w: GET / answered as cluster %q (node %s), opensearch.yml sets cluster.name %q", ErrNotIndexer, i.ClusterName, i.Name, id.ClusterName)
+	case id.NodeName != "" && i.Name != id.NodeName:
+		return fmt.Errorf("%w: GET / answered as node %q of cluster %s, opensearch.yml sets node.name %q", ErrNotIndexer, i.Name, i.ClusterName, id.NodeName)
+	}
+	return nil
 }
 
 // Info calls GET /.

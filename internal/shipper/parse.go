@@ -43,6 +43,42 @@ func (h HostReport) FirstError() *Step {
 	return nil
 }
 
+// Refusal is an output host that answered and refused the shipper's
+// credentials: its "talk to server" step failed with 401 (wrong user or
+// password) or 403 (the user may not write).
+type Refusal struct {
+	URL    string `json:"url"`
+	Status int    `json:"status"` // 401 | 403
+	Detail string `json:"detail"`
+}
+
+// What names the refusal for a message.
+func (r Refusal) What() string {
+	if r.Status == 403 {
+		return "refuses the shipper's output user its permissions (403)"
+	}
+	return "refuses the shipper's output credentials (401 Unauthorized)"
+}
+
+// Refused is the first host that refused the shipper's credentials (a 401
+// or 403 from "talk to server"), ok false when none did: not an
+// unreachable output, which waiting or starting the indexer mends.
+func (r Report) Refused() (Refusal, bool) {
+	for _, h := range r.Hosts {
+		st := h.FirstError()
+		if st == nil || st.Name != "talk to server" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(st.Detail, "401"):
+			return Refusal{URL: h.URL, Status: 401, Detail: st.Detail}, true
+		case strings.HasPrefix(st.Detail, "403"):
+			return Refusal{URL: h.URL, Status: 403, Detail: st.Detail}, true
+		}
+	}
+	return Refusal{}, false
+}
+
 // Report is the parsed `test output` transcript.
 type Report struct {
 	Hosts []HostReport `json:"hosts"`

@@ -401,3 +401,18 @@ func TestParseRealTestOutput(t *testing.T) {
 		t.Errorf("TLS step = %+v", s)
 	}
 }
+
+// A wrong password in the keystore (made by hand in the lab: keystore add
+// password --force) is a refusal, not an unreachable output.
+func TestRefused(t *testing.T) {
+	const wrongPassword = "elasticsearch: https://127.0.0.1:11200...\n  parse url... OK\n  connection...\n    parse host... OK\n    dns lookup... OK\n    addresses: 127.0.0.1\n    dial up... OK\n  TLS...\n    security: server's certificate chain verification is enabled\n    handshake... OK\n    TLS version: TLSv1.3\n    dial up... OK\n  talk to server... ERROR 401 Unauthorized: \n"
+	r, ok := ParseTestOutput(wrongPassword).Refused()
+	if !ok || r.Status != 401 || r.URL != "https://127.0.0.1:11200" || !strings.Contains(r.What(), "401 Unauthorized") {
+		t.Fatalf("%+v %v", r, ok)
+	}
+	for name, in := range map[string]string{"refused": transcriptRefused, "ok": transcriptOK} {
+		if r, ok := ParseTestOutput(in).Refused(); ok {
+			t.Errorf("%s: refusal %+v", name, r)
+		}
+	}
+}

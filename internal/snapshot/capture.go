@@ -301,6 +301,8 @@ func buildIndexer(st *IndexerState, err error, now time.Time, alertsPrefix strin
 	ix := Indexer{
 		Reachable:          true,
 		ClusterName:        st.ClusterName,
+		ClusterUUID:        st.ClusterUUID,
+		PathData:           st.PathData,
 		Status:             st.Status,
 		NumberOfNodes:      st.NumberOfNodes,
 		ActiveShards:       st.ActiveShards,

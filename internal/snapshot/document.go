@@ -81,7 +81,9 @@ type Indexer struct {
 	Reachable        bool   `json:"reachable"`
 	Error            string `json:"error"`
 	ClusterName      string `json:"cluster_name"`
-	Status           string `json:"status"` // green|yellow|red, "" unknown
+	ClusterUUID      string `json:"cluster_uuid"` // "" in snapshots of older siemctl
+	PathData         string `json:"path_data"`    // opensearch.yml's path.data on this host, "" unknown
+	Status           string `json:"status"`       // green|yellow|red, "" unknown
 	NumberOfNodes    int    `json:"number_of_nodes"`
 	ActiveShards     int    `json:"active_shards"`
 	UnassignedShards int    `json:"unassigned_shards"`

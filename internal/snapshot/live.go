@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"math"
 	"net/http"
 	"sync"
@@ -278,7 +279,8 @@ func (src *Live) IndexerState(ctx context.Context) (*IndexerState, error) {
 		// else answered.
 		return nil, err
 	}
-	st.Version = info.Version
+	st.Version, st.ClusterUUID = info.Version, info.ClusterUUID
+	st.PathData = diagnose.IndexerPathData(cfg.Indexer.ConfigDir)
 	if st.ClusterName == "" {
 		st.ClusterName = info.ClusterName
 	}

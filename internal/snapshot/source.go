@@ -47,6 +47,8 @@ type UnitState struct {
 type IndexerState struct {
 	Version            string // GET / version.number (often a 7.10.2 compatibility value)
 	ClusterName        string
+	ClusterUUID        string // GET / cluster_uuid: a cluster that forgot its data has a new one
+	PathData           string // opensearch.yml's path.data ("" where it sets none or is not read)
 	Status             string // green|yellow|red
 	NumberOfNodes      int
 	ActiveShards       int

@@ -35,9 +35,12 @@ echo "Will connect to 127.0.0.1:9200 ... done"
 if [ "$1" = "--options" ]; then
   set -- $2
   [ "$1" = "-backup" ] || exit 1
-  for t in config roles rolesmapping internalusers; do
-    echo "Will retrieve '/$t' into $2/$t.yml"; echo "x: 1" > "$2/$t.yml"
-    echo "   SUCC: Configuration for '$t' stored in $2/$t.yml"
+  live="$(dirname "$0")/live"
+  for tf in config:config roles:roles rolesmapping:roles_mapping internalusers:internal_users; do
+    t=${tf%%:*}; f=${tf#*:}
+    echo "Will retrieve '/$t' into $2/$f.yml"
+    if [ -e "$live/$f.yml" ]; then cp "$live/$f.yml" "$2/$f.yml"; else echo "_meta: {type: $t}" > "$2/$f.yml"; fi
+    echo "   SUCC: Configuration for '$t' stored in $2/$f.yml"
   done
   exit 0
 fi
@@ -58,7 +61,7 @@ func newEnv(t *testing.T, apiURL, user, password string) env {
 	clitest.WriteFile(t, filepath.Join(d, "hash.sh"), hashScript, 0o755)
 	clitest.WriteFile(t, filepath.Join(d, "init.sh"), initScript, 0o755)
 	cfg := clitest.WriteConfig(t, d, "state_dir: "+d+"/state\n"+
-		"indexer: {url: \"http://127.0.0.1:9\", password_file: "+pw+", hash_tool: ["+d+"/hash.sh], security_init: ["+d+"/init.sh]}\n"+
+		"indexer: {url: \"http://127.0.0.1:9\", config_dir: "+d+"/conf, password_file: "+pw+", hash_tool: ["+d+"/hash.sh], security_init: ["+d+"/init.sh]}\n"+
 		"manager: {api_url: \""+apiURL+"\", username: "+user+", password_file: "+pw+"}\n")
 	return env{cfg: cfg, dir: d}
 }
@@ -214,21 +217,112 @@ func TestIndexerBackupApply(t *testing.T) {
 		t.Errorf("apply without --yes: exit %d argv %q", r.Code, e.argv())
 	}
 	r = run(t, e, false, "", "indexer", "apply", "--dry-run")
-	if r.Code != 0 || r.Out != "run "+e.dir+"/init.sh\n" || e.argv() != "" {
+	if r.Code != 0 || !strings.Contains(r.Out, "run "+e.dir+"/init.sh\n") || strings.Contains(e.argv(), "\n\n") || strings.Contains(r.Out, "would remove") {
 		t.Errorf("apply --dry-run: exit %d %q argv %q", r.Code, r.Out, e.argv())
 	}
+	_ = os.Remove(filepath.Join(e.dir, "argv.log"))
 	held := clitest.HoldLock(t, filepath.Join(e.dir, "state"))
 	if r := run(t, e, false, "", "indexer", "apply", "--yes"); r.Code != 6 || !strings.Contains(r.ErrOut, "run 20261121T101500Z-3f9a1c") || e.argv() != "" {
 		t.Errorf("apply under the lock: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
 	}
 	_ = held.Release()
 	r = run(t, e, true, "y\n", "indexer", "apply")
-	if r.Code != 0 || !strings.Contains(r.Out, "Done with success") || strings.TrimSpace(e.argv()) != "" {
+	if r.Code != 0 || !strings.Contains(r.Out, "Done with success") || !strings.HasSuffix(e.argv(), "-icl -nhnv\n\n") {
 		t.Errorf("apply: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
 	}
 	_ = os.WriteFile(filepath.Join(e.dir, "fail"), nil, 0o600)
 	r = run(t, e, false, "", "indexer", "apply", "--yes")
 	if r.Code != 1 || !strings.Contains(r.ErrOut, "Connection refused") {
 		t.Errorf("failing apply: exit %d %s", r.Code, r.ErrOut)
+	}
+}
+
+// The live configuration (what securityadmin -backup writes) holds a user,
+// a role and a mapping created through the REST API that the files lack.
+const (
+	liveUsers = `---
+_meta:
+  type: "internalusers"
+  config_version: 2
+admin:
+  hash: "$2y$12$abc"
+  reserved: true
+  backend_roles:
+  - "admin"
+kibanaserver:
+  hash: "$2y$12$def"
+  reserved: true
+alice:
+  hash: "$2y$12$ghi"
+  reserved: false
+  backend_roles: []
+  attributes: {}
+  description: "made with PUT _plugins/_security/api/internalusers/alice"
+`
+	fileUsers = `---
+_meta:
+  type: "internalusers"
+  config_version: 2
+admin:
+  hash: "$2y$12$abc"
+  reserved: true
+kibanaserver:
+  hash: "$2y$12$def"
+  reserved: true
+`
+	liveMapping = `_meta: {type: "rolesmapping", config_version: 2}
+all_access: {reserved: false, backend_roles: ["admin"]}
+soc_readers: {reserved: false, users: ["alice"]}
+`
+	fileMapping = `_meta: {type: "rolesmapping", config_version: 2}
+all_access: {reserved: false, backend_roles: ["admin"]}
+`
+)
+
+func TestIndexerApplyKeepsLiveObjects(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
+	clitest.WriteFile(t, filepath.Join(e.dir, "live/internal_users.yml"), liveUsers, 0o600)
+	clitest.WriteFile(t, filepath.Join(e.dir, "live/roles_mapping.yml"), liveMapping, 0o600)
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/internal_users.yml"), fileUsers, 0o600)
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/roles_mapping.yml"), fileMapping, 0o600)
+	applied := func() bool { return strings.Contains(e.argv(), "\n\n") || e.argv() == "\n" }
+
+	// --dry-run names them and changes nothing
+	r := run(t, e, false, "", "indexer", "apply", "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.Out, "would remove internal_users alice (live, not in "+e.dir+"/conf/opensearch-security/internal_users.yml)") ||
+		!strings.Contains(r.Out, "would remove roles_mapping soc_readers") || applied() {
+		t.Errorf("dry run: exit %d %q argv %q", r.Code, r.Out, e.argv())
+	}
+	// --yes alone refuses, naming them, the backup and both ways out
+	r = run(t, e, false, "", "indexer", "apply", "--yes")
+	if r.Code != 3 || !strings.Contains(r.ErrOut, "internal_users alice, roles_mapping soc_readers") || !strings.Contains(r.ErrOut, "--remove-live-objects") ||
+		!strings.Contains(r.ErrOut, e.dir+"/state/security-backups/") || applied() {
+		t.Errorf("--yes: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
+	}
+	ents, _ := os.ReadDir(filepath.Join(e.dir, "state/security-backups"))
+	if len(ents) != 1 {
+		t.Fatalf("backups %v", ents)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "state/security-backups", ents[0].Name(), "internal_users.yml")); string(b) != liveUsers {
+		t.Errorf("the live users are not backed up: %q", b)
+	}
+	// on a terminal the question names them; no declines
+	r = run(t, e, true, "n\n", "indexer", "apply")
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "REMOVES 2 object(s)") || !strings.Contains(r.ErrOut, "alice") || applied() {
+		t.Errorf("declined: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
+	}
+	// the files carry the live objects: nothing to remove, --yes applies
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/internal_users.yml"), liveUsers, 0o600)
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/roles_mapping.yml"), liveMapping, 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes", "-o", "json")
+	if r.Code != 0 || !strings.Contains(r.Out, `"removed": []`) || !strings.Contains(r.Out, `"live_backup": "`+e.dir+"/state/security-backups/") || !applied() {
+		t.Errorf("nothing removed: exit %d %s %s argv %q", r.Code, r.Out, r.ErrOut, e.argv())
+	}
+	// removing knowingly
+	_ = os.Remove(filepath.Join(e.dir, "argv.log"))
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/internal_users.yml"), fileUsers, 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes", "--remove-live-objects")
+	if r.Code != 0 || !strings.Contains(r.Out, "removed internal_users alice") || !applied() {
+		t.Errorf("--remove-live-objects: exit %d %s %s argv %q", r.Code, r.Out, r.ErrOut, e.argv())
 	}
 }

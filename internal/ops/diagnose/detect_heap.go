@@ -99,6 +99,36 @@ func (ev *Evidence) heap() heapSetting {
 			}
 		}
 	}
+	// OPENSEARCH_JAVA_OPTS comes after the options files and wins: the unit's
+	// Environment= in its file or a drop-in (the last one systemd reads)
+	for _, f := range append([]string{ev.Unit.FragmentPath}, ev.Unit.DropInPaths...) {
+		if f == "" {
+			continue
+		}
+		b, err := os.ReadFile(ev.path(f))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			if !strings.HasPrefix(l, "Environment=") || !strings.Contains(l, "OPENSEARCH_JAVA_OPTS=") {
+				continue
+			}
+			_, opts, _ := strings.Cut(l, "OPENSEARCH_JAVA_OPTS=")
+			for _, tok := range strings.Fields(strings.NewReplacer(`"`, " ", "'", " ").Replace(opts)) {
+				if m := heapOpt.FindStringSubmatch(tok); m != nil {
+					if m[1] == "Xms" {
+						h.xms, h.xmsFile = m[2], f
+					} else {
+						h.xmx, h.xmxFile = m[2], f
+					}
+					if !slices.Contains(h.files, f) {
+						h.files = append(h.files, f)
+					}
+				}
+			}
+		}
+	}
 	return h
 }
 
@@ -131,6 +161,11 @@ func (h heapSetting) fix(ev *Evidence, what string) string {
 			}
 		}
 		if len(over) > 0 && bms > 0 && bmx > 0 && bms <= bmx && (mem == 0 || bmx <= mem/2) {
+			if unitFile := strings.Join(over, " "); strings.Contains(unitFile, ".service") {
+				// the unit's Environment=OPENSEARCH_JAVA_OPTS, not an options file
+				return fmt.Sprintf("%s: remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in %s (%s sets -Xms%s -Xmx%s, which fits), then systemctl daemon-reload and %s",
+					what, strings.Join(over, " and "), base, h.baseXms, h.baseXmx, start(ev.Component))
+			}
 			return fmt.Sprintf("%s: remove the -Xms/-Xmx lines from %s (%s sets -Xms%s -Xmx%s, which fits), then %s",
 				what, strings.Join(over, " and "), base, h.baseXms, h.baseXmx, start(ev.Component))
 		}

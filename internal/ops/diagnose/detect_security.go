@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/units"
 )
 
 // ---- security not initialised --------------------------------------------------
@@ -37,5 +39,26 @@ func detectSecurityInit(_ context.Context, ev *Evidence) (Finding, bool) {
 		return Finding{}, false
 	}
 	return Finding{Cause: "the security plugin is not initialised (the security index is missing)", Evidence: []string{line}, at: i,
-		Fix: "siemctl security indexer apply"}, true
+		Fix: SecurityApplyFix}, true
 }
+
+// SecurityApplyFix is the fix of a security plugin that is not initialised
+// long after its node's start: the apply backs the live configuration up
+// and names what it would remove before it removes anything.
+const SecurityApplyFix = "siemctl security indexer apply --dry-run (names any user, role or mapping it would remove), then siemctl security indexer apply"
+
+// SecurityLoading says whether an indexer unit (st) that answers 503
+// "OpenSearch Security not initialized" is still within the grace after its
+// start in which a node reads its security index (a restart's first ~20 s
+// here, minutes on a loaded host): a wait, not an apply. It returns how
+// long ago the unit started.
+func SecurityLoading(st units.UnitStatus, now time.Time) (time.Duration, bool) {
+	if !st.IsActive() || st.StartedAt.IsZero() {
+		return 0, false
+	}
+	age := now.Sub(st.StartedAt)
+	return age, age >= 0 && age < securityInitGrace
+}
+
+// SecurityInitGrace is securityInitGrace for messages.
+func SecurityInitGrace() time.Duration { return securityInitGrace }

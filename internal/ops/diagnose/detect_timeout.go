@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -33,6 +34,16 @@ func detectStartTimeout(_ context.Context, ev *Evidence) (Finding, bool) {
 	f.Evidence = []string{fmt.Sprintf("%s: result %s, TimeoutStartSec %s", st.Name, st.Failure(), durOr(st.TimeoutStart))}
 	for _, p := range st.DropInPaths {
 		f.Evidence = append(f.Evidence, "drop-in "+p)
+	}
+	// Type=notify from a drop-in over a unit file that is not: the package's
+	// component does not tell systemd it is ready, so no timeout is enough
+	if file, n := ev.unitSetting("Type=notify"); file != "" && file != st.FragmentPath {
+		if frag, _ := ev.unitSettingIn(st.FragmentPath, "Type=notify"); frag == "" {
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s:%d sets Type=notify; the unit file %s does not", file, n, cmpOr(st.FragmentPath, "(unknown)")))
+			f.Cause += fmt.Sprintf("; the drop-in %s sets Type=notify, and %s as packaged here does not notify systemd that it is ready", file, ev.Component)
+			f.Fix = fmt.Sprintf("remove Type=notify from %s (line %d; more time changes nothing), then systemctl daemon-reload and %s", file, n, start(ev.Component))
+			return f, true
+		}
 	}
 	needed := ev.lastStartTook()
 	want := 3 * time.Minute
@@ -85,4 +96,49 @@ func (ev *Evidence) lastStartTook() time.Duration {
 		}
 	}
 	return took
+}
+
+// unitSetting is the last drop-in (or the unit file) with a line equal to
+// setting, and its line number.
+func (ev *Evidence) unitSetting(setting string) (string, int) {
+	files := append([]string{ev.Unit.FragmentPath}, ev.Unit.DropInPaths...)
+	for i := len(files) - 1; i >= 0; i-- {
+		if files[i] == "" {
+			continue
+		}
+		b, err := os.ReadFile(ev.path(files[i]))
+		if err != nil {
+			continue
+		}
+		for n, l := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(l) == setting {
+				return files[i], n + 1
+			}
+		}
+	}
+	return "", 0
+}
+
+// unitSettingIn is unitSetting for one file ("" when file is "").
+func (ev *Evidence) unitSettingIn(file, setting string) (string, int) {
+	if file == "" {
+		return "", 0
+	}
+	b, err := os.ReadFile(ev.path(file))
+	if err != nil {
+		return "", 0
+	}
+	for n, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == setting {
+			return file, n + 1
+		}
+	}
+	return "", 0
+}
+
+func cmpOr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }

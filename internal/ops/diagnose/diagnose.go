@@ -32,6 +32,8 @@ import (
 const (
 	KindPortBound      = "port-bound"
 	KindPermission     = "permission"
+	KindMissingDir     = "missing-directory" // a setting names a directory that does not exist
+	KindRefused        = "refused"           // the component answers and refuses (its output's 401): the readiness probe named it
 	KindDiskFull       = "disk-full"
 	KindHeapSize       = "heap-size"
 	KindHeapOrder      = "heap-order"
@@ -183,6 +185,10 @@ func Detectors() []Detector {
 		{Kind: KindCertificate, Components: []string{"indexer"}, Detect: detectCertificate},
 		{Kind: KindDashboardIndexer, Components: []string{"dashboard"}, Detect: detectDashboardIndexer},
 		{Kind: KindClusterJoin, Components: []string{"indexer"}, Detect: detectClusterJoin},
+		{Kind: KindUnknownSetting, Components: []string{"indexer"}, Detect: detectUnknownSetting},
+		{Kind: KindJVMOption, Components: []string{"indexer"}, Detect: detectJVMOption},
+		{Kind: KindExecFailed, Detect: detectExecFailed},
+		{Kind: KindAPIConfig, Components: []string{"manager"}, Detect: detectAPIConfig},
 	}
 }
 
@@ -284,8 +290,15 @@ func fallback(ev *Evidence, r Report) Finding {
 		return Finding{Kind: KindNoEvidence, Cause: cause + " (no log lines found)", Evidence: []string{"read: " + cmp.Or(where, "nothing")},
 			Fix: fmt.Sprintf("read the unit's full log (journalctl -u %s) and the component's own log for the error before starting it again", ev.Unit.Name)}
 	}
-	return Finding{Kind: KindLogLines, Cause: cause + "; its log says: " + clip(why[len(why)-1]), Evidence: clipAll(why),
-		Fix: fmt.Sprintf("act on the lines above (from %s); starting it again without a change fails the same way", cmp.Or(where, "its log"))}
+	said := why[len(why)-1]
+	fix := fmt.Sprintf("act on the lines above (from %s); starting it again without a change fails the same way", cmp.Or(where, "its log"))
+	if _, root := rootCause(ev.Lines); root != "" {
+		// the chain's root, not the wrapper's "Exception" line
+		said = root
+		why = append(why, "root cause: "+root)
+		fix = fmt.Sprintf("mend what the root cause names (%s; from %s), then %s; starting it again without a change fails the same way", clip(root), cmp.Or(where, "its log"), start(ev.Component))
+	}
+	return Finding{Kind: KindLogLines, Cause: cause + "; its log says: " + clip(said), Evidence: clipAll(why), Fix: fix}
 }
 
 // whyRe matches the lines that say why: an error or fatal level, an

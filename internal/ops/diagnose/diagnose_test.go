@@ -393,3 +393,178 @@ func TestClusterJoin(t *testing.T) {
 	r = f.diagnose(t, active, lines)
 	assertFinding(t, r, KindClusterJoin, []string{"finds no elected cluster manager"}, []string{"discovery.seed_hosts"})
 }
+
+// path.data misspelt (a directory that does not exist, its parent root's):
+// the setting and the directory with the node's data are named; no chown of
+// the parent, which other software shares (real lines from the lab).
+func TestMissingDataDir(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	f.write(t, conf, fmt.Sprintf("cluster.name: siem-cluster\nnode.name: node-1\npath.data: %s\npath.logs: %s\n",
+		filepath.Join(f.root, "var/lib/siem-indexr"), filepath.Join(f.root, "var/log/siem-indexer")))
+	r := f.diagnose(t, failed, f.lines(t, "missing-data-dir.out"))
+	data := filepath.Join(f.root, "var/lib/siem-indexer")
+	assertFinding(t, r, KindMissingDir, []string{"path.data " + filepath.Join(f.root, "var/lib/siem-indexr") + " does not exist", "set in " + conf},
+		[]string{"set path.data back to " + data + " in " + conf, "siemctl services start indexer"})
+	if c := r.Cause(); strings.Contains(c.Fix, "chown") || !strings.Contains(strings.Join(c.Evidence, "\n"), data+"/nodes") {
+		t.Errorf("fix %q evidence %v", c.Fix, c.Evidence)
+	}
+}
+
+// A directory outside the component's own (a shared parent) is never
+// handed to the service user.
+func TestNoChownOutsideOwnDirs(t *testing.T) {
+	f := newFixture(t)
+	ev := &Evidence{Input: Input{Component: "indexer", Config: f.cfg}}
+	shared := filepath.Join(f.root, "var/lib")
+	info, err := os.Stat(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd Finding
+	ev.cannotWrite(&fd, shared, info, "nobody", 65534, 65534)
+	if strings.Contains(fd.Fix, "chown") || !strings.Contains(fd.Fix, "not one of indexer's own directories") {
+		t.Errorf("fix %q", fd.Fix)
+	}
+	fd = Finding{}
+	ev.cannotWrite(&fd, filepath.Join(f.root, "var/lib/siem-indexer/nodes"), info, "nobody", 65534, 65534)
+	if !strings.Contains(fd.Fix, "chown -R") || !strings.Contains(fd.Fix, filepath.Join(f.root, "var/lib/siem-indexer")+"`") {
+		t.Errorf("own data dir: fix %q", fd.Fix)
+	}
+}
+
+// An unknown setting added to opensearch.yml by hand: the setting, the
+// file and its line, not "[ERROR][o.o.b.Bootstrap] Exception" (real lines).
+func TestUnknownSetting(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	b, _ := os.ReadFile(conf)
+	f.write(t, conf, string(b)+"foo.bar: 1\n")
+	lines := append(f.lines(t, "unknown-setting.out"), "[2026-12-07T17:59:49,400][ERROR][o.o.b.Bootstrap          ] [node-1] Exception",
+		"java.lang.IllegalArgumentException: unknown setting [foo.bar] please check that any required plugins are installed, or check the breaking changes documentation for removed settings")
+	r := f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindUnknownSetting, []string{"unknown setting [foo.bar] in " + conf + " (line 8)"}, []string{"remove or correct foo.bar in " + conf + " (line 8)", "siemctl services start indexer"})
+}
+
+// The Caused-by chain is followed to its root when no detector knows the
+// failure: the root line is the cause, not the wrapper's "Exception".
+func TestRootCauseOfUnknownFailure(t *testing.T) {
+	lines := []string{
+		"[2026-12-07T17:59:49,400][ERROR][o.o.b.Bootstrap          ] [node-1] Exception",
+		"org.opensearch.OpenSearchException: failed to bind service",
+		"\tat org.opensearch.node.Node.<init>(Node.java:578)",
+		"Caused by: java.nio.file.FileSystemException: /var/lib/siem-indexer/nodes/0: Read-only file system",
+		"\tat sun.nio.fs.UnixException.translateToIOException(UnixException.java:100)",
+	}
+	f := newFixture(t)
+	r := f.diagnose(t, failed, lines)
+	c := r.Cause()
+	if c.Kind != KindLogLines || !strings.Contains(c.Cause, "Read-only file system") || !strings.Contains(c.Fix, "Read-only file system") || strings.Contains(c.Fix, "act on the lines above") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A JVM option the JVM does not know, added to jvm.options by hand: read
+// from the JVM's own output, named with its file and line (real lines).
+func TestJVMOption(t *testing.T) {
+	f := newFixture(t)
+	jvm := filepath.Join(f.root, "etc/siem-indexer/jvm.options")
+	b, _ := os.ReadFile(jvm)
+	f.write(t, jvm, string(b)+"-XX:+UseFooCollector\n")
+	r := f.diagnose(t, failed, f.lines(t, "jvm-option.out"))
+	assertFinding(t, r, KindJVMOption, []string{"the JVM refuses the option UseFooCollector (set in " + jvm + ":5)"}, []string{"remove or correct UseFooCollector in " + jvm + ":5"})
+	// the same option from a drop-in's Environment=OPENSEARCH_JAVA_OPTS: the drop-in is named
+	f.write(t, jvm, string(b))
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/heap.conf")
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=-XX:+UseFooCollector\n")
+	st := failed
+	st.DropInPaths = []string{dropIn}
+	r = f.diagnose(t, st, f.lines(t, "jvm-option.out"))
+	assertFinding(t, r, KindJVMOption, []string{"set in " + dropIn + ":2"}, []string{"systemctl daemon-reload"})
+}
+
+// A heap set by a drop-in's Environment=OPENSEARCH_JAVA_OPTS (made by hand)
+// wins over jvm.options: the drop-in is named, not jvm.options.
+func TestHeapFromDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/heap.conf")
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=\"-Xms64g -Xmx64g\"\n")
+	st := failed
+	st.DropInPaths = []string{dropIn}
+	r := f.diagnose(t, st, f.lines(t, "heap-too-large.out"))
+	c := r.Cause()
+	if c.Kind != KindHeapSize || !strings.Contains(strings.Join(c.Evidence, "\n"), "-Xmx64g set in "+dropIn) ||
+		!strings.Contains(c.Fix, "remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in "+dropIn) || !strings.Contains(c.Fix, "systemctl daemon-reload") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A drop-in whose ExecStart names a program that does not exist (exit
+// 203): the drop-in is named; an earlier run's lines are not the cause.
+func TestExecFailedDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/exec.conf")
+	f.write(t, dropIn, "[Service]\nExecStart=\nExecStart=/usr/share/siem-indexer/bin/opensearch-typo\n")
+	st := failed
+	st.ExecMainStatus, st.DropInPaths = 203, []string{dropIn}
+	r := f.diagnose(t, st, []string{"[2026-12-07T18:04:15,240][INFO ][o.o.n.Node               ] [node-1] closed"})
+	assertFinding(t, r, KindExecFailed, []string{"could not execute siem-indexer.service's ExecStart (exit status 203/EXEC"},
+		[]string{"correct or remove the ExecStart at " + dropIn + ":3 (ExecStart=/usr/share/siem-indexer/bin/opensearch-typo)", "systemctl daemon-reload"})
+}
+
+// api.yaml broken by hand (real ossec.log line from the lab).
+func TestAPIConfig(t *testing.T) {
+	in := Input{Component: "manager", Unit: units.UnitStatus{Name: "wazuh-manager.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1},
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) {
+			return []string{"2026/12/07 18:08:34 wazuh-apid: ERROR: (2000) Error loading the API configuration file /var/ossec/api/configuration/api.yaml: yaml: line 29: did not find expected ',' or ']'"}, nil
+		}}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: t.TempDir()})
+	assertFinding(t, r, KindAPIConfig, []string{"cannot load its configuration /var/ossec/api/configuration/api.yaml: yaml: line 29"},
+		[]string{"fix /var/ossec/api/configuration/api.yaml where the error says (yaml: line 29", "siemctl services start manager"})
+}
+
+// A rules file broken by hand: the fix names the rules file analysisd
+// reports, not ossec.conf (real analysisd -t line from the lab).
+func TestRulesFileError(t *testing.T) {
+	cfg := &config.Config{Manager: config.Manager{InstallDir: "/var/ossec"}}
+	in := Input{Component: "manager", Config: cfg, Unit: units.UnitStatus{Name: "wazuh-manager.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1},
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return nil, nil },
+		ConfigCheck: func(context.Context) ([]string, bool, error) {
+			return []string{"wazuh-analysisd: ERROR: (1226): Error reading XML file 'etc/rules/local_rules.xml': XMLERR: Element 'rule' not closed. (line 14)."}, false, nil
+		}}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: t.TempDir()})
+	if c := r.Cause(); !strings.Contains(c.Fix, "fix /var/ossec/etc/rules/local_rules.xml at the reported element and line") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A configuration file the service user cannot read: "cannot read", and a
+// chown of that file alone, never -R.
+func TestCannotReadFile(t *testing.T) {
+	f := newFixture(t)
+	yml := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	if err := os.Chmod(yml, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := os.Stat(yml)
+	ev := &Evidence{Input: Input{Component: "indexer", Config: f.cfg}}
+	var fd Finding
+	ev.cannotWrite(&fd, yml, info, "nobody", 65534, 65534)
+	if os.Getuid() != 65534 && (!strings.Contains(fd.Cause, "cannot read "+yml) || strings.Contains(fd.Fix, "chown -R") || !strings.Contains(fd.Fix, "`chown nobody:nogroup "+yml+"`")) {
+		t.Fatalf("%+v", fd)
+	}
+}
+
+// A drop-in with Type=notify and a short TimeoutStartSec (made by hand):
+// the node had started, the drop-in is named, "more time" is not the fix.
+func TestNotifyTimeoutDropIn(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/notify.conf")
+	f.write(t, dropIn, "[Service]\nType=notify\nTimeoutStartSec=5\n")
+	st := units.UnitStatus{Name: "siem-indexer.service", ActiveState: "failed", SubState: "failed", Result: "timeout", TimeoutStart: 5 * time.Second, DropInPaths: []string{dropIn}}
+	r := f.diagnose(t, st, []string{"[2026-12-07T18:16:02,112][INFO ][o.o.n.Node               ] [node-1] started"})
+	c := r.Cause()
+	if c.Kind != KindStartTimeout || !strings.Contains(c.Cause, dropIn+" sets Type=notify") || !strings.Contains(c.Fix, "remove Type=notify from "+dropIn+" (line 2") || strings.Contains(c.Fix, "TimeoutStartSec=") {
+		t.Fatalf("%+v", c)
+	}
+}

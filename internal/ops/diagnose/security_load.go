@@ -19,6 +19,26 @@ func IndexerLogFile(configDir string) string {
 	return indexerLogOf(y)
 }
 
+// IndexerIdentity is the cluster.name and node.name the opensearch.yml in
+// configDir sets ("" each where it sets none, or the file cannot be read):
+// what the indexer's GET / must say.
+func IndexerIdentity(configDir string) (cluster, node string) {
+	if configDir == "" {
+		return "", ""
+	}
+	y := readIndexerYAML(filepath.Join(configDir, "opensearch.yml"))
+	return y["cluster.name"], y["node.name"]
+}
+
+// IndexerPathData is the path.data the opensearch.yml in configDir sets
+// ("" where it sets none or cannot be read).
+func IndexerPathData(configDir string) string {
+	if configDir == "" {
+		return ""
+	}
+	return readIndexerYAML(filepath.Join(configDir, "opensearch.yml"))["path.data"]
+}
+
 // securityLoadFailure is the security plugin's failed read of its
 // configuration from its index ("[ERROR][o.o.s.c.ConfigurationLoaderSecurity7]
 // … Failure No shard available … retrieving configuration").

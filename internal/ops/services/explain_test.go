@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,81 @@ func TestStillActivatingIsDiagnosed(t *testing.T) {
 		if len(diagnosed) != 1 || diagnosed[0].ActiveState != units.Activating {
 			t.Errorf("diagnosed %v", diagnosed)
 		}
+	}
+}
+
+// portReport is the diagnosis of a port another process holds (python's
+// http.server on the indexer's port, made by hand in the lab).
+var portReport = diagnose.Report{Component: "indexer", Unit: "siem-indexer.service", Findings: []diagnose.Finding{{Kind: diagnose.KindPortBound,
+	Cause: "port 9200 already bound by pid 2353 (/usr/bin/python3 -m http.server 9200 --bind 127.0.0.1)",
+	Fix:   "stop pid 2353 (/usr/bin/python3 -m http.server 9200 --bind 127.0.0.1) or move it off port 9200 (indexer needs it: http.port in /etc/siem-indexer/opensearch.yml), then siemctl services start indexer"}}}
+
+// Ready means the component answers as itself: a foreign server on its
+// port (plain HTTP on the TLS port, or an answer that is not the node's)
+// fails the start at once with the port's holder; an answer not the
+// component's with no foreign holder keeps the wait going (it is not ready).
+func TestReadinessNotItself(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"indexer"})
+	tlsErr := &netclient.Error{Op: "GET /", URL: "https://127.0.0.1:9200", Kind: netclient.ErrTLS, Err: errors.New("tls: first record does not look like a TLS handshake")}
+	notIt := fmt.Errorf("%w: GET / answered as cluster \"other\"", ErrNotItself)
+	for _, tt := range []struct {
+		name  string
+		probe error
+		rep   diagnose.Report
+		fails bool
+	}{
+		{"plain HTTP on the TLS port", tlsErr, portReport, true},
+		{"an answer not the node's, port held", notIt, portReport, true},
+		{"an answer not the node's, no holder found", notIt, diagnose.Report{Findings: []diagnose.Finding{}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := unitstest.NewFake()
+			looks := 0
+			// the wait's end (1ms) ends the sleep
+			sleep := func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() }
+			r := &Runner{Units: f, Sleep: sleep, Waits: map[string]time.Duration{"indexer": time.Millisecond},
+				Ready:    func(context.Context, Component) error { looks++; return tt.probe },
+				Diagnose: func(context.Context, Component, units.UnitStatus) diagnose.Report { return tt.rep }}
+			_, err := r.Start(context.Background(), comps)
+			if err == nil {
+				t.Fatal("a start whose address answers as something else succeeded")
+			}
+			if tt.fails {
+				if looks != 1 || errors.Is(err, ErrStillStarting) || !strings.Contains(err.Error(), "already bound by pid 2353") {
+					t.Fatalf("looks %d err %v", looks, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrStillStarting) && !strings.Contains(err.Error(), "not as the component") {
+				t.Fatalf("err %v", err)
+			}
+		})
+	}
+}
+
+// A probe that names a refusal (the shipper's output: 401) fails the start
+// at once with that cause as its diagnosis, and the error's class (exit 4).
+func TestReadinessRefused(t *testing.T) {
+	comps, _, _ := Select(unitMap, []string{"shipper"})
+	f := unitstest.NewFake()
+	looks, diagnosed := 0, 0
+	r := &Runner{Units: f, Sleep: noSleep,
+		Ready: func(context.Context, Component) error {
+			looks++
+			return &RefusedError{Cause: "its output https://127.0.0.1:9200 refuses the shipper's output credentials (401 Unauthorized)", Err: netclient.ErrUnauthorized, Fix: "keystore add password"}
+		},
+		Diagnose: func(context.Context, Component, units.UnitStatus) diagnose.Report {
+			diagnosed++
+			return diagnose.Report{}
+		}}
+	outs, err := r.Start(context.Background(), comps)
+	if looks != 1 || diagnosed != 0 || !errors.Is(err, netclient.ErrUnauthorized) || errors.Is(err, ErrStillStarting) {
+		t.Fatalf("looks %d diagnosed %d err %v", looks, diagnosed, err)
+	}
+	if d := outs[0].Diagnosis; d == nil || d.Cause().Kind != diagnose.KindRefused || d.Fix() != "keystore add password" {
+		t.Fatalf("diagnosis %+v", d)
+	}
+	if strings.Count(err.Error(), "refuses the shipper's") != 1 {
+		t.Errorf("cause said twice: %v", err)
 	}
 }

@@ -314,8 +314,13 @@ func (r *Runner) sequence(ctx context.Context, action string, comps []Component,
 		if err != nil {
 			o.Result = ResultFailed
 			o.Error = err.Error()
+			var re *RefusedError
 			if ctx.Err() == nil {
-				r.explain(ctx, c, &o)
+				r.explain(ctx, c, &o, !errors.As(err, &re))
+			}
+			if re != nil {
+				o.Diagnosis = &diagnose.Report{Component: c.Name, Unit: c.Unit, State: o.State, Sources: []string{"readiness probe"},
+					Findings: []diagnose.Finding{{Kind: diagnose.KindRefused, Cause: re.Cause, Evidence: append([]string{}, re.Evidence...), Fix: re.Fix}}}
 			}
 			if o.Diagnosis != nil && o.Diagnosis.Summary() != "" {
 				var na *NotAnsweringError
@@ -338,7 +343,7 @@ func (r *Runner) sequence(ctx context.Context, action string, comps []Component,
 
 // explain adds the unit's Result, last log lines and (Diagnose) the
 // diagnosis to a failed outcome.
-func (r *Runner) explain(ctx context.Context, c Component, o *Outcome) {
+func (r *Runner) explain(ctx context.Context, c Component, o *Outcome, diagnose bool) {
 	sts, err := r.Units.Status(ctx, o.Unit)
 	if err != nil || len(sts) == 0 {
 		return
@@ -357,7 +362,7 @@ func (r *Runner) explain(ctx context.Context, c Component, o *Outcome) {
 	} else {
 		o.LogLines = []string{"(log unavailable: " + err.Error() + ")"}
 	}
-	if r.Diagnose != nil && o.Action != "stop" {
+	if diagnose && r.Diagnose != nil && o.Action != "stop" {
 		rep := r.Diagnose(ctx, c, st)
 		o.Diagnosis = &rep
 	}
@@ -371,7 +376,10 @@ type DiagnosedError struct {
 }
 
 func (e *DiagnosedError) Error() string {
-	msg := e.Err.Error() + ": " + e.Report.Summary()
+	msg := e.Err.Error()
+	if s := e.Report.Summary(); !strings.HasSuffix(msg, s) {
+		msg += ": " + s
+	}
 	if f := e.Report.Fix(); f != "" {
 		msg += "; fix: " + f
 	}
@@ -453,6 +461,17 @@ func (r *Runner) ready(ctx context.Context, c Component) error {
 		if len(sts) == 1 && (sts[0].IsFailed() || sts[0].ActiveState == units.Inactive || sts[0].SubState == "auto-restart") {
 			return fmt.Errorf("%s is not running (%s); its log says why", c.Unit, sts[0].Failure())
 		}
+		if errors.Is(err, ErrRefused) {
+			// an answer that waiting does not change: the cause is named
+			return err
+		}
+		if errors.Is(err, ErrNotItself) && len(sts) == 1 {
+			// something answers on its address, not the component: a foreign
+			// holder of its port fails the start at once
+			if ferr := r.foreignAnswer(ctx, c, sts[0], err); ferr != nil {
+				return ferr
+			}
+		}
 		if errors.Is(err, netclient.ErrTLS) && len(sts) == 1 {
 			// it answers, with a certificate siemctl refuses: ready, unless the
 			// certificate is the component's fault (expired, from a foreign CA, not
@@ -515,8 +534,54 @@ func (r *Runner) certificateRefused(ctx context.Context, c Component, st units.U
 	}
 	rep := r.Diagnose(ctx, c, st)
 	for _, f := range rep.Findings {
-		if f.Kind == diagnose.KindCertificate {
+		switch f.Kind {
+		case diagnose.KindCertificate:
 			return fmt.Errorf("%s %w (%v)", c.Unit, ErrCertificateRefused, err)
+		case diagnose.KindPortBound:
+			// the certificate refused is another server's, on the component's port
+			return fmt.Errorf("%s: %w: %s (%v)", c.Unit, ErrNotItself, f.Cause, err)
+		}
+	}
+	return nil
+}
+
+// ErrRefused is a readiness probe's answer that names a failure waiting
+// does not mend (the shipper's output refuses its credentials): the start
+// fails at once with it (a RefusedError).
+var ErrRefused = errors.New("refused")
+
+// RefusedError is a probe's named failure: its cause, evidence and fix are
+// the start's diagnosis (no log reading can say it better). Err is the
+// error class (netclient.ErrUnauthorized: exit 4).
+type RefusedError struct {
+	Cause    string
+	Evidence []string
+	Fix      string
+	Err      error
+}
+
+func (e *RefusedError) Error() string { return e.Cause }
+
+// Is: ErrRefused.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// ErrNotItself is a readiness probe answered by something that is not the
+// component: another HTTP server on its port, another cluster's node.
+// Ready means the component answers as itself.
+var ErrNotItself = errors.New("its address answers, but not as the component")
+
+// foreignAnswer fails the start at once when the diagnosis finds the
+// component's port held by a process not of its unit; nil otherwise (the
+// wait goes on: the component may still take its port).
+func (r *Runner) foreignAnswer(ctx context.Context, c Component, st units.UnitStatus, err error) error {
+	if r.Diagnose == nil {
+		return nil
+	}
+	for _, f := range r.Diagnose(ctx, c, st).Findings {
+		if f.Kind == diagnose.KindPortBound {
+			return fmt.Errorf("%s: %s (%v)", c.Unit, f.Cause, err)
 		}
 	}
 	return nil
