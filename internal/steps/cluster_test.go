@@ -315,3 +315,26 @@ func TestGateClusterNodesAtTarget(t *testing.T) {
 		t.Fatalf("at the target = %q, %v", out.Message, err)
 	}
 }
+
+// TestGateSnapshotRepoNodesMissing: a repository that is not registered (the node answers 404
+// repository_missing_exception to _verify) is a no-go whose fix is the prepare command; path.repo
+// is named only for the nodes that lack it.
+func TestGateSnapshotRepoNodesMissing(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\n")
+	srv := rollServer(t, explainNodeVersion, settingsAll)
+	srv.Set("POST /_snapshot/siemctl/_verify", indexertest.Route{Status: 404, Body: []byte(`{"error":{"root_cause":[{"type":"repository_missing_exception","reason":"[siemctl] missing"}],"type":"repository_missing_exception","reason":"[siemctl] missing"},"status":404}`)})
+	every := `{"nodes":{"aW1":{"name":"indexer-1","settings":{"path":{"repo":["/srv/snap"]}}},"bX2":{"name":"indexer-2","settings":{"path":{"repo":"/srv/snap"}}},"cY3":{"name":"indexer-3","settings":{"path":{"repo":["/srv/snap"]}}}}}`
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(every)})
+	d := indexerDepsWith(t, srv, cfg, nil)
+	_, err := run(t, d, newEnv(d, nil), "gate.snapshot_repo_nodes", nil)
+	v, reason, _ := engine.VerdictOf(err)
+	if v != engine.VerdictNoGo || !strings.Contains(reason, `"siemctl" is not registered`) || !strings.Contains(reason, "siemctl indexer repository prepare --yes") ||
+		strings.Contains(reason, "no path.repo on") {
+		t.Fatalf("every node with path.repo: %v %q; want a no-go naming the prepare command only", v, reason)
+	}
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(strings.Replace(every, `"settings":{"path":{"repo":"/srv/snap"}}`, `"settings":{}`, 1))})
+	_, err = run(t, d, newEnv(d, nil), "gate.snapshot_repo_nodes", nil)
+	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "no path.repo on indexer-2:") || strings.Contains(reason, "indexer-1") {
+		t.Fatalf("indexer-2 without path.repo: %v %q; want a no-go naming indexer-2 alone", v, reason)
+	}
+}
