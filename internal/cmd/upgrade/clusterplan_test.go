@@ -11,6 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/clientset"
+	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
@@ -109,5 +110,26 @@ func TestRunPlanClusterJudges(t *testing.T) {
 	}
 	if gateOf(rep, "preflight/versions").Verdict != upgrade.VerdictGo {
 		t.Errorf("4.10.0 offered: versions gate %+v", gateOf(rep, "preflight/versions"))
+	}
+}
+
+// TestApplyClusterRefusesARunInProgress: apply --cluster with a run of the cluster not ended is a
+// no-go (exit 3) before any gate runs: nothing is journaled on this host (it does not become the
+// host's latest run) and the message names the run and what to do.
+func TestApplyClusterRefusesARunInProgress(t *testing.T) {
+	r, c := clusterPlanRig(t, verifiedByAll)
+	r.rolling(t)
+	c.Yes = true
+	err := runApplyCluster(context.Background(), &ApplyOptions{Common: c, To: "4.11.0", Cluster: true, Roll: r.deps})
+	if cli.ExitCode(err) != cli.ExitNoGo || !strings.Contains(err.Error(), "20261128T010000Z-abc123 to 4.10.0, phase rolling") ||
+		!strings.Contains(err.Error(), "finish or roll it back first") {
+		t.Fatalf("apply --cluster during a roll: %v (exit %d)", err, cli.ExitCode(err))
+	}
+	deps, _ := c.Deps(context.Background())
+	if ri, err := engine.Status(deps.Config.StateDir, ""); err == nil {
+		t.Errorf("a refused apply journaled run %s (%s)", ri.ID, ri.Runbook.Name)
+	}
+	if r.docs.Writes() != 2 { // the record's create and its phase rolling, by r.rolling
+		t.Errorf("%d writes of the record, want none by the refused apply", r.docs.Writes()-2)
 	}
 }
