@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"context"
+	"github.com/siemctl/siemctl/internal/units"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,5 +337,23 @@ func TestGateSnapshotRepoNodesMissing(t *testing.T) {
 	_, err = run(t, d, newEnv(d, nil), "gate.snapshot_repo_nodes", nil)
 	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "no path.repo on indexer-2:") || strings.Contains(reason, "indexer-1") {
 		t.Fatalf("indexer-2 without path.repo: %v %q; want a no-go naming indexer-2 alone", v, reason)
+	}
+}
+
+// TestUnitActiveBeforeATurn: node.yaml's indexer/unit-active on a host whose indexer unit was
+// stopped names the unit, its state and the exact fix (issue 34 item 4), not a refused connection.
+func TestUnitActiveBeforeATurn(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\n")
+	u := newUnits(true)
+	u.Set(units.UnitStatus{Name: cfg.Units()["indexer"], LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"})
+	d := depsWith(cfg, u)
+	_, err := run(t, d, newEnv(d, nil), "gate.units_active", map[string]any{"components": []string{"indexer"}})
+	if err == nil || !strings.Contains(err.Error(), cfg.Units()["indexer"]+" (inactive/dead) (fix: siemctl services start indexer)") {
+		t.Fatalf("= %v; want the unit, its state and siemctl services start indexer", err)
+	}
+	u.Set(units.UnitStatus{Name: cfg.Units()["indexer"], LoadState: "loaded", ActiveState: units.Failed, SubState: "failed"})
+	if _, err := run(t, d, newEnv(d, nil), "gate.units_active", map[string]any{"components": []string{"indexer"}}); err == nil ||
+		!strings.Contains(err.Error(), "(failed/failed) (fix: siemctl services restart indexer)") {
+		t.Fatalf("failed unit = %v; want siemctl services restart indexer", err)
 	}
 }
