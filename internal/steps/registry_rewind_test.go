@@ -1,12 +1,16 @@
-package steps
+package steps_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/steps"
 )
 
 // registryFixture writes a Filebeat 7.10 registry as the lab's real Filebeat writes it (an active
@@ -27,7 +31,7 @@ func registryFixture(t *testing.T, n int, t0 time.Time) (dir, alerts string, lin
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(alerts)
-	ino := inodeOf(fi)
+	ino := fi.Sys().(*syscall.Stat_t).Ino
 	dir = filepath.Join(root, "registry", "filebeat")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -58,7 +62,7 @@ func registryFixture(t *testing.T, n int, t0 time.Time) (dir, alerts string, lin
 func TestRewindRegistry(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 17, 30, 0, 0, time.UTC)
 	dir, alerts, lines := registryFixture(t, 20, t0)
-	res, err := RewindRegistry(dir, alerts, t0.Add(12*time.Second))
+	res, err := steps.RewindRegistry(dir, alerts, t0.Add(12*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +79,8 @@ func TestRewindRegistry(t *testing.T) {
 		!strings.Contains(tail[len(tail)-1], `"inode":`) || !strings.Contains(tail[len(tail)-1], `"source":"`+alerts+`"`) {
 		t.Fatalf("log.json ends with\n%s\n%s", tail[len(tail)-2], tail[len(tail)-1])
 	}
-	states, last, err := readRegistry(dir)
-	if err != nil || last != 20 || len(states) != 1 {
-		t.Fatalf("read again: %d states, last %d, %v", len(states), last, err)
-	}
 	// a later cutoff does not move it forward
-	if res, err := RewindRegistry(dir, alerts, t0.Add(18*time.Second)); err != nil || res.To != want || res.From != want {
+	if res, err := steps.RewindRegistry(dir, alerts, t0.Add(18*time.Second)); err != nil || res.To != want || res.From != want {
 		t.Fatalf("a later cutoff: %+v %v", res, err)
 	}
 	// the alerts file rotated since: no state for it
@@ -90,14 +90,52 @@ func TestRewindRegistry(t *testing.T) {
 	if err := os.WriteFile(alerts, []byte(lines[0]+"\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := RewindRegistry(dir, alerts, t0); err != nil || !strings.Contains(res.Why, "rotated") {
+	if res, err := steps.RewindRegistry(dir, alerts, t0); err != nil || !strings.Contains(res.Why, "rotated") {
 		t.Fatalf("rotated: %+v %v", res, err)
 	}
 	// a gap in the transactions: left to the shipper
 	f, _ := os.OpenFile(filepath.Join(dir, "log.json"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{\"op\":\"remove\",\"id\":30}\n{\"k\":\"x\"}\n")
 	f.Close()
-	if _, err := RewindRegistry(dir, alerts, t0); err == nil || !strings.Contains(err.Error(), "transaction 30 after 20") {
+	if _, err := steps.RewindRegistry(dir, alerts, t0); err == nil || !strings.Contains(err.Error(), "transaction 30 after 20") {
 		t.Fatalf("a gap: %v", err)
+	}
+}
+
+// TestShipperRegistryRewindStep: the rollback turn's shipper/rewind reads the run's start from this
+// host's copy of the record and rewinds the registry under shipper.data_dir (shipper stopped); with
+// the shipper running it refuses; without a copy it says the alerts are not sent again, and goes on.
+func TestShipperRegistryRewindStep(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 17, 30, 0, 0, time.UTC)
+	dir, alerts, _ := registryFixture(t, 300, t0)
+	install := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(install, "logs", "alerts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(alerts, filepath.Join(install, "logs", "alerts", "alerts.json")); err != nil {
+		t.Fatal(err)
+	}
+	// the registry's source follows the file (the fixture wrote the old path)
+	for _, f := range []string{"log.json", "17.json"} {
+		p := filepath.Join(dir, f)
+		b, _ := os.ReadFile(p)
+		_ = os.WriteFile(p, []byte(strings.ReplaceAll(string(b), alerts, filepath.Join(install, "logs", "alerts", "alerts.json"))), 0o600)
+	}
+	cfg := testConfig(t, fmt.Sprintf("components: [manager, shipper]\nshipper:\n  data_dir: %s\nmanager:\n  install_dir: %s\n", filepath.Dir(filepath.Dir(dir)), install))
+	d := depsWith(cfg, newUnits(false))
+	if out, err := run(t, d, newEnv(d, nil), "shipper.registry_rewind", nil); err != nil || !strings.Contains(out.Message, "not rewound") {
+		t.Fatalf("without a copy of the record: %q %v", out.Message, err)
+	}
+	rec := rollout.Record{RunID: "20261207T173000Z-abc123", Target: "4.10.0", Phase: rollout.PhaseRollingBack, Created: t0.Add(2 * time.Minute)}
+	if err := rollout.SaveCopy(cfg.StateDir, rec); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, d, newEnv(d, nil), "shipper.registry_rewind", nil)
+	if err != nil || !strings.Contains(out.Message, "shipper registry rewound") || !strings.Contains(out.Message, "since 2026-12-07T17:31:00Z") {
+		t.Fatalf("= %q %v", out.Message, err)
+	}
+	running := depsWith(cfg, newUnits(true))
+	if _, err := run(t, running, newEnv(running, nil), "shipper.registry_rewind", nil); err == nil || !strings.Contains(err.Error(), "siemctl services stop shipper") {
+		t.Fatalf("shipper running: %v", err)
 	}
 }
