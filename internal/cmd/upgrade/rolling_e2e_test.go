@@ -48,7 +48,9 @@ const rollPortOffset = 0
 // throughout: `upgrade apply --cluster` on indexer-1, `upgrade node` on the indexer nodes with the
 // elected cluster manager last, then the master, the worker and the dashboard, `upgrade finish
 // --cluster`. Every package ends at the target, health is OK on every host, and every event the
-// managers wrote is searchable exactly once.
+// managers wrote is searchable exactly once. Then ansible/rollback.yml rolls the completed roll back
+// (every host at the old version, every alert of the roll's and the rollback's windows indexed
+// again exactly once), and ansible/upgrade.yml rolls the site forward a second time.
 func TestE2ERollingUpgrade(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{Topology: lab.TopologyDistributed, PortOffset: rollPortOffset})
 	const to, pkgVersion = "4.10.0", "4.10.0-1"
@@ -416,6 +418,20 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			}
 			t.Logf("after the rollback: %s", rep)
 		}
+	})
+
+	// The site rolled back takes the upgrade again: the README's playbook, nothing done by hand.
+	t.Run("ansible: a second roll after the rollback", func(t *testing.T) {
+		pb := playbook(t, l.Dir, to)
+		start := time.Now()
+		if err := pb.start(t).Wait(); err != nil {
+			t.Fatalf("upgrade.yml after the rollback: %v\n%s", err, tail(pb.out.String(), 8000))
+		}
+		t.Logf("second roll in %s", time.Since(start).Round(time.Second))
+		if st := clusterStatus(t, on("manager-1")); st.Record.Phase != rollout.PhaseDone {
+			t.Errorf("record phase %s after the second roll, want done", st.Record.Phase)
+		}
+		everyHostAt(t, l, pkgVersion)
 	})
 }
 
