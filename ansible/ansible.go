@@ -10,9 +10,9 @@ import (
 	"sort"
 )
 
-// Files holds the playbooks.
+// Files holds the playbooks and the task files they include (tasks/).
 //
-//go:embed *.yml
+//go:embed *.yml tasks/*.yml
 var Files embed.FS
 
 // Dir is where the packages install the playbooks.
@@ -23,4 +23,12 @@ func Playbooks() []string {
 	names, _ := fs.Glob(Files, "*.yml")
 	sort.Strings(names)
 	return names
+}
+
+// All lists every file the packages install (the playbooks, then the included task files under
+// tasks/), as paths relative to Dir, sorted.
+func All() []string {
+	tasks, _ := fs.Glob(Files, "tasks/*.yml")
+	sort.Strings(tasks)
+	return append(Playbooks(), tasks...)
 }

@@ -35,9 +35,9 @@ func TestClusterRunbooks(t *testing.T) {
 			}
 		}
 	}
-	before(t, np, "indexer/record", "indexer/allocation-primaries", "indexer/flush", "indexer/stop", "indexer/install",
+	before(t, np, "indexer/unit-active", "indexer/record", "indexer/allocation-primaries", "indexer/flush", "indexer/stop", "indexer/install",
 		"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health")
-	before(t, np, "manager/stop", "manager/gone", "manager/backup-db", "manager/install", "manager/start", "manager/api", "manager/in-cluster")
+	before(t, np, "manager/unit-active", "manager/stop", "manager/gone", "manager/backup-db", "manager/install", "manager/start", "manager/api", "manager/in-cluster")
 	before(t, np, "shipper/stop", "shipper/install", "shipper/module", "shipper/template", "shipper/start", "shipper/test-output")
 	before(t, np, "dashboard/stop", "dashboard/install", "dashboard/start", "dashboard/up")
 
@@ -51,8 +51,8 @@ func TestClusterRunbooks(t *testing.T) {
 			t.Errorf("an indexer host would run %s", s.ID)
 		}
 	}
-	if len(p.Selected()) != 11 {
-		t.Errorf("an indexer host plans %d steps, want the 11 indexer steps", len(p.Selected()))
+	if len(p.Selected()) != 12 {
+		t.Errorf("an indexer host plans %d steps, want the 12 indexer steps", len(p.Selected()))
 	}
 
 	fp := plan(t, runbooks.ClusterFinish)

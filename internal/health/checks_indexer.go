@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -297,7 +298,13 @@ func checkTemplates(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	c := e.Stack.Config
 	name := c.Shipper.TemplateName
 	today := TodayIndex(c.Indexer.AlertsIndexPrefix, e.now())
-	fixTemplate := "siemctl can reload it: " + c.Shipper.Binary + " setup --index-management -E output.logstash.enabled=false"
+	// The shipper's binary is on the hosts that run it (the manager hosts of a distributed
+	// deployment): elsewhere the fix says where to run it.
+	where := ""
+	if !slices.Contains(c.HostComponents(), "shipper") {
+		where = "on a host that runs the shipper (a manager host; this one does not): "
+	}
+	fixTemplate := "siemctl can reload it: " + where + c.Shipper.Binary + " setup --index-management -E output.logstash.enabled=false"
 	var problems, evidence, fixes []string
 	type simT struct {
 		sim indexer.Simulation
@@ -339,7 +346,7 @@ func checkTemplates(ctx context.Context, e *Env, ix IndexerAPI) Result {
 		evidence = append(evidence, "cannot read pipeline: "+errSummary(err))
 	case !pipe.Found:
 		problems = append(problems, fmt.Sprintf("ingest pipeline %q is missing: the shipper's events are rejected", c.Shipper.Pipeline))
-		fixes = append(fixes, c.Shipper.Binary+" setup --pipelines")
+		fixes = append(fixes, where+c.Shipper.Binary+" setup --pipelines")
 	default:
 		evidence = append(evidence, fmt.Sprintf("pipeline %s present (%s)", pipe.ID, short(pipe.Hash)))
 	}

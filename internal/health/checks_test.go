@@ -534,3 +534,20 @@ func TestVersionsReadTheReleaseTable(t *testing.T) {
 		t.Fatalf("versions %s: %s\n%s", r.Status, r.Summary, ev)
 	}
 }
+
+// TestTemplateFixWhereTheShipperRuns: on a host without the shipper (an indexer or dashboard host of
+// a distributed deployment) the template and pipeline fixes say where the shipper's binary is.
+func TestTemplateFixWhereTheShipperRuns(t *testing.T) {
+	w := healthyWorld()
+	w.ix.tpl.Found, w.ix.pipe.Found = false, false
+	e := w.env(t)
+	e.Stack.Config.Components = []string{"indexer"}
+	r := checkTemplates(context.Background(), e, w.ix)
+	if !strings.Contains(r.Fix, "on a host that runs the shipper (a manager host; this one does not): ") || !strings.Contains(r.Fix, "setup --pipelines") {
+		t.Errorf("indexer host: fix %q", r.Fix)
+	}
+	e.Stack.Config.Components = []string{"manager", "shipper"}
+	if r := checkTemplates(context.Background(), e, w.ix); strings.Contains(r.Fix, "on a host that runs the shipper") || !strings.Contains(r.Fix, "setup --index-management") {
+		t.Errorf("manager host: fix %q", r.Fix)
+	}
+}

@@ -68,13 +68,34 @@ func (c *Client) snapshotCall(ctx context.Context, method, repo, name, suffix st
 // PathRepo returns the union of path.repo over the nodes: the directories a file-system snapshot
 // repository may live under (empty when none is configured, the stock case).
 func (c *Client) PathRepo(ctx context.Context) ([]string, error) {
+	byNode, err := c.NodesPathRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, list := range byNode {
+		for _, p := range list {
+			seen[p] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// NodesPathRepo returns each node's path.repo by node name (an empty list for a node without one).
+func (c *Client) NodesPathRepo(ctx context.Context) (map[string][]string, error) {
 	const path = "/_nodes/settings"
-	r, err := c.call(ctx, http.MethodGet, request{path: path, query: url.Values{"filter_path": {"nodes.*.settings.path.repo"}}}, path)
+	r, err := c.call(ctx, http.MethodGet, request{path: path, query: url.Values{"filter_path": {"nodes.*.name,nodes.*.settings.path.repo"}}}, path)
 	if err != nil {
 		return nil, err
 	}
 	var raw struct {
 		Nodes map[string]struct {
+			Name     string `json:"name"`
 			Settings struct {
 				Path struct {
 					Repo json.RawMessage `json:"repo"`
@@ -87,12 +108,17 @@ func (c *Client) PathRepo(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 	}
-	seen := map[string]bool{}
-	for _, n := range raw.Nodes {
-		var list []string
+	out := map[string][]string{}
+	for id, n := range raw.Nodes {
+		name := n.Name
+		if name == "" {
+			name = id
+		}
+		out[name] = []string{}
 		if len(n.Settings.Path.Repo) == 0 {
 			continue
 		}
+		var list []string
 		if err := json.Unmarshal(n.Settings.Path.Repo, &list); err != nil {
 			var one string
 			if err := json.Unmarshal(n.Settings.Path.Repo, &one); err != nil {
@@ -102,15 +128,10 @@ func (c *Client) PathRepo(ctx context.Context) ([]string, error) {
 		}
 		for _, p := range list {
 			if p = strings.TrimSpace(p); p != "" {
-				seen[p] = true
+				out[name] = append(out[name], p)
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Strings(out)
 	return out, nil
 }
 
@@ -192,9 +213,13 @@ func (c *Client) VerifyRepository(ctx context.Context, name string) ([]string, e
 	if err := validSnapshotName("POST "+path, "repository", name); err != nil {
 		return nil, err
 	}
-	r, err := c.call(ctx, http.MethodPost, request{path: path}, path)
+	r, err := c.call(ctx, http.MethodPost, request{path: path}, path, http.StatusNotFound)
 	if err != nil {
 		return nil, err
+	}
+	if r.status == http.StatusNotFound {
+		_, reason := parseError(r.body)
+		return nil, c.typedError(r, netclient.ErrBadResponse, ErrRepositoryMissing, reason)
 	}
 	var raw struct {
 		Nodes map[string]struct {

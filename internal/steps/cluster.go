@@ -233,10 +233,16 @@ func runGateRepoNodes(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 	name := d.Config.Indexer.SnapshotRepository
 	verified, err := rv.VerifyRepository(ctx, name)
 	if errors.Is(err, indexer.ErrRepositoryMissing) {
-		return engine.Outcome{}, engine.NoGo("snapshot repository %q is not registered: a cluster rollback needs one every node can read; add path.repo (a shared file system) on every node, then run %s", name, PrepareCommand)
+		// path.repo is named only when a node lacks it: on a site where every node lists the
+		// shared path, the repository only needs registering.
+		fix := "run " + PrepareCommand + " --yes on an indexer host (path.repo is set on every node)"
+		if lacking := nodesWithoutPathRepo(ctx, d); len(lacking) > 0 {
+			fix = fmt.Sprintf("no path.repo on %s: add the shared path (a file system every indexer node mounts) to path.repo in opensearch.yml there, restart those nodes one at a time, then run %s --yes", strings.Join(lacking, ", "), PrepareCommand)
+		}
+		return engine.Outcome{}, engine.NoGo("snapshot repository %q is not registered (a cluster rollback restores the snapshot taken in it): %s", name, fix)
 	}
 	if err != nil {
-		return engine.Outcome{}, engine.NoGo("snapshot repository %q does not verify on every node (%v): every node needs the shared path in its path.repo", name, err)
+		return engine.Outcome{}, engine.NoGo("snapshot repository %q does not verify on every node (%v): every node must reach its location (the shared path mounted and listed in path.repo on each); %s --yes says which node cannot", name, err, PrepareCommand)
 	}
 	var missing []string
 	for _, n := range nodes {
@@ -248,6 +254,32 @@ func runGateRepoNodes(ctx context.Context, env Env, _ *noParams) (engine.Outcome
 		return engine.Outcome{}, engine.NoGo("snapshot repository %q is not reachable from %s (verified by %s): mount the shared path on those nodes and list it in their path.repo", name, strings.Join(missing, ", "), strings.Join(verified, ", "))
 	}
 	return engine.Outcome{Message: fmt.Sprintf("snapshot repository %q verified by every node: %s", name, strings.Join(verified, ", ")), Data: map[string]any{"nodes": verified}}, nil
+}
+
+// pathRepoReader is what gate.snapshot_repo_nodes asks to name the nodes without a path.repo.
+type pathRepoReader interface {
+	NodesPathRepo(ctx context.Context) (map[string][]string, error)
+}
+
+// nodesWithoutPathRepo names the indexer nodes whose path.repo is empty, sorted (none when it cannot
+// be read: the no-go then names only the registration).
+func nodesWithoutPathRepo(ctx context.Context, d *Deps) []string {
+	pr, err := clientset.As[pathRepoReader](d.Indexer).Need("indexer")
+	if err != nil {
+		return nil
+	}
+	byNode, err := pr.NodesPathRepo(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for n, list := range byNode {
+		if len(list) == 0 {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func runNodeRecord(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {

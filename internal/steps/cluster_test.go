@@ -2,6 +2,7 @@ package steps_test
 
 import (
 	"context"
+	"github.com/siemctl/siemctl/internal/units"
 	"os"
 	"path/filepath"
 	"strings"
@@ -313,5 +314,46 @@ func TestGateClusterNodesAtTarget(t *testing.T) {
 	}
 	if out, err := run(t, d, e, "gate.cluster_nodes", map[string]any{"at_target": true}); err != nil || !strings.Contains(out.Message, "all on 4.10.0") {
 		t.Fatalf("at the target = %q, %v", out.Message, err)
+	}
+}
+
+// TestGateSnapshotRepoNodesMissing: a repository that is not registered (the node answers 404
+// repository_missing_exception to _verify) is a no-go whose fix is the prepare command; path.repo
+// is named only for the nodes that lack it.
+func TestGateSnapshotRepoNodesMissing(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\n")
+	srv := rollServer(t, explainNodeVersion, settingsAll)
+	srv.Set("POST /_snapshot/siemctl/_verify", indexertest.Route{Status: 404, Body: []byte(`{"error":{"root_cause":[{"type":"repository_missing_exception","reason":"[siemctl] missing"}],"type":"repository_missing_exception","reason":"[siemctl] missing"},"status":404}`)})
+	every := `{"nodes":{"aW1":{"name":"indexer-1","settings":{"path":{"repo":["/srv/snap"]}}},"bX2":{"name":"indexer-2","settings":{"path":{"repo":"/srv/snap"}}},"cY3":{"name":"indexer-3","settings":{"path":{"repo":["/srv/snap"]}}}}}`
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(every)})
+	d := indexerDepsWith(t, srv, cfg, nil)
+	_, err := run(t, d, newEnv(d, nil), "gate.snapshot_repo_nodes", nil)
+	v, reason, _ := engine.VerdictOf(err)
+	if v != engine.VerdictNoGo || !strings.Contains(reason, `"siemctl" is not registered`) || !strings.Contains(reason, "siemctl indexer repository prepare --yes") ||
+		strings.Contains(reason, "no path.repo on") {
+		t.Fatalf("every node with path.repo: %v %q; want a no-go naming the prepare command only", v, reason)
+	}
+	srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(strings.Replace(every, `"settings":{"path":{"repo":"/srv/snap"}}`, `"settings":{}`, 1))})
+	_, err = run(t, d, newEnv(d, nil), "gate.snapshot_repo_nodes", nil)
+	if v, reason, _ := engine.VerdictOf(err); v != engine.VerdictNoGo || !strings.Contains(reason, "no path.repo on indexer-2:") || strings.Contains(reason, "indexer-1") {
+		t.Fatalf("indexer-2 without path.repo: %v %q; want a no-go naming indexer-2 alone", v, reason)
+	}
+}
+
+// TestUnitActiveBeforeATurn: node.yaml's indexer/unit-active on a host whose indexer unit was
+// stopped names the unit, its state and the exact fix (issue 34 item 4), not a refused connection.
+func TestUnitActiveBeforeATurn(t *testing.T) {
+	cfg := testConfig(t, "components: [indexer]\n")
+	u := newUnits(true)
+	u.Set(units.UnitStatus{Name: cfg.Units()["indexer"], LoadState: "loaded", ActiveState: units.Inactive, SubState: "dead"})
+	d := depsWith(cfg, u)
+	_, err := run(t, d, newEnv(d, nil), "gate.units_active", map[string]any{"components": []string{"indexer"}})
+	if err == nil || !strings.Contains(err.Error(), cfg.Units()["indexer"]+" (inactive/dead) (fix: siemctl services start indexer)") {
+		t.Fatalf("= %v; want the unit, its state and siemctl services start indexer", err)
+	}
+	u.Set(units.UnitStatus{Name: cfg.Units()["indexer"], LoadState: "loaded", ActiveState: units.Failed, SubState: "failed"})
+	if _, err := run(t, d, newEnv(d, nil), "gate.units_active", map[string]any{"components": []string{"indexer"}}); err == nil ||
+		!strings.Contains(err.Error(), "(failed/failed) (fix: siemctl services restart indexer)") {
+		t.Fatalf("failed unit = %v; want siemctl services restart indexer", err)
 	}
 }

@@ -42,8 +42,8 @@ func runUnitsActive(ctx context.Context, env Env, p *unitsActiveParams) (engine.
 	return engine.Outcome{Message: fmt.Sprintf("%d units active", len(p.comps()))}, nil
 }
 
-// inactiveUnits describes the units of comps that are not active (the
-// services "units inactive" verdict).
+// inactiveUnits describes the units of comps that are not active, each with its state and its fix
+// (the services "units inactive" verdict).
 func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, error) {
 	u, err := d.units(ctx)
 	if err != nil {
@@ -59,7 +59,7 @@ func inactiveUnits(ctx context.Context, d *Deps, comps []string) ([]string, erro
 	}
 	var bad []string
 	for _, s := range services.Inactive(sts) {
-		bad = append(bad, s.Describe())
+		bad = append(bad, s.Describe()+" (fix: "+s.Fix()+")")
 	}
 	return bad, nil
 }

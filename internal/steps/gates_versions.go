@@ -70,11 +70,15 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 	if err != nil {
 		return engine.Outcome{}, err
 	}
+	names := d.Config.PackageNames()
+	if len(want) == 0 && !previous && p.Check == "candidates" {
+		// No component resolved to the target: it is not in this host's repositories.
+		return engine.Outcome{}, targetUnavailable(ctx, env, d, pk, names)
+	}
 	if len(want) == 0 {
 		key := versionsKey(previous)
 		return engine.Outcome{}, fmt.Errorf("the run has no %s (run data %s)", strings.ReplaceAll(key, "_", " "), key)
 	}
-	names := d.Config.PackageNames()
 	inst, err := packages.ByComponent(ctx, pk, names)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -148,6 +152,27 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 		msg += "; " + strings.Join(notes, "; ")
 	}
 	return engine.Outcome{Message: msg}, nil
+}
+
+// targetUnavailable is the no-go of a target no package of this host resolves to: each package's
+// available versions, and the fix.
+func targetUnavailable(ctx context.Context, env Env, d *Deps, pk PackagesAPI, names map[string]string) error {
+	var target string
+	_, _ = env.Get(rundata.KeyTarget, &target)
+	var avail []string
+	for _, c := range d.Config.HostComponents() {
+		if names[c] == "" {
+			continue
+		}
+		pol, err := pk.Candidates(ctx, names[c])
+		if err != nil {
+			avail = append(avail, fmt.Sprintf("%s: %v", names[c], err))
+			continue
+		}
+		avail = append(avail, fmt.Sprintf("%s available: %s", names[c], strings.Join(orNone(pol.Available), ", ")))
+	}
+	return engine.NoGo("target %s is not installable on this host: %s (choose an available version, or add the repository that carries %s and refresh the package index)",
+		output.Dash(target), strings.Join(avail, "; "), output.Dash(target))
 }
 
 func versionLine(inst, want map[string]string) string {

@@ -63,6 +63,7 @@ func registryKinds() []Kind {
 					"verify <backup>/" + registryArchive + "; set " + dir(pl) + " aside, extract the saved registry in its place (sha256 checked), remove the one set aside",
 					"the shipper then sends again every alert written after the data was secured (deterministic ids: no duplicates)"}
 			})}),
+		registryRewindKind(),
 	}
 }
 

@@ -870,3 +870,17 @@ func TestUnitsStartHostStartWait(t *testing.T) {
 		}
 	}
 }
+
+// TestGateVersionsTargetUnavailable: a target no package of this host resolves to (not in the
+// repositories) is a no-go naming it, the versions available and the fix, not a missing run datum.
+func TestGateVersionsTargetUnavailable(t *testing.T) {
+	d := depsWith(testConfig(t, ""), nil)
+	d.Packages = clientset.Of[steps.PackagesAPI](aptManager(t, newApt("4.9.0-1")))
+	e := newEnv(d, map[string]any{rundata.KeyTarget: "4.11.0", rundata.KeyTargetVersions: map[string]string{}})
+	_, err := run(t, d, e, "gate.versions", map[string]any{"check": "candidates", "version": "target"})
+	var ng *engine.NoGoError
+	if !errors.As(err, &ng) || !strings.Contains(err.Error(), "target 4.11.0 is not installable on this host") ||
+		!strings.Contains(err.Error(), "available: 4.10.0-1") || strings.Contains(err.Error(), "run data") {
+		t.Fatalf("= %v; want a no-go naming 4.11.0 and what is available", err)
+	}
+}

@@ -323,7 +323,7 @@ default 512m (siemlab up --indexer-heap 2g).`,
 			if days < 1 || days > 20000 {
 				return fmt.Errorf("%w: --days %d: want 1 to 20000", errUsage, days)
 			}
-			l, err := open(dir)
+			l, err := loadTarget(dir, open, openDist)
 			if err != nil {
 				return err
 			}
@@ -366,4 +366,21 @@ default 512m (siemlab up --indexer-heap 2g).`,
 		})
 	}
 	return root
+}
+
+// loadTarget is the lab whose indexer `siemlab load` fills: the lab itself, or for a distributed
+// lab its first indexer host (the documents go to the indexer cluster, which every node serves).
+func loadTarget(dir string, open func(string) (*lab.Lab, error), openDist func(string) (*lab.Distributed, error)) (*lab.Lab, error) {
+	if !lab.IsDistributed(dir) {
+		return open(dir)
+	}
+	d, err := openDist(dir)
+	if err != nil {
+		return nil, err
+	}
+	hosts := d.HostsOf(lab.RoleIndexer)
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("%s: the distributed lab has no indexer host", dir)
+	}
+	return hosts[0], nil
 }

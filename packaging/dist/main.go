@@ -271,12 +271,15 @@ func stageFiles(ctx context.Context, o Options, stage string) (files.Contents, e
 		}
 		c = append(c, file(src, "/usr/share/doc/siemctl/"+doc, 0o644))
 	}
-	for _, pb := range ansible.Playbooks() {
+	for _, pb := range ansible.All() {
 		data, err := ansible.Files.ReadFile(pb)
 		if err != nil {
 			return nil, err
 		}
 		src := filepath.Join(stage, "ansible", pb)
+		if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+			return nil, err
+		}
 		if err := os.WriteFile(src, data, 0o644); err != nil {
 			return nil, err
 		}

@@ -92,6 +92,7 @@ func TestBuild(t *testing.T) {
 		"/usr/share/doc/siemctl/LICENSE", "/usr/share/doc/siemctl/CHANGELOG.md",
 		"/usr/share/siemctl/ansible/upgrade.yml",
 		"/usr/share/siemctl/ansible/rollback.yml",
+		"/usr/share/siemctl/ansible/tasks/upgrade-turn.yml",
 	}
 
 	// The tarball: the same tree under one top directory, the service pointing at /usr/bin/siemctl.

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,7 +69,7 @@ func TestPlaybooksCallRealCommands(t *testing.T) {
 	if len(ansible.Playbooks()) == 0 {
 		t.Fatal("no playbooks embedded")
 	}
-	for _, pb := range ansible.Playbooks() {
+	for _, pb := range ansible.All() {
 		calls := commandsOf(t, pb)
 		if len(calls) == 0 {
 			t.Errorf("%s runs no siemctl command", pb)
@@ -139,8 +140,11 @@ func playbookRunIn(t *testing.T, dir, pb string, env ...string) (calls []string,
 	if err := os.WriteFile(invPath, []byte(inv.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range ansible.Playbooks() { // side by side, as installed: upgrade.yml imports rollback.yml
+	for _, name := range ansible.All() { // side by side, as installed: upgrade.yml imports rollback.yml, includes tasks/
 		data, _ := ansible.Files.ReadFile(name)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -180,6 +184,39 @@ func TestUpgradePlaybookRollsInTheRecordsOrder(t *testing.T) {
 	}
 	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("siemctl calls:\n%s\nwant:\n%s\n\nplay:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)
+	}
+}
+
+// TestUpgradePlaybookFollowsAnElectionAtTheTake: the election moves to i3's node when i3 takes
+// its turn; the take re-orders and exits 7 naming i1. The play reads the record again before the
+// next try and brings i1 its turn, then i3: no operator action, no retry of the stale host (issue
+// 34 item 4).
+func TestUpgradePlaybookFollowsAnElectionAtTheTake(t *testing.T) {
+	calls, out, err := playbookRun(t, "upgrade.yml", "FAKE_TAKE_REORDER=i3")
+	if err != nil {
+		t.Fatalf("ansible-playbook: %v\n%s", err, out)
+	}
+	want := []string{
+		"apply i1 4.10.0",
+		"node i2 indexer/i2", "moved i3 indexer/i3", "node i1 indexer/i1", "node i3 indexer/i3",
+		"node m1 manager/m1", "node m2 manager/m2", "node d1 dashboard/d1",
+		"finish i1 4.10.0",
+	}
+	if strings.Join(calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("siemctl calls:\n%s\nwant:\n%s\n\nplay:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"), out)
+	}
+}
+
+// TestUpgradePlaybookGivesUpOnATurnThatDoesNotCome: a turn still not free after
+// siemctl_turn_tries tries in a row fails the play naming the entry, its host and siemctl's reason;
+// finish does not run.
+func TestUpgradePlaybookGivesUpOnATurnThatDoesNotCome(t *testing.T) {
+	calls, out, err := playbookRun(t, "upgrade.yml", "FAKE_BUSY_ALWAYS=m1")
+	if err == nil {
+		t.Fatalf("ansible-playbook succeeded with a turn that never came:\n%s", out)
+	}
+	if !strings.Contains(out, "manager/m1 (m1) was not free after 3 tries") || slices.Contains(calls, "finish i1 4.10.0") {
+		t.Errorf("calls %q\nplay:\n%s", calls, out)
 	}
 }
 

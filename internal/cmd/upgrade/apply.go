@@ -35,11 +35,14 @@ type ApplyOptions struct {
 	// Cluster runs the first phase of a rolling upgrade of a distributed deployment
 	// (cluster-apply.yaml, applycluster.go).
 	Cluster bool
+	// Roll reaches the roll's coordination record (--cluster: a run in progress refuses a second
+	// apply before anything runs); nil Indexer: not checked.
+	Roll ClusterDeps
 }
 
 // NewCmdApply builds `upgrade apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{Common: common(f)}
+	opts := &ApplyOptions{Common: common(f), Roll: FactoryClusterDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "apply --to VERSION",
 		Short: "Run the upgrade runbook to an exact version",

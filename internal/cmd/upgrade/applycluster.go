@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -117,10 +118,35 @@ func runApplyCluster(ctx context.Context, opts *ApplyOptions) error {
 	if opts.Guided || opts.Window > 0 || opts.Watch > 0 || opts.Runbook != "" || len(opts.IgnoreGates) > 0 {
 		return cli.FlagErrorf("--cluster takes --to, --dry-run, --only, --skip-steps and --yes (guided mode, --window, --watch, --runbook and --ignore-gate are single-host; --watch goes to upgrade finish --cluster)")
 	}
+	if !opts.DryRun {
+		if err := noRunInProgress(ctx, opts.Roll); err != nil {
+			return err
+		}
+	}
 	return runPhase(ctx, opts.Common, phase{name: "apply --cluster", runbook: runbooks.ClusterApply, to: opts.To, only: opts.Only, skip: opts.SkipSteps,
 		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "apply", "--cluster", "--to", opts.To),
 		question: "Prepare the rolling upgrade to " + opts.To + ": cluster-wide preflight, backups, snapshot, allocation primaries, flush"}, nil)
 	// The coordination record of the roll (turns, leases, order) is created by the rollout
 	// package once it is merged (see upgrade node): this phase leaves the cluster ready for the
 	// first node.
+}
+
+// noRunInProgress refuses a second apply --cluster while the cluster's record holds a run that has
+// not ended (exit 3, nothing run, no run journaled on this host): the same refusal rollout/create
+// makes, before the preflight rather than after it. A record that cannot be read leaves the
+// judgement to the runbook's own gates.
+func noRunInProgress(ctx context.Context, d ClusterDeps) error {
+	if d.Indexer == nil {
+		return nil
+	}
+	s, _, err := d.store(ctx)
+	if err != nil {
+		return nil //nolint:nilerr // the preflight names an indexer that does not answer
+	}
+	rec, err := s.Load(ctx)
+	if err != nil || rec.Phase.Ended() {
+		return nil //nolint:nilerr // no run (or unreadable: the preflight judges)
+	}
+	e := &rollout.RunExistsError{RunID: rec.RunID, Phase: rec.Phase, Target: rec.Target}
+	return &cli.ExitError{Code: cli.ExitNoGo, Reason: "no-go: " + e.Error()}
 }

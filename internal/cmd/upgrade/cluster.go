@@ -11,10 +11,14 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/runbooks"
 )
 
 // The rolling upgrade of a distributed deployment (README "Distributed upgrade"): `upgrade plan
@@ -121,9 +125,12 @@ type ClusterPlan struct {
 	// Problems stop the roll (NO-GO), each with its fix.
 	Problems []string `json:"problems"`
 	// Warnings do not stop the roll; each says what it costs and its fix.
-	Warnings []string             `json:"warnings"`
-	Gates    []rollout.PhaseGates `json:"gates"`
-	Budget   upgrade.RollBudget   `json:"budget"`
+	Warnings []string `json:"warnings"`
+	// Preflight are the preflight gates of upgrade apply --cluster evaluated now from this host,
+	// as the single-host plan evaluates its own (a gate that is not GO is a problem).
+	Preflight []upgrade.GateResult `json:"preflight"`
+	Gates     []rollout.PhaseGates `json:"gates"`
+	Budget    upgrade.RollBudget   `json:"budget"`
 	// Run is the run already in the cluster, if any.
 	Run *ClusterRunSummary `json:"run,omitempty"`
 	// Calls are the coordination record's requests, per verb.
@@ -165,8 +172,25 @@ func runPlanCluster(ctx context.Context, opts *PlanOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := ClusterPlan{Target: opts.To, ElectedManager: facts.ElectedManager, Problems: []string{}, Warnings: []string{}, Gates: rollout.Gates, Calls: coordinationCalls()}
+	rep := ClusterPlan{Target: opts.To, ElectedManager: facts.ElectedManager, Problems: []string{}, Warnings: []string{}, Preflight: []upgrade.GateResult{},
+		Gates: rollout.Gates, Calls: coordinationCalls()}
+	rep.Problems = append(rep.Problems, noDowngrade(opts.To, facts)...)
 	clusterIndexerPath(&rep, facts)
+	if opts.Common.Deps != nil {
+		gates, err := clusterPreflight(qctx, opts.Common, opts.To)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: no verdict from half-asked gates
+		}
+		rep.Preflight = gates
+		for _, g := range gates {
+			if g.Verdict != upgrade.VerdictGo {
+				rep.Problems = append(rep.Problems, g.Step+": "+g.Detail)
+			}
+		}
+	}
 	if g := facts.SearchGap; g != nil {
 		c := cfg.Indexer
 		rep.Warnings = append(rep.Warnings, g.String(c.URL, c.Username, c.CAFile, c.Insecure))
@@ -205,6 +229,45 @@ func runPlanCluster(ctx context.Context, opts *PlanOptions) error {
 	return printPlan(opts.IO, opts.Output, rep, rep.Verdict, renderClusterPlan)
 }
 
+// clusterPreflight evaluates, read-only, the preflight gates of upgrade apply --cluster
+// (runbooks/cluster-apply.yaml) from this host: the indexer cluster green, every node of both
+// clusters present at one version with disk, the snapshot repository verified by every node, this
+// host's packages offering the target (no downgrade, no major jump), no archived settings. The
+// packages of the other hosts are judged in their own turns (node.yaml preflight/versions).
+func clusterPreflight(ctx context.Context, c runs.Common, to string) ([]upgrade.GateResult, error) {
+	deps, err := c.Deps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	skip, err := inRunbook(runbooks.ClusterApply, deps.Config.NotHere())
+	if err != nil {
+		return nil, err
+	}
+	p, err := upgrade.Prepare(ctx, deps, upgrade.Request{To: to, Embedded: runbooks.ClusterApply, Selection: engine.Selection{Skip: skip}})
+	if err != nil {
+		return nil, err
+	}
+	gates := upgrade.PreflightGates(ctx, p.Plan, p.Deps, p.Seed)
+	if gates == nil {
+		gates = []upgrade.GateResult{}
+	}
+	return gates, nil
+}
+
+// noDowngrade names the manager nodes that run a newer version than the target: a roll goes
+// forward only (going back is siemctl rollback --cluster, from the run's snapshot).
+func noDowngrade(to string, f rollout.Facts) []string {
+	target := packages.Upstream(to)
+	var out []string
+	for _, n := range f.ManagerNodes {
+		v := strings.TrimPrefix(n.Version, "v")
+		if v != "" && target != "" && packages.CompareDeb(target, v) < 0 {
+			out = append(out, fmt.Sprintf("manager node %s runs %s, newer than the target %s: a rolling upgrade does not downgrade (siemctl rollback --cluster goes back from the run's snapshot; choose a target at or above %s)", n.Name, v, target, v))
+		}
+	}
+	return out
+}
+
 func secs(s upgrade.Seconds) string { return output.Duration(s.D()) }
 
 func renderClusterPlan(w io.Writer, tty bool, c *output.Palette, rep ClusterPlan) error {
@@ -217,6 +280,16 @@ func renderClusterPlan(w io.Writer, tty bool, c *output.Palette, rep ClusterPlan
 	}
 	if rep.Run != nil {
 		fmt.Fprintf(w, "Run in the cluster: %s to %s, phase %s\n", rep.Run.RunID, rep.Run.Target, rep.Run.Phase)
+	}
+	if len(rep.Preflight) > 0 {
+		fmt.Fprintln(w, "\nPreflight gates of upgrade apply --cluster (evaluated now):")
+		g := output.NewTable(w, tty, "STEP", "KIND", "VERDICT", "DETAIL")
+		for _, gr := range rep.Preflight {
+			g.Row(gr.Step, gr.Kind, c.Status(gr.Verdict), gr.Detail)
+		}
+		if err := g.Render(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "\nOrder (%d turns, one at a time; the elected cluster manager %s last of the indexers):\n", len(rep.Order), output.Dash(rep.ElectedManager))
 	est := map[string]upgrade.Seconds{}

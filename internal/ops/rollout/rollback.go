@@ -201,11 +201,16 @@ func (s *Store) Reinstate(ctx context.Context, local Record) (Record, error) {
 	if local.Phase != PhaseRollingBack {
 		return Record{}, fmt.Errorf("%w: the kept record of run %s is %s, not rolling-back", ErrPhase, local.RunID, local.Phase)
 	}
+	local = local.clone()
+	repaired := repairIndexerRoles(&local)
 	if err := local.Validate(); err != nil {
-		return Record{}, err
+		return Record{}, fmt.Errorf("%w; the copy kept in this host's state directory (%s) cannot be written back: every host of the run kept one at siemctl rollback --cluster --phase prepare: copy another host's %s over it and run siemctl rollback --cluster --phase restore again", err, CopyFile, CopyFile)
 	}
 	now := s.now()
 	r := ForRollbackTurns(local, now)
+	if len(repaired) > 0 {
+		r.Note += "; repaired: " + strings.Join(repaired, ", ") + " marked as a plain indexer node (not the last indexer entry)"
+	}
 	r.Updated = now
 	if written, exists, err := s.putNew(ctx, r, "write the rollout record back"); err != nil || !exists {
 		return written, err

@@ -294,7 +294,11 @@ func reorder(r *Record, elected string) bool {
 			idx = append(idx, i)
 		}
 	}
-	var fixed, movable []Entry // done/running/failed stay where they are; pending entries move
+	// Done, running and failed entries keep their place and their role: the role an entry had
+	// when its turn was taken is where it rolled (a done entry relabeled after a later election
+	// would stand after a later role, and the record would no longer validate: issue 34). Pending
+	// entries move, the elected one last.
+	var fixed, movable []Entry
 	for _, i := range idx {
 		e := r.Order[i]
 		if e.State == Pending {
@@ -302,9 +306,6 @@ func reorder(r *Record, elected string) bool {
 		} else {
 			fixed = append(fixed, e)
 		}
-	}
-	for i := range fixed {
-		fixed[i].Role = roleOf(fixed[i].Node, elected)
 	}
 	var last []Entry
 	var rest []Entry
@@ -320,8 +321,30 @@ func reorder(r *Record, elected string) bool {
 	for k, i := range idx {
 		r.Order[i] = merged[k]
 	}
+	repairIndexerRoles(r)
 	after, _ := json.Marshal(r.Order)
 	return string(before) != string(after)
+}
+
+// repairIndexerRoles gives the indexer entries roles in roll order: an entry marked as the elected
+// cluster manager that is not the last indexer entry (a record written by a siemctl that relabeled
+// done entries at a later election) is marked as a plain indexer node again. It returns the entries
+// it changed. The order itself is left as it is: it is the order the nodes rolled in.
+func repairIndexerRoles(r *Record) []string {
+	var idx []int
+	for i, e := range r.Order {
+		if e.Role == RoleIndexer || e.Role == RoleIndexerManager {
+			idx = append(idx, i)
+		}
+	}
+	var changed []string
+	for k, i := range idx {
+		if k < len(idx)-1 && r.Order[i].Role == RoleIndexerManager {
+			r.Order[i].Role = RoleIndexer
+			changed = append(changed, r.Order[i].Name)
+		}
+	}
+	return changed
 }
 
 func roleOf(name, elected string) Role {

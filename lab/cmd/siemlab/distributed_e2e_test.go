@@ -489,6 +489,19 @@ func TestE2EDistributed(t *testing.T) {
 		}
 	})
 
+	// siemlab load fills the distributed lab's indexer cluster through its first indexer host.
+	t.Run("load on a distributed lab", func(t *testing.T) {
+		l := l.For(t)
+		r := l.MustSiemlab("load", "--days", "2", "--size", "256KiB", "--json")
+		var rep struct {
+			Docs    int `json:"docs"`
+			Indices int `json:"indices"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Docs == 0 || rep.Indices != 2 {
+			t.Errorf("siemlab load: %v\n%s", err, r.Stdout)
+		}
+	})
+
 	t.Run("down leaves nothing", func(t *testing.T) {
 		l := l.For(t)
 		l.MustSiemlab("down")

@@ -190,6 +190,13 @@ func TestClusterAPI(t *testing.T) {
 	if _, v := get("/cluster/local/info"); mustJSON(items(v)) != `[{"cluster":"wazuh","node":"master-node","type":"master"}]` {
 		t.Fatalf("local info %v", mustJSON(v))
 	}
+	// GET /cluster/local/config: the node's <cluster> section, hidden as ossec.conf spells it.
+	if code, v := get("/cluster/local/config"); code != 200 || len(items(v)) != 1 {
+		t.Fatalf("local config %d %v", code, mustJSON(v))
+	} else if c := items(v)[0].(map[string]any); c["name"] != "wazuh" || c["node_name"] != "master-node" || c["node_type"] != "master" ||
+		c["hidden"] != "no" || c["disabled"] != false || c["port"] == nil || c["bind_addr"] == nil || c["nodes"] == nil {
+		t.Fatalf("local config %v", mustJSON(v))
+	}
 	// A worker's API forwards to the master; with the master gone it answers 3023.
 	wf := newAPI(t, 0, func(o *APIOptions) { o.Cluster = w2 })
 	wtok := wf.login("siem", "siem")
@@ -203,6 +210,9 @@ func TestClusterAPI(t *testing.T) {
 	}
 	if code, _, b := wf.do("GET", "/cluster/local/info", wtok, ""); code != 200 || !strings.Contains(string(b), `"node":"worker2"`) {
 		t.Fatalf("local info is answered locally %d %s", code, b)
+	}
+	if code, _, b := wf.do("GET", "/cluster/local/config", wtok, ""); code != 200 || !strings.Contains(string(b), `"node_name":"worker2"`) || !strings.Contains(string(b), `"node_type":"worker"`) {
+		t.Fatalf("local config is answered locally %d %s", code, b)
 	}
 	// Cluster disabled: 3013.
 	sf := newAPI(t, 0, nil)

@@ -14,6 +14,7 @@ import (
 
 func (s *APIServer) clusterRoutes(m *http.ServeMux) {
 	m.HandleFunc("GET /cluster/local/info", s.handleClusterLocalInfo)
+	m.HandleFunc("GET /cluster/local/config", s.handleClusterLocalConfig)
 	m.HandleFunc("GET /cluster/nodes", s.handleClusterNodes)
 	m.HandleFunc("GET /cluster/healthcheck", s.handleClusterHealthcheck)
 	m.HandleFunc("GET /cluster/ruleset/synchronization", s.handleClusterRulesetSync)
@@ -56,6 +57,27 @@ func (s *APIServer) handleClusterLocalInfo(w http.ResponseWriter, r *http.Reques
 	}
 	c := s.o.Cluster.Config()
 	item := orderedObject{{"node", c.NodeName}, {"cluster", c.Name}, {"type", c.NodeType}}
+	writeJSON(w, r, 200, affected([]any{item}, 1, &failures{}, "All selected information was returned", "", "No information was returned"))
+}
+
+// handleClusterLocalConfig is GET /cluster/local/config: this node's <cluster> section as the
+// daemon read it (the spec's ClusterLocalConfig: hidden is the string "yes"|"no" as ossec.conf
+// spells it, disabled a boolean, nodes the master's addresses).
+func (s *APIServer) handleClusterLocalConfig(w http.ResponseWriter, r *http.Request) {
+	if !checkParams(w, r) || !s.clusterRunning(w) {
+		return
+	}
+	c := s.o.Cluster.Config()
+	hidden := "no"
+	if c.Hidden {
+		hidden = "yes"
+	}
+	nodes := c.Nodes
+	if nodes == nil {
+		nodes = []string{}
+	}
+	item := orderedObject{{"name", c.Name}, {"node_name", c.NodeName}, {"node_type", c.NodeType}, {"key", c.Key}, {"port", c.Port},
+		{"bind_addr", c.BindAddr}, {"nodes", nodes}, {"hidden", hidden}, {"disabled", c.Disabled}}
 	writeJSON(w, r, 200, affected([]any{item}, 1, &failures{}, "All selected information was returned", "", "No information was returned"))
 }
 

@@ -36,7 +36,7 @@ var tavernServed = []struct{ method, re string }{
 	{"PUT", `^/agents/[^/]+/restart$`}, {"GET", `^/manager/info$`}, {"GET", `^/manager/status$`},
 	{"GET", `^/manager/configuration/validation$`}, {"GET", `^/cluster/status$`}, {"GET", `^/security/users$`},
 	{"POST", `^/security/users$`}, {"PUT", `^/security/users/[^/]+$`},
-	{"GET", `^/cluster/nodes$`}, {"GET", `^/cluster/healthcheck$`}, {"GET", `^/cluster/local/info$`},
+	{"GET", `^/cluster/nodes$`}, {"GET", `^/cluster/healthcheck$`}, {"GET", `^/cluster/local/info$`}, {"GET", `^/cluster/local/config$`},
 	{"GET", `^/cluster/ruleset/synchronization$`},
 	{"PUT", `^/agents/upgrade$`}, {"PUT", `^/agents/upgrade_custom$`}, {"GET", `^/agents/upgrade_result$`},
 }

@@ -5,6 +5,10 @@
 #   FAKE_REORDER=1    after indexer/i2 is done the elected cluster manager moves to i3 (the order
 #                     of the pending indexer entries is recomputed: i3 last)
 #   FAKE_BUSY=m1      the first `upgrade node` of that host finds the turn's lease still held (exit 7)
+#   FAKE_TAKE_REORDER=i3  the first `upgrade node` of that host, in its turn, finds the election moved
+#                     to its node: the take re-orders (that node last of the pending indexers) and
+#                     exits 7 naming the entry whose turn it is now
+#   FAKE_BUSY_ALWAYS=m1  every `upgrade node` of that host finds the lease held (exit 7)
 #   FAKE_FAIL=m1      `upgrade node` on that host fails (exit 1: the roll stops there, resumable)
 #   FAKE_NOGO=i3      `upgrade node` on that host ends in a no-go past the indexer's start: the
 #                     entry failed, the run rolling-back, exit 10 (the deployment rolls back)
@@ -75,10 +79,27 @@ if args[:2] == ["upgrade", "node"]:
     if cur not in MINE[host]:
         print("error: not this host's turn: %s's" % cur, file=sys.stderr)
         sys.exit(7)
+    if os.environ.get("FAKE_BUSY_ALWAYS") == host:
+        say("busy %s %s" % (host, cur))
+        print("error: not this host's turn: it is %s's, held by host x until later" % cur, file=sys.stderr)
+        sys.exit(7)
     busy = host + ".busy"
     if os.environ.get("FAKE_BUSY") == host and not os.path.exists(os.path.join(os.path.dirname(state), busy)):
         open(os.path.join(os.path.dirname(state), busy), "w").close()
         say("busy %s %s" % (host, cur))
+        sys.exit(7)
+    moved = here(host + ".moved")
+    if os.environ.get("FAKE_TAKE_REORDER") == host and cur.startswith("indexer/") and not os.path.exists(moved):
+        open(moved, "w").close()
+        o = rec["order"]
+        pending = [e for e in o if e["name"].startswith("indexer/") and e["state"] == "pending"]
+        idx = [i for i, e in enumerate(o) if e["name"].startswith("indexer/") and e["state"] == "pending"]
+        pending = [e for e in pending if e["name"] != cur] + [e for e in pending if e["name"] == cur]
+        for i, e in zip(idx, pending):
+            o[i] = e
+        save(rec)
+        say("moved %s %s" % (host, cur))
+        print("error: not this host's turn: it is %s's, not held" % current(rec), file=sys.stderr)
         sys.exit(7)
     if os.environ.get("FAKE_FAIL") == host:
         say("fail %s %s" % (host, cur))
