@@ -62,7 +62,7 @@ func TestFaultKindParsing(t *testing.T) {
 }
 
 // Every fault kind `siemlab fault --list` prints is one a full lab accepts (a unit kind with a
-// unit), listed once; every kind the README's siemlab block documents is among them.
+// unit), listed once; every kind docs/lab.md's siemlab block documents is among them.
 func TestListedFaultKindsAreAccepted(t *testing.T) {
 	full := &Lab{core: core{st: &State{Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: nopEmu{}}}
 	listed := map[string]bool{}
@@ -80,22 +80,22 @@ func TestListedFaultKindsAreAccepted(t *testing.T) {
 			t.Errorf("%s has no help line", k.Name)
 		}
 	}
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/lab.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "siemlab fault --dir DIR ")
 	block, _, _ = strings.Cut(block, "siemlab filebeat")
 	if !ok || block == "" {
-		t.Fatal("README has no siemlab fault block")
+		t.Fatal("docs/lab.md has no siemlab fault block")
 	}
 	documented := regexp.MustCompile(`[a-z]+(?:-[a-z]+)+(?::<unit>)?`).FindAllString(block, -1)
 	if len(documented) < 2 {
-		t.Fatalf("README documents no fault kinds: %q", block)
+		t.Fatalf("docs/lab.md documents no fault kinds: %q", block)
 	}
 	for _, d := range documented {
 		if !listed[d] {
-			t.Errorf("README documents fault %s, siemlab fault --list does not list it", d)
+			t.Errorf("docs/lab.md documents fault %s, siemlab fault --list does not list it", d)
 		}
 	}
 }

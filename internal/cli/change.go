@@ -14,7 +14,7 @@ import (
 )
 
 // Change is siemctl's one policy for a command that changes the stack
-// (README "Commands"): with --dry-run it prints each call it would make and
+// (docs/commands.md): with --dry-run it prints each call it would make and
 // changes nothing (no question, no lock); otherwise it takes the host lock
 // that upgrade and rollback take (exit 6 naming the holder while one runs)
 // and asks on a terminal, or needs --yes off one.

@@ -21,7 +21,7 @@ import (
 // the shipper then sends again every alert written after that moment (alerts the restored indexer
 // does not hold). A shipper that gives documents deterministic ids (@metadata._id) sends them
 // without duplicates; otherwise an alert the indexer had at the snapshot and the registry had not
-// yet recorded is indexed twice (see README, "No alert lost").
+// yet recorded is indexed twice (see docs/upgrade.md, "No alert lost").
 
 const (
 	registryArchive  = "shipper-registry.tar.gz"

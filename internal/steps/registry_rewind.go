@@ -29,7 +29,7 @@ import (
 // in Filebeat's registry is moved back to the first alert written at or after the run's start (the
 // record's creation, before the snapshot, less rewindMargin for the hosts' clocks): the shipper
 // then sends again every alert the restored indices may lack, and the documents' deterministic ids
-// (@metadata._id) keep each one once (README "No alert lost").
+// (@metadata._id) keep each one once (docs/upgrade.md "No alert lost").
 //
 // Filebeat's registry (7.x, libbeat statestore memlog) is <path.data>/registry/filebeat: the active
 // checkpoint (active.dat names it: a JSON array of {"_key": key, state...}, its name the last

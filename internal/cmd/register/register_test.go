@@ -79,7 +79,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	}
 }
 
-// changing lists every command that changes the stack: README "Commands"
+// changing lists every command that changes the stack: docs/commands.md
 // says each takes the host lock, asks on a terminal (--yes off one) and has
 // --dry-run. A new command with --dry-run must be added here (and follow
 // the rule); one listed here without it fails.

@@ -21,7 +21,7 @@ import (
 	"github.com/siemctl/siemctl/runbooks"
 )
 
-// The rolling upgrade of a distributed deployment (README "Distributed upgrade"): `upgrade plan
+// The rolling upgrade of a distributed deployment (docs/distributed.md): `upgrade plan
 // --cluster`, `upgrade status --cluster` (this file) and `upgrade node` (node.go) are doors onto
 // internal/ops/rollout, whose record in the indexer coordinates the hosts.
 

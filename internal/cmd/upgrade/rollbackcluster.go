@@ -19,7 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/upgrade"
 )
 
-// `siemctl rollback --cluster` (README "Distributed upgrade"): the rollback of a rolling upgrade,
+// `siemctl rollback --cluster` (docs/distributed.md): the rollback of a rolling upgrade,
 // one phase of runbooks/cluster-rollback.yaml at a time on the hosts the phase names; the record's
 // side is internal/ops/rollout's rollback.go. ansible/rollback.yml drives the phases.
 

@@ -15,7 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// The turn part of `upgrade node` (README "Distributed upgrade"): this host's entries of the
+// The turn part of `upgrade node` (docs/distributed.md): this host's entries of the
 // order (rollout.HostIdentity), its turn taken or waited for in the coordination record, the work
 // done under the turn's lease. `upgrade node` calls InTurn around its node.yaml run:
 //

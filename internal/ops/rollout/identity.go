@@ -13,7 +13,7 @@ import (
 )
 
 // HostIdentity says which entries of the order are this host's, from what its components are
-// configured with (README "Distributed upgrade"): for the components key's indexer, node.name of
+// configured with (docs/distributed.md): for the components key's indexer, node.name of
 // its opensearch.yml (unset: the host name, as OpenSearch does); for the manager, <node_name> of
 // its ossec.conf's <cluster> (a disabled or absent cluster: manager.nodes' only name, else the
 // host name); for the dashboard, the host of dashboard.url. host names the holder in the record

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// A cluster rollback (README "Distributed upgrade", issue 25 must-hold 4). An OpenSearch node
+// A cluster rollback (docs/distributed.md, issue 25 must-hold 4). An OpenSearch node
 // cannot be downgraded once it ran the new version, so the indexer comes back as an old-version
 // cluster formed afresh from the snapshot taken by `upgrade apply --cluster`: every indexer node
 // stops, is downgraded and its data is set aside, the nodes start together, and the snapshot is
@@ -64,7 +64,7 @@ func resumedPhase(r Record) Phase {
 	return PhaseRolling
 }
 
-// ExitRolledBack is the exit code of a *RollingBackError (README "Exit codes": failed and rolled
+// ExitRolledBack is the exit code of a *RollingBackError (docs/exit-codes.md: failed and rolled
 // back).
 const ExitRolledBack = 10
 

@@ -51,7 +51,7 @@ func (e *RunExistsError) Error() string {
 	return fmt.Sprintf("a rolling upgrade run is already in the cluster: %s to %s, phase %s (siemctl upgrade status --cluster shows it; finish or roll it back first)", e.RunID, e.Target, e.Phase)
 }
 
-// ExitNotYourTurn is the exit code of a *NotYourTurnError (README "Exit codes").
+// ExitNotYourTurn is the exit code of a *NotYourTurnError (docs/exit-codes.md).
 const ExitNotYourTurn = 7
 
 // NotYourTurnError: the turn is another entry's, or another host holds it.

@@ -22,7 +22,7 @@ type Release struct {
 }
 
 // Releases is the one table of which OpenSearch each Wazuh 4.x indexer carries, oldest first
-// (sources: wazuh-packages and wazuh-indexer pull requests; see the README "upgrade and rollback").
+// (sources: wazuh-packages and wazuh-indexer pull requests; see the docs/upgrade.md).
 // There is no 4.15: the 4.x line goes on as 4.14.x patches.
 var Releases = []Release{
 	{"4.8.0", "4.8.2", "2.10.0", "9.7", "Lucene95", "wazuh-packages PR #2562"},
