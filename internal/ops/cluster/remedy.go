@@ -137,10 +137,13 @@ func Remedies(e indexer.Explanation) []Remedy {
 	var filters, others []Remedy
 	seen := map[string]bool{}
 	nodes := map[string][]string{}
-	all := map[string]bool{}
+	all, holding := map[string]bool{}, map[string]bool{} // holding: the nodes that hold a copy already
 	for _, d := range e.Blocking() {
 		nodes[d.Decider+"\x00"+d.Explanation] = append(nodes[d.Decider+"\x00"+d.Explanation], d.Node)
 		all[d.Node] = true
+		if d.Decider == "same_shard" {
+			holding[d.Node] = true
+		}
 	}
 	for _, d := range e.Blocking() {
 		key := d.Decider + "\x00" + d.Explanation
@@ -156,6 +159,19 @@ func Remedies(e indexer.Explanation) []Remedy {
 		case "same_shard":
 			if e.Primary {
 				continue // only a replica can meet its primary
+			}
+			if len(all) > 1 {
+				if seen["same_shard"] || len(holding) < len(all) {
+					continue // other nodes said no for their own reasons, named by their deciders
+				}
+				// Every node holds a copy already: fewer nodes than copies, as while a node of a
+				// multi-node cluster is away. Dropping replicas there would leave the data one
+				// node from loss; the node coming back is the fix.
+				others = append(others, Remedy{Decider: d.Decider,
+					Problem: fmt.Sprintf("every node that could hold this replica (%s) already holds a copy of the shard: the cluster has fewer nodes than the index has copies", strings.Join(sortedKeys(all), ", ")),
+					Command: "bring the missing indexer node back (`siemctl services start indexer` on its host) and the replica recovers on it; until then the index stays yellow"})
+				seen["same_shard"] = true // said once for the shard, whatever each node's wording
+				continue
 			}
 			others = append(others, Remedy{Decider: d.Decider,
 				Problem: "a replica cannot sit on the node holding its primary: on a single node accept yellow or drop the replicas",
@@ -211,4 +227,14 @@ func filterRemedy(index, explanation string, nodes []string, allNodes int) (Reme
 		call = &APICall{Method: "PUT", Path: "/_cluster/settings", Body: string(body)}
 	}
 	return Remedy{Decider: "filter", Problem: problem + ": remove it", Call: call}, true
+}
+
+// sortedKeys is m's keys in order.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

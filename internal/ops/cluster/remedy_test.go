@@ -53,6 +53,15 @@ func TestRemedies(t *testing.T) {
 		{"replica on a single node", []indexer.Decider{
 			no("same_shard", "node-1", "a copy of this shard is already allocated to this node [[idx][0], node[x], [P], s[STARTED], a[id=y]]")},
 			[]string{`a replica cannot sit on the node holding its primary: on a single node accept yellow or drop the replicas: PUT /idx/_settings {"index.number_of_replicas":0}`}},
+		{"replica with a node of three away", []indexer.Decider{
+			no("same_shard", "node-1", "a copy of this shard is already allocated to this node [[idx][0], node[x], [P], s[STARTED], a[id=y]]"),
+			no("same_shard", "node-2", "a copy of this shard is already allocated to this node [[idx][0], node[z], [R], s[STARTED], a[id=w]]")},
+			[]string{"every node that could hold this replica (node-1, node-2) already holds a copy of the shard: the cluster has fewer nodes than the index has copies: " +
+				"bring the missing indexer node back (`siemctl services start indexer` on its host) and the replica recovers on it; until then the index stays yellow"}},
+		{"replica: one node holds its primary, the other is full", []indexer.Decider{
+			no("same_shard", "node-1", "a copy of this shard is already allocated to this node"),
+			no("disk_threshold", "node-2", "the node is above the high watermark cluster setting [cluster.routing.allocation.disk.watermark.high=90%]")},
+			[]string{"the disk watermark blocks allocation: free disk space, or temporarily `siemctl indexer watermark --recover`"}},
 		{"filter before disk", []indexer.Decider{
 			no("disk_threshold", "node-1", "the node is above the high watermark cluster setting [cluster.routing.allocation.disk.watermark.high=90%]"),
 			no("filter", "node-1", `node does not match index setting [index.routing.allocation.require] filters [_name:"gone"]`)},
