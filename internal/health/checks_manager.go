@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/manager"
@@ -135,7 +140,55 @@ func managerAPIFix(ctx context.Context, e *Env, err error) (string, []string) {
 	return u.Fix() + " (then siemctl services status manager)", ev
 }
 
+// checkManagerConfig judges the manager's configuration: ossec.conf (through the API's validation,
+// else the control tool) and, on a host that runs the manager, the API's own api.yaml, which the
+// API reads only at its start, so a broken edit shows at the next restart as an API that does not
+// come back.
 func checkManagerConfig(ctx context.Context, e *Env) Result {
+	r := checkOssecConf(ctx, e)
+	c := e.Stack.Config
+	if !c.Runs("manager") {
+		return r
+	}
+	path, problem := apiConfigProblem(c.Manager.InstallDir)
+	if problem == "" {
+		return r
+	}
+	fix := "fix " + path + " where the error says (it is YAML), then: siemctl services restart manager"
+	if r.Status == Crit {
+		r.Evidence = append(r.Evidence, problem)
+		r.Fix += "; and " + fix
+		return r
+	}
+	return crit("API configuration invalid: "+problem, fix, problem)
+}
+
+// apiConfigProblem reads the manager API's configuration under installDir
+// (api/configuration/api.yaml) and says what keeps it from loading as YAML settings; "" when it
+// loads, or when it is not there or cannot be read (the API then runs on its defaults).
+func apiConfigProblem(installDir string) (path, problem string) {
+	path = filepath.Join(installDir, "api", "configuration", "api.yaml")
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return path, ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return path, ""
+	}
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return path, fmt.Sprintf("%s is not valid YAML: %v", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if _, ok := v.(map[string]any); v != nil && !ok {
+		return path, path + " is not a mapping of settings (key: value)"
+	}
+	return path, ""
+}
+
+// checkOssecConf judges ossec.conf.
+func checkOssecConf(ctx context.Context, e *Env) Result {
 	c := e.Stack.Config
 	conf := c.Manager.InstallDir + "/etc/ossec.conf"
 	fix := "fix " + conf + " at the reported element, then: siemctl services restart manager"

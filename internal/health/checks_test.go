@@ -551,3 +551,43 @@ func TestTemplateFixWhereTheShipperRuns(t *testing.T) {
 		t.Errorf("manager host: fix %q", r.Fix)
 	}
 }
+
+// TestManagerConfigReadsAPIYAML: an api.yaml edited into invalid YAML keeps the API from starting at
+// its next restart; manager.config says so now, with the file and the error, even when ossec.conf
+// is valid, and adds it to an ossec.conf problem.
+func TestManagerConfigReadsAPIYAML(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "api", "configuration")
+	if err := os.MkdirAll(conf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(body string) {
+		if err := os.WriteFile(filepath.Join(conf, "api.yaml"), []byte(body), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(w *world) Result {
+		e := w.env(t)
+		e.Stack.Config.Manager.InstallDir = dir
+		return runChecks(t, e, 5*time.Second, "manager.config")["manager.config"]
+	}
+	write("host: 0.0.0.0\nport: 55000\nhttps:\n  enabled: yes\n")
+	if r := run(healthyWorld()); r.Status != OK {
+		t.Fatalf("a valid api.yaml: %s %s", r.Status, r.Summary)
+	}
+	write("host: 0.0.0.0\nport: 55000\nhttps:\n  enabled: yes\n   key: server.key\n")
+	r := run(healthyWorld())
+	if r.Status != Crit || !strings.Contains(r.Summary, "api.yaml is not valid YAML: line 5") || !strings.Contains(r.Fix, "fix "+filepath.Join(conf, "api.yaml")) {
+		t.Fatalf("a broken api.yaml: %s %s (fix %s)", r.Status, r.Summary, r.Fix)
+	}
+	w := healthyWorld()
+	w.mgr.valid = manager.ConfigValidation{Errors: []string{"(1230): Invalid element in the configuration: 'log_alert_lvl'."}}
+	r = run(w)
+	if r.Status != Crit || !strings.Contains(r.Summary, "log_alert_lvl") || !strings.Contains(strings.Join(r.Evidence, "\n"), "api.yaml is not valid YAML") || !strings.Contains(r.Fix, "ossec.conf") || !strings.Contains(r.Fix, "api.yaml") {
+		t.Fatalf("both broken: %s %s %q (fix %s)", r.Status, r.Summary, r.Evidence, r.Fix)
+	}
+	write("- just\n- a list\n")
+	if r := run(healthyWorld()); r.Status != Crit || !strings.Contains(r.Summary, "not a mapping") {
+		t.Fatalf("a list: %s %s", r.Status, r.Summary)
+	}
+}
