@@ -91,7 +91,7 @@ func (ev *Evidence) fullFinding(f *Finding, dir string, total, free uint64) {
 	if used < 99 {
 		f.Cause = fmt.Sprintf("%s ran out of space on the filesystem of %s (%s, mounted on %s; now %.0f%% used, %s free of %s)", ev.Component, dir, fstype, mnt, used, size(free), size(total))
 	}
-	f.Fix = fmt.Sprintf("free space on %s (delete what does not belong there, old indices with siemctl cleanup once the indexer runs) or grow it; then %s", mnt, start(ev.Component))
+	f.Fix = fmt.Sprintf("free space on %s (delete what does not belong there, old alert indices with `siemctl alerts cleanup --older-than 90d` once the indexer runs) or grow it; then %s", mnt, start(ev.Component))
 }
 
 // mountOf finds the mount point and type of dir in the services' mount
