@@ -120,7 +120,10 @@ func JudgeData(prev *snapshot.Document, now DataNow, holdsData func(string) bool
 	if len(shrunk) > 0 {
 		evidence = append(evidence, fmt.Sprintf("%d indices hold fewer documents than in %s: %s", len(shrunk), when, strings.Join(firstN(shrunk, 8), ", ")))
 	}
-	forgot := uuidChanged || (moved && (len(gone) > 0 || len(shrunk) > 0)) || (len(gone) > 1 && 2*len(gone) >= withDocs)
+	// A new cluster UUID with every document still in view is a cluster re-created with its data
+	// (siemctl's own rollback in snapshot mode starts the old version on an empty data directory
+	// and restores the snapshot): said, not judged. A new UUID with documents out of view forgot them.
+	forgot := (uuidChanged && lost > 0) || (moved && (len(gone) > 0 || len(shrunk) > 0)) || (len(gone) > 1 && 2*len(gone) >= withDocs)
 	switch {
 	case forgot:
 		summary := fmt.Sprintf("the cluster forgot its data: %d of %d documents in %s are out of view", lost, had, when)
@@ -139,7 +142,11 @@ func JudgeData(prev *snapshot.Document, now DataNow, holdsData func(string) bool
 			"if no retention or cleanup deleted them (siemctl alerts cleanup, an ISM policy), find where they went: siemctl snapshot diff "+prev.ID+" with a new capture names them", evidence...)
 	}
 	sum := fmt.Sprintf("the cluster holds every index and document of %s", when)
-	if prev.Indexer.ClusterUUID != "" {
+	switch {
+	case uuidChanged:
+		sum = fmt.Sprintf("the cluster was re-created (cluster UUID %s, was %s) and holds every index and document of %s (restored, e.g. by a rollback from a snapshot)",
+			now.ClusterUUID, prev.Indexer.ClusterUUID, when)
+	case prev.Indexer.ClusterUUID != "":
 		sum += ", same cluster UUID"
 	}
 	return ok(sum, evidence...)

@@ -45,4 +45,16 @@ func TestJudgeDataForgotten(t *testing.T) {
 	if r := JudgeData(prev, kept, holds, "/etc/wazuh-indexer"); r.Status != OK {
 		t.Fatalf("continuous: %s %q %v", r.Status, r.Summary, r.Evidence)
 	}
+	// A new cluster with every document (siemctl's rollback from a snapshot: the old version on an
+	// empty data directory, the snapshot restored): OK, the re-creation said.
+	prev.Indexer.ClusterUUID = "9vVwSOlTRLyLzWJUh7ZzPQ"
+	kept.ClusterUUID = "cxMpkDu3SZ-pEEjAOnjW8w"
+	if r := JudgeData(prev, kept, holds, "/etc/wazuh-indexer"); r.Status != OK || !strings.Contains(r.Summary, "re-created (cluster UUID cxMpkDu3SZ-pEEjAOnjW8w, was 9vVwSOlTRLyLzWJUh7ZzPQ) and holds every index and document") {
+		t.Fatalf("re-created with its data: %s %q %v", r.Status, r.Summary, r.Evidence)
+	}
+	// The same new cluster with an index gone: it forgot its data.
+	kept.Indices = kept.Indices[:2]
+	if r := JudgeData(prev, kept, holds, "/etc/wazuh-indexer"); r.Status != Crit || !strings.Contains(r.Summary, "not the one of snapshot") || !strings.Contains(r.Summary, "310 of 414 documents out of view") {
+		t.Fatalf("re-created without an index: %s %q %v", r.Status, r.Summary, r.Evidence)
+	}
 }

@@ -148,16 +148,22 @@ func TestE2ERollout(t *testing.T) {
 
 	t.Run("commands", func(t *testing.T) {
 		var plan struct {
-			Verdict string          `json:"verdict"`
-			Order   []rollout.Entry `json:"order"`
-			Calls   map[string][]string
+			Verdict  string          `json:"verdict"`
+			Order    []rollout.Entry `json:"order"`
+			Problems []string        `json:"problems"`
+			Calls    map[string][]string
 		}
+		// The plan judges apply --cluster's preflight gates: this single lab's node has no path.repo,
+		// so the snapshot repository a cluster rollback restores from cannot be registered; the plan
+		// says so, naming the node and the fix, and still shows the roll's order.
 		r := l.Siemctl("upgrade", "plan", "--cluster", "--to", "4.10.0", "-o", "json")
-		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &plan) != nil {
-			t.Fatalf("plan --cluster: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		if r.Code != 3 || json.Unmarshal([]byte(r.Stdout), &plan) != nil {
+			t.Fatalf("plan --cluster: exit %d, want 3 (the repository)\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		if names(plan.Order) != "indexer/node-1=indexer-cluster-manager manager/node01=manager-master dashboard/127.0.0.1=dashboard" || plan.Verdict != "GO" {
-			t.Fatalf("plan order %s verdict %s", names(plan.Order), plan.Verdict)
+		if names(plan.Order) != "indexer/node-1=indexer-cluster-manager manager/node01=manager-master dashboard/127.0.0.1=dashboard" || plan.Verdict != "NO-GO" ||
+			len(plan.Problems) != 1 || !strings.Contains(plan.Problems[0], "preflight/snapshot-repository") || !strings.Contains(plan.Problems[0], "no path.repo on node-1") ||
+			!strings.Contains(plan.Problems[0], "siemctl indexer repository prepare --yes") {
+			t.Fatalf("plan order %s verdict %s problems %q", names(plan.Order), plan.Verdict, plan.Problems)
 		}
 
 		// The run's record from the lab's own facts, as upgrade apply --cluster makes it.
