@@ -472,3 +472,29 @@ func TestCreateIndexDocumentRefresh(t *testing.T) {
 		t.Fatalf("Refresh = %+v %v", s, err)
 	}
 }
+
+// TestSearchShardFailures: an answer of 200 in which shards failed is not "no alerts". OpenSearch
+// answers so when the shards it did not skip (can_match drops those whose time range cannot match,
+// once a pattern spans more than 128 shards) failed: a query_string that does not parse is the
+// caller's query (a 400, so the commands name it); other shard failures keep the partial answer.
+func TestSearchShardFailures(t *testing.T) {
+	rejected := []byte(`{"took":3,"timed_out":false,"_shards":{"total":150,"successful":0,"skipped":149,"failed":1,"failures":[{"shard":1,"index":"wazuh-alerts-4.x-2026.12.07","node":"Jx2p","reason":{"type":"query_shard_exception","reason":"Failed to parse query [rule.id:[5710]","index":"wazuh-alerts-4.x-2026.12.07","index_uuid":"aB3","caused_by":{"type":"parse_exception","reason":"Cannot parse 'rule.id:[5710': Encountered \"<EOF>\" at line 1, column 13."}}}]},"hits":{"total":{"value":0,"relation":"eq"},"max_score":null,"hits":[]}}`)
+	breaker := []byte(`{"took":3,"timed_out":false,"_shards":{"total":3,"successful":2,"skipped":0,"failed":1,"failures":[{"shard":0,"index":"wazuh-alerts-4.x-2026.12.07","node":"Jx2p","reason":{"type":"circuit_breaking_exception","reason":"[parent] Data too large"}}]},"hits":{"total":{"value":4,"relation":"eq"},"max_score":null,"hits":[]}}`)
+	count := []byte(`{"count":0,"_shards":{"total":150,"successful":0,"skipped":149,"failed":1,"failures":[{"shard":1,"index":"wazuh-alerts-4.x-2026.12.07","reason":{"type":"query_shard_exception","reason":"Failed to parse query [full_log:\"unbalanced]"}}]}}`)
+	_, c := fakeClient(t, map[string]indexertest.Route{
+		"POST /rejected-*/_search": {Body: rejected},
+		"POST /breaker-*/_search":  {Body: breaker},
+		"POST /rejected-*/_count":  {Body: count},
+	})
+	var ne *netclient.Error
+	_, err := c.Search(context.Background(), indexer.SearchRequest{Index: "rejected-*", Query: "rule.id:[5710"})
+	if !errors.As(err, &ne) || ne.Status != 400 || !strings.Contains(ne.Detail, "1 of 150 shards failed (query_shard_exception on wazuh-alerts-4.x-2026.12.07): Failed to parse query [rule.id:[5710]: Cannot parse 'rule.id:[5710'") {
+		t.Fatalf("rejected query: %v", err)
+	}
+	if _, err := c.Count(context.Background(), "rejected-*", `full_log:"unbalanced`, time.Time{}); !errors.As(err, &ne) || ne.Status != 400 {
+		t.Fatalf("rejected count: %v", err)
+	}
+	if res, err := c.Search(context.Background(), indexer.SearchRequest{Index: "breaker-*"}); err != nil || res.Total != 4 {
+		t.Fatalf("a shard out of memory: the partial answer is kept as before: %+v %v", res, err)
+	}
+}

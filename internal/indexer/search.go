@@ -102,7 +102,56 @@ func (c *Client) searchPost(ctx context.Context, path string, body any, limit in
 	if err != nil {
 		return nil, err
 	}
-	return r, c.decode(r, out)
+	if err := c.decode(r, out); err != nil {
+		return r, err
+	}
+	return r, c.shardFailures(r)
+}
+
+// queryRejections are the failure types of a shard that could not run the query itself (its
+// query_string does not parse, a field it names cannot be queried so): the caller's query, a 400.
+var queryRejections = map[string]bool{"query_shard_exception": true, "parse_exception": true, "search_parse_exception": true,
+	"x_content_parse_exception": true, "illegal_argument_exception": true, "number_format_exception": true}
+
+// shardFailures reads a search answer's _shards for a query the shards rejected. OpenSearch
+// answers 400 only when every shard it ran failed; when others were skipped (the can_match phase
+// drops shards whose time range cannot match, as soon as a pattern spans more than 128 shards) or
+// succeeded, a query_string that does not parse comes back as 200 with failures and no hits, which
+// would read as "no alerts". That is the caller's query: a 400 naming the shard's reason, so the
+// commands name the query. Other shard failures (a shard unavailable, a breaker) keep the partial
+// answer, as before.
+func (c *Client) shardFailures(r *response) error {
+	var sh struct {
+		Shards *struct {
+			Total    int `json:"total"`
+			Failed   int `json:"failed"`
+			Failures []struct {
+				Index  string `json:"index"`
+				Reason struct {
+					Type     string `json:"type"`
+					Reason   string `json:"reason"`
+					CausedBy *struct {
+						Reason string `json:"reason"`
+					} `json:"caused_by"`
+				} `json:"reason"`
+			} `json:"failures"`
+		} `json:"_shards"`
+	}
+	if json.Unmarshal(r.body, &sh) != nil || sh.Shards == nil || sh.Shards.Failed == 0 {
+		return nil
+	}
+	for _, f := range sh.Shards.Failures {
+		if !queryRejections[f.Reason.Type] {
+			continue
+		}
+		why := f.Reason.Reason
+		if f.Reason.CausedBy != nil && f.Reason.CausedBy.Reason != "" {
+			why += ": " + f.Reason.CausedBy.Reason
+		}
+		return &netclient.Error{Service: service, Op: r.op, URL: c.url, Status: http.StatusBadRequest, Kind: netclient.ErrBadResponse,
+			Detail: fmt.Sprintf("%d of %d shards failed (%s on %s): %s", sh.Shards.Failed, sh.Shards.Total, f.Reason.Type, f.Index, why)}
+	}
+	return nil
 }
 
 // Search runs POST <index>/_search with track_total_hits.
