@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,8 +273,9 @@ func (rn *Runner) Resume(ctx context.Context, r *UpgradeRun) error {
 	return r.Save(rn.StateDir)
 }
 
-// active reads the agents (500 a request) and returns those active now.
-func (rn *Runner) active(ctx context.Context, r *UpgradeRun, ids []string) (map[string]manager.Agent, error) {
+// agents reads the agents ids (500 a request, each counted in r.Reads) with what the gates judge:
+// status, version, last keepalive and node.
+func (rn *Runner) agents(ctx context.Context, r *UpgradeRun, ids []string) (map[string]manager.Agent, error) {
 	out := map[string]manager.Agent{}
 	for start := 0; start < len(ids); start += manager.MaxUpgradeRequest {
 		chunk := ids[start:min(start+manager.MaxUpgradeRequest, len(ids))]
@@ -283,12 +285,20 @@ func (rn *Runner) active(ctx context.Context, r *UpgradeRun, ids []string) (map[
 			if err != nil {
 				return nil, err
 			}
-			if a.Status == manager.AgentActive {
-				out[a.ID] = a
-			}
+			out[a.ID] = a
 		}
 	}
 	return out, nil
+}
+
+// active reads the agents and returns those active now.
+func (rn *Runner) active(ctx context.Context, r *UpgradeRun, ids []string) (map[string]manager.Agent, error) {
+	all, err := rn.agents(ctx, r, ids)
+	if err != nil {
+		return nil, err
+	}
+	maps.DeleteFunc(all, func(_ string, a manager.Agent) bool { return a.Status != manager.AgentActive })
+	return all, nil
 }
 
 // Run runs the waves that are not passed yet, in order, and returns ErrWaveFailed (wrapped) when the
@@ -489,17 +499,9 @@ func nodeSuffix(n string) string {
 // judge reads the evidence of the agents in flight (their state and their tasks, in bulk) and
 // settles those that are upgraded or failed.
 func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []string, target manager.Version) error {
-	agents := map[string]manager.Agent{}
-	for start := 0; start < len(ids); start += manager.MaxUpgradeRequest {
-		chunk := ids[start:min(start+manager.MaxUpgradeRequest, len(ids))]
-		r.Reads++
-		for a, err := range rn.API.Agents(ctx, manager.AgentQuery{IDs: chunk, Limit: len(chunk),
-			Select: []string{"status", "version", "lastKeepAlive", "node_name"}}) {
-			if err != nil {
-				return err
-			}
-			agents[a.ID] = a
-		}
+	agents, err := rn.agents(ctx, r, ids)
+	if err != nil {
+		return err
 	}
 	r.Reads += (len(ids) + manager.MaxUpgradeRequest - 1) / manager.MaxUpgradeRequest
 	tasks, _, err := rn.API.UpgradeResults(ctx, ids)
