@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -137,7 +138,8 @@ func (c *Client) shardFailures(r *response) error {
 			} `json:"failures"`
 		} `json:"_shards"`
 	}
-	if json.Unmarshal(r.body, &sh) != nil || sh.Shards == nil || sh.Shards.Failed == 0 {
+	// _shards has a failures array only when a shard failed: the answer is read a second time only then.
+	if !bytes.Contains(r.body, []byte(`"failures"`)) || json.Unmarshal(r.body, &sh) != nil || sh.Shards == nil || sh.Shards.Failed == 0 {
 		return nil
 	}
 	for _, f := range sh.Shards.Failures {
