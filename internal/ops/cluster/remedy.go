@@ -138,6 +138,7 @@ func Remedies(e indexer.Explanation) []Remedy {
 	seen := map[string]bool{}
 	nodes := map[string][]string{}
 	all, holding := map[string]bool{}, map[string]bool{} // holding: the nodes that hold a copy already
+	sameShardSaid := false                               // the multi-node same_shard remedy, once a shard
 	for _, d := range e.Blocking() {
 		nodes[d.Decider+"\x00"+d.Explanation] = append(nodes[d.Decider+"\x00"+d.Explanation], d.Node)
 		all[d.Node] = true
@@ -161,7 +162,7 @@ func Remedies(e indexer.Explanation) []Remedy {
 				continue // only a replica can meet its primary
 			}
 			if len(all) > 1 {
-				if seen["same_shard"] || len(holding) < len(all) {
+				if sameShardSaid || len(holding) < len(all) {
 					continue // other nodes said no for their own reasons, named by their deciders
 				}
 				// Every node holds a copy already: fewer nodes than copies, as while a node of a
@@ -170,7 +171,7 @@ func Remedies(e indexer.Explanation) []Remedy {
 				others = append(others, Remedy{Decider: d.Decider,
 					Problem: fmt.Sprintf("every node that could hold this replica (%s) already holds a copy of the shard: the cluster has fewer nodes than the index has copies", strings.Join(sortedKeys(all), ", ")),
 					Command: "bring the missing indexer node back (`siemctl services start indexer` on its host) and the replica recovers on it; until then the index stays yellow"})
-				seen["same_shard"] = true // said once for the shard, whatever each node's wording
+				sameShardSaid = true // once for the shard, whatever each node's wording
 				continue
 			}
 			others = append(others, Remedy{Decider: d.Decider,
