@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/ops/rollout"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/shipper"
 )
 
 // registryFixture writes a Filebeat 7.10 registry as the lab's real Filebeat writes it (an active
@@ -62,7 +62,7 @@ func registryFixture(t *testing.T, n int, t0 time.Time) (dir, alerts string, lin
 func TestRewindRegistry(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 17, 30, 0, 0, time.UTC)
 	dir, alerts, lines := registryFixture(t, 20, t0)
-	res, err := steps.RewindRegistry(dir, alerts, t0.Add(12*time.Second))
+	res, err := shipper.RewindRegistry(dir, alerts, t0.Add(12*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestRewindRegistry(t *testing.T) {
 		t.Fatalf("log.json ends with\n%s\n%s", tail[len(tail)-2], tail[len(tail)-1])
 	}
 	// a later cutoff does not move it forward
-	if res, err := steps.RewindRegistry(dir, alerts, t0.Add(18*time.Second)); err != nil || res.To != want || res.From != want {
+	if res, err := shipper.RewindRegistry(dir, alerts, t0.Add(18*time.Second)); err != nil || res.To != want || res.From != want {
 		t.Fatalf("a later cutoff: %+v %v", res, err)
 	}
 	// the alerts file rotated since: no state for it
@@ -90,14 +90,14 @@ func TestRewindRegistry(t *testing.T) {
 	if err := os.WriteFile(alerts, []byte(lines[0]+"\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := steps.RewindRegistry(dir, alerts, t0); err != nil || !strings.Contains(res.Why, "rotated") {
+	if res, err := shipper.RewindRegistry(dir, alerts, t0); err != nil || !strings.Contains(res.Why, "rotated") {
 		t.Fatalf("rotated: %+v %v", res, err)
 	}
 	// a gap in the transactions: left to the shipper
 	f, _ := os.OpenFile(filepath.Join(dir, "log.json"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{\"op\":\"remove\",\"id\":30}\n{\"k\":\"x\"}\n")
 	f.Close()
-	if _, err := steps.RewindRegistry(dir, alerts, t0); err == nil || !strings.Contains(err.Error(), "transaction 30 after 20") {
+	if _, err := shipper.RewindRegistry(dir, alerts, t0); err == nil || !strings.Contains(err.Error(), "transaction 30 after 20") {
 		t.Fatalf("a gap: %v", err)
 	}
 }
