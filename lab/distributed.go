@@ -462,6 +462,9 @@ func UpDistributed(ctx context.Context, opts Options) (_ *Distributed, err error
 		{"dashboard", each(RoleDashboard, (*Lab).startDashboard)},
 		{"shipper", each(RoleManager, (*Lab).startShipper)},
 		{"first-alert", func(ctx context.Context) error { return d.HostsOf(RoleManager)[0].waitFirstAlert(ctx) }},
+		// The first alert creates the day's index with the real template's replica
+		// (auto_expand_replicas 0-1): the site is ready once that replica is allocated.
+		{"green", d.waitGreen},
 	}
 	if err := runPhases(ctx, phases, d.Timing, d.prog); err != nil {
 		return nil, err
