@@ -19,16 +19,24 @@ func FlagErrorf(format string, args ...any) error {
 // ErrSilent means the command already reported the failure; exit 1.
 var ErrSilent = errors.New("silent error")
 
-// ExitError carries a specific exit code after the command has printed its
-// result, e.g. health's Nagios codes or a diff that found something critical.
+// ExitError carries a specific exit code (one of exit.go's): after the command
+// has printed its result (health's Nagios codes, a diff that found something
+// critical; silent when it has neither Reason nor Err), or around an error the
+// command gives its own code (Err, printed and unwrapped).
 type ExitError struct {
 	Code   int
 	Reason string
+	Err    error
 }
 
 func (e *ExitError) Error() string {
-	if e.Reason != "" {
+	switch {
+	case e.Reason != "":
 		return e.Reason
+	case e.Err != nil:
+		return e.Err.Error()
 	}
 	return fmt.Sprintf("exit status %d", e.Code)
 }
+
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -5,14 +5,20 @@ import (
 	"errors"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/cleanup"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// Exit codes. Documented in `siemctl help exit-codes` and the README.
+// Exit codes, documented in `siemctl help exit-codes` and docs/exit-codes.md. This file is their
+// one home: the domain's errors carry no numbers; ExitCode maps them (as restic's and gh's main
+// do), and commands that end with a code of their own return an *ExitError with one of these.
 const (
 	ExitOK             = 0
 	ExitFailure        = 1
@@ -21,16 +27,26 @@ const (
 	ExitAuth           = 4
 	ExitUnreachable    = 5
 	ExitLocked         = 6
-	ExitNotYourTurn    = rollout.ExitNotYourTurn // 7: a rolling upgrade's turn is another host's
+	ExitNotYourTurn    = 7 // a rolling upgrade's turn is another host's
 	ExitStillStarting  = 8
 	ExitRolledBack     = 10
 	ExitRollbackFailed = 11
 	ExitInterrupted    = 130
 )
 
-// exitCoder is implemented by domain errors that carry their own exit code
-// (engine gate/rollback errors, lock conflicts); it is consulted only here.
-type exitCoder interface{ ExitCode() int }
+// Health's own codes are Nagios's: the verdict's status, OK 0, WARN 1, CRIT 2, UNKNOWN 3.
+func HealthExitCode(s health.Status) int {
+	switch s {
+	case health.OK:
+		return 0
+	case health.Warn:
+		return 1
+	case health.Crit:
+		return 2
+	default:
+		return 3
+	}
+}
 
 // ExitCode maps an error to the process exit code. It is the only place that
 // does so.
@@ -38,15 +54,17 @@ func ExitCode(err error) int {
 	var (
 		ee *ExitError
 		fe *FlagError
-		ec exitCoder
 	)
-	switch {
-	case err == nil:
+	if err == nil {
 		return ExitOK
-	case errors.As(err, &ee):
+	}
+	if errors.As(err, &ee) {
 		return ee.Code
-	case errors.As(err, &ec):
-		return ec.ExitCode()
+	}
+	if code, ok := domainCode(err); ok {
+		return code
+	}
+	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, netclient.ErrInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrNoTTY):
@@ -61,6 +79,43 @@ func ExitCode(err error) int {
 	default:
 		return ExitFailure
 	}
+}
+
+// domainCode is the code of the first error in err's tree (depth first, as errors.As walks it)
+// that is one of the domain's outcomes: a run's no-go, failure, rollback or stop, a held lock,
+// another host's turn, a refusal that changed nothing.
+func domainCode(err error) (int, bool) {
+	switch err.(type) {
+	case *engine.GateError, *cleanup.RefusedError, *secadmin.RemovedError:
+		return ExitNoGo, true // nothing was changed
+	case *engine.PlanError:
+		return ExitUsage, true // a broken runbook or selection
+	case *engine.FailedError, *engine.FinallyError:
+		return ExitFailure, true
+	case *engine.RolledBackError, *rollout.RollingBackError:
+		return ExitRolledBack, true
+	case *engine.RollbackFailedError:
+		return ExitRollbackFailed, true
+	case *engine.StoppedError:
+		return ExitInterrupted, true // stopped by the operator, resumable
+	case *lock.HeldError:
+		return ExitLocked, true
+	case *rollout.NotYourTurnError:
+		return ExitNotYourTurn, true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return domainCode(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if code, ok := domainCode(next); ok {
+				return code, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // unreachableHint is the hint of an unreachable or silent service.

@@ -11,15 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
+	"github.com/siemctl/siemctl/internal/ops/cleanup"
+	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/output"
 )
-
-type codeErr struct{ code int }
-
-func (e codeErr) Error() string { return "domain" }
-func (e codeErr) ExitCode() int { return e.code }
 
 func TestExitCode(t *testing.T) {
 	tests := []struct {
@@ -32,7 +33,21 @@ func TestExitCode(t *testing.T) {
 		{&config.Error{Key: "indexer.url", Msg: "bad"}, 2},
 		{output.ErrNoTTY, 2},
 		{&ExitError{Code: 3}, 3},
-		{fmt.Errorf("wrapped: %w", codeErr{10}), 10},
+		{&ExitError{Code: ExitRollbackFailed, Err: errors.New("rollback stopped")}, 11},
+		// the domain's outcomes: the first in the chain decides, before what they wrap
+		{&engine.GateError{Step: "preflight/disk", Reason: "full", Err: &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}}, 3},
+		{&engine.PlanError{}, 2},
+		{fmt.Errorf("wrapped: %w", &engine.FailedError{Step: "a", Err: &engine.GateError{Step: "b"}}), 1},
+		{&engine.FinallyError{Errs: []engine.StepErr{{Step: "f", Err: &engine.GateError{}}}}, 1},
+		{fmt.Errorf("wrapped: %w", &engine.RolledBackError{Step: "a", Cause: errors.New("x")}), 10},
+		{&engine.RollbackFailedError{Cause: &engine.GateError{}, Failed: []engine.StepErr{{Step: "u", Err: errors.New("undo")}}}, 11},
+		{&engine.StoppedError{RunID: "r"}, 130},
+		{&rollout.RollingBackError{Entry: "indexer/indexer-2", Reason: &netclient.Error{Op: "GET /", Kind: netclient.ErrTimeout}}, 10},
+		{fmt.Errorf("turn: %w", &rollout.NotYourTurnError{Whose: "indexer/indexer-3"}), 7},
+		{&lock.HeldError{Path: "/var/lib/siemctl/lock"}, 6},
+		{&cleanup.RefusedError{Reasons: []string{"index in use"}}, 3},
+		{&secadmin.RemovedError{}, 3},
+		{errors.Join(errors.New("first"), &lock.HeldError{}), 6},
 		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnauthorized}, 4},
 		{&config.SecretError{Key: "indexer.password_file", Msg: "missing"}, 4},
 		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}, 5},
@@ -45,6 +60,14 @@ func TestExitCode(t *testing.T) {
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestHealthExitCode(t *testing.T) {
+	for s, want := range map[health.Status]int{health.OK: 0, health.Warn: 1, health.Crit: 2, health.Unknown: 3} {
+		if got := HealthExitCode(s); got != want {
+			t.Errorf("HealthExitCode(%s) = %d, want %d (Nagios)", s, got, want)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) i
 		code = ExitUsage
 	}
 	var ee *ExitError
-	if errors.Is(err, ErrSilent) || (errors.As(err, &ee) && ee.Reason == "") {
+	if errors.Is(err, ErrSilent) || (errors.As(err, &ee) && ee.Reason == "" && ee.Err == nil) {
 		return code
 	}
 	printError(stdio.IO, f.Global.Output == "json", err, code)

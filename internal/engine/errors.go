@@ -7,18 +7,8 @@ import (
 	"time"
 )
 
-// Exit codes of siemctl's documented table that engine errors carry
-// (cli.ExitCode consults ExitCode() methods).
-const (
-	exitFailure        = 1
-	exitNoGo           = 3
-	exitRolledBack     = 10
-	exitRollbackFailed = 11
-	exitInterrupted    = 130
-)
-
 // GateError is a gate's no-go: its condition was not met within its timeout,
-// or it said no definitively. Returned as is (exit 3) when nothing had been
+// or it said no definitively. Returned as is (a no-go) when nothing had been
 // changed yet; otherwise it is the cause inside FailedError/RolledBackError.
 type GateError struct {
 	RunID  string
@@ -36,9 +26,6 @@ func (e *GateError) Error() string {
 
 func (e *GateError) Unwrap() error { return e.Err }
 
-// ExitCode is 3: no-go, nothing changed.
-func (e *GateError) ExitCode() int { return exitNoGo }
-
 // FailedError is a step failure with on_fail abort after something changed:
 // the run stopped and is resumable (fix, then resume; or abort; or rollback).
 type FailedError struct {
@@ -52,9 +39,6 @@ func (e *FailedError) Error() string {
 }
 
 func (e *FailedError) Unwrap() error { return e.Err }
-
-// ExitCode is 1.
-func (e *FailedError) ExitCode() int { return exitFailure }
 
 // FinallyError is a finally-step failure after an otherwise successful run
 // or an abort.
@@ -76,9 +60,6 @@ func (e *FinallyError) Error() string {
 
 func (e *FinallyError) Unwrap() []error { return stepErrs(e.Errs) }
 
-// ExitCode is 1.
-func (e *FinallyError) ExitCode() int { return exitFailure }
-
 // RolledBackError: a step failed with on_fail rollback and every completed
 // step's undo succeeded (exit 10).
 type RolledBackError struct {
@@ -93,9 +74,6 @@ func (e *RolledBackError) Error() string {
 }
 
 func (e *RolledBackError) Unwrap() error { return e.Cause }
-
-// ExitCode is 10.
-func (e *RolledBackError) ExitCode() int { return exitRolledBack }
 
 // RollbackFailedError: the rollback itself failed; manual action (exit 11).
 type RollbackFailedError struct {
@@ -120,9 +98,6 @@ func (e *RollbackFailedError) Unwrap() []error {
 	}
 	return errs
 }
-
-// ExitCode is 11.
-func (e *RollbackFailedError) ExitCode() int { return exitRollbackFailed }
 
 // InterruptedError: the context was cancelled; the run stopped at a safe
 // point and is resumable. It unwraps to the context's error, so

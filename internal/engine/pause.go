@@ -108,9 +108,6 @@ func (e *StoppedError) Error() string {
 		e.RunID, e.Operator, e.Phase, e.Step, e.RunID)
 }
 
-// ExitCode is 130: stopped, resumable.
-func (e *StoppedError) ExitCode() int { return exitInterrupted }
-
 // Phase is a step id's phase: the part before the first slash.
 func Phase(stepID string) string {
 	p, _, _ := strings.Cut(stepID, "/")

@@ -81,9 +81,6 @@ func (e *PlanError) Error() string { return "invalid plan: " + e.Problems.Error(
 // Unwrap exposes the problems.
 func (e *PlanError) Unwrap() error { return e.Problems }
 
-// ExitCode: a broken runbook or selection is a usage error (2).
-func (e *PlanError) ExitCode() int { return 2 }
-
 // LoadPlan reads the runbook name from fsys and plans it; pc is handed to
 // every step's Describe.
 func LoadPlan[D any](fsys fs.FS, name string, reg *Registry[D], sel Selection, pc PlanContext) (*Plan[D], error) {

@@ -46,9 +46,6 @@ func (s Status) String() string {
 // MarshalText renders the status word in JSON.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// ExitCode is the Nagios exit code of the status.
-func (s Status) ExitCode() int { return int(s) }
-
 // Result is one check's answer.
 type Result struct {
 	ID        string        `json:"id"`

@@ -26,9 +26,6 @@ import (
 // ErrHeld is matched (errors.Is) by every *HeldError.
 var ErrHeld = errors.New("host lock is held")
 
-// exitLocked is siemctl's documented exit code for a held lock.
-const exitLocked = 6
-
 // Holder describes the process holding the lock.
 type Holder struct {
 	PID     int       `json:"pid"`
@@ -69,9 +66,6 @@ func (e *HeldError) Error() string {
 
 // Is makes errors.Is(err, ErrHeld) true.
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }
-
-// ExitCode is siemctl's exit code for a held lock (6).
-func (e *HeldError) ExitCode() int { return exitLocked }
 
 // Lock is a held host lock.
 type Lock struct {

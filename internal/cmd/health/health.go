@@ -115,7 +115,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := render(opts, rep); err != nil {
 		return err
 	}
-	if code := rep.Verdict.ExitCode(); code != 0 {
+	if code := cli.HealthExitCode(rep.Verdict); code != 0 {
 		return &cli.ExitError{Code: code}
 	}
 	return nil

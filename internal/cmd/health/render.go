@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -113,7 +114,7 @@ type jsonResult struct {
 func renderJSON(w io.Writer, rep health.Report) error {
 	c := health.Counts(rep.Results)
 	out := jsonReport{SchemaVersion: 1, CheckedAt: rep.CheckedAt.UTC().Format("2006-01-02T15:04:05Z07:00"),
-		DurationMS: rep.Duration.Milliseconds(), Verdict: rep.Verdict, ExitCode: rep.Verdict.ExitCode(),
+		DurationMS: rep.Duration.Milliseconds(), Verdict: rep.Verdict, ExitCode: cli.HealthExitCode(rep.Verdict),
 		Counts: jsonCounts{OK: c[health.OK], Warn: c[health.Warn], Crit: c[health.Crit], Unknown: c[health.Unknown]},
 		Checks: make([]jsonResult, 0, len(rep.Results)), Notes: rep.Notes}
 	if out.Notes == nil {

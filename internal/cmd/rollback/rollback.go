@@ -101,20 +101,16 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 // ErrNothingToRollBack means no upgrade run can be rolled back.
 var ErrNothingToRollBack = errors.New("nothing to roll back")
 
-// nothingError: no upgrade run can be rolled back, so nothing was changed:
-// exit 3 (no-go), like any refusal that changes nothing.
+// nothingError: no upgrade run can be rolled back, so nothing was changed.
 type nothingError struct{ reason string }
 
 func (e *nothingError) Error() string        { return ErrNothingToRollBack.Error() + ": " + e.reason }
 func (e *nothingError) Is(target error) bool { return target == ErrNothingToRollBack }
-func (e *nothingError) ExitCode() int        { return cli.ExitNoGo }
 
-// failedError marks a rollback that stopped: exit 11.
-type failedError struct{ err error }
-
-func (e *failedError) Error() string { return e.err.Error() }
-func (e *failedError) Unwrap() error { return e.err }
-func (e *failedError) ExitCode() int { return cli.ExitRollbackFailed }
+// nothing is a no-go, like any refusal that changes nothing.
+func nothing(reason string) error {
+	return &cli.ExitError{Code: cli.ExitNoGo, Err: &nothingError{reason}}
+}
 
 // findRuns returns the run to act on: the newest rollback run if it is
 // stopped, else the named or newest upgrade run.
@@ -150,7 +146,7 @@ func findRuns(stateDir, want string) (upgradeRun, pendingRollback *engine.RunInf
 			return ri, nil, nil
 		}
 	}
-	return nil, nil, &nothingError{fmt.Sprintf("no upgrade run in %s (a rollback undoes a run of `siemctl upgrade apply`; `siemctl upgrade status` lists them)", stateDir)}
+	return nil, nil, nothing(fmt.Sprintf("no upgrade run in %s (a rollback undoes a run of `siemctl upgrade apply`; `siemctl upgrade status` lists them)", stateDir))
 }
 
 func runRollback(ctx context.Context, opts *Options) error {
@@ -173,7 +169,7 @@ func runRollback(ctx context.Context, opts *Options) error {
 	rd := sess.Data
 	switch {
 	case up.Status == engine.StatusRolledBack:
-		return &nothingError{fmt.Sprintf("run %s was already rolled back", up.ID)}
+		return nothing(fmt.Sprintf("run %s was already rolled back", up.ID))
 	case up.Resumable() || up.Status == engine.StatusRollbackFailed:
 		// A stopped upgrade: its own undos know exactly what it changed.
 		r := runs.NewRunner(opts.Common, sess, opts.RetryLock, "siemctl rollback "+up.ID, opts.DryRun)
@@ -230,7 +226,7 @@ func rollbackErr(err error) error {
 	var fe *engine.FailedError
 	var fin *engine.FinallyError
 	if errors.As(err, &fe) || errors.As(err, &fin) {
-		return &failedError{err: err}
+		return &cli.ExitError{Code: cli.ExitRollbackFailed, Err: err} // the rollback stopped
 	}
 	return err
 }

@@ -35,9 +35,6 @@ func (e *RefusedError) Error() string {
 // Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
-// ExitCode is 3: a no-go.
-func (e *RefusedError) ExitCode() int { return 3 }
-
 func refused(format string, args ...any) error {
 	return &RefusedError{Reasons: []string{fmt.Sprintf(format, args...)}}
 }

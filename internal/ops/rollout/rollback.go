@@ -64,10 +64,6 @@ func resumedPhase(r Record) Phase {
 	return PhaseRolling
 }
 
-// ExitRolledBack is the exit code of a *RollingBackError (docs/exit-codes.md: failed and rolled
-// back).
-const ExitRolledBack = 10
-
 // RollingBackError: a no-go after the point of no return in a host's turn moved the run to
 // rolling-back; it names the entry, the reason and, where the node's log gives one, its last
 // error (Diagnosis).
@@ -95,9 +91,6 @@ func (e *RollingBackError) Error() string {
 }
 
 func (e *RollingBackError) Unwrap() error { return e.Reason }
-
-// ExitCode is 10.
-func (e *RollingBackError) ExitCode() int { return ExitRolledBack }
 
 // Begin moves run runID (empty: whatever run is in the cluster) to phase rolling-back, recording
 // the cause, the entry it stopped at and the host; a held turn is taken back. A run already

@@ -51,9 +51,6 @@ func (e *RunExistsError) Error() string {
 	return fmt.Sprintf("a rolling upgrade run is already in the cluster: %s to %s, phase %s (siemctl upgrade status --cluster shows it; finish or roll it back first)", e.RunID, e.Target, e.Phase)
 }
 
-// ExitNotYourTurn is the exit code of a *NotYourTurnError (docs/exit-codes.md).
-const ExitNotYourTurn = 7
-
 // NotYourTurnError: the turn is another entry's, or another host holds it.
 type NotYourTurnError struct {
 	Whose  string // the entry whose turn it is ("" when the run is not rolling)
@@ -90,9 +87,6 @@ func (e *NotYourTurnError) Error() string {
 
 // Is makes errors.Is(err, ErrNotYourTurn) true.
 func (e *NotYourTurnError) Is(target error) bool { return target == ErrNotYourTurn }
-
-// ExitCode is 7 (cli.ExitCode consults it).
-func (e *NotYourTurnError) ExitCode() int { return ExitNotYourTurn }
 
 // Identity is who takes a turn: the host's name (for the holder, shown by status) and the names of
 // the entries this host owns (its indexer node.name, its manager node_name, its dashboard's host):

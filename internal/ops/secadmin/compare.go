@@ -40,9 +40,6 @@ func (e *RemovedError) Error() string {
 		e.FilesDir, len(e.Removals), JoinRemovals(e.Removals), e.Backup, e.FilesDir, e.FilesDir)
 }
 
-// ExitCode is no-go: nothing was changed.
-func (e *RemovedError) ExitCode() int { return 3 }
-
 // JoinRemovals names removals for a message ("internal_users alice, roles ops").
 func JoinRemovals(rs []Removal) string {
 	s := make([]string, len(rs))
