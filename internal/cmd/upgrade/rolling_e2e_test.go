@@ -43,17 +43,23 @@ func labSecret(t *testing.T, dir, name string) string {
 const rollPortOffset = 0
 
 // TestE2ERollingUpgrade: a fresh distributed lab (three indexer nodes, a manager master and worker
-// with their Filebeat, a dashboard) rolled from 4.9.0 to 4.10.0 host by host, each through its own
+// with their Filebeat, a dashboard) rolled from 4.9.0 to 4.10.0 and back, each host through its own
 // env (its siemctl.yaml, dpkg root and apt repository), while `siemlab flow send` writes events
-// throughout: `upgrade apply --cluster` on indexer-1, `upgrade node` on the indexer nodes with the
-// elected cluster manager last, then the master, the worker and the dashboard, `upgrade finish
-// --cluster`. Every package ends at the target, health is OK on every host, and every event the
-// managers wrote is searchable exactly once. Then ansible/rollback.yml rolls the completed roll back
-// (every host at the old version, every alert of the roll's and the rollback's windows indexed
-// again exactly once), and ansible/upgrade.yml rolls the site forward a second time.
+// throughout, in the four states a roll is rolled back from or walked through:
+//  1. the manual's path (docs/distributed.md, "Ansible as the fleet driver") on the fresh lab with
+//     nothing done beforehand: `indexer repository prepare`, `upgrade plan --cluster` (GO), then
+//     ansible/upgrade.yml; every host at the target, health OK, every event searchable exactly
+//     once, every search answered;
+//  2. ansible/rollback.yml after that completed roll (after `finish`): every host at the old
+//     version, every alert of the roll's and the rollback's windows indexed again exactly once;
+//  3. a rollback after the first turn: `upgrade apply --cluster`, the first host's `upgrade node`,
+//     then ansible/rollback.yml;
+//  4. a roll with what operators meet: the election moved after the first indexer turn (followed
+//     with no operator action), siemctl killed on the worker mid-turn, the worker refused with 3031
+//     until the printed fix is followed on the master; the roll finishes.
 func TestE2ERollingUpgrade(t *testing.T) {
 	l := e2e.Up(t, e2e.Options{Topology: lab.TopologyDistributed, PortOffset: rollPortOffset})
-	const to, pkgVersion = "4.10.0", "4.10.0-1"
+	const to, pkgVersion, oldVersion = "4.10.0", "4.10.0-1", "4.9.0-1"
 	on := func(host string) *e2e.Lab { return l.OnHost(t, host) }
 	must := func(t *testing.T, host string, args ...string) e2e.Result {
 		t.Helper()
@@ -63,26 +69,180 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		}
 		return r
 	}
+	// flowClean checks that every event sent with tag was indexed exactly once.
+	flowClean := func(t *testing.T, tag string) {
+		t.Helper()
+		r := l.Siemlab("flow", "check", "--tag", tag, "--wait", "3m", "--json")
+		var rep lab.FlowReport
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("flow check %s: exit %d (%v)\n%s%s", tag, r.Code, err, r.Stdout, r.Stderr)
+		}
+		if r.Code != 0 || rep.Lost != 0 || rep.Duplicates != 0 || rep.Stray != 0 || rep.Written == 0 {
+			t.Errorf("flow %s: exit %d, %s (lost for example %v)", tag, r.Code, rep, rep.LostSample)
+		}
+		t.Logf("flow %s: %s", tag, rep)
+	}
 
-	// The flow runs throughout the roll.
+	// 1. The manual's path on a fresh lab. The flow and the search probe run throughout the roll.
 	var sendOut strings.Builder
 	stopSend := l.SiemlabBackground(&sendOut, &sendOut, "flow", "send", "--tag", "roll", "--rate", "5")
+	var probeOut, probeErr strings.Builder
+	stopProbe := l.SiemlabBackground(&probeOut, &probeErr, "flow", "probe", "--every", "1s", "--json")
 
 	// The snapshot repository lives in the directory every node shares (path.repo).
 	must(t, "indexer-1", "indexer", "repository", "prepare", "--yes")
-
 	// The lab's alert indices have Wazuh's template settings (auto_expand_replicas "0-1"): on three
 	// nodes each has a replica, so the plan has no no-replica warning and the roll keeps them as they
 	// are (no replica setting changes).
-	t.Run("plan: every alert index has its replica from the template", func(t *testing.T) {
+	t.Run("plan: GO, every alert index has its replica from the template", func(t *testing.T) {
 		r := on("indexer-1").Siemctl("upgrade", "plan", "--cluster", "--to", to)
 		if out := r.Stdout + r.Stderr; r.Code != 0 || strings.Contains(out, "have no replica") {
 			t.Fatalf("plan --cluster: exit %d, want GO without the no-replica warning:\n%s", r.Code, out)
 		}
 	})
-
 	start := time.Now()
+	if !t.Run("ansible: upgrade.yml, the manual's path", func(t *testing.T) {
+		pb := playbook(t, l.Dir, to)
+		if err := pb.start(t).Wait(); err != nil {
+			t.Fatalf("upgrade.yml on a fresh lab: %v\n%s", err, tail(pb.out.String(), 8000))
+		}
+	}) {
+		t.FailNow()
+	}
+	st := clusterStatus(t, on("manager-1"))
 	took := map[string]time.Duration{}
+	var order []string
+	for _, e := range st.Record.Order {
+		if e.State != rollout.Done {
+			t.Errorf("entry %s is %s after the roll", e.Name, e.State)
+		}
+		took[e.Name] = e.Finished.Sub(e.Started)
+		order = append(order, e.Name)
+	}
+	if st.Record.Phase != rollout.PhaseDone {
+		t.Errorf("the run is in phase %s after the playbook's finish, want done", st.Record.Phase)
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s %s", k, took[k].Round(100*time.Millisecond)))
+	}
+	t.Logf("roll wall time %s: %s", time.Since(start).Round(100*time.Millisecond), strings.Join(parts, ", "))
+
+	t.Run("one report for the whole roll (finish --cluster on indexer-1)", func(t *testing.T) {
+		r := must(t, "indexer-1", "upgrade", "status", "-o", "json")
+		var rep struct {
+			Runbook string           `json:"runbook"`
+			Roll    *rollout.Summary `json:"roll"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Roll == nil {
+			t.Fatalf("indexer-1's last run (%q) has no roll summary (%v):\n%s", rep.Runbook, err, r.Stdout)
+		}
+		sum := rep.Roll
+		if len(sum.Entries) != len(st.Record.Order) || sum.Totals.States[rollout.Done] != len(st.Record.Order) || sum.Phase != rollout.PhaseDone || sum.Target != to {
+			t.Errorf("roll summary %s, want every one of the %d entries done, phase done, target %s", sum.Line(), len(st.Record.Order), to)
+		}
+		for i, e := range sum.Entries {
+			if e.Name != st.Record.Order[i].Name || e.Host == "" || e.Started.IsZero() || e.Duration <= 0 || e.State != rollout.Done {
+				t.Errorf("roll summary entry %d: %+v, want %s with its host, start and duration, done", i, e, st.Record.Order[i].Name)
+			}
+		}
+		if sum.Totals.Turns <= 0 || sum.Totals.Wall < sum.Totals.Turns {
+			t.Errorf("roll totals %+v: want the turns one after another within the wall time", sum.Totals)
+		}
+		page := must(t, "indexer-1", "upgrade", "report", "--html", "-")
+		if !strings.Contains(page.Stdout, "<h2>The roll</h2>") || !strings.Contains(page.Stdout, sum.Line()) {
+			t.Errorf("the HTML report lacks the roll (%s)", sum.Line())
+		}
+		t.Logf("report: %s", sum.Line())
+	})
+
+	t.Run("searches answered throughout the roll", func(t *testing.T) {
+		stopProbe()
+		var res lab.SearchProbeResult
+		if err := json.Unmarshal([]byte(probeOut.String()), &res); err != nil || res.Tries == 0 {
+			t.Fatalf("flow probe: %v\n%s%s", err, probeOut.String(), probeErr.String())
+		}
+		t.Logf("%s (by node %v)", res, res.ByNode)
+		// Some indexer node is up at every moment of a correct roll (one node at a time), every alert
+		// index has a replica (the plan's fix), and the probe passes a try on to the next node:
+		// every try must be answered, and with every shard but for a rare search caught by a node
+		// leaving (the goal is 99.9%; without the replicas this lab measured 87%, with them 100%).
+		if res.Answered != res.Tries {
+			t.Errorf("%d of %d searches got no answer from any node (last failure: %s)", res.Tries-res.Answered, res.Tries, res.LastFailure)
+		}
+		if res.Share < 0.99 {
+			t.Errorf("%.2f%% of the searches answered with every shard, want at least 99%% (goal 99.9%%; last failure: %s)", 100*res.Share, res.LastFailure)
+		}
+	})
+
+	t.Run("every host at the target, health OK everywhere", func(t *testing.T) {
+		everyHostAt(t, l, pkgVersion)
+		r := must(t, "manager-2", "health", "--cluster")
+		for _, want := range []string{"indexer cluster: OK   3 node(s), all on 2.19.3", "manager cluster: OK   2 node(s) connected, all on"} {
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("health --cluster lacks %q:\n%s", want, r.Stdout)
+			}
+		}
+	})
+	t.Run("no event lost", func(t *testing.T) {
+		stopSend()
+		flowClean(t, "roll")
+	})
+
+	// 2. ansible/rollback.yml rolls the completed roll back from the record as upgrade finish
+	// --cluster left it.
+	t.Run("ansible: rollback.yml after the completed roll", func(t *testing.T) {
+		var backOut strings.Builder
+		stopBack := l.SiemlabBackground(&backOut, &backOut, "flow", "send", "--tag", "back", "--rate", "5")
+		var bprobeOut, bprobeErr strings.Builder
+		stopBprobe := l.SiemlabBackground(&bprobeOut, &bprobeErr, "flow", "probe", "--every", "1s", "--json")
+		pb := playbookOf(t, l.Dir, "rollback.yml", to)
+		start := time.Now()
+		err := pb.start(t).Wait()
+		took := time.Since(start)
+		stopBprobe()
+		stopBack()
+		if err != nil {
+			t.Fatalf("rollback.yml after the completed roll: %v\n%s", err, tail(pb.out.String(), 8000))
+		}
+		t.Logf("rollback.yml in %s", took.Round(time.Second))
+		st := clusterStatus(t, on("manager-1"))
+		if st.Record.Phase != rollout.PhaseRolledBack {
+			t.Errorf("record phase %s after rollback.yml, want rolled-back (note %q)", st.Record.Phase, st.Record.Note)
+		}
+		for _, e := range st.Record.Order {
+			if e.State != rollout.Done {
+				t.Errorf("entry %s is %s after the rollback", e.Name, e.State)
+			}
+		}
+		everyHostAt(t, l, oldVersion)
+		var res lab.SearchProbeResult
+		if err := json.Unmarshal([]byte(bprobeOut.String()), &res); err == nil {
+			t.Logf("during the rollback: %s", res)
+		}
+		for _, tag := range []string{"roll", "back"} {
+			r := l.Siemlab("flow", "check", "--tag", tag, "--wait", "3m", "--json")
+			var rep lab.FlowReport
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("flow check %s: exit %d (%v)\n%s%s", tag, r.Code, err, r.Stdout, r.Stderr)
+			}
+			// The events written after the apply's snapshot are not in it: each manager's shipper is
+			// rewound to the run's start in its rollback turn and sends them again, each once.
+			if rep.Lost != 0 || rep.Duplicates != 0 || rep.Stray != 0 || rep.Written == 0 {
+				t.Errorf("after the rollback: %s (lost for example %v)", rep, rep.LostSample)
+			}
+			t.Logf("after the rollback: %s", rep)
+		}
+	})
+
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// 3. A rollback after the first turn: the cluster-wide apply (its dry run first), the turns'
+	// order and dry runs, the first host's turn by hand, then ansible/rollback.yml.
+	var firstOut strings.Builder
+	stopFirst := l.SiemlabBackground(&firstOut, &firstOut, "flow", "send", "--tag", "first", "--rate", "5")
 	t.Run("apply --cluster on indexer-1", func(t *testing.T) {
 		dry := must(t, "indexer-1", "upgrade", "apply", "--cluster", "--to", to, "--dry-run")
 		for _, want := range []string{"preflight/snapshot-repository", "_verify", "indexer/allocation-primaries", "indexer/flush"} {
@@ -91,14 +251,12 @@ func TestE2ERollingUpgrade(t *testing.T) {
 			}
 		}
 		r := must(t, "indexer-1", "upgrade", "apply", "--cluster", "--to", to, "--yes")
-		took["apply"] = r.Took
 		t.Logf("apply --cluster: %s\n%s", r.Took, r.Stderr)
 	})
 	if t.Failed() {
 		t.FailNow()
 	}
-
-	order := rollOrder(t, on("indexer-1"))
+	order = rollOrder(t, on("indexer-1"))
 	t.Logf("order: %s", strings.Join(order, ", "))
 	t.Run("out of turn: exit 7 naming whose turn it is", func(t *testing.T) {
 		r := on("manager-1").Siemctl("upgrade", "node", "--to", to, "--yes")
@@ -122,11 +280,33 @@ func TestE2ERollingUpgrade(t *testing.T) {
 		})
 	}
 
-	// The search probe runs from the first indexer turn to the end of the roll: one search of the
-	// alerts indices every second, any indexer node may answer.
-	var probeOut, probeErr strings.Builder
-	stopProbe := l.SiemlabBackground(&probeOut, &probeErr, "flow", "probe", "--every", "1s", "--json")
+	t.Run("ansible: rollback.yml after the first turn", func(t *testing.T) {
+		must(t, order[0], "upgrade", "node", "--to", to, "--yes")
+		pb := playbookOf(t, l.Dir, "rollback.yml", to)
+		began := time.Now()
+		err := pb.start(t).Wait()
+		stopFirst()
+		if err != nil {
+			t.Fatalf("rollback.yml after the first turn: %v\n%s", err, tail(pb.out.String(), 8000))
+		}
+		t.Logf("rollback.yml after the first turn in %s", time.Since(began).Round(time.Second))
+		st := clusterStatus(t, on("manager-1"))
+		if st.Record.Phase != rollout.PhaseRolledBack {
+			t.Errorf("record phase %s after rollback.yml, want rolled-back (note %q)", st.Record.Phase, st.Record.Note)
+		}
+		everyHostAt(t, l, oldVersion)
+		flowClean(t, "first")
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
 
+	// 4. A roll with what operators meet on the way: the election moves after the first indexer
+	// turn, siemctl is killed on the worker mid-turn, the worker is refused with 3031.
+	var faultsOut strings.Builder
+	stopFaults := l.SiemlabBackground(&faultsOut, &faultsOut, "flow", "send", "--tag", "faults", "--rate", "5")
+	must(t, "indexer-1", "upgrade", "apply", "--cluster", "--to", to, "--yes")
+	order = rollOrder(t, on("indexer-1"))
 	// The elected cluster manager changes mid-roll: the first indexer node takes its turn, then the
 	// election moves (the real voting configuration exclusions API) from the node the order put
 	// last to the next one in the order; that node's take finds the order recomputed with itself
@@ -258,157 +438,21 @@ func TestE2ERollingUpgrade(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	st := clusterStatus(t, on("manager-1"))
+	st = clusterStatus(t, on("manager-1"))
 	for _, e := range st.Record.Order {
-		if e.State != "done" {
+		if e.State != rollout.Done {
 			t.Errorf("entry %s is %s after the roll", e.Name, e.State)
 		}
 		if e.Name == "manager/manager-2" && e.Attempts < 2 {
 			t.Errorf("manager/manager-2 took %d attempt(s): the kill -9 should have made it resume", e.Attempts)
 		}
-		took[e.Name] = e.Finished.Sub(e.Started)
 	}
-	if st.Record.Phase != "done" {
+	if st.Record.Phase != rollout.PhaseDone {
 		t.Errorf("the run is in phase %s after the playbook's finish, want done", st.Record.Phase)
 	}
-	order = nil
-	for _, e := range st.Record.Order {
-		order = append(order, e.Name)
-	}
-	wall := time.Since(start)
-	var parts []string
-	for _, k := range append([]string{"apply"}, order...) {
-		parts = append(parts, fmt.Sprintf("%s %s", k, took[k].Round(100*time.Millisecond)))
-	}
-	t.Logf("roll wall time %s: %s", wall.Round(100*time.Millisecond), strings.Join(parts, ", "))
-
-	t.Run("one report for the whole roll (finish --cluster on indexer-1)", func(t *testing.T) {
-		r := must(t, "indexer-1", "upgrade", "status", "-o", "json")
-		var rep struct {
-			Runbook string           `json:"runbook"`
-			Roll    *rollout.Summary `json:"roll"`
-		}
-		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Roll == nil {
-			t.Fatalf("indexer-1's last run (%q) has no roll summary (%v):\n%s", rep.Runbook, err, r.Stdout)
-		}
-		sum := rep.Roll
-		if len(sum.Entries) != len(st.Record.Order) || sum.Totals.States[rollout.Done] != len(st.Record.Order) || sum.Phase != rollout.PhaseDone || sum.Target != to {
-			t.Errorf("roll summary %s, want every one of the %d entries done, phase done, target %s", sum.Line(), len(st.Record.Order), to)
-		}
-		for i, e := range sum.Entries {
-			if e.Name != st.Record.Order[i].Name || e.Host == "" || e.Started.IsZero() || e.Duration <= 0 || e.State != rollout.Done {
-				t.Errorf("roll summary entry %d: %+v, want %s with its host, start and duration, done", i, e, st.Record.Order[i].Name)
-			}
-		}
-		if !slices.Contains(sum.Totals.Retried, "manager/manager-2") || sum.Totals.Turns <= 0 || sum.Totals.Wall < sum.Totals.Turns {
-			t.Errorf("roll totals %+v: want manager/manager-2 retried (kill -9), the turns one after another within the wall time", sum.Totals)
-		}
-		page := must(t, "indexer-1", "upgrade", "report", "--html", "-")
-		if !strings.Contains(page.Stdout, "<h2>The roll</h2>") || !strings.Contains(page.Stdout, sum.Line()) {
-			t.Errorf("the HTML report lacks the roll (%s)", sum.Line())
-		}
-		t.Logf("report: %s", sum.Line())
-	})
-
-	t.Run("searches answered throughout the roll", func(t *testing.T) {
-		stopProbe()
-		var res lab.SearchProbeResult
-		if err := json.Unmarshal([]byte(probeOut.String()), &res); err != nil || res.Tries == 0 {
-			t.Fatalf("flow probe: %v\n%s%s", err, probeOut.String(), probeErr.String())
-		}
-		t.Logf("%s (by node %v)", res, res.ByNode)
-		// Some indexer node is up at every moment of a correct roll (one node at a time), every alert
-		// index has a replica (the plan's fix), and the probe passes a try on to the next node:
-		// every try must be answered, and with every shard but for a rare search caught by a node
-		// leaving (the goal is 99.9%; without the replicas this lab measured 87%, with them 100%).
-		if res.Answered != res.Tries {
-			t.Errorf("%d of %d searches got no answer from any node (last failure: %s)", res.Tries-res.Answered, res.Tries, res.LastFailure)
-		}
-		if res.Share < 0.99 {
-			t.Errorf("%.2f%% of the searches answered with every shard, want at least 99%% (goal 99.9%%; last failure: %s)", 100*res.Share, res.LastFailure)
-		}
-	})
-
-	t.Run("every host at the target, health OK everywhere", func(t *testing.T) {
-		everyHostAt(t, l, pkgVersion)
-		r := must(t, "manager-2", "health", "--cluster")
-		for _, want := range []string{"indexer cluster: OK   3 node(s), all on 2.19.3", "manager cluster: OK   2 node(s) connected, all on"} {
-			if !strings.Contains(r.Stdout, want) {
-				t.Errorf("health --cluster lacks %q:\n%s", want, r.Stdout)
-			}
-		}
-	})
-
-	t.Run("no event lost", func(t *testing.T) {
-		stopSend()
-		r := l.Siemlab("flow", "check", "--tag", "roll", "--wait", "3m", "--json")
-		var rep lab.FlowReport
-		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 || rep.Lost != 0 || rep.Duplicates != 0 || rep.Written == 0 {
-			t.Fatalf("flow check: exit %d (%v)\n%s%s\nflow send: %s", r.Code, err, r.Stdout, r.Stderr, sendOut.String())
-		}
-		t.Logf("flow: %s", rep)
-	})
-
-	// The roll completed with the election moved during it: ansible/rollback.yml rolls the whole
-	// deployment back from the record as upgrade finish --cluster left it (issue 34: the restore
-	// wrote the record back only if no done entry had been relabeled by the election).
-	t.Run("ansible: rollback.yml after the completed roll", func(t *testing.T) {
-		var backOut strings.Builder
-		stopBack := l.SiemlabBackground(&backOut, &backOut, "flow", "send", "--tag", "back", "--rate", "5")
-		var bprobeOut, bprobeErr strings.Builder
-		stopBprobe := l.SiemlabBackground(&bprobeOut, &bprobeErr, "flow", "probe", "--every", "1s", "--json")
-		pb := playbookOf(t, l.Dir, "rollback.yml", to)
-		start := time.Now()
-		err := pb.start(t).Wait()
-		took := time.Since(start)
-		stopBprobe()
-		stopBack()
-		if err != nil {
-			t.Fatalf("rollback.yml after the completed roll: %v\n%s", err, tail(pb.out.String(), 8000))
-		}
-		t.Logf("rollback.yml in %s", took.Round(time.Second))
-		st := clusterStatus(t, on("manager-1"))
-		if st.Record.Phase != rollout.PhaseRolledBack {
-			t.Errorf("record phase %s after rollback.yml, want rolled-back (note %q)", st.Record.Phase, st.Record.Note)
-		}
-		for _, e := range st.Record.Order {
-			if e.State != rollout.Done {
-				t.Errorf("entry %s is %s after the rollback", e.Name, e.State)
-			}
-		}
-		everyHostAt(t, l, "4.9.0-1")
-		var res lab.SearchProbeResult
-		if err := json.Unmarshal([]byte(bprobeOut.String()), &res); err == nil {
-			t.Logf("during the rollback: %s", res)
-		}
-		for _, tag := range []string{"roll", "back"} {
-			r := l.Siemlab("flow", "check", "--tag", tag, "--wait", "3m", "--json")
-			var rep lab.FlowReport
-			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
-				t.Fatalf("flow check %s: exit %d (%v)\n%s%s", tag, r.Code, err, r.Stdout, r.Stderr)
-			}
-			// The events written after the apply's snapshot are not in it: each manager's shipper is
-			// rewound to the run's start in its rollback turn and sends them again, each once.
-			if rep.Lost != 0 || rep.Duplicates != 0 || rep.Stray != 0 || rep.Written == 0 {
-				t.Errorf("after the rollback: %s (lost for example %v)", rep, rep.LostSample)
-			}
-			t.Logf("after the rollback: %s", rep)
-		}
-	})
-
-	// The site rolled back takes the upgrade again: the README's playbook, nothing done by hand.
-	t.Run("ansible: a second roll after the rollback", func(t *testing.T) {
-		pb := playbook(t, l.Dir, to)
-		start := time.Now()
-		if err := pb.start(t).Wait(); err != nil {
-			t.Fatalf("upgrade.yml after the rollback: %v\n%s", err, tail(pb.out.String(), 8000))
-		}
-		t.Logf("second roll in %s", time.Since(start).Round(time.Second))
-		if st := clusterStatus(t, on("manager-1")); st.Record.Phase != rollout.PhaseDone {
-			t.Errorf("record phase %s after the second roll, want done", st.Record.Phase)
-		}
-		everyHostAt(t, l, pkgVersion)
-	})
+	everyHostAt(t, l, pkgVersion)
+	stopFaults()
+	flowClean(t, "faults")
 }
 
 // playbookOf is playbook for another of ansible/'s playbooks (rollback.yml).
