@@ -192,6 +192,10 @@ func Detectors() []Detector {
 		{Kind: KindConfigFile, Components: []string{"shipper"}, Detect: detectShipperConfig},
 		{Kind: KindConfigFile, Components: []string{"dashboard"}, Detect: detectDashboardConfig},
 		{Kind: KindDashboardTLS, Components: []string{"dashboard"}, Detect: detectDashboardTLS},
+		{Kind: KindNodeLock, Components: []string{"indexer"}, Detect: detectNodeLock},
+		{Kind: KindKeystore, Components: []string{"indexer"}, Detect: detectKeystore},
+		{Kind: KindTLSFile, Components: []string{"indexer"}, Detect: detectIndexerTLSFile},
+		{Kind: KindHTTPPort, Components: []string{"indexer"}, Detect: detectHTTPPort},
 	}
 }
 
