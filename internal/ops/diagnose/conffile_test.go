@@ -54,12 +54,12 @@ func TestShipperConfigYAMLAndStaleLines(t *testing.T) {
 		"2026-12-07T20:05:12.001Z\tERROR\t[publisher_pipeline_output]\tpipeline/output.go:154\tFailed to connect to backoff(elasticsearch(https://127.0.0.1:9200)): Get \"https://127.0.0.1:9200\": dial tcp 127.0.0.1:9200: connect: connection refused",
 		"2026-12-07T20:05:12.001Z\tINFO\t[publisher_pipeline_output]\tpipeline/output.go:145\tAttempting to reconnect to backoff(elasticsearch(https://127.0.0.1:9200)) with 1 reconnect attempt(s)",
 		"2026-12-07T20:30:00.500Z\tINFO\tbeater/filebeat.go:515\tStopping filebeat",
-		"Exiting: error loading config file: yaml: line 7: could not find expected ':'",
+		"Exiting: error loading config file: yaml: line 8: could not find expected ':'",
 	}
 	r := f.diagnoseAs(t, "shipper", st, lines)
-	assertFinding(t, r, KindConfigFile, []string{file + " line 7 does not parse (YAML): could not find expected ':'"},
-		[]string{"correct " + file + " line 7", "siemctl services start shipper"})
-	if ev := strings.Join(r.Cause().Evidence, "\n"); !strings.Contains(ev, file+":7: protocol https") || !strings.Contains(ev, "Exiting: error loading config file") {
+	assertFinding(t, r, KindConfigFile, []string{file + " line 8 does not parse (YAML): could not find expected ':'"},
+		[]string{"correct " + file + " line 8 (or line 7 above it)", "siemctl services start shipper"})
+	if ev := strings.Join(r.Cause().Evidence, "\n"); !strings.Contains(ev, file+":7: protocol https\n"+file+":8: ssl: x") || !strings.Contains(ev, "Exiting: error loading config file") {
 		t.Errorf("evidence %q", ev)
 	}
 	for _, l := range r.Lines() {
@@ -67,6 +67,11 @@ func TestShipperConfigYAMLAndStaleLines(t *testing.T) {
 			t.Errorf("an earlier run's line or no cause: %q", l)
 		}
 	}
+
+	// Filebeat's strict.perms (its real line, 7.10.2): it names the file and the fix itself
+	perms := append(lines[:4:4], `Exiting: error loading config file: config file ("`+file+`") can only be writable by the owner but the permissions are "-rw-rw-r--" (to fix the permissions use: 'chmod go-w `+file+`')`)
+	r = f.diagnoseAs(t, "shipper", st, perms)
+	assertFinding(t, r, KindConfigFile, []string{"can only be writable by the owner"}, []string{"chmod go-w " + file})
 
 	// the file mended, this start fails on its output: the earlier run's line is not this one's
 	f.shipper(t, filebeatYML)

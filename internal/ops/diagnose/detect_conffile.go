@@ -90,11 +90,17 @@ func (ev *Evidence) configFileFinding(file, yamlErr, evidence string, at int, ch
 	where := file
 	if n > 0 {
 		where = fmt.Sprintf("%s line %d", file, n)
-		if l := ev.fileLine(file, n); l != "" {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s:%d: %s", file, n, clip(l)))
+		// the parser names the line where it noticed: the one before is often the broken one
+		for k := max(n-1, 1); k <= n; k++ {
+			if l := ev.fileLine(file, k); strings.TrimSpace(l) != "" {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s:%d: %s", file, k, clip(l)))
+			}
 		}
 	}
 	f.Cause = fmt.Sprintf("%s does not parse (YAML): %s", where, msg)
+	if n > 1 {
+		where += fmt.Sprintf(" (or line %d above it)", n-1)
+	}
 	f.Fix = fmt.Sprintf("correct %s (%s; an edit by hand: compare with its backup or the package's copy)%s, then %s", where, msg, check, start(ev.Component))
 	return f
 }

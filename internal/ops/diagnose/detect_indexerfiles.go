@@ -84,8 +84,10 @@ func detectKeystore(_ context.Context, ev *Evidence) (Finding, bool) {
 	if i < 0 {
 		return Finding{}, false
 	}
-	if strings.Contains(line, "codec header mismatch") && !strings.Contains(line, "keystore") {
-		return Finding{}, false // a corrupted index file, not the keystore
+	if strings.Contains(line, "codec header mismatch") && !strings.Contains(line, "keystore") && !ev.framesNear(i, "KeyStoreWrapper") {
+		// a corrupted index file, not the keystore: Lucene's line names no file for the
+		// keystore (resource=Endianness reverser Checksum Index Input wrapper), its stack does
+		return Finding{}, false
 	}
 	ks := "opensearch.keystore"
 	conf := ""
@@ -119,6 +121,20 @@ func detectKeystore(_ context.Context, ev *Evidence) (Finding, bool) {
 	f.Fix = fmt.Sprintf("restore %s from %s, owned by %s:%s as before; or re-create it: `sudo -u %s OPENSEARCH_PATH_CONF=%s %s create` and add again each secure setting it held (`%s add <setting>`; `%s list` on the backup names them); then %s",
 		ks, backup, nameOf(uid, false), nameOf(gid, true), as, cmpOr(conf, "<config_dir>"), tool, tool, tool, start(ev.Component))
 	return f, true
+}
+
+// framesNear: a stack frame of the exception at line i (the next lines) mentions sub.
+func (ev *Evidence) framesNear(i int, sub string) bool {
+	for j := i + 1; j < len(ev.Lines) && j <= i+12; j++ {
+		t := strings.TrimSpace(ev.Lines[j])
+		if !strings.HasPrefix(t, "at ") && !strings.HasPrefix(t, "...") {
+			return false
+		}
+		if strings.Contains(t, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // indexerTool is a tool of the indexer's bin directory (next to the security init tool, or the

@@ -47,24 +47,38 @@ func TestNodeLockHeld(t *testing.T) {
 	}
 }
 
-// The keystore overwritten by hand: OpenSearch's own words (SecurityException, CorruptIndexException).
+// The keystore overwritten by hand: OpenSearch 2.19's own words (its keystore tool on such a file
+// prints the same exception: the resource is no path, the stack names KeyStoreWrapper); a keystore
+// cut short is "Keystore has been corrupted or tampered with".
 func TestKeystoreCorrupted(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Indexer.SecurityInit = []string{"/usr/share/siem-indexer/bin/indexer-security-init.sh"}
 	f.cfg.BackupDir = "/var/backups/siemctl"
 	ks := filepath.Join(f.root, "etc/siem-indexer/opensearch.keystore")
-	f.write(t, ks, "garbage\n")
+	f.write(t, ks, "this is not a keystore, written over it by hand\n")
 	lines := []string{
 		"[2026-12-07T20:40:02,551][ERROR][o.o.b.OpenSearchUncaughtExceptionHandler] [node-1] uncaught exception in thread [main]",
-		"org.opensearch.bootstrap.StartupException: java.lang.SecurityException: Keystore has been corrupted or tampered with",
-		"\tat org.opensearch.bootstrap.OpenSearch.init(OpenSearch.java:184) ~[opensearch-2.19.2.jar:2.19.2]",
-		"Caused by: java.lang.SecurityException: Keystore has been corrupted or tampered with",
-		"Caused by: org.apache.lucene.index.CorruptIndexException: codec header mismatch: actual header=1734439525 vs expected header=1071082519 (resource=BufferedChecksumIndexInput(SimpleFSIndexInput(path=\"" + ks + "\")))",
+		"org.opensearch.bootstrap.StartupException: org.apache.lucene.index.CorruptIndexException: codec header mismatch: actual header=1952999795 vs expected header=1071082519 (resource=Endianness reverser Checksum Index Input wrapper)",
+		"\tat org.opensearch.bootstrap.OpenSearch.init(OpenSearch.java:184) ~[opensearch-2.19.3.jar:2.19.3]",
+		"Caused by: org.apache.lucene.index.CorruptIndexException: codec header mismatch: actual header=1952999795 vs expected header=1071082519 (resource=Endianness reverser Checksum Index Input wrapper)",
+		"\tat org.apache.lucene.codecs.CodecUtil.checkHeader(CodecUtil.java:187) ~[lucene-core-9.12.2.jar:9.12.2]",
+		"\tat org.opensearch.common.settings.KeyStoreWrapper.load(KeyStoreWrapper.java:251) ~[opensearch-2.19.3.jar:2.19.3]",
+		"\tat org.opensearch.bootstrap.Bootstrap.loadSecureSettings(Bootstrap.java:257) ~[opensearch-2.19.3.jar:2.19.3]",
 	}
+	fix := []string{"restore " + ks + " from a backup of " + filepath.Join(f.root, "etc/siem-indexer") + " (siemctl's upgrades keep one under /var/backups/siemctl)",
+		"OPENSEARCH_PATH_CONF=" + filepath.Join(f.root, "etc/siem-indexer") + " /usr/share/siem-indexer/bin/opensearch-keystore create", "opensearch-keystore add <setting>"}
 	r := f.diagnose(t, failed, lines)
-	assertFinding(t, r, KindKeystore, []string{"keystore " + ks + " is corrupted"},
-		[]string{"restore " + ks + " from a backup of " + filepath.Join(f.root, "etc/siem-indexer") + " (siemctl's upgrades keep one under /var/backups/siemctl)",
-			"OPENSEARCH_PATH_CONF=" + filepath.Join(f.root, "etc/siem-indexer") + " /usr/share/siem-indexer/bin/opensearch-keystore create", "opensearch-keystore add <setting>"})
+	assertFinding(t, r, KindKeystore, []string{"keystore " + ks + " is corrupted"}, fix)
+	tampered := []string{lines[0], "org.opensearch.bootstrap.StartupException: java.lang.SecurityException: Keystore has been corrupted or tampered with",
+		"Caused by: java.lang.SecurityException: Keystore has been corrupted or tampered with", "Caused by: java.io.EOFException: read past EOF"}
+	assertFinding(t, f.diagnose(t, failed, tampered), KindKeystore, []string{"keystore " + ks + " is corrupted"}, fix)
+	// a corrupted index file is no keystore
+	index := []string{lines[0], "Caused by: org.apache.lucene.index.CorruptIndexException: codec header mismatch: actual header=0 vs expected header=1071082519 (resource=BufferedChecksumIndexInput(NIOFSIndexInput(path=\"/var/lib/siem-indexer/nodes/0/_state/_1.cfs\")))",
+		"\tat org.apache.lucene.codecs.CodecUtil.checkHeader(CodecUtil.java:187) ~[lucene-core-9.12.2.jar:9.12.2]",
+		"\tat org.opensearch.gateway.PersistedClusterStateService.loadBestOnDiskState(PersistedClusterStateService.java:347) ~[opensearch-2.19.3.jar:2.19.3]"}
+	if r := f.diagnose(t, failed, index); r.Cause().Kind == KindKeystore {
+		t.Errorf("%+v", r)
+	}
 }
 
 // The node's key made unreadable by hand (chmod 000): a dedicated cause, the chown/chmod of that
