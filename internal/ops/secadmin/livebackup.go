@@ -23,11 +23,21 @@ type TypeFailure struct {
 
 func (f TypeFailure) String() string { return f.Type + " (" + f.Reason + ")" }
 
-// JoinFailures names type failures for a message.
+// JoinFailures names type failures for a message, the types of one reason
+// together ("config, roles (not retrieved: …)").
 func JoinFailures(fs []TypeFailure) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = f.String()
+	var s []string
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Reason == fs[i].Reason {
+			j++
+		}
+		types := make([]string, 0, j-i)
+		for _, f := range fs[i:j] {
+			types = append(types, f.Type)
+		}
+		s = append(s, strings.Join(types, ", ")+" ("+fs[i].Reason+")")
+		i = j
 	}
 	return strings.Join(s, ", ")
 }
