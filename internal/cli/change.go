@@ -71,17 +71,28 @@ func (c Change) Ask(question string) error { return c.IO.Confirm(question, c.Yes
 type dryRunJSON struct {
 	DryRun bool     `json:"dry_run"`
 	Calls  []string `json:"calls"`
+	Notes  []string `json:"notes,omitempty"`
 }
 
-func (c Change) printDryRun(calls []string) error {
+func (c Change) printDryRun(calls []string) error { return c.PrintDryRun(calls, nil) }
+
+// PrintDryRun prints a dry run's calls (counted) and then its notes: what
+// the calls would find or do that is no call of its own (the objects an
+// apply would remove, the reason it would refuse).
+func (c Change) PrintDryRun(calls, notes []string) error {
 	if calls == nil {
 		calls = []string{}
 	}
 	if c.Output == "json" {
-		return output.JSON(c.IO.Out, dryRunJSON{DryRun: true, Calls: calls})
+		return output.JSON(c.IO.Out, dryRunJSON{DryRun: true, Calls: calls, Notes: notes})
 	}
 	fmt.Fprintf(c.IO.ErrOut, "dry run: nothing is changed; siemctl would make %d call(s):\n", len(calls))
 	for _, l := range calls {
+		if _, err := fmt.Fprintln(c.IO.Out, l); err != nil {
+			return err
+		}
+	}
+	for _, l := range notes {
 		if _, err := fmt.Fprintln(c.IO.Out, l); err != nil {
 			return err
 		}

@@ -124,7 +124,11 @@ func runBackup(ctx context.Context, opts *BackupOptions) error {
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "running %s\n", strings.Join(append(initTool, secadmin.BackupOptions(opts.Dir)...), " "))
 	res, err := secadmin.Backup(ctx, opts.Runner, initTool, opts.Dir)
-	return opts.renderInit(res, err, "security backup", fmt.Sprintf("backed up %s into %s (%d files)", strings.Join(res.Stored, ", "), res.Dir, len(res.Files)))
+	summary := fmt.Sprintf("backed up %s into %s (%d files)", strings.Join(res.Stored, ", "), res.Dir, len(res.Files))
+	if len(res.NotStored) > 0 {
+		summary += "; not in the live configuration, nothing to keep: " + secadmin.JoinFailures(res.NotStored)
+	}
+	return opts.renderInit(res, err, "security backup", summary)
 }
 
 // ApplyOptions are the inputs of `security indexer apply`.
@@ -163,9 +167,14 @@ mappings, action groups and tenants that the apply would remove (created through
 REST API since the files were written) are named. On a terminal the question names them;
 with --yes, or off a terminal, the apply refuses (exit 3, nothing changed) unless
 --remove-live-objects says to remove them. --dry-run backs up into a temporary directory
-(read-only for the cluster), prints the tool's command line and the objects it would remove.
-A live configuration that cannot be read (the security index missing: not initialised) has
-nothing to compare; the apply then says so and goes on (asking as usual).
+(read-only for the cluster), prints the tool's two runs as its calls and, after them, the
+objects the apply would remove and what the backup could not write.
+A type the security index holds none of (audit on a brand-new cluster; every type when the
+index is missing, not initialised, which the backup tool then creates empty) is named, with
+nothing live to keep, and the apply goes on. A type that exists and could not be read (the
+tool could not connect, or failed on it) is not in the backup: when the files would overwrite
+it, the apply refuses (exit 3, nothing changed) naming it; make the backup work and apply
+again, or add --remove-live-objects to let the files win knowingly.
 Takes the host lock (exit 6 while an upgrade runs).`,
 		Example: `  siemctl security indexer apply
   siemctl security indexer apply --dry-run
@@ -185,6 +194,10 @@ type ApplyResult struct {
 	secadmin.InitResult
 	LiveBackup string             `json:"live_backup"`
 	Removed    []secadmin.Removal `json:"removed"`
+	// NotBackedUp are the types of the live configuration the backup did
+	// not write (absent from the security index, or overwritten knowingly
+	// with --remove-live-objects).
+	NotBackedUp []secadmin.TypeFailure `json:"not_backed_up"`
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
@@ -197,27 +210,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		return err
 	}
 	if opts.Change.DryRun {
-		_, _, err := opts.Change.Begin(ctx, "", func() ([]string, error) {
-			calls, err := secadmin.ApplyCalls(initTool)
-			if err != nil {
-				return nil, err
-			}
-			tmp, err := os.MkdirTemp("", "siemctl-security-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(tmp)
-			calls = append([]string{"run " + strings.Join(append(slices.Clone(initTool), secadmin.BackupOptions("<state_dir>/security-backups/<time>")...), " ")}, calls...)
-			rs, err := opts.liveRemovals(ctx, initTool, tmp, filesDir)
-			if err != nil {
-				return append(calls, "cannot compare with the live configuration: "+err.Error()), nil
-			}
-			for _, r := range rs {
-				calls = append(calls, "would remove "+r.String()+" (live, not in "+filepath.Join(filesDir, r.File)+")")
-			}
-			return calls, nil
-		})
-		return err
+		return opts.dryRun(ctx, initTool, filesDir)
 	}
 	if !opts.Change.Yes && !opts.IO.CanPrompt() {
 		return output.ErrNoTTY // before the lock and the backup, like Begin
@@ -233,11 +226,17 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	}
 	backup := filepath.Join(stateDir, "security-backups", now().UTC().Format("20060102T150405Z"))
 	fmt.Fprintf(opts.IO.ErrOut, "backing up the live security configuration into %s\n", backup)
-	removals, cmpErr := opts.liveRemovals(ctx, initTool, backup, filesDir)
+	live, err := secadmin.LiveBackup(ctx, opts.Runner, initTool, backup, filesDir)
+	if err != nil {
+		return fmt.Errorf("back up the live security configuration into %s: %w; nothing was changed", backup, err)
+	}
+	notBacked, err := opts.liveNotes(live, filesDir, func(s string) { fmt.Fprintln(opts.IO.ErrOut, s) })
+	if err != nil {
+		return err
+	}
+	removals := live.Removals
 	question := "Replace the indexer's security configuration with the files of " + filesDir + " (the live one is backed up in " + backup + ")?"
 	switch {
-	case cmpErr != nil:
-		fmt.Fprintf(opts.IO.ErrOut, "cannot compare with the live configuration (%v): nothing there to keep (the security index missing, not initialised) or the indexer does not answer\n", cmpErr)
 	case len(removals) > 0 && !opts.RemoveLive:
 		if opts.Change.Yes || !opts.IO.CanPrompt() {
 			return &secadmin.RemovedError{Removals: removals, Backup: backup, FilesDir: filesDir}
@@ -251,10 +250,10 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		return err
 	}
 	res, err := secadmin.Apply(ctx, opts.Runner, initTool, secadmin.ApplyOptions{})
-	if removals == nil {
-		removals = []secadmin.Removal{}
-	}
 	summary := "security configuration applied: Done with success; the live configuration before it is in " + backup
+	if len(notBacked) > 0 {
+		summary += " (not backed up: " + secadmin.JoinFailures(notBacked) + ")"
+	}
 	if len(removals) > 0 {
 		summary += "; removed " + secadmin.JoinRemovals(removals)
 	}
@@ -262,16 +261,68 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		if res.Output == nil {
 			res.Output = []string{}
 		}
-		return output.JSON(opts.IO.Out, ApplyResult{InitResult: res, LiveBackup: backup, Removed: removals})
+		return output.JSON(opts.IO.Out, ApplyResult{InitResult: res, LiveBackup: backup, Removed: removals, NotBackedUp: notBacked})
 	}
 	return opts.renderInit(res, err, "security apply", summary)
 }
 
-// liveRemovals backs the live configuration up into dir and lists what the
-// files of filesDir would remove from it.
-func (o *ApplyOptions) liveRemovals(ctx context.Context, initTool []string, dir, filesDir string) ([]secadmin.Removal, error) {
-	if _, err := secadmin.Backup(ctx, o.Runner, initTool, dir); err != nil {
-		return nil, err
+// liveNotes says what the live backup could not write (say gets each
+// line) and returns those types; a type the apply would overwrite with no
+// copy of it is refused (exit 3) unless --remove-live-objects says the
+// files win.
+func (o *ApplyOptions) liveNotes(live secadmin.Live, filesDir string, say func(string)) ([]secadmin.TypeFailure, error) {
+	notBacked := slices.Clone(live.Absent)
+	if live.IndexCreated {
+		say("the security index did not exist (the plugin was not initialised): the backup tool created it, empty; nothing live to keep")
+	} else if len(live.Absent) > 0 {
+		say("not in the live configuration, nothing to keep: " + secadmin.JoinFailures(live.Absent))
 	}
-	return secadmin.Compare(dir, filesDir)
+	blind := live.Blind(filesDir)
+	for _, f := range live.Unread {
+		if !slices.Contains(blind, f) {
+			say("not backed up, and left alone by the apply (no " + secadmin.TypeFiles[f.Type] + " in " + filesDir + "): " + f.String())
+		}
+	}
+	if len(blind) == 0 {
+		return notBacked, nil
+	}
+	if !o.RemoveLive {
+		return nil, &secadmin.BackupFailedError{Blind: blind, Stored: live.Result.Stored, Backup: live.Backup, FilesDir: filesDir}
+	}
+	say("not backed up, overwritten by the files anyway (--remove-live-objects): " + secadmin.JoinFailures(blind))
+	return append(notBacked, blind...), nil
+}
+
+// dryRun backs the live configuration up into a temporary directory
+// (read-only for the cluster) and prints the tool's two runs as the calls;
+// what the apply would remove, what could not be backed up and whether the
+// apply would refuse are notes, not calls.
+func (o *ApplyOptions) dryRun(ctx context.Context, initTool []string, filesDir string) error {
+	calls, err := secadmin.ApplyCalls(initTool)
+	if err != nil {
+		return err
+	}
+	calls = append([]string{"run " + strings.Join(append(slices.Clone(initTool), secadmin.BackupOptions("<state_dir>/security-backups/<time>")...), " ")}, calls...)
+	tmp, err := os.MkdirTemp("", "siemctl-security-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var notes []string
+	live, err := secadmin.LiveBackup(ctx, o.Runner, initTool, tmp, filesDir)
+	if err != nil {
+		return o.Change.PrintDryRun(calls, []string{"would refuse: cannot back up or compare the live configuration: " + err.Error()})
+	}
+	live.Backup = "<state_dir>/security-backups/<time>" // the temporary copy goes
+	say := func(s string) { notes = append(notes, s) }
+	if _, err := o.liveNotes(live, filesDir, say); err != nil {
+		say("would refuse: " + err.Error())
+	}
+	for _, r := range live.Removals {
+		say("would remove " + r.String() + " (live, not in " + filepath.Join(filesDir, r.File) + ")")
+	}
+	if len(live.Removals) > 0 && !o.RemoveLive {
+		say("without --remove-live-objects the apply asks before it removes them, and --yes refuses")
+	}
+	return o.Change.PrintDryRun(calls, notes)
 }

@@ -27,24 +27,38 @@ eval "pw=\$$2"
 printf '$2y$12$%s\n' "$(printf '%s' "$pw" | sha256sum | cut -c1-53)"
 `
 
-// fake indexer-security-init.sh: -backup writes files and SUCC lines.
+// fake indexer-security-init.sh: -backup writes files and SUCC lines for
+// securityadmin's types, as the real retrieveFile does: a type named in
+// ./absent is "empty source" (its file opened, left empty; exit 255), one
+// in ./unread fails on a timeout; ./noindex is a missing security index
+// (created, every type empty); ./down refuses the connection first.
 const initScript = `#!/bin/bash
-echo "$@" >> "$(dirname "$0")/argv.log"
+d="$(dirname "$0")"
+echo "$@" >> "$d/argv.log"
 echo "Security Admin v7"
+if [ -e "$d/down" ]; then echo "ERR: An unexpected ConnectException occured: Connection refused"; exit 255; fi
 echo "Will connect to 127.0.0.1:9200 ... done"
 if [ "$1" = "--options" ]; then
   set -- $2
   [ "$1" = "-backup" ] || exit 1
-  live="$(dirname "$0")/live"
-  for tf in config:config roles:roles rolesmapping:roles_mapping internalusers:internal_users; do
+  live="$d/live" rc=0
+  if [ -e "$d/noindex" ]; then echo -n ".opendistro_security index does not exists, attempt to create it ... "; echo "done (0-all replicas)"; fi
+  for tf in config:config roles:roles rolesmapping:roles_mapping internalusers:internal_users actiongroups:action_groups tenants:tenants nodesdn:nodes_dn allowlist:allowlist audit:audit; do
     t=${tf%%:*}; f=${tf#*:}
     echo "Will retrieve '/$t' into $2/$f.yml"
+    : > "$2/$f.yml"
+    if [ -e "$d/noindex" ] && [ "$t" != nodesdn ] && [ "$t" != allowlist ] || grep -qx "$t" "$d/absent" 2>/dev/null; then
+      echo "   FAIL: Configuration for '$t' failed because of empty source"; rc=255; continue
+    fi
+    if grep -qx "$t" "$d/unread" 2>/dev/null; then
+      echo "   FAIL: Get configuration for '$t' failed because of java.net.SocketTimeoutException: 30,000 milliseconds timeout on connection http-outgoing-0 [ACTIVE]"; rc=255; continue
+    fi
     if [ -e "$live/$f.yml" ]; then cp "$live/$f.yml" "$2/$f.yml"; else echo "_meta: {type: $t}" > "$2/$f.yml"; fi
     echo "   SUCC: Configuration for '$t' stored in $2/$f.yml"
   done
-  exit 0
+  exit $rc
 fi
-if [ -e "$(dirname "$0")/fail" ]; then echo "ERR: An unexpected ConnectException occured: Connection refused"; exit 255; fi
+if [ -e "$d/fail" ]; then echo "ERR: An unexpected ConnectException occured: Connection refused"; exit 255; fi
 echo "Will update '/config' with /etc/siem-indexer/opensearch-security/config.yml"
 echo "   SUCC: Configuration for 'config' created or updated"
 echo "Done with success"
@@ -198,7 +212,7 @@ func TestIndexerBackupApply(t *testing.T) {
 	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
 	dir := filepath.Join(e.dir, "backup")
 	r := run(t, e, false, "", "indexer", "backup", dir)
-	if r.Code != 0 || !strings.Contains(r.Out, "backed up config, roles, rolesmapping, internalusers into "+dir+" (4 files)") {
+	if r.Code != 0 || !strings.Contains(r.Out, "backed up config, roles, rolesmapping, internalusers, actiongroups, tenants, nodesdn, allowlist, audit into "+dir+" (9 files)") {
 		t.Fatalf("exit %d %s %s", r.Code, r.Out, r.ErrOut)
 	}
 	if got := strings.TrimSpace(e.argv()); got != "--options -backup "+dir+" -icl -nhnv" {
@@ -324,5 +338,98 @@ func TestIndexerApplyKeepsLiveObjects(t *testing.T) {
 	r = run(t, e, false, "", "indexer", "apply", "--yes", "--remove-live-objects")
 	if r.Code != 0 || !strings.Contains(r.Out, "removed internal_users alice") || !applied() {
 		t.Errorf("--remove-live-objects: exit %d %s %s argv %q", r.Code, r.Out, r.ErrOut, e.argv())
+	}
+}
+
+// A backup of the live configuration that fails, as securityadmin -backup
+// fails on real clusters: the apply goes on only over what has nothing
+// live to lose, and never overwrites unseen what it could not back up.
+func TestIndexerApplyLiveBackupFails(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
+	conf := filepath.Join(e.dir, "conf/opensearch-security")
+	for _, f := range []string{"config.yml", "roles.yml", "roles_mapping.yml", "internal_users.yml", "action_groups.yml", "tenants.yml", "nodes_dn.yml", "audit.yml"} {
+		clitest.WriteFile(t, filepath.Join(conf, f), "_meta: {type: x, config_version: 2}\n", 0o600)
+	}
+	clitest.WriteFile(t, filepath.Join(conf, "internal_users.yml"), fileUsers, 0o600)
+	applied := func() bool { return strings.Contains(e.argv(), "\n\n") || e.argv() == "\n" }
+	reset := func() {
+		for _, f := range []string{"argv.log", "absent", "unread", "noindex", "down"} {
+			_ = os.Remove(filepath.Join(e.dir, f))
+		}
+	}
+	lastBackup := func() string {
+		ents, _ := os.ReadDir(filepath.Join(e.dir, "state/security-backups"))
+		if len(ents) == 0 {
+			return ""
+		}
+		return filepath.Join(e.dir, "state/security-backups", ents[len(ents)-1].Name())
+	}
+
+	// a brand-new cluster: no audit document in the security index; the
+	// rest is backed up, audit is named with nothing to keep, the apply goes on
+	clitest.WriteFile(t, filepath.Join(e.dir, "absent"), "audit\n", 0o600)
+	r := run(t, e, false, "", "indexer", "apply", "--yes")
+	if r.Code != 0 || !applied() || !strings.Contains(r.ErrOut, "not in the live configuration, nothing to keep: audit (empty source: the security index holds none)") ||
+		!strings.Contains(r.Out, "(not backed up: audit (empty source") {
+		t.Errorf("audit absent: exit %d %s %s argv %q", r.Code, r.Out, r.ErrOut, e.argv())
+	}
+	if _, err := os.Stat(filepath.Join(lastBackup(), "audit.yml")); !os.IsNotExist(err) {
+		t.Errorf("the tool's empty audit.yml is left in the backup as if it were the live audit configuration: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(lastBackup(), "internal_users.yml")); err != nil {
+		t.Errorf("the users are not backed up: %v", err)
+	}
+
+	// the security index missing (not initialised): the tool creates it
+	// empty; nothing live to keep, the apply is the fix
+	reset()
+	clitest.WriteFile(t, filepath.Join(e.dir, "noindex"), "", 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes", "-o", "json")
+	if r.Code != 0 || !applied() || !strings.Contains(r.ErrOut, "the security index did not exist") || !strings.Contains(r.Out, `"not_backed_up": [`) ||
+		!strings.Contains(r.Out, `"type": "internalusers"`) {
+		t.Errorf("no index: exit %d %s %s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// the users could not be read (a timeout): applying internal_users.yml
+	// would overwrite them unseen; refused, named, both ways on
+	reset()
+	clitest.WriteFile(t, filepath.Join(e.dir, "unread"), "internalusers\n", 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes")
+	if r.Code != 3 || applied() || !strings.Contains(r.ErrOut, "could not be backed up in full: internalusers (java.net.SocketTimeoutException") ||
+		!strings.Contains(r.ErrOut, "(internal_users.yml)") || !strings.Contains(r.ErrOut, "--remove-live-objects") || !strings.Contains(r.ErrOut, "nothing was changed") {
+		t.Errorf("users unread: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
+	}
+	// --dry-run: two calls counted; the refusal a note after them
+	r = run(t, e, false, "", "indexer", "apply", "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "would make 2 call(s)") || !strings.Contains(r.Out, "would refuse: the live security configuration could not be backed up in full: internalusers") {
+		t.Errorf("dry run, users unread: exit %d %q %q", r.Code, r.Out, r.ErrOut)
+	}
+	// knowingly: the files win
+	_ = os.Remove(filepath.Join(e.dir, "argv.log"))
+	r = run(t, e, false, "", "indexer", "apply", "--yes", "--remove-live-objects")
+	if r.Code != 0 || !applied() || !strings.Contains(r.ErrOut, "overwritten by the files anyway (--remove-live-objects): internalusers") {
+		t.Errorf("users unread, --remove-live-objects: exit %d %s %s", r.Code, r.Out, r.ErrOut)
+	}
+
+	// the tool cannot connect: nothing read, every file unseen; refused
+	reset()
+	clitest.WriteFile(t, filepath.Join(e.dir, "down"), "", 0o600)
+	r = run(t, e, false, "", "indexer", "apply", "--yes")
+	if r.Code != 3 || applied() || !strings.Contains(r.ErrOut, "not retrieved: the tool failed: ERR: An unexpected ConnectException occured: Connection refused") {
+		t.Errorf("tool down: exit %d %s argv %q", r.Code, r.ErrOut, e.argv())
+	}
+}
+
+func TestIndexerApplyDryRunCounts(t *testing.T) {
+	e := newEnv(t, "http://127.0.0.1:9", "wazuh", "Secr3t.Pass")
+	clitest.WriteFile(t, filepath.Join(e.dir, "live/internal_users.yml"), liveUsers, 0o600)
+	clitest.WriteFile(t, filepath.Join(e.dir, "conf/opensearch-security/internal_users.yml"), fileUsers, 0o600)
+	r := run(t, e, false, "", "indexer", "apply", "--dry-run")
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "would make 2 call(s)") || !strings.Contains(r.Out, "would remove internal_users alice") {
+		t.Errorf("dry run: exit %d %q %q", r.Code, r.Out, r.ErrOut)
+	}
+	r = run(t, e, false, "", "indexer", "apply", "--dry-run", "-o", "json")
+	if r.Code != 0 || !strings.Contains(r.Out, `"notes": [`) || strings.Count(r.Out, `"run `) != 2 {
+		t.Errorf("dry run json: exit %d %s", r.Code, r.Out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 )
 
 // TestE2EFaultsByHand makes each fault the way an admin does (a file
-// edited, another process on the port; never `siemlab fault`):
+// edited, another process on the port or holding the node's lock; never
+// `siemlab fault`):
 // `services restart indexer` must exit non-zero naming the real cause, the
 // fix it prints is followed, and the indexer starts again.
 func TestE2EFaultsByHand(t *testing.T) {
@@ -61,7 +63,11 @@ func TestE2EFaultsByHand(t *testing.T) {
 		}
 	}
 	data := l.Path("var/lib", l.Profile.Indexer)
+	lockFile := data + "/nodes/0/node.lock"
+	keystore := l.Path("etc", l.Profile.Indexer, "opensearch.keystore")
 	var srv *http.Server
+	var held *os.File
+	var keystoreWas []byte
 	cases := []struct {
 		name  string
 		make  func()
@@ -93,6 +99,46 @@ func TestE2EFaultsByHand(t *testing.T) {
 			},
 			[]string{fmt.Sprintf("port %d already bound by pid %d", httpPort, os.Getpid())},
 			"", func(string) { srv.Close() }},
+		{"node.lock held by another process",
+			func() {
+				// a second node started by hand on the same path.data holds the lock as
+				// Lucene takes it (fcntl, the whole file): here this test's process
+				stop()
+				f, err := os.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}); err != nil {
+					t.Fatal(err)
+				}
+				held = f
+			},
+			[]string{"the indexer's data path lock " + lockFile + " is held by another process: pid " + strconv.Itoa(os.Getpid()), "do not delete node.lock"},
+			"chown", func(stderr string) {
+				// the fix: stop the holder (this process lets go of its lock)
+				if !strings.Contains(firstWith(stderr, "fix: "), "kill "+strconv.Itoa(os.Getpid())) {
+					t.Errorf("the fix does not name the holder's pid:\n%s", stderr)
+				}
+				held.Close()
+			}},
+		{"keystore overwritten",
+			func() {
+				keystoreWas, _ = os.ReadFile(keystore)
+				if err := os.WriteFile(keystore, []byte("this is not a keystore, written over it by hand\n"), 0o660); err != nil {
+					t.Fatal(err)
+				}
+			},
+			[]string{"the indexer's keystore " + keystore + " is corrupted", "fix: restore " + keystore + " from a backup", "opensearch-keystore create"},
+			"act on the lines above", func(string) {
+				// the fix: restore it from its backup (the copy taken before the edit)
+				if keystoreWas == nil {
+					_ = os.Remove(keystore)
+					return
+				}
+				if err := os.WriteFile(keystore, keystoreWas, 0o660); err != nil {
+					t.Fatal(err)
+				}
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

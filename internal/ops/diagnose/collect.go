@@ -87,6 +87,12 @@ func (ev *Evidence) componentLogs() []string {
 		if c.Manager.InstallDir != "" {
 			return []string{filepath.Join(c.Manager.InstallDir, "logs", "ossec.log")}
 		}
+	case "shipper":
+		if f := ev.shipperConfigFile(); f != "" {
+			if y, err := readFlatYAML(ev.path(f)); err == nil && len(y["logging.files.path"]) > 0 && firstOr(y["logging.to_files"], "true") == "true" {
+				return []string{filepath.Join(y["logging.files.path"][0], firstOr(y["logging.files.name"], "filebeat"))}
+			}
+		}
 	}
 	return nil
 }
@@ -149,10 +155,15 @@ var (
 	osStamp = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)[,.]\d+\]`)
 	// ossec.log: 2026/11/27 21:40:00 wazuh-analysisd: …
 	ossecStamp = regexp.MustCompile(`^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) `)
+	// Filebeat 7.x (logp's ISO8601 with its zone): 2026-11-27T21:40:00.123Z	INFO	…
+	beatStamp = regexp.MustCompile(`^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:?\d\d))\s`)
+	// OpenSearch Dashboards' JSON log ("@timestamp") and the lab's ("time")
+	jsonStamp = regexp.MustCompile(`^\{.*?"(?:@timestamp|time)":"(\d{4}-\d\d-\d\dT[^"]+)"`)
 )
 
-// stamp parses a log line's leading timestamp (local time, as the
-// components write it).
+// stamp parses a log line's leading timestamp (local time, as OpenSearch
+// and the manager write it; Filebeat and the dashboard's JSON carry their
+// zone).
 func stamp(line string) (time.Time, bool) {
 	if m := osStamp.FindStringSubmatch(line); m != nil {
 		t, err := time.ParseInLocation("2006-01-02T15:04:05", m[1], time.Local)
@@ -160,6 +171,17 @@ func stamp(line string) (time.Time, bool) {
 	}
 	if m := ossecStamp.FindStringSubmatch(line); m != nil {
 		t, err := time.ParseInLocation("2006/01/02 15:04:05", m[1], time.Local)
+		return t, err == nil
+	}
+	if m := beatStamp.FindStringSubmatch(line); m != nil {
+		for _, layout := range []string{"2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05.999999999Z07:00"} {
+			if t, err := time.Parse(layout, m[1]); err == nil {
+				return t, true
+			}
+		}
+	}
+	if m := jsonStamp.FindStringSubmatch(line); m != nil {
+		t, err := time.Parse(time.RFC3339Nano, m[1])
 		return t, err == nil
 	}
 	return time.Time{}, false

@@ -257,7 +257,8 @@ func (ev *Evidence) dataDir() string {
 
 // serviceUser is the user the component runs as: the owner of its log
 // directory (the package makes it the service user's: wazuh-indexer on a
-// Wazuh host), named with uid and gid.
+// Wazuh host; the dashboard's: its config directory), named with uid and
+// gid.
 func (ev *Evidence) serviceUser() (string, int, int) {
 	var dir string
 	switch ev.Component {
@@ -266,6 +267,10 @@ func (ev *Evidence) serviceUser() (string, int, int) {
 	case "manager":
 		if ev.Config != nil {
 			dir = filepath.Join(ev.Config.Manager.InstallDir, "logs")
+		}
+	case "dashboard":
+		if ev.Config != nil {
+			dir = ev.Config.Dashboard.ConfigDir
 		}
 	}
 	if dir == "" {

@@ -189,6 +189,13 @@ func Detectors() []Detector {
 		{Kind: KindJVMOption, Components: []string{"indexer"}, Detect: detectJVMOption},
 		{Kind: KindExecFailed, Detect: detectExecFailed},
 		{Kind: KindAPIConfig, Components: []string{"manager"}, Detect: detectAPIConfig},
+		{Kind: KindConfigFile, Components: []string{"shipper"}, Detect: detectShipperConfig},
+		{Kind: KindConfigFile, Components: []string{"dashboard"}, Detect: detectDashboardConfig},
+		{Kind: KindDashboardTLS, Components: []string{"dashboard"}, Detect: detectDashboardTLS},
+		{Kind: KindNodeLock, Components: []string{"indexer"}, Detect: detectNodeLock},
+		{Kind: KindKeystore, Components: []string{"indexer"}, Detect: detectKeystore},
+		{Kind: KindTLSFile, Components: []string{"indexer"}, Detect: detectIndexerTLSFile},
+		{Kind: KindHTTPPort, Components: []string{"indexer"}, Detect: detectHTTPPort},
 	}
 }
 
@@ -224,6 +231,15 @@ func Diagnose(ctx context.Context, in Input, host Host) Report {
 		}
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int { return b.at - a.at })
+	// a dedicated cause resting on the same line as the generic permission one
+	// (a TLS key the service user cannot read) says it better
+	dedicated := map[int]bool{}
+	for _, f := range r.Findings {
+		if f.Kind != KindPermission {
+			dedicated[f.at] = true
+		}
+	}
+	r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.Kind == KindPermission && dedicated[f.at] })
 	// causes from an earlier run of the same log (before the start that
 	// preceded the latest cause) are not this start's
 	if len(r.Findings) > 1 {

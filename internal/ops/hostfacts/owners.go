@@ -100,14 +100,65 @@ func (l Listening) Holders(ctx context.Context, procRoot, proto string, ports ..
 // from procRoot/<pid>/fd links ("socket:[12345]"). unreadable reports that
 // some process's descriptors could not be read (permission).
 func SocketOwners(ctx context.Context, procRoot string, inodes map[uint64]int) (owners map[uint64][]Process, unreadable bool, err error) {
-	ents, err := os.ReadDir(procRoot)
+	owners = map[uint64][]Process{}
+	unreadable, err = scanFDs(ctx, procRoot, func(pid int, links []string) {
+		var found []uint64
+		for _, link := range links {
+			if !strings.HasPrefix(link, "socket:[") {
+				continue
+			}
+			ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]"), 10, 64)
+			if err != nil {
+				continue
+			}
+			if _, ok := inodes[ino]; ok && !slices.Contains(found, ino) {
+				found = append(found, ino)
+			}
+		}
+		if len(found) == 0 {
+			return
+		}
+		p := Process{PID: pid, Command: CommandLine(procRoot, pid)}
+		for _, ino := range found {
+			owners[ino] = append(owners[ino], p)
+		}
+	})
 	if err != nil {
 		return nil, false, fmt.Errorf("socket owners: %w", err)
 	}
-	owners = map[uint64][]Process{}
+	return owners, unreadable, nil
+}
+
+// FileHolders are the processes that have a file open (any of paths: the
+// file as each mount namespace names it), read from procRoot/<pid>/fd links,
+// sorted by PID: who holds a lock file (an OpenSearch node.lock).
+func FileHolders(ctx context.Context, procRoot string, paths ...string) (holders []Process, unreadable bool, err error) {
+	holders = []Process{}
+	unreadable, err = scanFDs(ctx, procRoot, func(pid int, links []string) {
+		for _, l := range links {
+			if slices.Contains(paths, l) {
+				holders = append(holders, Process{PID: pid, Command: CommandLine(procRoot, pid)})
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("file holders: %w", err)
+	}
+	slices.SortFunc(holders, func(a, b Process) int { return a.PID - b.PID })
+	return holders, unreadable, nil
+}
+
+// scanFDs calls each with every process's descriptor links (one /proc
+// scan); unreadable reports a process whose descriptors could not be read.
+func scanFDs(ctx context.Context, procRoot string, each func(pid int, links []string)) (unreadable bool, err error) {
+	ents, err := os.ReadDir(procRoot)
+	if err != nil {
+		return false, err
+	}
 	for _, e := range ents {
 		if err := ctx.Err(); err != nil {
-			return owners, unreadable, err
+			return unreadable, err
 		}
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
@@ -121,29 +172,15 @@ func SocketOwners(ctx context.Context, procRoot string, inodes map[uint64]int) (
 			}
 			continue // gone meanwhile, or not ours to read
 		}
-		var found []uint64
+		links := make([]string, 0, len(fds))
 		for _, fd := range fds {
-			link, err := os.Readlink(filepath.Join(fdDir, fd.Name()))
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
-				continue
-			}
-			ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]"), 10, 64)
-			if err != nil {
-				continue
-			}
-			if _, ok := inodes[ino]; ok && !slices.Contains(found, ino) {
-				found = append(found, ino)
+			if link, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil {
+				links = append(links, link)
 			}
 		}
-		if len(found) == 0 {
-			continue
-		}
-		p := Process{PID: pid, Command: CommandLine(procRoot, pid)}
-		for _, ino := range found {
-			owners[ino] = append(owners[ino], p)
-		}
+		each(pid, links)
 	}
-	return owners, unreadable, nil
+	return unreadable, nil
 }
 
 // CommandLine is the process's command line (NULs as spaces, at most 160

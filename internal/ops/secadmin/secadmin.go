@@ -243,14 +243,22 @@ type InitResult struct {
 	Dir    string   `json:"dir,omitempty"`
 	Stored []string `json:"stored"` // backup: configuration types written
 	Files  []string `json:"files"`  // backup: files found in Dir afterwards
-	Output []string `json:"output"` // the tool's last lines
+	// NotStored are the types the backup did not write, with the tool's
+	// reason (backup only).
+	NotStored []TypeFailure `json:"not_stored,omitempty"`
+	// IndexCreated: the security index did not exist; the backup tool
+	// created it, empty, first (backup only).
+	IndexCreated bool     `json:"index_created,omitempty"`
+	Output       []string `json:"output"` // the tool's last lines
 	// Attempts counts the runs of the tool (more than one with Retry).
 	Attempts int `json:"attempts"`
 }
 
 // Backup downloads the indexer's security configuration into dir (created
 // 0700 if needed; must be absolute and contain no space, because the init
-// tool passes the options through a shell word split).
+// tool passes the options through a shell word split). A type the security
+// index holds none of is in NotStored (Absent) and no failure; a type the
+// tool failed to read is.
 func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitResult, error) {
 	if len(tool) == 0 || tool[0] == "" {
 		return InitResult{}, fmt.Errorf("%w: set indexer.security_init", ErrNoTool)
@@ -276,6 +284,8 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 			}
 		}
 	}
+	res.NotStored, res.IndexCreated = backupFailures(lines)
+	dropEmpty(dir, res.NotStored)
 	if entries, err := os.ReadDir(dir); err == nil {
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -283,7 +293,10 @@ func Backup(ctx context.Context, run Runner, tool []string, dir string) (InitRes
 			}
 		}
 	}
-	if code != 0 || len(res.Stored) == 0 {
+	// the tool exits -1 for a type the security index holds none of (audit
+	// on a brand-new cluster): everything live is backed up all the same
+	onlyAbsent := !slices.ContainsFunc(res.NotStored, func(f TypeFailure) bool { return !f.Absent })
+	if len(res.Stored) == 0 || code != 0 && (len(res.NotStored) == 0 || !onlyAbsent) {
 		return res, &ToolError{Tool: filepath.Base(tool[0]), ExitCode: code, Lines: tail(lines, 5)}
 	}
 	return res, nil

@@ -124,6 +124,12 @@ func TestBackup(t *testing.T) {
 		{name: "stored", dir: "sec", runs: []toolRun{{out: stored}}, stored: []string{"config", "internalusers"}},
 		{name: "exit 0, nothing stored: failed", dir: "sec", runs: []toolRun{{out: "Contacting opensearch cluster\n"}}, wantErr: "exit 0"},
 		{name: "non-zero exit", dir: "sec", runs: []toolRun{{out: stored, code: 1}}, wantErr: "exit 1"},
+		{name: "exit -1 for audit the index holds none of: everything live is stored", dir: "sec",
+			runs:   []toolRun{{out: stored + "Will retrieve '/audit' into /x/audit.yml\n   FAIL: Configuration for 'audit' failed because of empty source\n", code: 255}},
+			stored: []string{"config", "internalusers"}},
+		{name: "exit -1 for a type it could not read: failed", dir: "sec",
+			runs:    []toolRun{{out: stored + "   FAIL: Get configuration for 'roles' failed because of java.net.SocketTimeoutException: 30,000 milliseconds timeout\n", code: 255}},
+			wantErr: "exit 255"},
 		{name: "blank in the directory: refused before running", dir: "my sec", wantErr: "without spaces or quotes"},
 		{name: "relative directory: refused", dir: "-", wantErr: "use an absolute path"},
 	}
@@ -154,5 +160,64 @@ func TestBackup(t *testing.T) {
 				t.Errorf("stored %q, want %q", res.Stored, tt.stored)
 			}
 		})
+	}
+}
+
+// LiveBackup on securityadmin's own lines: absent types are nothing to
+// keep, unread ones are blind where the files would overwrite them.
+func TestLiveBackup(t *testing.T) {
+	out := `Security Admin v7
+Will connect to 127.0.0.1:9200 ... done
+Connected as "CN=admin,OU=Wazuh,O=Wazuh,L=California,C=US"
+OpenSearch Version: 2.19.2
+Clusterstate: GREEN
+.opendistro_security index already exists, so we do not need to create one.
+Will retrieve '/config' into /b/config.yml
+   SUCC: Configuration for 'config' stored in /b/config.yml
+Will retrieve '/roles' into /b/roles.yml
+   FAIL: Get configuration for 'roles' failed because of java.net.SocketTimeoutException: 30,000 milliseconds timeout on connection http-outgoing-0 [ACTIVE]
+Will retrieve '/rolesmapping' into /b/roles_mapping.yml
+   SUCC: Configuration for 'rolesmapping' stored in /b/roles_mapping.yml
+Will retrieve '/tenants' into /b/tenants.yml
+ERR: Seems tenants from cluster is not in 7 format: com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException
+Will retrieve '/audit' into /b/audit.yml
+   FAIL: Configuration for 'audit' failed because of empty source
+`
+	dir, files := t.TempDir(), t.TempDir()
+	for _, f := range []string{"roles.yml", "audit.yml"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil { // the tool opens before it reads
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(files, "roles.yml"), []byte("_meta: {type: roles, config_version: 2}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := secadmin.LiveBackup(context.Background(), &tool{runs: []toolRun{{out: out, code: 255}}}, []string{"/opt/init.sh"}, dir, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := secadmin.JoinFailures(l.Absent); got != "audit (empty source: the security index holds none)" {
+		t.Errorf("absent %q", got)
+	}
+	var unread []string
+	for _, f := range l.Unread {
+		unread = append(unread, f.Type)
+	}
+	// internalusers, actiongroups, nodesdn, allowlist: the tool named none of them and failed
+	if want := []string{"roles", "tenants", "internalusers", "actiongroups", "nodesdn", "allowlist"}; !slices.Equal(unread, want) {
+		t.Errorf("unread %q, want %q", unread, want)
+	}
+	// only roles.yml is in the files: tenants is left alone by the apply
+	if b := l.Blind(files); len(b) != 1 || b[0].Type != "roles" || !strings.Contains(b[0].Reason, "SocketTimeoutException") {
+		t.Errorf("blind %v", b)
+	}
+	for _, f := range []string{"roles.yml", "audit.yml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("the empty %s the tool opened is kept in the backup: %v", f, err)
+		}
+	}
+	e := &secadmin.BackupFailedError{Blind: l.Blind(files), Stored: l.Result.Stored, Backup: dir, FilesDir: files}
+	if msg := e.Error(); !strings.Contains(msg, "(roles.yml)") || !strings.Contains(msg, "backed up: config, rolesmapping in "+dir) || e.ExitCode() != 3 {
+		t.Errorf("%d %s", e.ExitCode(), msg)
 	}
 }

@@ -58,7 +58,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	var raw map[string]any
 	if err := yaml.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("parse config %s: %w", path, err)
+		return nil, newYAMLError(path, b, err)
 	}
 	flat := flatmap.Flatten(raw)
 	str := func(k, def string) string {
@@ -435,6 +435,12 @@ func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writ
 		return 2
 	}
 	conf, err := LoadConfig(*cfgPath)
+	var ye *YAMLError
+	if errors.As(err, &ye) {
+		// the real server's js-yaml throws before any logging: Node's uncaught exception
+		ye.Print(stderr, filepath.Dir(filepath.Dir(exe)))
+		return 1
+	}
 	if err != nil {
 		log.Error("FATAL", "err", err)
 		return 1
@@ -444,23 +450,28 @@ func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writ
 		log.Error("FATAL", "err", err)
 		return 1
 	}
+	// the real server reads server.ssl.key, then server.ssl.certificate, as its HTTP service
+	// sets up (SslConfig), before its indexer client reads its CAs and before it binds its port
+	var cert tls.Certificate
+	if conf.SSL {
+		cert, err = loadKeyPair(conf.Key, conf.Cert)
+		if err != nil {
+			fatal(stdout, stderr, nodeError(err))
+			return 1
+		}
+	}
 	srv, err := NewServer(conf, ver, log, nil)
 	if err != nil {
-		log.Error("FATAL", "err", err)
+		fatal(stdout, stderr, nodeError(err))
 		return 1
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(conf.Host, strconv.Itoa(conf.Port)))
 	if err != nil {
 		log.Error("FATAL", "err", fmt.Errorf("Port %d is already in use. Another instance of OpenSearch Dashboards may be running: %w", conf.Port, err))
+		fatal(stdout, stderr, fmt.Sprintf("Error: Port %d is already in use. Another instance of OpenSearch Dashboards may be running!", conf.Port))
 		return 1
 	}
 	if conf.SSL {
-		cert, err := tls.LoadX509KeyPair(conf.Cert, conf.Key)
-		if err != nil {
-			_ = ln.Close()
-			log.Error("FATAL", "err", fmt.Errorf("server.ssl: %w", err))
-			return 1
-		}
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
