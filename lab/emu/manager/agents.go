@@ -60,6 +60,8 @@ type Agent struct {
 	// SyscheckStart and SyscheckEnd are the unix times of the last syscheck scan (0: never ran).
 	SyscheckStart int64 `json:"syscheck_start,omitempty"`
 	SyscheckEnd   int64 `json:"syscheck_end,omitempty"`
+	// Node is set on the master for a worker's agent (its agent-info as last synced); never stored.
+	Node string `json:"node,omitempty"`
 }
 
 // IDString is the three-digit zero-padded id.

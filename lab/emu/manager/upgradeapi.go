@@ -121,6 +121,9 @@ func (s *APIServer) upgradeSelection(w http.ResponseWriter, r *http.Request, all
 	if !ok {
 		return nil, nil, nil, false, false
 	}
+	if localOnly(r) {
+		agents = localAgents(agents)
+	}
 	c = s.viewCtx(agents)
 	byID := indexAgents(agents)
 	if !explicit {
@@ -163,6 +166,10 @@ func (s *APIServer) handleUpgrade(w http.ResponseWriter, r *http.Request) {
 		ok = upgradeParams(w, r, []string{"agents_list"}, "wpk_repo", "upgrade_version", "use_http", "force", "package_type")
 	}
 	if !ok {
+		return
+	}
+	if s.distributes(r) {
+		s.upgradeDistributed(w, r)
 		return
 	}
 	sel, c, fails, explicit, ok := s.upgradeSelection(w, r, true)
@@ -271,7 +278,7 @@ func (s *APIServer) handleUpgradeResult(w http.ResponseWriter, r *http.Request) 
 			}
 			continue
 		}
-		items = append(items, taskItem(t, now, tm))
+		items = append(items, s.remoteTaskItem(t, now, tm))
 	}
 	m.mu.Unlock()
 	writeJSON(w, r, 200, affected(items, len(items), fails, "All upgrade tasks were returned",
