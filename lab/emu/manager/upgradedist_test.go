@@ -44,18 +44,12 @@ func TestUpgradeDistributed(t *testing.T) {
 	m := distNode(t, ClusterOptions{Home: newHome(t, 0), Now: now,
 		Conf: ClusterConfig{Name: "wazuh", NodeName: "master-node", NodeType: "master", Port: 1516}})
 	mf := newAPI(t, 10, func(o *APIOptions) { o.Cluster, o.Now = m, now })
-	wf := newAPI(t, 20, func(o *APIOptions) { o.Now = now })
-	err := NewAgentStore(wf.home).Update(func(cur []*Agent) ([]*Agent, bool, error) {
-		var out []*Agent
-		for _, a := range cur {
-			if a.ID == 0 || a.ID > 10 {
-				out = append(out, a)
-			}
-		}
-		return out, true, nil
-	})
-	if err != nil {
+	wf := newAPI(t, 0, func(o *APIOptions) { o.Now = now })
+	if err := SeedFrom(wf.home, 11, 10, true, testNow); err != nil {
 		t.Fatal(err)
+	}
+	if got, _ := NewAgentStore(wf.home).Agents(); len(got) != 11 || got[1].ID != 11 || got[10].ID != 20 || got[1].Name != "agent-000011" {
+		t.Fatalf("the worker's seed: %d agents", len(got))
 	}
 	if err := os.WriteFile(mf.home.OssecConf(), []byte(timing), 0o644); err != nil {
 		t.Fatal(err)
