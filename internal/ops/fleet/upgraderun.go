@@ -81,6 +81,9 @@ type RunWave struct {
 	Ended   time.Time `json:"ended,omitzero"`
 	Failed  int       `json:"failed"`
 	Allowed int       `json:"allowed"`
+	// Held are the agents taken out of the wave when it sent them, pending for resume: disconnected
+	// by then, or their cluster node cut from the master.
+	Held []string `json:"held,omitempty"`
 }
 
 // UpgradeRun is the state of one agent upgrade run.
@@ -470,6 +473,7 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 				case manager.CodeAgentNotActive, 1818:
 					a.State, a.Wave = AgentPending, -1
 					w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+					w.Held = append(w.Held, id)
 				case 1820, 1822:
 					// Already upgrading, or at the target already: the evidence decides.
 					a.State, a.Sent = AgentSent, now
@@ -511,6 +515,7 @@ func (rn *Runner) holdNode(r *UpgradeRun, w *RunWave, node string, ids []string,
 		cc := c
 		a.State, a.Wave, a.Failure = AgentPending, -1, &cc
 		w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+		w.Held = append(w.Held, id)
 	}
 	rn.say("node %s: %s", nodeLabel(node), c.Cause)
 }
