@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -126,4 +129,31 @@ func pendingOf(a *RunAgent) PendingAgent {
 		p.Why, p.Code = a.Failure.Cause, a.Failure.Code
 	}
 	return p
+}
+
+// UpgradeRunSince is the latest agent upgrade run started at or after since (nil when there is none):
+// the agents' part of a stack upgrade that started then.
+func UpgradeRunSince(stateDir string, since time.Time) (*UpgradeRun, error) {
+	entries, err := os.ReadDir(RunsDir(stateDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("agent upgrade runs: %w", err)
+	}
+	var best *UpgradeRun
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		r, err := LoadUpgradeRun(stateDir, id)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Started.Before(since) && (best == nil || r.Started.After(best.Started)) {
+			best = r
+		}
+	}
+	return best, nil
 }
