@@ -44,6 +44,7 @@ func FaultKinds() []FaultKind {
 		{"key-mismatch", "replace the indexer's node key with a fresh one its certificate was not issued for, and restart the indexer (it cannot load the pair); heal puts the original key and certificate back and restarts it", false},
 		{"dashboard-indexer-unreachable", "point the dashboard's opensearch.hosts at a closed port and restart it (it answers 503 \"server is not ready yet\" on every route); heal restores its config and restarts it", true},
 		{"upgrade-no-wpk", "the WPK repository has no package for the agents' platforms: every agent upgrade is refused 1819 (emulator fault)", true},
+		{"upgrade-no-wpk:<platform>", "no WPK for these platforms only (PLATFORM[/ARCH],…: os.platform or os.name, os.arch; e.g. windows, ubuntu/aarch64): their agents' upgrades are refused 1819, the others' go on (emulator fault)", true},
 		{"upgrade-agent-drops", "the first of every ten agent upgrade tasks: the agent drops mid-upgrade and never comes back (Updating, then Timeout) (emulator fault)", true},
 		{"upgrade-timeout-upgraded", "the first of every ten agent upgrade tasks reports Timeout though the agent upgraded (wazuh#25086) (emulator fault)", true},
 		{"upgrade-stuck-updating", "the first of every ten agent upgrade tasks stays Updating though the agent upgraded (wazuh#24296) (emulator fault)", true},
@@ -66,6 +67,9 @@ func (l *Lab) faultKind(kind string) (FaultKind, string, error) {
 		}
 		if k.Emulators && l.emu == nil {
 			return k, "", fmt.Errorf("fault %s needs the emulators", kind)
+		}
+		if hasArg && name == "upgrade-no-wpk" {
+			return k, arg, nil // platforms, read by the emulator
 		}
 		if hasArg {
 			unit := arg
@@ -157,6 +161,9 @@ func (l *Lab) fault(ctx context.Context, kind, arg string, on bool) error {
 		return l.unitFlapping(ctx, arg, on)
 	case "agents-disconnected", "agent-newer", "api-slow", "api-ratelimit", "alerts-stopped", "agents-no-reconnect",
 		"upgrade-no-wpk", "upgrade-agent-drops", "upgrade-timeout-upgraded", "upgrade-stuck-updating", "upgrade-bulk-refused":
+		if arg != "" {
+			kind += ":" + arg // the marker carries it
+		}
 		return l.emu.SetFault(l.st.Root, kind, on)
 	case "default-password":
 		return l.defaultPassword(ctx, on)

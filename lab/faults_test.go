@@ -44,6 +44,8 @@ func TestFaultKindParsing(t *testing.T) {
 		{"unit flapping missing arg", full, "unit-flapping", "", true, true},
 		{"alerts stopped", full, "alerts-stopped", "", false, false},
 		{"agents no reconnect needs the emulators", indexerOnly, "agents-no-reconnect", "", true, false},
+		{"no WPK for some platforms", full, "upgrade-no-wpk:windows,ubuntu/aarch64", "windows,ubuntu/aarch64", false, false},
+		{"no WPK for every platform", full, "upgrade-no-wpk", "", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,5 +205,20 @@ func TestFaultAndHealRecordState(t *testing.T) {
 	want := []string{"alerts-stopped=true", "agent-newer=true", "alerts-stopped=true", "alerts-stopped=false", "api-slow=true", "api-slow=false"}
 	if !slices.Equal(emu.calls, want) {
 		t.Fatalf("emulator calls %v, want %v", emu.calls, want)
+	}
+}
+
+// upgrade-no-wpk:PLATFORM hands its platforms to the emulator's marker; heal clears it.
+func TestFaultNoWPKPerPlatform(t *testing.T) {
+	emu := &recordingEmu{}
+	l := &Lab{core: core{st: &State{Dir: t.TempDir(), Units: Profiles["siem"].Units()}, prof: Profiles["siem"], emu: emu}}
+	if err := l.Fault(context.Background(), "upgrade-no-wpk:windows"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Heal(context.Background(), "upgrade-no-wpk:windows"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(emu.calls, " "); got != "upgrade-no-wpk:windows=true upgrade-no-wpk:windows=false" {
+		t.Errorf("emulator calls: %s", got)
 	}
 }

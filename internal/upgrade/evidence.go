@@ -26,6 +26,7 @@ import (
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/snapshot"
 )
@@ -42,9 +43,45 @@ type Evidence struct {
 	Timeline  []TimelineBar     `json:"timeline"`
 	Snapshots map[string]string `json:"snapshots"` // label → id
 	Journal   JournalFacts      `json:"journal"`
-	docs      map[string][]byte // snapshot id → document (bundle)
-	journal   []byte            // the raw journal (bundle)
-	backups   []BackupEvidence  // manifest (bundle)
+	// Agents is the agent upgrade run that followed this run (siemctl agents upgrade), wave by wave.
+	Agents  *AgentsEvidence   `json:"agents,omitempty"`
+	docs    map[string][]byte // snapshot id → document (bundle)
+	journal []byte            // the raw journal (bundle)
+	backups []BackupEvidence  // manifest (bundle)
+}
+
+// AgentsEvidence is an agent upgrade run as the page and the bundle show it.
+type AgentsEvidence struct {
+	RunID    string              `json:"run_id"`
+	Target   string              `json:"target"`
+	State    string              `json:"state"`
+	Reason   string              `json:"reason,omitempty"`
+	Started  time.Time           `json:"started"`
+	Ended    time.Time           `json:"ended,omitzero"`
+	Counts   map[string]int      `json:"counts"`
+	Requests int                 `json:"requests"`
+	Report   fleet.UpgradeReport `json:"report"`
+	// PendingShown are the first of Report.Pending the page lists; PendingMore how many it leaves out.
+	PendingShown []fleet.PendingAgent `json:"-"`
+	PendingMore  int                  `json:"-"`
+	Error        string               `json:"error,omitempty"`
+}
+
+// agentsEvidence is the latest agent upgrade run started since the stack run did (nil: none).
+func agentsEvidence(stateDir string, since time.Time) *AgentsEvidence {
+	r, err := fleet.UpgradeRunSince(stateDir, since)
+	if err != nil {
+		return &AgentsEvidence{Error: err.Error()}
+	}
+	if r == nil {
+		return nil
+	}
+	a := &AgentsEvidence{RunID: r.ID, Target: r.Target, State: r.State, Reason: r.Reason, Started: r.Started, Ended: r.Ended,
+		Counts: r.Counts(), Requests: r.Requests, Report: r.Report()}
+	const shown = 100
+	a.PendingShown = a.Report.Pending[:min(shown, len(a.Report.Pending))]
+	a.PendingMore = len(a.Report.Pending) - len(a.PendingShown)
+	return a
 }
 
 // VersionRow is one component's versions around the run: After is Target when the run succeeded,
@@ -162,6 +199,7 @@ func GatherEvidence(stateDir, run string, now time.Time) (*Evidence, error) {
 		ev.Gates = append(ev.Gates, g)
 	}
 	ev.Timeline = timeline(evs)
+	ev.Agents = agentsEvidence(stateDir, ri.Started)
 	store := &snapshot.Store{Dir: filepath.Join(stateDir, "snapshots")}
 	for _, id := range rd.Snaps {
 		doc, err := store.Get(id)
@@ -253,6 +291,12 @@ var evidenceTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
 	"svg": timelineSVG,
+	"ids": func(ids []string) string {
+		if len(ids) <= 20 {
+			return strings.Join(ids, ", ")
+		}
+		return fmt.Sprintf("%s, %s … %s (%d agents)", ids[0], ids[1], ids[len(ids)-1], len(ids))
+	},
 }).Parse(reportTemplate))
 
 // RenderHTML is the offline page of ev (one file, no external resource).
@@ -330,6 +374,13 @@ func bundleFiles(ev *Evidence, page []byte, signKey string) ([]bundleFile, error
 		return nil, err
 	}
 	files := []bundleFile{{"report.html", page}, {"run.json", append(runJSON, '\n')}, {"journal.jsonl", ev.journal}, {"backups.json", append(backups, '\n')}}
+	if ev.Agents != nil {
+		agents, err := json.MarshalIndent(ev.Agents, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, bundleFile{"agents.json", append(agents, '\n')})
+	}
 	ids := make([]string, 0, len(ev.docs))
 	for id := range ev.docs {
 		ids = append(ids, id)

@@ -356,10 +356,16 @@ func (o *UpgradeOptions) finish(r *fleet.UpgradeRun, err error) error {
 	return err
 }
 
-// renderRun prints a run: its state, the waves, the counts and each failed agent's cause and fix.
+// renderRun prints a run: its state, then each wave (its agents, start and end, upgraded, failed with
+// the cause and the fix, pending, and its gate's verdict), and the agents waiting outside the waves.
+// -o json is the run's state with that report under "report".
 func renderRun(io *output.IOStreams, format string, r *fleet.UpgradeRun) error {
+	rep := r.Report()
 	if format == "json" {
-		return output.JSON(io.Out, r)
+		return output.JSON(io.Out, struct {
+			*fleet.UpgradeRun
+			Report fleet.UpgradeReport `json:"report"`
+		}{r, rep})
 	}
 	w := io.Out
 	c := r.Counts()
@@ -369,25 +375,94 @@ func renderRun(io *output.IOStreams, format string, r *fleet.UpgradeRun) error {
 	}
 	fmt.Fprintf(w, "\n  upgraded %d, failed %d, in flight %d, planned %d, pending %d; %d upgrade request(s), %d read(s)\n",
 		c[fleet.AgentUpgraded], c[fleet.AgentFailed], c[fleet.AgentSent], c[fleet.AgentPlanned], c[fleet.AgentPending], r.Requests, r.Reads)
-	t := output.NewTable(w, io.IsStdoutTTY(), "wave", "agents", "state", "failed", "allowed")
-	for _, wv := range r.Waves {
-		t.Row(fmt.Sprint(wv.Index+1), fmt.Sprint(len(wv.Agents)), wv.State, fmt.Sprint(wv.Failed), fmt.Sprint(wv.Allowed))
+	t := output.NewTable(w, io.IsStdoutTTY(), "wave", "agents", "state", "started", "ended", "upgraded", "failed", "pending", "gate")
+	for _, wv := range rep.Waves {
+		name := fmt.Sprint(wv.Wave)
+		if wv.Canary {
+			name += " (canary)"
+		}
+		t.Row(name, idSpan(wv.Agents), wv.State, clock(wv.Started), clock(wv.Ended), fmt.Sprint(len(wv.Upgraded)), fmt.Sprint(len(wv.Failed)),
+			fmt.Sprint(len(wv.Pending)), wv.Gate.Line)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if f := r.Failures(); len(f) > 0 {
-		ft := output.NewTable(w, io.IsStdoutTTY(), "agent", "code", "cause", "fix")
-		for _, a := range f {
+	ft := output.NewTable(w, io.IsStdoutTTY(), "wave", "agent", "node", "code", "cause", "fix")
+	for _, wv := range rep.Waves {
+		for _, f := range wv.Failed {
 			code := "-"
-			if a.Failure.Code != 0 {
-				code = fmt.Sprint(a.Failure.Code)
+			if f.Cause.Code != 0 {
+				code = fmt.Sprint(f.Cause.Code)
 			}
-			ft.Row(a.ID, code, a.Failure.Cause, a.Failure.Fix)
+			ft.Row(fmt.Sprint(wv.Wave), f.ID, orDash(f.Node), code, f.Cause.Cause, f.Cause.Fix)
 		}
-		return ft.Render()
+	}
+	if ft.Len() > 0 {
+		fmt.Fprintln(w, "\nFailed:")
+		if err := ft.Render(); err != nil {
+			return err
+		}
+	}
+	// Pending: the agents in flight, then those waiting outside the waves (held out of the wave named,
+	// or "-": disconnected at the plan); the agents not sent yet are only counted (the wave's row).
+	pt := output.NewTable(w, io.IsStdoutTTY(), "wave", "agent", "node", "state", "why")
+	heldIn := map[string]string{}
+	more := 0
+	row := func(wave string, p fleet.PendingAgent) {
+		if pt.Len() >= maxPendingRows {
+			more++
+			return
+		}
+		pt.Row(wave, p.ID, orDash(p.Node), p.State, p.Why)
+	}
+	for _, wv := range rep.Waves {
+		for _, p := range wv.Pending {
+			switch p.State {
+			case fleet.AgentPending:
+				heldIn[p.ID] = fmt.Sprint(wv.Wave)
+			case fleet.AgentSent:
+				row(fmt.Sprint(wv.Wave), p)
+			}
+		}
+	}
+	for _, p := range rep.Pending {
+		row(orDash(heldIn[p.ID]), p)
+	}
+	if pt.Len() > 0 {
+		fmt.Fprintln(w, "\nPending:")
+		if err := pt.Render(); err != nil {
+			return err
+		}
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "... and %d more pending (-o json lists every agent)\n", more)
 	}
 	return nil
+}
+
+// maxPendingRows bounds the text report's pending table (a fleet of thousands).
+const maxPendingRows = 50
+
+// idSpan is a wave's agents in a cell: the count, and the ids when they are few.
+func idSpan(ids []string) string {
+	if len(ids) <= 4 {
+		return fmt.Sprintf("%d: %s", len(ids), strings.Join(ids, ","))
+	}
+	return fmt.Sprintf("%d: %s..%s", len(ids), ids[0], ids[len(ids)-1])
+}
+
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func runUpgradeStatus(_ context.Context, o *UpgradeOptions) error {

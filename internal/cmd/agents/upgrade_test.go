@@ -48,6 +48,13 @@ func TestUpgradeCommands(t *testing.T) {
 	if r.Code != 1 || !strings.Contains(r.Out, "1828") || !strings.Contains(r.Out, "--concurrency") || !strings.Contains(r.ErrOut, "agents upgrade resume") {
 		t.Fatalf("canary failure: exit %d\n%s\n%s", r.Code, r.Out, r.ErrOut)
 	}
+	// The report: the canary wave's gate said no-go, the failed agent with its cause, the waves not
+	// started, the disconnected agents pending with why.
+	for _, want := range []string{"1 (canary)", "no-go: 1 of 1 failed, at most 0 allowed", "not started: at most 0 of 2 may fail", "Failed:", "Pending:", "disconnected: not sent"} {
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("the report says no %q:\n%s", want, r.Out)
+		}
+	}
 	if n := len(srv.SeenPath("PUT /agents/upgrade")); n != 1 {
 		t.Errorf("the canary's failure must stop the run: %d requests", n)
 	}
@@ -61,9 +68,28 @@ func TestUpgradeCommands(t *testing.T) {
 	var st struct {
 		State  string
 		Agents map[string]struct{ State string }
+		Report struct {
+			Waves []struct {
+				Wave     int
+				Started  string
+				Upgraded []string
+				Gate     struct{ Verdict string }
+			}
+			Pending []struct{ ID, Why string }
+		}
 	}
 	if r.Code != 0 || json.Unmarshal([]byte(r.Out), &st) != nil || st.State != "done" {
 		t.Fatalf("status: %d %s", r.Code, r.Out)
+	}
+	inWaves := 0
+	for _, w := range st.Report.Waves {
+		inWaves += len(w.Upgraded)
+		if w.Gate.Verdict != "go" || w.Started == "" {
+			t.Errorf("wave %d in the JSON report: %+v", w.Wave, w)
+		}
+	}
+	if inWaves != 6 || len(st.Report.Pending) != 3 {
+		t.Errorf("JSON report: %d upgraded in the waves, %d pending", inWaves, len(st.Report.Pending))
 	}
 	n := 0
 	for _, a := range st.Agents {

@@ -36,10 +36,12 @@ func NewCmdReport(f *cli.Factory, runF func(context.Context, *ReportOptions) err
 --html FILE writes one self-contained HTML page (no external resource: it opens offline):
 versions before and after, each gate's verdict and evidence, a timeline of the steps
 (waiting on the components vs siemctl's own work), the pre/post snapshot diff, the backups
-with their checksums, and the run's status.
+with their checksums, the run's status, and the agent upgrade run that followed it (siemctl
+agents upgrade: each wave with its agents, times, failed agents' causes and gate verdict).
 
 --bundle FILE.tar.gz writes that page with the raw evidence: the journal, the run report as
-JSON, the pre and post snapshots, the backup manifest, and SHA256SUMS over them all. With
+JSON, the pre and post snapshots, the backup manifest, the agent upgrade run (agents.json), and
+SHA256SUMS over them all. With
 --sign-key KEY the manifest is signed with ssh-keygen -Y sign (namespace siemctl-report);
 check it with:
 

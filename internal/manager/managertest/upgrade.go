@@ -31,7 +31,7 @@ type Task struct {
 	ErrorMsg string
 }
 
-var upgradeMessages = map[int]string{1813: "No task in DB", 1820: "Upgrade procedure could not start. Agent already upgrading",
+var upgradeMessages = map[int]string{3022: "Unknown node ID", 1813: "No task in DB", 1820: "Upgrade procedure could not start. Agent already upgrading",
 	1822: "Current agent version is greater or equal", 1819: "The WPK for this platform is not available"}
 
 func versionLess(a, b string) bool {
@@ -59,8 +59,10 @@ func (s *Server) SetUpgradeOutcome(f func(agent string) TaskOutcome) {
 	s.mu.Unlock()
 }
 
-// SetNodeDown makes a cluster node disconnected from the master: requests for its agents (node_name)
-// answer 3023 as the real master does.
+// SetNodeDown makes a cluster node disconnected from the master. The real master (dapi.py forward(),
+// local_server.py dapi_fwd) answers a request whose agents all report to that node with its WazuhError
+// 3022 "Unknown node ID" (HTTP 400, title "Wazuh Cluster Error"), and a request with agents of other
+// nodes too with a failed item 3022 whose id is the node's name beside the other nodes' results.
 func (s *Server) SetNodeDown(node string, down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,11 +119,6 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	if target == "" || custom {
 		target = s.cfg.Version
 	}
-	if n := q.Get("node_name"); n != "" && s.downNodes[n] {
-		s.mu.Unlock()
-		writeJSON(w, 500, map[string]any{"title": "Wazuh Error", "detail": "Worker node is not connected to master", "error": 3023})
-		return
-	}
 	if versionLess(s.cfg.Version, target) {
 		s.mu.Unlock()
 		code, msg := 1823, "Upgrading an agent to a version higher than the manager requires the force flag"
@@ -142,16 +139,38 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 		ids = ids[1:]
 	}
 	node := q.Get("node_name")
+	// The shares of the nodes that are down.
+	down := map[string]bool{}
+	reachable := 0
+	for _, id := range ids {
+		if a := byID[id]; a != nil && s.downNodes[a.NodeName] {
+			down[a.NodeName] = true
+		} else {
+			reachable++
+		}
+	}
+	if !all && len(down) == 1 && reachable == 0 {
+		s.mu.Unlock()
+		writeJSON(w, 400, map[string]any{"title": "Wazuh Cluster Error", "detail": "Unknown node ID", "remediation": "Check the name of the node", "error": 3022})
+		return
+	}
 	type created struct {
 		Agent  string `json:"agent"`
 		TaskID int    `json:"task_id"`
 	}
 	items := []created{}
 	fails := map[int][]string{}
+	for n := range down {
+		if !all { // broadcasting reaches the connected nodes only
+			fails[3022] = append(fails[3022], n)
+		}
+	}
 	for _, id := range ids {
 		a := byID[id]
 		code := 0
 		switch {
+		case a != nil && down[a.NodeName]:
+			continue
 		case id == "000":
 			code = 1703
 		case a == nil:

@@ -81,6 +81,9 @@ type RunWave struct {
 	Ended   time.Time `json:"ended,omitzero"`
 	Failed  int       `json:"failed"`
 	Allowed int       `json:"allowed"`
+	// Held are the agents taken out of the wave when it sent them, pending for resume: disconnected
+	// by then, or their cluster node cut from the master.
+	Held []string `json:"held,omitempty"`
 }
 
 // UpgradeRun is the state of one agent upgrade run.
@@ -337,17 +340,21 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 		}
 	}
 	r.State, r.Ended = RunDone, rn.Now()
-	held := map[string]int{}
+	type nodeCode struct {
+		node string
+		code int
+	}
+	held := map[nodeCode]int{}
 	for _, a := range r.Agents {
-		if a.State == AgentPending && a.Failure != nil && a.Failure.Code == 3023 {
-			held[a.Node]++
+		if a.State == AgentPending && a.Failure != nil && nodeCut(a.Failure.Code) {
+			held[nodeCode{a.Node, a.Failure.Code}]++
 		}
 	}
 	n := r.Counts()[AgentPending]
 	var parts []string
-	for node, h := range held {
+	for k, h := range held {
 		n -= h
-		parts = append(parts, fmt.Sprintf("%d agent(s) of node %s, not connected to the master (3023)", h, node))
+		parts = append(parts, fmt.Sprintf("%d agent(s) of node %s, not connected to the master (%d)", h, k.node, k.code))
 	}
 	sort.Strings(parts)
 	if n > 0 {
@@ -428,22 +435,16 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 		now := rn.Now()
 		if err != nil {
 			var ae *manager.APIError
-			if errors.As(err, &ae) && ae.Code >= 1810 && ae.Code < 1900 || errors.As(err, &ae) && ae.Code == 3023 {
-				// The manager refused the whole request: every agent of it fails with that cause.
-				c := CauseOf(ae.Code, ae.Detail)
-				if ae.Code == 3023 {
-					c = UpgradeCause{Code: 3023, Cause: fmt.Sprintf("cluster node %s is not connected to the master: its agents cannot be reached", node),
-						Fix: fmt.Sprintf("reconnect the worker (%s: `siemctl health` on it, wazuh-clusterd, the cluster key and port 1516), then `siemctl agents upgrade resume`", node)}
+			if errors.As(err, &ae) && (ae.Code >= 1810 && ae.Code < 1900 || nodeCut(ae.Code)) {
+				// The manager refused the whole request: every agent of it fails with that cause, or,
+				// when its node is cut from the master, waits pending for resume.
+				if nodeCut(ae.Code) {
+					rn.holdNode(r, w, node, byNode[node], ae.Code)
+					continue
 				}
+				c := CauseOf(ae.Code, ae.Detail)
 				for _, id := range byNode[node] {
 					a := r.Agents[id]
-					if ae.Code == 3023 {
-						// Only this node's share stops: its agents wait, pending, for resume.
-						cc := c
-						a.State, a.Wave, a.Failure = AgentPending, -1, &cc
-						w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
-						continue
-					}
 					a.State, a.Done, a.Failure = AgentFailed, now, &c
 					w.Failed++
 				}
@@ -457,16 +458,22 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 				a.State, a.TaskID, a.Sent, a.TaskStatus = AgentSent, task, now, manager.TaskPending
 			}
 		}
+		cut, cutCode := "", 0
 		for _, f := range res.Failed {
 			for _, id := range f.IDs {
 				a := r.Agents[id]
 				if a == nil {
+					if nodeCut(f.Code) {
+						// The master names a cut node's share by the node's name (forward()'s ids).
+						cut, cutCode = id, f.Code
+					}
 					continue
 				}
 				switch f.Code {
 				case manager.CodeAgentNotActive, 1818:
 					a.State, a.Wave = AgentPending, -1
 					w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+					w.Held = append(w.Held, id)
 				case 1820, 1822:
 					// Already upgrading, or at the target already: the evidence decides.
 					a.State, a.Sent = AgentSent, now
@@ -477,9 +484,40 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 				}
 			}
 		}
+		if cut != "" {
+			// The agents the answer does not name are the cut node's share.
+			var left []string
+			for _, id := range byNode[node] {
+				if a := r.Agents[id]; a.State == AgentPlanned {
+					a.Node = cut
+					left = append(left, id)
+				}
+			}
+			rn.holdNode(r, w, cut, left, cutCode)
+		}
 		rn.say("sent %d agent(s)%s: %d task(s)", len(byNode[node]), nodeSuffix(node), len(res.Tasks))
 	}
 	return nil
+}
+
+// nodeCut says whether an error code means a cluster node cut from the master: 3022 "Unknown node ID"
+// is the master's answer for a worker that is not connected (dapi.py forward()), 3023 "Worker node is
+// not connected to master" a worker's own answer when it cannot reach the master.
+func nodeCut(code int) bool { return code == 3022 || code == 3023 }
+
+// holdNode puts a cut node's share of the request back to pending (only that node's agents stop),
+// named with the node, for resume.
+func (rn *Runner) holdNode(r *UpgradeRun, w *RunWave, node string, ids []string, code int) {
+	c := UpgradeCause{Code: code, Cause: fmt.Sprintf("cluster node %s is not connected to the master (%d): its agents cannot be reached", nodeLabel(node), code),
+		Fix: fmt.Sprintf("reconnect the worker (%s: `siemctl health` on it, wazuh-clusterd, the cluster key and port 1516), then `siemctl agents upgrade resume`", nodeLabel(node))}
+	for _, id := range ids {
+		a := r.Agents[id]
+		cc := c
+		a.State, a.Wave, a.Failure = AgentPending, -1, &cc
+		w.Agents = slices.DeleteFunc(w.Agents, func(s string) bool { return s == id })
+		w.Held = append(w.Held, id)
+	}
+	rn.say("node %s: %s", nodeLabel(node), c.Cause)
 }
 
 func nodeLabel(n string) string {

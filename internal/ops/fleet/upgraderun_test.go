@@ -205,7 +205,7 @@ func TestParseWavesAndMaxFailed(t *testing.T) {
 	}
 }
 
-// A worker disconnected from the master (3023): only its agents fail, named with the node; the
+// A worker disconnected from the master (3022 from the master): only its agents wait, named with the node; the
 // master's agents upgrade; every request names its node.
 func TestUpgradeRunWorkerDown(t *testing.T) {
 	e := &upgradeEnv{now: time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC), state: t.TempDir()}
@@ -226,7 +226,7 @@ func TestUpgradeRunWorkerDown(t *testing.T) {
 	if err := e.runner().Run(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if r.State != RunDone || !strings.Contains(r.Reason, "of node worker1, not connected to the master (3023)") {
+	if r.State != RunDone || !strings.Contains(r.Reason, "of node worker1, not connected to the master (3022)") {
 		t.Errorf("run: %s %s", r.State, r.Reason)
 	}
 	byNode := map[string]map[string]int{}
@@ -235,7 +235,7 @@ func TestUpgradeRunWorkerDown(t *testing.T) {
 			byNode[a.Node] = map[string]int{}
 		}
 		byNode[a.Node][a.State]++
-		if a.Node == "worker1" && a.State == AgentPending && a.Failure != nil && (a.Failure.Code != 3023 || !strings.Contains(a.Failure.Cause, "worker1")) {
+		if a.Node == "worker1" && a.State == AgentPending && a.Failure != nil && (a.Failure.Code != 3022 || !strings.Contains(a.Failure.Cause, "worker1")) {
 			t.Errorf("%s: %+v", a.ID, a.Failure)
 		}
 	}
@@ -260,6 +260,53 @@ func TestUpgradeRunWorkerDown(t *testing.T) {
 		if !strings.Contains(s, "node_name=") {
 			t.Errorf("request without its node: %s", s)
 		}
+	}
+}
+
+// A request holding agents of a cut worker beside others (the run's record of their node is stale):
+// the master answers a failed item 3022 naming the node, and only that node's agents wait.
+func TestUpgradeRunWorkerDownMixedRequest(t *testing.T) {
+	e := &upgradeEnv{now: time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC), state: t.TempDir()}
+	agents := managertest.GenerateAgents(12)
+	for i := range agents {
+		agents[i].NodeName = []string{"master-node", "worker1"}[i%2]
+	}
+	e.srv = managertest.New(t, managertest.Config{Version: "4.10.0", Agents: agents, Now: func() time.Time { return e.now }})
+	c, err := manager.New(manager.Options{URL: e.srv.URL, Username: e.srv.Username(), Password: e.srv.Password(), HTTPClient: e.srv.Client(),
+		Clock: func() time.Time { return e.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.api = c
+	e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return upgraded })
+	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Waves: []float64{1}, InFlight: 50}), e.now)
+	onWorker := map[string]bool{}
+	for id, a := range r.Agents {
+		if a.Node == "worker1" {
+			onWorker[id] = a.State == AgentPlanned
+			a.Node = "master-node"
+		}
+	}
+	e.srv.SetNodeDown("worker1", true)
+	if err := e.runner().Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(e.srv.SeenPath("PUT /agents/upgrade")); got != 1 {
+		t.Fatalf("%d requests, want the one of master-node", got)
+	}
+	held := 0
+	for id, planned := range onWorker {
+		a := r.Agents[id]
+		if !planned {
+			continue
+		}
+		held++
+		if a.State != AgentPending || a.Node != "worker1" || a.Failure == nil || a.Failure.Code != 3022 || !strings.Contains(a.Failure.Cause, "worker1") {
+			t.Errorf("%s: %s %s %+v", id, a.State, a.Node, a.Failure)
+		}
+	}
+	if held == 0 || r.Counts()[AgentUpgraded] == 0 || r.Counts()[AgentPlanned] != 0 || !strings.Contains(r.Reason, "of node worker1, not connected to the master (3022)") {
+		t.Errorf("run: %v %s (%d of worker1 held)", r.Counts(), r.Reason, held)
 	}
 }
 

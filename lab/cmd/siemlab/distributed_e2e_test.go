@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -324,6 +325,188 @@ func TestE2EDistributed(t *testing.T) {
 			}
 		}
 		t.Logf("%s", rep)
+	})
+
+	// The agents of both managers upgraded through the master: the worker's agents (ids 021–040,
+	// synced to the master) by their node's share, forwarded by the master to the worker; then, with
+	// the worker cut from the master, the master's share upgrades and only the worker's waits, named
+	// with 3022, until resume after the fix sends it.
+	t.Run("agent upgrade through the master", func(t *testing.T) {
+		l := l.For(t)
+		managers := d.HostsOf(lab.RoleManager)
+		type agentRow struct {
+			ID, Status, Version string
+			Node                string `json:"node_name"`
+		}
+		homes := map[string]string{}
+		for _, m := range managers {
+			home := filepath.Join(m.Root(), l.Profile.InstallDir)
+			homes[m.Host()] = home
+			db := filepath.Join(home, "var/db/agents.jsonl")
+			saved, err := os.ReadFile(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf := filepath.Join(home, "etc/ossec.conf")
+			b, err := os.ReadFile(conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := strings.LastIndex(string(b), "</ossec_config>")
+			if i < 0 {
+				t.Fatalf("%s: no </ossec_config>", conf)
+			}
+			timing := "  <emulator>\n    <upgrade_send_time>1s</upgrade_send_time>\n    <upgrade_restart_time>2s</upgrade_restart_time>\n    <upgrade_task_timeout>60s</upgrade_task_timeout>\n  </emulator>\n"
+			if err := os.WriteFile(conf, []byte(string(b[:i])+timing+string(b[i:])), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.WriteFile(conf, b, 0o640); _ = os.WriteFile(db, saved, 0o640) })
+		}
+		vb, err := os.ReadFile(filepath.Join(homes["manager-1"], "VERSION"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mv := "v" + strings.TrimPrefix(strings.TrimSpace(string(vb)), "v") // the target: the manager's version
+		// 20 agents on each manager, the worker's after the master's (agent ids are the cluster's).
+		reseed := func(t *testing.T) {
+			t.Helper()
+			for host, from := range map[string]string{"manager-1": "1", "manager-2": "21"} {
+				out, err := exec.Command(filepath.Join(homes[host], "bin/siem-managerd"), "--home", homes[host], "--seed-agents", "20", "--seed-from", from, "--reseed", "--seed-only").CombinedOutput()
+				if err != nil {
+					t.Fatalf("reseed %s: %v %s", host, err, out)
+				}
+			}
+		}
+		masterAgents := func(t *testing.T) map[string]agentRow {
+			t.Helper()
+			r := onHost(t, "manager-1", "siemctl agents list -o json")
+			var rows []agentRow
+			if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &rows) != nil {
+				t.Fatalf("agents list on the master: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			out := map[string]agentRow{}
+			for _, a := range rows {
+				out[a.ID] = a
+			}
+			return out
+		}
+		// untilMaster waits until the master's agents satisfy ok (agent-info syncs every 10 s).
+		untilMaster := func(t *testing.T, what string, ok func(map[string]agentRow) bool) map[string]agentRow {
+			t.Helper()
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				a := masterAgents(t)
+				if ok(a) {
+					return a
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the master never showed %s: %+v", what, a)
+				}
+				time.Sleep(3 * time.Second)
+			}
+		}
+		freshWorker := func(a map[string]agentRow) bool {
+			w, ok := a["022"]
+			return ok && w.Node == "manager-2" && a["040"].Node == "manager-2" && w.Version != "" && !strings.HasSuffix(a["035"].Version, mv)
+		}
+		type runReport struct {
+			State    string `json:"state"`
+			Reason   string `json:"reason"`
+			Requests int    `json:"requests"`
+			Agents   map[string]struct {
+				State   string `json:"state"`
+				Node    string `json:"node"`
+				Failure *struct {
+					Code  int    `json:"code"`
+					Cause string `json:"cause"`
+				} `json:"failure"`
+			} `json:"agents"`
+			Report struct {
+				Waves []struct {
+					Wave     int      `json:"wave"`
+					Upgraded []string `json:"upgraded"`
+					Gate     struct {
+						Verdict string `json:"verdict"`
+					} `json:"gate"`
+				} `json:"waves"`
+			} `json:"report"`
+		}
+		upgradeOn := func(t *testing.T, args string) runReport {
+			t.Helper()
+			r := onHost(t, "manager-1", "siemctl agents upgrade "+args+" --poll 2s --yes -o json")
+			var rep runReport
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 {
+				t.Fatalf("agents upgrade %s: exit %d (%v)\n%s%s", args, r.Code, err, r.Stdout, r.Stderr)
+			}
+			return rep
+		}
+		byNode := func(rep runReport) map[string]map[string]int {
+			out := map[string]map[string]int{}
+			for _, a := range rep.Agents {
+				if out[a.Node] == nil {
+					out[a.Node] = map[string]int{}
+				}
+				out[a.Node][a.State]++
+			}
+			return out
+		}
+
+		reseed(t)
+		untilMaster(t, "the worker's agents 021–040", freshWorker)
+		rep := upgradeOn(t, "apply --canary 1 --waves 50%,100% --agent-wait 2m")
+		n := byNode(rep)
+		if rep.State != "done" || n["manager-2"]["upgraded"] == 0 || n["manager-1"]["upgraded"] == 0 || n["manager-1"]["failed"]+n["manager-2"]["failed"] != 0 {
+			t.Fatalf("upgrade through the master: %s %s %v", rep.State, rep.Reason, n)
+		}
+		for _, w := range rep.Report.Waves {
+			if w.Gate.Verdict != "go" {
+				t.Errorf("wave %d: gate %s", w.Wave, w.Gate.Verdict)
+			}
+		}
+		// The master's listing agrees: the worker's active agents are at the manager's version.
+		untilMaster(t, "the worker's agents upgraded", func(a map[string]agentRow) bool {
+			for _, r := range a {
+				if r.Node == "manager-2" && r.Status == "active" && !strings.HasSuffix(r.Version, mv) {
+					return false
+				}
+			}
+			return true
+		})
+		t.Logf("through the master: %v, %d requests", n, rep.Requests)
+
+		// The worker cut from the master: only its share waits, named with 3022.
+		reseed(t)
+		untilMaster(t, "the worker's agents 021–040 again", freshWorker)
+		l.MustSiemlab("fault", "worker-disconnected")
+		healed := false
+		defer func() {
+			if !healed {
+				l.Siemlab("heal", "worker-disconnected")
+			}
+		}()
+		rep = upgradeOn(t, "apply --canary 1 --waves 100% --agent-wait 2m")
+		n = byNode(rep)
+		if rep.State != "done" || n["manager-1"]["upgraded"] == 0 || n["manager-2"]["upgraded"] != 0 || n["manager-2"]["pending"] == 0 ||
+			!strings.Contains(rep.Reason, "of node manager-2, not connected to the master (3022)") {
+			t.Fatalf("worker cut: %s %s %v", rep.State, rep.Reason, n)
+		}
+		for id, a := range rep.Agents {
+			if a.Node == "manager-2" && a.State == "pending" && a.Failure != nil && (a.Failure.Code != 3022 || !strings.Contains(a.Failure.Cause, "manager-2")) {
+				t.Errorf("%s: %+v", id, a.Failure)
+			}
+		}
+		// The fix health names, then resume sends the worker's share through the master.
+		l.MustSiemlab("heal", "worker-disconnected")
+		healed = true
+		if r := until(t, "manager-1", 0, 2*time.Minute, "--check", "manager.cluster"); r.Code != 0 {
+			t.Fatalf("the worker back: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		rep = upgradeOn(t, "resume --agent-wait 2m")
+		n = byNode(rep)
+		if rep.State != "done" || n["manager-2"]["upgraded"] == 0 || n["manager-1"]["failed"]+n["manager-2"]["failed"] != 0 {
+			t.Fatalf("resume after the worker is back: %s %s %v", rep.State, rep.Reason, n)
+		}
+		t.Logf("cut and resumed: %v, %d requests", n, rep.Requests)
 	})
 
 	t.Run("worker-disconnected", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -31,7 +32,8 @@ const (
 	// the per-agent ones): no WPK in the repository for the agents' platforms (1819), an agent that
 	// drops mid-upgrade and never comes back (Updating, then Timeout), a task reported Timeout though
 	// the agent upgraded, a task stuck in Updating though the agent upgraded, and a manager refusing the
-	// sends beyond its max_threads ("Send lock restart error").
+	// sends beyond its max_threads ("Send lock restart error"). upgrade-no-wpk:PLATFORM[/ARCH][,…] limits
+	// the missing WPK to those platforms (os.platform or os.name, and os.arch).
 	UpgradeNoWPK           = "upgrade-no-wpk"
 	UpgradeAgentDrops      = "upgrade-agent-drops"
 	UpgradeTimeoutUpgraded = "upgrade-timeout-upgraded"
@@ -55,8 +57,10 @@ func DirForRoot(root string) string { return filepath.Join(root, "var", "lib", "
 // ErrUnknown is returned for a fault kind the emulators do not know.
 var ErrUnknown = errors.New("unknown fault")
 
-// Set switches a fault on (creates its marker file) or off (removes it).
+// Set switches a fault on (creates its marker file) or off (removes it). kind may carry an argument
+// after a colon ("upgrade-no-wpk:windows"), written into the marker for the emulator (Arg).
 func Set(dir, kind string, on bool) error {
+	kind, arg, _ := strings.Cut(kind, ":")
 	if !slices.Contains(kinds, kind) {
 		return fmt.Errorf("%w %q (known: %v)", ErrUnknown, kind, kinds)
 	}
@@ -70,7 +74,11 @@ func Set(dir, kind string, on bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("set fault %s: %w", kind, err)
 	}
-	if err := os.WriteFile(p, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+	content := time.Now().UTC().Format(time.RFC3339) + "\n"
+	if arg != "" {
+		content += arg + "\n"
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("set fault %s: %w", kind, err)
 	}
 	return nil
@@ -83,6 +91,20 @@ type Checker struct{ Dir string }
 func (c Checker) Active(kind string) bool {
 	_, ok := c.Since(kind)
 	return ok
+}
+
+// Arg is the argument the fault was set with ("" when none, or when the fault is off).
+func (c Checker) Arg(kind string) string {
+	if c.Dir == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(c.Dir, kind))
+	if err != nil {
+		return ""
+	}
+	_, rest, _ := strings.Cut(string(b), "\n")
+	arg, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSpace(arg)
 }
 
 // Since reports whether the fault is on and since when (the marker's modification time).

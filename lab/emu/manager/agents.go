@@ -60,6 +60,8 @@ type Agent struct {
 	// SyscheckStart and SyscheckEnd are the unix times of the last syscheck scan (0: never ran).
 	SyscheckStart int64 `json:"syscheck_start,omitempty"`
 	SyscheckEnd   int64 `json:"syscheck_end,omitempty"`
+	// Node is set on the master for a worker's agent (its agent-info as last synced); never stored.
+	Node string `json:"node,omitempty"`
 }
 
 // IDString is the three-digit zero-padded id.
@@ -339,12 +341,19 @@ func SeedAgents(n int, now time.Time) []*Agent {
 }
 
 // Seed writes n seeded agents unless a database exists (or replace is true).
-func Seed(h Home, n int, replace bool, now time.Time) error {
+func Seed(h Home, n int, replace bool, now time.Time) error { return SeedFrom(h, 1, n, replace, now) }
+
+// SeedFrom seeds n agents from id first on (the seeded agents first..first+n-1: a worker of a
+// distributed lab holds other ids than its master, as agent ids are the cluster's).
+func SeedFrom(h Home, first, n int, replace bool, now time.Time) error {
+	first = max(first, 1)
 	s := NewAgentStore(h)
 	return s.Update(func(cur []*Agent) ([]*Agent, bool, error) {
 		if _, err := os.Stat(h.AgentsDB()); err == nil && !replace {
 			return nil, false, nil
 		}
-		return SeedAgents(n, now), true, nil
+		all := SeedAgents(first+n-1, now)
+		out := all[:1]
+		return append(out, all[first:]...), true, nil
 	})
 }

@@ -165,6 +165,10 @@ type ClusterOptions struct {
 	Listen string
 	// MasterAddr overrides the worker's master address (tests).
 	MasterAddr string
+	// AgentInfo is a worker's agent-info rows (its agents as it sees them), synced to the master.
+	AgentInfo func() []*Agent
+	// DAPI answers, on a worker, a request the master forwards to it (clusterdapi.go).
+	DAPI func(fwd dapiFwd) dapiReply
 }
 
 // ClusterDaemon is a running wazuh-clusterd.
@@ -177,19 +181,25 @@ type ClusterDaemon struct {
 	mu      sync.Mutex
 	workers map[string]*workerConn // master: connected workers by name
 	order   []string               // master: connection order
+	remote  map[string]*remoteNode // master: each worker's agents as last synced (kept when it leaves)
 	// worker side
 	conn      net.Conn
 	rd        *bufio.Reader
 	connected bool
 	reqMu     sync.Mutex
-	wg        sync.WaitGroup
-	cancel    context.CancelFunc
+	// worker side: where the master is, for the DAPI channel
+	masterAddr string
+	dialer     *net.Dialer
+	wg         sync.WaitGroup
+	cancel     context.CancelFunc
 }
 
 type workerConn struct {
 	conn   net.Conn
 	info   ClusterNodeInfo
 	status WorkerStatus
+	dapi   *dapiChan     // the worker's channel for the requests the master forwards (nil until it opens)
+	closed chan struct{} // closed when the worker's session ends
 }
 
 type clusterMsg struct {
@@ -205,6 +215,9 @@ type clusterMsg struct {
 	Err           *wazuhError       `json:"err,omitempty"`
 	Nodes         []ClusterNode     `json:"nodes,omitempty"`
 	Files         map[string]string `json:"files,omitempty"`
+	Agents        []*Agent          `json:"agents,omitempty"` // sync_a_w_m: the worker's agent-info rows
+	Fwd           *dapiFwd          `json:"fwd,omitempty"`    // dapi: a request the master forwards
+	FwdReply      *dapiReply        `json:"fwd_reply,omitempty"`
 }
 
 // clusterLog writes logs/cluster.log as wazuh-clusterd does ("%(asctime)s %(levelname)s: [%(tag)s]
@@ -254,7 +267,8 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*ClusterDaemon, error)
 	def(&o.SyncAgentInfo, clusterSyncAgentInfo)
 	def(&o.CheckKeepAlive, clusterCheckKeepAlive)
 	def(&o.MaxNoKeepAlive, clusterMaxNoKeepAlive)
-	d := &ClusterDaemon{o: o, log: &clusterLog{path: o.Home.ClusterLog(), now: o.Now}, workers: map[string]*workerConn{}}
+	d := &ClusterDaemon{o: o, log: &clusterLog{path: o.Home.ClusterLog(), now: o.Now}, workers: map[string]*workerConn{},
+		remote: map[string]*remoteNode{}}
 	ctx, d.cancel = context.WithCancel(ctx)
 	if o.Conf.NodeType == "master" {
 		addr := o.Listen
@@ -395,6 +409,10 @@ func (d *ClusterDaemon) handleWorker(ctx context.Context, c net.Conn) {
 	d.log.write("INFO", tag, "Main", fmt.Sprintf("Connection from ('%s', %s)", peer, port))
 	rd := bufio.NewReader(c)
 	hello, err := readMsg(rd)
+	if err == nil && hello.Cmd == "dapi" {
+		d.attachDAPI(ctx, hello.Name, c, rd)
+		return
+	}
 	if err != nil || hello.Cmd != "hello" {
 		d.log.write("ERROR", tag, "Main", "Error during handshake with incoming connection.")
 		return
@@ -425,7 +443,7 @@ func (d *ClusterDaemon) handleWorker(ctx context.Context, c net.Conn) {
 		refuse(3031, "")
 		return
 	}
-	w := &workerConn{conn: c, info: ClusterNodeInfo{Name: name, Type: hello.Type, Version: hello.Version, IP: peer},
+	w := &workerConn{conn: c, closed: make(chan struct{}), info: ClusterNodeInfo{Name: name, Type: hello.Type, Version: hello.Version, IP: peer},
 		status: WorkerStatus{SyncIntegrityFree: true, SyncAgentInfoFree: true, lastKeepAlive: d.o.Now(),
 			LastCheckIntegrity: map[string]any{"date_start_master": notAvailable, "date_end_master": notAvailable},
 			LastSyncIntegrity: map[string]any{"date_start_master": notAvailable, "date_end_master": notAvailable, "total_extra_valid": 0,
@@ -436,10 +454,13 @@ func (d *ClusterDaemon) handleWorker(ctx context.Context, c net.Conn) {
 	d.mu.Lock()
 	d.workers[name] = w
 	d.order = append(d.order, name)
+	d.joined(name)
 	d.mu.Unlock()
 	defer func() {
+		close(w.closed)
 		d.mu.Lock()
 		if d.workers[name] == w {
+			d.left(name)
 			delete(d.workers, name)
 			for i, n := range d.order {
 				if n == name {
@@ -489,6 +510,7 @@ func (d *ClusterDaemon) masterRequest(tag string, w *workerConn, m clusterMsg) c
 		return clusterMsg{OK: "sync", RulesetHash: hash, Files: files}
 	case "sync_a_w_m":
 		w.info.NActiveAgents = m.NActiveAgents
+		d.synced(w.info.Name, m.Agents)
 		w.status.LastSyncAgentInfo = map[string]any{"date_start_master": now.Format(decimalsDate),
 			"date_end_master": d.o.Now().UTC().Format(decimalsDate), "n_synced_chunks": 1}
 		d.log.write("INFO", tag, "Agent-info sync", "Finished in 0.001s. Updated 1 chunks.")
@@ -561,6 +583,9 @@ func (d *ClusterDaemon) runWorker(ctx context.Context) {
 		if ip := net.ParseIP(d.o.Conf.BindAddr); ip != nil && !ip.IsUnspecified() && d.o.MasterAddr == "" {
 			dialer.LocalAddr = &net.TCPAddr{IP: ip} // the master sees the worker's own address
 		}
+		d.mu.Lock()
+		d.masterAddr, d.dialer = addr, dialer
+		d.mu.Unlock()
 		c, err := dialer.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -632,7 +657,8 @@ func (d *ClusterDaemon) workerSession(ctx context.Context, tag string, c net.Con
 			}
 		}
 	}
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); d.serveDAPI(sctx, tag) }()
 	go loop(d.o.KeepAlive, true, func() error {
 		r, err := d.request(clusterMsg{Cmd: "echo-c"})
 		if err != nil {
@@ -666,7 +692,7 @@ func (d *ClusterDaemon) workerSession(ctx context.Context, tag string, c net.Con
 	})
 	go loop(d.o.SyncAgentInfo, true, func() error {
 		d.log.write("INFO", tag, "Agent-info sync", "Starting.")
-		if _, err := d.request(clusterMsg{Cmd: "sync_a_w_m", NActiveAgents: d.o.ActiveAgents()}); err != nil {
+		if _, err := d.request(clusterMsg{Cmd: "sync_a_w_m", NActiveAgents: d.o.ActiveAgents(), Agents: d.agentInfo()}); err != nil {
 			d.log.write("ERROR", tag, "Agent-info sync", fmt.Sprintf("Error synchronizing agent info: %v", err))
 			return err
 		}
@@ -827,7 +853,7 @@ func startClusterd(ctx context.Context, h Home, confBytes []byte, api *APIServer
 	}
 	v, _ := h.ReadVersion()
 	d, err := StartCluster(ctx, ClusterOptions{Home: h, Conf: cc, Version: v.Plain(), Now: now, Faults: fchk,
-		ActiveAgents: func() int { return api.activeAgents(cc.NodeName) }})
+		ActiveAgents: func() int { return api.activeAgents(cc.NodeName) }, AgentInfo: api.agentInfo, DAPI: api.serveDAPI})
 	if err != nil {
 		olog.write("wazuh-clusterd", "CRITICAL", fmt.Sprintf("(1206): Unable to Bind port '%d' due to [%v]", cc.Port, err))
 		markFailed(h, "wazuh-clusterd")

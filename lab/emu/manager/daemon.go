@@ -64,6 +64,7 @@ type DaemonOptions struct {
 	Home       Home
 	ReadyDelay time.Duration // how long the basic daemons report "restarting" after start (API 1017)
 	SeedAgents int           // agents seeded when the database does not exist
+	SeedFrom   int           // the first seeded agent's id (0: 1)
 	Reseed     bool          // replace the database with SeedAgents agents
 	SeedOnly   bool          // seed and exit
 	FaultsDir  string
@@ -90,6 +91,7 @@ func DaemonMain(ctx context.Context, args []string, stderr io.Writer, env func(s
 	home := fs.String("home", "", "manager install directory (required)")
 	delay := fs.Duration("ready-delay", 3*time.Second, "time the basic daemons report 'restarting' after start")
 	seed := fs.Int("seed-agents", 5, "number of agents to seed when var/db/agents.jsonl does not exist")
+	seedFrom := fs.Int("seed-from", 1, "the first seeded agent's id (a worker's agents: ids after the master's)")
 	reseed := fs.Bool("reseed", false, "replace the agents database with --seed-agents agents")
 	seedOnly := fs.Bool("seed-only", false, "seed the agents database and exit")
 	fs.Bool("f", true, "run in the foreground (always)")
@@ -106,7 +108,7 @@ func DaemonMain(ctx context.Context, args []string, stderr io.Writer, env func(s
 		return 1
 	}
 	h := Home{Dir: abs}
-	return RunDaemon(ctx, DaemonOptions{Home: h, ReadyDelay: *delay, SeedAgents: *seed, Reseed: *reseed, SeedOnly: *seedOnly,
+	return RunDaemon(ctx, DaemonOptions{Home: h, ReadyDelay: *delay, SeedAgents: *seed, SeedFrom: *seedFrom, Reseed: *reseed, SeedOnly: *seedOnly,
 		FaultsDir: h.FaultsDir(env(faults.EnvDir)), Stderr: stderr})
 }
 
@@ -129,7 +131,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 	pid := os.Getpid()
 
 	if o.SeedOnly || o.Reseed {
-		if err := Seed(h, o.SeedAgents, o.Reseed, o.Now()); err != nil {
+		if err := SeedFrom(h, o.SeedFrom, o.SeedAgents, o.Reseed, o.Now()); err != nil {
 			fmt.Fprintf(o.Stderr, "siem-managerd: seed agents: %v\n", err)
 			return 1
 		}
@@ -166,7 +168,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 		olog.write("wazuh-apid", "ERROR", err.Error())
 		return 1
 	}
-	if err := Seed(h, o.SeedAgents, false, o.Now()); err != nil {
+	if err := SeedFrom(h, o.SeedFrom, o.SeedAgents, false, o.Now()); err != nil {
 		olog.write("wazuh-db", "ERROR", err.Error())
 		return 1
 	}

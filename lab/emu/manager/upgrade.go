@@ -69,6 +69,10 @@ type task struct {
 	// "refused" (the send fails: bulk beyond max_threads), "nowpk-file" (upgrade_custom, file missing).
 	Fate    string
 	settled int // 0 nothing written, 1 the restart written, 2 the end written
+	// Remote: on the master, a task a worker's module reported (its agent is the worker's), with the
+	// worker's timing; the master learns its progress only while the worker is connected.
+	Remote bool
+	Timing UpgradeTiming
 }
 
 type upgradeModule struct {
@@ -280,8 +284,7 @@ func versionTag(v string) string {
 func fmtTask(t time.Time) string { return t.UTC().Format(agentTimeFormat) }
 
 // taskItem is one upgrade_result item in the real API's key order.
-func taskItem(t *task, now time.Time, tm UpgradeTiming) orderedObject {
-	st, upd, msg := t.status(now, tm)
+func taskItem(t *task, st string, upd time.Time, msg string) orderedObject {
 	o := orderedObject{{"message", "Success"}, {"agent", fmt.Sprintf("%03d", t.Agent)}, {"task_id", t.ID}, {"node", t.Node},
 		{"module", "upgrade_module"}, {"command", t.Command}, {"status", st}}
 	if msg != "" {

@@ -228,3 +228,46 @@ func TestUpgradeDropTimesOut(t *testing.T) {
 		t.Errorf("dropped agent's task: %s", st)
 	}
 }
+
+// upgrade-no-wpk:PLATFORM[/ARCH],…: only the agents of those platforms are refused 1819 (001 ubuntu,
+// 008 rocky, 010 debian, all x86_64); the others get their task.
+func TestUpgradeNoWPKPerPlatform(t *testing.T) {
+	for _, tc := range []struct {
+		arg     string
+		refused []string
+	}{
+		{"debian", []string{"010"}},
+		{"Ubuntu/X86_64", []string{"001"}}, // os.name, any case
+		{"rocky/x86_64,ubuntu", []string{"001", "008"}},
+		{"rocky/aarch64", nil},
+		{"", []string{"001", "008", "010"}}, // no argument: every platform
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			f, tok := upgradeFixture(t, 8)
+			kind := faults.UpgradeNoWPK
+			if tc.arg != "" {
+				kind += ":" + tc.arg
+			}
+			if err := faults.Set(f.fdir, kind, true); err != nil {
+				t.Fatal(err)
+			}
+			if got := (faults.Checker{Dir: f.fdir}).Arg(faults.UpgradeNoWPK); got != tc.arg {
+				t.Fatalf("the fault's argument: %q", got)
+			}
+			_, _, b := f.do("PUT", "/agents/upgrade?agents_list=001,008,010", tok, "")
+			e := decodeEnv(t, b)
+			var refused []string
+			for _, fi := range e.Data.FailedItems {
+				if fi.Error.Code != 1819 || fi.Error.Message != msgNoWPK {
+					t.Errorf("failed item %+v", fi)
+				}
+				for _, id := range fi.ID {
+					refused = append(refused, fmt.Sprint(id))
+				}
+			}
+			if fmt.Sprint(refused) != fmt.Sprint(tc.refused) || e.Data.TotalAffectedItems != 3-len(tc.refused) {
+				t.Errorf("refused %v, want %v: %s", refused, tc.refused, b)
+			}
+		})
+	}
+}

@@ -121,6 +121,9 @@ func (s *APIServer) upgradeSelection(w http.ResponseWriter, r *http.Request, all
 	if !ok {
 		return nil, nil, nil, false, false
 	}
+	if localOnly(r) {
+		agents = localAgents(agents)
+	}
 	c = s.viewCtx(agents)
 	byID := indexAgents(agents)
 	if !explicit {
@@ -165,6 +168,10 @@ func (s *APIServer) handleUpgrade(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if s.distributes(r) {
+		s.upgradeDistributed(w, r)
+		return
+	}
 	sel, c, fails, explicit, ok := s.upgradeSelection(w, r, true)
 	if !ok {
 		return
@@ -202,20 +209,22 @@ func (s *APIServer) handleUpgrade(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	created := []taskCreated{}
 	noWPK := s.o.Faults.Active(faults.UpgradeNoWPK)
+	noWPKFor := parseNoWPK(s.o.Faults.Arg(faults.UpgradeNoWPK))
 	refuse := s.o.Faults.Active(faults.UpgradeBulkRefused)
 	fileOK := !custom || s.customFileExists(first(q, "file_path"))
 	for _, a := range sel {
 		sid := a.IDString()
 		cur := c.version(a)
-		platform := ""
+		platform, faulted := "", noWPK && len(noWPKFor) == 0
 		if o := c.os(a); o != nil {
 			platform = o.Platform
+			faulted = faulted || noWPK && noWPKFor.match(o)
 		}
 		switch t := m.tasks[a.ID]; {
 		case t != nil && t.live(now, tm):
 			moduleFail(1820, sid)
 			continue
-		case !custom && (noWPK || noWPKPlatforms[strings.ToLower(platform)]):
+		case !custom && (faulted || noWPKPlatforms[strings.ToLower(platform)]):
 			moduleFail(1819, sid)
 			continue
 		case !custom && compareVersions(cur, "3.0.0") < 0:
@@ -271,9 +280,33 @@ func (s *APIServer) handleUpgradeResult(w http.ResponseWriter, r *http.Request) 
 			}
 			continue
 		}
-		items = append(items, taskItem(t, now, tm))
+		items = append(items, s.remoteTaskItem(t, now, tm))
 	}
 	m.mu.Unlock()
 	writeJSON(w, r, 200, affected(items, len(items), fails, "All upgrade tasks were returned",
 		"Some upgrade tasks were not returned", "No upgrade task was returned"))
+}
+
+// noWPKSelector is the upgrade-no-wpk fault's argument: the platforms whose WPK is missing, each
+// PLATFORM (os.platform or os.name) or PLATFORM/ARCH (and os.arch), comma separated.
+type noWPKSelector []struct{ platform, arch string }
+
+func parseNoWPK(arg string) noWPKSelector {
+	var out noWPKSelector
+	for _, part := range strings.Split(arg, ",") {
+		p, a, _ := strings.Cut(strings.ToLower(strings.TrimSpace(part)), "/")
+		if p != "" {
+			out = append(out, struct{ platform, arch string }{p, a})
+		}
+	}
+	return out
+}
+
+func (sel noWPKSelector) match(o *OS) bool {
+	for _, s := range sel {
+		if (s.platform == strings.ToLower(o.Platform) || s.platform == strings.ToLower(o.Name)) && (s.arch == "" || s.arch == strings.ToLower(o.Arch)) {
+			return true
+		}
+	}
+	return false
 }

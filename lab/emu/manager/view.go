@@ -49,6 +49,9 @@ func (c *viewCtx) status(a *Agent) string {
 	if a.ID == 0 {
 		return StatusActive
 	}
+	if a.Node != "" {
+		return a.Conn // a worker's agent: as the worker synced it
+	}
 	if a.Conn == StatusActive && (c.disconnected || c.notBack[a.ID]) {
 		return StatusDisconnected
 	}
@@ -60,6 +63,8 @@ func (c *viewCtx) lastKeepAlive(a *Agent) int64 {
 	switch {
 	case a.ID == 0:
 		return neverKeepAlive
+	case a.Node != "":
+		return a.LastKeepAlive
 	case a.Conn == StatusActive && c.disconnected:
 		return c.discSince.Add(-time.Duration(5+a.ID%50) * time.Second).Unix()
 	case a.Conn == StatusActive && c.notBack[a.ID]:
@@ -205,6 +210,9 @@ func (c *viewCtx) field(a *Agent, name string) string {
 	case "node_name":
 		if c.status(a) == StatusNeverConnected {
 			return "unknown" // global.db's default until the agent connects to a node
+		}
+		if a.Node != "" {
+			return a.Node
 		}
 		return c.nodeName
 	case "dateAdd":
