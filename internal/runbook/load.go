@@ -199,6 +199,9 @@ func Check(rb *Runbook) Problems {
 			if s.Undo != nil {
 				add(s, "an always-step cannot have an undo")
 			}
+			if s.PointOfNoReturn {
+				add(s, "an always-step runs after the outcome is decided; it cannot be a point_of_no_return")
+			}
 		} else if sawAlways {
 			add(s, "comes after an always-step; always-steps (finally) must be last")
 		}

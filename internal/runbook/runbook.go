@@ -60,6 +60,11 @@ type Step struct {
 	// Always marks a finally-step: it runs after success, abort and rollback.
 	// Always-steps come after every other step.
 	Always bool `yaml:"always"`
+	// PointOfNoReturn marks the step from which the run can no longer simply be resumed or undone
+	// on this host: a no-go at it or at a later step of its subtree (the steps whose id shares its
+	// first path segment) rolls the whole deployment back (node.yaml's indexer/start: the node ran
+	// the new version, which upgraded its data). See Runbook.PastPointOfNoReturn.
+	PointOfNoReturn bool `yaml:"point_of_no_return"`
 	// Description is free text for plans.
 	Description string `yaml:"description"`
 
@@ -171,4 +176,21 @@ func (ps Problems) Err() error {
 		return ps[i].Line < ps[j].Line
 	})
 	return ps
+}
+
+// PastPointOfNoReturn are the ids of the steps past a point of no return: each step marked
+// point_of_no_return and the later steps of its subtree, in runbook order.
+func (rb *Runbook) PastPointOfNoReturn() []string {
+	var out []string
+	past := ""
+	for _, s := range rb.Steps {
+		sub, _, _ := strings.Cut(s.ID, "/")
+		if s.PointOfNoReturn {
+			past = sub
+		}
+		if past != "" && sub == past {
+			out = append(out, s.ID)
+		}
+	}
+	return out
 }

@@ -7,27 +7,37 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/runbooks"
 )
 
 // The point of no return of a roll and the automatic rollback past it (docs/distributed.md).
 
-// autoRollbackSteps are the node.yaml steps past the point of no return of an indexer node: it
-// started at the new version (its data upgraded on the way), so a no-go from here rolls the whole
-// deployment back.
-var autoRollbackSteps = []string{"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health"}
+// pastPointOfNoReturn are the node.yaml steps past the point of no return (the step marked
+// point_of_no_return and the later steps of its subtree: an indexer node that started at the new
+// version, its data upgraded on the way), so a no-go from there rolls the whole deployment back.
+var pastPointOfNoReturn = sync.OnceValues(func() ([]string, error) {
+	rb, err := embedded(runbooks.Node)
+	if err != nil {
+		return nil, err
+	}
+	return rb.PastPointOfNoReturn(), nil
+})
 
 // noGoAfterStart says whether err, from this host's turn, is a no-go that rolls the deployment
 // back: a node.yaml step failing past an indexer node's start, or a turn the engine already
 // rolled back on this host (exit 10). It returns the failed step.
 func noGoAfterStart(err error) (string, bool) {
 	var fe *engine.FailedError
-	if errors.As(err, &fe) && slices.Contains(autoRollbackSteps, fe.Step) {
-		return fe.Step, true
+	if errors.As(err, &fe) {
+		if past, perr := pastPointOfNoReturn(); perr == nil && slices.Contains(past, fe.Step) {
+			return fe.Step, true
+		}
 	}
 	var rb *engine.RolledBackError
 	if errors.As(err, &rb) {
