@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -35,6 +36,25 @@ func TestClusterRollbackRunbook(t *testing.T) {
 		if s.Always {
 			t.Errorf("step %s is an always-step: it would run in every phase", s.ID)
 		}
+	}
+	// the phases (rollback --cluster --phase NAME) in the order of their steps
+	raw, err := runbook.Read(runbooks.FS, runbooks.ClusterRollback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := runbook.Parse(raw, runbooks.ClusterRollback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rb.PhaseNames(), " "); got != "prepare indexer-down indexer-up restore node finish" {
+		t.Errorf("phases %q", got)
+	}
+	var order []string
+	for _, ph := range rb.Phases {
+		order = append(order, ph.Steps...)
+	}
+	if got := strings.Join(order, " "); got != strings.Join(phases, " ") {
+		t.Errorf("the phases' subtrees %q, want the steps' order %q", got, strings.Join(phases, " "))
 	}
 	before(t, p, "prepare/record", "indexer-down/stop", "indexer-down/downgrade", "indexer-down/data-aside", "indexer-up/start",
 		"restore/security", "restore/indexer-snapshot", "restore/allocation-all", "restore/green", "restore/record",

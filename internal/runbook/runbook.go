@@ -31,6 +31,9 @@ type Runbook struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Steps       []Step `yaml:"steps"`
+	// Phases name the parts of the runbook run on their own, each on the hosts it names
+	// (cluster-rollback.yaml's --phase); empty: the runbook runs whole.
+	Phases []Phase `yaml:"phases"`
 
 	// Source names where the runbook came from (file name), for messages.
 	Source string `yaml:"-"`
@@ -70,6 +73,24 @@ type Step struct {
 
 	// Line is the step's line in Source (1-based), 0 if unknown.
 	Line int `yaml:"-"`
+}
+
+// Phase is a named part of a runbook, run on its own: the step-id subtrees it selects.
+type Phase struct {
+	Name string `yaml:"name"`
+	// Where says on which hosts the phase runs (plans, dry runs).
+	Where string `yaml:"where"`
+	// Steps are the step-id subtrees (first path segments) the phase selects.
+	Steps []string `yaml:"steps"`
+}
+
+// PhaseNames are the names of the runbook's phases, in order.
+func (rb *Runbook) PhaseNames() []string {
+	out := make([]string, len(rb.Phases))
+	for i, p := range rb.Phases {
+		out[i] = p.Name
+	}
+	return out
 }
 
 // Action is an undo: a kind and its parameters.

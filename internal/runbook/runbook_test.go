@@ -95,6 +95,22 @@ steps:
 		}},
 		{"two documents", "name: x\nsteps: [{id: a, kind: a.b}]\n---\nname: y\n", []string{"more than one YAML document"}},
 		{"undo without kind", "name: x\nsteps: [{id: a, kind: a.b, undo: {with: {x: 1}}}]\n", []string{"undo: no kind"}},
+		{"phases", `name: x
+phases:
+  - {name: a, steps: [one, ghost]}
+  - {name: a, steps: [one]}
+  - {steps: []}
+steps:
+  - {id: one/x, kind: a.b}
+  - {id: two/x, kind: a.b}
+`, []string{
+			"phase a: subtree ghost holds no step of this runbook",
+			"phase a: duplicate name",
+			"phase a: subtree one is already phase a's",
+			"phase 3 has no name",
+			"phase  selects no steps",
+			"step two/x is in no phase: add its subtree two to one",
+		}},
 		{"always-step as the point of no return", "name: x\nsteps: [{id: a, kind: a.b}, {id: fin, kind: a.e, always: true, point_of_no_return: true}]\n", []string{"x.yaml:2: step fin: an always-step runs after the outcome is decided; it cannot be a point_of_no_return"}},
 	}
 	for _, tt := range tests {

@@ -6,41 +6,43 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/runbooks"
 )
 
 // The rollback of a roll (`siemctl rollback --cluster`, docs/distributed.md): one phase of
 // runbooks/cluster-rollback.yaml at a time on the hosts the phase names; the record's side is
 // internal/ops/rollout's rollback.go. ansible/rollback.yml drives the phases.
 
-// RollbackPhases are the phases of a cluster rollback, in order, and where each runs.
-var RollbackPhases = []struct{ Name, Where string }{
-	{"prepare", "every host, the one that ran upgrade apply --cluster first"},
-	{"indexer-down", "every indexer host at once"},
-	{"indexer-up", "every indexer host at once"},
-	{"restore", "once, on the host that ran upgrade apply --cluster"},
-	{"node", "each manager and dashboard host in its turn (the record's order)"},
-	{"finish", "once, on any host"},
-}
+// RollbackPhases are the phases of a roll's rollback, in order, each with where it runs and its
+// subtrees: cluster-rollback.yaml's phases.
+var RollbackPhases = sync.OnceValues(func() ([]runbook.Phase, error) {
+	rb, err := embedded(runbooks.ClusterRollback)
+	if err != nil {
+		return nil, err
+	}
+	return rb.Phases, nil
+})
 
-// RollbackPhaseNames lists the phases' names.
+// RollbackPhaseNames lists the phases' names (none when the embedded runbook does not decode,
+// which its tests rule out).
 func RollbackPhaseNames() []string {
-	out := make([]string, len(RollbackPhases))
-	for i, p := range RollbackPhases {
+	phases, _ := RollbackPhases()
+	out := make([]string, len(phases))
+	for i, p := range phases {
 		out[i] = p.Name
 	}
 	return out
 }
-
-// nodeRollbackComponents are the runbook subtrees of the node phase.
-var nodeRollbackComponents = []string{"manager", "shipper", "dashboard"}
 
 // RollbackRequest is one phase of a roll's rollback on this host (`siemctl rollback --cluster`).
 type RollbackRequest struct {
@@ -62,7 +64,11 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 			return cli.FlagErrorf("a cluster rollback runs phase by phase on the hosts each phase names: --phase %s (ansible-playbook %s/rollback.yml runs them all; --dry-run without --phase prints every phase)",
 				strings.Join(RollbackPhaseNames(), "|"), "/usr/share/siemctl/ansible")
 		}
-		for _, p := range RollbackPhases {
+		phases, err := RollbackPhases()
+		if err != nil {
+			return err
+		}
+		for _, p := range phases {
 			fmt.Fprintf(o.IO.Out, "\n## phase %s (%s): siemctl rollback --cluster --phase %s\n", p.Name, p.Where, p.Name)
 			q := *o
 			q.Phase = p.Name
@@ -72,15 +78,21 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 		}
 		return nil
 	}
-	if !slices.Contains(RollbackPhaseNames(), o.Phase) {
+	phases, err := RollbackPhases()
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(phases, func(p runbook.Phase) bool { return p.Name == o.Phase })
+	if i < 0 {
 		return cli.FlagErrorf("--phase %q: want one of %s", o.Phase, strings.Join(RollbackPhaseNames(), ", "))
 	}
+	phase := phases[i]
 	deps, err := o.Deps(ctx)
 	if err != nil {
 		return err
 	}
 	cfg := deps.Config
-	sel := engine.Selection{Only: []string{o.Phase}}
+	sel := engine.Selection{Only: slices.Clone(phase.Steps)}
 	switch o.Phase {
 	case "prepare":
 		if !cfg.Runs("shipper") {
@@ -92,7 +104,7 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 		}
 	case "node":
 		sel.Only = nil
-		for _, c := range nodeRollbackComponents {
+		for _, c := range phase.Steps {
 			if cfg.Runs(c) {
 				sel.Only = append(sel.Only, c)
 			}
