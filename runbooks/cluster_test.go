@@ -65,30 +65,28 @@ func TestClusterRunbooks(t *testing.T) {
 // steps a no-go rolls the deployment back (internal/upgrade/roll); a manager, shipper or dashboard
 // failure is resumed instead.
 func TestNodePointOfNoReturn(t *testing.T) {
-	raw, err := runbook.Read(runbooks.FS, runbooks.Node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := runbook.Parse(raw, runbooks.Node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := rb.PastPointOfNoReturn()
+	got := parsed(t, runbooks.Node).PastPointOfNoReturn()
 	want := []string{"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("past the point of no return: %q, want %q", got, want)
 	}
 	for _, name := range []string{runbooks.Upgrade, runbooks.Rollback, runbooks.ClusterApply, runbooks.ClusterFinish, runbooks.ClusterRollback} {
-		raw, err := runbook.Read(runbooks.FS, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rb, err := runbook.Parse(raw, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if past := rb.PastPointOfNoReturn(); len(past) != 0 {
+		if past := parsed(t, name).PastPointOfNoReturn(); len(past) != 0 {
 			t.Errorf("%s marks a point of no return: %q (only a host's turn of a roll has one)", name, past)
 		}
 	}
+}
+
+// parsed is the embedded runbook name, decoded and checked.
+func parsed(t *testing.T, name string) *runbook.Runbook {
+	t.Helper()
+	raw, err := runbook.Read(runbooks.FS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := runbook.Parse(raw, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rb
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -38,14 +37,7 @@ func TestClusterRollbackRunbook(t *testing.T) {
 		}
 	}
 	// the phases (rollback --cluster --phase NAME) in the order of their steps
-	raw, err := runbook.Read(runbooks.FS, runbooks.ClusterRollback)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := runbook.Parse(raw, runbooks.ClusterRollback)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rb := parsed(t, runbooks.ClusterRollback)
 	if got := strings.Join(rb.PhaseNames(), " "); got != "prepare indexer-down indexer-up restore node finish" {
 		t.Errorf("phases %q", got)
 	}

@@ -19,11 +19,6 @@ import (
 	"github.com/siemctl/siemctl/internal/upgrade/roll/rolltest"
 )
 
-// The _nodes and _cat/cluster_manager answers of a three-node OpenSearch 2.19 cluster.
-// fakeManager is the manager cluster as /cluster/healthcheck lists it.
-// newClusterRig is an indexer cluster of three nodes (indexer-2 elected), a master and a worker, a
-// dashboard, and this host: indexer-1 (its opensearch.yml) unless components say otherwise.
-// rollingRig is a rig whose run is rolling, and this host's turn options (a minute's lease).
 // TestRunPlanCluster: the order from the clusters' facts, the gates, the budget; a run in
 // progress makes the plan NO-GO (exit 3).
 func TestRunPlanCluster(t *testing.T) {
@@ -133,9 +128,6 @@ func TestRunStatusCluster(t *testing.T) {
 	}
 }
 
-// TestInTurn: the turn part of upgrade node: work under the turn, the turn given back when
-// nothing changed, exit 7 naming whose turn it is, exit 6 while this host's lock is held.
-// TestTurnCalls: the dry run of a turn names the record's calls and whose turn it is.
 // TestRunStatusClusterThroughAnotherNode: status learns the other nodes' addresses while
 // indexer.url answers; with that node stopped it reads the record through the next one and says
 // which (text and JSON).
@@ -167,8 +159,6 @@ func TestRunStatusClusterThroughAnotherNode(t *testing.T) {
 	}
 }
 
-// TestInTurnNoGoPastStart: a turn that failed after its node ran the new version does not tell the
-// operator to resume it (the deployment rolls back instead); any other failure does.
 // The cluster plan states what the indexer crosses (the master's release to the target, the nodes'
 // OpenSearch from _nodes), and a 5.x target is a no-go naming the migration.
 func TestRunPlanClusterIndexerVersions(t *testing.T) {

@@ -22,11 +22,11 @@ import (
 	"github.com/siemctl/siemctl/internal/upgrade/roll/rolltest"
 )
 
+// TestInTurn: the turn part of upgrade node: work under the turn, the turn given back when
+// nothing changed, exit 7 naming whose turn it is, exit 6 while this host's lock is held.
 func TestInTurn(t *testing.T) {
 	ctx := context.Background()
-	r := rolltest.New(t)
-	r.Rolling(t)
-	o := r.Turn()
+	r, o := rolling(t)
 	var errOut strings.Builder
 
 	// Give back: nothing was changed.
@@ -71,6 +71,7 @@ func TestInTurn(t *testing.T) {
 	}
 }
 
+// TestTurnCalls: the dry run of a turn names the record's calls and whose turn it is.
 func TestTurnCalls(t *testing.T) {
 	r := rolltest.New(t, "manager", "shipper")
 	// This host is the master: <node_name> of its ossec.conf.
@@ -99,11 +100,11 @@ func TestTurnCalls(t *testing.T) {
 	}
 }
 
+// TestInTurnNoGoPastStart: a turn that failed after its node ran the new version does not tell the
+// operator to resume it (the deployment rolls back instead); any other failure does.
 func TestInTurnNoGoPastStart(t *testing.T) {
 	ctx := context.Background()
-	r := rolltest.New(t)
-	r.Rolling(t)
-	o := r.Turn()
+	_, o := rolling(t)
 	var errOut strings.Builder
 	err := roll.InTurn(ctx, o, &errOut, func(context.Context, *rollout.Turn) error {
 		return &engine.RolledBackError{RunID: "r1", Step: "indexer/rejoined", Cause: errors.New("node not back")}
@@ -265,4 +266,12 @@ func TestRollbackClusterDryRun(t *testing.T) {
 	if err := roll.Rollback(ctx, o); cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "rollback.yml") {
 		t.Errorf("no phase: %v (exit %d)", err, cli.ExitCode(err))
 	}
+}
+
+// rolling is a rig whose run is rolling, and this host's turn options in it.
+func rolling(t *testing.T) (*rolltest.Rig, roll.TurnOptions) {
+	t.Helper()
+	r := rolltest.New(t)
+	r.Rolling(t)
+	return r, r.Turn()
 }
