@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/runbooks"
 )
@@ -57,4 +58,35 @@ func TestClusterRunbooks(t *testing.T) {
 
 	fp := plan(t, runbooks.ClusterFinish)
 	before(t, fp, "rollout/all-done", "indexer/security", "cluster/allocation-all", "cluster/health", "validate/nodes", "watch/window", "rollout/done")
+}
+
+// TestNodePointOfNoReturn: node.yaml marks its own point of no return, an indexer node's first
+// start at the new version (its data upgraded on the way): from there to the end of the indexer's
+// steps a no-go rolls the deployment back (internal/upgrade/roll); a manager, shipper or dashboard
+// failure is resumed instead.
+func TestNodePointOfNoReturn(t *testing.T) {
+	got := parsed(t, runbooks.Node).PastPointOfNoReturn()
+	want := []string{"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("past the point of no return: %q, want %q", got, want)
+	}
+	for _, name := range []string{runbooks.Upgrade, runbooks.Rollback, runbooks.ClusterApply, runbooks.ClusterFinish, runbooks.ClusterRollback} {
+		if past := parsed(t, name).PastPointOfNoReturn(); len(past) != 0 {
+			t.Errorf("%s marks a point of no return: %q (only a host's turn of a roll has one)", name, past)
+		}
+	}
+}
+
+// parsed is the embedded runbook name, decoded and checked.
+func parsed(t *testing.T, name string) *runbook.Runbook {
+	t.Helper()
+	raw, err := runbook.Read(runbooks.FS, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := runbook.Parse(raw, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rb
 }

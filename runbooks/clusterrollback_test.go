@@ -36,6 +36,18 @@ func TestClusterRollbackRunbook(t *testing.T) {
 			t.Errorf("step %s is an always-step: it would run in every phase", s.ID)
 		}
 	}
+	// the phases (rollback --cluster --phase NAME) in the order of their steps
+	rb := parsed(t, runbooks.ClusterRollback)
+	if got := strings.Join(rb.PhaseNames(), " "); got != "prepare indexer-down indexer-up restore node finish" {
+		t.Errorf("phases %q", got)
+	}
+	var order []string
+	for _, ph := range rb.Phases {
+		order = append(order, ph.Steps...)
+	}
+	if got := strings.Join(order, " "); got != strings.Join(phases, " ") {
+		t.Errorf("the phases' subtrees %q, want the steps' order %q", got, strings.Join(phases, " "))
+	}
 	before(t, p, "prepare/record", "indexer-down/stop", "indexer-down/downgrade", "indexer-down/data-aside", "indexer-up/start",
 		"restore/security", "restore/indexer-snapshot", "restore/allocation-all", "restore/green", "restore/record",
 		"manager/stop", "manager/gone", "manager/downgrade", "manager/db", "manager/start", "manager/api", "finish/record", "finish/no-trace")

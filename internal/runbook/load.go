@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,11 +200,53 @@ func Check(rb *Runbook) Problems {
 			if s.Undo != nil {
 				add(s, "an always-step cannot have an undo")
 			}
+			if s.PointOfNoReturn {
+				add(s, "an always-step runs after the outcome is decided; it cannot be a point_of_no_return")
+			}
 		} else if sawAlways {
 			add(s, "comes after an always-step; always-steps (finally) must be last")
 		}
 	}
+	checkPhases(rb, func(format string, args ...any) { add(nil, format, args...) })
 	return probs
+}
+
+// checkPhases: each phase has a unique name and selects subtrees that hold steps, and every step
+// (always-steps included: a phase runs on its own) is in exactly one phase.
+func checkPhases(rb *Runbook, add func(format string, args ...any)) {
+	if len(rb.Phases) == 0 {
+		return
+	}
+	names := map[string]bool{}
+	owner := map[string]string{} // subtree → phase
+	for i, p := range rb.Phases {
+		switch {
+		case p.Name == "":
+			add("phase %d has no name", i+1)
+		case names[p.Name]:
+			add("phase %s: duplicate name", p.Name)
+		}
+		names[p.Name] = true
+		if len(p.Steps) == 0 {
+			add("phase %s selects no steps", p.Name)
+		}
+		for _, sub := range p.Steps {
+			if prev, ok := owner[sub]; ok {
+				add("phase %s: subtree %s is already phase %s's", p.Name, sub, prev)
+				continue
+			}
+			owner[sub] = p.Name
+			if !slices.ContainsFunc(rb.Steps, func(s Step) bool { return strings.HasPrefix(s.ID, sub+"/") }) {
+				add("phase %s: subtree %s holds no step of this runbook", p.Name, sub)
+			}
+		}
+	}
+	for _, s := range rb.Steps {
+		sub, _, _ := strings.Cut(s.ID, "/")
+		if _, ok := owner[sub]; !ok && s.ID != "" {
+			add("step %s is in no phase: add its subtree %s to one", s.ID, sub)
+		}
+	}
 }
 
 func checkKind(kind string, add func(string)) {

@@ -31,6 +31,9 @@ type Runbook struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Steps       []Step `yaml:"steps"`
+	// Phases name the parts of the runbook run on their own, each on the hosts it names
+	// (cluster-rollback.yaml's --phase); empty: the runbook runs whole.
+	Phases []Phase `yaml:"phases"`
 
 	// Source names where the runbook came from (file name), for messages.
 	Source string `yaml:"-"`
@@ -60,11 +63,34 @@ type Step struct {
 	// Always marks a finally-step: it runs after success, abort and rollback.
 	// Always-steps come after every other step.
 	Always bool `yaml:"always"`
+	// PointOfNoReturn marks the step from which the run can no longer simply be resumed or undone
+	// on this host: a no-go at it or at a later step of its subtree (the steps whose id shares its
+	// first path segment) rolls the whole deployment back (node.yaml's indexer/start: the node ran
+	// the new version, which upgraded its data). See Runbook.PastPointOfNoReturn.
+	PointOfNoReturn bool `yaml:"point_of_no_return"`
 	// Description is free text for plans.
 	Description string `yaml:"description"`
 
 	// Line is the step's line in Source (1-based), 0 if unknown.
 	Line int `yaml:"-"`
+}
+
+// Phase is a named part of a runbook, run on its own: the step-id subtrees it selects.
+type Phase struct {
+	Name string `yaml:"name"`
+	// Where says on which hosts the phase runs (plans, dry runs).
+	Where string `yaml:"where"`
+	// Steps are the step-id subtrees (first path segments) the phase selects.
+	Steps []string `yaml:"steps"`
+}
+
+// PhaseNames are the names of the runbook's phases, in order.
+func (rb *Runbook) PhaseNames() []string {
+	out := make([]string, len(rb.Phases))
+	for i, p := range rb.Phases {
+		out[i] = p.Name
+	}
+	return out
 }
 
 // Action is an undo: a kind and its parameters.
@@ -171,4 +197,21 @@ func (ps Problems) Err() error {
 		return ps[i].Line < ps[j].Line
 	})
 	return ps
+}
+
+// PastPointOfNoReturn are the ids of the steps past a point of no return: each step marked
+// point_of_no_return and the later steps of its subtree, in runbook order.
+func (rb *Runbook) PastPointOfNoReturn() []string {
+	var out []string
+	past := ""
+	for _, s := range rb.Steps {
+		sub, _, _ := strings.Cut(s.ID, "/")
+		if s.PointOfNoReturn {
+			past = sub
+		}
+		if past != "" && sub == past {
+			out = append(out, s.ID)
+		}
+	}
+	return out
 }

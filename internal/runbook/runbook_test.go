@@ -95,6 +95,23 @@ steps:
 		}},
 		{"two documents", "name: x\nsteps: [{id: a, kind: a.b}]\n---\nname: y\n", []string{"more than one YAML document"}},
 		{"undo without kind", "name: x\nsteps: [{id: a, kind: a.b, undo: {with: {x: 1}}}]\n", []string{"undo: no kind"}},
+		{"phases", `name: x
+phases:
+  - {name: a, steps: [one, ghost]}
+  - {name: a, steps: [one]}
+  - {steps: []}
+steps:
+  - {id: one/x, kind: a.b}
+  - {id: two/x, kind: a.b}
+`, []string{
+			"phase a: subtree ghost holds no step of this runbook",
+			"phase a: duplicate name",
+			"phase a: subtree one is already phase a's",
+			"phase 3 has no name",
+			"phase  selects no steps",
+			"step two/x is in no phase: add its subtree two to one",
+		}},
+		{"always-step as the point of no return", "name: x\nsteps: [{id: a, kind: a.b}, {id: fin, kind: a.e, always: true, point_of_no_return: true}]\n", []string{"x.yaml:2: step fin: an always-step runs after the outcome is decided; it cannot be a point_of_no_return"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +131,30 @@ steps:
 				t.Errorf("got %d problems, want at least %d:\n%s", len(ps), len(tt.want), msg)
 			}
 		})
+	}
+}
+
+// TestPastPointOfNoReturn: the marked step and the later steps of its subtree, not the steps
+// before it nor those of the next subtree.
+func TestPastPointOfNoReturn(t *testing.T) {
+	rb, err := Parse([]byte(`name: x
+steps:
+  - {id: indexer/stop, kind: a.b}
+  - {id: indexer/start, kind: a.b, point_of_no_return: true}
+  - {id: indexer/rejoined, kind: a.b}
+  - {id: manager/stop, kind: a.b}
+  - {id: manager/start, kind: a.b}
+  - {id: finally/no-trace, kind: a.b, always: true}
+`), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rb.PastPointOfNoReturn(), " "); got != "indexer/start indexer/rejoined" {
+		t.Errorf("past the point of no return: %q", got)
+	}
+	rb.Steps[1].PointOfNoReturn = false
+	if got := rb.PastPointOfNoReturn(); len(got) != 0 {
+		t.Errorf("no mark: %q", got)
 	}
 }
 

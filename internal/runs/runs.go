@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/cli"
@@ -123,4 +124,9 @@ func Finish(c Common, stateDir string, ri *engine.RunInfo, err error) error {
 		return errors.Join(err, rerr)
 	}
 	return err
+}
+
+// CommandLine is the command line a run journals ("siemctl upgrade node --to 4.10.0").
+func CommandLine(args ...string) string {
+	return "siemctl " + strings.Join(args, " ")
 }

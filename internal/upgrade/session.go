@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -343,4 +344,19 @@ func Deadlines(ctx context.Context, plan *steps.Plan, deps *steps.Deps, data map
 // the wait with it.
 func Primaries(ctx context.Context, deps *steps.Deps, data map[string]any) (int, string) {
 	return steps.Primaries(ctx, NewMemEnv(deps, "", data))
+}
+
+// Changes is the session's package changes in one line ("indexer 4.9.0 → 4.10.0, …", or "no
+// package changes"): what apply and the roll's phases say before they run.
+func (s *Session) Changes() string {
+	var parts []string
+	for _, c := range s.Candidates {
+		if c.Target != "" && c.Target != c.Installed {
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, output.Dash(c.Installed), c.Target))
+		}
+	}
+	if len(parts) == 0 {
+		return "no package changes"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,6 @@
 // Package upgrade is what an upgrade run is, apart from the step kinds that
 // act it out (internal/steps) and the commands that start it
-// (internal/cmd/upgrade, internal/cmd/rollback):
+// (internal/cmd/upgrade, internal/cmd/rollback, and the roll, internal/upgrade/roll):
 //
 //   - the session (Session, Prepare, Reopen, RollbackOf): one registry, the
 //     run's planning context (handed by the engine to every Describe), one

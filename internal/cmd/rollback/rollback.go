@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	upgradecmd "github.com/siemctl/siemctl/internal/cmd/upgrade"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // Options are the inputs of `siemctl rollback`.
@@ -25,7 +25,7 @@ type Options struct {
 	Run       string
 	DryRun    bool
 	RetryLock time.Duration
-	// Cluster: the rollback of a rolling upgrade (--cluster --phase P), internal/cmd/upgrade.
+	// Cluster: the rollback of a rolling upgrade (--cluster --phase P), internal/upgrade/roll.
 	Cluster bool
 	Phase   string
 }
@@ -33,7 +33,7 @@ type Options struct {
 // NewCmdRollback builds `siemctl rollback`.
 func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Common: runs.Common{IO: f.IO, Deps: runs.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
-	co := upgradecmd.NewRollbackClusterOptions(f)
+	co := &roll.RollbackRequest{Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f), Lease: roll.DefaultLease, Poll: roll.DefaultTurnPoll}}
 	cmd := &cobra.Command{
 		Use:   "rollback [RUN]",
 		Short: "Put the previous version back, with its data",
@@ -79,7 +79,7 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 					return cli.FlagErrorf("--cluster rolls back the run in the cluster's record: no RUN")
 				}
 				co.Common, co.Phase, co.DryRun = opts.Common, opts.Phase, opts.DryRun
-				return upgradecmd.RunRollbackCluster(cmd.Context(), co)
+				return roll.Rollback(cmd.Context(), co)
 			}
 			if opts.Phase != "" || cmd.Flags().Changed("wait") || cmd.Flags().Changed("lease") {
 				return cli.FlagErrorf("--phase, --wait and --lease go with --cluster")
@@ -88,7 +88,7 @@ already rolled back: nothing changed), 6 locked, 11 rollback failed (manual acti
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Cluster, "cluster", false, "roll back the rolling upgrade of a distributed deployment (with --phase; ansible/rollback.yml runs every phase)")
-	cmd.Flags().StringVar(&opts.Phase, "phase", "", "the cluster rollback's phase on this host: "+strings.Join(upgradecmd.RollbackPhaseNames(), ", "))
+	cmd.Flags().StringVar(&opts.Phase, "phase", "", "the cluster rollback's phase on this host: "+strings.Join(roll.RollbackPhaseNames(), ", "))
 	co.Turn.AddFlags(cmd.Flags())
 	cmd.Flags().StringVar(&opts.Run, "run", "", "the upgrade run to roll back (default: the latest upgrade run)")
 	_ = cmd.RegisterFlagCompletionFunc("run", runs.CompleteRuns(f))

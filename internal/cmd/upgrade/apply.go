@@ -12,10 +12,10 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // ApplyOptions are the inputs of `upgrade apply`.
@@ -33,16 +33,16 @@ type ApplyOptions struct {
 	// Watch is the watch window after validation (0: none).
 	Watch time.Duration
 	// Cluster runs the first phase of a rolling upgrade of a distributed deployment
-	// (cluster-apply.yaml, applycluster.go).
+	// (cluster-apply.yaml; internal/upgrade/roll).
 	Cluster bool
 	// Roll reaches the roll's coordination record (--cluster: a run in progress refuses a second
 	// apply before anything runs); nil Indexer: not checked.
-	Roll ClusterDeps
+	Roll roll.Deps
 }
 
 // NewCmdApply builds `upgrade apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{Common: common(f), Roll: FactoryClusterDeps(f)}
+	opts := &ApplyOptions{Common: common(f), Roll: roll.FactoryDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "apply --to VERSION",
 		Short: "Run the upgrade runbook to an exact version",
@@ -148,25 +148,12 @@ func prepare(ctx context.Context, c runs.Common, to, runbookPath string, sel eng
 	return s, err
 }
 
-func summary(p *upgrade.Session) string {
-	var parts []string
-	for _, c := range p.Candidates {
-		if c.Target != "" && c.Target != c.Installed {
-			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Package, output.Dash(c.Installed), c.Target))
-		}
-	}
-	if len(parts) == 0 {
-		return "no package changes"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func runApply(ctx context.Context, opts *ApplyOptions) error {
 	p, err := prepare(ctx, opts.Common, opts.To, opts.Runbook, engine.Selection{Only: opts.Only, Skip: opts.SkipSteps}, opts.IgnoreGates)
 	if err != nil {
 		return err
 	}
-	cmdline := commandLine("upgrade", "apply", "--to", opts.To)
+	cmdline := runs.CommandLine("upgrade", "apply", "--to", opts.To)
 	if opts.Watch > 0 {
 		if err := steps.RequestWatch(p.Plan, p.Seed, opts.Watch); err != nil {
 			return &cli.FlagError{Err: err}
@@ -175,7 +162,7 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 	}
 	r := runs.NewRunner(opts.Common, p, opts.RetryLock, cmdline, opts.DryRun)
 	if opts.DryRun {
-		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, summary(p))
+		fmt.Fprintf(opts.IO.Out, "upgrade to %s (dry run): %s\n", opts.To, p.Changes())
 		_, err := r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})
 		return err
 	}
@@ -191,11 +178,11 @@ func runApply(ctx context.Context, opts *ApplyOptions) error {
 		}
 		ck.apply(r)
 	}
-	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, summary(p), p.Plan.Total(), steps.DataSafetyPromise(p.Deps.Config))
+	q := fmt.Sprintf("Upgrade to %s (%s): %d steps, services stop while it runs; %s. Proceed?", opts.To, p.Changes(), p.Plan.Total(), steps.DataSafetyPromise(p.Deps.Config))
 	if err := opts.Common.Confirm(q); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, summary(p), p.Plan.Total())
+	fmt.Fprintf(opts.IO.ErrOut, "upgrade to %s: %s; %d steps\n", opts.To, p.Changes(), p.Plan.Total())
 	ri, err := r.Run(ctx, p.Plan, engine.RunOptions{Seed: p.Seed})
 	return runs.Finish(opts.Common, p.Deps.Config.StateDir, ri, err)
 }

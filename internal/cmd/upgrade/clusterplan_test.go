@@ -20,48 +20,50 @@ import (
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
+	"github.com/siemctl/siemctl/internal/upgrade/roll/rolltest"
 )
 
-// clusterPlanRig is newClusterRig whose host (indexer-1, siem-indexer 4.9.0-1 installed, 4.9.0-1
+// clusterPlanRig is rolltest.New whose host (indexer-1, siem-indexer 4.9.0-1 installed, 4.9.0-1
 // and 4.10.0-1 in its repository) can evaluate apply --cluster's preflight gates: the indexer
 // cluster green, no archived setting, the snapshot repository as verify says.
-func clusterPlanRig(t *testing.T, verify indexertest.Route) (*clusterRig, runs.Common) {
+func clusterPlanRig(t *testing.T, verify indexertest.Route) (*rolltest.Rig, runs.Common) {
 	t.Helper()
-	r := newClusterRig(t)
+	r := rolltest.New(t)
 	for k, v := range indexertest.Healthy() {
 		if k != "GET /_nodes" {
-			r.srv.Set(k, v)
+			r.Srv.Set(k, v)
 		}
 	}
-	r.srv.Set("POST /_snapshot/siemctl/_verify", verify)
-	r.srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{"nodes":{"Xq1":{"name":"indexer-1","settings":{"path":{"repo":["/srv/snap"]}}},` +
+	r.Srv.Set("POST /_snapshot/siemctl/_verify", verify)
+	r.Srv.Set("GET /_nodes/settings", indexertest.Route{Body: []byte(`{"nodes":{"Xq1":{"name":"indexer-1","settings":{"path":{"repo":["/srv/snap"]}}},` +
 		`"Xq2":{"name":"indexer-2","settings":{"path":{"repo":["/srv/snap"]}}},"Xq3":{"name":"indexer-3","settings":{"path":{"repo":["/srv/snap"]}}}}}`)})
 	d := t.TempDir()
-	cfg := clitest.LoadConfig(t, d, "components: [indexer]\nstate_dir: "+d+"/state\nbackup_dir: "+d+"/backups\nindexer:\n  config_dir: "+r.cfg.Indexer.ConfigDir+"\n")
+	cfg := clitest.LoadConfig(t, d, "components: [indexer]\nstate_dir: "+d+"/state\nbackup_dir: "+d+"/backups\nindexer:\n  config_dir: "+r.Cfg.Indexer.ConfigDir+"\n")
 	pm, err := packages.New("apt", &fakeApt{installed: map[string]string{"siem-indexer": "4.9.0-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := &steps.Deps{Config: cfg, Packages: clientset.Of[steps.PackagesAPI](pm), Indexer: clientset.Of[steps.IndexerAPI](r.srv.Client(t)), Poll: time.Millisecond, Now: time.Now}
+	deps := &steps.Deps{Config: cfg, Packages: clientset.Of[steps.PackagesAPI](pm), Indexer: clientset.Of[steps.IndexerAPI](r.Srv.Client(t)), Poll: time.Millisecond, Now: time.Now}
 	io, _, _, _ := output.Test()
 	return r, runs.Common{IO: io, Output: "json", Deps: func(context.Context) (*steps.Deps, error) { return deps, nil }, Now: time.Now, Poll: time.Millisecond}
 }
 
 var verifiedByAll = indexertest.Route{Body: []byte(`{"nodes":{"Xq1":{"name":"indexer-1"},"Xq2":{"name":"indexer-2"},"Xq3":{"name":"indexer-3"}}}`)}
 
-func planCluster(t *testing.T, r *clusterRig, c runs.Common, to string) (ClusterPlan, error) {
+func planCluster(t *testing.T, r *rolltest.Rig, c runs.Common, to string) (roll.Plan, error) {
 	t.Helper()
 	io, _, out, _ := output.Test()
 	c.IO = io
-	err := runPlanCluster(context.Background(), &PlanOptions{Common: c, To: to, ClusterMode: true, Cluster: r.deps})
-	var rep ClusterPlan
+	err := runPlanCluster(context.Background(), &PlanOptions{Common: c, To: to, ClusterMode: true, Cluster: r.Deps})
+	var rep roll.Plan
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
 		t.Fatalf("%v (output %s)", jerr, out)
 	}
 	return rep, err
 }
 
-func gateOf(rep ClusterPlan, step string) upgrade.GateResult {
+func gateOf(rep roll.Plan, step string) upgrade.GateResult {
 	for _, g := range rep.Preflight {
 		if g.Step == step {
 			return g
@@ -92,8 +94,8 @@ func TestRunPlanClusterJudges(t *testing.T) {
 	}
 
 	// a downgrade: this host's gate and the manager nodes' versions both say so
-	r.deps.Manager = func(context.Context) (rollout.ManagerFacts, error) {
-		return fakeManager{nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "v4.9.0"}}}, nil
+	r.Deps.Manager = func(context.Context) (rollout.ManagerFacts, error) {
+		return rolltest.FakeManager{Nodes: []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "v4.9.0"}}}, nil
 	}
 	rep, err = planCluster(t, r, c, "4.8.0")
 	if cli.ExitCode(err) != cli.ExitNoGo || !strings.Contains(strings.Join(rep.Problems, "\n"), "manager node manager-1 runs 4.9.0, newer than the target 4.8.0") {
@@ -118,9 +120,9 @@ func TestRunPlanClusterJudges(t *testing.T) {
 // host's latest run) and the message names the run and what to do.
 func TestApplyClusterRefusesARunInProgress(t *testing.T) {
 	r, c := clusterPlanRig(t, verifiedByAll)
-	r.rolling(t)
+	r.Rolling(t)
 	c.Yes = true
-	err := runApplyCluster(context.Background(), &ApplyOptions{Common: c, To: "4.11.0", Cluster: true, Roll: r.deps})
+	err := runApplyCluster(context.Background(), &ApplyOptions{Common: c, To: "4.11.0", Cluster: true, Roll: r.Deps})
 	if cli.ExitCode(err) != cli.ExitNoGo || !strings.Contains(err.Error(), "20261128T010000Z-abc123 to 4.10.0, phase rolling") ||
 		!strings.Contains(err.Error(), "finish or roll it back first") {
 		t.Fatalf("apply --cluster during a roll: %v (exit %d)", err, cli.ExitCode(err))
@@ -129,7 +131,7 @@ func TestApplyClusterRefusesARunInProgress(t *testing.T) {
 	if ri, err := engine.Status(deps.Config.StateDir, ""); err == nil {
 		t.Errorf("a refused apply journaled run %s (%s)", ri.ID, ri.Runbook.Name)
 	}
-	if r.docs.Writes() != 2 { // the record's create and its phase rolling, by r.rolling
-		t.Errorf("%d writes of the record, want none by the refused apply", r.docs.Writes()-2)
+	if r.Docs.Writes() != 2 { // the record's create and its phase rolling, by r.rolling
+		t.Errorf("%d writes of the record, want none by the refused apply", r.Docs.Writes()-2)
 	}
 }

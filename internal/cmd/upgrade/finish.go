@@ -9,6 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -63,11 +64,11 @@ Exit codes: 0 ok, 1 a step or gate failed ('siemctl upgrade resume' continues), 
 }
 
 func runFinish(ctx context.Context, opts *FinishOptions) error {
-	notHere, _, err := hostSkips(opts.Common, ctx)
+	notHere, _, err := roll.HostSkips(ctx, opts.Common)
 	if err != nil {
 		return err
 	}
-	return runPhase(ctx, opts.Common, phase{name: "finish --cluster", runbook: runbooks.ClusterFinish, to: opts.To, only: opts.Only, skip: opts.Skip,
-		dryRun: opts.DryRun, watch: opts.Watch, cmdline: commandLine("upgrade", "finish", "--cluster", "--to", opts.To),
-		question: "End the rolling upgrade to " + opts.To + ": security once, allocation all, validation on every node"}, notHere)
+	return roll.RunPhase(ctx, opts.Common, roll.Phase{Name: "finish --cluster", Runbook: runbooks.ClusterFinish, To: opts.To, Only: opts.Only, Skip: opts.Skip,
+		DryRun: opts.DryRun, Watch: opts.Watch, Cmdline: runs.CommandLine("upgrade", "finish", "--cluster", "--to", opts.To),
+		Question: "End the rolling upgrade to " + opts.To + ": security once, allocation all, validation on every node"}, notHere)
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/netclient"
-	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -48,20 +46,4 @@ func deadlineErr(qctx, ctx context.Context, timeout time.Duration, err error) er
 		return fmt.Errorf("no answer within --timeout %s (%w): %w", timeout, netclient.ErrTimeout, err)
 	}
 	return err
-}
-
-// clusterIndexerPath is the cluster plan's indexerPath: the installed release is the manager
-// master's (else any manager's), the OpenSearch versions those the nodes reported; a 5.x target
-// adds its no-go to the plan's problems.
-func clusterIndexerPath(rep *ClusterPlan, facts rollout.Facts) {
-	installed := ""
-	for _, n := range facts.ManagerNodes {
-		if installed == "" || n.Type == "master" {
-			installed = strings.TrimPrefix(n.Version, "v")
-		}
-	}
-	rep.Indexer = versions.Cross(installed, rep.Target, facts.IndexerNodes)
-	if rep.Indexer.NoGo != "" {
-		rep.Problems = append(rep.Problems, rep.Indexer.NoGo+"; read "+rep.Indexer.Read)
-	}
 }

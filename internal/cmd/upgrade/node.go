@@ -2,16 +2,12 @@ package upgrade
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/engine"
-	"github.com/siemctl/siemctl/internal/ops/rollout"
-	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runs"
-	"github.com/siemctl/siemctl/runbooks"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // NodeOptions are the inputs of `upgrade node`.
@@ -21,15 +17,15 @@ type NodeOptions struct {
 	DryRun bool
 	Only   []string
 	Skip   []string
-	// Turn is this host's turn in the roll's coordination record (turn.go); NoTurn leaves the
-	// order to the operator or the fleet driver.
-	Turn   TurnOptions
+	// Turn is this host's turn in the roll's coordination record (internal/upgrade/roll); NoTurn
+	// leaves the order to the operator or the fleet driver.
+	Turn   roll.TurnOptions
 	NoTurn bool
 }
 
 // NewCmdNode builds `upgrade node`.
 func NewCmdNode(f *cli.Factory, runF func(context.Context, *NodeOptions) error) *cobra.Command {
-	opts := &NodeOptions{Common: common(f), Turn: TurnOptions{Cluster: FactoryClusterDeps(f)}}
+	opts := &NodeOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f)}}
 	cmd := &cobra.Command{
 		Use:   "node --to VERSION",
 		Short: "Upgrade this host's components in its turn of a rolling upgrade",
@@ -79,56 +75,5 @@ back, 130 interrupted.`,
 }
 
 func runNode(ctx context.Context, opts *NodeOptions) error {
-	notHere, _, err := hostSkips(opts.Common, ctx)
-	if err != nil {
-		return err
-	}
-	ph := phase{name: "node", runbook: runbooks.Node, to: opts.To, only: opts.Only, skip: opts.Skip,
-		dryRun: opts.DryRun, cmdline: commandLine("upgrade", "node", "--to", opts.To),
-		question: "Upgrade this host's components to " + opts.To + " (its turn of the rolling upgrade)"}
-	if opts.NoTurn {
-		return resumeOrRunNode(ctx, opts, ph, notHere)
-	}
-	if opts.DryRun {
-		calls, err := TurnCalls(ctx, opts.Turn)
-		if err != nil {
-			fmt.Fprintf(opts.IO.Out, "# the turn: %v\n", err)
-		}
-		for _, c := range calls {
-			fmt.Fprintf(opts.IO.Out, "turn: %s\n", c)
-		}
-		return runPhase(ctx, opts.Common, ph, notHere)
-	}
-	var (
-		rec   rollout.Record
-		entry string
-	)
-	err = InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
-		rec, entry = turn.Record(), turn.Entry().Name
-		if packages.Upstream(turn.Target()) != packages.Upstream(opts.To) {
-			return fmt.Errorf("%w: run %s goes to %s, not --to %s", rollout.ErrNothingDone, turn.RunID(), turn.Target(), opts.To)
-		}
-		return resumeOrRunNode(ctx, opts, ph, notHere)
-	})
-	// A no-go past the point of no return (an indexer node that ran the new version and is not
-	// back, or a turn the engine rolled back on this host): the whole deployment rolls back.
-	if step, ok := noGoAfterStart(err); ok && ctx.Err() == nil && rec.RunID != "" {
-		return beginAutoRollback(ctx, opts.Turn.Cluster, rec, entry, err, nodeDiagnosis(ctx, opts.Common, step), opts.IO.ErrOut)
-	}
-	return err
-}
-
-// resumeOrRunNode resumes this host's node run left unfinished (a failure, kill -9) or starts it.
-func resumeOrRunNode(ctx context.Context, opts *NodeOptions, ph phase, notHere []string) error {
-	if !opts.DryRun {
-		deps, err := opts.Deps(ctx)
-		if err != nil {
-			return err
-		}
-		if ri, err := engine.Status(deps.Config.StateDir, ""); err == nil && ri.Runbook.Name == "node" && ri.Resumable() {
-			fmt.Fprintf(opts.IO.ErrOut, "resuming this host's node run %s (stopped: %s)\n", ri.ID, ri.Error)
-			return runResume(ctx, &ResumeOptions{Common: opts.Common, Run: ri.ID})
-		}
-	}
-	return runPhase(ctx, opts.Common, ph, notHere)
+	return roll.Node(ctx, opts.Common, roll.NodeRequest{To: opts.To, DryRun: opts.DryRun, Only: opts.Only, Skip: opts.Skip, Turn: opts.Turn, NoTurn: opts.NoTurn})
 }

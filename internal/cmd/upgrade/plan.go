@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // PlanOptions are the inputs of `upgrade plan`.
@@ -28,14 +29,14 @@ type PlanOptions struct {
 	Runbook     string
 	IgnoreGates []string
 	Timeout     time.Duration
-	// ClusterMode: --cluster, the rolling upgrade of a distributed deployment (cluster.go).
+	// ClusterMode: --cluster, the rolling upgrade of a distributed deployment (roll.NewPlan).
 	ClusterMode bool
-	Cluster     ClusterDeps
+	Cluster     roll.Deps
 }
 
 // NewCmdPlan builds `upgrade plan`.
 func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{Common: common(f), Cluster: FactoryClusterDeps(f)}
+	opts := &PlanOptions{Common: common(f), Cluster: roll.FactoryDeps(f)}
 	cmd := &cobra.Command{
 		Use:   "plan --to VERSION",
 		Short: "Show versions, go/no-go gates, every step and the rollback plan",

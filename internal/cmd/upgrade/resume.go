@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // ResumeOptions are the inputs of `upgrade resume` and `upgrade abort`.
@@ -74,7 +75,7 @@ func reopen(ctx context.Context, opts *ResumeOptions, verb string) (*engine.Runn
 	if err != nil {
 		return nil, nil, err
 	}
-	return runs.NewRunner(opts.Common, sess, opts.RetryLock, commandLine("upgrade", verb, ri.ID), opts.DryRun), ri, nil
+	return runs.NewRunner(opts.Common, sess, opts.RetryLock, runs.CommandLine("upgrade", verb, ri.ID), opts.DryRun), ri, nil
 }
 
 func runResume(ctx context.Context, opts *ResumeOptions) error {
@@ -131,14 +132,14 @@ func runAbort(ctx context.Context, opts *ResumeOptions) error {
 type StatusOptions struct {
 	runs.Common
 	Run string
-	// ClusterMode: --cluster, the rolling upgrade's record (cluster.go).
+	// ClusterMode: --cluster, the rolling upgrade's record (roll.ReadStatus).
 	ClusterMode bool
-	Cluster     ClusterDeps
+	Cluster     roll.Deps
 }
 
 // NewCmdStatus builds `upgrade status [RUN]`.
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{Common: common(f), Cluster: FactoryClusterDeps(f)}
+	opts := &StatusOptions{Common: common(f), Cluster: roll.FactoryDeps(f)}
 	cmd := &cobra.Command{
 		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               "status [RUN]",

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cmd/upgrade"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/testenv"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 	"github.com/siemctl/siemctl/lab"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
@@ -535,7 +535,7 @@ func hostPackages(t *testing.T, dir string) map[string]string {
 	return m
 }
 
-func clusterStatus(t *testing.T, hl *e2e.Lab) upgrade.ClusterStatus {
+func clusterStatus(t *testing.T, hl *e2e.Lab) roll.Status {
 	t.Helper()
 	st, err := tryClusterStatus(hl)
 	if err != nil {
@@ -546,9 +546,9 @@ func clusterStatus(t *testing.T, hl *e2e.Lab) upgrade.ClusterStatus {
 
 // tryClusterStatus reads the record (through another indexer node, answered_by, while the one the
 // host's siemctl talks to is restarting in its turn).
-func tryClusterStatus(hl *e2e.Lab) (upgrade.ClusterStatus, error) {
+func tryClusterStatus(hl *e2e.Lab) (roll.Status, error) {
 	r := hl.Siemctl("upgrade", "status", "--cluster", "-o", "json")
-	var st upgrade.ClusterStatus
+	var st roll.Status
 	if err := json.Unmarshal([]byte(r.Stdout), &st); r.Code != 0 || err != nil {
 		return st, fmt.Errorf("upgrade status --cluster: exit %d (%v)\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}

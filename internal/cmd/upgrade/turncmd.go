@@ -2,30 +2,28 @@ package upgrade
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
-	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runs"
+	"github.com/siemctl/siemctl/internal/upgrade/roll"
 )
 
 // TurnCmdOptions are the inputs of `upgrade turn`.
 type TurnCmdOptions struct {
 	runs.Common
-	Turn TurnOptions
+	Turn roll.TurnOptions
 }
 
 // NewCmdTurn builds `upgrade turn`: whether it is this host's turn in the rolling upgrade, read
 // only (what `upgrade node` would take).
 func NewCmdTurn(f *cli.Factory, runF func(context.Context, *TurnCmdOptions) error) *cobra.Command {
-	opts := &TurnCmdOptions{Common: common(f), Turn: TurnOptions{Cluster: FactoryClusterDeps(f)}}
+	opts := &TurnCmdOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f)}}
 	cmd := &cobra.Command{
 		Use:   "turn",
 		Short: "Say whether it is this host's turn in the rolling upgrade (read only)",
@@ -53,9 +51,9 @@ state and its holder are named), 1 no run in the cluster.`,
 	}
 	fl := cmd.Flags()
 	fl.DurationVar(&opts.Turn.Wait, "wait", 0, "ask again until this host's turn comes, up to this long (0: answer now)")
-	fl.DurationVar(&opts.Turn.Poll, "turn-poll", DefaultTurnPoll, "how often a waiting host asks")
+	fl.DurationVar(&opts.Turn.Poll, "turn-poll", roll.DefaultTurnPoll, "how often a waiting host asks")
 	_ = fl.MarkHidden("turn-poll")
-	opts.Turn.Lease = DefaultLease // not used: nothing is taken
+	opts.Turn.Lease = roll.DefaultLease // not used: nothing is taken
 	return cmd
 }
 
@@ -69,31 +67,13 @@ type TurnAnswer struct {
 }
 
 func runTurn(ctx context.Context, opts *TurnCmdOptions) error {
-	who, s, err := turnStore(ctx, opts.Turn.Cluster)
+	who, e, rec, err := roll.CheckTurn(ctx, opts.Turn)
 	if err != nil {
 		return err
 	}
-	deadline := time.Time{}
-	if opts.Turn.Wait > 0 {
-		deadline = opts.Turn.Cluster.now().Add(opts.Turn.Wait)
+	if opts.Output == "json" {
+		return output.JSON(opts.IO.Out, TurnAnswer{RunID: rec.RunID, Target: rec.Target, Host: who.Host, Mine: who.Names, Entry: e})
 	}
-	for {
-		e, rec, err := s.Check(ctx, who)
-		var nyt *rollout.NotYourTurnError
-		if errors.As(err, &nyt) && !deadline.IsZero() && opts.Turn.Cluster.now().Before(deadline) &&
-			(nyt.Phase == rollout.PhaseRolling || nyt.Phase == rollout.PhaseApply) {
-			if serr := netclient.Sleep(ctx, opts.Turn.Poll); serr != nil {
-				return serr
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if opts.Output == "json" {
-			return output.JSON(opts.IO.Out, TurnAnswer{RunID: rec.RunID, Target: rec.Target, Host: who.Host, Mine: who.Names, Entry: e})
-		}
-		_, err = fmt.Fprintf(opts.IO.Out, "this host's turn: %s (%s: %s, %s) in run %s to %s\n", e.Name, e.Role, strings.Join(e.Components, ", "), e.State, rec.RunID, rec.Target)
-		return err
-	}
+	_, err = fmt.Fprintf(opts.IO.Out, "this host's turn: %s (%s: %s, %s) in run %s to %s\n", e.Name, e.Role, strings.Join(e.Components, ", "), e.State, rec.RunID, rec.Target)
+	return err
 }

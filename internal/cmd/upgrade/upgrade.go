@@ -7,7 +7,6 @@ package upgrade
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,8 +57,4 @@ back, 11 rollback failed (manual action), 130 interrupted (resumable).`,
   siemctl upgrade status -o json
   siemctl upgrade resume --yes`,
 	}, NewCmdPlan(f, nil), NewCmdApply(f, nil), NewCmdResume(f, nil), NewCmdStatus(f, nil), NewCmdTurn(f, nil), NewCmdAbort(f, nil), NewCmdReport(f, nil), NewCmdPrune(f, nil), NewCmdNode(f, nil), NewCmdFinish(f, nil))
-}
-
-func commandLine(args ...string) string {
-	return "siemctl " + strings.Join(args, " ")
 }

@@ -26,7 +26,7 @@ func nodesHTTP(a, b string) []byte {
 		`"c2cN4z1pRamUO0uVqK4Vdg":{"name":"node-2","http":{"publish_address":"indexer-2/%s"}}}}`, host(a), host(b))
 }
 
-// failoverOver is what ClusterDeps builds: the store over indexer.url (primary) and, when it does
+// failoverOver is what roll.Deps builds: the store over indexer.url (primary) and, when it does
 // not answer, the nodes kept in dir.
 func failoverOver(primary *indexer.Client, dir string) *rollout.Failover {
 	return rollout.Over(primary, dir).(*rollout.Failover)

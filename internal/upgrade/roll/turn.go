@@ -1,4 +1,4 @@
-package upgrade
+package roll
 
 import (
 	"context"
@@ -11,19 +11,15 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// The turn part of `upgrade node` (docs/distributed.md): this host's entries of the
-// order (rollout.HostIdentity), its turn taken or waited for in the coordination record, the work
-// done under the turn's lease. `upgrade node` calls InTurn around its node.yaml run:
-//
-//	return InTurn(ctx, opts.Turn, opts.IO.ErrOut, func(ctx context.Context, turn *rollout.Turn) error {
-//		return runPhase(ctx, ...) // the node's own upgrade
-//	})
-//
-// and, for --dry-run, prints TurnCalls before the node phase's calls.
+// The turn of a host (docs/distributed.md): this host's entries of the order
+// (rollout.HostIdentity), its turn taken or waited for in the coordination record, the work done
+// under the turn's lease. Node calls InTurn around its node.yaml run and, for --dry-run, prints
+// TurnCalls before the node phase's calls; the cluster rollback's node phase does the same.
 
 // Defaults of the turn flags.
 const (
@@ -33,7 +29,7 @@ const (
 
 // TurnOptions are the turn flags (--wait, --lease) and what the turn needs.
 type TurnOptions struct {
-	Cluster ClusterDeps
+	Roll Deps
 	// Wait is how long to wait for this host's turn (0: take it now or exit 7).
 	Wait time.Duration
 	// Lease is the turn's lease, renewed every third of it while the host works.
@@ -42,7 +38,8 @@ type TurnOptions struct {
 	Poll time.Duration
 }
 
-// AddFlags adds --wait and --lease (and the hidden --turn-poll) to fl.
+// AddFlags adds --wait and --lease (and the hidden --turn-poll) to fl: the turn flags are defined
+// once, for upgrade node and rollback --cluster --phase node.
 func (o *TurnOptions) AddFlags(fl *pflag.FlagSet) {
 	fl.DurationVar(&o.Wait, "wait", 0, "wait up to this long for this host's turn of the rolling upgrade (0: exit 7 at once when it is another host's)")
 	fl.DurationVar(&o.Lease, "lease", DefaultLease, "the turn's lease, renewed every third of it while this host works; past it the turn can be taken over")
@@ -66,12 +63,12 @@ func (o *TurnOptions) Check() error {
 
 // turnStore is this host's identity and the record's store, with the elected cluster manager
 // re-read at each take.
-func turnStore(ctx context.Context, d ClusterDeps) (rollout.Identity, *rollout.Store, error) {
-	who, err := d.identity()
+func turnStore(ctx context.Context, d Deps) (rollout.Identity, *rollout.Store, error) {
+	who, err := d.Identity()
 	if err != nil {
 		return who, nil, err
 	}
-	s, ix, err := d.store(ctx)
+	s, ix, err := d.Store(ctx)
 	if err != nil {
 		return who, nil, err
 	}
@@ -86,7 +83,7 @@ func TakeTurn(ctx context.Context, o TurnOptions, errOut io.Writer) (*rollout.Tu
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	d := o.Cluster
+	d := o.Roll
 	if d.HostLock != nil {
 		release, err := d.HostLock(ctx)
 		if err != nil {
@@ -156,11 +153,11 @@ func InTurn(ctx context.Context, o TurnOptions, errOut io.Writer, work func(ctx 
 // TurnCalls are the turn's calls for a dry run: the record read, whose turn it is now, and the
 // writes this host's turn would make.
 func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
-	who, s, err := turnStore(ctx, o.Cluster)
+	who, s, err := turnStore(ctx, o.Roll)
 	if err != nil {
 		return nil, err
 	}
-	all := coordinationCalls()["node"]
+	all := Calls()["node"]
 	rec, err := s.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -181,4 +178,41 @@ func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
 		return append(out, fmt.Sprintf("# none of this host's entries (%s) is left in run %s; the turn now: %s", strings.Join(who.Names, ", "), rec.RunID, cur)), nil
 	}
 	return append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[3], mine, cur), all[4], all[5]), nil
+}
+
+// CheckTurn says whether it is this host's turn now, read only (what Node would take): its entry
+// and the record, or a *rollout.NotYourTurnError (exit 7). With o.Wait it asks again every o.Poll
+// until the turn comes or o.Wait has passed, while the run is in apply or rolling.
+func CheckTurn(ctx context.Context, o TurnOptions) (rollout.Identity, rollout.Entry, rollout.Record, error) {
+	who, s, err := turnStore(ctx, o.Roll)
+	if err != nil {
+		return who, rollout.Entry{}, rollout.Record{}, err
+	}
+	deadline := time.Time{}
+	if o.Wait > 0 {
+		deadline = o.Roll.Clock().Add(o.Wait)
+	}
+	for {
+		e, rec, err := s.Check(ctx, who)
+		var nyt *rollout.NotYourTurnError
+		if errors.As(err, &nyt) && !deadline.IsZero() && o.Roll.Clock().Before(deadline) &&
+			(nyt.Phase == rollout.PhaseRolling || nyt.Phase == rollout.PhaseApply) {
+			if serr := netclient.Sleep(ctx, o.Poll); serr != nil {
+				return who, e, rec, serr
+			}
+			continue
+		}
+		return who, e, rec, err
+	}
+}
+
+// Calls are the coordination record's requests, per verb (apply, node, status, finish).
+func Calls() map[string][]string {
+	create, read, write := rollout.Calls()
+	return map[string][]string{
+		"apply":  append(append([]string{}, rollout.FactCalls...), append(create, write+" (phase rolling)")...),
+		"node":   {read, "GET /_nodes/http?filter_path=nodes.*.name,nodes.*.http.publish_address (the other nodes' addresses, kept in state_dir/" + rollout.NodesFile + ")", "GET /_cat/cluster_manager?format=json&h=node (indexer turns: the order is recomputed when it changed)", write + " (take the turn)", write + " (renew the lease every lease/3)", write + " (done or failed)"},
+		"status": {read, "GET /_nodes/http?filter_path=nodes.*.name,nodes.*.http.publish_address (the other nodes' addresses, kept in state_dir/" + rollout.NodesFile + ": the record through them when indexer.url does not answer)"},
+		"finish": {read, write + " (phase done)"},
+	}
 }

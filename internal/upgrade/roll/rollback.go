@@ -1,52 +1,51 @@
-package upgrade
+package roll
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
-	"github.com/siemctl/siemctl/internal/ops/services"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/runbooks"
 )
 
-// `siemctl rollback --cluster` (docs/distributed.md): the rollback of a rolling upgrade,
-// one phase of runbooks/cluster-rollback.yaml at a time on the hosts the phase names; the record's
-// side is internal/ops/rollout's rollback.go. ansible/rollback.yml drives the phases.
+// The rollback of a roll (`siemctl rollback --cluster`, docs/distributed.md): one phase of
+// runbooks/cluster-rollback.yaml at a time on the hosts the phase names; the record's side is
+// internal/ops/rollout's rollback.go. ansible/rollback.yml drives the phases.
 
-// RollbackPhases are the phases of a cluster rollback, in order, and where each runs.
-var RollbackPhases = []struct{ Name, Where string }{
-	{"prepare", "every host, the one that ran upgrade apply --cluster first"},
-	{"indexer-down", "every indexer host at once"},
-	{"indexer-up", "every indexer host at once"},
-	{"restore", "once, on the host that ran upgrade apply --cluster"},
-	{"node", "each manager and dashboard host in its turn (the record's order)"},
-	{"finish", "once, on any host"},
-}
+// RollbackPhases are the phases of a roll's rollback, in order, each with where it runs and its
+// subtrees: cluster-rollback.yaml's phases.
+var RollbackPhases = sync.OnceValues(func() ([]runbook.Phase, error) {
+	rb, err := embedded(runbooks.ClusterRollback)
+	if err != nil {
+		return nil, err
+	}
+	return rb.Phases, nil
+})
 
-// RollbackPhaseNames lists the phases' names.
+// RollbackPhaseNames lists the phases' names (none when the embedded runbook does not decode,
+// which its tests rule out).
 func RollbackPhaseNames() []string {
-	out := make([]string, len(RollbackPhases))
-	for i, p := range RollbackPhases {
+	phases, _ := RollbackPhases()
+	out := make([]string, len(phases))
+	for i, p := range phases {
 		out[i] = p.Name
 	}
 	return out
 }
 
-// nodeRollbackComponents are the runbook subtrees of the node phase.
-var nodeRollbackComponents = []string{"manager", "shipper", "dashboard"}
-
-// RollbackClusterOptions are the inputs of `siemctl rollback --cluster`.
-type RollbackClusterOptions struct {
+// RollbackRequest is one phase of a roll's rollback on this host (`siemctl rollback --cluster`).
+type RollbackRequest struct {
 	runs.Common
 	Phase  string
 	DryRun bool
@@ -54,14 +53,9 @@ type RollbackClusterOptions struct {
 	Turn TurnOptions
 }
 
-// NewRollbackClusterOptions are the options over the Factory's clients.
-func NewRollbackClusterOptions(f *cli.Factory) *RollbackClusterOptions {
-	return &RollbackClusterOptions{Common: common(f), Turn: TurnOptions{Cluster: FactoryClusterDeps(f), Lease: DefaultLease, Poll: DefaultTurnPoll}}
-}
-
-// RunRollbackCluster runs one phase of the cluster rollback on this host; with --dry-run and no
-// phase, it prints every call of every phase.
-func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
+// Rollback runs one phase of the roll's rollback on this host; with DryRun and no phase, it prints
+// every call of every phase.
+func Rollback(ctx context.Context, o *RollbackRequest) error {
 	if err := o.Turn.Check(); err != nil {
 		return cli.FlagErrorf("%v", err)
 	}
@@ -70,25 +64,35 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 			return cli.FlagErrorf("a cluster rollback runs phase by phase on the hosts each phase names: --phase %s (ansible-playbook %s/rollback.yml runs them all; --dry-run without --phase prints every phase)",
 				strings.Join(RollbackPhaseNames(), "|"), "/usr/share/siemctl/ansible")
 		}
-		for _, p := range RollbackPhases {
+		phases, err := RollbackPhases()
+		if err != nil {
+			return err
+		}
+		for _, p := range phases {
 			fmt.Fprintf(o.IO.Out, "\n## phase %s (%s): siemctl rollback --cluster --phase %s\n", p.Name, p.Where, p.Name)
 			q := *o
 			q.Phase = p.Name
-			if err := RunRollbackCluster(ctx, &q); err != nil {
+			if err := Rollback(ctx, &q); err != nil {
 				fmt.Fprintf(o.IO.Out, "# phase %s: %v\n", p.Name, err)
 			}
 		}
 		return nil
 	}
-	if !slices.Contains(RollbackPhaseNames(), o.Phase) {
+	phases, err := RollbackPhases()
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(phases, func(p runbook.Phase) bool { return p.Name == o.Phase })
+	if i < 0 {
 		return cli.FlagErrorf("--phase %q: want one of %s", o.Phase, strings.Join(RollbackPhaseNames(), ", "))
 	}
+	phase := phases[i]
 	deps, err := o.Deps(ctx)
 	if err != nil {
 		return err
 	}
 	cfg := deps.Config
-	sel := engine.Selection{Only: []string{o.Phase}}
+	sel := engine.Selection{Only: slices.Clone(phase.Steps)}
 	switch o.Phase {
 	case "prepare":
 		if !cfg.Runs("shipper") {
@@ -100,7 +104,7 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 		}
 	case "node":
 		sel.Only = nil
-		for _, c := range nodeRollbackComponents {
+		for _, c := range phase.Steps {
 			if cfg.Runs(c) {
 				sel.Only = append(sel.Only, c)
 			}
@@ -126,7 +130,7 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 			}
 			return resumeRollbackPhase(ctx, o, deps, ri)
 		case o.Phase == "prepare":
-			if why := prepared(ctx, o.Turn.Cluster, kept); why != "" {
+			if why := prepared(ctx, o.Turn.Roll, kept); why != "" {
 				fmt.Fprintln(o.IO.ErrOut, why)
 				return nil
 			}
@@ -154,7 +158,7 @@ func RunRollbackCluster(ctx context.Context, o *RollbackClusterOptions) error {
 	if err != nil {
 		return err
 	}
-	cmdline := commandLine("rollback", "--cluster", "--phase", o.Phase)
+	cmdline := runs.CommandLine("rollback", "--cluster", "--phase", o.Phase)
 	run := func(ctx context.Context) error {
 		r := runs.NewRunner(o.Common, sess, 0, cmdline, o.DryRun)
 		if o.DryRun {
@@ -212,11 +216,11 @@ func rolloutRunOf(ri *engine.RunInfo) string {
 // prepared says why prepare has nothing to do on this host: it kept a copy of the run rolling back
 // and the cluster no longer holds that run's original record (the indexer nodes were stopped, or
 // the record was written back with its rollback turns open). "" when prepare must run.
-func prepared(ctx context.Context, d ClusterDeps, kept *rollout.Record) string {
+func prepared(ctx context.Context, d Deps, kept *rollout.Record) string {
 	if kept == nil || kept.Phase != rollout.PhaseRollingBack {
 		return ""
 	}
-	s, _, err := d.store(ctx)
+	s, _, err := d.Store(ctx)
 	var r rollout.Record
 	if err == nil {
 		r, err = s.Load(ctx)
@@ -234,13 +238,13 @@ func prepared(ctx context.Context, d ClusterDeps, kept *rollout.Record) string {
 	return ""
 }
 
-func resumeRollbackPhase(ctx context.Context, o *RollbackClusterOptions, deps *steps.Deps, ri *engine.RunInfo) error {
+func resumeRollbackPhase(ctx context.Context, o *RollbackRequest, deps *steps.Deps, ri *engine.RunInfo) error {
 	sess, err := upgrade.Reopen(deps, ri)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "resuming this host's cluster rollback run %s, phase %s (stopped: %s)\n", ri.ID, o.Phase, ri.Error)
-	r := runs.NewRunner(o.Common, sess, 0, commandLine("rollback", "--cluster", "--phase", o.Phase)+" (resume "+ri.ID+")", false)
+	r := runs.NewRunner(o.Common, sess, 0, runs.CommandLine("rollback", "--cluster", "--phase", o.Phase)+" (resume "+ri.ID+")", false)
 	out, err := r.Resume(ctx, ri.ID)
 	return runs.Finish(o.Common, deps.Config.StateDir, out, err)
 }
@@ -256,85 +260,4 @@ func versionsOf(m map[string]string) string {
 		return "the versions recorded before the roll"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// autoRollbackSteps are the node.yaml steps past the point of no return of an indexer node: it
-// started at the new version (its data upgraded on the way), so a no-go from here rolls the whole
-// deployment back.
-var autoRollbackSteps = []string{"indexer/start", "indexer/rejoined", "indexer/allocation-all", "indexer/health"}
-
-// noGoAfterStart says whether err, from this host's turn, is a no-go that rolls the deployment
-// back: a node.yaml step failing past an indexer node's start, or a turn the engine already
-// rolled back on this host (exit 10). It returns the failed step.
-func noGoAfterStart(err error) (string, bool) {
-	var fe *engine.FailedError
-	if errors.As(err, &fe) && slices.Contains(autoRollbackSteps, fe.Step) {
-		return fe.Step, true
-	}
-	var rb *engine.RolledBackError
-	if errors.As(err, &rb) {
-		return "", true
-	}
-	return "", false
-}
-
-// beginAutoRollback moves the run to rolling-back after a no-go in this host's turn of entry and
-// returns the *rollout.RollingBackError (exit 10) naming the node, the reason and the node's
-// log's last error (diag).
-func beginAutoRollback(ctx context.Context, d ClusterDeps, rec rollout.Record, entry string, cause error, diag []string, errOut io.Writer) error {
-	runID := rec.RunID
-	host := ""
-	if d.Hostname != nil {
-		host, _ = d.Hostname()
-	}
-	out := &rollout.RollingBackError{RunID: runID, Entry: entry, Reason: cause, Diagnosis: diag}
-	why := firstLine(cause.Error())
-	if len(diag) > 0 {
-		why += "; the node's log: " + strings.Join(diag[:min(len(diag), 3)], " ")
-	}
-	s, _, err := d.store(ctx)
-	if err == nil {
-		_, err = s.Begin(ctx, runID, host, entry, why)
-	}
-	if err != nil { // not from here: the node this host talks to is the one that failed; keep it for prepare
-		if cfg, cerr := d.Config(); cerr == nil {
-			if cerr := rollout.SaveCopy(cfg.StateDir, rollout.BeganHere(rec, host, entry, why, d.now())); cerr == nil {
-				fmt.Fprintf(errOut, "the cluster's record could not be written from this host (%v): this host kept the rollback's record (%s); the rollback's prepare on the other hosts marks the cluster's\n", firstLine(err.Error()), rollout.CopyFile)
-			}
-		}
-	}
-	out.Mark = err
-	fmt.Fprintln(errOut, out.Error())
-	return out
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
-
-// nodeDiagnosis is the diagnosis of this host's indexer after a no-go at an indexer step (the
-// cause and the log lines it rests on, from internal/ops/diagnose), or nil.
-func nodeDiagnosis(ctx context.Context, c runs.Common, step string) []string {
-	if !strings.HasPrefix(step, "indexer/") {
-		return nil
-	}
-	deps, err := c.Deps(ctx)
-	if err != nil || deps.Diagnose == nil || deps.Units == nil {
-		return nil
-	}
-	u, err := deps.Units(ctx)
-	if err != nil {
-		return nil
-	}
-	unit := deps.Config.Indexer.Unit
-	sts, err := u.Status(ctx, unit)
-	if err != nil || len(sts) == 0 {
-		return nil
-	}
-	lines := deps.Diagnose(ctx, services.Component{Name: "indexer", Unit: unit}, sts[0]).Lines()
-	if len(lines) > 8 {
-		lines = append(lines[:8:8], "…")
-	}
-	return lines
 }

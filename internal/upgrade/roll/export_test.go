@@ -1,0 +1,7 @@
+package roll
+
+// The unexported verdicts the tests of package roll_test judge.
+var (
+	NoGoAfterStart = noGoAfterStart
+	Prepared       = prepared
+)
