@@ -14,8 +14,9 @@ import (
 // lab puts each file where its profile's default points (the indexer's CA in its certs directory,
 // the manager API's server.crt, the secrets in etc/siemctl/secrets) and listens on the default
 // ports plus the offset. What no path under the root can stand for is set: the alerts templates
-// (the default source is not reachable from the lab) and, in the siem profile, whose defaults
-// trust the system's CAs, the CA files of the manager API and the dashboard.
+// and, in the wazuh profile, the Filebeat module tarballs (the default sources are not reachable
+// from the lab) and, in the siem profile, whose defaults trust the system's CAs, the CA files of
+// the manager API and the dashboard.
 func (l *Lab) siemctlConfig() map[string]any {
 	pr := l.prof
 	cfg := map[string]any{
@@ -28,6 +29,9 @@ func (l *Lab) siemctlConfig() map[string]any {
 		// once), where an OpenSearch start took over the spec's 60 s: the setting a slow site
 		// gives its indexer.
 		"indexer": map[string]any{"start_wait": LabIndexerStartWait},
+	}
+	if pr.Shipper.ModuleTarballs {
+		cfg["shipper"].(map[string]any)["module_source"] = l.moduleSource()
 	}
 	if pr.APICertFromCA {
 		cfg["manager"] = map[string]any{"ca_file": l.apiCertPath()}

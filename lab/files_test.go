@@ -30,7 +30,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 			"manager.username": "siem", "manager.password_file": "/root/etc/siemctl/secrets/manager",
 			"indexer.password_file": "/root/etc/siemctl/secrets/indexer", "dashboard.url": "https://127.0.0.1:5701",
 			"dashboard.ca_file": "/root/etc/siem-dashboard/certs/root-ca.pem", "shipper.binary": "/root/usr/bin/shipper",
-			"shipper.template_source": "/tpl/{version}/siem-template.json", "indexer.alerts_index_prefix": "siem-alerts-4.x-",
+			"shipper.template_source": "/tpl/{version}/siem-template.json", "indexer.alerts_index_prefix": "siem-alerts-4.x-", "shipper.module_source": "",
 			"indexer.security_init": "/root/usr/share/siem-indexer/bin/indexer-security-init.sh", "manager.unit": "siem-manager.service"}},
 		{"wazuh", false, map[string]string{
 			"profile": "wazuh", "indexer.url": "https://127.0.0.1:9300", "manager.api_url": "https://localhost:55100",
@@ -40,6 +40,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 			"indexer.password_file": "/root/etc/siemctl/secrets/indexer", "dashboard.url": "https://127.0.0.1:543",
 			"dashboard.ca_file": "/root/etc/wazuh-dashboard/certs/root-ca.pem", "shipper.binary": "/root/usr/share/filebeat/bin/filebeat",
 			"shipper.template_source": "/tpl/{version}/wazuh-template.json", "indexer.alerts_index_prefix": "wazuh-alerts-4.x-",
+			"shipper.module_source": "/filebeat-modules/{module}.tar.gz",
 			"indexer.security_init": "/root/usr/share/wazuh-indexer/bin/indexer-security-init.sh", "manager.unit": "wazuh-manager.service"}},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestWriteConfigLoadsWithSiemctlConfig(t *testing.T) {
 				"indexer.ca_file": cfg.Indexer.CAFile, "manager.ca_file": cfg.Manager.CAFile, "manager.install_dir": cfg.Manager.InstallDir,
 				"manager.username": cfg.Manager.Username, "manager.password_file": cfg.Manager.PasswordFile,
 				"indexer.password_file": cfg.Indexer.PasswordFile, "dashboard.url": cfg.Dashboard.URL, "dashboard.ca_file": cfg.Dashboard.CAFile,
-				"shipper.binary": cfg.Shipper.Binary, "shipper.template_source": cfg.Shipper.TemplateSource,
+				"shipper.binary": cfg.Shipper.Binary, "shipper.template_source": cfg.Shipper.TemplateSource, "shipper.module_source": cfg.Shipper.ModuleSource,
 				"indexer.alerts_index_prefix": cfg.Indexer.AlertsIndexPrefix, "indexer.security_init": strings.Join(cfg.Indexer.SecurityInit, " "),
 				"manager.unit": cfg.Manager.Unit, "state_dir": cfg.StateDir,
 			}

@@ -30,6 +30,10 @@ type Release struct {
 	// Set names the releases one lab builds together (up installs one, the others are there to
 	// upgrade or downgrade to).
 	Set string
+	// FilebeatModule is the Wazuh Filebeat module tarball (without .tar.gz) a manager of this
+	// version uses: wazuh-filebeat-0.4 up to 4.14.1, 0.5 from 4.14.2 (the Wazuh installation
+	// assistant's installVariables.sh per tag). The lab serves its own module under these names.
+	FilebeatModule string
 }
 
 // Releases are the versions the lab builds, by set, oldest first:
@@ -43,11 +47,11 @@ type Release struct {
 // (internal/ops/versions): a rig that built from the table under test could never show the table
 // wrong. lab's TestReleases compares the two.
 var Releases = []Release{
-	{Version: "4.9.0", OpenSearch: "2.11.1", Set: "lab"},
-	{Version: "4.10.0", OpenSearch: "2.19.3", Set: "lab"},
-	{Version: "4.12.0", OpenSearch: "2.19.1", Wazuh: true, Set: "wazuh"},
-	{Version: "4.14.1", OpenSearch: "2.19.3", Wazuh: true, Set: "wazuh"},
-	{Version: "4.14.4", OpenSearch: "2.19.4", Wazuh: true, Set: "wazuh"},
+	{Version: "4.9.0", OpenSearch: "2.11.1", Set: "lab", FilebeatModule: "wazuh-filebeat-0.4"},
+	{Version: "4.10.0", OpenSearch: "2.19.3", Set: "lab", FilebeatModule: "wazuh-filebeat-0.4"},
+	{Version: "4.12.0", OpenSearch: "2.19.1", Wazuh: true, Set: "wazuh", FilebeatModule: "wazuh-filebeat-0.4"},
+	{Version: "4.14.1", OpenSearch: "2.19.3", Wazuh: true, Set: "wazuh", FilebeatModule: "wazuh-filebeat-0.4"},
+	{Version: "4.14.4", OpenSearch: "2.19.4", Wazuh: true, Set: "wazuh", FilebeatModule: "wazuh-filebeat-0.5"},
 }
 
 // Versions are every version the lab can install (up --version), oldest first per set.

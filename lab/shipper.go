@@ -27,6 +27,10 @@ type ShipperLayout struct {
 	AlertsFile   string // the manager's alerts.json, relative to the root
 	ArchivesFile string // the manager's archives.json (the archives fileset, off by default)
 	TemplateName string // legacy template name; the file is ConfigDir/<name>-template.json
+	// ModuleTarballs: siemctl's profile of this layout replaces the module from Wazuh's module
+	// tarballs (its shipper/module step, shipper.module_source), so the lab serves them
+	// (ModuleTarball) and points shipper.module_source at them.
+	ModuleTarballs bool
 }
 
 // SiemShipper is the siem profile's shipper layout.
@@ -42,6 +46,7 @@ var WazuhShipper = ShipperLayout{
 	Package: "filebeat", Binary: "usr/share/filebeat/bin/filebeat", Wrapper: "usr/bin/filebeat", Home: "usr/share/filebeat", ConfigDir: "etc/filebeat",
 	DataDir: "var/lib/filebeat", LogsDir: "var/log/filebeat", Module: "wazuh", IndexPrefix: "wazuh-alerts-4.x-",
 	AlertsFile: "var/ossec/logs/alerts/alerts.json", ArchivesFile: "var/ossec/logs/archives/archives.json", TemplateName: "wazuh",
+	ModuleTarballs: true,
 }
 
 // Unit is the shipper's systemd unit.
@@ -98,22 +103,38 @@ func ShipperPackage(spec ShipperSpec) (Package, error) {
 	if s.Wrapper != "" {
 		files = append(files, File{Path: s.Wrapper, Mode: 0o755, Data: shipperWrapper(spec)})
 	}
+	modFiles, err := moduleFiles(s)
+	if err != nil {
+		return Package{}, err
+	}
+	for _, f := range modFiles {
+		f.Path = filepath.Join(mod, f.Path)
+		files = append(files, f)
+	}
+	return Package{Name: s.Package, Version: spec.Version + "-1", Files: files,
+		Description: fmt.Sprintf("Filebeat OSS %s with the %s alerts module (siemlab, package %s)", FilebeatVersion, s.Module, spec.Version)}, nil
+}
+
+// moduleFiles are the files of the lab's Filebeat module, relative to its directory
+// (Home/module/<Module>): the alerts and archives filesets, each with its manifest, input and
+// ingest pipeline. The shipper package installs them; ModuleTarball packs the same files.
+func moduleFiles(s ShipperLayout) ([]File, error) {
+	var files []File
 	for _, fs := range []struct{ name, file, prefix string }{
 		{"alerts", s.AlertsFile, s.IndexPrefix},
 		{"archives", s.ArchivesFile, strings.Replace(s.IndexPrefix, "-alerts-", "-archives-", 1)},
 	} {
 		pipeline, err := shipperPipeline(fs.name)
 		if err != nil {
-			return Package{}, err
+			return nil, err
 		}
 		files = append(files,
-			File{Path: filepath.Join(mod, fs.name, "manifest.yml"), Mode: 0o644, Data: filesetManifest(fs.name, "/"+fs.file, fs.prefix)},
-			File{Path: filepath.Join(mod, fs.name, "config", fs.name+".yml"), Mode: 0o644, Data: []byte(filesetInput)},
-			File{Path: filepath.Join(mod, fs.name, "ingest", "pipeline.json"), Mode: 0o644, Data: pipeline},
+			File{Path: filepath.Join(fs.name, "manifest.yml"), Mode: 0o644, Data: filesetManifest(fs.name, "/"+fs.file, fs.prefix)},
+			File{Path: filepath.Join(fs.name, "config", fs.name+".yml"), Mode: 0o644, Data: []byte(filesetInput)},
+			File{Path: filepath.Join(fs.name, "ingest", "pipeline.json"), Mode: 0o644, Data: pipeline},
 		)
 	}
-	return Package{Name: s.Package, Version: spec.Version + "-1", Files: files,
-		Description: fmt.Sprintf("Filebeat OSS %s with the %s alerts module (siemlab, package %s)", FilebeatVersion, s.Module, spec.Version)}, nil
+	return files, nil
 }
 
 func filesetManifest(name, path, prefix string) []byte {

@@ -439,6 +439,9 @@ func (l *Lab) configureEmulated(ctx context.Context, copyCert certCopier, pw map
 				return err
 			}
 		}
+		if err := l.writeModuleTarballs(); err != nil {
+			return err
+		}
 		if l.runs("manager") {
 			// Manager: API users and the API certificate (signed by the lab CA, so siemctl verifies TLS).
 			if err := l.emu.SetAPIUserPassword(l.managerDir(), l.prof.APIUser, pw[secretManager]); err != nil {

@@ -18,9 +18,10 @@ const releasesPortOffset = 700
 // TestE2EPlanRealReleases: a lab of the real Wazuh 4.12.0 (OpenSearch 2.19.1): health shows the
 // release table's OpenSearch and the nodes' agree; the plan to 4.14.4 names OpenSearch 2.19.1 →
 // 2.19.4 (from _nodes, not GET /'s 7.10.2) and the rollback method; the plan to 5.0.0 is a NO-GO
-// naming the migration; the upgrade to 4.14.4 and its rollback keep every alert (the layout's
-// shipper module is not managed: the wazuh layout's 4.14.2+ module is fetched from
-// packages.wazuh.com, which the lab does not serve).
+// naming the migration; the upgrade to 4.14.4 and its rollback keep every alert. In the wazuh
+// layout the Filebeat module changes on that path (wazuh-filebeat-0.4 → 0.5): the upgrade's
+// shipper/module step installs 0.5 and the rollback's 0.4 again, from the tarballs the lab serves
+// as shipper.module_source; the siem layout manages no module (the step says so).
 func TestE2EPlanRealReleases(t *testing.T) {
 	binaries(t)
 	l := e2e.Up(t, e2e.Options{PortOffset: releasesPortOffset, Version: "4.12.0"})
@@ -65,7 +66,9 @@ func TestE2EPlanRealReleases(t *testing.T) {
 	c := newLabClient(t, l.Dir)
 	before := c.alertCounts(t)
 	t.Run("upgrade to 4.14.4", func(t *testing.T) {
-		mustCode(t, l.Siemctl("upgrade", "apply", "--to", "4.14.4", "--yes"), 0, "upgrade apply")
+		r := l.Siemctl("upgrade", "apply", "--to", "4.14.4", "--yes")
+		mustCode(t, r, 0, "upgrade apply")
+		wantModule(t, l, r, "wazuh-filebeat-0.5")
 		wantPackages(t, l.Dir, "4.14.4-1")
 		if v := c.openSearchVersion(t); v != "2.19.4" {
 			t.Errorf("OpenSearch %s after the upgrade, want 2.19.4", v)
@@ -74,7 +77,9 @@ func TestE2EPlanRealReleases(t *testing.T) {
 		noLoss(t, before, c.alertCounts(t))
 	})
 	t.Run("rollback to 4.12.0", func(t *testing.T) {
-		mustCode(t, l.Siemctl("rollback", "--yes"), 0, "rollback")
+		r := l.Siemctl("rollback", "--yes")
+		mustCode(t, r, 0, "rollback")
+		wantModule(t, l, r, "wazuh-filebeat-0.4")
 		wantPackages(t, l.Dir, "4.12.0-1")
 		if v := c.openSearchVersion(t); v != "2.19.1" {
 			t.Errorf("OpenSearch %s after the rollback, want 2.19.1", v)
@@ -82,4 +87,17 @@ func TestE2EPlanRealReleases(t *testing.T) {
 		healthOK(t, l)
 		noLoss(t, before, c.alertCounts(t))
 	})
+}
+
+// wantModule: the run r installed the Filebeat module tarball name where the lab's layout has its
+// module managed (wazuh), and said the module is not managed otherwise (siem).
+func wantModule(t *testing.T, l *e2e.Lab, r e2e.Result, name string) {
+	t.Helper()
+	want := "shipper.module_source is not set"
+	if l.Profile.Shipper.ModuleTarballs {
+		want = "Filebeat module " + name + " installed"
+	}
+	if !strings.Contains(r.Stdout+r.Stderr, want) {
+		t.Errorf("the run does not say %q:\n%s", want, lines(r.Stdout+r.Stderr, "shipper/module"))
+	}
 }
