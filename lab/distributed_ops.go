@@ -133,7 +133,7 @@ func (d *Distributed) SendFlow(ctx context.Context, tag string, rate float64, fi
 	for _, m := range d.HostsOf(RoleManager) {
 		addrs = append(addrs, net.JoinHostPort(m.addr(), fmt.Sprint(m.st.Ports.Syslog)))
 	}
-	return sendFlow(ctx, addrs, tag, rate, first)
+	return sendFlow(ctx, addrs, tag, rate, first, flowSentPath(d.st.Dir, tag))
 }
 
 // CheckFlow compares the managers' alerts files with the indexer cluster.
@@ -142,7 +142,7 @@ func (d *Distributed) CheckFlow(ctx context.Context, tag string) (FlowReport, er
 	for _, m := range d.HostsOf(RoleManager) {
 		files = append(files, m.alertsFile())
 	}
-	return checkFlow(ctx, tag, files, d.prof.AlertsPrefix(), d.indexer)
+	return checkFlow(ctx, tag, files, flowSentPath(d.st.Dir, tag), d.prof.AlertsPrefix(), d.indexer)
 }
 
 // WaitFlow is Lab.WaitFlow across the managers.

@@ -9,10 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/siemctl/siemctl/internal/probeevent"
 )
@@ -20,7 +23,10 @@ import (
 // A flow is a steady stream of tagged events into the lab's manager (the probe's sshd line over
 // syslog, one sequence number per event), and its check: every event the manager wrote to its
 // alerts file must be searchable in the indexer exactly once. It measures "no alert lost" across
-// an upgrade and a rollback while traffic runs.
+// an upgrade and a rollback while traffic runs. The sender records what it sent (DIR/flows/<tag>.json),
+// so the check also counts the events sent over UDP that no manager received (a manager restarting:
+// UDP syslog is not retransmitted, by the real remoted either) and that therefore never reach an
+// index: lost in transit.
 
 // FlowNonce is the nonce of event seq of a flow tagged tag (the probe's invalid user is
 // probeevent.UserPrefix + nonce).
@@ -33,11 +39,12 @@ var flowTag = regexp.MustCompile(`^[a-z0-9]{1,24}$`)
 // (the manager down: UDP says nothing, ICMP may) is not an error: the event is simply not in the
 // alerts file, which is what the check compares against.
 func (l *Lab) SendFlow(ctx context.Context, tag string, rate float64, first int) (int, error) {
-	return sendFlow(ctx, []string{fmt.Sprintf("127.0.0.1:%d", l.st.Ports.Syslog)}, tag, rate, first)
+	return sendFlow(ctx, []string{fmt.Sprintf("127.0.0.1:%d", l.st.Ports.Syslog)}, tag, rate, first, flowSentPath(l.st.Dir, tag))
 }
 
-// sendFlow sends the flow's events to the syslog addresses in turn (event seq to addrs[seq%n]).
-func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, first int) (int, error) {
+// sendFlow sends the flow's events to the syslog addresses in turn (event seq to addrs[seq%n]) and
+// records in the file sent (every second and at the end) which it sent.
+func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, first int, sent string) (int, error) {
 	if !flowTag.MatchString(tag) {
 		return first, fmt.Errorf("flow: tag %q: want 1-24 lowercase letters and digits", tag)
 	}
@@ -55,11 +62,23 @@ func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, fir
 	}
 	t := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	defer t.Stop()
-	seq := first
+	rec := time.NewTicker(time.Second)
+	defer rec.Stop()
+	seq, recorded := first, first
 	for {
 		select {
 		case <-ctx.Done():
+			if err := recordSent(sent, first, seq); err != nil {
+				return seq, fmt.Errorf("flow: %w", err)
+			}
 			return seq, nil
+		case <-rec.C:
+			if seq != recorded {
+				if err := recordSent(sent, first, seq); err != nil {
+					return seq, fmt.Errorf("flow: %w", err)
+				}
+				recorded = seq
+			}
 		case now := <-t.C:
 			msg := probeevent.Message(FlowNonce(tag, seq), byte(1+seq%250), 1024+seq%60000)
 			_, _ = conns[seq%len(conns)].Write([]byte(probeevent.Frame(now, "flow-"+tag, msg)))
@@ -68,30 +87,93 @@ func sendFlow(ctx context.Context, addrs []string, tag string, rate float64, fir
 	}
 }
 
+// flowSentPath is the record of what a flow's senders sent: DIR/flows/<tag>.json.
+func flowSentPath(dir, tag string) string { return filepath.Join(dir, "flows", tag+".json") }
+
+// flowSent is the sent record: one [first, next) range of sequence numbers per sender run.
+type flowSent struct {
+	Sent [][2]int `json:"sent"`
+}
+
+// recordSent puts the range [first, next) of one sender run into the record at path (replacing
+// that run's earlier range), under a file lock: senders of one tag may run at once.
+func recordSent(path string, first, next int) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	lk := flock.New(path + ".lock")
+	if err := lk.Lock(); err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	rec, err := readSent(path)
+	if err != nil {
+		return err
+	}
+	kept := rec.Sent[:0]
+	for _, r := range rec.Sent {
+		if r[0] != first {
+			kept = append(kept, r)
+		}
+	}
+	rec.Sent = append(kept, [2]int{first, next})
+	sort.Slice(rec.Sent, func(i, j int) bool { return rec.Sent[i][0] < rec.Sent[j][0] })
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(data, '\n'), 0o644)
+}
+
+// readSent reads the sent record (none: an empty one).
+func readSent(path string) (flowSent, error) {
+	var rec flowSent
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, fmt.Errorf("read %s: %w", path, err)
+	}
+	return rec, nil
+}
+
 // FlowReport compares the manager's alerts file with the indexer for one flow.
 type FlowReport struct {
 	Tag        string   `json:"tag"`
+	Sent       int      `json:"sent"`           // events the senders recorded sending (0: no record)
 	Written    int      `json:"in_alerts_file"` // distinct events the manager wrote
 	Indexed    int      `json:"indexed_docs"`   // documents in the indexer carrying the tag
 	Lost       int      `json:"lost"`           // written, not searchable
 	Duplicates int      `json:"duplicates"`     // documents beyond the first per event
 	Stray      int      `json:"stray"`          // searchable, not in the alerts file (should be 0)
 	LostSample []string `json:"lost_sample,omitempty"`
+	// LostInTransit are events sent over UDP syslog that no manager received (none wrote them) and
+	// that no index holds: lost before the manager, e.g. while it restarted.
+	LostInTransit       int      `json:"lost_in_transit"`
+	LostInTransitSample []string `json:"lost_in_transit_sample,omitempty"`
 }
 
 func (r FlowReport) String() string {
-	return fmt.Sprintf("flow %s: %d events in the alerts file, %d documents, lost %d, duplicates %d, stray %d",
-		r.Tag, r.Written, r.Indexed, r.Lost, r.Duplicates, r.Stray)
+	sent := "sent unknown (no sender record)"
+	if r.Sent > 0 {
+		sent = fmt.Sprintf("%d sent", r.Sent)
+	}
+	return fmt.Sprintf("flow %s: %s, %d events in the alerts file, %d documents, lost %d, lost in transit %d (sent over UDP, no manager received them), duplicates %d, stray %d",
+		r.Tag, sent, r.Written, r.Indexed, r.Lost, r.LostInTransit, r.Duplicates, r.Stray)
 }
 
 // CheckFlow reads the alerts file and searches the indexer for the flow's events.
 func (l *Lab) CheckFlow(ctx context.Context, tag string) (FlowReport, error) {
-	return checkFlow(ctx, tag, []string{l.alertsFile()}, l.prof.AlertsPrefix(), func(context.Context) (*indexerClient, error) { return l.indexer() })
+	return checkFlow(ctx, tag, []string{l.alertsFile()}, flowSentPath(l.st.Dir, tag), l.prof.AlertsPrefix(), func(context.Context) (*indexerClient, error) { return l.indexer() })
 }
 
-// checkFlow reads the flow's events in the alerts files (one per manager) and searches the indexer
-// for them.
-func checkFlow(ctx context.Context, tag string, alertsFiles []string, prefix string, indexer func(context.Context) (*indexerClient, error)) (FlowReport, error) {
+// checkFlow reads the flow's events in the alerts files (one per manager) and its sent record, and
+// searches the indexer for them.
+func checkFlow(ctx context.Context, tag string, alertsFiles []string, sentPath, prefix string, indexer func(context.Context) (*indexerClient, error)) (FlowReport, error) {
 	if !flowTag.MatchString(tag) {
 		return FlowReport{Tag: tag}, fmt.Errorf("flow: tag %q: want 1-24 lowercase letters and digits", tag)
 	}
@@ -114,11 +196,31 @@ func checkFlow(ctx context.Context, tag string, alertsFiles []string, prefix str
 	if err != nil {
 		return FlowReport{Tag: tag}, err
 	}
-	return flowReport(tag, written, indexed), nil
+	sent, err := readSent(sentPath)
+	if err != nil {
+		return FlowReport{Tag: tag}, fmt.Errorf("flow: %w", err)
+	}
+	return flowReport(tag, sent, written, indexed), nil
 }
 
-func flowReport(tag string, written map[int]bool, indexed map[int]int) FlowReport {
+func flowReport(tag string, sent flowSent, written map[int]bool, indexed map[int]int) FlowReport {
 	rep := FlowReport{Tag: tag, Written: len(written)}
+	seen := map[int]bool{}
+	for _, r := range sent.Sent {
+		for seq := r[0]; seq < r[1]; seq++ {
+			if seen[seq] {
+				continue
+			}
+			seen[seq] = true
+			rep.Sent++
+			if !written[seq] && indexed[seq] == 0 {
+				rep.LostInTransit++
+				if len(rep.LostInTransitSample) < 10 {
+					rep.LostInTransitSample = append(rep.LostInTransitSample, FlowNonce(tag, seq))
+				}
+			}
+		}
+	}
 	for seq := range written {
 		n := indexed[seq]
 		if n == 0 {

@@ -24,12 +24,14 @@ func flowCmd(stdout, stderr io.Writer, open opener, openDist func(string) (*lab.
 		Long: `flow send sends the data-flow probe's sshd line over syslog to the lab's manager (in a distributed
 lab to each manager in turn), one event
 per 1/--rate seconds, each with the tag and a sequence number, until interrupted (SIGTERM, Ctrl-C)
-or --for has passed, and prints how many it sent.
+or --for has passed, records what it sent in DIR/flows/TAG.json, and prints how many it sent.
 
 flow check compares the manager's alerts file with the indexer: every event of the tag the manager
 wrote must be searchable exactly once. It waits up to --wait for the shipper to drain (nothing lost
-and two checks 5 s apart agree), prints the counts (lost, duplicates) and exits 1 when an event is
-lost or indexed more than once.`,
+and two checks 5 s apart agree), prints the counts (sent, lost, lost in transit, duplicates) and
+exits 1 when an event the manager wrote is lost or indexed more than once. Lost in transit are the
+events sent over UDP syslog that no manager received (it was restarting: UDP is not retransmitted)
+and no index holds; they are counted and shown, and do not change the exit code.`,
 		Example: "  siemlab flow send --dir /tmp/lab --tag run1 --rate 5 &\n  siemlab flow check --dir /tmp/lab --tag run1 --wait 3m",
 	}
 	send := &cobra.Command{
