@@ -10,5 +10,5 @@
 //
 // The package knows nothing of runs, steps or the stack: internal/steps
 // (backup.*, restore.*, the manager's db copy, the shipper's registry)
-// and internal/upgrade/rundata (the set-aside directories) import it.
+// and internal/rundata (the set-aside directories) import it.
 package filetree

@@ -9,8 +9,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/manager"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // AgentRef names one agent.

@@ -13,9 +13,9 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 

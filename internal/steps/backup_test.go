@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/filetree"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/testenv"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 func writeFile(t *testing.T, path, data string, mode os.FileMode) {

@@ -16,7 +16,7 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/ops/mgrcluster"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // The kinds of a rolling upgrade of a distributed deployment (runbooks cluster-apply.yaml,

@@ -14,8 +14,8 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Bodies as a 3-node OpenSearch cluster answers mid-roll: indexer-1 already on 2.19.3, the

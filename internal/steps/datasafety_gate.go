@@ -13,7 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // --- gate.data_safety ----------------------------------------------------------------

@@ -16,11 +16,11 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Bodies as OpenSearch 2.11.1 answers them (the lab's node).

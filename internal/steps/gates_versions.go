@@ -13,7 +13,7 @@ import (
 	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // --- gate.versions --------------------------------------------------------------

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 type pkgParams struct {

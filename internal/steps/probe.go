@@ -9,7 +9,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // probeResend is how long the fallback probe waits for its event before it

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // probeHooks are fake probe hooks: what was sent ahead, followed and probed.

@@ -31,7 +31,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // The recovery settings the kinds raise and put back (dynamic cluster settings).

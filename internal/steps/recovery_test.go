@@ -15,9 +15,9 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

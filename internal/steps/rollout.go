@@ -12,7 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/packages"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // The rolling upgrade's coordination record (internal/ops/rollout: one document in the indexer,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // The cluster rollback's record steps (runbooks/cluster-rollback.yaml, internal/ops/rollout

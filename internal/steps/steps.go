@@ -44,10 +44,10 @@ import (
 	stackversions "github.com/siemctl/siemctl/internal/ops/versions"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/process"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/units"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Components in start order.

@@ -25,11 +25,11 @@ import (
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
 	"github.com/siemctl/siemctl/internal/upgrade"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

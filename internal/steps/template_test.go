@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/clientset"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runbook"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/units"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // MaxWatch is the longest watch window (the watch step's timeout in the

@@ -15,11 +15,11 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/units"
 	"github.com/siemctl/siemctl/internal/units/unitstest"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // restartingUnits reports every unit active; Restart bumps a unit's

@@ -10,8 +10,8 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/packages"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // fakeYum answers rpm -q and yum --showduplicates list as the real tools

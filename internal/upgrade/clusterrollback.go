@@ -7,8 +7,8 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 	"github.com/siemctl/siemctl/runbooks"
 )
 

@@ -15,9 +15,9 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runbook"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // Gate verdicts of a plan: the engine's, and ERROR for a gate that could

@@ -17,7 +17,7 @@
 //   - the evidence bundle (GatherEvidence, RenderHTML, Bundle).
 //
 // The run data keys and the set-aside data directories are the session's
-// contract with the kinds: internal/upgrade/rundata, below both.
+// contract with the kinds: internal/rundata, below both.
 package upgrade
 
 import (

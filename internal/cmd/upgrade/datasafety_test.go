@@ -10,9 +10,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The confirmation names the data safety mode and what a rollback will and

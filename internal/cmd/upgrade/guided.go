@@ -18,10 +18,10 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
 )
 
 // The operator's cockpit of `upgrade apply` (issue 16 §1-§3): the

@@ -11,7 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // PruneOptions are the inputs of `upgrade prune`.

@@ -13,7 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/upgrade/rundata"
+	"github.com/siemctl/siemctl/internal/rundata"
 )
 
 // writeRun records a run with a final status, as the engine journals it.
