@@ -35,10 +35,9 @@ ROLLING='TestE2ERolling'
 WAZUH_PKGS=${E2E_WAZUH_PKGS:-"./internal/cmd/agents ./internal/cmd/alerts ./internal/cmd/services ./internal/cmd/snapshot"}
 # Siem-only: the snapshot-mode data safety run, the watch window, the guided
 # budget and the alert-flow run test siemctl's own logic, which the profile
-# does not change. The real releases' upgrade (4.12.0 -> 4.14.4) runs in the siem
-# layout only: the wazuh layout's 4.14.2+ Filebeat module comes from
-# packages.wazuh.com, which the lab does not serve yet.
-WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost|TestE2ERolling|TestE2EPlanRealReleases'}
+# does not change. The real releases' upgrade (4.12.0 -> 4.14.4) runs in both
+# layouts (the wazuh lab serves its Filebeat module tarballs itself).
+WAZUH_SKIP=${E2E_WAZUH_SKIP:-'TestE2EDataSafety|TestE2EWatch|TestE2EGuidedBudget|TestE2ENoAlertLost|TestE2ERolling'}
 
 export SIEMCTL_IT_REQUIRED=1 SIEMCTL_E2E_BIN=${SIEMCTL_E2E_BIN:-$PWD/bin}
 

@@ -86,7 +86,7 @@ func ExitCode(err error) int {
 // another host's turn, a refusal that changed nothing.
 func domainCode(err error) (int, bool) {
 	switch err.(type) {
-	case *engine.GateError, *cleanup.RefusedError, *secadmin.RemovedError:
+	case *engine.GateError, *cleanup.RefusedError, *secadmin.RemovedError, *secadmin.BackupFailedError:
 		return ExitNoGo, true // nothing was changed
 	case *engine.PlanError:
 		return ExitUsage, true // a broken runbook or selection

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,6 +51,7 @@ func TestExitCode(t *testing.T) {
 		{&lock.HeldError{Path: "/var/lib/siemctl/lock"}, 6},
 		{&cleanup.RefusedError{Reasons: []string{"index in use"}}, 3},
 		{&secadmin.RemovedError{}, 3},
+		{fmt.Errorf("apply: %w", &secadmin.BackupFailedError{}), 3},
 		{errors.Join(errors.New("first"), &lock.HeldError{}), 6},
 		{&netclient.Error{Op: "GET /", Kind: netclient.ErrUnauthorized}, 4},
 		{&config.SecretError{Key: "indexer.password_file", Msg: "missing"}, 4},
@@ -149,5 +154,40 @@ func TestHintsFollowTheService(t *testing.T) {
 		if (tt.want == "" && h != "") || !strings.Contains(h, tt.want) || (tt.mustNot != "" && strings.Contains(h, tt.mustNot)) {
 			t.Errorf("hint(%v) = %q", tt.err, h)
 		}
+	}
+}
+
+// TestExitCodesHaveOneHome fails when a package outside internal/cli gives an error an exit code
+// of its own (an ExitCode method or a constant named Exit…): cli.ExitCode would not read it, and
+// the command would exit 1. Map the error in exit.go's domainCode instead.
+func TestExitCodesHaveOneHome(t *testing.T) {
+	root := filepath.Join("..", "..")
+	method := regexp.MustCompile(`(?m)^func \([^)]*\) ExitCode\(\) int`)
+	constant := regexp.MustCompile(`(?m)^\s*(const\s+)?[Ee]xit[A-Z]\w*\s*(int\s*)?=\s*\d+`)
+	var bad []string
+	for _, top := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+				strings.HasPrefix(filepath.ToSlash(path), "../../internal/cli/") {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if method.Match(b) || constant.Match(b) {
+				bad = append(bad, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(bad) > 0 {
+		t.Errorf("exit codes outside internal/cli/exit.go (map the error in domainCode instead): %s", strings.Join(bad, ", "))
 	}
 }

@@ -211,6 +211,3 @@ func (e *BackupFailedError) Error() string {
 		"Make the backup work (siemctl health --check indexer.api,certs says whether the indexer answers and its certificates hold; `siemctl security indexer backup DIR` shows the tool's own lines), then apply again; or apply knowingly without that copy: add --remove-live-objects (the files win)",
 		JoinFailures(e.Blind), e.FilesDir, strings.Join(files, ", "), got)
 }
-
-// ExitCode is no-go: nothing was changed.
-func (e *BackupFailedError) ExitCode() int { return 3 }

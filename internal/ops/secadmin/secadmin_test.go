@@ -217,7 +217,7 @@ Will retrieve '/audit' into /b/audit.yml
 		}
 	}
 	e := &secadmin.BackupFailedError{Blind: l.Blind(files), Stored: l.Result.Stored, Backup: dir, FilesDir: files}
-	if msg := e.Error(); !strings.Contains(msg, "(roles.yml)") || !strings.Contains(msg, "backed up: config, rolesmapping in "+dir) || e.ExitCode() != 3 {
-		t.Errorf("%d %s", e.ExitCode(), msg)
+	if msg := e.Error(); !strings.Contains(msg, "(roles.yml)") || !strings.Contains(msg, "backed up: config, rolesmapping in "+dir) {
+		t.Errorf("%s", msg)
 	}
 }
