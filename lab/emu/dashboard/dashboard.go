@@ -475,7 +475,12 @@ func Main(ctx context.Context, args []string, exe string, stdout, stderr io.Writ
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	go srv.Watch(ctx)
+	// The watcher logs into stdout as the server does: it ends before Main returns, as a process's
+	// threads end with it (a caller reads stdout once Main returned).
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); srv.Watch(wctx) }()
+	defer func() { stopWatch(); <-watched }()
 	scheme := "http"
 	if conf.SSL {
 		scheme = "https"
