@@ -501,7 +501,7 @@ func TestE2EDistributed(t *testing.T) {
 		if r := until(t, "manager-1", 0, 2*time.Minute, "--check", "manager.cluster"); r.Code != 0 {
 			t.Fatalf("the worker back: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
-		rep = upgradeOn(t, "resume --agent-wait 2m")
+		rep = upgradeOn(t, "resume") // the run keeps its --agent-wait
 		n = byNode(rep)
 		if rep.State != "done" || n["manager-2"]["upgraded"] == 0 || n["manager-1"]["failed"]+n["manager-2"]["failed"] != 0 {
 			t.Fatalf("resume after the worker is back: %s %s %v", rep.State, rep.Reason, n)
