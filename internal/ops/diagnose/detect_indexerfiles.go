@@ -24,19 +24,36 @@ const KindNodeLock = "node-lock"
 // lockHeld is Lucene's "Lock held by another program: /var/lib/wazuh-indexer/nodes/0/node.lock".
 var lockHeld = regexp.MustCompile(`Lock held by (another program|this virtual machine): (/\S+)`)
 
+// nodeLocks is OpenSearch's own line, which names the data path and the lock id when Lucene's line
+// is not in the evidence (OpenSearch 2.11: "failed to obtain node locks, tried [[/var/lib/x]] with
+// lock id [0]; maybe these locations are not writable or multiple nodes were started without
+// increasing [node.max_local_storage_nodes] (was [1])?"): the lock is <path>/nodes/<id>/node.lock.
+var nodeLocks = regexp.MustCompile(`failed to obtain node locks, tried \[\[(/[^\],]+)\]\] with lock id \[(\d+)\]`)
+
 func detectNodeLock(ctx context.Context, ev *Evidence) (Finding, bool) {
-	i, line := ev.find("Lock held by another program: ", "Lock held by this virtual machine: ")
-	if i < 0 {
+	var (
+		lock string
+		f    Finding
+	)
+	if i, line := ev.find("Lock held by another program: ", "Lock held by this virtual machine: "); i >= 0 {
+		m := lockHeld.FindStringSubmatch(ev.Lines[i])
+		if m == nil {
+			return Finding{}, false
+		}
+		lock = m[2]
+		f = Finding{Kind: KindNodeLock, at: i, Evidence: []string{line}}
+		if j, l := ev.find("failed to obtain node locks"); j >= 0 {
+			f.Evidence = append([]string{l}, f.Evidence...)
+		}
+	} else if j, l := ev.find("failed to obtain node locks, tried [["); j >= 0 {
+		m := nodeLocks.FindStringSubmatch(ev.Lines[j])
+		if m == nil {
+			return Finding{}, false
+		}
+		lock = filepath.Join(m[1], "nodes", m[2], "node.lock")
+		f = Finding{Kind: KindNodeLock, at: j, Evidence: []string{l}}
+	} else {
 		return Finding{}, false
-	}
-	m := lockHeld.FindStringSubmatch(ev.Lines[i])
-	if m == nil {
-		return Finding{}, false
-	}
-	lock := m[2]
-	f := Finding{Kind: KindNodeLock, at: i, Evidence: []string{line}}
-	if j, l := ev.find("failed to obtain node locks"); j >= 0 {
-		f.Evidence = append([]string{l}, f.Evidence...)
 	}
 	holders, unreadable, err := hostfacts.FileHolders(ctx, ev.Host.ProcRoot, lock, ev.path(lock))
 	if err == nil && ev.Processes != nil {
