@@ -205,9 +205,10 @@ func TestParseWavesAndMaxFailed(t *testing.T) {
 	}
 }
 
-// A worker disconnected from the master (3022 from the master): only its agents wait, named with the node; the
-// master's agents upgrade; every request names its node.
-func TestUpgradeRunWorkerDown(t *testing.T) {
+// twoNodeEnv is a master with 12 agents, every other one reporting to worker1, each of whose
+// upgrades succeeds.
+func twoNodeEnv(t *testing.T) *upgradeEnv {
+	t.Helper()
 	e := &upgradeEnv{now: time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC), state: t.TempDir()}
 	agents := managertest.GenerateAgents(12)
 	for i := range agents {
@@ -221,6 +222,13 @@ func TestUpgradeRunWorkerDown(t *testing.T) {
 	}
 	e.api = c
 	e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return upgraded })
+	return e
+}
+
+// A worker disconnected from the master (3022 from the master): only its agents wait, named with the node; the
+// master's agents upgrade; every request names its node.
+func TestUpgradeRunWorkerDown(t *testing.T) {
+	e := twoNodeEnv(t)
 	e.srv.SetNodeDown("worker1", true)
 	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 1, InFlight: 8}), e.now)
 	if err := e.runner().Run(context.Background(), r); err != nil {
@@ -266,19 +274,7 @@ func TestUpgradeRunWorkerDown(t *testing.T) {
 // A request holding agents of a cut worker beside others (the run's record of their node is stale):
 // the master answers a failed item 3022 naming the node, and only that node's agents wait.
 func TestUpgradeRunWorkerDownMixedRequest(t *testing.T) {
-	e := &upgradeEnv{now: time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC), state: t.TempDir()}
-	agents := managertest.GenerateAgents(12)
-	for i := range agents {
-		agents[i].NodeName = []string{"master-node", "worker1"}[i%2]
-	}
-	e.srv = managertest.New(t, managertest.Config{Version: "4.10.0", Agents: agents, Now: func() time.Time { return e.now }})
-	c, err := manager.New(manager.Options{URL: e.srv.URL, Username: e.srv.Username(), Password: e.srv.Password(), HTTPClient: e.srv.Client(),
-		Clock: func() time.Time { return e.now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.api = c
-	e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return upgraded })
+	e := twoNodeEnv(t)
 	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Waves: []float64{1}, InFlight: 50}), e.now)
 	onWorker := map[string]bool{}
 	for id, a := range r.Agents {
