@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/siemctl/siemctl/internal/netclient"
 )
 
 // indexerClient talks to the lab's OpenSearch over HTTPS with basic auth (TLS verified with the lab CA).
@@ -176,7 +174,19 @@ func (c *indexerClient) health(ctx context.Context, query string) (ClusterHealth
 	return h, nil
 }
 
-// poll calls f every interval until it returns done or an error, or ctx ends (netclient.Poll).
+// poll calls f, then again after each pause of interval, until f says done (nil), f fails (its
+// error) or ctx ends during a pause (ctx.Err()).
 func poll(ctx context.Context, interval time.Duration, f func() (bool, error)) error {
-	return netclient.Poll(ctx, interval, f)
+	for {
+		if done, err := f(); err != nil || done {
+			return err
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-
-	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 )
 
 // ErrPortBusy: a port the lab would bind is already taken.
@@ -36,21 +33,23 @@ func (l *Lab) boundPorts() []struct {
 }
 
 // checkPortsFree refuses, before anything starts, a port the lab would
-// bind that another process holds, naming the port and the process (the
-// one "who holds this port" operation: hostfacts.Holders).
+// bind that another process holds, naming the port and the process.
 func (l *Lab) checkPortsFree(ctx context.Context) error {
-	listening, err := hostfacts.ListeningPorts(ctx)
-	if err != nil {
-		return nil // no /proc/net: the components' own bind errors will say it
-	}
 	var busy []string
 	for _, b := range l.boundPorts() {
-		if !slices.Contains(listening.Ports(b.proto), b.port) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		inodes, ok := boundInodes("/proc", b.proto, b.port)
+		if !ok {
+			return nil // no /proc/net: the components' own bind errors will say it
+		}
+		if len(inodes) == 0 {
 			continue
 		}
-		who := "another process"
-		if hs, err := listening.Holders(ctx, "/proc", b.proto, b.port); err == nil {
-			who = hs[b.port].Describe()
+		who := "a process the lab cannot see"
+		if hs := socketHolders("/proc", inodes); len(hs) > 0 {
+			who = strings.Join(hs, ", ")
 		}
 		busy = append(busy, fmt.Sprintf("%s port %d (%s) is held by %s", b.proto, b.port, b.what, who))
 	}

@@ -63,7 +63,7 @@ func (h Holder) PIDs() []int {
 
 // Holders names the processes listening on proto/port (one /proc scan for
 // all ports asked): the one home of "who holds this port" (the ports
-// verdict, the diagnosis of a unit that cannot bind, `siemlab up`).
+// verdict, the diagnosis of a unit that cannot bind; the lab reads its own).
 func (l Listening) Holders(ctx context.Context, procRoot, proto string, ports ...int) (map[int]Holder, error) {
 	want := map[uint64]int{}
 	out := map[int]Holder{}

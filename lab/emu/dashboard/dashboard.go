@@ -31,7 +31,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/flatmap"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -50,6 +49,22 @@ type Config struct {
 	Username, Password string
 }
 
+// flatten puts m's leaves into out under dotted keys, as the dashboard reads its settings
+// ("server.ssl.enabled" and "server: {ssl: {enabled: …}}" are one setting). The emulator reads
+// its file itself, not with siemctl's reader, so that a bug in one does not hide in the other.
+func flatten(out map[string]any, prefix string, m map[string]any) {
+	for k, v := range m {
+		if prefix != "" {
+			k = prefix + "." + k
+		}
+		if sub, ok := v.(map[string]any); ok {
+			flatten(out, k, sub)
+			continue
+		}
+		out[k] = v
+	}
+}
+
 // LoadConfig reads dashboard.yml (flat dotted keys or nested maps).
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
@@ -60,14 +75,27 @@ func LoadConfig(path string) (*Config, error) {
 	if err := yaml.Unmarshal(b, &raw); err != nil {
 		return nil, newYAMLError(path, b, err)
 	}
-	flat := flatmap.Flatten(raw)
+	flat := map[string]any{}
+	flatten(flat, "", raw)
 	str := func(k, def string) string {
-		if s, ok := flatmap.Lookup(flat, k); ok {
-			return s
+		if v, ok := flat[k]; ok && v != nil {
+			return fmt.Sprint(v)
 		}
 		return def
 	}
-	list := func(k string) []string { return flatmap.List(flat, k) }
+	list := func(k string) []string {
+		switch v := flat[k].(type) {
+		case []any:
+			out := make([]string, 0, len(v))
+			for _, x := range v {
+				out = append(out, fmt.Sprint(x))
+			}
+			return out
+		case string:
+			return []string{v}
+		}
+		return nil
+	}
 	c := &Config{Host: str("server.host", "localhost"), SSL: str("server.ssl.enabled", "false") == "true",
 		Cert: str("server.ssl.certificate", ""), Key: str("server.ssl.key", ""),
 		IndexerHosts: list("opensearch.hosts"), IndexerCAs: list("opensearch.ssl.certificateAuthorities"),
