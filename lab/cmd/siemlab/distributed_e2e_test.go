@@ -219,8 +219,22 @@ func TestE2EDistributed(t *testing.T) {
 		if len(rows) != 11 {
 			t.Fatalf("the master lists %d agents, want 000 and 001-010 (the worker's 006-010 by agent-info sync): %+v", len(rows), rows)
 		}
-		active := map[string]int{}
+		// agents show gives each agent's manager (agents list leaves it out).
+		var ids []string
 		for _, a := range rows {
+			ids = append(ids, a.ID)
+		}
+		r := onHost(t, "manager-1", "for id in "+strings.Join(ids, " ")+"; do siemctl agents show $id -o json || exit 1; done")
+		if r.Code != 0 {
+			t.Fatalf("agents show on the master: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		dec := json.NewDecoder(strings.NewReader(r.Stdout))
+		active := map[string]int{}
+		for range ids {
+			var a agentRow
+			if err := dec.Decode(&a); err != nil {
+				t.Fatalf("agents show on the master: %v\n%s", err, r.Stdout)
+			}
 			node := "manager-1"
 			if a.ID >= "006" {
 				node = "manager-2"
