@@ -150,12 +150,13 @@ func (d *ClusterDaemon) workerSession(ctx context.Context, tag string, c net.Con
 	go loop(d.o.SyncAgentInfo, true, func() error {
 		d.log.write("INFO", tag, "Agent-info sync", "Starting.")
 		r, err := d.request(clusterMsg{Cmd: "sync_a_w_m", Agents: d.agentInfo()})
-		if err == nil && r.Err != nil {
-			err = fmt.Errorf("Error %d - %s", r.Err.Code, r.Err.Message)
-		}
 		if err != nil {
 			d.log.write("ERROR", tag, "Agent-info sync", fmt.Sprintf("Error synchronizing agent info: %v", err))
 			return err
+		}
+		if r.Err != nil { // the master could not write them: the next sync tries again, the session goes on
+			d.log.write("ERROR", tag, "Agent-info sync", fmt.Sprintf("Error synchronizing agent info: Error %d - %s", r.Err.Code, r.Err.Message))
+			return nil
 		}
 		d.log.write("INFO", tag, "Agent-info sync", "Finished in 0.001s. Updated 1 chunks.")
 		return nil

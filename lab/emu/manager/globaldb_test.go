@@ -177,3 +177,25 @@ func TestAgentsDatabaseInQueueDB(t *testing.T) {
 		t.Errorf("the old database is still at %s", old)
 	}
 }
+
+// A master that cannot write a worker's agents answers the sync with the error, which the worker logs;
+// its session goes on and the next sync tries again.
+func TestAgentInfoSyncFailureKeepsTheSession(t *testing.T) {
+	mh, wh := newHome(t, 0), newHome(t, 2)
+	m := clusterNodeWith(t, mh, "master", "master-node", "4.9.0", "", "", func(o *ClusterOptions) {
+		o.SyncAgents = func(string, []*Agent) error { return errors.New("database is locked") }
+	})
+	w := clusterNodeWith(t, wh, "worker", "worker01", "4.9.0", m.Addr(), t.TempDir(), func(o *ClusterOptions) {
+		o.AgentInfo = func() []*Agent { a, _ := NewAgentStore(wh).Agents(); return a }
+	})
+	waitFor(t, "the worker to log the master's error twice", func() bool {
+		b, _ := os.ReadFile(wh.ClusterLog())
+		return strings.Count(string(b), "[Agent-info sync] Error synchronizing agent info: Error 1000 - ") >= 2
+	})
+	if b, _ := os.ReadFile(wh.ClusterLog()); !w.Connected() || strings.Contains(string(b), "The master closed the connection") {
+		t.Errorf("the worker left the cluster over a failed sync:\n%s", b)
+	}
+	if b, _ := os.ReadFile(mh.ClusterLog()); !strings.Contains(string(b), "Error updating agent-info: database is locked") {
+		t.Errorf("the master's cluster.log does not say why:\n%s", b)
+	}
+}
