@@ -138,6 +138,11 @@ var (
 // every indexer node) and its API config (the master).
 func (l *Lab) configureHost() error {
 	h := l.cluster
+	// The host's own name, as its /etc/hostname: the manager calls itself by it (its agents' manager
+	// in the master's list, agent 000, the alerts' manager.name).
+	if err := writeFile(filepath.Join(l.st.Root, "etc", "hostname"), []byte(h.Name+"\n"), 0o644); err != nil {
+		return err
+	}
 	if l.runs("manager") {
 		conf := filepath.Join(l.managerDir(), "etc/ossec.conf")
 		data, err := os.ReadFile(conf)
@@ -666,4 +671,24 @@ func (d *Distributed) writeInventory() error {
 	}
 	fmt.Fprintf(&b, "\n[all:vars]\nsiemlab_dir=%s\nsiemlab_profile=%s\nport_offset=%d\n", d.st.Dir, d.prof.Name, d.st.PortOffset)
 	return writeFile(filepath.Join(d.st.Dir, "inventory.ini"), []byte(b.String()), 0o644)
+}
+
+// managerSeedAgents is how many agents a manager emulator seeds (siem-managerd --seed-agents; a test
+// holds it to the emulator's default).
+const managerSeedAgents = 5
+
+// seedFrom is the id of the first agent this host's manager seeds (0: the emulator's default, 1).
+// The manager nodes of a distributed lab seed disjoint agents, as agents enrolled once in a cluster
+// are: the master 001-005, the worker 006-010; each reports to its node, and the worker's reach the
+// master's database by the agent-info sync, so the master holds every agent as its global.db does.
+func (l *Lab) seedFrom() int {
+	if l.cluster == nil {
+		return 0
+	}
+	for i, h := range l.cluster.byRole(RoleManager) {
+		if h.Name == l.cluster.Name {
+			return 1 + i*managerSeedAgents
+		}
+	}
+	return 0
 }

@@ -118,6 +118,10 @@ func TestConfigureHost(t *testing.T) {
 			if err != nil || api.HostAddr() != l.st.Address {
 				t.Errorf("%s %s: api.yaml host: %v %v", name, host, api, err)
 			}
+			// The manager calls itself by the host's name (its agents' manager on the master's list).
+			if got := (manager.Home{Dir: l.managerDir()}).Hostname(); got != host {
+				t.Errorf("%s %s: the manager's hostname is %q", name, host, got)
+			}
 		}
 		l := testHost(t, prof, "dashboard-1")
 		conf := dashboard.DefaultConfig("/certs", l.st.Ports.Dashboard, 29200)
@@ -190,5 +194,21 @@ func TestOtherRelease(t *testing.T) {
 		if got, err := otherRelease(in); err != nil || got != want {
 			t.Errorf("otherRelease(%s) = %q, %v; want %s", in, got, err, want)
 		}
+	}
+}
+
+// The manager nodes of a distributed lab seed disjoint agents (the master 001-005, the worker
+// 006-010: the emulator's default count each); a single lab and other hosts keep the default.
+func TestSeedFrom(t *testing.T) {
+	if managerSeedAgents != manager.DefaultSeedAgents {
+		t.Fatalf("the lab spaces seeds by %d, the emulator seeds %d", managerSeedAgents, manager.DefaultSeedAgents)
+	}
+	for host, want := range map[string]int{"manager-1": 1, "manager-2": 6, "indexer-1": 0, "dashboard-1": 0} {
+		if got := testHost(t, Profiles["wazuh"], host).seedFrom(); got != want {
+			t.Errorf("%s: first seeded agent %d, want %d", host, got, want)
+		}
+	}
+	if got := (&Lab{core: core{st: &State{}}}).seedFrom(); got != 0 {
+		t.Errorf("single lab: %d", got)
 	}
 }

@@ -59,6 +59,9 @@ type EmuPackageSpec struct {
 	Ports     Ports
 	Profile   Profile
 	Syslog    bool // the manager listens for syslog (the profile's default or Options.Syslog)
+	// SeedFrom is the id of the manager's first seeded agent (0: 1): a distributed lab's manager
+	// nodes seed disjoint agents, each reporting to its node.
+	SeedFrom int
 }
 
 // Emulators is what the lab needs from lab/emu (adapted in lab/cmd/siemlab).

@@ -291,7 +291,7 @@ func (l *Lab) buildPackages(ctx context.Context, opts Options) error {
 				continue
 			}
 			files, err := l.emu.PackageFiles(EmuPackageSpec{Component: comp.component, Version: v, Root: l.st.Root, Binary: opts.Binary,
-				Ports: l.st.Ports, Profile: l.prof, Syslog: l.st.Syslog})
+				Ports: l.st.Ports, Profile: l.prof, Syslog: l.st.Syslog, SeedFrom: l.seedFrom()})
 			if err != nil {
 				return fmt.Errorf("%s %s files: %w", comp.pkg, v, err)
 			}

@@ -126,12 +126,13 @@ func checkManagerCluster(ctx context.Context, e *Env) Result {
 	}
 	rs, _ := api.ClusterRulesetSync(ctx)
 	v, lines := mgrcluster.Judge(mgrcluster.Facts{Nodes: nodes, Ruleset: rs, Expected: expected, Now: e.now()})
-	active := 0
-	for _, n := range nodes {
-		active += n.ActiveAgents
-	}
+	// Each node's count is the master's, by the node its agents report to: they add up.
+	active, byNode := mgrcluster.ActiveAgents(nodes)
 	r := clusterResult(v, lines)
 	r.Metrics = map[string]float64{"nodes": float64(len(nodes)), "active_agents": float64(active)}
+	for name, n := range byNode {
+		r.Metrics["active_agents."+name] = float64(n)
+	}
 	return r
 }
 

@@ -79,6 +79,12 @@ func TestManagerCluster(t *testing.T) {
 			r.Metrics["active_agents"] != 7 {
 			t.Fatalf("%s %s %v %v", r.Status, r.Summary, r.Evidence, r.Metrics)
 		}
+		// The master counts its database by node_name: each node's own agents, adding up to the
+		// cluster's (4 on manager-1, 3 on manager-2), said in the summary and per node.
+		if !strings.HasSuffix(r.Summary, ", 7 active agent(s)") || r.Metrics["active_agents.manager-1"] != 4 || r.Metrics["active_agents.manager-2"] != 3 ||
+			!strings.HasPrefix(r.Evidence[0], "manager-1: master 4.9.0, 127.0.0.21, 4 active agent(s)") {
+			t.Fatalf("active agents: %q %v %v", r.Summary, r.Evidence, r.Metrics)
+		}
 	})
 	t.Run("single manager stays out of the report", func(t *testing.T) {
 		if r := runManagerCluster(t, clusterManager(t, "no", nil, nil), nil, ""); !r.NotApplicable {

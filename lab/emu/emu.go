@@ -31,6 +31,9 @@ type PackageSpec struct {
 	Binary    string // absolute path of the multi-call binary to ship (the siemlab executable)
 	Ports     Ports
 	Layout    Layout // zero: the siem layout
+	// SeedFrom is the id of the first agent the manager seeds (0: 1): the nodes of a manager cluster
+	// seed disjoint ids (siem-managerd --seed-from).
+	SeedFrom int
 }
 
 // Layout is where the packages put the emulators and what they call them: the lab profile's names.
@@ -134,6 +137,10 @@ func PackageFiles(spec PackageSpec) ([]File, error) {
 			}
 			conf, apiYAML = manager.StockOssecConf(so), manager.DefaultAPIYAML("0.0.0.0", p.API)
 		}
+		exec := abs(home+"/bin/siem-managerd") + " --home " + abs(home)
+		if spec.SeedFrom > 1 {
+			exec += " --seed-from " + strconv.Itoa(spec.SeedFrom)
+		}
 		files := []File{
 			{Path: home + "/bin/siem-managerd", Mode: 0o755, Data: bin},
 			{Path: home + "/bin/" + lay.Control, Mode: 0o777, Link: "siem-managerd"},
@@ -151,7 +158,7 @@ func PackageFiles(spec PackageSpec) ([]File, error) {
 			{Path: home + "/queue/db/.keep", Mode: 0o644, Data: nil},
 			{Path: home + "/queue/sockets/.keep", Mode: 0o644, Data: nil},
 			{Path: "usr/lib/systemd/system/" + lay.ManagerUnit, Mode: 0o644, Data: unit(strings.TrimSuffix(lay.ManagerUnit, ".service")+" (Wazuh-like emulator)", faultsEnv,
-				abs(home+"/bin/siem-managerd")+" --home "+abs(home), abs(home+"/logs/siem-managerd.log"))},
+				exec, abs(home+"/logs/siem-managerd.log"))},
 		}
 		return files, nil
 	case "dashboard":

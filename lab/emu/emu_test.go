@@ -66,6 +66,25 @@ func TestPackageFiles(t *testing.T) {
 			}
 		})
 	}
+	// A manager node of a cluster seeds its own agents (siem-managerd --seed-from).
+	spec := testSpec(t, "manager")
+	spec.SeedFrom = 6
+	seeded, err := PackageFiles(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitSeen := false
+	for _, f := range seeded {
+		if f.Path == "usr/lib/systemd/system/siem-manager.service" {
+			unitSeen = true
+			if !bytes.Contains(f.Data, []byte("ExecStart=/lab/root/var/siem/bin/siem-managerd --home /lab/root/var/siem --seed-from 6\n")) {
+				t.Errorf("unit without --seed-from 6:\n%s", f.Data)
+			}
+		}
+	}
+	if !unitSeen {
+		t.Error("no siem-manager.service among the manager's files")
+	}
 	files, _ := PackageFiles(testSpec(t, "manager"))
 	for _, f := range files {
 		switch f.Path {

@@ -28,6 +28,20 @@ type Facts struct {
 	Now      time.Time
 }
 
+// ActiveAgents are the agents active on each node of the healthcheck, and their sum. The master
+// counts them in its database (global.db, every node's agents as their agent-info sync wrote them) by
+// node_name, leaving the manager out (framework master.py get_health: status=active, node_name=node,
+// q="id!=000"), so each agent is counted on the one node it reports to and the counts add up to the
+// cluster's active agents reporting to a connected node; a worker's count is not its own database's.
+func ActiveAgents(nodes []manager.ClusterNode) (total int, byNode map[string]int) {
+	byNode = make(map[string]int, len(nodes))
+	for _, n := range nodes {
+		byNode[n.Name] += n.ActiveAgents
+		total += n.ActiveAgents
+	}
+	return total, byNode
+}
+
 // Judge judges the cluster: the one verdict shape of ops/cluster, with a line per node.
 func Judge(f Facts) (cluster.Verdict, []cluster.NodeLine) {
 	var master *manager.ClusterNode
@@ -94,7 +108,8 @@ func Judge(f Facts) (cluster.Verdict, []cluster.NodeLine) {
 		if master != nil {
 			ver = master.Version
 		}
-		v.Summary = fmt.Sprintf("%d node(s) connected, all on %s, keepalives fresh, rulesets in sync", len(f.Nodes), ver)
+		active, _ := ActiveAgents(f.Nodes)
+		v.Summary = fmt.Sprintf("%d node(s) connected, all on %s, keepalives fresh, rulesets in sync, %d active agent(s)", len(f.Nodes), ver, active)
 		return v, lines
 	}
 	v.Summary = strings.Join(problems, "; ")

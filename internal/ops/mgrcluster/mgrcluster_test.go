@@ -23,7 +23,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"healthy", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
 			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: true}}, Expected: []string{"master-node", "worker1"}},
-			cluster.OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync"},
+			cluster.OK, "2 node(s) connected, all on 4.9.0, keepalives fresh, rulesets in sync, 7 active agent(s)"},
 		{"ruleset out of sync", Facts{Nodes: []manager.ClusterNode{master, worker("worker1", "4.9.0", 30*time.Second)},
 			Ruleset: []manager.RulesetSync{{Name: "master-node", Synced: true}, {Name: "worker1", Synced: false}}},
 			cluster.Warn, "worker1: ruleset not in sync with the master"},
@@ -47,5 +47,19 @@ func TestJudge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Each node's count is the master's database counted by the node its agents report to: the counts
+// add up to the cluster's active agents, each agent once.
+func TestActiveAgents(t *testing.T) {
+	nodes := []manager.ClusterNode{{Name: "manager-1", Type: "master", Version: "4.9.0", ActiveAgents: 3},
+		{Name: "manager-2", Type: "worker", Version: "4.9.0", ActiveAgents: 2}, {Name: "manager-3", Type: "worker", Version: "4.9.0"}}
+	total, by := ActiveAgents(nodes)
+	if total != 5 || len(by) != 3 || by["manager-1"] != 3 || by["manager-2"] != 2 || by["manager-3"] != 0 {
+		t.Fatalf("total %d, by node %v", total, by)
+	}
+	if total, by := ActiveAgents(nil); total != 0 || len(by) != 0 {
+		t.Fatalf("no node: %d %v", total, by)
 	}
 }

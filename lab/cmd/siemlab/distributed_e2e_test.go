@@ -195,6 +195,106 @@ func TestE2EDistributed(t *testing.T) {
 		t.Logf("health --cluster on manager-1:\n%s", healthOn(t, "manager-1", "--cluster").Stdout)
 	})
 
+	// The master holds every agent of the cluster, as its global.db does: the manager nodes seed
+	// disjoint agents (manager-1 001-005, manager-2 006-010), the worker's reach the master's database
+	// by the agent-info sync with the worker as their node and its host as their manager, and the
+	// healthcheck counts each node's own active agents (3 and 2), which add up to the cluster's 5.
+	t.Run("the cluster's agents on the master", func(t *testing.T) {
+		type agentRow struct {
+			ID, Status, Manager string
+			Node                string `json:"node_name"`
+		}
+		var rows []agentRow
+		deadline := time.Now().Add(90 * time.Second) // agent-info syncs every 10 s
+		for {
+			r := onHost(t, "manager-1", "siemctl agents list -o json")
+			if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &rows) != nil {
+				t.Fatalf("agents list on the master: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			if len(rows) == 11 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if len(rows) != 11 {
+			t.Fatalf("the master lists %d agents, want 000 and 001-010 (the worker's 006-010 by agent-info sync): %+v", len(rows), rows)
+		}
+		// agents show gives each agent's manager (agents list leaves it out).
+		var ids []string
+		for _, a := range rows {
+			ids = append(ids, a.ID)
+		}
+		r := onHost(t, "manager-1", "for id in "+strings.Join(ids, " ")+"; do siemctl agents show $id -o json || exit 1; done")
+		if r.Code != 0 {
+			t.Fatalf("agents show on the master: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		dec := json.NewDecoder(strings.NewReader(r.Stdout))
+		active := map[string]int{}
+		for range ids {
+			var a agentRow
+			if err := dec.Decode(&a); err != nil {
+				t.Fatalf("agents show on the master: %v\n%s", err, r.Stdout)
+			}
+			node := "manager-1"
+			if a.ID >= "006" {
+				node = "manager-2"
+			}
+			switch {
+			case a.Status == "never_connected":
+				if a.Node != "unknown" || a.Manager != "" {
+					t.Errorf("agent %s (never connected): node_name %q manager %q", a.ID, a.Node, a.Manager)
+				}
+			case a.Node != node || a.Manager != node:
+				t.Errorf("agent %s on the master: node_name %q manager %q, want %s on %s", a.ID, a.Node, a.Manager, node, node)
+			}
+			if a.Status == "active" && a.ID != "000" {
+				active[a.Node]++
+			}
+		}
+		if active["manager-1"] != 3 || active["manager-2"] != 2 {
+			t.Errorf("active agents on the master's list by node: %v, want manager-1 3 and manager-2 2", active)
+		}
+		for _, h := range []string{"manager-1", "manager-2", "indexer-1"} {
+			r := onHost(t, h, "siemctl health --cluster --timeout 30s -o json")
+			var rep struct {
+				Checks []struct {
+					ID      string             `json:"id"`
+					Summary string             `json:"summary"`
+					Metrics map[string]float64 `json:"metrics"`
+				} `json:"checks"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 {
+				t.Errorf("%s: health --cluster -o json exit %d (%v)\n%s%s", h, r.Code, err, r.Stdout, r.Stderr)
+				continue
+			}
+			found := false
+			for _, c := range rep.Checks {
+				if c.ID != "manager.cluster" {
+					continue
+				}
+				found = true
+				m := c.Metrics
+				if m["active_agents.manager-1"] != float64(active["manager-1"]) || m["active_agents.manager-2"] != float64(active["manager-2"]) ||
+					m["active_agents"] != float64(active["manager-1"]+active["manager-2"]) || !strings.HasSuffix(c.Summary, ", 5 active agent(s)") {
+					t.Errorf("%s: manager.cluster %q %v, want each node's own active agents (%v) adding up to 5", h, c.Summary, m, active)
+				}
+			}
+			if !found {
+				t.Errorf("%s: health --cluster has no manager.cluster:\n%s", h, r.Stdout)
+			}
+		}
+		// The master's database is where wazuh-db keeps global.db: siemctl's cold copy of queue/db holds it.
+		l := l.For(t)
+		m, err := d.Host("manager-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := os.ReadFile(filepath.Join(m.Root(), l.Profile.InstallDir, "queue/db/global.db"))
+		if err != nil || !strings.Contains(string(db), `"node_name":"manager-2"`) || strings.Count(string(db), "\n") != 11 {
+			t.Errorf("the master's queue/db/global.db (%v) does not hold the cluster's 11 agents:\n%s", err, db)
+		}
+	})
+
 	// Each host's siemctl.yaml names the components it runs (components): the full health judges
 	// this host's units, ports and packages and the deployment through the cluster checks and the
 	// APIs it reaches; services status shows this host's units, active.
@@ -342,7 +442,7 @@ func TestE2EDistributed(t *testing.T) {
 		for _, m := range managers {
 			home := filepath.Join(m.Root(), l.Profile.InstallDir)
 			homes[m.Host()] = home
-			db := filepath.Join(home, "var/db/agents.jsonl")
+			db := filepath.Join(home, "queue/db/global.db")
 			saved, err := os.ReadFile(db)
 			if err != nil {
 				t.Fatal(err)

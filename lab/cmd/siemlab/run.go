@@ -34,7 +34,7 @@ func (emulators) PackageFiles(s lab.EmuPackageSpec) ([]lab.File, error) {
 			Dashboard: s.Ports.Dashboard, Indexer: s.Ports.Indexer},
 		Layout: emu.Layout{InstallDir: p.InstallDir, ManagerUnit: p.ManagerUnit(), Control: p.Control, Stock: !p.Syslog, Syslog: s.Syslog,
 			DashboardHome: p.DashboardHome(), DashboardUnit: p.DashboardUnit(), DashboardConfig: p.DashboardConfig,
-			DashboardCerts: p.DashboardConf() + "/certs"}})
+			DashboardCerts: p.DashboardConf() + "/certs"}, SeedFrom: s.SeedFrom})
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,9 @@ type OS struct {
 	Version  string `json:"version,omitempty"`
 }
 
-// Agent is one registered agent as persisted in var/db/agents.jsonl (one JSON object per line). Agent
-// 000 (the manager) is not stored: it is synthesised from the manager's own state.
+// Agent is one registered agent as persisted in the agents database (Home.AgentsDB: queue/db/global.db,
+// one JSON object per line). Agent 000 (the manager) is not stored: it is synthesised from the manager's
+// own state.
 type Agent struct {
 	ID            int      `json:"id"`
 	Name          string   `json:"name"`
@@ -60,8 +61,12 @@ type Agent struct {
 	// SyscheckStart and SyscheckEnd are the unix times of the last syscheck scan (0: never ran).
 	SyscheckStart int64 `json:"syscheck_start,omitempty"`
 	SyscheckEnd   int64 `json:"syscheck_end,omitempty"`
-	// Node is set on the master for a worker's agent (its agent-info as last synced); never stored.
-	Node string `json:"node,omitempty"`
+	// Node is the node a worker's agent reports to, in the master's database (global.db's node_name,
+	// written by the worker's agent-info sync); "" is an agent of this node.
+	Node string `json:"node_name,omitempty"`
+	// Manager is the hostname of the node a worker's agent reports to (global.db's manager_host, from
+	// the same sync); "" is this node's hostname.
+	Manager string `json:"manager_host,omitempty"`
 }
 
 // IDString is the three-digit zero-padded id.
@@ -211,7 +216,7 @@ func writeClientKeys(path string, agents []*Agent) error {
 	live := make(map[string]bool, len(agents))
 	var buf bytes.Buffer
 	for _, a := range agents {
-		if a.ID == 0 {
+		if a.ID == 0 || a.Node != "" { // a worker's agent: its key is in the worker's client.keys
 			continue
 		}
 		live[a.IDString()] = true
@@ -340,13 +345,20 @@ func SeedAgents(n int, now time.Time) []*Agent {
 	return out
 }
 
+// DefaultSeedAgents is how many agents a manager seeds by default (siem-managerd --seed-agents).
+const DefaultSeedAgents = 5
+
 // Seed writes n seeded agents unless a database exists (or replace is true).
 func Seed(h Home, n int, replace bool, now time.Time) error { return SeedFrom(h, 1, n, replace, now) }
 
 // SeedFrom seeds n agents from id first on (the seeded agents first..first+n-1: a worker of a
 // distributed lab holds other ids than its master, as agent ids are the cluster's).
+// A database an older emulator kept in var/db/agents.jsonl is moved where this one keeps it.
 func SeedFrom(h Home, first, n int, replace bool, now time.Time) error {
 	first = max(first, 1)
+	if err := moveOldAgentsDB(h); err != nil {
+		return err
+	}
 	s := NewAgentStore(h)
 	return s.Update(func(cur []*Agent) ([]*Agent, bool, error) {
 		if _, err := os.Stat(h.AgentsDB()); err == nil && !replace {
@@ -356,4 +368,75 @@ func SeedFrom(h Home, first, n int, replace bool, now time.Time) error {
 		out := all[:1]
 		return append(out, all[first:]...), true, nil
 	})
+}
+
+// moveOldAgentsDB moves the agents database of an older emulator (var/db/agents.jsonl) to
+// queue/db/global.db unless that exists.
+func moveOldAgentsDB(h Home) error {
+	old := h.Path("var", "db", "agents.jsonl")
+	if _, err := os.Stat(old); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(h.AgentsDB()); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(h.AgentsDB()), 0o750); err != nil {
+		return fmt.Errorf("agents database: %w", err)
+	}
+	if err := os.Rename(old, h.AgentsDB()); err != nil {
+		return fmt.Errorf("agents database: %w", err)
+	}
+	return nil
+}
+
+// SyncNodeAgents is the master's side of a worker's agent-info sync: the worker's agents replace
+// that node's rows of this (the master's) database, with the node as their node_name, as the master's
+// wazuh-db writes a worker's agent-info chunks into global.db. An id this node holds as its own stays
+// its own; agent 000 is never synced. It writes only what changed.
+func (s *AgentStore) SyncNodeAgents(node string, agents []*Agent) error {
+	if node == "" {
+		return nil
+	}
+	return s.Update(func(cur []*Agent) ([]*Agent, bool, error) {
+		own := map[int]bool{}
+		was := map[int]Agent{}
+		out := make([]*Agent, 0, len(cur)+len(agents))
+		for _, a := range cur {
+			switch a.Node {
+			case "":
+				own[a.ID] = true
+				out = append(out, a)
+			case node:
+				was[a.ID] = *a
+			default:
+				own[a.ID] = true // another worker's
+				out = append(out, a)
+			}
+		}
+		changed := false
+		for _, a := range agents {
+			if a == nil || a.ID <= 0 || own[a.ID] {
+				continue
+			}
+			c := *a
+			c.Node, c.Key = node, ""
+			old, ok := was[c.ID]
+			delete(was, c.ID)
+			if !ok || !sameAgent(old, c) {
+				changed = true
+			}
+			out = append(out, &c)
+		}
+		if len(was) > 0 {
+			changed = true // agents the worker no longer has
+		}
+		return out, changed, nil
+	})
+}
+
+// sameAgent compares two agent rows.
+func sameAgent(a, b Agent) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -710,7 +710,7 @@ func (s *APIServer) loadAgents(w http.ResponseWriter) ([]*Agent, bool) {
 		writeProblem(w, 500, problem{Detail: "Error in wazuh-db", Error: 2000})
 		return nil, false
 	}
-	return s.withRemoteAgents(agents), true
+	return agents, true
 }
 
 // agentFilter holds the GET /agents filters.

@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/siemctl/siemctl/lab/emu/faults"
 )
 
@@ -156,9 +155,13 @@ type ClusterOptions struct {
 	Conf    ClusterConfig
 	Version string // "4.9.0"
 	Now     func() time.Time
-	// ActiveAgents counts this node's active agents.
-	ActiveAgents func() int
-	Faults       faults.Checker
+	// ActiveAgents counts, on the master, the active agents (not 000) of its database that report to
+	// a node (get_health's count by node_name); nil counts Home's database as stored.
+	ActiveAgents func(node string) int
+	// SyncAgents writes, on the master, a worker's agent-info rows into its database with that worker
+	// as their node; nil writes Home's database (AgentStore.SyncNodeAgents).
+	SyncAgents func(node string, agents []*Agent) error
+	Faults     faults.Checker
 	// Intervals; zero uses cluster.json's.
 	KeepAlive, Retry, SyncIntegrity, SyncAgentInfo, CheckKeepAlive, MaxNoKeepAlive time.Duration
 	// Listen overrides the master's listen address (tests: "127.0.0.1:0").
@@ -181,7 +184,7 @@ type ClusterDaemon struct {
 	mu      sync.Mutex
 	workers map[string]*workerConn // master: connected workers by name
 	order   []string               // master: connection order
-	remote  map[string]*remoteNode // master: each worker's agents as last synced (kept when it leaves)
+	remote  map[string]*remoteNode // master: the workers that synced their agents, and when each left
 	// worker side
 	conn      net.Conn
 	rd        *bufio.Reader
@@ -203,21 +206,20 @@ type workerConn struct {
 }
 
 type clusterMsg struct {
-	Cmd           string            `json:"cmd,omitempty"`
-	Name          string            `json:"name,omitempty"`
-	Cluster       string            `json:"cluster,omitempty"`
-	Type          string            `json:"type,omitempty"`
-	Version       string            `json:"version,omitempty"`
-	NActiveAgents int               `json:"n_active_agents,omitempty"`
-	RulesetHash   string            `json:"ruleset_hash,omitempty"`
-	Filter        []string          `json:"filter,omitempty"`
-	OK            string            `json:"ok,omitempty"`
-	Err           *wazuhError       `json:"err,omitempty"`
-	Nodes         []ClusterNode     `json:"nodes,omitempty"`
-	Files         map[string]string `json:"files,omitempty"`
-	Agents        []*Agent          `json:"agents,omitempty"` // sync_a_w_m: the worker's agent-info rows
-	Fwd           *dapiFwd          `json:"fwd,omitempty"`    // dapi: a request the master forwards
-	FwdReply      *dapiReply        `json:"fwd_reply,omitempty"`
+	Cmd         string            `json:"cmd,omitempty"`
+	Name        string            `json:"name,omitempty"`
+	Cluster     string            `json:"cluster,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Version     string            `json:"version,omitempty"`
+	RulesetHash string            `json:"ruleset_hash,omitempty"`
+	Filter      []string          `json:"filter,omitempty"`
+	OK          string            `json:"ok,omitempty"`
+	Err         *wazuhError       `json:"err,omitempty"`
+	Nodes       []ClusterNode     `json:"nodes,omitempty"`
+	Files       map[string]string `json:"files,omitempty"`
+	Agents      []*Agent          `json:"agents,omitempty"` // sync_a_w_m: the worker's agent-info rows
+	Fwd         *dapiFwd          `json:"fwd,omitempty"`    // dapi: a request the master forwards
+	FwdReply    *dapiReply        `json:"fwd_reply,omitempty"`
 }
 
 // clusterLog writes logs/cluster.log as wazuh-clusterd does ("%(asctime)s %(levelname)s: [%(tag)s]
@@ -254,7 +256,10 @@ func StartCluster(ctx context.Context, o ClusterOptions) (*ClusterDaemon, error)
 		o.Now = time.Now
 	}
 	if o.ActiveAgents == nil {
-		o.ActiveAgents = func() int { return 0 }
+		o.ActiveAgents = storedActiveAgents(o.Home, o.Conf.NodeName)
+	}
+	if o.SyncAgents == nil {
+		o.SyncAgents = NewAgentStore(o.Home).SyncNodeAgents
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -509,8 +514,11 @@ func (d *ClusterDaemon) masterRequest(tag string, w *workerConn, m clusterMsg) c
 		d.log.write("INFO", tag, "Integrity check", fmt.Sprintf("Finished in 0.001s. Received metadata of %d files. Sync required.", len(files)))
 		return clusterMsg{OK: "sync", RulesetHash: hash, Files: files}
 	case "sync_a_w_m":
-		w.info.NActiveAgents = m.NActiveAgents
-		d.synced(w.info.Name, m.Agents)
+		if err := d.synced(w.info.Name, m.Agents); err != nil {
+			d.log.write("ERROR", tag, "Agent-info sync", fmt.Sprintf("Error updating agent-info: %v", err))
+			e := werr(1000, err.Error())
+			return clusterMsg{Err: &e}
+		}
 		w.status.LastSyncAgentInfo = map[string]any{"date_start_master": now.Format(decimalsDate),
 			"date_end_master": d.o.Now().UTC().Format(decimalsDate), "n_synced_chunks": 1}
 		d.log.write("INFO", tag, "Agent-info sync", "Finished in 0.001s. Updated 1 chunks.")
@@ -536,8 +544,9 @@ func (d *ClusterDaemon) checkKeepAlives(ctx context.Context) {
 	}
 }
 
-// healthLocked is master.py get_health: the connected workers, then the master, each with its active
-// agents; d.mu is held.
+// healthLocked is master.py get_health: the connected workers, then the master, each with the active
+// agents (not 000) the master's database says report to it (get_agents_overview status=active by
+// node_name, q=id!=000): a worker's are those its agent-info sync wrote there; d.mu is held.
 func (d *ClusterDaemon) healthLocked(filter []string) []ClusterNode {
 	want := func(n string) bool { return len(filter) == 0 || slices.Contains(filter, n) }
 	hash, _ := rulesetHash(d.o.Home)
@@ -548,7 +557,7 @@ func (d *ClusterDaemon) healthLocked(filter []string) []ClusterNode {
 			ip = d.o.Conf.Nodes[0]
 		}
 		out = append(out, ClusterNode{Info: ClusterNodeInfo{Name: d.o.Conf.NodeName, Type: "master", Version: d.o.Version, IP: ip,
-			NActiveAgents: d.o.ActiveAgents()}, Synced: true})
+			NActiveAgents: d.o.ActiveAgents(d.o.Conf.NodeName)}, Synced: true})
 	}
 	for _, name := range d.order {
 		w := d.workers[name]
@@ -557,203 +566,11 @@ func (d *ClusterDaemon) healthLocked(filter []string) []ClusterNode {
 		}
 		st := w.status
 		st.LastKeepAlive = st.lastKeepAlive.UTC().Format(decimalsDate)
-		out = append(out, ClusterNode{Info: w.info, Status: &st, Synced: st.rulesetHash == hash})
+		info := w.info
+		info.NActiveAgents = d.o.ActiveAgents(name)
+		out = append(out, ClusterNode{Info: info, Status: &st, Synced: st.rulesetHash == hash})
 	}
 	return out
-}
-
-// ---- worker ----
-
-func (d *ClusterDaemon) runWorker(ctx context.Context) {
-	tag := "Worker " + d.o.Conf.NodeName
-	for ctx.Err() == nil {
-		if d.o.Faults.Active(faults.ClusterDown) {
-			// wazuh-clusterd died on this node: nothing reconnects until the manager restarts.
-			d.log.write("ERROR", "Cluster", "Main", "Unhandled exception: the cluster process stopped.")
-			_ = faults.Set(d.o.Faults.Dir, faults.ClusterDown, false)
-			removeDaemonPidfile(d.o.Home, "wazuh-clusterd")
-			<-ctx.Done()
-			return
-		}
-		addr := d.o.MasterAddr
-		if addr == "" && len(d.o.Conf.Nodes) > 0 {
-			addr = net.JoinHostPort(d.o.Conf.Nodes[0], strconv.Itoa(d.o.Conf.Port))
-		}
-		dialer := &net.Dialer{Timeout: 10 * time.Second}
-		if ip := net.ParseIP(d.o.Conf.BindAddr); ip != nil && !ip.IsUnspecified() && d.o.MasterAddr == "" {
-			dialer.LocalAddr = &net.TCPAddr{IP: ip} // the master sees the worker's own address
-		}
-		d.mu.Lock()
-		d.masterAddr, d.dialer = addr, dialer
-		d.mu.Unlock()
-		c, err := dialer.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			var se *os.SyscallError
-			if errors.As(err, &se) && strings.Contains(se.Err.Error(), "connection refused") {
-				d.log.write("ERROR", tag, "Main", "Could not connect to master. Trying again in 10 seconds.")
-			} else {
-				d.log.write("ERROR", tag, "Main", fmt.Sprintf("Could not connect to master: %v. Trying again in 10 seconds.", err))
-			}
-			sleepCtx(ctx, d.o.Retry)
-			continue
-		}
-		d.workerSession(ctx, tag, c)
-		if ctx.Err() != nil {
-			return
-		}
-		if d.o.Faults.Active(faults.ClusterDown) {
-			continue // the daemon dies now, not after the retry wait
-		}
-		d.log.write("INFO", tag, "Main", "The connection has been closed. Reconnecting in 10 seconds.")
-		sleepCtx(ctx, d.o.Retry)
-	}
-}
-
-func (d *ClusterDaemon) workerSession(ctx context.Context, tag string, c net.Conn) {
-	rd := bufio.NewReader(c)
-	d.mu.Lock()
-	d.conn, d.rd = c, rd
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.conn, d.rd, d.connected = nil, nil, false
-		d.mu.Unlock()
-		_ = c.Close()
-	}()
-	reply, err := d.request(clusterMsg{Cmd: "hello", Name: d.o.Conf.NodeName, Cluster: d.o.Conf.Name, Type: d.o.Conf.NodeType, Version: d.o.Version})
-	if err != nil {
-		d.log.write("ERROR", tag, "Main", fmt.Sprintf("Could not connect to master: %v.", err))
-		return
-	}
-	if reply.Err != nil {
-		d.log.write("ERROR", tag, "Main", fmt.Sprintf("Could not connect to master: Error %d - %s.", reply.Err.Code, reply.Err.Message))
-		return
-	}
-	d.mu.Lock()
-	d.connected = true
-	d.mu.Unlock()
-	d.log.write("INFO", tag, "Main", "Successfully connected to master.")
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	loop := func(every time.Duration, first bool, fn func() error) {
-		defer wg.Done()
-		defer stop()
-		if !first && !sleepCtx(sctx, every) {
-			return
-		}
-		for {
-			if d.o.Faults.Active(faults.ClusterDown) {
-				return
-			}
-			if err := fn(); err != nil {
-				return
-			}
-			if !sleepCtx(sctx, every) {
-				return
-			}
-		}
-	}
-	wg.Add(4)
-	go func() { defer wg.Done(); d.serveDAPI(sctx, tag) }()
-	go loop(d.o.KeepAlive, true, func() error {
-		r, err := d.request(clusterMsg{Cmd: "echo-c"})
-		if err != nil {
-			d.log.write("ERROR", tag, "Keep Alive", fmt.Sprintf("Error sending keep alive: %v", err))
-			return err
-		}
-		d.log.write("INFO", tag, "Keep Alive", "Successful response from master: "+r.OK)
-		return nil
-	})
-	go loop(d.o.SyncIntegrity, true, func() error {
-		hash, _ := rulesetHash(d.o.Home)
-		d.log.write("INFO", tag, "Integrity check", "Starting.")
-		r, err := d.request(clusterMsg{Cmd: "sync_i_w_m", RulesetHash: hash})
-		if err != nil {
-			d.log.write("ERROR", tag, "Integrity check", fmt.Sprintf("Error synchronizing integrity: %v", err))
-			return err
-		}
-		if len(r.Files) > 0 {
-			d.log.write("INFO", tag, "Integrity sync", "Starting.")
-			for rel, content := range r.Files {
-				if !strings.HasPrefix(rel, "etc/rules/") && !strings.HasPrefix(rel, "etc/decoders/") || strings.Contains(rel, "..") {
-					continue
-				}
-				_ = renameio.WriteFile(d.o.Home.Path(filepath.FromSlash(rel)), []byte(content), 0o660)
-			}
-			d.log.write("INFO", tag, "Integrity sync", fmt.Sprintf("Files to create: 0 | Files to update: %d | Files to delete: 0", len(r.Files)))
-			d.log.write("INFO", tag, "Integrity sync", "Finished in 0.001s.")
-		}
-		d.log.write("INFO", tag, "Integrity check", "Finished in 0.001s.")
-		return nil
-	})
-	go loop(d.o.SyncAgentInfo, true, func() error {
-		d.log.write("INFO", tag, "Agent-info sync", "Starting.")
-		if _, err := d.request(clusterMsg{Cmd: "sync_a_w_m", NActiveAgents: d.o.ActiveAgents(), Agents: d.agentInfo()}); err != nil {
-			d.log.write("ERROR", tag, "Agent-info sync", fmt.Sprintf("Error synchronizing agent info: %v", err))
-			return err
-		}
-		d.log.write("INFO", tag, "Agent-info sync", "Finished in 0.001s. Updated 1 chunks.")
-		return nil
-	})
-	<-sctx.Done()
-	_ = c.Close()
-	wg.Wait()
-	if ctx.Err() == nil {
-		d.log.write("INFO", tag, "Main", "The master closed the connection")
-	}
-}
-
-// request sends one message on the worker's connection and reads the answer (one at a time).
-func (d *ClusterDaemon) request(m clusterMsg) (clusterMsg, error) {
-	d.reqMu.Lock()
-	defer d.reqMu.Unlock()
-	d.mu.Lock()
-	c, rd := d.conn, d.rd
-	d.mu.Unlock()
-	if c == nil {
-		return clusterMsg{}, ErrClusterDisconnected
-	}
-	if err := writeMsg(c, m); err != nil {
-		return clusterMsg{}, err
-	}
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	defer func() { _ = c.SetReadDeadline(time.Time{}) }()
-	return readMsg(rd)
-}
-
-// Connected says whether a worker is connected to its master (always true on a master).
-func (d *ClusterDaemon) Connected() bool {
-	if d.o.Conf.NodeType == "master" {
-		return true
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.connected
-}
-
-// Health is the cluster's healthcheck as the master sees it, from any node: a worker asks its master
-// (ErrClusterDisconnected while it cannot). filter keeps the named nodes (empty: all).
-func (d *ClusterDaemon) Health(filter []string) ([]ClusterNode, error) {
-	if d.o.Conf.NodeType == "master" {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.healthLocked(filter), nil
-	}
-	if !d.Connected() {
-		return nil, ErrClusterDisconnected
-	}
-	r, err := d.request(clusterMsg{Cmd: "get_health", Filter: filter})
-	if err != nil {
-		return nil, ErrClusterDisconnected
-	}
-	if r.Err != nil {
-		return nil, fmt.Errorf("error %d - %s", r.Err.Code, r.Err.Message)
-	}
-	return r.Nodes, nil
 }
 
 // ---- local server (cluster_control) ----
@@ -853,7 +670,7 @@ func startClusterd(ctx context.Context, h Home, confBytes []byte, api *APIServer
 	}
 	v, _ := h.ReadVersion()
 	d, err := StartCluster(ctx, ClusterOptions{Home: h, Conf: cc, Version: v.Plain(), Now: now, Faults: fchk,
-		ActiveAgents: func() int { return api.activeAgents(cc.NodeName) }, AgentInfo: api.agentInfo, DAPI: api.serveDAPI})
+		ActiveAgents: api.activeAgents, SyncAgents: api.agents.SyncNodeAgents, AgentInfo: api.agentInfo, DAPI: api.serveDAPI})
 	if err != nil {
 		olog.write("wazuh-clusterd", "CRITICAL", fmt.Sprintf("(1206): Unable to Bind port '%d' due to [%v]", cc.Port, err))
 		markFailed(h, "wazuh-clusterd")
@@ -862,8 +679,8 @@ func startClusterd(ctx context.Context, h Home, confBytes []byte, api *APIServer
 	return d, nil
 }
 
-// activeAgents counts the agents (not 000) this node sees active, as get_health does with
-// status=active and node_name=node.
+// activeAgents counts the agents (not 000) of this node's database that are active and report to
+// node, as get_health does with status=active and node_name=node on the master's global.db.
 func (s *APIServer) activeAgents(node string) int {
 	agents, err := s.agents.Agents()
 	if err != nil {
@@ -872,9 +689,29 @@ func (s *APIServer) activeAgents(node string) int {
 	c := s.viewCtx(agents)
 	n := 0
 	for _, a := range agents {
-		if a.ID > 0 && c.status(a) == StatusActive && c.nodeName == node {
+		if a.ID > 0 && c.status(a) == StatusActive && c.agentNode(a) == node {
 			n++
 		}
 	}
 	return n
+}
+
+// storedActiveAgents counts the active agents of h's database by node as stored (no view of faults):
+// the daemon's default when no API counts them.
+func storedActiveAgents(h Home, self string) func(node string) int {
+	store := NewAgentStore(h)
+	return func(node string) int {
+		agents, _ := store.Agents()
+		n := 0
+		for _, a := range agents {
+			an := a.Node
+			if an == "" {
+				an = self
+			}
+			if a.ID > 0 && a.Conn == StatusActive && an == node {
+				n++
+			}
+		}
+		return n
+	}
 }

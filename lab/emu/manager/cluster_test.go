@@ -15,11 +15,21 @@ import (
 // clusterNode starts one node's cluster daemon on loopback with short intervals.
 func clusterNode(t *testing.T, h Home, typ, name, version, masterAddr string, fdir string) *ClusterDaemon {
 	t.Helper()
+	return clusterNodeWith(t, h, typ, name, version, masterAddr, fdir, nil)
+}
+
+// clusterNodeWith is clusterNode with its options changed by mut (nil: every node counts 3 active
+// agents).
+func clusterNodeWith(t *testing.T, h Home, typ, name, version, masterAddr string, fdir string, mut func(*ClusterOptions)) *ClusterDaemon {
+	t.Helper()
 	o := ClusterOptions{Home: h, Version: version, Faults: faults.Checker{Dir: fdir},
 		Conf:      ClusterConfig{Name: "wazuh", NodeName: name, NodeType: typ, Port: 1516, Nodes: []string{"127.0.0.1"}},
 		KeepAlive: 50 * time.Millisecond, Retry: 50 * time.Millisecond, SyncIntegrity: 50 * time.Millisecond,
 		SyncAgentInfo: 50 * time.Millisecond, CheckKeepAlive: time.Second, MaxNoKeepAlive: 5 * time.Second,
-		Listen: "127.0.0.1:0", MasterAddr: masterAddr, ActiveAgents: func() int { return 3 }}
+		Listen: "127.0.0.1:0", MasterAddr: masterAddr, ActiveAgents: func(string) int { return 3 }}
+	if mut != nil {
+		mut(&o)
+	}
 	d, err := StartCluster(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 // ID" and forward() turns it into a WazuhError whose ids are the node's name, so its share comes back
 // as one failed item {3022, [node]} beside the other nodes' results, or, when it is the only node of
 // the request, as the whole answer (HTTP 400, title "Wazuh Cluster Error"). agent-info sync
-// (sync_a_w_m) carries each worker's agents to the master, which keeps the last rows it received when
-// the worker leaves (global.db keeps them).
+// (sync_a_w_m) carries each worker's agents to the master, which writes them into its global.db with
+// the worker as their node_name and keeps them there when the worker leaves.
 //
 // The emulator's wire: a worker opens a second connection to the master ("dapi" hello) on which the
 // master writes the requests it forwards and the worker answers them, one at a time.
@@ -62,10 +62,10 @@ type dapiChan struct {
 	rd   *bufio.Reader
 }
 
-// remoteNode is what the master knows of a worker's agents.
+// remoteNode is what the master knows of a worker that synced its agents (their rows are in the
+// master's database).
 type remoteNode struct {
-	agents []*Agent
-	lost   time.Time // when the worker left (zero while connected)
+	lost time.Time // when the worker left (zero while connected)
 }
 
 // joined and left track the workers' sessions (d.mu held).
@@ -81,28 +81,13 @@ func (d *ClusterDaemon) left(name string) {
 	}
 }
 
-// synced stores a worker's agent-info rows (d.mu held).
-func (d *ClusterDaemon) synced(name string, agents []*Agent) {
-	r := d.remote[name]
-	if r == nil {
-		r = &remoteNode{}
-		d.remote[name] = r
+// synced writes a worker's agent-info rows into the master's database, where they stay when the
+// worker leaves (d.mu held).
+func (d *ClusterDaemon) synced(name string, agents []*Agent) error {
+	if d.remote[name] == nil {
+		d.remote[name] = &remoteNode{}
 	}
-	for _, a := range agents {
-		a.Node = name
-	}
-	r.agents = agents
-}
-
-// RemoteAgents are the workers' agents as last synced, each with its Node (nil on a worker).
-func (d *ClusterDaemon) RemoteAgents() []*Agent {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []*Agent
-	for _, r := range d.remote {
-		out = append(out, r.agents...)
-	}
-	return out
+	return d.o.SyncAgents(name, agents)
 }
 
 // Lost is when the worker left the cluster (zero while it is connected or was never seen).

@@ -90,7 +90,7 @@ func DaemonMain(ctx context.Context, args []string, stderr io.Writer, env func(s
 	fs.SetOutput(stderr)
 	home := fs.String("home", "", "manager install directory (required)")
 	delay := fs.Duration("ready-delay", 3*time.Second, "time the basic daemons report 'restarting' after start")
-	seed := fs.Int("seed-agents", 5, "number of agents to seed when var/db/agents.jsonl does not exist")
+	seed := fs.Int("seed-agents", DefaultSeedAgents, "number of agents to seed when the agents database (queue/db/global.db) does not exist")
 	seedFrom := fs.Int("seed-from", 1, "the first seeded agent's id (a worker's agents: ids after the master's)")
 	reseed := fs.Bool("reseed", false, "replace the agents database with --seed-agents agents")
 	seedOnly := fs.Bool("seed-only", false, "seed the agents database and exit")
@@ -124,7 +124,7 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 		o.Logger = slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	if o.Hostname == "" {
-		o.Hostname, _ = os.Hostname()
+		o.Hostname = o.Home.Hostname()
 	}
 	h := o.Home
 	olog := &ossecLog{path: h.OssecLog(), now: o.Now, echo: o.Stderr}

@@ -22,14 +22,15 @@ type Home struct{ Dir string }
 // Path joins elements under the install directory.
 func (h Home) Path(elem ...string) string { return filepath.Join(append([]string{h.Dir}, elem...)...) }
 
-// Paths used by the daemon and the tools.
+// Paths used by the daemon and the tools. AgentsDB is where wazuh-db keeps global.db (queue/db, what
+// siemctl cold-copies before an upgrade), in the emulator's own format (JSON lines, not SQLite).
 func (h Home) OssecConf() string   { return h.Path("etc", "ossec.conf") }
 func (h Home) ClientKeys() string  { return h.Path("etc", "client.keys") }
 func (h Home) LocalRules() string  { return h.Path("etc", "rules", "local_rules.xml") }
 func (h Home) OssecLog() string    { return h.Path("logs", "ossec.log") }
 func (h Home) AlertsJSON() string  { return h.Path("logs", "alerts", "alerts.json") }
 func (h Home) RunDir() string      { return h.Path("var", "run") }
-func (h Home) AgentsDB() string    { return h.Path("var", "db", "agents.jsonl") }
+func (h Home) AgentsDB() string    { return h.Path("queue", "db", "global.db") }
 func (h Home) APIYAML() string     { return h.Path("api", "configuration", "api.yaml") }
 func (h Home) UsersFile() string   { return h.Path("api", "configuration", "security", "users.json") }
 func (h Home) SecurityDir() string { return h.Path("api", "configuration", "security") }
@@ -128,4 +129,19 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return 0
+}
+
+// Hostname is the name of the host the install directory is on: ROOT/etc/hostname when the root
+// above it (ROOT/var/siem, ROOT/var/ossec) has one (each host of a distributed lab has its own), else
+// the system's. It is what the manager calls itself (agent 000's name, its agents' manager, the API's
+// hostname, the alerts' manager.name).
+func (h Home) Hostname() string {
+	root := filepath.Dir(filepath.Dir(filepath.Clean(h.Dir)))
+	if b, err := os.ReadFile(filepath.Join(root, "etc", "hostname")); err == nil {
+		if name := strings.TrimSpace(string(b)); name != "" {
+			return name
+		}
+	}
+	name, _ := os.Hostname()
+	return name
 }

@@ -28,21 +28,9 @@ func tavernCluster(t *testing.T, file string, h Home) *ClusterDaemon {
 	if c, err := ParseClusterConfig([]byte(conf)); err != nil || c.Disabled || c.NodeName != "master-node" || c.Name != "wazuh" {
 		t.Fatalf("tavern cluster config: %+v %v", c, err)
 	}
-	active := func(h Home) func() int {
-		return func() int {
-			agents, _ := NewAgentStore(h).Agents()
-			n := 0
-			for _, a := range agents {
-				if a.ID > 0 && a.Conn == StatusActive {
-					n++
-				}
-			}
-			return n
-		}
-	}
 	m := clusterNode(t, h, "master", "master-node", "4.9.0", "", "")
 	m.mu.Lock()
-	m.o.ActiveAgents = active(h) // read under m.mu (healthLocked)
+	m.o.ActiveAgents = storedActiveAgents(h, "master-node") // read under m.mu (healthLocked)
 	m.mu.Unlock()
 	var workers []*ClusterDaemon
 	for _, name := range []string{"worker1", "worker2"} {

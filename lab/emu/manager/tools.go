@@ -39,7 +39,7 @@ func (e *ToolEnv) defaults() {
 		e.Now = time.Now
 	}
 	if e.Hostname == "" {
-		e.Hostname, _ = os.Hostname()
+		e.Hostname = e.Home.Hostname()
 	}
 	if e.Poll == 0 {
 		e.Poll = 100 * time.Millisecond

@@ -46,33 +46,8 @@ func localAgents(agents []*Agent) []*Agent {
 	return out
 }
 
-// withRemoteAgents adds, on a master, the workers' agents as last synced to the master's own (global.db
-// holds every node's agents; an id the master stores itself wins).
-func (s *APIServer) withRemoteAgents(agents []*Agent) []*Agent {
-	if s.o.Cluster == nil || !s.o.Cluster.IsMaster() {
-		return agents
-	}
-	remote := s.o.Cluster.RemoteAgents()
-	if len(remote) == 0 {
-		return agents
-	}
-	have := make(map[int]bool, len(agents)+len(remote))
-	for _, a := range agents {
-		have[a.ID] = true
-	}
-	out := make([]*Agent, len(agents), len(agents)+len(remote))
-	copy(out, agents)
-	for _, a := range remote {
-		if !have[a.ID] {
-			have[a.ID] = true
-			out = append(out, a)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-}
-
-// agentInfo is a worker's agent-info rows for the master: its agents as its API shows them now.
+// agentInfo is a worker's agent-info rows for the master: its agents as its API shows them now, with
+// this node's hostname as their manager (global.db's manager_host).
 func (s *APIServer) agentInfo() []*Agent {
 	s.settleUpgrades()
 	agents, err := s.agents.Agents()
@@ -88,6 +63,7 @@ func (s *APIServer) agentInfo() []*Agent {
 		cp := *a
 		cp.Key = ""
 		cp.Conn, cp.LastKeepAlive, cp.Version, cp.OS = c.status(a), c.lastKeepAlive(a), c.version(a), c.os(a)
+		cp.Manager = c.field(a, "manager")
 		out = append(out, &cp)
 	}
 	return out

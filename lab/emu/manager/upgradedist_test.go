@@ -44,6 +44,9 @@ func TestUpgradeDistributed(t *testing.T) {
 	m := distNode(t, ClusterOptions{Home: newHome(t, 0), Now: now,
 		Conf: ClusterConfig{Name: "wazuh", NodeName: "master-node", NodeType: "master", Port: 1516}})
 	mf := newAPI(t, 10, func(o *APIOptions) { o.Cluster, o.Now = m, now })
+	m.mu.Lock() // the master's database is its API's (read and written under m.mu)
+	m.o.SyncAgents, m.o.ActiveAgents = mf.api.agents.SyncNodeAgents, mf.api.activeAgents
+	m.mu.Unlock()
 	wf := newAPI(t, 0, func(o *APIOptions) { o.Now = now })
 	if err := SeedFrom(wf.home, 11, 10, true, testNow); err != nil {
 		t.Fatal(err)

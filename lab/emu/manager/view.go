@@ -45,6 +45,14 @@ func notReconnecting(agents []*Agent) map[int]bool {
 	return out
 }
 
+// agentNode is the node the agent reports to: a worker's (its synced node_name), else this node.
+func (c *viewCtx) agentNode(a *Agent) string {
+	if a.Node != "" {
+		return a.Node
+	}
+	return c.nodeName
+}
+
 func (c *viewCtx) status(a *Agent) string {
 	if a.ID == 0 {
 		return StatusActive
@@ -206,15 +214,15 @@ func (c *viewCtx) field(a *Agent, name string) string {
 		if c.status(a) == StatusNeverConnected {
 			return ""
 		}
+		if a.Manager != "" {
+			return a.Manager // a worker's agent: the worker's hostname (global.db's manager_host)
+		}
 		return c.hostname
 	case "node_name":
 		if c.status(a) == StatusNeverConnected {
 			return "unknown" // global.db's default until the agent connects to a node
 		}
-		if a.Node != "" {
-			return a.Node
-		}
-		return c.nodeName
+		return c.agentNode(a)
 	case "dateAdd":
 		return fmtUnix(a.DateAdd)
 	case "lastKeepAlive":
