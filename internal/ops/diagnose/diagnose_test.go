@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -228,6 +229,9 @@ func TestPermission(t *testing.T) {
 	r := f.diagnose(t, failed, f.lines(t, "permission.out"))
 	assertFinding(t, r, KindPermission, []string{"cannot write " + lock, "mode -rw-r--r--", "runs as " + owner},
 		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, filepath.Join(f.root, "var/lib/siem-indexer")), "siemctl services start indexer"})
+	if !errors.Is(r.Err(), ErrAccessDenied) {
+		t.Errorf("class %v, want ErrAccessDenied", r.Err())
+	}
 }
 
 func TestHeapOrder(t *testing.T) {
