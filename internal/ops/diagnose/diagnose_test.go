@@ -501,6 +501,39 @@ func TestHeapFromDropIn(t *testing.T) {
 		!strings.Contains(c.Fix, "remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in "+dropIn) || !strings.Contains(c.Fix, "systemctl daemon-reload") {
 		t.Fatalf("%+v", c)
 	}
+	// unquoted, as an admin writes it: systemd passes -Xms100g alone (-Xmx100g is no
+	// assignment), and the JVM gets it with jvm.options' -Xmx512m
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=-Xms100g -Xmx100g\n")
+	r = f.diagnose(t, st, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"the JVM refused its options: -Xms100g is above -Xmx512m"},
+		[]string{"remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in " + dropIn, "systemctl daemon-reload"})
+	ev := strings.Join(r.Cause().Evidence, "\n")
+	for _, w := range []string{"-Xms100g set in " + dropIn, "-Xmx512m set in " + filepath.Join(f.root, "etc/siem-indexer/jvm.options"), dropIn + ": systemd ignores -Xmx100g"} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("evidence lacks %q:\n%s", w, ev)
+		}
+	}
+}
+
+// unitEnv reads Environment= as systemd does.
+func TestUnitEnv(t *testing.T) {
+	for _, tt := range []struct {
+		line, value string
+		ignored     []string
+		ok          bool
+	}{
+		{`Environment=OPENSEARCH_JAVA_OPTS=-Xms1g -Xmx1g`, "-Xms1g", []string{"-Xmx1g"}, true},
+		{`Environment="OPENSEARCH_JAVA_OPTS=-Xms1g -Xmx1g"`, "-Xms1g -Xmx1g", nil, true},
+		{`Environment=OPENSEARCH_JAVA_OPTS="-Xms1g -Xmx1g" OTHER=x`, "-Xms1g -Xmx1g", nil, true},
+		{`Environment=A=1 'OPENSEARCH_JAVA_OPTS=-Xmx2g' OPENSEARCH_JAVA_OPTS=-Xmx3g`, "-Xmx3g", nil, true},
+		{`Environment=OPENSEARCH_PATH_CONF=/etc/x`, "", nil, false},
+		{`EnvironmentFile=/etc/default/x`, "", nil, false},
+	} {
+		v, ign, ok := unitEnv(tt.line, "OPENSEARCH_JAVA_OPTS")
+		if v != tt.value || ok != tt.ok || strings.Join(ign, "|") != strings.Join(tt.ignored, "|") {
+			t.Errorf("unitEnv(%q) = %q %q %v, want %q %q %v", tt.line, v, ign, ok, tt.value, tt.ignored, tt.ok)
+		}
+	}
 }
 
 // A drop-in whose ExecStart names a program that does not exist (exit
