@@ -10,6 +10,7 @@ import (
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/ops/services"
@@ -69,9 +70,14 @@ func ExitCode(err error) int {
 		return ExitInterrupted
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, output.ErrNoTTY):
 		return ExitUsage
+	case errors.Is(err, diagnose.ErrConfigMismatch):
+		// a start whose component runs, where siemctl's configuration does not look
+		return ExitUsage
 	case errors.Is(err, services.ErrStillStarting):
 		return ExitStillStarting
-	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden), errors.Is(err, config.ErrSecret):
+	case errors.Is(err, netclient.ErrUnauthorized), errors.Is(err, netclient.ErrForbidden), errors.Is(err, config.ErrSecret),
+		errors.Is(err, diagnose.ErrAccessDenied):
+		// diagnose.ErrAccessDenied: a start that failed on a file its service user cannot read or write
 		return ExitAuth
 	case errors.Is(err, netclient.ErrUnreachable), errors.Is(err, netclient.ErrTimeout), errors.Is(err, netclient.ErrTLS),
 		errors.Is(err, netclient.ErrNotReady), errors.Is(err, netclient.ErrRateLimited):
@@ -148,8 +154,14 @@ var hints = []struct {
 	{rollout.ErrNotYourTurn, "", "nothing was changed; `siemctl upgrade status --cluster` shows the order and every turn's state; run `siemctl upgrade node` again when this host's turn comes, or with --wait DURATION to wait for it"},
 }
 
-// hint returns the next thing to try for an error, or "".
+// hint returns the next thing to try for an error, or "". A start that
+// failed with its diagnosis has none: its fix is in the error, and a 401 in
+// it is the component's credentials (the shipper's output), not siemctl's.
 func hint(err error) string {
+	var de *services.DiagnosedError
+	if errors.As(err, &de) {
+		return ""
+	}
 	var ne *netclient.Error
 	service := ""
 	if errors.As(err, &ne) {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/ops/services"
@@ -62,10 +64,51 @@ func TestExitCode(t *testing.T) {
 		{&services.ActionError{Action: "start", Err: &services.NotAnsweringError{Err: &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}}}, 8},
 		{&services.ActionError{Action: "start", Err: &services.NotAnsweringError{Err: &netclient.Error{Op: "GET /", Kind: netclient.ErrUnreachable}, Explained: true}}, 1},
 	}
+	tests = append(tests, namedStartFailures()...)
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
+	}
+}
+
+// namedStartFailures: a failed start whose diagnosis names a cause of a class exits with that
+// class; the rest is 1, a start with no cause named 8; a runbook step's start keeps the run's code.
+func namedStartFailures() []struct {
+	err  error
+	want int
+} {
+	report := func(kind, cause string) diagnose.Report {
+		return diagnose.Report{Component: "indexer", Unit: "siem-indexer.service", Findings: []diagnose.Finding{{Kind: kind, Cause: cause, Fix: "…"}}}
+	}
+	start := func(component string, err error, rep diagnose.Report) error {
+		return &services.ActionError{Action: "start", Component: component, Unit: "siem-" + component + ".service",
+			Err: &services.DiagnosedError{Err: err, Report: rep}}
+	}
+	died := errors.New("siem-indexer.service is not running (exit-code (exit status 1)); its log says why")
+	silent := func(explained bool) error {
+		return &services.NotAnsweringError{Unit: "siem-indexer.service", Wait: time.Minute, Explained: explained,
+			Err: &netclient.Error{Op: "GET /", URL: "https://127.0.0.1:9200", Kind: netclient.ErrUnreachable}}
+	}
+	refused := &services.RefusedError{Cause: "its output https://127.0.0.1:9200 refuses the shipper's output credentials (401 Unauthorized)", Err: netclient.ErrUnauthorized}
+	return []struct {
+		err  error
+		want int
+	}{
+		// the shipper's output refuses its credentials (the readiness probe's 401)
+		{start("shipper", refused, report(diagnose.KindRefused, refused.Cause)), 4},
+		// a file the service user cannot read or write
+		{start("indexer", died, report(diagnose.KindPermission, "indexer cannot read /etc/siem-indexer/opensearch.yml: owned by root:root, mode -rw-------")), 4},
+		// the indexer runs on the port its opensearch.yml names, not indexer.url's: siemctl's configuration
+		{start("indexer", silent(true), report(diagnose.KindHTTPPort, "the indexer listens on port 9201 (http.port in /etc/siem-indexer/opensearch.yml) and siemctl's indexer.url https://127.0.0.1:9200 asks port 9200")), 2},
+		// named causes of no class: 1
+		{start("indexer", died, report(diagnose.KindTLSFile, "plugins.security.ssl.http.pemkey_filepath in /etc/siem-indexer/opensearch.yml names /etc/siem-indexer/certs/k.pem, which does not exist")), 1},
+		{start("indexer", died, report(diagnose.KindUnknownSetting, "unknown setting [foo.bar] in /etc/siem-indexer/opensearch.yml")), 1},
+		{start("indexer", silent(true), report(diagnose.KindPortBound, "port 9200 already bound by pid 4242 (python3)")), 1},
+		// no cause: still starting
+		{start("indexer", silent(false), report(diagnose.KindStillStarting, "siem-indexer.service is still starting (active/running) and does not answer yet")), 8},
+		// a runbook's start: the run's outcome decides
+		{&engine.FailedError{Step: "indexer/start", Err: start("indexer", died, report(diagnose.KindPermission, "indexer cannot write /var/lib/siem-indexer"))}, 1},
 	}
 }
 
@@ -145,6 +188,12 @@ func TestHintsFollowTheService(t *testing.T) {
 		{&netclient.Error{Service: "indexer", Op: "GET /_cat/indices", Status: 403, Kind: netclient.ErrForbidden}, 4, "roles_mapping", "RBAC"},
 		{&netclient.Error{Service: "indexer", Op: "GET /_cat/indices", Kind: netclient.ErrTooLarge}, 1, "narrow the request", ""},
 		{&netclient.Error{Service: "manager API", Op: "GET /agents", Kind: netclient.ErrInterrupted, Err: context.Canceled}, 130, "", "services status"},
+		// a start whose diagnosis names the shipper's output refusing its credentials: the fix is in
+		// the error; siemctl's own username and password are not the cause
+		{&services.ActionError{Action: "restart", Component: "shipper", Unit: "shipper.service", Err: &services.DiagnosedError{
+			Err:    &services.RefusedError{Cause: "its output https://127.0.0.1:9200 refuses the shipper's output credentials (401 Unauthorized)", Err: netclient.ErrUnauthorized},
+			Report: diagnose.Report{Findings: []diagnose.Finding{{Kind: diagnose.KindRefused, Cause: "its output … (401 Unauthorized)", Fix: "shipper keystore add output.elasticsearch.password --force"}}}}},
+			4, "", "password source in the config"},
 	}
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.code {

@@ -7,15 +7,22 @@ import (
 const exitCodesHelp = `siemctl exit codes
 
   0    ok
-  1    unexpected error; a partial per-item failure (agents restart/remove)
+  1    unexpected error; a partial per-item failure (agents restart/remove); a failed services
+       start or restart whose cause has no class of its own below (a port held, an unknown
+       setting, a missing file, …)
   2    usage or configuration error (the key and the fix are named); an unknown or misspelt
        subcommand; a change without a terminal and without --yes; a cleanup plan file that
-       does not exist
+       does not exist; a services start or restart of a component that runs where siemctl's
+       configuration does not look for it (the indexer's http.port is not indexer.url's port:
+       the cause names both, the fix sets either back)
   3    no-go: a gate or check failed and nothing was changed; snapshot diff found a critical
        change; alerts probe broke; rules check found errors (files the manager would refuse);
        services status found a unit not active; a cleanup plan was refused; rollback found
        nothing to roll back
-  4    authentication or permission (bad password, unreadable secret)
+  4    authentication or permission (bad password, unreadable secret); a failed services start
+       or restart whose cause is a file or directory the component's service user cannot read
+       or write (a key, its configuration, its data directory), or the shipper's output
+       refusing its credentials (401/403)
   5    unreachable (refused, timeout, TLS verification, not ready, rate limited)
   6    locked: another siemctl run holds the host lock (taken by every command that changes
        the stack); the holder is named
@@ -24,7 +31,8 @@ const exitCodesHelp = `siemctl exit codes
   8    still starting: services start or restart (and a runbook's unit start) saw the unit run
        but its service not answer within the start wait, and the diagnosis names no cause (slow,
        not failed: check again with siemctl health; a host that is always this slow raises the
-       component's start_wait key); a start that will fail exits 1 with its cause
+       component's start_wait key); a start that will fail exits with its cause's class (2 or
+       4 above, else 1)
   10   failed and rolled back cleanly
   11   failed and the rollback failed too: manual action needed
   130  interrupted (SIGINT/SIGTERM); mutating runs stop at a safe point and can be resumed; a guided run stopped here by the operator

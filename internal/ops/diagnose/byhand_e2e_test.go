@@ -162,4 +162,5 @@ func TestE2EFaultsByHand(t *testing.T) {
 			mustStart(t, start)
 		})
 	}
+	moreFaultsByHand(t, l, httpPort)
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,6 +183,9 @@ func TestDashboardKeyMissing(t *testing.T) {
 	_ = os.RemoveAll(filepath.Join(conf, "certs/old"))
 	r = f.diagnoseAs(t, "dashboard", dashboardFailed, lines)
 	assertFinding(t, r, KindDashboardTLS, nil, []string{"put the file back at " + key, "or point server.ssl.key in " + file})
+	if r.Err() != nil {
+		t.Errorf("class of a missing file %v, want none", r.Err())
+	}
 }
 
 func TestDashboardKeyUnreadable(t *testing.T) {
@@ -192,6 +196,9 @@ func TestDashboardKeyUnreadable(t *testing.T) {
 	lines := []string{" FATAL  Error: EACCES: permission denied, open '" + key + "'"}
 	r := f.diagnoseAs(t, "dashboard", dashboardFailed, lines)
 	assertFinding(t, r, KindDashboardTLS, []string{"cannot read " + key + " (server.ssl.key in " + file + ")"}, []string{"&& chmod 0400 " + key, "that file alone"})
+	if !errors.Is(r.Err(), ErrAccessDenied) {
+		t.Errorf("class %v, want ErrAccessDenied", r.Err())
+	}
 	if strings.Contains(r.Fix(), "-R") {
 		t.Errorf("recursive: %s", r.Fix())
 	}

@@ -230,6 +230,7 @@ func detectDashboardTLS(_ context.Context, ev *Evidence) (Finding, bool) {
 	}
 	user, uid, gid := ev.serviceUser()
 	f.Cause = fmt.Sprintf("the dashboard's service user cannot read %s (%s%s)", path, key, in)
+	f.denied = true
 	if info, err := os.Stat(ev.path(path)); err == nil {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: owner %s, mode %s; the dashboard runs as %s", path, ownerOf(info), info.Mode().Perm(), user))
 	}

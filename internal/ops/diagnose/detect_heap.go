@@ -61,6 +61,9 @@ type heapSetting struct {
 	files            []string
 	// baseXms, baseXmx are jvm.options' own values (before jvm.options.d).
 	baseXms, baseXmx string
+	// ignored are heap options of a unit's Environment= line that systemd
+	// does not pass (words of an unquoted value after the first).
+	ignored []string
 }
 
 var heapOpt = regexp.MustCompile(`^(?:\d+(?:-\d*)?:)?-(Xms|Xmx)(\S+)$`)
@@ -110,12 +113,17 @@ func (ev *Evidence) heap() heapSetting {
 			continue
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			l = strings.TrimSpace(l)
-			if !strings.HasPrefix(l, "Environment=") || !strings.Contains(l, "OPENSEARCH_JAVA_OPTS=") {
+			opts, ignored, ok := unitEnv(l, "OPENSEARCH_JAVA_OPTS")
+			for _, w := range ignored {
+				if heapOpt.MatchString(w) {
+					// Environment=OPENSEARCH_JAVA_OPTS=-Xms4g -Xmx4g, unquoted
+					h.ignored = append(h.ignored, fmt.Sprintf("%s: systemd ignores %s (Environment= splits at spaces and %s is no assignment: quote the whole one, Environment=\"OPENSEARCH_JAVA_OPTS=… …\")", f, w, w))
+				}
+			}
+			if !ok {
 				continue
 			}
-			_, opts, _ := strings.Cut(l, "OPENSEARCH_JAVA_OPTS=")
-			for _, tok := range strings.Fields(strings.NewReplacer(`"`, " ", "'", " ").Replace(opts)) {
+			for _, tok := range strings.Fields(opts) {
 				if m := heapOpt.FindStringSubmatch(tok); m != nil {
 					if m[1] == "Xms" {
 						h.xms, h.xmsFile = m[2], f
@@ -142,6 +150,68 @@ func (h heapSetting) evidence() []string {
 	}
 	if len(out) == 0 && len(h.files) > 0 {
 		out = append(out, "no -Xms/-Xmx in "+strings.Join(h.files, ", "))
+	}
+	return append(out, h.ignored...)
+}
+
+// unitEnv reads a unit file's line as systemd reads Environment=: assignments
+// separated by spaces, a quoted part ("…" or '…') kept whole; a word without
+// "=" is no assignment, and systemd ignores it. value is name's (ok: the line
+// sets it; the last assignment wins), ignored the words that are none.
+func unitEnv(line, name string) (value string, ignored []string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(line), "Environment=")
+	if !found {
+		return "", nil, false
+	}
+	for _, w := range unitWords(rest) {
+		k, v, assign := strings.Cut(w, "=")
+		switch {
+		case !assign || k == "":
+			ignored = append(ignored, w)
+		case k == name:
+			value, ok = v, true
+		}
+	}
+	return value, ignored, ok
+}
+
+// unitWords splits a unit setting's value into words as systemd does:
+// spaces separate, quotes group and are removed, a backslash escapes.
+func unitWords(s string) []string {
+	var (
+		out   []string
+		cur   strings.Builder
+		word  bool
+		quote byte
+	)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			word = true
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '"' || c == '\'':
+			quote, word = c, true
+		case c == ' ' || c == '\t':
+			if word {
+				out = append(out, cur.String())
+				cur.Reset()
+				word = false
+			}
+		default:
+			cur.WriteByte(c)
+			word = true
+		}
+	}
+	if word {
+		out = append(out, cur.String())
 	}
 	return out
 }

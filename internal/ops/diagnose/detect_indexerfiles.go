@@ -209,6 +209,7 @@ func detectIndexerTLSFile(_ context.Context, ev *Evidence) (Finding, bool) {
 	user, uid, gid := ev.serviceUser()
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s: owner %s, mode %s; the indexer runs as %s", path, ownerOf(info), info.Mode().Perm(), user))
 	f.Cause = fmt.Sprintf("the indexer's service user cannot read its TLS file %s (%s)", path, setting)
+	f.denied = true
 	switch {
 	case uid < 0:
 		f.Fix = fmt.Sprintf("give the user the indexer runs as read access to %s alone (chown that file to it, chmod 0400), then %s", path, start(ev.Component))

@@ -59,6 +59,9 @@ type Finding struct {
 	// at is the index of the latest log line the finding rests on: the
 	// latest cause comes first.
 	at int
+	// denied: a file the service user cannot read (not one that is
+	// missing) is the cause (Class).
+	denied bool
 }
 
 // Report is the diagnosis of one component.

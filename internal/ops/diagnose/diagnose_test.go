@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -228,6 +229,9 @@ func TestPermission(t *testing.T) {
 	r := f.diagnose(t, failed, f.lines(t, "permission.out"))
 	assertFinding(t, r, KindPermission, []string{"cannot write " + lock, "mode -rw-r--r--", "runs as " + owner},
 		[]string{fmt.Sprintf("`chown -R %s:%s %s`", owner, group, filepath.Join(f.root, "var/lib/siem-indexer")), "siemctl services start indexer"})
+	if !errors.Is(r.Err(), ErrAccessDenied) {
+		t.Errorf("class %v, want ErrAccessDenied", r.Err())
+	}
 }
 
 func TestHeapOrder(t *testing.T) {
@@ -496,6 +500,39 @@ func TestHeapFromDropIn(t *testing.T) {
 	if c.Kind != KindHeapSize || !strings.Contains(strings.Join(c.Evidence, "\n"), "-Xmx64g set in "+dropIn) ||
 		!strings.Contains(c.Fix, "remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in "+dropIn) || !strings.Contains(c.Fix, "systemctl daemon-reload") {
 		t.Fatalf("%+v", c)
+	}
+	// unquoted, as an admin writes it: systemd passes -Xms100g alone (-Xmx100g is no
+	// assignment), and the JVM gets it with jvm.options' -Xmx512m
+	f.write(t, dropIn, "[Service]\nEnvironment=OPENSEARCH_JAVA_OPTS=-Xms100g -Xmx100g\n")
+	r = f.diagnose(t, st, f.lines(t, "heap-order.out"))
+	assertFinding(t, r, KindHeapOrder, []string{"the JVM refused its options: -Xms100g is above -Xmx512m"},
+		[]string{"remove -Xms/-Xmx from Environment=OPENSEARCH_JAVA_OPTS in " + dropIn, "systemctl daemon-reload"})
+	ev := strings.Join(r.Cause().Evidence, "\n")
+	for _, w := range []string{"-Xms100g set in " + dropIn, "-Xmx512m set in " + filepath.Join(f.root, "etc/siem-indexer/jvm.options"), dropIn + ": systemd ignores -Xmx100g"} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("evidence lacks %q:\n%s", w, ev)
+		}
+	}
+}
+
+// unitEnv reads Environment= as systemd does.
+func TestUnitEnv(t *testing.T) {
+	for _, tt := range []struct {
+		line, value string
+		ignored     []string
+		ok          bool
+	}{
+		{`Environment=OPENSEARCH_JAVA_OPTS=-Xms1g -Xmx1g`, "-Xms1g", []string{"-Xmx1g"}, true},
+		{`Environment="OPENSEARCH_JAVA_OPTS=-Xms1g -Xmx1g"`, "-Xms1g -Xmx1g", nil, true},
+		{`Environment=OPENSEARCH_JAVA_OPTS="-Xms1g -Xmx1g" OTHER=x`, "-Xms1g -Xmx1g", nil, true},
+		{`Environment=A=1 'OPENSEARCH_JAVA_OPTS=-Xmx2g' OPENSEARCH_JAVA_OPTS=-Xmx3g`, "-Xmx3g", nil, true},
+		{`Environment=OPENSEARCH_PATH_CONF=/etc/x`, "", nil, false},
+		{`EnvironmentFile=/etc/default/x`, "", nil, false},
+	} {
+		v, ign, ok := unitEnv(tt.line, "OPENSEARCH_JAVA_OPTS")
+		if v != tt.value || ok != tt.ok || strings.Join(ign, "|") != strings.Join(tt.ignored, "|") {
+			t.Errorf("unitEnv(%q) = %q %q %v, want %q %q %v", tt.line, v, ign, ok, tt.value, tt.ignored, tt.ok)
+		}
 	}
 }
 

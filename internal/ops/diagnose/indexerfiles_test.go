@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,9 +102,21 @@ func TestIndexerTLSKeyUnreadable(t *testing.T) {
 	if strings.Contains(r.Fix(), "-R") {
 		t.Errorf("recursive: %s", r.Fix())
 	}
+	if !errors.Is(r.Err(), ErrAccessDenied) {
+		t.Errorf("class %v, want ErrAccessDenied", r.Err())
+	}
 	// the same with only Java's line
 	r = f.diagnose(t, failed, lines[2:])
 	assertFinding(t, r, KindTLSFile, []string{key, "plugins.security.ssl.transport.pemkey_filepath"}, nil)
+	// gone, not unreadable: a missing file is no permission's fault
+	if err := os.Remove(key); err != nil {
+		t.Fatal(err)
+	}
+	r = f.diagnose(t, failed, lines)
+	assertFinding(t, r, KindTLSFile, []string{"names " + key + ", which does not exist"}, nil)
+	if r.Err() != nil {
+		t.Errorf("class of a missing file %v, want none", r.Err())
+	}
 }
 
 // http.port changed by hand: the node runs on another port than siemctl's indexer.url, and
@@ -124,6 +137,9 @@ func TestHTTPPortMoved(t *testing.T) {
 	if c.Kind != KindHTTPPort || !strings.Contains(c.Cause, "listens on port 13301") || !strings.Contains(c.Cause, "asks port 13300") ||
 		!strings.Contains(c.Fix, "set http.port: 13300 in "+conf) || !strings.Contains(c.Fix, "set indexer.url to https://127.0.0.1:13301") {
 		t.Fatalf("%+v", r)
+	}
+	if !errors.Is(r.Err(), ErrConfigMismatch) {
+		t.Errorf("class %v, want ErrConfigMismatch", r.Err())
 	}
 	// no log line: the unit's own process listening says it
 	f.write(t, filepath.Join(f.proc, "net/tcp"), `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

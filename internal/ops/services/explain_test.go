@@ -20,6 +20,12 @@ var certReport = diagnose.Report{Component: "indexer", Unit: "siem-indexer.servi
 	Cause: "indexer certificate /etc/siem-indexer/certs/indexer.pem expired on 2026-10-29 (30 days ago); the shipper and dashboard reject it",
 	Fix:   "renew it: issue a certificate …, replace /etc/siem-indexer/certs/indexer.pem (and its key …), then siemctl services restart indexer"}}}
 
+// movedPort is the diagnosis of an indexer that runs on another port than indexer.url's.
+var movedPort = diagnose.Report{Component: "indexer", Unit: "siem-indexer.service", Findings: []diagnose.Finding{{
+	Kind:  diagnose.KindHTTPPort,
+	Cause: "the indexer listens on port 9201 (http.port in /etc/siem-indexer/opensearch.yml) and siemctl's indexer.url https://127.0.0.1:9200 asks port 9200",
+	Fix:   "set http.port: 9200 in /etc/siem-indexer/opensearch.yml again and siemctl services restart indexer; or …"}}}
+
 var stillStarting = diagnose.Report{Component: "indexer", Unit: "siem-indexer.service", Findings: []diagnose.Finding{{
 	Kind: diagnose.KindStillStarting, Cause: "siem-indexer.service is still starting (active/running) and does not answer yet", Fix: "wait for it"}}}
 
@@ -27,6 +33,7 @@ var stillStarting = diagnose.Report{Component: "indexer", Unit: "siem-indexer.se
 // error (a certificate that will not do, a port held, …) and the start has
 // failed (not ErrStillStarting: exit 1); a start with no cause found is
 // still starting (ErrStillStarting: exit 8), and its error says so too.
+// A cause with a class (a moved port: siemctl's config) carries it.
 func TestReadinessTimeoutNamesTheCause(t *testing.T) {
 	comps, _, _ := Select(unitMap, []string{"indexer"})
 	unreachable := &netclient.Error{Op: "GET /", URL: "https://127.0.0.1:9200", Kind: netclient.ErrUnreachable}
@@ -36,9 +43,11 @@ func TestReadinessTimeoutNamesTheCause(t *testing.T) {
 		still        bool
 		wantInErr    []string
 		notWantInErr string
+		class        error
 	}{
-		{"certificate", certReport, false, []string{"does not answer within 1m0s", "expired on 2026-10-29", "fix: renew it", "replace /etc/siem-indexer/certs/indexer.pem"}, "still starting"},
-		{"no cause", stillStarting, true, []string{"does not answer within 1m0s", "is still starting", "fix: wait for it"}, ""},
+		{"certificate", certReport, false, []string{"does not answer within 1m0s", "expired on 2026-10-29", "fix: renew it", "replace /etc/siem-indexer/certs/indexer.pem"}, "still starting", nil},
+		{"no cause", stillStarting, true, []string{"does not answer within 1m0s", "is still starting", "fix: wait for it"}, "", nil},
+		{"port moved", movedPort, false, []string{"does not answer within 1m0s", "listens on port 9201", "fix: set http.port: 9200"}, "still starting", diagnose.ErrConfigMismatch},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := unitstest.NewFake()
@@ -73,6 +82,11 @@ func TestReadinessTimeoutNamesTheCause(t *testing.T) {
 			}
 			if errors.Is(err, netclient.ErrUnreachable) {
 				t.Errorf("the probe's unreachable leaks into the start's error (exit 5): %v", err)
+			}
+			for _, class := range []error{diagnose.ErrConfigMismatch, diagnose.ErrAccessDenied} {
+				if got := errors.Is(err, class); got != (class == tt.class) {
+					t.Errorf("errors.Is(err, %v) = %v, want %v", class, got, class == tt.class)
+				}
 			}
 			var de *DiagnosedError
 			if !errors.As(err, &de) || de.Report.Cause().Kind != tt.rep.Cause().Kind {

@@ -369,7 +369,8 @@ func (r *Runner) explain(ctx context.Context, c Component, o *Outcome, diagnose 
 }
 
 // DiagnosedError is a start that failed with its diagnosis: the error
-// says the cause and the fix.
+// says the cause and the fix, and is also its cause's class (the report's
+// Err: diagnose.ErrAccessDenied, diagnose.ErrConfigMismatch).
 type DiagnosedError struct {
 	Err    error
 	Report diagnose.Report
@@ -386,7 +387,12 @@ func (e *DiagnosedError) Error() string {
 	return msg
 }
 
-func (e *DiagnosedError) Unwrap() error { return e.Err }
+func (e *DiagnosedError) Unwrap() []error {
+	if class := e.Report.Err(); class != nil {
+		return []error{e.Err, class}
+	}
+	return []error{e.Err}
+}
 
 func (r *Runner) startOne(ctx context.Context, c Component, o *Outcome) error {
 	return r.startJob(ctx, c, o, r.Units.StartAndWait, r.SkipDone)
