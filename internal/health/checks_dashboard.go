@@ -100,7 +100,11 @@ func checkShipper(ctx context.Context, e *Env) Result {
 		return crit("cannot run "+bin+" test output: "+out.err.Error(), "siemctl services status shipper")
 	}
 	if r := out.Refused; r != nil {
-		return crit(fmt.Sprintf("output %s %s: %s", r.URL, r.What(), r.Detail), RefusalFix(e.Stack.Config, *r), out.Lines...)
+		msg := fmt.Sprintf("output %s %s", r.URL, r.What())
+		if said := r.Said(); said != "" {
+			msg += ": " + said
+		}
+		return crit(msg, RefusalFix(e.Stack.Config, *r), out.Lines...)
 	}
 	if !out.OK {
 		return crit("output unreachable: test output failed: "+lastFailure(out.Lines), "check the indexer (indexer.api) and the shipper's output section (output.elasticsearch.hosts in "+filepath.Join(e.Stack.Config.Shipper.ConfigDir, "filebeat.yml")+"), then run "+bin+" test output", out.Lines...)

@@ -591,3 +591,14 @@ func TestManagerConfigReadsAPIYAML(t *testing.T) {
 		t.Fatalf("a list: %s %s", r.Status, r.Summary)
 	}
 }
+
+// The real security plugin's 401 has an empty body: the shipper check's summary names the refusal
+// and stops there (it once ended "…(401 Unauthorized): " with nothing after the colon).
+func TestShipperRefusalSummaryEndsClean(t *testing.T) {
+	w := healthyWorld()
+	w.ship.transcript = transcript401
+	r := runAll(t, w, true)["shipper"]
+	if want := "output https://127.0.0.1:11200 refuses the shipper's output credentials (401 Unauthorized)"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+}

@@ -60,6 +60,22 @@ func (r Refusal) What() string {
 	return "refuses the shipper's output credentials (401 Unauthorized)"
 }
 
+// Said is what the server added to its status line (its error body, as "test output" printed it),
+// "" when it added nothing: Filebeat prints "401 Unauthorized: " with the body after the colon,
+// which OpenSearch's security plugin sends empty.
+func (r Refusal) Said() string {
+	rest := strings.TrimSpace(r.Detail)
+	if code, text, ok := strings.Cut(rest, " "); ok && (code == "401" || code == "403") {
+		rest = text
+		for _, reason := range []string{"Unauthorized", "Forbidden"} {
+			rest = strings.TrimPrefix(rest, reason)
+		}
+	} else if rest == "401" || rest == "403" {
+		rest = ""
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+}
+
 // Refused is the first host that refused the shipper's credentials (a 401
 // or 403 from "talk to server"), ok false when none did: not an
 // unreachable output, which waiting or starting the indexer mends.

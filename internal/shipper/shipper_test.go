@@ -410,6 +410,20 @@ func TestRefused(t *testing.T) {
 	if !ok || r.Status != 401 || r.URL != "https://127.0.0.1:11200" || !strings.Contains(r.What(), "401 Unauthorized") {
 		t.Fatalf("%+v %v", r, ok)
 	}
+	// the real security plugin's 401 has an empty body: nothing to add after the status
+	if said := r.Said(); said != "" {
+		t.Errorf("Said() = %q for %q, want nothing", said, r.Detail)
+	}
+	for detail, want := range map[string]string{
+		`403 Forbidden: {"error":"no permissions for [indices:data/write/bulk]"}`: `{"error":"no permissions for [indices:data/write/bulk]"}`,
+		"401 Unauthorized":    "",
+		"401":                 "",
+		"401 Unauthorized: x": "x",
+	} {
+		if got := (Refusal{Detail: detail}).Said(); got != want {
+			t.Errorf("Said() of %q = %q, want %q", detail, got, want)
+		}
+	}
 	for name, in := range map[string]string{"refused": transcriptRefused, "ok": transcriptOK} {
 		if r, ok := ParseTestOutput(in).Refused(); ok {
 			t.Errorf("%s: refusal %+v", name, r)
