@@ -43,7 +43,8 @@ var apiLogLine = regexp.MustCompile(`^\S+ \S+ INFO: \S+ \S+ "(\S+) (\S+)" with p
 
 // TestE2EAgentUpgradeScale upgrades a fleet of 10,000 active agents in waves: the lab's manager
 // seeded with 14,289 agents at 4.8.2 (10,000 active, the others disconnected or never connected),
-// its upgrade module at 256 threads with sends and restarts of a second. `agents upgrade apply`
+// its upgrade module at 256 threads with sends and restarts of a second (the next agents are sent
+// while the previous ones restart). `agents upgrade apply`
 // runs a canary of 10 and the waves 1%,10%,50%,100%; every eligible agent must end upgraded, the
 // disconnected ones pending, `agents outdated` and `health` agree with that, and the requests
 // siemctl sent, counted in the manager's api.log, stay within what the waves and the evidence
@@ -100,7 +101,7 @@ func TestE2EAgentUpgradeScale(t *testing.T) {
 	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &plan) != nil {
 		t.Fatalf("plan: exit %d\n%.2000s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	t.Logf("plan in %s: %d eligible, %d pending, %d not eligible, waves of %v, %d upgrade requests, %d in flight",
+	t.Logf("plan in %s: %d eligible, %d pending, %d not eligible, waves of %v, %d upgrade requests, %d sends at once",
 		r.Took.Round(time.Millisecond), len(plan.Eligible), len(plan.Pending), len(plan.NotEligible), waveSizes(plan.Waves), plan.Requests, plan.Options.InFlight)
 	if len(plan.Eligible) != active || len(plan.Pending) == 0 || plan.Options.InFlight != threads || len(plan.Waves) != 5 || len(plan.Waves[0]) != 10 {
 		t.Fatalf("plan: %d eligible (want %d), %d pending, in flight %d (want %d), %d waves (want the canary of 10 and 4)",
@@ -172,24 +173,29 @@ func TestE2EAgentUpgradeScale(t *testing.T) {
 			}
 		case method == "GET" && path == "/agents/upgrade_result", method == "GET" && path == "/agents" && q["agents_list"] != "":
 			reads++
+			if n := len(strings.Split(q["agents_list"], ",")); n > 500 {
+				t.Errorf("a read of %d agents: at most 500", n)
+			}
 		case method == "GET" && path == "/agents":
 			listing++
 		default:
 			other++
 		}
 	}
-	// The bound: the plan's upgrade requests; per read of the evidence (one every poll at most)
-	// two bulk reads per 500 agents in flight; the plan's listing in pages; a few more (login,
-	// the manager's version).
+	// The bound: the plan's upgrade requests (and one more after each read of the evidence, when it
+	// found a batch's threads partly free); per read of the evidence (one every poll at most: a poll's
+	// pause comes before each) two bulk reads per 500 agents sent and not yet judged (at most three
+	// batches of max_threads: one sending, two restarting, with sends and restarts of a second and a
+	// poll of a second); the plan's listing in pages; a few more (login, the manager's version).
 	judges := int(wall/poll) + len(run.Waves)
-	perJudge := 2 * ((threads + 499) / 500)
+	perJudge := 1 + 2*((3*threads+499)/500)
 	bound := plan.Requests + perJudge*judges + (seeded+1+1999)/2000 + 5
 	total := sends + reads + listing + other
 	t.Logf("scale: %d agents upgraded in %d waves in %s (%.0f agents/s); %d requests to the manager (%d upgrade, %d evidence reads, %d listing pages, %d other; %d refused 429; bound %d, %.3f per agent); siemctl peak RSS %.1f MiB, CPU %s = %.1f%% of the wall time",
 		active, len(run.Waves), wall.Round(time.Millisecond), float64(active)/wall.Seconds(), total, sends, reads, listing, other, refused, bound,
 		float64(total)/active, rssMiB, cpu.Round(time.Millisecond), 100*cpu.Seconds()/wall.Seconds())
-	if sends != plan.Requests || sends != run.Requests || reads != run.Reads {
-		t.Errorf("api.log: %d upgrade requests and %d evidence reads; the plan said %d upgrade requests, the run counted %d and %d",
+	if sends < plan.Requests || sends != run.Requests || reads != run.Reads {
+		t.Errorf("api.log: %d upgrade requests and %d evidence reads; the plan said %d upgrade requests (at least), the run counted %d and %d",
 			sends, reads, plan.Requests, run.Requests, run.Reads)
 	}
 	if total > bound || total > active/10 {

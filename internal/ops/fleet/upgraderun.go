@@ -58,16 +58,18 @@ const (
 
 // RunAgent is one agent's part in a run.
 type RunAgent struct {
-	ID         string        `json:"id"`
-	Wave       int           `json:"wave"`
-	State      string        `json:"state"`
-	Node       string        `json:"node,omitempty"`
-	TaskID     int           `json:"task_id,omitempty"`
-	Sent       time.Time     `json:"sent,omitzero"`
-	Done       time.Time     `json:"done,omitzero"`
-	TaskStatus string        `json:"task_status,omitempty"`
-	Version    string        `json:"version,omitempty"`
-	Failure    *UpgradeCause `json:"failure,omitempty"`
+	ID         string    `json:"id"`
+	Wave       int       `json:"wave"`
+	State      string    `json:"state"`
+	Node       string    `json:"node,omitempty"`
+	TaskID     int       `json:"task_id,omitempty"`
+	Sent       time.Time `json:"sent,omitzero"`
+	Done       time.Time `json:"done,omitzero"`
+	TaskStatus string    `json:"task_status,omitempty"`
+	// AgentStatus is the agent's connection status at the last read of the evidence.
+	AgentStatus string        `json:"agent_status,omitempty"`
+	Version     string        `json:"version,omitempty"`
+	Failure     *UpgradeCause `json:"failure,omitempty"`
 	// Evidence says why an agent counts as upgraded (the task's word is noted when it disagreed).
 	Evidence string `json:"evidence,omitempty"`
 }
@@ -366,8 +368,9 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 	return r.Save(rn.StateDir)
 }
 
-// wave sends a wave's agents, never more in flight than the limit, and waits until each is upgraded
-// or failed.
+// wave sends a wave's agents, never more WPK sends under way than the limit (the module's threads),
+// and waits until each is upgraded or failed. An agent whose send is over (its task Updating or
+// later, or the agent restarting) holds no thread: the next agents are sent while it restarts.
 func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target manager.Version) error {
 	if w.State != WaveRunning {
 		w.State, w.Started = WaveRunning, rn.Now()
@@ -381,18 +384,19 @@ func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target ma
 		}
 	}
 	for {
-		inFlight := r.inFlight(w)
-		for len(queue) > 0 && len(inFlight) < limit {
-			n := min(manager.MaxUpgradeRequest, limit-len(inFlight), len(queue))
+		sending := r.sending(w)
+		for len(queue) > 0 && sending < limit {
+			n := min(manager.MaxUpgradeRequest, limit-sending, len(queue))
 			if err := rn.send(ctx, r, w, queue[:n], target); err != nil {
 				return err
 			}
 			queue = queue[n:]
-			inFlight = r.inFlight(w)
+			sending = r.sending(w)
 		}
 		if err := r.Save(rn.StateDir); err != nil {
 			return err
 		}
+		inFlight := r.inFlight(w)
 		if len(inFlight) == 0 && len(queue) == 0 {
 			return nil
 		}
@@ -403,6 +407,21 @@ func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target ma
 			return err
 		}
 	}
+}
+
+// sending counts the wave's agents whose WPK send may still hold a module thread: sent, the task
+// not yet past In progress by its last word, and the agent not seen restarting (while it restarts
+// the API answers 1707 for its task instead of Updating).
+func (r *UpgradeRun) sending(w *RunWave) int {
+	n := 0
+	for _, id := range w.Agents {
+		a := r.Agents[id]
+		if a.State == AgentSent && a.AgentStatus != manager.AgentDisconnected &&
+			(a.TaskStatus == "" || a.TaskStatus == manager.TaskPending || a.TaskStatus == manager.TaskInProgress) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *UpgradeRun) inFlight(w *RunWave) []string {
@@ -455,7 +474,7 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 		}
 		for id, task := range res.Tasks {
 			if a := r.Agents[id]; a != nil {
-				a.State, a.TaskID, a.Sent, a.TaskStatus = AgentSent, task, now, manager.TaskPending
+				a.State, a.TaskID, a.Sent, a.TaskStatus, a.AgentStatus = AgentSent, task, now, manager.TaskPending, manager.AgentActive
 			}
 		}
 		cut, cutCode := "", 0
@@ -559,7 +578,7 @@ func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []st
 			ra.TaskStatus = t.Status
 		}
 		if seen {
-			ra.Version = strings.TrimPrefix(ag.Version, "Wazuh ")
+			ra.Version, ra.AgentStatus = strings.TrimPrefix(ag.Version, "Wazuh "), ag.Status
 		}
 		v, verr := ag.ParsedVersion()
 		upgraded := seen && ag.Status == manager.AgentActive && verr == nil && !v.Less(target) && !ag.LastKeepAlive.Before(ra.Sent.Add(-time.Second))

@@ -324,3 +324,51 @@ func TestUpgradeRunWindow(t *testing.T) {
 		t.Fatalf("resumed: %v %s %v", err, r.State, r.Counts())
 	}
 }
+
+// TestUpgradeRunSendsWhileAgentsRestart: the limit is on WPK sends under way (the module's threads),
+// not on agents restarting. Tasks still In progress hold their threads: nothing more is sent until
+// they move on. Agents whose send is over (the task Updating, the agent restarting and disconnected)
+// hold none: the next agents are sent while they restart, two at a time.
+func TestUpgradeRunSendsWhileAgentsRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outcome managertest.TaskOutcome
+		maxSent int // the most agents sent and not yet judged at once
+	}{
+		{"sends under way hold the threads", managertest.TaskOutcome{Status: "In progress"}, 2},
+		{"restarting agents hold no thread", managertest.TaskOutcome{Status: "Updating", Disconnect: true}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newUpgradeEnv(t)
+			e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return tc.outcome })
+			r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 0, Waves: []float64{1}, InFlight: 2}), e.now)
+			rn := e.runner()
+			polls, maxSent := 0, 0
+			rn.Sleep = func(ctx context.Context, d time.Duration) error {
+				e.now = e.now.Add(d)
+				polls++
+				sent := r.Counts()[AgentSent]
+				maxSent = max(maxSent, sent)
+				if polls%6 == 0 { // now and then every agent sent is back with the target version
+					for id, a := range r.Agents {
+						if a.State == AgentSent {
+							e.srv.FinishTask(id, upgraded)
+						}
+					}
+				}
+				return ctx.Err()
+			}
+			if err := rn.Run(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if c := r.Counts(); r.State != RunDone || c[AgentUpgraded] != 10 || maxSent != tc.maxSent {
+				t.Errorf("%s %v; at most %d agents sent at once, want %d", r.State, c, maxSent, tc.maxSent)
+			}
+			for _, s := range e.srv.SeenPath("PUT /agents/upgrade") {
+				if n := strings.Count(s, "%2C") + 1; n > 2 {
+					t.Errorf("a request of %d agents: %s", n, s)
+				}
+			}
+		})
+	}
+}
