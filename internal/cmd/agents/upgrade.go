@@ -333,6 +333,9 @@ func runUpgradeApply(ctx context.Context, o *UpgradeOptions) error {
 		return err
 	}
 	r := fleet.NewUpgradeRun(p, o.Now())
+	if err := r.StartJournal(dir, o.Now()); err != nil {
+		return err
+	}
 	if err := r.Save(dir); err != nil {
 		return err
 	}
@@ -524,6 +527,9 @@ func runUpgradeAbort(ctx context.Context, o *UpgradeOptions) error {
 	}
 	defer release()
 	r.State, r.Reason, r.Ended = fleet.RunAborted, "aborted by the operator; tasks already sent finish on the manager", o.Now()
+	if err := r.Journal(dir, o.Now(), fleet.JournalEvent{Type: fleet.JournalAbort, State: r.State, Reason: r.Reason}); err != nil {
+		return err
+	}
 	if err := r.Save(dir); err != nil {
 		return err
 	}

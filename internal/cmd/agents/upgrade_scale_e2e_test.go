@@ -19,6 +19,7 @@ import (
 
 // scaleRun is what the scale test reads of `agents upgrade status -o json`.
 type scaleRun struct {
+	ID       string `json:"id"`
 	State    string `json:"state"`
 	Reason   string `json:"reason"`
 	Requests int    `json:"requests"`
@@ -203,6 +204,21 @@ func TestE2EAgentUpgradeScale(t *testing.T) {
 	}
 	if rssMiB > 256 {
 		t.Errorf("siemctl's peak RSS %.1f MiB for %d agents: more than 256 MiB", rssMiB, seeded)
+	}
+
+	// The run's journal: its start, a line per upgrade request, each wave's gate, its end.
+	jl := readFrom(t, l.StateDir()+"/agent-upgrades/"+run.ID+".jsonl", 0)
+	types := map[string]int{}
+	for _, line := range jl {
+		var ev struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("journal line %s: %v", line, err)
+		}
+		types[ev.Type]++
+	}
+	if len(jl) < 2 || !strings.Contains(jl[0], `"type":"run-start"`) || !strings.Contains(jl[len(jl)-1], `"type":"run-end"`) ||
+		types["send"] != sends || types["wave-pass"] != len(run.Waves) || types["agents-failed"] != 0 {
+		t.Errorf("journal: %d lines, %v (want a send per upgrade request, %d, and a wave-pass per wave)", len(jl), types, sends)
 	}
 
 	// agents outdated agrees: the agents left older than 4.9.0 are exactly the pending ones, none active.

@@ -140,6 +140,9 @@ func TestUpgradeRunCanaryStops(t *testing.T) {
 		return managertest.TaskOutcome{Status: "Error", ErrorMsg: "Send lock restart error"}
 	})
 	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 1}), e.now)
+	if err := r.StartJournal(e.state, e.now); err != nil {
+		t.Fatal(err)
+	}
 	err := e.runner().Run(context.Background(), r)
 	if !errors.Is(err, ErrWaveFailed) || r.State != RunStopped {
 		t.Fatalf("canary: %v %s", err, r.State)
@@ -156,6 +159,31 @@ func TestUpgradeRunCanaryStops(t *testing.T) {
 	}
 	if err := rn.Run(context.Background(), r); err != nil || r.Counts()[AgentUpgraded] != 10 {
 		t.Fatalf("resume: %v %v", err, r.Counts())
+	}
+	// The journal keeps what the state forgot: the canary's failure, its cause and the stop, then
+	// the resume and the waves that passed; one line per transition, numbered.
+	evs, err := ReadJournal(e.state, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for i, ev := range evs {
+		if ev.Seq != i+1 || ev.Time.IsZero() {
+			t.Errorf("event %d: seq %d, time %s", i, ev.Seq, ev.Time)
+		}
+		if len(types) == 0 || types[len(types)-1] != ev.Type {
+			types = append(types, ev.Type)
+		}
+	}
+	want := "run-start send agents-failed wave-fail run-stop run-resume send wave-pass send wave-pass send wave-pass run-end"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("journal:\n got %s\nwant %s", got, want)
+	}
+	if f := evs[2].FailedAgents; len(f) != 1 || f[0].Cause.Code != 1828 || evs[2].Wave != 1 {
+		t.Errorf("the canary's failure: %+v", evs[2])
+	}
+	if last := evs[len(evs)-1]; last.Upgraded != 10 || last.Pending != 5 || last.State != RunDone || r.JournalSeq != len(evs) {
+		t.Errorf("run-end %+v, %d events, the run's seq %d", last, len(evs), r.JournalSeq)
 	}
 }
 
