@@ -104,9 +104,10 @@ func NewCmdUpgrade(f *cli.Factory, runF func(context.Context, string, *UpgradeOp
 		Use:   "upgrade",
 		Short: "Upgrade the agents through the manager, in waves with a canary and a stop rule",
 		Long: `Upgrade the agents to the manager's version (or --to V) with the manager's upgrade module (WPK):
-a canary wave, then growing waves; each wave sent in requests of at most 500 agents, never more in
-flight than the manager's max_threads (its <agent-upgrade>, read from ossec.conf; --concurrency only
-lowers it); the next wave only once the current one passed its gate. An agent counts as upgraded on
+a canary wave, then growing waves; each wave sent in requests of at most 500 agents, never more WPK
+sends under way than the manager's max_threads (its <agent-upgrade>, read from ossec.conf; --concurrency
+only lowers it: an agent restarting after its send holds no thread, the next ones are sent meanwhile);
+the next wave only once the current one passed its gate. An agent counts as upgraded on
 evidence: active again, a keepalive after the send, the target version (a task reported Timeout or
 Error is checked against it). A wave with more than --max-failed failed agents stops the run, each
 failed agent with its cause and fix; resume continues from there. Disconnected agents are not sent:
@@ -129,7 +130,7 @@ the plan lists them, the run records them pending, and resume sends those that a
 		fl.IntVar(&o.Canary, "canary", 1, "agents in the first wave")
 		fl.StringVar(&o.Waves, "waves", "1%,10%,50%,100%", "the waves after the canary: growing shares of the eligible agents")
 		fl.StringVar(&o.MaxFailed, "max-failed", "0", "failed agents a wave may have before the run stops: a count or a percentage of the wave")
-		fl.IntVar(&o.Concurrency, "concurrency", 0, "agents upgraded at once (only lowers the manager's max_threads)")
+		fl.IntVar(&o.Concurrency, "concurrency", 0, "WPK sends under way at once (only lowers the manager's max_threads)")
 		fl.DurationVar(&o.Window, "window", 0, "start no wave after this long (a maintenance window); resume continues")
 		fl.DurationVar(&o.AgentWait, "agent-wait", 20*time.Minute, "how long one agent may take before it counts as failed")
 		fl.DurationVar(&o.Poll, "poll", 10*time.Second, "pause between two reads of the evidence")
@@ -208,7 +209,7 @@ func (o *UpgradeOptions) waveOptions() (fleet.UpgradeWaveOptions, string, error)
 	if o.Concurrency > 0 {
 		w.InFlight = min(threads, o.Concurrency)
 	}
-	return w, fmt.Sprintf("in flight: %d (max_threads %d from %s)", w.InFlight, threads, from), nil
+	return w, fmt.Sprintf("sends at once: %d (max_threads %d from %s)", w.InFlight, threads, from), nil
 }
 
 // plan builds the plan against the manager.
@@ -332,6 +333,9 @@ func runUpgradeApply(ctx context.Context, o *UpgradeOptions) error {
 		return err
 	}
 	r := fleet.NewUpgradeRun(p, o.Now())
+	if err := r.StartJournal(dir, o.Now()); err != nil {
+		return err
+	}
 	if err := r.Save(dir); err != nil {
 		return err
 	}
@@ -523,6 +527,9 @@ func runUpgradeAbort(ctx context.Context, o *UpgradeOptions) error {
 	}
 	defer release()
 	r.State, r.Reason, r.Ended = fleet.RunAborted, "aborted by the operator; tasks already sent finish on the manager", o.Now()
+	if err := r.Journal(dir, o.Now(), fleet.JournalEvent{Type: fleet.JournalAbort, State: r.State, Reason: r.Reason}); err != nil {
+		return err
+	}
 	if err := r.Save(dir); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 )
 
 // TestUpgradeCommands: plan, a dry run, a canary that fails (exit 1 with the cause and the fix), the
@@ -105,5 +106,24 @@ func TestUpgradeCommands(t *testing.T) {
 		if strings.Count(s, "%2C") > 1 {
 			t.Errorf("request beyond --concurrency: %s", s)
 		}
+	}
+	// The journal: apply's start, the canary's failure, the resume, the end; abort appends its line.
+	if r := run(t, e, false, "", "upgrade", "abort", "--yes"); r.Code != 0 {
+		t.Fatalf("abort: exit %d %s", r.Code, r.ErrOut)
+	}
+	var id string
+	if err := json.Unmarshal([]byte(run(t, e, false, "", "upgrade", "status", "-o", "json").Out), &struct{ ID *string }{&id}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := fleet.ReadJournal(e.stateDir(), id)
+	if err != nil || len(evs) < 6 {
+		t.Fatalf("journal of %s: %v %+v", id, err, evs)
+	}
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		seen[ev.Type] = true
+	}
+	if evs[0].Type != fleet.JournalRunStart || evs[len(evs)-1].Type != fleet.JournalAbort || !seen[fleet.JournalFailed] || !seen[fleet.JournalRunResume] || !seen[fleet.JournalRunEnd] {
+		t.Errorf("journal: %+v", evs)
 	}
 }

@@ -47,7 +47,7 @@ var upgradeCauses = map[int]UpgradeCause{
 	1827: {Cause: "the WPK's SHA1 does not match the repository's checksum (corrupt or altered download)",
 		Fix: "remove the cached WPK under var/upgrade on the manager and retry; check the mirror"},
 	1828: {Cause: "sending the WPK failed at lock_restart: the agent did not accept the upgrade lock (typical of bulk sends beyond the manager's threads, wazuh#27754)",
-		Fix: "retry with fewer agents in flight (--concurrency below the manager's max_threads); check the agent's connection"},
+		Fix: "retry with fewer sends at once (--concurrency below the manager's max_threads); check the agent's connection"},
 	1829: {Cause: "sending the WPK failed at open: the agent could not create the file",
 		Fix: "check the agent's disk space and the permissions of its var/upgrade directory"},
 	1830: {Cause: "sending the WPK failed at write: the transfer to the agent broke",

@@ -34,8 +34,8 @@ type UpgradeWaveOptions struct {
 	// MaxFailedPct a percentage of the wave.
 	MaxFailed    float64 `json:"max_failed"`
 	MaxFailedPct bool    `json:"max_failed_pct,omitempty"`
-	// InFlight is how many agents are upgraded at once: the manager's max_threads, lowered by
-	// --concurrency.
+	// InFlight is how many WPK sends are under way at once (agents restarting after theirs do not
+	// count): the manager's max_threads, lowered by --concurrency.
 	InFlight int `json:"in_flight"`
 	// Send is the estimate of one WPK send by one module thread, Restart the agent's install and
 	// reconnection; AgentWait bounds how long one agent may take before it counts as failed.

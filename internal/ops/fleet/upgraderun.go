@@ -58,16 +58,18 @@ const (
 
 // RunAgent is one agent's part in a run.
 type RunAgent struct {
-	ID         string        `json:"id"`
-	Wave       int           `json:"wave"`
-	State      string        `json:"state"`
-	Node       string        `json:"node,omitempty"`
-	TaskID     int           `json:"task_id,omitempty"`
-	Sent       time.Time     `json:"sent,omitzero"`
-	Done       time.Time     `json:"done,omitzero"`
-	TaskStatus string        `json:"task_status,omitempty"`
-	Version    string        `json:"version,omitempty"`
-	Failure    *UpgradeCause `json:"failure,omitempty"`
+	ID         string    `json:"id"`
+	Wave       int       `json:"wave"`
+	State      string    `json:"state"`
+	Node       string    `json:"node,omitempty"`
+	TaskID     int       `json:"task_id,omitempty"`
+	Sent       time.Time `json:"sent,omitzero"`
+	Done       time.Time `json:"done,omitzero"`
+	TaskStatus string    `json:"task_status,omitempty"`
+	// AgentStatus is the agent's connection status at the last read of the evidence.
+	AgentStatus string        `json:"agent_status,omitempty"`
+	Version     string        `json:"version,omitempty"`
+	Failure     *UpgradeCause `json:"failure,omitempty"`
 	// Evidence says why an agent counts as upgraded (the task's word is noted when it disagreed).
 	Evidence string `json:"evidence,omitempty"`
 }
@@ -101,6 +103,8 @@ type UpgradeRun struct {
 	// Requests counts the upgrade requests sent, Reads the upgrade_result and agent listing requests.
 	Requests int `json:"requests"`
 	Reads    int `json:"reads"`
+	// JournalSeq is the last event's number in the run's journal (upgradejournal.go).
+	JournalSeq int `json:"journal_seq,omitempty"`
 }
 
 // Counts tallies the agents by state.
@@ -234,16 +238,19 @@ func (rn *Runner) Resume(ctx context.Context, r *UpgradeRun) error {
 			return fmt.Errorf("%w: run %s is %s; nothing to resume", ErrInvalidInput, r.ID, r.State)
 		}
 	}
+	again := 0
 	for _, w := range r.Waves {
 		if w.State == WaveFailed {
 			w.State, w.Failed = WaveRunning, 0
 			for _, id := range w.Agents {
 				if a := r.Agents[id]; a.State == AgentFailed {
 					a.State, a.Failure, a.TaskID, a.TaskStatus = AgentPlanned, nil, 0, ""
+					again++
 				}
 			}
 		}
 	}
+	returned := 0
 	var pend []string
 	for id, a := range r.Agents {
 		if a.State == AgentPending {
@@ -270,9 +277,14 @@ func (rn *Runner) Resume(ctx context.Context, r *UpgradeRun) error {
 				r.Agents[id].State, r.Agents[id].Wave, r.Agents[id].Failure = AgentPlanned, w.Index, nil
 			}
 			rn.say("%d pending agent(s) are back: wave %d", len(ids), w.Index+1)
+			returned = len(ids)
 		}
 	}
 	r.State, r.Reason, r.Ended = RunRunning, "", time.Time{}
+	if err := r.Journal(rn.StateDir, rn.Now(), JournalEvent{Type: JournalRunResume, Agents: again, Pending: returned,
+		Reason: fmt.Sprintf("%d failed agent(s) planned again, %d pending agent(s) back", again, returned)}); err != nil {
+		return err
+	}
 	return r.Save(rn.StateDir)
 }
 
@@ -318,6 +330,9 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 		}
 		if rn.Window > 0 && w.State == WavePending && rn.Now().Sub(start) >= rn.Window {
 			r.State, r.Reason = RunPaused, fmt.Sprintf("the window (%s) closed before wave %d", rn.Window, w.Index+1)
+			if err := r.Journal(rn.StateDir, rn.Now(), JournalEvent{Type: JournalRunStop, State: r.State, Reason: r.Reason}); err != nil {
+				return err
+			}
 			return r.Save(rn.StateDir)
 		}
 		if err := rn.wave(ctx, r, w, target); err != nil {
@@ -328,6 +343,12 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 			w.State, w.Ended = WaveFailed, rn.Now()
 			r.State, r.Ended = RunStopped, rn.Now()
 			r.Reason = fmt.Sprintf("wave %d: %d of %d agents failed, at most %d allowed (--max-failed)", w.Index+1, w.Failed, len(w.Agents), w.Allowed)
+			if err := rn.journalWave(r, w, JournalWaveFail); err != nil {
+				return err
+			}
+			if err := r.Journal(rn.StateDir, rn.Now(), JournalEvent{Type: JournalRunStop, State: r.State, Reason: r.Reason}); err != nil {
+				return err
+			}
 			if err := r.Save(rn.StateDir); err != nil {
 				return err
 			}
@@ -335,6 +356,9 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 		}
 		w.State, w.Ended = WavePassed, rn.Now()
 		rn.say("wave %d passed: %d agents, %d failed (at most %d allowed)", w.Index+1, len(w.Agents), w.Failed, w.Allowed)
+		if err := rn.journalWave(r, w, JournalWavePass); err != nil {
+			return err
+		}
 		if err := r.Save(rn.StateDir); err != nil {
 			return err
 		}
@@ -363,11 +387,17 @@ func (rn *Runner) Run(ctx context.Context, r *UpgradeRun) error {
 	if len(parts) > 0 {
 		r.Reason = strings.Join(parts, ", ") + " pending: `siemctl agents upgrade resume` sends them once they are back"
 	}
+	c := r.Counts()
+	if err := r.Journal(rn.StateDir, rn.Now(), JournalEvent{Type: JournalRunEnd, State: r.State, Reason: r.Reason,
+		Upgraded: c[AgentUpgraded], Failed: c[AgentFailed], Pending: c[AgentPending]}); err != nil {
+		return err
+	}
 	return r.Save(rn.StateDir)
 }
 
-// wave sends a wave's agents, never more in flight than the limit, and waits until each is upgraded
-// or failed.
+// wave sends a wave's agents, never more WPK sends under way than the limit (the module's threads),
+// and waits until each is upgraded or failed. An agent whose send is over (its task Updating or
+// later, or the agent restarting) holds no thread: the next agents are sent while it restarts.
 func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target manager.Version) error {
 	if w.State != WaveRunning {
 		w.State, w.Started = WaveRunning, rn.Now()
@@ -381,18 +411,19 @@ func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target ma
 		}
 	}
 	for {
-		inFlight := r.inFlight(w)
-		for len(queue) > 0 && len(inFlight) < limit {
-			n := min(manager.MaxUpgradeRequest, limit-len(inFlight), len(queue))
+		sending := r.sending(w)
+		for len(queue) > 0 && sending < limit {
+			n := min(manager.MaxUpgradeRequest, limit-sending, len(queue))
 			if err := rn.send(ctx, r, w, queue[:n], target); err != nil {
 				return err
 			}
 			queue = queue[n:]
-			inFlight = r.inFlight(w)
+			sending = r.sending(w)
 		}
 		if err := r.Save(rn.StateDir); err != nil {
 			return err
 		}
+		inFlight := r.inFlight(w)
 		if len(inFlight) == 0 && len(queue) == 0 {
 			return nil
 		}
@@ -403,6 +434,32 @@ func (rn *Runner) wave(ctx context.Context, r *UpgradeRun, w *RunWave, target ma
 			return err
 		}
 	}
+}
+
+// sending counts the wave's agents whose WPK send may still hold a module thread: sent, the task
+// not yet past In progress by its last word, and the agent not seen restarting (while it restarts
+// the API answers 1707 for its task instead of Updating).
+func (r *UpgradeRun) sending(w *RunWave) int {
+	n := 0
+	for _, id := range w.Agents {
+		a := r.Agents[id]
+		if a.State == AgentSent && a.AgentStatus != manager.AgentDisconnected &&
+			(a.TaskStatus == "" || a.TaskStatus == manager.TaskPending || a.TaskStatus == manager.TaskInProgress) {
+			n++
+		}
+	}
+	return n
+}
+
+// journalWave records a wave's gate: its agents, how many upgraded and failed, how many may fail.
+func (rn *Runner) journalWave(r *UpgradeRun, w *RunWave, typ string) error {
+	up := 0
+	for _, id := range w.Agents {
+		if r.Agents[id].State == AgentUpgraded {
+			up++
+		}
+	}
+	return r.Journal(rn.StateDir, rn.Now(), JournalEvent{Type: typ, Wave: w.Index + 1, Agents: len(w.Agents), Upgraded: up, Failed: w.Failed, Allowed: w.Allowed})
 }
 
 func (r *UpgradeRun) inFlight(w *RunWave) []string {
@@ -438,6 +495,10 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 			if errors.As(err, &ae) && (ae.Code >= 1810 && ae.Code < 1900 || nodeCut(ae.Code)) {
 				// The manager refused the whole request: every agent of it fails with that cause, or,
 				// when its node is cut from the master, waits pending for resume.
+				if err := r.Journal(rn.StateDir, now, JournalEvent{Type: JournalSend, Wave: w.Index + 1, Node: node, Agents: len(byNode[node]),
+					Refused: refusedByCode(nil, ae.Code, byNode[node]...)}); err != nil {
+					return err
+				}
 				if nodeCut(ae.Code) {
 					rn.holdNode(r, w, node, byNode[node], ae.Code)
 					continue
@@ -455,8 +516,15 @@ func (rn *Runner) send(ctx context.Context, r *UpgradeRun, w *RunWave, ids []str
 		}
 		for id, task := range res.Tasks {
 			if a := r.Agents[id]; a != nil {
-				a.State, a.TaskID, a.Sent, a.TaskStatus = AgentSent, task, now, manager.TaskPending
+				a.State, a.TaskID, a.Sent, a.TaskStatus, a.AgentStatus = AgentSent, task, now, manager.TaskPending, manager.AgentActive
 			}
+		}
+		ev := JournalEvent{Type: JournalSend, Wave: w.Index + 1, Node: node, Agents: len(byNode[node]), Tasks: len(res.Tasks)}
+		for _, f := range res.Failed {
+			ev.Refused = refusedByCode(ev.Refused, f.Code, f.IDs...)
+		}
+		if err := r.Journal(rn.StateDir, now, ev); err != nil {
+			return err
 		}
 		cut, cutCode := "", 0
 		for _, f := range res.Failed {
@@ -551,6 +619,7 @@ func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []st
 		byAgent[t.Agent] = t
 	}
 	now := rn.Now()
+	var failed []FailedAgent
 	for _, id := range ids {
 		ra := r.Agents[id]
 		ag, seen := agents[id]
@@ -559,7 +628,7 @@ func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []st
 			ra.TaskStatus = t.Status
 		}
 		if seen {
-			ra.Version = strings.TrimPrefix(ag.Version, "Wazuh ")
+			ra.Version, ra.AgentStatus = strings.TrimPrefix(ag.Version, "Wazuh "), ag.Status
 		}
 		v, verr := ag.ParsedVersion()
 		upgraded := seen && ag.Status == manager.AgentActive && verr == nil && !v.Less(target) && !ag.LastKeepAlive.Before(ra.Sent.Add(-time.Second))
@@ -589,6 +658,14 @@ func (rn *Runner) judge(ctx context.Context, r *UpgradeRun, w *RunWave, ids []st
 			ra.State, ra.Done, ra.Failure = AgentFailed, now, &c
 			w.Failed++
 		}
+		if ra.State == AgentFailed {
+			failed = append(failed, FailedAgent{ID: id, Node: ra.Node, Cause: *ra.Failure})
+		}
+	}
+	if len(failed) > 0 {
+		// One line for the agents this read found failed: their causes stay recorded after resume
+		// retries them.
+		return r.Journal(rn.StateDir, now, JournalEvent{Type: JournalFailed, Wave: w.Index + 1, FailedAgents: failed})
 	}
 	return nil
 }

@@ -140,6 +140,9 @@ func TestUpgradeRunCanaryStops(t *testing.T) {
 		return managertest.TaskOutcome{Status: "Error", ErrorMsg: "Send lock restart error"}
 	})
 	r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 1}), e.now)
+	if err := r.StartJournal(e.state, e.now); err != nil {
+		t.Fatal(err)
+	}
 	err := e.runner().Run(context.Background(), r)
 	if !errors.Is(err, ErrWaveFailed) || r.State != RunStopped {
 		t.Fatalf("canary: %v %s", err, r.State)
@@ -156,6 +159,31 @@ func TestUpgradeRunCanaryStops(t *testing.T) {
 	}
 	if err := rn.Run(context.Background(), r); err != nil || r.Counts()[AgentUpgraded] != 10 {
 		t.Fatalf("resume: %v %v", err, r.Counts())
+	}
+	// The journal keeps what the state forgot: the canary's failure, its cause and the stop, then
+	// the resume and the waves that passed; one line per transition, numbered.
+	evs, err := ReadJournal(e.state, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for i, ev := range evs {
+		if ev.Seq != i+1 || ev.Time.IsZero() {
+			t.Errorf("event %d: seq %d, time %s", i, ev.Seq, ev.Time)
+		}
+		if len(types) == 0 || types[len(types)-1] != ev.Type {
+			types = append(types, ev.Type)
+		}
+	}
+	want := "run-start send agents-failed wave-fail run-stop run-resume send wave-pass send wave-pass send wave-pass run-end"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("journal:\n got %s\nwant %s", got, want)
+	}
+	if f := evs[2].FailedAgents; len(f) != 1 || f[0].Cause.Code != 1828 || evs[2].Wave != 1 {
+		t.Errorf("the canary's failure: %+v", evs[2])
+	}
+	if last := evs[len(evs)-1]; last.Upgraded != 10 || last.Pending != 5 || last.State != RunDone || r.JournalSeq != len(evs) {
+		t.Errorf("run-end %+v, %d events, the run's seq %d", last, len(evs), r.JournalSeq)
 	}
 }
 
@@ -322,5 +350,53 @@ func TestUpgradeRunWindow(t *testing.T) {
 	}
 	if err := rn.Run(context.Background(), r); err != nil || r.State != RunDone || r.Counts()[AgentUpgraded] != 10 {
 		t.Fatalf("resumed: %v %s %v", err, r.State, r.Counts())
+	}
+}
+
+// TestUpgradeRunSendsWhileAgentsRestart: the limit is on WPK sends under way (the module's threads),
+// not on agents restarting. Tasks still In progress hold their threads: nothing more is sent until
+// they move on. Agents whose send is over (the task Updating, the agent restarting and disconnected)
+// hold none: the next agents are sent while they restart, two at a time.
+func TestUpgradeRunSendsWhileAgentsRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		outcome managertest.TaskOutcome
+		maxSent int // the most agents sent and not yet judged at once
+	}{
+		{"sends under way hold the threads", managertest.TaskOutcome{Status: "In progress"}, 2},
+		{"restarting agents hold no thread", managertest.TaskOutcome{Status: "Updating", Disconnect: true}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newUpgradeEnv(t)
+			e.srv.SetUpgradeOutcome(func(string) managertest.TaskOutcome { return tc.outcome })
+			r := NewUpgradeRun(e.plan(t, UpgradeWaveOptions{Canary: 0, Waves: []float64{1}, InFlight: 2}), e.now)
+			rn := e.runner()
+			polls, maxSent := 0, 0
+			rn.Sleep = func(ctx context.Context, d time.Duration) error {
+				e.now = e.now.Add(d)
+				polls++
+				sent := r.Counts()[AgentSent]
+				maxSent = max(maxSent, sent)
+				if polls%6 == 0 { // now and then every agent sent is back with the target version
+					for id, a := range r.Agents {
+						if a.State == AgentSent {
+							e.srv.FinishTask(id, upgraded)
+						}
+					}
+				}
+				return ctx.Err()
+			}
+			if err := rn.Run(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if c := r.Counts(); r.State != RunDone || c[AgentUpgraded] != 10 || maxSent != tc.maxSent {
+				t.Errorf("%s %v; at most %d agents sent at once, want %d", r.State, c, maxSent, tc.maxSent)
+			}
+			for _, s := range e.srv.SeenPath("PUT /agents/upgrade") {
+				if n := strings.Count(s, "%2C") + 1; n > 2 {
+					t.Errorf("a request of %d agents: %s", n, s)
+				}
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -178,7 +179,10 @@ func (s *AgentStore) Update(fn func(agents []*Agent) ([]*Agent, bool, error)) er
 		return fmt.Errorf("lock agents database: %w", err)
 	}
 	defer lk.Unlock()
-	cur, err := readAgents(s.home.AgentsDB())
+	cur, err := s.cachedCopy(), error(nil)
+	if cur == nil {
+		cur, err = readAgents(s.home.AgentsDB())
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -204,10 +208,41 @@ func (s *AgentStore) write(agents []*Agent) error {
 	if err := writeClientKeys(s.home.ClientKeys(), agents); err != nil {
 		return err
 	}
+	// What was written is what the next read would parse: keep it (a fleet of 10,000 agents takes
+	// a second to parse on a loaded host).
+	st, err := os.Stat(s.home.AgentsDB())
 	s.mu.Lock()
 	s.agents = nil
+	if err == nil {
+		s.agents, s.stamp = agents, stampOf(st)
+	}
 	s.mu.Unlock()
 	return nil
+}
+
+// cachedCopy returns a private copy of the cached agents when the file has not changed since they
+// were read or written (nil otherwise): Update's callers change the agents in place.
+func (s *AgentStore) cachedCopy() []*Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agents == nil {
+		return nil
+	}
+	st, err := os.Stat(s.home.AgentsDB())
+	if err != nil || stampOf(st) != s.stamp {
+		return nil
+	}
+	out := make([]*Agent, len(s.agents))
+	for i, a := range s.agents {
+		c := *a
+		if a.OS != nil {
+			o := *a.OS
+			c.OS = &o
+		}
+		c.Group = slices.Clone(a.Group)
+		out[i] = &c
+	}
+	return out
 }
 
 // writeClientKeys rewrites etc/client.keys ("<id> <name> <ip|any> <key>"), keeping removed-agent lines

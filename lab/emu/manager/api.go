@@ -57,6 +57,7 @@ type APIServer struct {
 	mux    *http.ServeMux
 	// upgrades is the agent upgrade module (upgrade.go).
 	upgrades *upgradeModule
+	apiLog   apiLog // logs/api.log (apilog.go)
 
 	rlMu      sync.Mutex
 	rlStart   time.Time
@@ -294,6 +295,10 @@ func affected(items any, n int, f *failures, all, some, none string) affectedRes
 
 // ServeHTTP applies the API's middleware chain (route check, rate limit, faults, auth, readiness).
 func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start, user := time.Now(), ""
+	sw := &statusWriter{ResponseWriter: w}
+	w = sw
+	defer func() { s.apiLog.write(s.o.Home, s.o.Now(), user, r, sw.status, time.Since(start)) }()
 	_, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
@@ -318,10 +323,12 @@ func (s *APIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if strings.HasPrefix(r.URL.Path, "/security/user/authenticate") {
+		user, _, _ = r.BasicAuth()
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	user, ok := s.authenticateBearer(w, r)
+	var ok bool
+	user, ok = s.authenticateBearer(w, r)
 	if !ok {
 		return
 	}

@@ -66,12 +66,15 @@ type DaemonOptions struct {
 	SeedAgents int           // agents seeded when the database does not exist
 	SeedFrom   int           // the first seeded agent's id (0: 1)
 	Reseed     bool          // replace the database with SeedAgents agents
-	SeedOnly   bool          // seed and exit
-	FaultsDir  string
-	Hostname   string
-	Now        func() time.Time
-	Stderr     io.Writer
-	Logger     *slog.Logger
+	// SeedVersion, with Reseed or SeedOnly, is the version every seeded agent that reports one runs
+	// ("": the seed's mix of 4.9.0, 4.8.2 and 4.7.5).
+	SeedVersion string
+	SeedOnly    bool // seed and exit
+	FaultsDir   string
+	Hostname    string
+	Now         func() time.Time
+	Stderr      io.Writer
+	Logger      *slog.Logger
 	// Ready, when set, receives the bound addresses once every listener is up (tests).
 	Ready func(Addrs)
 }
@@ -94,6 +97,7 @@ func DaemonMain(ctx context.Context, args []string, stderr io.Writer, env func(s
 	seedFrom := fs.Int("seed-from", 1, "the first seeded agent's id (a worker's agents: ids after the master's)")
 	reseed := fs.Bool("reseed", false, "replace the agents database with --seed-agents agents")
 	seedOnly := fs.Bool("seed-only", false, "seed the agents database and exit")
+	seedVersion := fs.String("seed-version", "", "with --reseed or --seed-only: the version of every seeded agent that reports one, e.g. 4.8.2 (default: a mix of 4.9.0, 4.8.2 and 4.7.5)")
 	fs.Bool("f", true, "run in the foreground (always)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -108,7 +112,7 @@ func DaemonMain(ctx context.Context, args []string, stderr io.Writer, env func(s
 		return 1
 	}
 	h := Home{Dir: abs}
-	return RunDaemon(ctx, DaemonOptions{Home: h, ReadyDelay: *delay, SeedAgents: *seed, SeedFrom: *seedFrom, Reseed: *reseed, SeedOnly: *seedOnly,
+	return RunDaemon(ctx, DaemonOptions{Home: h, ReadyDelay: *delay, SeedAgents: *seed, SeedFrom: *seedFrom, Reseed: *reseed, SeedOnly: *seedOnly, SeedVersion: *seedVersion,
 		FaultsDir: h.FaultsDir(env(faults.EnvDir)), Stderr: stderr})
 }
 
@@ -134,6 +138,10 @@ func RunDaemon(ctx context.Context, o DaemonOptions) int {
 		if err := SeedFrom(h, o.SeedFrom, o.SeedAgents, o.Reseed, o.Now()); err != nil {
 			fmt.Fprintf(o.Stderr, "siem-managerd: seed agents: %v\n", err)
 			return 1
+		}
+		if err := setSeedVersion(h, o.SeedVersion); err != nil {
+			fmt.Fprintf(o.Stderr, "siem-managerd: --seed-version: %v\n", err)
+			return 2
 		}
 		if o.SeedOnly {
 			return 0
@@ -543,4 +551,24 @@ func loadOrCreateJWTKey(h Home) (*ecdsa.PrivateKey, error) {
 		_ = os.WriteFile(filepath.Join(h.SecurityDir(), "public_key.pem"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o640)
 	}
 	return k, nil
+}
+
+// setSeedVersion gives every agent that reports a version (000, the manager, aside) version v: a
+// fleet of one version (a lab of thousands of agents all older than the manager).
+func setSeedVersion(h Home, v string) error {
+	if v == "" {
+		return nil
+	}
+	if !reWazuhVersion.MatchString(v) {
+		return fmt.Errorf("%q: want a version like 4.8.2", v)
+	}
+	tag := versionTag(v)
+	return NewAgentStore(h).Update(func(agents []*Agent) ([]*Agent, bool, error) {
+		for _, a := range agents {
+			if a.ID != 0 && a.Version != "" {
+				a.Version = tag
+			}
+		}
+		return agents, true, nil
+	})
 }
