@@ -187,6 +187,37 @@ func TestUpgradePlaybookRollsInTheRecordsOrder(t *testing.T) {
 	}
 }
 
+// TestUpgradePlaybookChecksEveryHostsPackagesFirst: before the apply, every host judges its own
+// packages for the target (upgrade plan --cluster there, its preflight/versions gate); a host whose
+// repositories do not offer it stops the play, named with the gate's reason, and nothing is
+// applied. With every host offering it, each host was judged before the apply.
+func TestUpgradePlaybookChecksEveryHostsPackagesFirst(t *testing.T) {
+	dir := t.TempDir()
+	calls, out, err := playbookRunIn(t, dir, "upgrade.yml", "FAKE_NO_TARGET=m2")
+	if err == nil {
+		t.Fatalf("ansible-playbook succeeded although m2 cannot install the target:\n%s", out)
+	}
+	if !strings.Contains(out, "m2 cannot go to 4.10.0: wazuh-manager 4.10.0-1 is not installable (available: 4.9.0-1)") || slices.ContainsFunc(calls, func(c string) bool { return c != "" }) {
+		t.Errorf("calls %q, want none (no apply); the play must name m2 and its reason:\n%s", calls, out)
+	}
+	for _, h := range []string{"i1", "i2", "i3", "m1", "m2", "d1"} {
+		if _, err := os.Stat(filepath.Join(dir, h+".planned")); err != nil {
+			t.Errorf("%s's packages were not judged: %v", h, err)
+		}
+	}
+
+	dir = t.TempDir()
+	calls, out, err = playbookRunIn(t, dir, "upgrade.yml")
+	if err != nil || len(calls) == 0 || calls[0] != "apply i1 4.10.0" {
+		t.Fatalf("every host offering the target: %v, calls %q\n%s", err, calls, out)
+	}
+	for _, h := range []string{"i1", "i2", "i3", "m1", "m2", "d1"} {
+		if _, err := os.Stat(filepath.Join(dir, h+".planned")); err != nil {
+			t.Errorf("%s's packages were not judged before the apply: %v", h, err)
+		}
+	}
+}
+
 // TestUpgradePlaybookFollowsAnElectionAtTheTake: the election moves to i3's node when i3 takes
 // its turn; the take re-orders and exits 7 naming i1. The play reads the record again before the
 // next try and brings i1 its turn, then i3: no operator action, no retry of the stale host (issue

@@ -16,7 +16,11 @@ import (
 // the rolling upgrade's lab at the same offset).
 const rollbackPortOffset = 0
 
-// TestE2ERollingRollback: a fresh distributed lab rolled from 4.9.0 to 4.10.0 through
+// TestE2ERollingRollback: the cross-codec case, the one test kept on the lab's own 4.9.0 → 4.10.0
+// builds (OpenSearch 2.11.1 → 2.19.3, not the Wazuh releases of those numbers): 2.11.1 cannot read
+// the segments 2.19 writes, so a node once upgraded cannot simply start on the old version again
+// and the rollback must restore the snapshot into nodes formed afresh. TestE2ERollingUpgrade runs
+// the real pair (4.14.1 → 4.14.4). A fresh distributed lab rolled from 4.9.0 to 4.10.0 through
 // ansible/upgrade.yml with the indexer-no-rejoin fault armed on the second indexer node of the
 // order: once upgraded, that node starts but cannot join. Its `upgrade node` stops at the rejoin
 // gate's deadline, naming the node and its log's last error, and moves the run to rolling-back

@@ -21,6 +21,7 @@ var Gates = []PhaseGates{
 	}},
 	{Phase: "node: " + string(RoleIndexer) + ", " + string(RoleIndexerManager), Command: "siemctl upgrade node (on each indexer host in its turn)", Gates: []string{
 		"its turn taken (exit 7 naming whose turn it is otherwise)",
+		"before anything changes, no shard's only active copy on the node (the turn waits for the other copy to recover)",
 		"the node back in _nodes at the target version",
 		"allocation back; cluster green, or yellow only because of the node_version decider while older nodes remain",
 	}},

@@ -5,3 +5,6 @@ var (
 	NoGoAfterStart = noGoAfterStart
 	Prepared       = prepared
 )
+
+// AwaitCopies is the wait of an indexer turn before its node stops.
+var AwaitCopies = awaitCopies

@@ -58,6 +58,13 @@ func Node(ctx context.Context, c runs.Common, req NodeRequest) error {
 		if packages.Upstream(turn.Target()) != packages.Upstream(req.To) {
 			return fmt.Errorf("%w: run %s goes to %s, not --to %s", rollout.ErrNothingDone, turn.RunID(), turn.Target(), req.To)
 		}
+		// A fresh indexer turn first waits until no shard's only active copy is on its node (a
+		// resumed one has already stopped it, or rejoined with its copies).
+		if _, resuming := resumableNode(ctx, c); !resuming {
+			if err := awaitCopies(ctx, req.Turn, turn.Entry(), c.IO.ErrOut); err != nil {
+				return err
+			}
+		}
 		return resumeOrRunNode(ctx, c, ph, notHere)
 	})
 	// A no-go past the point of no return (an indexer node that ran the new version and is not
@@ -71,16 +78,25 @@ func Node(ctx context.Context, c runs.Common, req NodeRequest) error {
 // resumeOrRunNode resumes this host's node run left unfinished (a failure, kill -9) or starts it.
 func resumeOrRunNode(ctx context.Context, c runs.Common, ph Phase, notHere []string) error {
 	if !ph.DryRun {
-		deps, err := c.Deps(ctx)
-		if err != nil {
+		if _, err := c.Deps(ctx); err != nil {
 			return err
 		}
-		if ri, err := engine.Status(deps.Config.StateDir, ""); err == nil && ri.Runbook.Name == upgrade.NodeRunbook && ri.Resumable() {
+		if ri, ok := resumableNode(ctx, c); ok {
 			fmt.Fprintf(c.IO.ErrOut, "resuming this host's node run %s (stopped: %s)\n", ri.ID, ri.Error)
 			return resumeNode(ctx, c, ri.ID)
 		}
 	}
 	return RunPhase(ctx, c, ph, notHere)
+}
+
+// resumableNode is this host's node run left unfinished (a failure, kill -9), if any.
+func resumableNode(ctx context.Context, c runs.Common) (*engine.RunInfo, bool) {
+	deps, err := c.Deps(ctx)
+	if err != nil {
+		return nil, false
+	}
+	ri, err := engine.Status(deps.Config.StateDir, "")
+	return ri, err == nil && ri.Runbook.Name == upgrade.NodeRunbook && ri.Resumable()
 }
 
 // resumeNode resumes the node run id as `siemctl upgrade resume ID` does (a node run has no

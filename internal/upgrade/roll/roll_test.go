@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
@@ -274,4 +276,67 @@ func rolling(t *testing.T) (*rolltest.Rig, roll.TurnOptions) {
 	r := rolltest.New(t)
 	r.Rolling(t)
 	return r, r.Turn()
+}
+
+// TestAwaitCopies: an indexer turn waits, before anything changes, while its node holds a shard's
+// only active copy and the other copy is still coming; it names the shards of indices with no
+// replica without waiting for them; past roll.CopiesWait it gives the turn back naming the shards.
+// A manager's turn reads no shard.
+func TestAwaitCopies(t *testing.T) {
+	ctx := context.Background()
+	row := func(index string, shard int, prirep, state, node string) string {
+		n := "null"
+		if node != "" {
+			n = `"` + node + `"`
+		}
+		return fmt.Sprintf(`{"index":%q,"shard":"%d","prirep":%q,"state":%q,"unassigned.reason":null,"node":%s}`, index, shard, prirep, state, n)
+	}
+	const day = "wazuh-alerts-4.x-2026.12.08"
+	recovering := "[" + strings.Join([]string{row(day, 0, "p", "STARTED", "indexer-1"), row(day, 0, "r", "INITIALIZING", "indexer-3"),
+		row(day, 1, "p", "STARTED", "indexer-3"), row(day, 1, "r", "STARTED", "indexer-1"), row("wazuh-monitoring-2026.49w", 0, "p", "STARTED", "indexer-1")}, ",") + "]"
+	recovered := strings.Replace(recovering, "INITIALIZING", "STARTED", 1)
+	indexerTurn := rollout.Entry{Name: "indexer/indexer-1", Role: rollout.RoleIndexer}
+
+	for _, c := range []struct {
+		name    string
+		entry   rollout.Entry
+		answers []string // _cat/shards, one per call (the last repeats)
+		calls   int
+		wantErr bool
+		want    []string
+	}{
+		{"the replica recovers, then the turn goes on", indexerTurn, []string{recovering, recovering, recovered}, 3, false,
+			[]string{"waiting (up to 15m0s) before indexer-1 stops: 1 shard(s) have their only active copy on indexer-1", day + "[0]",
+				"belong to indices with no replica (wazuh-monitoring-2026.49w[0])", "its turn goes on"}},
+		{"nothing held alone", indexerTurn, []string{recovered}, 1, false, []string{"wazuh-monitoring-2026.49w[0]"}},
+		{"never recovers: given back", indexerTurn, []string{recovering}, 0, true, []string{"waiting"}},
+		{"a manager's turn", rollout.Entry{Name: "manager/manager-1", Role: rollout.RoleManagerMaster}, []string{recovering}, 0, false, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rolltest.New(t)
+			calls := 0
+			r.Srv.Set("GET /_cat/shards", indexertest.Route{Handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(c.answers[min(calls, len(c.answers)-1)]))
+				calls++
+			}})
+			o := r.Turn()
+			o.Poll = time.Millisecond
+			tick := 0
+			o.Roll.Now = func() time.Time { tick++; return r.Clock.Add(time.Duration(tick) * time.Minute) }
+			var errOut strings.Builder
+			err := roll.AwaitCopies(ctx, o, c.entry, &errOut)
+			if (err != nil) != c.wantErr || c.wantErr && (!errors.Is(err, rollout.ErrNothingDone) || !strings.Contains(err.Error(), day+"[0]")) {
+				t.Fatalf("err %v, want error %v naming %s[0] and giving the turn back\n%s", err, c.wantErr, day, errOut.String())
+			}
+			if c.calls > 0 && calls != c.calls || c.entry.Role == rollout.RoleManagerMaster && calls != 0 {
+				t.Errorf("%d _cat/shards calls, want %d", calls, c.calls)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, errOut.String())
+				}
+			}
+		})
+	}
 }

@@ -177,7 +177,11 @@ func TurnCalls(ctx context.Context, o TurnOptions) ([]string, error) {
 	if mine == "" {
 		return append(out, fmt.Sprintf("# none of this host's entries (%s) is left in run %s; the turn now: %s", strings.Join(who.Names, ", "), rec.RunID, cur)), nil
 	}
-	return append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[3], mine, cur), all[4], all[5]), nil
+	out = append(out, fmt.Sprintf("%s [%s; the turn now: %s]", all[3], mine, cur))
+	if strings.HasPrefix(mine, "indexer/") {
+		out = append(out, CopiesCall)
+	}
+	return append(out, all[4], all[5]), nil
 }
 
 // CheckTurn says whether it is this host's turn now, read only (what Node would take): its entry

@@ -13,6 +13,8 @@
 #   FAKE_NOGO=i3      `upgrade node` on that host ends in a no-go past the indexer's start: the
 #                     entry failed, the run rolling-back, exit 10 (the deployment rolls back)
 #   FAKE_RB_FAIL=i2:indexer-up  `rollback --cluster --phase indexer-up` fails once on that host
+#   FAKE_NO_TARGET=m2 `upgrade plan --cluster` on that host: its packages do not offer the target
+#                     (its preflight/versions gate NO-GO, exit 3)
 # The rollback (`rollback --cluster --phase P`) keeps the record as siemctl does: prepare moves it to
 # rolling-back and keeps a copy per host; once an indexer node is down the cluster (and the record)
 # does not answer until restore writes the copy back with the indexer entries done and the
@@ -54,6 +56,15 @@ def current(rec):
             return e["name"]
     return ""
 
+if args[:3] == ["upgrade", "plan", "--cluster"]:
+    # The plan from this host: its preflight/versions gate judges this host's own packages.
+    open(here(host + ".planned"), "w").close()
+    gate = {"step": "preflight/versions", "kind": "gate.versions", "verdict": "GO", "detail": "candidates of %s installable" % target, "ignorable": False}
+    if os.environ.get("FAKE_NO_TARGET") == host:
+        gate.update(verdict="NO-GO", detail="wazuh-manager %s-1 is not installable (available: 4.9.0-1)" % target)
+    print(json.dumps({"target": target, "verdict": gate["verdict"], "preflight": [
+        {"step": "preflight/cluster-green", "kind": "gate.cluster_health", "verdict": "GO", "detail": "green", "ignorable": False}, gate]}))
+    sys.exit(0 if gate["verdict"] == "GO" else 3)
 if args[:3] == ["upgrade", "apply", "--cluster"]:
     say("apply %s %s" % (host, target))
     if not os.path.exists(state):
