@@ -441,7 +441,7 @@ func setBackups(env Env, f func(*Backups)) error {
 func Kinds() []Kind {
 	var ks []Kind
 	for _, group := range []func() []Kind{snapshotKinds, gateKinds, probeKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
-		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds, clusterKinds, rolloutKinds, rolloutBackKinds} {
+		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, shipperRegistryKinds, clusterKinds, rolloutKinds, rolloutBackKinds} {
 		ks = append(ks, group()...)
 	}
 	out := make([]Kind, len(ks))
