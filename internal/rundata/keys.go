@@ -29,7 +29,7 @@ const (
 
 // Run data keys of the agents kinds.
 const (
-	// KeyAgentsBefore is the steps.AgentsBefore agents.record journals before
+	// KeyAgentsBefore is the fleet.AgentsBefore agents.record journals before
 	// the manager stops.
 	KeyAgentsBefore = "agents_before"
 	// KeyAgentsAfter is the fleet (snapshot.Agents) gate.agents_back saw

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/rundata"
@@ -199,7 +200,7 @@ type watcher struct {
 	env    Env
 	p      *watchParams
 	st     *WatchState
-	before []AgentRef
+	before []fleet.AgentRef
 	hasRec bool
 
 	lowAlerts, lowAgents, probeFails int
@@ -302,21 +303,21 @@ func (w *watcher) agents(ctx context.Context, now time.Time) *WatchBreachError {
 		w.st.Last[CritAgents] = "unknown: " + err.Error()
 		return nil
 	}
-	res, err := compareAgents(ctx, mgr, w.before)
+	res, err := fleet.CompareBack(ctx, mgr, w.before)
 	if err != nil {
 		w.st.Last[CritAgents] = "unknown: " + err.Error()
 		return nil
 	}
-	w.st.Last[CritAgents] = fmt.Sprintf("%d/%d active (%s)", res.Back, res.Before, pct(res.ratio()))
+	w.st.Last[CritAgents] = fmt.Sprintf("%d/%d active (%s)", res.Back, res.Before, pct(res.Ratio()))
 	w.judged(CritAgents)
-	if res.ratio() >= w.p.AgentsMinRatio {
+	if res.Ratio() >= w.p.AgentsMinRatio {
 		w.lowAgents = 0
 		return nil
 	}
 	w.lowAgents++
 	if w.lowAgents >= w.p.AgentsIntervals {
 		return w.breach(CritAgents, "%d of %d agents active before are active (%s < %s) for %d intervals in a row; missing: %s",
-			res.Back, res.Before, pct(res.ratio()), pct(w.p.AgentsMinRatio), w.lowAgents, missingLine(res.Missing, 10, now))
+			res.Back, res.Before, pct(res.Ratio()), pct(w.p.AgentsMinRatio), w.lowAgents, fleet.MissingLine(res.Missing, 10, now))
 	}
 	return nil
 }
@@ -522,7 +523,7 @@ func runWatch(ctx context.Context, env Env, p *watchParams) (engine.Outcome, err
 	}
 	w := &watcher{d: d, env: env, p: p, st: st, inactive: map[string]int{}, seenSince: map[string]time.Time{}, sinceChanges: map[string]int{},
 		cadence: p.probeCadence(window)}
-	var before AgentsBefore
+	var before fleet.AgentsBefore
 	if w.hasRec, err = env.Get(rundata.KeyAgentsBefore, &before); err != nil {
 		return engine.Outcome{}, err
 	}

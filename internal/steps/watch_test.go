@@ -14,6 +14,7 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/probe"
 	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -113,7 +114,7 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 	if _, err := run(t, d, e, "agents.record", nil); err != nil {
 		t.Fatal(err)
 	}
-	var before steps.AgentsBefore
+	var before fleet.AgentsBefore
 	_, _ = e.Get(rundata.KeyAgentsBefore, &before)
 	r.seed = map[string]any{rundata.KeyAgentsBefore: before, rundata.KeySnapshots: map[string]string{"pre-upgrade": doc.ID}}
 	if window != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -263,7 +264,7 @@ func fleetLine(a *snapshot.Agents) string {
 	if a == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, steps.CountsLine(a.ByStatus), steps.CountsLine(a.ByVersion))
+	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, fleet.CountsLine(a.ByStatus), fleet.CountsLine(a.ByVersion))
 }
 
 func VersionsLine(r RunReport) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runbook"
@@ -191,7 +192,7 @@ type RunData struct {
 	Diff     *steps.DiffSummary
 	// AgentsBefore and AgentsAfter are the fleet before the manager
 	// stopped and as gate.agents_back last saw it; Watch the watch window.
-	AgentsBefore *steps.AgentsBefore
+	AgentsBefore *fleet.AgentsBefore
 	AgentsAfter  *snapshot.Agents
 	Watch        *steps.WatchState
 	// Carried are the run values a rollback run starts with as they are
@@ -226,7 +227,7 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 	dec(rundata.KeyBackups, &rd.Backups)
 	dec(rundata.KeySnapshots, &rd.Snaps)
 	rd.Diff = decodeOptional[steps.DiffSummary](dec, rundata.KeyDiff)
-	rd.AgentsBefore = decodeOptional[steps.AgentsBefore](dec, rundata.KeyAgentsBefore)
+	rd.AgentsBefore = decodeOptional[fleet.AgentsBefore](dec, rundata.KeyAgentsBefore)
 	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, rundata.KeyAgentsAfter)
 	rd.Watch = decodeOptional[steps.WatchState](dec, rundata.KeyWatchState)
 	return rd, errors.Join(errs...)
