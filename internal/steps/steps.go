@@ -6,7 +6,7 @@
 // (resume) or skips a step that is already done, with a reason.
 //
 // Kinds reach the outside world only through Deps (small interfaces that
-// internal/cli's Clients.StepDeps fills with the real clients, tests with
+// internal/factory's Clients.StepDeps fills with the real clients, tests with
 // fakes), describe themselves with the planning context the engine hands
 // Describe (Planning: the configuration and the run's versions), and exchange run data
 // through the engine (Env.Get/Set) under the keys below: the target and the

@@ -42,7 +42,7 @@ type ApplyOptions struct {
 
 // NewCmdApply builds `upgrade apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{Common: common(f), Roll: roll.FactoryDeps(f)}
+	opts := &ApplyOptions{Common: common(f), Roll: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}
 	cmd := &cobra.Command{
 		Use:   "apply --to VERSION",
 		Short: "Run the upgrade runbook to an exact version",
