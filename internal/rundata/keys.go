@@ -58,7 +58,7 @@ const KeyProbeAhead = "probe_ahead"
 const (
 	// KeyWatch is the WatchRequest `upgrade apply --watch` seeds.
 	KeyWatch = "watch"
-	// KeyWatchState is the window's steps.WatchState: its start (a resumed run
+	// KeyWatchState is the window's watch.State: its start (a resumed run
 	// continues the remaining window) and each criterion's last value.
 	KeyWatchState = "watch_state"
 )

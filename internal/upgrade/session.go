@@ -13,6 +13,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/fleet"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runbook"
@@ -194,7 +195,7 @@ type RunData struct {
 	// stopped and as gate.agents_back last saw it; Watch the watch window.
 	AgentsBefore *fleet.AgentsBefore
 	AgentsAfter  *snapshot.Agents
-	Watch        *steps.WatchState
+	Watch        *watch.State
 	// Carried are the run values a rollback run starts with as they are
 	// (carriedKeys: the recovery settings before the upgrade, the primaries it counted).
 	Carried map[string]json.RawMessage
@@ -229,7 +230,7 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 	rd.Diff = decodeOptional[steps.DiffSummary](dec, rundata.KeyDiff)
 	rd.AgentsBefore = decodeOptional[fleet.AgentsBefore](dec, rundata.KeyAgentsBefore)
 	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, rundata.KeyAgentsAfter)
-	rd.Watch = decodeOptional[steps.WatchState](dec, rundata.KeyWatchState)
+	rd.Watch = decodeOptional[watch.State](dec, rundata.KeyWatchState)
 	return rd, errors.Join(errs...)
 }
 

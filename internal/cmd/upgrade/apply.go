@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -85,8 +86,8 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 			if opts.Window < 0 {
 				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
 			}
-			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
-				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
+			if opts.Watch < 0 || opts.Watch > watch.MaxWindow {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, watch.MaxWindow)
 			}
 			if opts.Cluster {
 				return cli.Run(cmd.Context(), runF, runApplyCluster, opts)
