@@ -17,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -362,7 +363,7 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 		if b.IndexerSecurity == "" {
 			return engine.Outcome{}, errors.New("security is not initialised and the run recorded no security backup (run data backups.indexer_security)")
 		}
-		n, err := installSecurity(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+		n, err := secadmin.InstallBackup(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
 		if err != nil {
 			return engine.Outcome{}, err
 		}
