@@ -56,7 +56,7 @@ const KeyProbeAhead = "probe_ahead"
 
 // Run data keys of the watch window.
 const (
-	// KeyWatch is the WatchRequest `upgrade apply --watch` seeds.
+	// KeyWatch is the watch.Request `upgrade apply --watch` seeds.
 	KeyWatch = "watch"
 	// KeyWatchState is the window's watch.State: its start (a resumed run
 	// continues the remaining window) and each criterion's last value.
