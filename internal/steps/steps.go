@@ -18,7 +18,12 @@
 // resume and rollback, target resolution, preflight, deadlines, the time
 // budget, the evidence) lives in internal/upgrade, which imports this
 // package; the file-tree safety the backups rest on (manifests, archives,
-// checksums, no-follow restores) lives in internal/filetree.
+// checksums, no-follow restores) lives in internal/filetree. A kind is a door:
+// the operations it calls live with their area (internal/ops/watch: the
+// watch window's judgement; ops/fleet: the agents that must come back;
+// ops/cluster: the recovery settings; ops/secadmin: the security backup's
+// swap; ops/versions: the upgrade path; internal/shipper: the Filebeat module
+// and Filebeat's registry).
 package steps
 
 import (
