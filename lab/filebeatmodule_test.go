@@ -16,7 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -178,7 +178,7 @@ func TestModuleTarballsServed(t *testing.T) {
 			want, _ := ModuleTarball(WazuhShipper)
 			names := map[string]bool{}
 			for _, v := range SetOf("4.12.0") {
-				m, ok := steps.ModuleFor(v)
+				m, ok := shipper.ModuleFor(v)
 				if !ok {
 					t.Fatalf("siemctl knows no module for %s", v)
 				}

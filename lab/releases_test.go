@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/ops/versions"
-	"github.com/siemctl/siemctl/internal/steps"
+	"github.com/siemctl/siemctl/internal/shipper"
 )
 
 // The lab's real releases carry the OpenSearch of the product's release table; its own builds say
@@ -19,7 +19,7 @@ func TestReleases(t *testing.T) {
 		if osv, err := OpenSearchVersion(r.Version); err != nil || osv != want[r.Version] {
 			t.Errorf("%s: OpenSearch %s %v, want %s", r.Version, osv, err, want[r.Version])
 		}
-		if m, ok := steps.ModuleFor(r.Version); !ok || m.Tarball != r.FilebeatModule {
+		if m, ok := shipper.ModuleFor(r.Version); !ok || m.Tarball != r.FilebeatModule {
 			t.Errorf("%s: Filebeat module %s, siemctl's shipper/module picks %s", r.Version, r.FilebeatModule, m.Tarball)
 		}
 		real, _ := versions.ReleaseOf(r.Version)

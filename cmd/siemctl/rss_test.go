@@ -14,6 +14,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cmd/register"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
 )
@@ -31,7 +32,7 @@ func TestHelperRSSChild(t *testing.T) {
 	if args == "" {
 		t.Skip("helper process only")
 	}
-	code := cli.Main(context.Background(), strings.Split(args, "\x1f"), cli.Stdio{IO: output.System(), Env: os.Environ()}, register.All)
+	code := cli.Main(context.Background(), strings.Split(args, "\x1f"), cli.Stdio{IO: output.System(), Env: os.Environ(), Wire: factory.Wire}, register.All)
 	fmt.Fprintf(os.Stderr, "EXIT %d\n", code)
 }
 

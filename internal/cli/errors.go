@@ -3,17 +3,18 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/siemctl/siemctl/internal/usage"
 )
 
 // FlagError is a usage problem: bad flag combination or argument. Exit 2.
-type FlagError struct{ Err error }
-
-func (e *FlagError) Error() string { return e.Err.Error() }
-func (e *FlagError) Unwrap() error { return e.Err }
+// It is usage.Error, so a library the commands call (the roll) refuses a
+// request the same way without importing this package.
+type FlagError = usage.Error
 
 // FlagErrorf builds a FlagError.
 func FlagErrorf(format string, args ...any) error {
-	return &FlagError{Err: fmt.Errorf(format, args...)}
+	return usage.Errorf(format, args...)
 }
 
 // ErrSilent means the command already reported the failure; exit 1.

@@ -2,13 +2,14 @@
 // Factory that hands commands their dependencies, and the one place that maps
 // errors to exit codes.
 //
-// The Factory builds one client set (Clients, clients.go) lazily from the
-// configuration: indexer, manager API and tools, package manager, shipper,
-// dashboard status client, systemd. Commands take narrow pieces of it
-// (f.Indexer, f.Manager, f.ManagerTools, f.Units, f.HealthStack); the
-// health checks' inputs (Clients.Health), the step kinds' dependencies
-// (Clients.StepDeps) and the live snapshot source (Clients.Snapshot, its
-// health section SnapshotHealth) are each assembled there once.
+// The Factory's clients are wired by internal/factory (gh's
+// pkg/cmd/factory), which builds one client set lazily from the
+// configuration; cmd/siemctl hands its Wire to Main, so this package, which
+// every command imports, builds no client and imports no domain package for
+// it. Commands take narrow pieces (f.Indexer, f.Manager, f.ManagerTools,
+// f.Units) or narrow the set to the interface they declare (ClientsAs,
+// FromClients: the health checks' inputs, the step kinds' dependencies, the
+// live snapshot source).
 //
 // The command packages (internal/cmd/...) build their commands from a few
 // pieces here: Group (a command group: texts and subcommands), Run (the
@@ -33,10 +34,15 @@ import (
 	"github.com/siemctl/siemctl/internal/output"
 )
 
-// Stdio is the process's standard streams and environment, handed to Main.
+// Stdio is the process's standard streams and environment, handed to Main,
+// and the wiring of its clients.
 type Stdio struct {
 	IO  *output.IOStreams
 	Env []string
+	// Wire connects the Factory's clients to the stack (internal/factory's
+	// Wire; nil: every client returns ErrNoClients). A parameter for the
+	// reason Registrar is one: this package does not import the wiring.
+	Wire func(f *Factory)
 }
 
 // Registrar adds the command groups to the root. cmd/siemctl passes the
@@ -48,6 +54,9 @@ type Registrar func(root *cobra.Command, f *Factory)
 func Main(ctx context.Context, args []string, stdio Stdio, register Registrar) int {
 	limitMemory(stdio.Env)
 	f := NewFactory(stdio.IO, stdio.Env)
+	if stdio.Wire != nil {
+		stdio.Wire(f)
+	}
 	root := NewCmdRoot(f)
 	if register != nil {
 		register(root, f)

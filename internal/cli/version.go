@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/output"
-	"github.com/siemctl/siemctl/internal/packages"
 )
 
 func newCmdVersion(f *Factory) *cobra.Command {
@@ -33,7 +31,7 @@ version, the dashboard's). Unknown parts say why; this command never fails becau
 			if !short {
 				ctx, cancel := WithTimeout(cmd.Context(), f.Global.Timeout)
 				defer cancel()
-				if st, err := f.Clients(ctx); err != nil {
+				if st, err := ClientsAs[versioner](ctx, f); err != nil {
 					cfgErr = err
 				} else {
 					comps = st.Versions(ctx)
@@ -83,81 +81,8 @@ type ComponentVersion struct {
 	Error   string `json:"error,omitempty"` // why something is unknown
 }
 
-// Versions asks the package manager and the running components, concurrently.
-// It never fails as a whole: unknown parts carry their reason.
-func (s *Clients) Versions(ctx context.Context) map[string]ComponentVersion {
-	out := map[string]ComponentVersion{}
-	for _, c := range config.Components {
-		out[c] = ComponentVersion{}
-	}
-	// running is what each running component reports about itself.
-	running := map[string]func() (string, error){
-		"indexer": func() (string, error) {
-			ix, err := s.NeedIndexer()
-			if err != nil {
-				return "", err
-			}
-			vs, err := ix.NodesVersions(ctx)
-			if err != nil || len(vs) == 0 {
-				return "", err
-			}
-			return "OpenSearch " + vs[0].Version, nil
-		},
-		"manager": func() (string, error) {
-			m, err := s.NeedManager()
-			if err != nil {
-				return "", err
-			}
-			info, err := m.Info(ctx)
-			return info.APIVersion, err
-		},
-		"dashboard": func() (string, error) {
-			d, err := s.Dashboard.Status(ctx)
-			return d.Version, err
-		},
-	}
-	var mu sync.Mutex
-	set := func(comp string, fn func(*ComponentVersion)) {
-		mu.Lock()
-		v := out[comp]
-		fn(&v)
-		out[comp] = v
-		mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		pv, err := s.installedVersions(ctx)
-		for _, comp := range config.Components { // not range out: the other goroutines write it
-			set(comp, func(v *ComponentVersion) {
-				if err != nil {
-					v.Error = s.Redactor.String(err.Error())
-					return
-				}
-				v.Package = pv[comp]
-			})
-		}
-	})
-	for comp, version := range running {
-		wg.Go(func() {
-			api, err := version()
-			set(comp, func(v *ComponentVersion) {
-				if err != nil {
-					v.Error = s.Redactor.String(err.Error())
-					return
-				}
-				v.API = api
-			})
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// installedVersions returns component → installed package version.
-func (s *Clients) installedVersions(ctx context.Context) (map[string]string, error) {
-	pm, err := s.NeedPackages()
-	if err != nil {
-		return nil, err
-	}
-	return packages.ByComponent(ctx, pm, s.Config.PackageNames())
+// versioner asks the package manager and the running components for their
+// versions (internal/factory's client set).
+type versioner interface {
+	Versions(ctx context.Context) map[string]ComponentVersion
 }

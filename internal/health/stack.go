@@ -17,7 +17,14 @@ import (
 	"github.com/siemctl/siemctl/internal/units"
 )
 
-// Stack is what the checks talk to. The CLI fills it with the real clients;
+// Source assembles a Stack from the configured clients (internal/factory's
+// client set): what `siemctl health`, guided mode's evidence and the
+// snapshot's health section narrow the client set to.
+type Source interface {
+	Health() Stack
+}
+
+// Stack is what the checks talk to. internal/factory fills it with the real clients;
 // tests fill it with fakes. A missing client carries the reason it could
 // not even be built (e.g. the password file is missing): every check that
 // needs it reports that reason.

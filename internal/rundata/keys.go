@@ -29,7 +29,7 @@ const (
 
 // Run data keys of the agents kinds.
 const (
-	// KeyAgentsBefore is the steps.AgentsBefore agents.record journals before
+	// KeyAgentsBefore is the fleet.AgentsBefore agents.record journals before
 	// the manager stops.
 	KeyAgentsBefore = "agents_before"
 	// KeyAgentsAfter is the fleet (snapshot.Agents) gate.agents_back saw
@@ -56,9 +56,9 @@ const KeyProbeAhead = "probe_ahead"
 
 // Run data keys of the watch window.
 const (
-	// KeyWatch is the WatchRequest `upgrade apply --watch` seeds.
+	// KeyWatch is the watch.Request `upgrade apply --watch` seeds.
 	KeyWatch = "watch"
-	// KeyWatchState is the window's steps.WatchState: its start (a resumed run
+	// KeyWatchState is the window's watch.State: its start (a resumed run
 	// continues the remaining window) and each criterion's last value.
 	KeyWatchState = "watch_state"
 )

@@ -32,7 +32,13 @@ type DepsFunc func(ctx context.Context) (*steps.Deps, error)
 
 // FactoryDeps builds DepsFunc from the Factory's client set.
 func FactoryDeps(f *cli.Factory) DepsFunc {
-	return f.StepDeps
+	return cli.FromClients(f, stepDepsSource.StepDeps)
+}
+
+// stepDepsSource assembles the step kinds' dependencies from the client set
+// (internal/factory's Clients).
+type stepDepsSource interface {
+	StepDeps() *steps.Deps
 }
 
 // Common are the inputs every upgrade and rollback verb shares.

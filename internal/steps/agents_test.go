@@ -13,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -35,7 +36,7 @@ func fleetServer(t *testing.T) (*managertest.Server, *steps.Deps) {
 
 func activeIDs(t *testing.T, e *env) []string {
 	t.Helper()
-	var rec steps.AgentsBefore
+	var rec fleet.AgentsBefore
 	if ok, err := e.Get(rundata.KeyAgentsBefore, &rec); err != nil || !ok {
 		t.Fatalf("no %s recorded: %v", rundata.KeyAgentsBefore, err)
 	}
@@ -60,7 +61,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 	if !strings.Contains(out.Message, "10 of 20 agents active") {
 		t.Errorf("message %q", out.Message)
 	}
-	var rec steps.AgentsBefore
+	var rec fleet.AgentsBefore
 	_, _ = e.Get(rundata.KeyAgentsBefore, &rec)
 	if rec.Fleet.ByStatus["disconnected"] != 5 || rec.Fleet.ByVersion["Wazuh v4.9.0"] != 15 || rec.Fleet.Total != 20 {
 		t.Errorf("fleet before = %+v", rec.Fleet)
@@ -97,7 +98,7 @@ func TestAgentsRecordAndBack(t *testing.T) {
 
 func TestAgentsBackNoneActiveBefore(t *testing.T) {
 	_, d := fleetServer(t)
-	e := newEnv(d, map[string]any{rundata.KeyAgentsBefore: steps.AgentsBefore{Active: []steps.AgentRef{}}})
+	e := newEnv(d, map[string]any{rundata.KeyAgentsBefore: fleet.AgentsBefore{Active: []fleet.AgentRef{}}})
 	out, err := run(t, d, e, "gate.agents_back", nil)
 	if err != nil || !strings.Contains(out.Message, "no agent was active before") {
 		t.Fatalf("%q, %v", out.Message, err)

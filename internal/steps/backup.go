@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -112,7 +110,7 @@ func backupKinds() []Kind {
 				if err != nil || b.IndexerSecurity == "" {
 					return false, err
 				}
-				_, err = securityFiles(b.IndexerSecurity)
+				_, err = secadmin.BackupFiles(b.IndexerSecurity)
 				return err == nil, nil
 			}}),
 		// Both dispatch on indexer.data_safety (datasafety.go); copy mode
@@ -228,7 +226,7 @@ func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	}
 	msg := fmt.Sprintf("restored %d files from %s (sha256 verified)", n, b.Configs)
 	if b.IndexerSecurity != "" {
-		k, err := installSecurity(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+		k, err := secadmin.InstallBackup(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
 		if err != nil {
 			return engine.Outcome{}, err
 		}
@@ -238,25 +236,6 @@ func runRestoreConfigs(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 }
 
 // --- backup.indexer_security ----------------------------------------------------
-
-// securityFiles lists the *.yml a securityadmin backup wrote into dir.
-func securityFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".yml") {
-			out = append(out, e.Name())
-		}
-	}
-	sort.Strings(out)
-	if !slices.Contains(out, "config.yml") || !slices.Contains(out, "internal_users.yml") {
-		return out, fmt.Errorf("%s holds no complete security backup (config.yml and internal_users.yml expected, found %s)", dir, strings.Join(orNone(out), ", "))
-	}
-	return out, nil
-}
 
 func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, dir, err := depsAndRunDir(env)
@@ -268,7 +247,7 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	if _, err := secadmin.Backup(ctx, securityTool(d), d.Config.Indexer.SecurityInit, sec); err != nil {
 		return engine.Outcome{}, fmt.Errorf("security backup: %w", err)
 	}
-	files, err := securityFiles(sec)
+	files, err := secadmin.BackupFiles(sec)
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -285,7 +264,7 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	}
 	// Like the official procedure: the live security configuration goes
 	// into the config directory, which the no-options init re-applies.
-	n, err := installSecurity(sec, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+	n, err := secadmin.InstallBackup(sec, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
 	if err != nil {
 		return engine.Outcome{}, err
 	}
@@ -293,48 +272,6 @@ func runBackupSecurity(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: fmt.Sprintf("%d security files backed up to %s and installed into the config directory (%d)", len(files), sec, n)}, nil
-}
-
-// installSecurity copies the *.yml of a security backup into the indexer's
-// security config directory, keeping the existing files' owners and modes.
-// The directory is reached without following a symlink the indexer's
-// service account could have put there (see filetree.OpenDirNoFollow), and each file
-// is renamed into place, so a symlink at a file's name is replaced, never
-// written through.
-func installSecurity(from, to string) (int, error) {
-	files, err := securityFiles(from)
-	if err != nil {
-		return 0, err
-	}
-	to = filepath.Clean(to)
-	dfd, err := filetree.OpenDirNoFollow(to, func(p string) bool { return p == to }, false)
-	if err != nil {
-		return 0, fmt.Errorf("security config dir: %w", err)
-	}
-	defer unix.Close(dfd)
-	var dst unix.Stat_t
-	if err := unix.Fstat(dfd, &dst); err != nil {
-		return 0, fmt.Errorf("security config dir %s: %w", to, err)
-	}
-	for _, f := range files {
-		src, err := os.Open(filepath.Join(from, f))
-		if err != nil {
-			return 0, err
-		}
-		e := filetree.Entry{Mode: 0o640, UID: int(dst.Uid), GID: int(dst.Gid)}
-		if st, err := filetree.LstatAt(dfd, f); err == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			e.Mode, e.UID, e.GID = st.Mode&0o7777, int(st.Uid), int(st.Gid)
-		}
-		err = filetree.WriteFileAt(dfd, to, f, e, func(tmp *os.File) error {
-			_, err := io.Copy(tmp, src)
-			return err
-		})
-		src.Close()
-		if err != nil {
-			return 0, fmt.Errorf("install %s: %w", filepath.Join(to, f), err)
-		}
-	}
-	return len(files), nil
 }
 
 // --- backup.indexer_data / restore.indexer_data (copy mode) -----------------------

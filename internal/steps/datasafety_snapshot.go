@@ -17,6 +17,8 @@ import (
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
+	"github.com/siemctl/siemctl/internal/ops/secadmin"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
@@ -40,7 +42,7 @@ func dataSafetyKinds() []Kind {
 					}
 				}
 				return []string{first,
-					"GET /_cluster/settings: record the persistent settings (not " + shortKey(indexer.KeyAllocationEnable) + ", " + shortKeys(recoverySettings) + " nor archived.*: put back by their own steps, or obsolete)",
+					"GET /_cluster/settings: record the persistent settings (not " + cluster.ShortKey(indexer.KeyAllocationEnable) + ", " + cluster.ShortKeys(cluster.RecoverySettings) + " nor archived.*: put back by their own steps, or obsolete)",
 					"PUT /_snapshot/" + repo + "/siemctl-<run-id> {indices: " + pattern + ", include_global_state: true}",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>/_status until done (incremental bytes, percent)",
 					"GET /_snapshot/" + repo + "/siemctl-<run-id>: state SUCCESS, every shard, every alert index listed"}
@@ -91,7 +93,7 @@ func (p *restoreSnapshotParams) Validate() error {
 }
 
 func (p *restoreSnapshotParams) raise() map[string]int {
-	return map[string]int{keyInitialPrimaries: p.Recoveries, keyConcurrentRecoveries: p.Recoveries}
+	return map[string]int{cluster.KeyInitialPrimaries: p.Recoveries, cluster.KeyConcurrentRecoveries: p.Recoveries}
 }
 
 func (p *restoreSnapshotParams) Describe(pc engine.PlanContext) []string {
@@ -110,7 +112,7 @@ func (p *restoreSnapshotParams) Describe(pc engine.PlanContext) []string {
 		"shipper setup --pipelines (the ingest pipelines are global state too)",
 		"PUT /_cluster/settings {persistent: <the settings recorded before the upgrade that differ>} (global state too), read back"}
 	if p.Recoveries > 0 {
-		lines = append(lines, describeRaise(p.raise(), "the restore's primaries come back that many at a time instead of 4")...)
+		lines = append(lines, cluster.DescribeRaise(p.raise(), "the restore's primaries come back that many at a time instead of 4")...)
 	}
 	return p.describe(append(lines,
 		"POST /_snapshot/"+repo+"/siemctl-<run-id>/_restore {indices: <the snapshot's alert indices>, include_global_state: false} (no security index, no global state: the security plugin forbids both)",
@@ -362,7 +364,7 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 		if b.IndexerSecurity == "" {
 			return engine.Outcome{}, errors.New("security is not initialised and the run recorded no security backup (run data backups.indexer_security)")
 		}
-		n, err := installSecurity(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
+		n, err := secadmin.InstallBackup(b.IndexerSecurity, filepath.Join(d.Config.Indexer.ConfigDir, "opensearch-security"))
 		if err != nil {
 			return engine.Outcome{}, err
 		}
@@ -491,7 +493,7 @@ func runSnapshotRestore(ctx context.Context, env Env, p *restoreSnapshotParams) 
 // changes itself (allocation, the recovery settings: their own steps put them back to what the
 // run found), not archived.* (settings the node no longer knows: refused on a PUT).
 func siteSetting(k string) bool {
-	return k != indexer.KeyAllocationEnable && !slices.Contains(recoverySettings, k) && !strings.HasPrefix(k, "archived.")
+	return k != indexer.KeyAllocationEnable && !slices.Contains(cluster.RecoverySettings, k) && !strings.HasPrefix(k, "archived.")
 }
 
 // siteSettings reads the persistent cluster settings a rollback puts back.

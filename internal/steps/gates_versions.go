@@ -120,7 +120,7 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 			continue
 		}
 		if which == "target" {
-			if _, err := CheckUpgradePath(pk, inst[c], v); err != nil {
+			if _, err := stackversions.CheckUpgradePath(pk, inst[c], v); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", c, err))
 			}
 		}

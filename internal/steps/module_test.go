@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/siemctl/siemctl/internal/rundata"
-	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/wazuhreal"
 )
 
@@ -45,15 +44,6 @@ func tarball(t *testing.T, entries ...tarEntry) []byte {
 	tw.Close()
 	gz.Close()
 	return buf.Bytes()
-}
-
-func TestModuleFor(t *testing.T) {
-	for v, want := range map[string]string{"4.8.0": "wazuh-filebeat-0.4", "4.9.0": "wazuh-filebeat-0.4", "4.14.1": "wazuh-filebeat-0.4", "4.14.2": "wazuh-filebeat-0.5", "4.14.7": "wazuh-filebeat-0.5", "4.7.5": ""} {
-		m, ok := steps.ModuleFor(v)
-		if got := m.Tarball; (want == "") == ok || got != want {
-			t.Errorf("%s: %q %v, want %q", v, got, ok, want)
-		}
-	}
 }
 
 // TestShipperModule: the wazuh profile replaces <home_dir>/module/wazuh

@@ -21,74 +21,20 @@ package steps
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/ops/cluster"
 	"github.com/siemctl/siemctl/internal/rundata"
 )
-
-// The recovery settings the kinds raise and put back (dynamic cluster settings).
-const (
-	keyInitialPrimaries     = "cluster.routing.allocation.node_initial_primaries_recoveries"
-	keyConcurrentRecoveries = "cluster.routing.allocation.node_concurrent_recoveries"
-)
-
-// recoverySettings are recorded together, in this order; their OpenSearch defaults.
-var (
-	recoverySettings = []string{keyInitialPrimaries, keyConcurrentRecoveries}
-	recoveryDefaults = map[string]string{keyInitialPrimaries: "4", keyConcurrentRecoveries: "2"}
-)
-
-// settingRecord is one recovery setting in rundata.KeyPrimariesRecoveries.
-type settingRecord struct {
-	Was    string `json:"was"`              // the persistent value before the run; "" = not set (the default)
-	Raised string `json:"raised,omitempty"` // the value a step of the run set; "" = never raised
-}
-
-// recoveriesRecord is what rundata.KeyPrimariesRecoveries holds: setting → record.
-type recoveriesRecord map[string]settingRecord
-
-// UnmarshalJSON also reads the record's first form, {"was","raised"} of the initial primaries
-// recoveries alone (journals of earlier versions, a rollback of their upgrade runs).
-func (r *recoveriesRecord) UnmarshalJSON(b []byte) error {
-	var first struct {
-		Was    *string `json:"was"`
-		Raised string  `json:"raised"`
-	}
-	if err := json.Unmarshal(b, &first); err == nil && first.Was != nil {
-		*r = recoveriesRecord{keyInitialPrimaries: {Was: *first.Was, Raised: first.Raised}}
-		return nil
-	}
-	m := map[string]settingRecord{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	*r = m
-	return nil
-}
 
 // primariesRecord is what rundata.KeyIndexerPrimaries holds.
 type primariesRecord struct {
 	Primaries int    `json:"primaries"` // active primary shards (the cluster was at least yellow: all of them)
 	Status    string `json:"status"`
-}
-
-// shortKey names a setting without its cluster.routing.allocation. prefix.
-func shortKey(k string) string { return strings.TrimPrefix(k, "cluster.routing.allocation.") }
-
-// orDefault names an unset persistent value of setting k.
-func orDefault(k, v string) string {
-	if v == "" || v == "<nil>" {
-		return "unset (default " + recoveryDefaults[k] + ")"
-	}
-	return v
 }
 
 type recoveriesParams struct {
@@ -124,10 +70,10 @@ func (p *recoveriesParams) Validate() error {
 func (p *recoveriesParams) want() map[string]int {
 	w := map[string]int{}
 	if p.Value > 0 {
-		w[keyInitialPrimaries] = p.Value
+		w[cluster.KeyInitialPrimaries] = p.Value
 	}
 	if p.Concurrent > 0 {
-		w[keyConcurrentRecoveries] = p.Concurrent
+		w[cluster.KeyConcurrentRecoveries] = p.Concurrent
 	}
 	return w
 }
@@ -145,30 +91,7 @@ func (p *recoveriesParams) Describe(pc engine.PlanContext) []string {
 	}
 	return append([]string{
 		"GET /_cluster/health (record the active primary shards: the steps waiting for them get timeout_per_primary for each)"},
-		describeRaise(p.want(), why)...)
-}
-
-// describeRaise is the Describe of raiseRecoveries.
-func describeRaise(want map[string]int, why string) []string {
-	var set []string
-	for _, k := range recoverySettings {
-		if v, ok := want[k]; ok {
-			set = append(set, fmt.Sprintf("%q:%d", k, v))
-		}
-	}
-	return []string{
-		"GET /_cluster/settings?flat_settings=true (record " + shortKeys(recoverySettings) + " in the journal, once per run)",
-		"PUT /_cluster/settings {\"persistent\":{" + strings.Join(set, ",") + "}} (" + why + "; read back; put back by the restore steps)",
-	}
-}
-
-// shortKeys names settings ks without their prefix, ", "-joined.
-func shortKeys(ks []string) string {
-	short := make([]string, len(ks))
-	for i, k := range ks {
-		short[i] = shortKey(k)
-	}
-	return strings.Join(short, ", ")
+		cluster.DescribeRaise(p.want(), why)...)
 }
 
 func recoveriesKind() Kind {
@@ -220,8 +143,8 @@ func recordPrimaries(ctx context.Context, env Env, ix IndexerAPI) (int, error) {
 }
 
 // loadRecoveries reads the run's record (empty when none).
-func loadRecoveries(env Env) (recoveriesRecord, error) {
-	rec := recoveriesRecord{}
+func loadRecoveries(env Env) (cluster.Recoveries, error) {
+	rec := cluster.Recoveries{}
 	_, err := env.Get(rundata.KeyPrimariesRecoveries, &rec)
 	return rec, err
 }
@@ -238,24 +161,11 @@ func raiseRecoveries(ctx context.Context, env Env, ix IndexerAPI, want map[strin
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("read the recovery settings: %w", err)
 	}
-	upd := map[string]any{}
-	var changes []string
-	for _, k := range recoverySettings {
-		r, ok := rec[k]
-		if !ok {
-			r = settingRecord{Was: before.Persistent[k]}
-		}
-		if v, raise := want[k]; raise {
-			r.Raised = strconv.Itoa(v)
-			upd[k] = r.Raised
-			changes = append(changes, fmt.Sprintf("%s %s → %s", shortKey(k), orDefault(k, r.Was), r.Raised))
-		}
-		rec[k] = r
-	}
+	upd, changes := cluster.PlanRaise(rec, before.Persistent, want)
 	if err := env.Set(rundata.KeyPrimariesRecoveries, rec); err != nil {
 		return engine.Outcome{}, err
 	}
-	if err := putRecoveries(ctx, ix, upd); err != nil {
+	if err := cluster.PutRecoveries(ctx, ix, upd); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: strings.Join(changes, ", ") + " (recorded; the restore steps put it back)", Data: map[string]any{"settings": rec}}, nil
@@ -267,55 +177,22 @@ func restoreRecoveries(ctx context.Context, env Env, ix IndexerAPI) (engine.Outc
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	raised := slices.DeleteFunc(slices.Clone(recoverySettings), func(k string) bool { return rec[k].Raised == "" })
-	if len(raised) == 0 {
+	if len(rec.Raised()) == 0 {
 		return engine.Outcome{Message: "SKIPPED: this run raised no recovery setting"}, nil
 	}
 	now, err := ix.Settings(ctx, false)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("read the recovery settings: %w", err)
 	}
-	upd := map[string]any{}
-	var back []string
-	for _, k := range raised {
-		was := rec[k].Was
-		back = append(back, shortKey(k)+" "+orDefault(k, was))
-		if now.Persistent[k] == was {
-			continue
-		}
-		upd[k] = nil // null removes the persistent value
-		if was != "" {
-			upd[k] = was
-		}
-	}
+	upd, back := cluster.PlanRestore(rec, now.Persistent)
 	data := map[string]any{"settings": rec}
 	if len(upd) == 0 {
 		return engine.Outcome{Message: "already back: " + strings.Join(back, ", "), Data: data}, nil
 	}
-	if err := putRecoveries(ctx, ix, upd); err != nil {
+	if err := cluster.PutRecoveries(ctx, ix, upd); err != nil {
 		return engine.Outcome{}, err
 	}
 	return engine.Outcome{Message: "back to " + strings.Join(back, ", "), Data: data}, nil
-}
-
-// putRecoveries sets upd persistently (nil: remove) and reads every key back.
-func putRecoveries(ctx context.Context, ix IndexerAPI, upd map[string]any) error {
-	keys := slices.Sorted(maps.Keys(upd))
-	if _, err := ix.PutSettings(ctx, indexer.SettingsUpdate{Persistent: upd}); err != nil {
-		return fmt.Errorf("set %s: %w", shortKeys(keys), err)
-	}
-	after, err := ix.Settings(ctx, false)
-	if err != nil {
-		return fmt.Errorf("read back %s: %w", shortKeys(keys), err)
-	}
-	for _, k := range keys {
-		w, _ := upd[k].(string)
-		got, ok := after.Persistent[k]
-		if got != w || ok != (upd[k] != nil) {
-			return fmt.Errorf("%s reads back %s after setting it to %s", k, orDefault(k, got), orDefault(k, w))
-		}
-	}
-	return nil
 }
 
 // --- the primaries budget -------------------------------------------------------------------

@@ -6,7 +6,7 @@
 // (resume) or skips a step that is already done, with a reason.
 //
 // Kinds reach the outside world only through Deps (small interfaces that
-// internal/cli's Clients.StepDeps fills with the real clients, tests with
+// internal/factory's Clients.StepDeps fills with the real clients, tests with
 // fakes), describe themselves with the planning context the engine hands
 // Describe (Planning: the configuration and the run's versions), and exchange run data
 // through the engine (Env.Get/Set) under the keys below: the target and the
@@ -18,7 +18,12 @@
 // resume and rollback, target resolution, preflight, deadlines, the time
 // budget, the evidence) lives in internal/upgrade, which imports this
 // package; the file-tree safety the backups rest on (manifests, archives,
-// checksums, no-follow restores) lives in internal/filetree.
+// checksums, no-follow restores) lives in internal/filetree. A kind is a door:
+// the operations it calls live with their area (internal/ops/watch: the
+// watch window's judgement; ops/fleet: the agents that must come back;
+// ops/cluster: the recovery settings; ops/secadmin: the security backup's
+// swap; ops/versions: the upgrade path; internal/shipper: the Filebeat module
+// and Filebeat's registry).
 package steps
 
 import (
@@ -441,7 +446,7 @@ func setBackups(env Env, f func(*Backups)) error {
 func Kinds() []Kind {
 	var ks []Kind
 	for _, group := range []func() []Kind{snapshotKinds, gateKinds, probeKinds, agentKinds, watchKinds, backupKinds, managerDBKinds,
-		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, registryKinds, clusterKinds, rolloutKinds, rolloutBackKinds} {
+		dataSafetyKinds, unitKinds, indexerKinds, packageKinds, shipperKinds, shipperRegistryKinds, clusterKinds, rolloutKinds, rolloutBackKinds} {
 		ks = append(ks, group()...)
 	}
 	out := make([]Kind, len(ks))

@@ -14,7 +14,9 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -113,11 +115,11 @@ func newWatchRig(t *testing.T, window string) *watchRig {
 	if _, err := run(t, d, e, "agents.record", nil); err != nil {
 		t.Fatal(err)
 	}
-	var before steps.AgentsBefore
+	var before fleet.AgentsBefore
 	_, _ = e.Get(rundata.KeyAgentsBefore, &before)
 	r.seed = map[string]any{rundata.KeyAgentsBefore: before, rundata.KeySnapshots: map[string]string{"pre-upgrade": doc.ID}}
 	if window != "" {
-		r.seed[rundata.KeyWatch] = steps.WatchRequest{Window: window}
+		r.seed[rundata.KeyWatch] = watch.Request{Window: window}
 	}
 	return r
 }
@@ -156,9 +158,9 @@ func runLong(t *testing.T, d *steps.Deps, e *env, with map[string]any) (engine.O
 	return k.Run(ctx, e, p)
 }
 
-func breachOf(t *testing.T, err error) *steps.WatchBreachError {
+func breachOf(t *testing.T, err error) *watch.BreachError {
 	t.Helper()
-	var b *steps.WatchBreachError
+	var b *watch.BreachError
 	var ge *engine.GateError
 	if !errors.As(err, &b) || !errors.As(err, &ge) {
 		t.Fatalf("err %v (%T): want a GateError wrapping a WatchBreachError", err, err)
@@ -186,7 +188,7 @@ func TestWatchQuietStackPasses(t *testing.T) {
 			t.Errorf("outcome %q lacks %q", out.Message, want)
 		}
 	}
-	var st steps.WatchState
+	var st watch.State
 	if ok, _ := e.Get(rundata.KeyWatchState, &st); !ok || st.Start.IsZero() || st.AlertBaseline != 10 || st.Breach != nil {
 		t.Errorf("journaled state %+v", st)
 	}
@@ -202,17 +204,17 @@ func TestWatchBreaches(t *testing.T) {
 	}{
 		{"cluster red", nil, func(r *watchRig) {
 			r.ix.Set("GET /_cluster/health", indexertest.Route{File: "health-red.json"})
-		}, steps.CritCluster, "cluster status red"},
-		{"alerts stop", nil, func(r *watchRig) { r.count.Store(0) }, steps.CritAlerts,
+		}, watch.CritCluster, "cluster status red"},
+		{"alerts stop", nil, func(r *watchRig) { r.count.Store(0) }, watch.CritAlerts,
 			"0.0 alerts/min over the last 1m0s, below 10% of the pre-upgrade 10.0/min for 3 intervals in a row"},
 		{"agents gone", nil, func(r *watchRig) {
 			r.mgr.SetAgentStatus("001", "disconnected")
-		}, steps.CritAgents, "9 of 10 agents active before are active (90% < 95%) for 2 intervals in a row; missing: 001 host-00001 disconnected"},
-		{"unit flapping", nil, func(r *watchRig) { r.units.flap = "siem-dashboard.service" }, steps.CritUnits, "siem-dashboard.service restarted 3 times in the window"},
+		}, watch.CritAgents, "9 of 10 agents active before are active (90% < 95%) for 2 intervals in a row; missing: 001 host-00001 disconnected"},
+		{"unit flapping", nil, func(r *watchRig) { r.units.flap = "siem-dashboard.service" }, watch.CritUnits, "siem-dashboard.service restarted 3 times in the window"},
 		{"unit failed", nil, func(r *watchRig) {
 			r.units.Set(units.UnitStatus{Name: "shipper.service", LoadState: "loaded", ActiveState: units.Failed, SubState: "failed", Result: "exit-code"})
-		}, steps.CritUnits, "shipper.service not active for 2 intervals in a row (failed/failed, result exit-code)"},
-		{"probe fails", nil, func(r *watchRig) { r.probeF.Store(true) }, steps.CritProbe,
+		}, watch.CritUnits, "shipper.service not active for 2 intervals in a row (failed/failed, result exit-code)"},
+		{"probe fails", nil, func(r *watchRig) { r.probeF.Store(true) }, watch.CritProbe,
 			"data-flow probe failed 2 times in a row: failed: n1 broken at indexer not searchable after 30s"},
 	}
 	for _, tc := range cases {
@@ -252,7 +254,7 @@ func TestWatchAlertRateNeedsBaselineAndLookback(t *testing.T) {
 func TestWatchResumeContinuesWindow(t *testing.T) {
 	r := newWatchRig(t, "10m")
 	start := time.Now().Add(-10*time.Minute + 50*time.Millisecond)
-	r.seed[rundata.KeyWatchState] = steps.WatchState{Start: start, Window: "10m0s", AlertBaseline: 10}
+	r.seed[rundata.KeyWatchState] = watch.State{Start: start, Window: "10m0s", AlertBaseline: 10}
 	e := newEnv(r.d, r.seed)
 	began := time.Now()
 	out, err := runLong(t, r.d, e, fast(nil))
@@ -262,7 +264,7 @@ func TestWatchResumeContinuesWindow(t *testing.T) {
 	if time.Since(began) > 5*time.Second || !strings.Contains(out.Message, "watched 10m0s") {
 		t.Fatalf("resumed window: %q after %s", out.Message, time.Since(began))
 	}
-	var st steps.WatchState
+	var st watch.State
 	_, _ = e.Get(rundata.KeyWatchState, &st)
 	if !st.Start.Equal(start) || st.Resumes != 1 {
 		t.Errorf("state after resume: start %s (want %s), resumes %d", st.Start, start, st.Resumes)
@@ -276,7 +278,7 @@ func TestWatchJournalsStartFirst(t *testing.T) {
 	e := newEnv(r.d, r.seed)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.d.Probe = func(context.Context) (probe.Report, error) {
-		var st steps.WatchState
+		var st watch.State
 		if ok, _ := e.Get(rundata.KeyWatchState, &st); !ok || st.Start.IsZero() {
 			t.Error("window start not journaled before the first probe")
 		}
@@ -328,7 +330,7 @@ func TestWatchShortWindowJudgesTheFlow(t *testing.T) {
 			return inner(ctx)
 		}
 		_, err := runLong(t, r.d, newEnv(r.d, r.seed), with)
-		if b := breachOf(t, err); b.Criterion != steps.CritProbe || b.Remaining <= 0 {
+		if b := breachOf(t, err); b.Criterion != watch.CritProbe || b.Remaining <= 0 {
 			t.Fatalf("breach %+v", b)
 		}
 	})

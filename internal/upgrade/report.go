@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -53,7 +55,7 @@ type RunReport struct {
 	DataSafety *DataSafetyReport  `json:"data_safety,omitempty"`
 	Diff       *steps.DiffSummary `json:"diff,omitempty"`
 	Fleet      *FleetReport       `json:"fleet,omitempty"`
-	Watch      *steps.WatchState  `json:"watch,omitempty"`
+	Watch      *watch.State       `json:"watch,omitempty"`
 	Time       TimeReport         `json:"time"`
 	Steps      []StepReport       `json:"steps"`
 	Holder     string             `json:"held_by,omitempty"`
@@ -263,7 +265,7 @@ func fleetLine(a *snapshot.Agents) string {
 	if a == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, steps.CountsLine(a.ByStatus), steps.CountsLine(a.ByVersion))
+	return fmt.Sprintf("%d agents: %s; by version: %s", a.Total, fleet.CountsLine(a.ByStatus), fleet.CountsLine(a.ByVersion))
 }
 
 func VersionsLine(r RunReport) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
 	"github.com/siemctl/siemctl/internal/steps"
@@ -35,8 +36,8 @@ func TestReportFleetAndWatch(t *testing.T) {
 			Before: &snapshot.Agents{Total: 20, ByStatus: map[string]int{"active": 10, "disconnected": 10}, ByVersion: map[string]int{"Wazuh v4.9.0": 20}},
 			After:  &snapshot.Agents{Total: 20, ByStatus: map[string]int{"active": 9, "disconnected": 11}, ByVersion: map[string]int{"Wazuh v4.9.0": 20}},
 		},
-		Watch: &steps.WatchState{Start: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), Window: "20m0s", Intervals: 7,
-			Breach: &steps.WatchBreachEvidence{Criterion: steps.CritAgents, Reason: "9 of 10 agents active before are active (90% < 95%)"}},
+		Watch: &watch.State{Start: time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), Window: "20m0s", Intervals: 7,
+			Breach: &watch.BreachEvidence{Criterion: watch.CritAgents, Reason: "9 of 10 agents active before are active (90% < 95%)"}},
 	}
 	reportHas(t, r,
 		"agents before: 20 agents: active 10, disconnected 10; by version: Wazuh v4.9.0 20",

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/fleet"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/runbook"
@@ -191,9 +193,9 @@ type RunData struct {
 	Diff     *steps.DiffSummary
 	// AgentsBefore and AgentsAfter are the fleet before the manager
 	// stopped and as gate.agents_back last saw it; Watch the watch window.
-	AgentsBefore *steps.AgentsBefore
+	AgentsBefore *fleet.AgentsBefore
 	AgentsAfter  *snapshot.Agents
-	Watch        *steps.WatchState
+	Watch        *watch.State
 	// Carried are the run values a rollback run starts with as they are
 	// (carriedKeys: the recovery settings before the upgrade, the primaries it counted).
 	Carried map[string]json.RawMessage
@@ -226,9 +228,9 @@ func DecodeRunData(data map[string]json.RawMessage) (RunData, error) {
 	dec(rundata.KeyBackups, &rd.Backups)
 	dec(rundata.KeySnapshots, &rd.Snaps)
 	rd.Diff = decodeOptional[steps.DiffSummary](dec, rundata.KeyDiff)
-	rd.AgentsBefore = decodeOptional[steps.AgentsBefore](dec, rundata.KeyAgentsBefore)
+	rd.AgentsBefore = decodeOptional[fleet.AgentsBefore](dec, rundata.KeyAgentsBefore)
 	rd.AgentsAfter = decodeOptional[snapshot.Agents](dec, rundata.KeyAgentsAfter)
-	rd.Watch = decodeOptional[steps.WatchState](dec, rundata.KeyWatchState)
+	rd.Watch = decodeOptional[watch.State](dec, rundata.KeyWatchState)
 	return rd, errors.Join(errs...)
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/testenv"
@@ -46,7 +47,7 @@ func Main(ctx context.Context, reg cli.Registrar, tty bool, stdin string, args .
 	io, in, out, errOut := output.Test()
 	in.WriteString(stdin)
 	io.SetTTY(tty, tty, tty)
-	code := cli.Main(ctx, args, cli.Stdio{IO: io, Env: []string{}}, reg)
+	code := cli.Main(ctx, args, cli.Stdio{IO: io, Env: []string{}, Wire: factory.Wire}, reg)
 	return Result{Out: out.String(), ErrOut: errOut.String(), Code: code}
 }
 
@@ -94,10 +95,10 @@ func Parse[O any](newCmd func(*cli.Factory, func(context.Context, O) error) *cob
 // Factory is a production Factory on io whose client set is st (a test's
 // fakes) and whose config is st's (the host lock lives in its state_dir);
 // network calls get a 5s --timeout.
-func Factory(io *output.IOStreams, st *cli.Clients) *cli.Factory {
+func Factory(io *output.IOStreams, st *factory.Clients) *cli.Factory {
 	f := cli.NewFactory(io, nil)
 	f.Global.Timeout = 5 * time.Second
-	f.Clients = func(context.Context) (*cli.Clients, error) { return st, nil }
+	factory.WireSet(f, func(context.Context) (*factory.Clients, error) { return st, nil })
 	f.Config = func() (*config.Config, error) { return st.Config, nil }
 	return f
 }

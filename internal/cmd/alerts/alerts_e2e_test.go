@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/lab/e2e"
 )
 
@@ -29,13 +29,13 @@ type e2eProbe struct {
 	} `json:"hops"`
 }
 
-func labStack(t *testing.T, l *e2e.Lab) *cli.Clients {
+func labStack(t *testing.T, l *e2e.Lab) *factory.Clients {
 	t.Helper()
 	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(l.Dir, "siemctl.yaml"), ExplicitPath: true, LookupEnv: os.LookupEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := cli.NewClients(context.Background(), cfg, cli.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
+	st := factory.NewClients(context.Background(), cfg, factory.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
 	t.Cleanup(func() { st.Close() })
 	if _, err := st.NeedIndexer(); err != nil {
 		t.Fatal(err)
@@ -43,7 +43,7 @@ func labStack(t *testing.T, l *e2e.Lab) *cli.Clients {
 	return st
 }
 
-func liveIndices(t *testing.T, st *cli.Clients, prefix string) []string {
+func liveIndices(t *testing.T, st *factory.Clients, prefix string) []string {
 	t.Helper()
 	ix, err := st.NeedIndexer()
 	if err != nil {

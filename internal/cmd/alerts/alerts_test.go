@@ -19,6 +19,7 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/cmd/alerts"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/ops/cleanup"
@@ -34,11 +35,11 @@ func clock() time.Time { return now }
 
 // newStack returns a client set whose indexer is the fake and whose state and
 // install dirs are temp dirs.
-func newStack(t *testing.T, srv *indexertest.Server) *cli.Clients {
+func newStack(t *testing.T, srv *indexertest.Server) *factory.Clients {
 	t.Helper()
 	ix := srv.Client(t)
 	d := t.TempDir()
-	return &cli.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
+	return &factory.Clients{Config: &config.Config{StateDir: filepath.Join(d, "state"),
 		Indexer: config.Indexer{AlertsIndexPrefix: prefix},
 		Manager: config.Manager{InstallDir: filepath.Join(d, "siem"), Syslog: "udp://127.0.0.1:514"}}, Indexer: clientset.Of(ix)}
 }
@@ -58,7 +59,7 @@ func lastBody(t *testing.T, srv *indexertest.Server, key string, v any) indexert
 }
 
 // alertsFile is the manager's alerts file under the install dir.
-func alertsFile(s *cli.Clients) string {
+func alertsFile(s *factory.Clients) string {
 	return filepath.Join(s.Config.Manager.InstallDir, "logs", "alerts", "alerts.json")
 }
 
@@ -149,7 +150,7 @@ func TestRunSearch(t *testing.T) {
 }
 
 // runSearch runs the command's RunE through the public constructor.
-func runSearch(t *testing.T, st *cli.Clients, o *alerts.SearchOptions) error {
+func runSearch(t *testing.T, st *factory.Clients, o *alerts.SearchOptions) error {
 	t.Helper()
 	f := clitest.Factory(o.IO, st)
 	f.Global.Output, f.Global.Timeout = o.Output, o.Timeout
@@ -161,8 +162,8 @@ func runSearch(t *testing.T, st *cli.Clients, o *alerts.SearchOptions) error {
 	return clitest.Exec(alerts.NewCmdSearch(f, nil), args...)
 }
 
-// factory returns a Factory wired to the fake stack.
-func factory(t *testing.T, s *cli.Clients, outputFmt string, tty bool) (*cli.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+// testFactory returns a Factory wired to the fake stack.
+func testFactory(t *testing.T, s *factory.Clients, outputFmt string, tty bool) (*cli.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	io, in, out, errOut := output.Test()
 	io.SetTTY(tty, tty, tty)
 	f := clitest.Factory(io, s)
@@ -174,7 +175,7 @@ func factory(t *testing.T, s *cli.Clients, outputFmt string, tty bool) (*cli.Fac
 func TestSearchBadQuery(t *testing.T) {
 	srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Status: 400,
 		Body: []byte(`{"error":{"root_cause":[{"type":"query_shard_exception","reason":"Failed to parse query [rule.id:[5710]"}],"type":"search_phase_execution_exception","reason":"all shards failed"},"status":400}`)}})
-	f, _, out, _ := factory(t, newStack(t, srv), "table", false)
+	f, _, out, _ := testFactory(t, newStack(t, srv), "table", false)
 	err := clitest.Exec(alerts.NewCmdSearch(f, nil), "-q", "rule.id:[5710")
 	var fe *cli.FlagError
 	if !errors.As(err, &fe) || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), `the indexer rejected the query "rule.id:[5710"`) || !strings.Contains(err.Error(), "escape special characters") {
@@ -188,7 +189,7 @@ func TestSearchBadQuery(t *testing.T) {
 func TestCount(t *testing.T) {
 	for _, mode := range []string{"table", "json"} {
 		srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_count": {Body: []byte(`{"count":42}`)}})
-		f, _, out, _ := factory(t, newStack(t, srv), mode, false)
+		f, _, out, _ := testFactory(t, newStack(t, srv), mode, false)
 		if err := clitest.Exec(alerts.NewCmdCount(f, nil), "--since", "5m", "-q", `agent.name:"web-01"`); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestCount(t *testing.T) {
 func TestTailOnce(t *testing.T) {
 	srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Body: []byte(searchBody)}})
 	for _, mode := range []string{"table", "json"} {
-		f, _, out, _ := factory(t, newStack(t, srv), mode, false)
+		f, _, out, _ := testFactory(t, newStack(t, srv), mode, false)
 		if err := clitest.Exec(alerts.NewCmdTail(f, nil), "--once", "-n", "3"); err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +235,7 @@ func TestTailOnce(t *testing.T) {
 
 func TestTailInterrupted(t *testing.T) {
 	srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Body: []byte(`{"hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}`)}})
-	f, _, _, errOut := factory(t, newStack(t, srv), "table", false)
+	f, _, _, errOut := testFactory(t, newStack(t, srv), "table", false)
 	ctx, cancel := context.WithCancel(context.Background())
 	polls := 0
 	cmd := alerts.NewCmdTail(f, func(ctx context.Context, o *alerts.TailOptions) error {
@@ -327,7 +328,7 @@ func TestProbe(t *testing.T) {
 			if err := os.WriteFile(alertsFile, nil, 0o640); err != nil {
 				t.Fatal(err)
 			}
-			f, _, out, errOut := factory(t, st, tt.mode, false)
+			f, _, out, errOut := testFactory(t, st, tt.mode, false)
 			cur := now
 			var frame string
 			cmd := alerts.NewCmdProbe(f, func(ctx context.Context, o *alerts.ProbeOptions) error {
@@ -367,7 +368,7 @@ func TestProbeBadSyslog(t *testing.T) {
 	srv := indexertest.NewServer(t, nil)
 	st := newStack(t, srv)
 	st.Config.Manager.Syslog = "http://127.0.0.1:514"
-	f, _, _, _ := factory(t, st, "table", false)
+	f, _, _, _ := testFactory(t, st, "table", false)
 	cmd := alerts.NewCmdProbe(f, nil)
 	if err := clitest.Exec(cmd); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "udp:// or tcp://") {
 		t.Errorf("%v", err)
@@ -427,7 +428,7 @@ func TestCleanupPlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := cleanupServer(t)
 			st := newStack(t, srv)
-			f, _, out, errOut := factory(t, st, tt.mode, false)
+			f, _, out, errOut := testFactory(t, st, tt.mode, false)
 			if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), tt.args...); err != nil {
 				t.Fatal(err)
 			}
@@ -470,20 +471,20 @@ func TestCleanupApply(t *testing.T) {
 		fmt.Fprint(w, `{"acknowledged":true}`)
 	}})
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	f, _, _, _ := factory(t, st, "table", false)
+	f, _, _, _ := testFactory(t, st, "table", false)
 	if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--older-than", "90d", "--plan-file", planFile); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("no terminal and no --yes", func(t *testing.T) {
-		f, _, _, _ := factory(t, st, "table", false)
+		f, _, _, _ := testFactory(t, st, "table", false)
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if cli.ExitCode(err) != 2 || !errors.Is(err, output.ErrNoTTY) || len(deleted) != 0 {
 			t.Errorf("%v deleted=%v", err, deleted)
 		}
 	})
 	t.Run("missing plan file: usage error naming the fix", func(t *testing.T) {
-		f, _, _, _ := factory(t, st, "table", false)
+		f, _, _, _ := testFactory(t, st, "table", false)
 		f.Global.Yes = true
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", filepath.Join(t.TempDir(), "nope.json"))
 		if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "no such plan file; make one with --older-than") || len(deleted) != 0 {
@@ -492,7 +493,7 @@ func TestCleanupApply(t *testing.T) {
 	})
 	t.Run("dry run: each delete request, nothing deleted, no question", func(t *testing.T) {
 		for _, mode := range []string{"table", "json"} {
-			f, _, out, _ := factory(t, st, mode, false)
+			f, _, out, _ := testFactory(t, st, mode, false)
 			if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile, "--dry-run"); err != nil || len(deleted) != 0 {
 				t.Fatalf("%s: %v deleted=%v", mode, err, deleted)
 			}
@@ -510,7 +511,7 @@ func TestCleanupApply(t *testing.T) {
 	})
 	t.Run("an upgrade holds the host lock: exit 6 naming it", func(t *testing.T) {
 		clitest.HoldLock(t, st.Config.StateDir)
-		f, _, _, _ := factory(t, st, "table", false)
+		f, _, _, _ := testFactory(t, st, "table", false)
 		f.Global.Yes = true
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), clitest.HolderCommand) || !strings.Contains(err.Error(), "run "+clitest.HolderRunID) || len(deleted) != 0 {
@@ -518,7 +519,7 @@ func TestCleanupApply(t *testing.T) {
 		}
 	})
 	t.Run("declined at the prompt", func(t *testing.T) {
-		f, in, _, errOut := factory(t, st, "table", true)
+		f, in, _, errOut := testFactory(t, st, "table", true)
 		in.WriteString("n\n")
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if !errors.Is(err, output.ErrDeclined) || len(deleted) != 0 || !strings.Contains(errOut.String(), "delete 2 alerts indices (3 documents, 2.0 MiB)") {
@@ -529,7 +530,7 @@ func TestCleanupApply(t *testing.T) {
 		b, _ := os.ReadFile(planFile)
 		bad := filepath.Join(t.TempDir(), "plan.json")
 		os.WriteFile(bad, bytes.Replace(b, []byte(prefix+"2024.11.02"), []byte(prefix+"2025.03.10"), 1), 0o600)
-		f, _, _, _ := factory(t, st, "table", false)
+		f, _, _, _ := testFactory(t, st, "table", false)
 		f.Global.Yes = true
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", bad)
 		if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "checksum mismatch") || len(deleted) != 0 {
@@ -537,7 +538,7 @@ func TestCleanupApply(t *testing.T) {
 		}
 	})
 	t.Run("applied with --yes", func(t *testing.T) {
-		f, _, out, errOut := factory(t, st, "table", false)
+		f, _, out, errOut := testFactory(t, st, "table", false)
 		f.Global.Yes = true
 		if err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile); err != nil {
 			t.Fatal(err)
@@ -554,7 +555,7 @@ func TestCleanupApply(t *testing.T) {
 	t.Run("stale: index re-created since the plan", func(t *testing.T) {
 		deleted = nil
 		srv.Set("GET /_cat/indices/siem-alerts-4.x-*", indexertest.Route{Body: bytes.Replace(catIndices(cleanupIndices...), []byte("uuid-1"), []byte("uuid-new"), 1)})
-		f, _, out, _ := factory(t, st, "table", false)
+		f, _, out, _ := testFactory(t, st, "table", false)
 		f.Global.Yes = true
 		err := clitest.Exec(alerts.NewCmdCleanup(f, nil), "--apply", planFile)
 		if cli.ExitCode(err) != 3 || !strings.Contains(err.Error(), "index re-created") || len(deleted) != 0 {
@@ -614,7 +615,7 @@ func TestProbeChangePolicy(t *testing.T) {
 		return alerts.RunProbe(ctx, o)
 	}
 	for _, mode := range []string{"table", "json"} {
-		f, _, out, _ := factory(t, st, mode, false)
+		f, _, out, _ := testFactory(t, st, mode, false)
 		if err := clitest.Exec(alerts.NewCmdProbe(f, tune), "--dry-run"); err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
@@ -631,7 +632,7 @@ func TestProbeChangePolicy(t *testing.T) {
 		}
 	}
 	clitest.HoldLock(t, st.Config.StateDir)
-	f, _, _, _ := factory(t, st, "table", false)
+	f, _, _, _ := testFactory(t, st, "table", false)
 	err := clitest.Exec(alerts.NewCmdProbe(f, tune), "--wait", "1s")
 	if cli.ExitCode(err) != 6 || !strings.Contains(err.Error(), clitest.HolderCommand) || sent != 0 {
 		t.Errorf("probe under an upgrade's lock: %v (exit %d), %d line(s) sent", err, cli.ExitCode(err), sent)

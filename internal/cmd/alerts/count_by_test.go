@@ -37,7 +37,7 @@ func TestCountBy(t *testing.T) {
 	}{{"table", "table", false}, {"tty", "table", true}, {"json", "json", false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Body: histogramBody()}})
-			f, _, out, _ := factory(t, newStack(t, srv), mode.output, mode.tty)
+			f, _, out, _ := testFactory(t, newStack(t, srv), mode.output, mode.tty)
 			f.IO.SetWidth(72)
 			f.IO.DisableColor()
 			if err := clitest.Exec(alerts.NewCmdCount(f, nil), "--since", "6h", "--by", "1h"); err != nil {
@@ -67,7 +67,7 @@ func TestCountBy(t *testing.T) {
 	}
 	t.Run("tty-bars", func(t *testing.T) {
 		srv := indexertest.NewServer(t, map[string]indexertest.Route{"POST /siem-alerts-4.x-*/_search": {Body: histogramBody()}})
-		f, _, out, _ := factory(t, newStack(t, srv), "table", true)
+		f, _, out, _ := testFactory(t, newStack(t, srv), "table", true)
 		f.IO.SetWidth(72)
 		f.IO.DisableColor()
 		cmd := alerts.NewCmdCount(f, nil)

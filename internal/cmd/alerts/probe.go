@@ -96,7 +96,7 @@ func RunProbe(ctx context.Context, opts *ProbeOptions) error {
 	if err != nil {
 		return err
 	}
-	po := cli.ProbeOptionsFor(cfg, ix)
+	po := probe.OptionsFor(cfg, ix)
 	po.Timeout, po.Interval = opts.Wait, opts.Interval
 	target := probe.Target{Syslog: po.Syslog, Queue: po.Queue}
 	if err := target.Validate(); err != nil {

@@ -36,7 +36,7 @@ type Options struct {
 
 // NewCmdHealth builds the command; runF replaces the behaviour in tests.
 func NewCmdHealth(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IO, Stack: f.HealthStack, Now: f.Now}
+	opts := &Options{IO: f.IO, Stack: cli.FromClients(f, health.Source.Health), Now: f.Now}
 	cmd := &cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "nagios,prometheus"},
 		Use:         "health",

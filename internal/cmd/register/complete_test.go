@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/snapshot"
@@ -21,7 +22,7 @@ import (
 func complete(t *testing.T, cfgPath string, args ...string) []string {
 	t.Helper()
 	ios, _, out, _ := output.Test()
-	f := cli.NewFactory(ios, nil)
+	f := factory.New(ios, nil)
 	root := cli.NewCmdRoot(f)
 	register.All(root, f)
 	root.SetOut(out)

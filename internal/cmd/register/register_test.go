@@ -11,13 +11,14 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/cmd/register"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/output"
 )
 
 func tree() *cobra.Command {
 	io, _, _, _ := output.Test()
-	f := cli.NewFactory(io, nil)
+	f := factory.New(io, nil)
 	root := cli.NewCmdRoot(f)
 	register.All(root, f)
 	return root

@@ -33,7 +33,7 @@ type Options struct {
 // NewCmdRollback builds `siemctl rollback`.
 func NewCmdRollback(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{Common: runs.Common{IO: f.IO, Deps: runs.FactoryDeps(f), Logger: f.Logger, Now: f.Now}}
-	co := &roll.RollbackRequest{Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f), Lease: roll.DefaultLease, Poll: roll.DefaultTurnPoll}}
+	co := &roll.RollbackRequest{Turn: roll.TurnOptions{Roll: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock), Lease: roll.DefaultLease, Poll: roll.DefaultTurnPoll}}
 	cmd := &cobra.Command{
 		Use:   "rollback [RUN]",
 		Short: "Put the previous version back, with its data",

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/clientset"
 	rulescmd "github.com/siemctl/siemctl/internal/cmd/rules"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/output"
@@ -49,7 +50,7 @@ func checkRunner(out string, code int) manager.Runner {
 	})
 }
 
-func run(t *testing.T, st *cli.Clients, mode string, args ...string) (string, string, int) {
+func run(t *testing.T, st *factory.Clients, mode string, args ...string) (string, string, int) {
 	t.Helper()
 	io, _, out, errOut := output.Test()
 	f := clitest.Factory(io, st)
@@ -84,7 +85,7 @@ func TestRulesCheck(t *testing.T) {
 			if tt.check != "" {
 				code = 1
 			}
-			st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, Manager: clientset.Missing[*manager.Client](os.ErrNotExist),
+			st := &factory.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}}, Manager: clientset.Missing[*manager.Client](os.ErrNotExist),
 				Tools: manager.Tools{InstallDir: install, ControlName: "siem-control", Runner: checkRunner(tt.check, code)}}
 			out, errOut, exit := run(t, st, tt.mode)
 			if exit != tt.code {
@@ -102,7 +103,7 @@ func TestRulesCheckDir(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "rules", "x.xml"), "<group name=\"x\">\n<rule id=\"100001\" level=\"3\">\n</group>\n")
 	ran := false
-	st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: t.TempDir()}},
+	st := &factory.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: t.TempDir()}},
 		Tools: manager.Tools{InstallDir: "/nonexistent", Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil
@@ -134,7 +135,7 @@ func TestRulesCheckStockFlags(t *testing.T) {
 	etc := t.TempDir()
 	write(t, filepath.Join(etc, "rules", "local_rules.xml"), "<group name=\"local,\">\n  <rule id=\"184665\" level=\"3\">\n    <match>x</match>\n    <description>x</description>\n  </rule>\n</group>\n")
 	ran := false
-	st := &cli.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}},
+	st := &factory.Clients{Config: &config.Config{Manager: config.Manager{InstallDir: install}},
 		Tools: manager.Tools{InstallDir: install, Runner: process.RunnerFunc(func(context.Context, []string, string, ...string) ([]byte, []byte, int, error) {
 			ran = true
 			return nil, nil, 0, nil

@@ -44,11 +44,18 @@ func unitsFrom(f *cli.Factory) func(ctx context.Context) (services.Units, error)
 	}
 }
 
+// explainer is the client set's readiness probes and diagnosis
+// (internal/factory's Clients).
+type explainer interface {
+	Ready() services.Probes
+	Diagnoser(logLines func(ctx context.Context, st units.UnitStatus, n int) ([]string, error)) func(ctx context.Context, c services.Component, st units.UnitStatus) diagnose.Report
+}
+
 // explainFrom gives a runner the client set's readiness probes and
 // diagnosis.
 func explainFrom(f *cli.Factory) func(ctx context.Context, r *services.Runner) error {
 	return func(ctx context.Context, r *services.Runner) error {
-		cs, err := f.Clients(ctx)
+		cs, err := cli.ClientsAs[explainer](ctx, f)
 		if err != nil {
 			return err
 		}
@@ -61,7 +68,7 @@ func explainFrom(f *cli.Factory) func(ctx context.Context, r *services.Runner) e
 // diagnoseFrom is the client set's diagnosis for `services status`.
 func diagnoseFrom(f *cli.Factory) func(ctx context.Context, c services.Component, st units.UnitStatus) (diagnose.Report, error) {
 	return func(ctx context.Context, c services.Component, st units.UnitStatus) (diagnose.Report, error) {
-		cs, err := f.Clients(ctx)
+		cs, err := cli.ClientsAs[explainer](ctx, f)
 		if err != nil {
 			return diagnose.Report{}, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	svccmd "github.com/siemctl/siemctl/internal/cmd/services"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/golden"
 	"github.com/siemctl/siemctl/internal/lock"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
@@ -67,12 +68,12 @@ func (h *hostLock) take(_ context.Context, command string) (func(), error) {
 	return func() { h.released++ }, nil
 }
 
-func factory(io *output.IOStreams) *cli.Factory {
+func testFactory(io *output.IOStreams) *cli.Factory {
 	return factoryLocked(io, &hostLock{})
 }
 
 func factoryLocked(io *output.IOStreams, h *hostLock) *cli.Factory {
-	f := cli.NewFactory(io, nil)
+	f := factory.New(io, nil)
 	f.Now = func() time.Time { return now }
 	f.HostLock = h.take
 	return f
@@ -93,7 +94,7 @@ func TestNewCmdActionFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		io, _, _, _ := output.Test()
-		f := factory(io)
+		f := testFactory(io)
 		var got *svccmd.ActionOptions
 		grp := svccmd.NewCmdServices(f)
 		grp.RemoveCommand(grp.Commands()...)
@@ -112,7 +113,7 @@ func runStatus(t *testing.T, fu *unitstest.Fake, tty bool, outFmt string, comps 
 	t.Helper()
 	io, _, out, errOut := output.Test()
 	io.SetTTY(tty, tty, tty)
-	f := factory(io)
+	f := testFactory(io)
 	f.Global.Output = outFmt
 	cmd := svccmd.NewCmdStatus(f, func(ctx context.Context, o *svccmd.StatusOptions) error {
 		o.Units = func(context.Context) (services.Units, error) { return fu, nil }

@@ -56,7 +56,7 @@ func BenchmarkCaptureLargeStack(b *testing.B) {
 	var size int
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+		opts := &CaptureOptions{IO: f.IO, Live: liveFrom(f), Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
 			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		if err := runCapture(context.Background(), opts); err != nil {
 			b.Fatalf("%v\n%s", err, errOut)
@@ -127,7 +127,7 @@ func BenchmarkCaptureEmulatedStack(b *testing.B) {
 	rnd := &seqRand{}
 	for b.Loop() {
 		f, out, errOut := testFactory(b, fs)
-		opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
+		opts := &CaptureOptions{IO: f.IO, Live: liveFrom(f), Store: storeFunc(f), Now: time.Now, Output: "json", Timeout: 2 * time.Minute, Rand: rnd,
 			Source: func(l *snapshot.Live) snapshot.Source { return l }}
 		start := time.Now()
 		if err := runCapture(context.Background(), opts); err != nil {

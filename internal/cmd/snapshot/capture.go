@@ -50,7 +50,7 @@ type CaptureOptions struct {
 
 // NewCmdCapture builds `snapshot capture`; runF replaces the behaviour in tests.
 func NewCmdCapture(f *cli.Factory, runF func(context.Context, *CaptureOptions) error) *cobra.Command {
-	opts := &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now}
+	opts := &CaptureOptions{IO: f.IO, Live: liveFrom(f), Store: storeFunc(f), Now: f.Now}
 	cmd := f.ChangeCommand(&cobra.Command{
 		Annotations: map[string]string{cli.OutputsAnnotation: "prometheus"},
 		Use:         "capture",
@@ -268,4 +268,23 @@ func summaryLine(s snapshot.Summary, p *output.Palette) string {
 		parts = append(parts, p.Yellow(fmt.Sprintf("%d part(s) not read", s.PartErrors)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// liveSource is the client set's live snapshot source (internal/factory's
+// Clients).
+type liveSource interface {
+	LiveSnapshot(label string) (*snapshot.Live, snapshot.CaptureOptions)
+}
+
+// liveFrom returns the live source over the factory's client set and the
+// options of a capture labelled label.
+func liveFrom(f *cli.Factory) func(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error) {
+	return func(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error) {
+		s, err := cli.ClientsAs[liveSource](ctx, f)
+		if err != nil {
+			return nil, snapshot.CaptureOptions{}, err
+		}
+		live, opts := s.LiveSnapshot(label)
+		return live, opts, nil
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer/indexertest"
 	"github.com/siemctl/siemctl/internal/manager/managertest"
@@ -123,8 +124,8 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 	f := cli.NewFactory(io, []string{})
 	f.Global.ConfigPath = fs.Config
 	f.Now = func() time.Time { return fixedNow }
-	var st *cli.Clients
-	f.Clients = func(ctx context.Context) (*cli.Clients, error) {
+	var st *factory.Clients
+	factory.WireSet(f, func(ctx context.Context) (*factory.Clients, error) {
 		if st != nil {
 			return st, nil
 		}
@@ -132,11 +133,11 @@ func testFactory(t testing.TB, fs *fakeStack) (*cli.Factory, *bytes.Buffer, *byt
 		if err != nil {
 			return nil, err
 		}
-		st = cli.NewClients(ctx, cfg, cli.ClientOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+		st = factory.NewClients(ctx, cfg, factory.ClientOptions{LookupEnv: func(string) (string, bool) { return "", false }})
 		st.Packages = clientset.Missing[*packages.Manager](errors.New("no package manager in this test"))
 		t.Cleanup(func() { st.Close() })
 		return st, nil
-	}
+	})
 	return f, out, errOut
 }
 
@@ -147,12 +148,12 @@ func goldenSource(f *cli.Factory) func(src *snapshot.Live) snapshot.Source {
 		if err != nil {
 			panic(err)
 		}
-		st, err := f.HealthStack(context.Background())
+		st, err := cli.FromClients(f, health.Source.Health)(context.Background())
 		if err != nil {
 			panic(err)
 		}
 		src.Now = func() time.Time { return fixedNow }
-		src.CheckHealth = cli.SnapshotHealth(st, checks, src.Now)
+		src.CheckHealth = factory.SnapshotHealth(st, checks, src.Now)
 		return src
 	}
 }
@@ -169,7 +170,7 @@ func (r *seqRand) Read(p []byte) (int, error) {
 }
 
 func captureOpts(f *cli.Factory, label string, rnd *seqRand) *CaptureOptions {
-	return &CaptureOptions{IO: f.IO, Live: f.LiveSnapshot, Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
+	return &CaptureOptions{IO: f.IO, Live: liveFrom(f), Store: storeFunc(f), Now: f.Now, Output: "json", Timeout: 20 * time.Second,
 		Label: label, Source: goldenSource(f), Rand: rnd,
 		Change: cli.Change{IO: f.IO, Output: "json", Lock: func(ctx context.Context) (func(), error) { return f.HostLock(ctx, "siemctl snapshot capture") }}}
 }

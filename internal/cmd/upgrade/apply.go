@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
@@ -42,7 +43,7 @@ type ApplyOptions struct {
 
 // NewCmdApply builds `upgrade apply`.
 func NewCmdApply(f *cli.Factory, runF func(context.Context, *ApplyOptions) error) *cobra.Command {
-	opts := &ApplyOptions{Common: common(f), Roll: roll.FactoryDeps(f)}
+	opts := &ApplyOptions{Common: common(f), Roll: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}
 	cmd := &cobra.Command{
 		Use:   "apply --to VERSION",
 		Short: "Run the upgrade runbook to an exact version",
@@ -85,8 +86,8 @@ against before, unit restarts, the data-flow probe); a breach rolls back (exit
 			if opts.Window < 0 {
 				return cli.FlagErrorf("--window must be a positive duration (e.g. --window 2h)")
 			}
-			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
-				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
+			if opts.Watch < 0 || opts.Watch > watch.MaxWindow {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, watch.MaxWindow)
 			}
 			if opts.Cluster {
 				return cli.Run(cmd.Context(), runF, runApplyCluster, opts)

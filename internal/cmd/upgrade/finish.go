@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siemctl/siemctl/internal/cli"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/runs"
-	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade/roll"
 	"github.com/siemctl/siemctl/runbooks"
 )
@@ -48,8 +48,8 @@ Exit codes: 0 ok, 1 a step or gate failed ('siemctl upgrade resume' continues), 
 			if !opts.Cluster {
 				return cli.FlagErrorf("upgrade finish ends a rolling upgrade of a distributed deployment: give --cluster (a single host's upgrade ends with its own apply)")
 			}
-			if opts.Watch < 0 || opts.Watch > steps.MaxWatch {
-				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, steps.MaxWatch)
+			if opts.Watch < 0 || opts.Watch > watch.MaxWindow {
+				return cli.FlagErrorf("--watch %s: want a window up to %s, e.g. --watch 20m", opts.Watch, watch.MaxWindow)
 			}
 			return cli.Run(cmd.Context(), runF, runFinish, opts)
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/health"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/rundata"
 	"github.com/siemctl/siemctl/internal/runs"
@@ -543,7 +544,7 @@ func resumeCockpit(c runs.Common, deps *steps.Deps, r *engine.Runner[*steps.Deps
 
 // watchOfRun is the watch window a journaled run requested (0: none).
 func watchOfRun(ri *engine.RunInfo) time.Duration {
-	var req steps.WatchRequest
+	var req watch.Request
 	if raw, ok := ri.Data[rundata.KeyWatch]; !ok || json.Unmarshal(raw, &req) != nil {
 		return 0
 	}

@@ -25,7 +25,7 @@ type NodeOptions struct {
 
 // NewCmdNode builds `upgrade node`.
 func NewCmdNode(f *cli.Factory, runF func(context.Context, *NodeOptions) error) *cobra.Command {
-	opts := &NodeOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f)}}
+	opts := &NodeOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}}
 	cmd := &cobra.Command{
 		Use:   "node --to VERSION",
 		Short: "Upgrade this host's components in its turn of a rolling upgrade",

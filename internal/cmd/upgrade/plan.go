@@ -36,7 +36,7 @@ type PlanOptions struct {
 
 // NewCmdPlan builds `upgrade plan`.
 func NewCmdPlan(f *cli.Factory, runF func(context.Context, *PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{Common: common(f), Cluster: roll.FactoryDeps(f)}
+	opts := &PlanOptions{Common: common(f), Cluster: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}
 	cmd := &cobra.Command{
 		Use:   "plan --to VERSION",
 		Short: "Show versions, go/no-go gates, every step and the rollback plan",

@@ -139,7 +139,7 @@ type StatusOptions struct {
 
 // NewCmdStatus builds `upgrade status [RUN]`.
 func NewCmdStatus(f *cli.Factory, runF func(context.Context, *StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{Common: common(f), Cluster: roll.FactoryDeps(f)}
+	opts := &StatusOptions{Common: common(f), Cluster: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}
 	cmd := &cobra.Command{
 		ValidArgsFunction: runs.CompleteRuns(f),
 		Use:               "status [RUN]",

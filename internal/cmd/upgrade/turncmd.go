@@ -23,7 +23,7 @@ type TurnCmdOptions struct {
 // NewCmdTurn builds `upgrade turn`: whether it is this host's turn in the rolling upgrade, read
 // only (what `upgrade node` would take).
 func NewCmdTurn(f *cli.Factory, runF func(context.Context, *TurnCmdOptions) error) *cobra.Command {
-	opts := &TurnCmdOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.FactoryDeps(f)}}
+	opts := &TurnCmdOptions{Common: common(f), Turn: roll.TurnOptions{Roll: roll.NewDeps(f.Config, f.Indexer, f.Manager, f.Now, f.HostLock)}}
 	cmd := &cobra.Command{
 		Use:   "turn",
 		Short: "Say whether it is this host's turn in the rolling upgrade (read only)",

@@ -24,7 +24,7 @@ func common(f *cli.Factory) runs.Common {
 // runs) against the Factory's stack, under its own 10 s deadline.
 func FactoryHealth(f *cli.Factory) func(ctx context.Context) (health.Report, error) {
 	return func(ctx context.Context) (health.Report, error) {
-		hs, err := f.HealthStack(ctx)
+		hs, err := cli.FromClients(f, health.Source.Health)(ctx)
 		if err != nil {
 			return health.Report{}, err
 		}

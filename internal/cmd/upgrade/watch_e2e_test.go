@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/engine"
+	"github.com/siemctl/siemctl/internal/ops/watch"
 	"github.com/siemctl/siemctl/internal/snapshot"
-	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/lab/e2e"
 	"github.com/siemctl/siemctl/runbooks"
 )
@@ -57,7 +57,7 @@ type watchReport struct {
 		Before *snapshot.Agents `json:"before"`
 		After  *snapshot.Agents `json:"after"`
 	} `json:"fleet"`
-	Watch *steps.WatchState `json:"watch"`
+	Watch *watch.State `json:"watch"`
 	Steps []struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
@@ -190,7 +190,7 @@ func TestE2EWatch(t *testing.T) {
 		wantPackages(t, l.Dir, "4.9.0-1")
 		r = apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "shipper-stalled"}, rb, "--watch", "1m")
 		l.MustSiemlab("heal", "shipper-stalled")
-		rolledBack(t, r, steps.CritProbe)
+		rolledBack(t, r, watch.CritProbe)
 	})
 
 	t.Run("alerts-stop", func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestE2EWatch(t *testing.T) {
 		// The probe is off so that the alert rate is the criterion that sees it.
 		r := apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "alerts-stopped"}, labRunbook(t, "0s", "30s"), "--watch", "4m")
 		l.MustSiemlab("heal", "alerts-stopped")
-		rolledBack(t, r, steps.CritAlerts)
+		rolledBack(t, r, watch.CritAlerts)
 	})
 
 	t.Run("agents-do-not-come-back", func(t *testing.T) {
@@ -208,14 +208,14 @@ func TestE2EWatch(t *testing.T) {
 			filepath.Join(binDir, "siemlab") + " heal --dir " + l.Dir + " unit-stopped:siem-manager"
 		r := apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + inject}, rb, "--watch", "3m")
 		l.MustSiemlab("heal", "agents-no-reconnect")
-		rolledBack(t, r, steps.CritAgents)
+		rolledBack(t, r, watch.CritAgents)
 	})
 
 	t.Run("unit-flapping", func(t *testing.T) {
 		oldAgain(t)
 		r := apply(t, []string{"SIEMCTL_TEST_EXEC_AT=watch/window=" + siemlab + "unit-flapping:siem-dashboard"}, rb, "--watch", "3m")
 		l.MustSiemlab("heal", "unit-flapping:siem-dashboard")
-		rolledBack(t, r, steps.CritUnits)
+		rolledBack(t, r, watch.CritUnits)
 	})
 
 	t.Run("agents-gate-no-go", func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/probeevent"
@@ -186,6 +187,17 @@ type Target struct {
 	Queue    string
 	Hostname string
 	Dial     func(ctx context.Context, network, addr string) (net.Conn, error) // default net.Dialer
+}
+
+// OptionsFor is the data-flow probe's options for cfg, searching with
+// ix. The target is validated by the caller (a usage error) or probe.Run.
+func OptionsFor(cfg *config.Config, ix Searcher) Options {
+	t := NewTarget(cfg.Manager.Syslog, cfg.Manager.InstallDir)
+	alerts := ""
+	if cfg.Manager.InstallDir != "" {
+		alerts = filepath.Join(cfg.Manager.InstallDir, "logs", "alerts", "alerts.json")
+	}
+	return Options{Syslog: t.Syslog, Queue: t.Queue, AlertsFile: alerts, IndexPattern: cfg.Indexer.AlertsIndexPrefix + "*", Searcher: ix}
 }
 
 // NewTarget is the probe's destination for a manager: syslog (manager.syslog)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/indexer"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/lab/e2e"
@@ -36,8 +36,8 @@ func TestE2ERollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := func() (*cli.Clients, *indexer.Client) {
-		st := cli.NewClients(ctx, cfg, cli.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
+	client := func() (*factory.Clients, *indexer.Client) {
+		st := factory.NewClients(ctx, cfg, factory.ClientOptions{LookupEnv: os.LookupEnv, Timeout: 30 * time.Second})
 		t.Cleanup(func() { st.Close() })
 		ix, err := st.NeedIndexer()
 		if err != nil {

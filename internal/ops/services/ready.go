@@ -11,7 +11,7 @@ import (
 // Probes say whether each component's service answers, by component name:
 // "start means ready" (the indexer's HTTP answers, the manager API's
 // daemons are ready, the dashboard's GET / answers, the shipper's `test
-// config` passes). Runner.Ready is their Ready; cli.Clients.Ready builds
+// config` passes). Runner.Ready is their Ready; factory.Clients.Ready builds
 // them from the client set, the one place they are assembled.
 type Probes map[string]func(ctx context.Context) error
 

@@ -17,8 +17,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/indexer"
+	"github.com/siemctl/siemctl/internal/manager"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 )
 
@@ -44,31 +45,34 @@ type Deps struct {
 	IndexerAt func(url string) (rollout.API, error)
 }
 
-// FactoryDeps builds Deps from the Factory's clients.
-func FactoryDeps(f *cli.Factory) Deps {
+// NewDeps builds Deps from a command's client funcs (cli.Factory's Config,
+// Indexer, Manager, Now and HostLock): the real indexer client reaches the
+// other indexer nodes (IndexerAt) with indexer.url's credentials.
+func NewDeps(config func() (*config.Config, error), indexer func(ctx context.Context) (*indexer.Client, error), manager func(ctx context.Context) (*manager.Client, error),
+	now func() time.Time, hostLock func(ctx context.Context, command string) (func(), error)) Deps {
 	return Deps{
-		Config: f.Config,
+		Config: config,
 		Indexer: func(ctx context.Context) (Indexer, error) {
-			c, err := f.Indexer(ctx)
+			c, err := indexer(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return c, nil
 		},
 		Manager: func(ctx context.Context) (rollout.ManagerFacts, error) {
-			c, err := f.Manager(ctx)
+			c, err := manager(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return c, nil
 		},
 		Hostname: os.Hostname,
-		Now:      f.Now,
+		Now:      now,
 		HostLock: func(ctx context.Context) (func(), error) {
-			return f.HostLock(ctx, "siemctl upgrade node (taking its turn)")
+			return hostLock(ctx, "siemctl upgrade node (taking its turn)")
 		},
 		IndexerAt: func(url string) (rollout.API, error) {
-			c, err := f.Indexer(context.Background())
+			c, err := indexer(context.Background())
 			if err != nil {
 				return nil, err
 			}
@@ -131,4 +135,12 @@ func (d Deps) Clock() time.Time {
 		return d.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// withTimeout bounds ctx by d (d <= 0: no bound), as a command's --timeout.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/runbook"
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/usage"
 )
 
 // A roll runs in three phases, each an embedded runbook with the single-host guarantees (plan,
@@ -93,7 +93,7 @@ func RunPhase(ctx context.Context, c runs.Common, ph Phase, notHere []string) er
 	}
 	if ph.Watch > 0 {
 		if err := steps.RequestWatch(p.Plan, p.Seed, ph.Watch); err != nil {
-			return &cli.FlagError{Err: err}
+			return &usage.Error{Err: err}
 		}
 		ph.Cmdline += " --watch " + ph.Watch.String()
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/ops/versions"
@@ -55,7 +54,7 @@ func NewPlan(ctx context.Context, c runs.Common, d Deps, to string, timeout time
 	if err != nil {
 		return Plan{}, err
 	}
-	qctx, cancel := cli.WithTimeout(ctx, timeout)
+	qctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	s, ix, err := d.Store(qctx)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/ops/rollout"
 	"github.com/siemctl/siemctl/internal/packages"
@@ -16,6 +15,7 @@ import (
 	"github.com/siemctl/siemctl/internal/runs"
 	"github.com/siemctl/siemctl/internal/steps"
 	"github.com/siemctl/siemctl/internal/upgrade"
+	"github.com/siemctl/siemctl/internal/usage"
 	"github.com/siemctl/siemctl/runbooks"
 )
 
@@ -57,11 +57,11 @@ type RollbackRequest struct {
 // every call of every phase.
 func Rollback(ctx context.Context, o *RollbackRequest) error {
 	if err := o.Turn.Check(); err != nil {
-		return cli.FlagErrorf("%v", err)
+		return usage.Errorf("%v", err)
 	}
 	if o.Phase == "" {
 		if !o.DryRun {
-			return cli.FlagErrorf("a cluster rollback runs phase by phase on the hosts each phase names: --phase %s (ansible-playbook %s/rollback.yml runs them all; --dry-run without --phase prints every phase)",
+			return usage.Errorf("a cluster rollback runs phase by phase on the hosts each phase names: --phase %s (ansible-playbook %s/rollback.yml runs them all; --dry-run without --phase prints every phase)",
 				strings.Join(RollbackPhaseNames(), "|"), "/usr/share/siemctl/ansible")
 		}
 		phases, err := RollbackPhases()
@@ -84,7 +84,7 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 	}
 	i := slices.IndexFunc(phases, func(p runbook.Phase) bool { return p.Name == o.Phase })
 	if i < 0 {
-		return cli.FlagErrorf("--phase %q: want one of %s", o.Phase, strings.Join(RollbackPhaseNames(), ", "))
+		return usage.Errorf("--phase %q: want one of %s", o.Phase, strings.Join(RollbackPhaseNames(), ", "))
 	}
 	phase := phases[i]
 	deps, err := o.Deps(ctx)
@@ -100,7 +100,7 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 		}
 	case "indexer-down", "indexer-up":
 		if !cfg.Runs("indexer") {
-			return cli.FlagErrorf("--phase %s runs on the indexer hosts (this host runs %s)", o.Phase, strings.Join(cfg.HostComponents(), ", "))
+			return usage.Errorf("--phase %s runs on the indexer hosts (this host runs %s)", o.Phase, strings.Join(cfg.HostComponents(), ", "))
 		}
 	case "node":
 		sel.Only = nil
@@ -110,7 +110,7 @@ func Rollback(ctx context.Context, o *RollbackRequest) error {
 			}
 		}
 		if len(sel.Only) == 0 {
-			return cli.FlagErrorf("--phase node runs on the manager and dashboard hosts (this host runs %s; its indexer came back in the indexer-down and indexer-up phases)", strings.Join(cfg.HostComponents(), ", "))
+			return usage.Errorf("--phase node runs on the manager and dashboard hosts (this host runs %s; its indexer came back in the indexer-down and indexer-up phases)", strings.Join(cfg.HostComponents(), ", "))
 		}
 	}
 	var kept *rollout.Record

@@ -1,4 +1,13 @@
-package cli
+// Package factory wires siemctl's clients from the configuration (gh's
+// pkg/cmd/factory): the client set (Clients: indexer, manager API and tools,
+// package manager, shipper, dashboard status client, systemd), what is
+// assembled from it once (the health checks' inputs, the step kinds'
+// dependencies, the live snapshot source, readiness and diagnosis, the
+// versions), and Wire, which connects a cli.Factory's client funcs to it.
+// Only cmd/siemctl (and tests) import it: no command knows how a client is
+// made, and internal/cli, which every command imports, imports no domain
+// package for it.
+package factory
 
 import (
 	"context"
@@ -11,6 +20,7 @@ import (
 	"time"
 
 	"github.com/siemctl/siemctl/internal/buildinfo"
+	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/clientset"
 	"github.com/siemctl/siemctl/internal/config"
 	"github.com/siemctl/siemctl/internal/health"
@@ -19,6 +29,7 @@ import (
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
 	"github.com/siemctl/siemctl/internal/ops/probe"
+	"github.com/siemctl/siemctl/internal/output"
 	"github.com/siemctl/siemctl/internal/packages"
 	"github.com/siemctl/siemctl/internal/process"
 	"github.com/siemctl/siemctl/internal/redact"
@@ -167,18 +178,7 @@ func (s *Clients) ProbeOptions() (probe.Options, error) {
 	if err != nil {
 		return probe.Options{}, err
 	}
-	return ProbeOptionsFor(s.Config, ix), nil
-}
-
-// ProbeOptionsFor is the data-flow probe's options for cfg, searching with
-// ix. The target is validated by the caller (a usage error) or probe.Run.
-func ProbeOptionsFor(cfg *config.Config, ix probe.Searcher) probe.Options {
-	t := probe.NewTarget(cfg.Manager.Syslog, cfg.Manager.InstallDir)
-	alerts := ""
-	if cfg.Manager.InstallDir != "" {
-		alerts = filepath.Join(cfg.Manager.InstallDir, "logs", "alerts", "alerts.json")
-	}
-	return probe.Options{Syslog: t.Syslog, Queue: t.Queue, AlertsFile: alerts, IndexPattern: cfg.Indexer.AlertsIndexPrefix + "*", Searcher: ix}
+	return probe.OptionsFor(s.Config, ix), nil
 }
 
 func (s *Clients) runProbe(ctx context.Context) (probe.Report, error) { return s.followProbe(ctx, nil) }
@@ -354,8 +354,64 @@ func (s *Clients) CaptureOptions(label string) snapshot.CaptureOptions {
 	}
 }
 
+// New returns the production Factory (cli.NewFactory) with its clients
+// wired (Wire).
+func New(io *output.IOStreams, env []string) *cli.Factory {
+	f := cli.NewFactory(io, env)
+	Wire(f)
+	return f
+}
+
+// Wire connects f's clients to one client set, built on first use from
+// f.Config with f's logger and redactor.
+func Wire(f *cli.Factory) { WireSet(f, lazyClients(f)) }
+
+// WireSet connects f's client funcs to the set get returns (a test's set of
+// fakes, or the lazily built one).
+func WireSet(f *cli.Factory, get func(ctx context.Context) (*Clients, error)) {
+	f.Clients = func(ctx context.Context) (cli.ClientSet, error) {
+		s, err := get(ctx)
+		if err != nil {
+			return nil, err // no typed nil in the interface
+		}
+		return s, nil
+	}
+	f.Indexer = func(ctx context.Context) (*indexer.Client, error) {
+		s, err := get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.NeedIndexer()
+	}
+	f.Manager = func(ctx context.Context) (*manager.Client, error) {
+		s, err := get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.NeedManager()
+	}
+	f.ManagerTools = func(ctx context.Context) (manager.Tools, error) {
+		s, err := get(ctx)
+		if err != nil {
+			return manager.Tools{}, err
+		}
+		return s.Tools, nil
+	}
+	f.Units = func(ctx context.Context) (*units.Manager, error) {
+		s, err := get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		u, err := s.Units(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("systemd: %w", err)
+		}
+		return u, nil
+	}
+}
+
 // lazyClients builds the client set once per process, on first use.
-func lazyClients(f *Factory) func(ctx context.Context) (*Clients, error) {
+func lazyClients(f *cli.Factory) func(ctx context.Context) (*Clients, error) {
 	var (
 		once sync.Once
 		s    *Clients
@@ -374,71 +430,9 @@ func lazyClients(f *Factory) func(ctx context.Context) (*Clients, error) {
 	}
 }
 
-// Indexer returns the indexer client (or why there is none).
-func (f *Factory) Indexer(ctx context.Context) (*indexer.Client, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.NeedIndexer()
-}
-
-// Manager returns the manager API client (or why there is none).
-func (f *Factory) Manager(ctx context.Context) (*manager.Client, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.NeedManager()
-}
-
-// ManagerTools returns the manager's local tools.
-func (f *Factory) ManagerTools(ctx context.Context) (manager.Tools, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return manager.Tools{}, err
-	}
-	return s.Tools, nil
-}
-
-// Units returns the systemd connection (made once).
-func (f *Factory) Units(ctx context.Context) (*units.Manager, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	u, err := s.Units(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("systemd: %w", err)
-	}
-	return u, nil
-}
-
-// LiveSnapshot returns the live snapshot source and the options of a
-// capture labelled label (host, version, alerts prefix, the secrets to keep
-// out of the document).
-func (f *Factory) LiveSnapshot(ctx context.Context, label string) (*snapshot.Live, snapshot.CaptureOptions, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return nil, snapshot.CaptureOptions{}, err
-	}
-	return s.Snapshot(), s.CaptureOptions(label), nil
-}
-
-// StepDeps returns the step kinds' dependencies.
-func (f *Factory) StepDeps(ctx context.Context) (*steps.Deps, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.StepDeps(), nil
-}
-
-// HealthStack returns the health checks' inputs.
-func (f *Factory) HealthStack(ctx context.Context) (health.Stack, error) {
-	s, err := f.Clients(ctx)
-	if err != nil {
-		return health.Stack{}, err
-	}
-	return s.Health(), nil
+// LiveSnapshot is the live snapshot source over this set and the options
+// of a capture labelled label (host, version, alerts prefix, the secrets to
+// keep out of the document).
+func (s *Clients) LiveSnapshot(label string) (*snapshot.Live, snapshot.CaptureOptions) {
+	return s.Snapshot(), s.CaptureOptions(label)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/siemctl/siemctl/internal/shipper"
 )
 
-// A cluster rollback rewinds each manager's shipper as one host's rollback does (registry.go), but
+// A cluster rollback rewinds each manager's shipper as one host's rollback does (shipper_registry.go), but
 // from a point in time rather than from an archive: the managers' shippers kept running while
 // `upgrade apply --cluster` took the snapshot on an indexer host, so no registry was saved with it.
 // In the rollback's shipper turn (shipper stopped), the read position of this manager's alerts file
@@ -25,12 +25,12 @@ import (
 // under it: NTP, as the roll's leases need).
 const rewindMargin = time.Minute
 
-func registryRewindKind() Kind {
-	return engine.Define(Spec[*noParams]{Name: "shipper.registry_rewind", Run: runRegistryRewind,
+func shipperRegistryRewindKind() Kind {
+	return engine.Define(Spec[*noParams]{Name: "shipper.registry_rewind", Run: runShipperRegistryRewind,
 		New: simple(func(pl *Planning) []string {
 			dir := "<shipper data_dir>/registry/filebeat"
 			if c := pl.cfg(); c != nil && c.Shipper.DataDir != "" {
-				dir = filepath.Join(registryDir(c.Shipper.DataDir), "filebeat")
+				dir = filepath.Join(shipper.RegistryDir(c.Shipper.DataDir), "filebeat")
 			}
 			return []string{"check " + pl.unit("shipper") + " is stopped",
 				"read the run's start from this host's copy of the record (" + rollout.CopyFile + ")",
@@ -39,7 +39,7 @@ func registryRewindKind() Kind {
 		})})
 }
 
-func runRegistryRewind(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+func runShipperRegistryRewind(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	dd, err := shipperDataDir(d)
 	if err != nil {
@@ -58,7 +58,7 @@ func runRegistryRewind(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	}
 	alerts := filepath.Join(d.Config.Manager.InstallDir, "logs", "alerts", "alerts.json")
 	cutoff := kept.Created.Add(-rewindMargin)
-	res, err := shipper.RewindRegistry(filepath.Join(registryDir(dd), "filebeat"), alerts, cutoff)
+	res, err := shipper.RewindRegistry(filepath.Join(shipper.RegistryDir(dd), "filebeat"), alerts, cutoff)
 	if err != nil {
 		return engine.Outcome{}, err
 	}

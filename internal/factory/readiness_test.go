@@ -1,4 +1,4 @@
-package cli_test
+package factory_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/ops/services"
 )
 
@@ -85,7 +85,7 @@ func TestIndexerReadyIsItsIdentity(t *testing.T) {
 			ca := filepath.Join(dir, "ca.pem")
 			clitest.WriteFile(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})), 0o600)
 			cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\nindexer: {url: \""+srv.URL+"\", ca_file: "+ca+", config_dir: "+conf+", password_file: "+pw+"}\n")
-			p := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Ready()
+			p := factory.NewClients(context.Background(), cfg, factory.ClientOptions{}).Ready()
 			if p["indexer"] == nil {
 				t.Fatalf("no indexer probe: %v", cfg.Indexer)
 			}

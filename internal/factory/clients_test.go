@@ -1,4 +1,4 @@
-package cli_test
+package factory_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siemctl/siemctl/internal/cli"
 	"github.com/siemctl/siemctl/internal/cli/clitest"
+	"github.com/siemctl/siemctl/internal/factory"
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/process"
 )
@@ -47,7 +47,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n"+
 		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
-	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
+	s := factory.NewClients(context.Background(), cfg, factory.ClientOptions{})
 	found, err := s.Health().DefaultCredentials(context.Background(), false)
 	if err != nil || len(found.Found) != 0 {
 		t.Fatalf("first run: %v %v", found, err)
@@ -64,7 +64,7 @@ func TestDefaultCredentialTriesAreCached(t *testing.T) {
 	}
 	// A configured default password is reported without any login.
 	os.WriteFile(pw, []byte("siem\n"), 0o600)
-	found, _ = cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background(), false)
+	found, _ = factory.NewClients(context.Background(), cfg, factory.ClientOptions{}).Health().DefaultCredentials(context.Background(), false)
 	if len(found.Found) != 1 || found.Found[0] != "manager (the configured password is a factory default)" {
 		t.Errorf("configured default not reported: %v", found)
 	}
@@ -82,7 +82,7 @@ func TestDefaultCredentialTriesDailyWithAComponentDown(t *testing.T) {
 		"manager: {api_url: \""+srv.URL+"\", ca_file: "+ca+", password_file: "+pw+"}\n")
 	run := func(deep bool) health.CredentialReport {
 		t.Helper()
-		rep, err := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).Health().DefaultCredentials(context.Background(), deep)
+		rep, err := factory.NewClients(context.Background(), cfg, factory.ClientOptions{}).Health().DefaultCredentials(context.Background(), deep)
 		if err == nil || !strings.Contains(err.Error(), "indexer (unreachable)") {
 			t.Fatalf("the indexer is down: %v", err)
 		}
@@ -160,7 +160,7 @@ func TestDefaultCredentialsNeverSentToAHungIndexer(t *testing.T) {
 		"manager: {api_url: \"http://"+clitest.ClosedAddr(t)+"\", password_file: "+pw+"}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err := cli.NewClients(ctx, cfg, cli.ClientOptions{}).Health().DefaultCredentials(ctx, true)
+	_, err := factory.NewClients(ctx, cfg, factory.ClientOptions{}).Health().DefaultCredentials(ctx, true)
 	if err == nil {
 		t.Fatal("an unreachable indexer gave a verdict")
 	}
@@ -176,7 +176,7 @@ func TestPasswordEnvIsRemovedFromChildren(t *testing.T) {
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {url: \"http://127.0.0.1:9\", ca_file: \"\", password_env: SIEMCTL_TEST_INDEXER_PW}\n"+
 		"manager: {api_url: \"http://127.0.0.1:9\", password_env: SIEMCTL_TEST_INDEXER_PW}\n")
-	s := cli.NewClients(context.Background(), cfg, cli.ClientOptions{})
+	s := factory.NewClients(context.Background(), cfg, factory.ClientOptions{})
 	if s.Indexer.Err() != nil || s.Manager.Err() != nil {
 		t.Fatalf("clients: %v %v", s.Indexer.Err(), s.Manager.Err())
 	}
@@ -200,7 +200,7 @@ func TestStepDepsWithoutClients(t *testing.T) {
 	missing := filepath.Join(dir, "no-such-secret")
 	cfg := clitest.LoadConfig(t, dir, "state_dir: "+dir+"/state\n"+
 		"indexer: {password_file: "+missing+"}\nmanager: {password_file: "+missing+"}\n")
-	d := cli.NewClients(context.Background(), cfg, cli.ClientOptions{}).StepDeps()
+	d := factory.NewClients(context.Background(), cfg, factory.ClientOptions{}).StepDeps()
 	ix, ixErr := d.Indexer.Get()
 	mg, mgErr := d.Manager.Get()
 	if ix != nil || mg != nil {

@@ -1,4 +1,4 @@
-package steps
+package versions
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 
 	"github.com/siemctl/siemctl/internal/packages"
 )
+
+// The upgrade path of one package: no downgrade, no major version jump
+// (gate.versions holds each component's target against it).
 
 // semver is major.minor.patch of an upstream version.
 type semver [3]int
@@ -28,9 +31,15 @@ func parseSemver(v string) (semver, error) {
 	return s, nil
 }
 
+// Comparer orders two package versions as the package manager does
+// (*packages.Manager).
+type Comparer interface {
+	Compare(a, b string) int
+}
+
 // CheckUpgradePath says whether going from installed to target is allowed:
 // newer, same major. An equal version is reported as equal (not an error).
-func CheckUpgradePath(pk PackagesAPI, installed, target string) (equal bool, err error) {
+func CheckUpgradePath(pk Comparer, installed, target string) (equal bool, err error) {
 	if installed == "" {
 		return false, nil // not installed: an install, not an upgrade
 	}

@@ -23,7 +23,11 @@ import (
 // transaction id) and log.json, the transactions since (line pairs {"op":"set","id":N} and
 // {"k":key,"v":state}, ids consecutive). The rewind appends one "set" transaction with the next id:
 // Filebeat replays it over the checkpoint when it starts, as it would its own write.
-// (The rollback step that calls it is steps' shipper/rewind.)
+// (The rollback step that calls it is the kind shipper.registry_rewind, internal/steps.)
+
+// RegistryDir is Filebeat's registry directory under its path.data (dataDir): the read position
+// of every file it tails, the alerts file's among them.
+func RegistryDir(dataDir string) string { return filepath.Join(dataDir, "registry") }
 
 // Rewound is what RewindRegistry did.
 type Rewound struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/siemctl/siemctl/internal/engine"
 	"github.com/siemctl/siemctl/internal/filetree"
 	"github.com/siemctl/siemctl/internal/output"
+	"github.com/siemctl/siemctl/internal/shipper"
 )
 
 // The shipper's registry (Filebeat's read position in the manager's alerts file) belongs to the
@@ -24,25 +25,22 @@ import (
 // yet recorded is indexed twice (see docs/upgrade.md, "No alert lost").
 
 const (
-	registryArchive  = "shipper-registry.tar.gz"
-	registryManifest = "shipper-registry.manifest.json"
+	shipperRegistryArchive  = "shipper-registry.tar.gz"
+	shipperRegistryManifest = "shipper-registry.manifest.json"
 )
 
-// registryDir is Filebeat's registry directory under the shipper's path.data.
-func registryDir(dataDir string) string { return filepath.Join(dataDir, "registry") }
-
-func registryKinds() []Kind {
+func shipperRegistryKinds() []Kind {
 	dir := func(pl *Planning) string {
 		if c := pl.cfg(); c != nil && c.Shipper.DataDir != "" {
-			return registryDir(c.Shipper.DataDir)
+			return shipper.RegistryDir(c.Shipper.DataDir)
 		}
 		return "<shipper data_dir>/registry"
 	}
 	return []Kind{
-		engine.Define(Spec[*noParams]{Name: "backup.shipper_registry", Run: runBackupRegistry,
+		engine.Define(Spec[*noParams]{Name: "backup.shipper_registry", Run: runBackupShipperRegistry,
 			New: simple(func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped (it writes its registry while it runs)",
-					"archive " + dir(pl) + " → <backup_dir>/<run-id>/" + registryArchive + " (sha256 recorded): the read position that matches the indexer data secured next"}
+					"archive " + dir(pl) + " → <backup_dir>/<run-id>/" + shipperRegistryArchive + " (sha256 recorded): the read position that matches the indexer data secured next"}
 			}),
 			Skip: func(_ context.Context, env Env, _ *noParams) (string, bool, error) {
 				b, err := backups(env)
@@ -52,18 +50,18 @@ func registryKinds() []Kind {
 				if b.ShipperRegistryAbsent {
 					return "the shipper had no registry (recorded)", true, nil
 				}
-				if b.ShipperRegistry == "" || filetree.VerifySum(filepath.Dir(b.ShipperRegistry), registryArchive) != nil {
+				if b.ShipperRegistry == "" || filetree.VerifySum(filepath.Dir(b.ShipperRegistry), shipperRegistryArchive) != nil {
 					return "", false, nil
 				}
 				return "registry archive " + b.ShipperRegistry + " already written and verified", true, nil
 			}}),
-		engine.Define(Spec[*noParams]{Name: "restore.shipper_registry", Run: runRestoreRegistry,
+		engine.Define(Spec[*noParams]{Name: "restore.shipper_registry", Run: runRestoreShipperRegistry,
 			New: simple(func(pl *Planning) []string {
 				return []string{"check " + pl.unit("shipper") + " is stopped",
-					"verify <backup>/" + registryArchive + "; set " + dir(pl) + " aside, extract the saved registry in its place (sha256 checked), remove the one set aside",
+					"verify <backup>/" + shipperRegistryArchive + "; set " + dir(pl) + " aside, extract the saved registry in its place (sha256 checked), remove the one set aside",
 					"the shipper then sends again every alert written after the data was secured (deterministic ids: no duplicates)"}
 			})}),
-		registryRewindKind(),
+		shipperRegistryRewindKind(),
 	}
 }
 
@@ -75,7 +73,7 @@ func shipperDataDir(d *Deps) (string, error) {
 	return filepath.Clean(dd), nil
 }
 
-func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+func runBackupShipperRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d := env.Deps()
 	dd, err := shipperDataDir(d)
 	if err != nil {
@@ -84,7 +82,7 @@ func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	if err := requireStopped(ctx, d, "shipper", "its registry is saved"); err != nil {
 		return engine.Outcome{}, err
 	}
-	reg := registryDir(dd)
+	reg := shipper.RegistryDir(dd)
 	if _, err := os.Lstat(reg); errors.Is(err, fs.ErrNotExist) {
 		if err := setBackups(env, func(b *Backups) { b.ShipperRegistry, b.ShipperRegistryAbsent = "", true }); err != nil {
 			return engine.Outcome{}, err
@@ -97,8 +95,8 @@ func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 	if err != nil {
 		return engine.Outcome{}, err
 	}
-	arch := filepath.Join(dir, registryArchive)
-	man, sum, _, err := filetree.SaveArchive(ctx, dir, registryArchive, registryManifest, []string{reg}, nil)
+	arch := filepath.Join(dir, shipperRegistryArchive)
+	man, sum, _, err := filetree.SaveArchive(ctx, dir, shipperRegistryArchive, shipperRegistryManifest, []string{reg}, nil)
 	if err != nil {
 		return engine.Outcome{}, fmt.Errorf("save the shipper registry: %w", err)
 	}
@@ -109,7 +107,7 @@ func runBackupRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcom
 		Data: map[string]any{"archive": arch, "sha256": sum, "files": man.Files}}, nil
 }
 
-func runRestoreRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
+func runRestoreShipperRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outcome, error) {
 	d, b, err := depsAndBackups(env)
 	if err != nil {
 		return engine.Outcome{}, err
@@ -127,22 +125,22 @@ func runRestoreRegistry(ctx context.Context, env Env, _ *noParams) (engine.Outco
 	var man filetree.Manifest
 	if !b.ShipperRegistryAbsent {
 		dir := filepath.Dir(b.ShipperRegistry)
-		if err := filetree.VerifySum(dir, registryArchive); err != nil {
+		if err := filetree.VerifySum(dir, shipperRegistryArchive); err != nil {
 			return engine.Outcome{}, err
 		}
-		if err := filetree.ReadJSON(filepath.Join(dir, registryManifest), &man); err != nil {
+		if err := filetree.ReadJSON(filepath.Join(dir, shipperRegistryManifest), &man); err != nil {
 			return engine.Outcome{}, err
 		}
-		want := strings.TrimPrefix(registryDir(dd), "/")
+		want := strings.TrimPrefix(shipper.RegistryDir(dd), "/")
 		for _, e := range man.Entries {
 			if e.Path != want && !strings.HasPrefix(e.Path, want+"/") {
-				return engine.Outcome{}, fmt.Errorf("%s holds %s, outside %s (shipper.data_dir changed since the upgrade?)", b.ShipperRegistry, "/"+e.Path, registryDir(dd))
+				return engine.Outcome{}, fmt.Errorf("%s holds %s, outside %s (shipper.data_dir changed since the upgrade?)", b.ShipperRegistry, "/"+e.Path, shipper.RegistryDir(dd))
 			}
 		}
 	}
 	// The registry the new version wrote goes aside whole: Filebeat reads the newest checkpoint
 	// file of the directory, so a file left over from it would win over the restored ones.
-	reg := registryDir(dd)
+	reg := shipper.RegistryDir(dd)
 	aside := reg + ".siemctl-" + strings.ToLower(env.RunID())
 	_, errReg := os.Lstat(reg)
 	_, errAside := os.Lstat(aside)
