@@ -91,6 +91,7 @@ func runVersions(ctx context.Context, env Env, p *versionsParams) (engine.Outcom
 
 func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, want map[string]string, which string) (engine.Outcome, error) {
 	var problems, notes []string
+	migration := ""                   // a target the release table calls a migration
 	here := d.Config.HostComponents() // a distributed host judges only what it runs
 	for _, c := range here {
 		v := want[c]
@@ -121,9 +122,17 @@ func checkCandidates(ctx context.Context, d *Deps, pk PackagesAPI, names, inst, 
 		}
 		if which == "target" {
 			if _, err := stackversions.CheckUpgradePath(pk, inst[c], v); err != nil {
+				if errors.Is(err, stackversions.ErrMigration) {
+					migration = v
+				}
 				problems = append(problems, fmt.Sprintf("%s: %v", c, err))
 			}
 		}
+	}
+	if migration != "" {
+		// the release table's word on the path (the plan's), once for the stack; each component
+		// names its own jump after it
+		problems = append([]string{stackversions.MigrationNoGo(migration)}, problems...)
 	}
 	if vs := stackversions.Differ(want); len(vs) > 1 {
 		problems = append(problems, "indexer, manager and dashboard versions differ: "+strings.Join(vs, ", "))

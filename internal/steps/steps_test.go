@@ -424,7 +424,7 @@ func TestVersionsGate(t *testing.T) {
 		{"upgrade ok", "4.9.0-1", "candidates", "target", all("4.10.0-1"), nil, "ok", "indexer 4.9.0-1 → 4.10.0-1"},
 		{"not installable", "4.9.0-1", "candidates", "target", all("4.11.0-1"), nil, "nogo", "not installable"},
 		{"downgrade", "4.10.0-1", "candidates", "target", all("4.9.0-1"), nil, "nogo", "no downgrades"},
-		{"major jump", "4.9.0-1", "candidates", "target", all("5.0.0-1"), []string{"5.0.0-1", "4.10.0-1", "4.9.0-1"}, "nogo", "major version jump"},
+		{"major jump", "4.9.0-1", "candidates", "target", all("5.0.0-1"), []string{"5.0.0-1", "4.10.0-1", "4.9.0-1"}, "nogo", "Wazuh 5.0.0 is a migration, not an upgrade"},
 		{"already there", "4.10.0-1", "candidates", "target", all("4.10.0-1"), nil, "nogo", "nothing to upgrade"},
 		{"versions differ", "4.9.0-1", "candidates", "target", map[string]string{"indexer": "4.10.0-1", "manager": "4.10.0-1", "dashboard": "4.9.0-1"}, nil, "nogo", "versions differ"},
 		{"installed ok", "4.10.0-1", "installed", "target", all("4.10.0-1"), nil, "ok", "indexer 4.10.0-1"},

@@ -1,6 +1,7 @@
 package versions
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,6 +32,20 @@ func parseSemver(v string) (semver, error) {
 	return s, nil
 }
 
+// ErrMigration is a path the release table calls a migration, not an upgrade (4.x → 5.x): no
+// package goes there in place. MigrationNoGo is the table's whole word on it, said once.
+var ErrMigration = errors.New("a migration, not an upgrade: nothing is upgraded in place")
+
+// MigrationNoGo is the release table's no-go of the path to target with what to read ("" when the
+// path is an upgrade).
+func MigrationNoGo(target string) string {
+	p := Cross("", target, nil)
+	if p.NoGo == "" {
+		return ""
+	}
+	return p.NoGo + "; read " + p.Read
+}
+
 // Comparer orders two package versions as the package manager does
 // (*packages.Manager).
 type Comparer interface {
@@ -58,6 +73,9 @@ func CheckUpgradePath(pk Comparer, installed, target string) (equal bool, err er
 		return false, err
 	}
 	if from[0] != to[0] {
+		if Cross(installed, target, nil).NoGo != "" {
+			return false, fmt.Errorf("%s → %s: %w", installed, target, ErrMigration)
+		}
 		return false, fmt.Errorf("%s → %s is a major version jump: not supported in one step", installed, target)
 	}
 	return false, nil
