@@ -23,11 +23,21 @@ const dataLookBack = 10
 // configured path.data. A cluster that forgot its data (a new UUID, or its
 // indices gone after path.data moved) is CRIT even when all else is green.
 func checkIndexerData(ctx context.Context, e *Env, ix IndexerAPI) Result {
+	prev, found := lastIndexerSnapshot(e.Stack.Config.StateDir)
+	configDir := e.Stack.Config.Indexer.ConfigDir
+	pathData := diagnose.IndexerPathData(configDir)
 	info, err := indexerInfo(ctx, e)
 	if err != nil {
+		// A path.data moved away from the node's data is judged from the files alone: the node
+		// started on an empty directory may not answer at all (its security index is not there
+		// either), and the fix is the same.
+		if found {
+			if r, moved := judgeMovedData(prev, pathData, indexDirs, configDir); moved {
+				return r
+			}
+		}
 		return depFailed(ctx, e, "the cluster's identity", err)
 	}
-	prev, found := lastIndexerSnapshot(e.Stack.Config.StateDir)
 	if !found {
 		return ok("no siemctl snapshot of the indexer's indices to compare with yet (siemctl snapshot capture; the timer takes one hourly)")
 	}
@@ -35,11 +45,39 @@ func checkIndexerData(ctx context.Context, e *Env, ix IndexerAPI) Result {
 	if err != nil {
 		return depFailed(ctx, e, "the indices", err)
 	}
-	now := DataNow{ClusterUUID: info.ClusterUUID, PathData: diagnose.IndexerPathData(e.Stack.Config.Indexer.ConfigDir), Indices: idx}
-	return JudgeData(prev, now, func(p string) bool {
-		st, err := os.Stat(filepath.Join(p, "nodes"))
-		return err == nil && st.IsDir()
-	}, e.Stack.Config.Indexer.ConfigDir)
+	now := DataNow{ClusterUUID: info.ClusterUUID, PathData: pathData, Indices: idx}
+	return JudgeData(prev, now, holdsNodeData, configDir)
+}
+
+// holdsNodeData says whether a directory holds an indexer node's data (a nodes/ directory).
+func holdsNodeData(p string) bool {
+	st, err := os.Stat(filepath.Join(p, "nodes"))
+	return err == nil && st.IsDir()
+}
+
+// indexDirs counts the index directories of a node's data directory (nodes/*/indices/*).
+func indexDirs(p string) int {
+	m, _ := filepath.Glob(filepath.Join(p, "nodes", "*", "indices", "*"))
+	return len(m)
+}
+
+// judgeMovedData is the verdict of a cluster that cannot be asked: CRIT when opensearch.yml's
+// path.data is no longer the one of prev and the old directory holds the node's indices while the
+// new one holds fewer than half of them (a node started on an empty directory; a copied directory
+// holds them all). moved is false otherwise: nothing to say without the cluster's answer.
+func judgeMovedData(prev *snapshot.Document, pathData string, indices func(string) int, configDir string) (r Result, moved bool) {
+	old := prev.Indexer.PathData
+	if old == "" || pathData == "" || filepath.Clean(old) == filepath.Clean(pathData) {
+		return Result{}, false
+	}
+	was, now := indices(old), indices(pathData)
+	if was == 0 || 2*now >= was {
+		return Result{}, false
+	}
+	yml := filepath.Join(configDir, "opensearch.yml")
+	return crit(fmt.Sprintf("path.data moved away from the node's data: %s in %s holds %d of the %d indices in %s", pathData, yml, now, was, old),
+		fmt.Sprintf("set path.data back to %s in %s (it holds the node's data), then siemctl services restart indexer; do not initialise security or index into %s meanwhile", old, yml, pathData),
+		fmt.Sprintf("path.data %s in snapshot %s (%s), %s now (%s); %s still holds a node's data (%d index directories), %s %d", old, prev.ID, prev.TakenAt, pathData, yml, old, was, pathData, now)), true
 }
 
 // lastIndexerSnapshot is the newest snapshot (of the last dataLookBack)

@@ -58,3 +58,32 @@ func TestJudgeDataForgotten(t *testing.T) {
 		t.Fatalf("re-created without an index: %s %q %v", r.Status, r.Summary, r.Evidence)
 	}
 }
+
+// A node started on an empty path.data may not answer at all (no security index there either):
+// the move is judged from the files, CRIT with the fix, not UNKNOWN behind indexer.api.
+func TestJudgeMovedDataWithoutTheCluster(t *testing.T) {
+	prev := &snapshot.Document{ID: "20261207T170000.000000Z-abc123", TakenAt: "2026-12-07T17:00:00.000000Z", Indexer: snapshot.Indexer{
+		Reachable: true, PathData: "/var/lib/wazuh-indexer", Indices: []snapshot.Index{{Name: "wazuh-alerts-4.x-2026.12.07", DocsCount: 94}}}}
+	// the node started on the new directory: nodes/0 there, none of the indices
+	dirs := map[string]int{"/var/lib/wazuh-indexer": 12, "/data/wazuh-indexer": 0}
+	count := func(p string) int { return dirs[p] }
+	r, moved := judgeMovedData(prev, "/data/wazuh-indexer", count, "/etc/wazuh-indexer")
+	if !moved || r.Status != Crit || !strings.Contains(r.Summary, "path.data moved away from the node's data: /data/wazuh-indexer in /etc/wazuh-indexer/opensearch.yml holds 0 of the 12 indices") ||
+		!strings.Contains(r.Fix, "set path.data back to /var/lib/wazuh-indexer in /etc/wazuh-indexer/opensearch.yml") ||
+		!strings.Contains(strings.Join(r.Evidence, " "), "/var/lib/wazuh-indexer still holds a node's data (12 index directories)") {
+		t.Fatalf("moved: %v %s %q fix %q %v", moved, r.Status, r.Summary, r.Fix, r.Evidence)
+	}
+	// the new directory a copy of the old (a real disk move): nothing to say from the files
+	dirs["/data/wazuh-indexer"] = 12
+	if _, moved := judgeMovedData(prev, "/data/wazuh-indexer", count, "/etc/wazuh-indexer"); moved {
+		t.Error("a copied data directory judged as moved away")
+	}
+	// path.data unchanged, or the old directory without indices: nothing to say
+	if _, moved := judgeMovedData(prev, "/var/lib/wazuh-indexer", count, "/etc/wazuh-indexer"); moved {
+		t.Error("unchanged path.data judged as moved")
+	}
+	dirs["/var/lib/wazuh-indexer"], dirs["/data/wazuh-indexer"] = 0, 0
+	if _, moved := judgeMovedData(prev, "/data/wazuh-indexer", count, "/etc/wazuh-indexer"); moved {
+		t.Error("moved from a directory that holds nothing")
+	}
+}

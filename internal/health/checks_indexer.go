@@ -34,6 +34,13 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 			}
 		}
 		if errors.Is(err, indexer.ErrSecurityNotInitialized) {
+			// a node started on an empty path.data has no security index either: an apply would
+			// initialise the wrong directory; the fix is the data's
+			if prev, found := lastIndexerSnapshot(c.StateDir); found {
+				if m, moved := judgeMovedData(prev, diagnose.IndexerPathData(c.Indexer.ConfigDir), indexDirs, c.Indexer.ConfigDir); moved {
+					return crit("security plugin not initialised: the node runs without its data ("+m.Summary+")", m.Fix, m.Evidence...)
+				}
+			}
 			if u, known := componentUnit(ctx, e, "indexer"); known && u.Found {
 				if age, loading := diagnose.SecurityLoading(u.Status, e.now()); loading {
 					// a node reads its security index after "started": right after a

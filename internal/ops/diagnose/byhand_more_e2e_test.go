@@ -337,6 +337,109 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		rows = append(rows, handRow{"a drop-in's Environment=OPENSEARCH_JAVA_OPTS=-Xms100g -Xmx100g (unquoted)", said(r), h, "removed the drop-in, daemon-reload, services start indexer", "started"})
 	})
 
+	t.Run("path.data moved to a new empty directory", func(t *testing.T) {
+		l := l.For(t)
+		yml := l.Path(l.Profile.IndexerConf(), "opensearch.yml")
+		orig, err := os.ReadFile(yml)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := l.Path("var/lib", l.Profile.Indexer)
+		from := "path.data: " + data
+		if !strings.Contains(string(orig), from) {
+			t.Fatalf("%s has no %q", yml, from)
+		}
+		// siemctl's snapshot (the hourly timer's) has seen the cluster with its data
+		if r := l.Siemctl("snapshot", "capture"); r.Code != 0 {
+			t.Fatalf("snapshot capture: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		// an admin moving the data to a new disk: an empty directory for the service user, path.data
+		// pointed at it, the indexer started; it comes up green on nothing
+		st, err := os.Stat(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := data + "-newdisk"
+		if err := os.Mkdir(moved, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(moved)
+		sys := st.Sys().(*syscall.Stat_t)
+		if err := os.Chown(moved, int(sys.Uid), int(sys.Gid)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(yml, []byte(strings.Replace(string(orig), from, "path.data: "+moved, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		restored := false
+		defer func() {
+			if !restored {
+				os.WriteFile(yml, orig, 0o644)
+				l.Siemctl("services", "restart", "indexer", "--yes")
+			}
+		}()
+		r := l.Siemctl("services", "restart", "indexer", "--yes")
+		if r.Code != 0 && r.Code != 8 {
+			t.Fatalf("services restart on the new directory: exit %d\n%s", r.Code, r.Stderr)
+		}
+		// health: CRIT with the evidence, once the new cluster answers (UNKNOWN while it starts)
+		var h e2e.Result
+		for deadline := time.Now().Add(4 * time.Minute); ; {
+			h = l.Siemctl("health", "--check", "indexer.data", "-o", "json") // with the evidence
+			if h.Code == 2 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Second)
+		}
+		fix := fmt.Sprintf("set path.data back to %s in %s", data, yml)
+		// (from the files while the empty node does not answer, its security index not there either;
+		// from the cluster's answer where it does: the same evidence and fix)
+		for _, want := range []string{"path.data " + data + " in snapshot", moved + " now", fix} {
+			if !strings.Contains(h.Stdout, want) {
+				t.Errorf("health --check indexer.data (exit %d) lacks %q:\n%s", h.Code, want, h.Stdout)
+			}
+		}
+		if h.Code != 2 {
+			t.Fatalf("health --check indexer.data: exit %d, want 2 (CRIT)\n%s", h.Code, h.Stdout)
+		}
+		said := health("indexer.data")
+		// indexer.api, once the empty node answers "Security not initialized": not the security
+		// apply (it would initialise the empty directory) but the data's fix
+		var api e2e.Result
+		for deadline := time.Now().Add(3 * time.Minute); ; {
+			api = l.Siemctl("health", "--check", "indexer.api")
+			if strings.Contains(api.Stdout, "not initialised") || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Second)
+		}
+		if !strings.Contains(api.Stdout, "the node runs without its data") || !strings.Contains(api.Stdout, fix) || strings.Contains(api.Stdout, "security indexer apply") {
+			t.Errorf("health --check indexer.api on the empty directory: exit %d\n%s", api.Code, api.Stdout)
+		}
+		// the fix as printed: path.data back, restart; the data is in view again
+		if err := os.WriteFile(yml, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		restored = true
+		after := l.Siemctl("services", "restart", "indexer", "--yes")
+		if after.Code != 0 && after.Code != 8 {
+			t.Fatalf("services restart indexer after the fix: exit %d\n%s", after.Code, after.Stderr)
+		}
+		var ok e2e.Result
+		for deadline := time.Now().Add(4 * time.Minute); ; {
+			ok = l.Siemctl("health", "--check", "indexer.data")
+			if ok.Code == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Second)
+		}
+		if ok.Code != 0 || !strings.Contains(ok.Stdout, "holds every index and document") {
+			t.Errorf("after the fix: health --check indexer.data exit %d\n%s", ok.Code, ok.Stdout)
+		}
+		rows = append(rows, handRow{"path.data pointed at a new empty directory (a disk move)", fmt.Sprintf("exit %d (the indexer starts on nothing)", r.Code), said,
+			"set path.data back, services restart indexer", fmt.Sprintf("health --check indexer.data exit %d: %s", ok.Code, firstWith(ok.Stdout, "OK"))})
+	})
+
 	t.Run("http.port moved", func(t *testing.T) {
 		l := l.For(t)
 		yml := l.Path(l.Profile.IndexerConf(), "opensearch.yml")
