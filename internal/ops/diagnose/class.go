@@ -22,7 +22,7 @@ func (f Finding) Class() error {
 		if f.denied {
 			return ErrAccessDenied
 		}
-	case KindHTTPPort:
+	case KindHTTPPort, KindDashboardPort:
 		return ErrConfigMismatch
 	}
 	return nil

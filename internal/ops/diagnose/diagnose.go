@@ -199,6 +199,9 @@ func Detectors() []Detector {
 		{Kind: KindKeystore, Components: []string{"indexer"}, Detect: detectKeystore},
 		{Kind: KindTLSFile, Components: []string{"indexer"}, Detect: detectIndexerTLSFile},
 		{Kind: KindHTTPPort, Components: []string{"indexer"}, Detect: detectHTTPPort},
+		{Kind: KindDashboardPort, Components: []string{"dashboard"}, Detect: detectDashboardPort},
+		{Kind: KindMissingFile, Components: []string{"indexer"}, Detect: detectMissingFile},
+		{Kind: KindBindAddress, Components: []string{"indexer"}, Detect: detectBindAddress},
 	}
 }
 

@@ -40,6 +40,7 @@ type DashboardConf struct {
 	CAFiles    []string // opensearch.ssl.certificateAuthorities
 	VerifyMode string   // opensearch.ssl.verificationMode (full, certificate, none)
 	Keystore   string   // the keystore file next to the config, when present
+	Port       string   // server.port ("" when unset: 5601)
 }
 
 // flatYAML reads a YAML file as dotted keys (nested maps and dotted keys alike, as the real
@@ -116,7 +117,7 @@ func ReadDashboardConf(configDir string) (DashboardConf, error) {
 		return DashboardConf{ConfigFile: path}, err
 	}
 	d := DashboardConf{ConfigFile: path, Hosts: flatmap.List(m, "opensearch.hosts"), Username: flatString(m, "opensearch.username"),
-		VerifyMode: flatString(m, "opensearch.ssl.verificationMode")}
+		VerifyMode: flatString(m, "opensearch.ssl.verificationMode"), Port: flatString(m, "server.port")}
 	for _, ca := range flatmap.List(m, "opensearch.ssl.certificateAuthorities") {
 		d.CAFiles = append(d.CAFiles, underDir(configDir, ca))
 	}

@@ -1,0 +1,132 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/siemctl/siemctl/internal/ops/hostfacts"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// ---- a file the indexer needs, missing ----------------------------------------------
+
+// KindMissingFile is a file the indexer reads at its start that is not there (jvm.options,
+// log4j2.properties, a file a setting names): Java's NoSuchFileException.
+const KindMissingFile = "missing-file"
+
+var noSuchFile = regexp.MustCompile(`java\.nio\.file\.NoSuchFileException: (\S+)`)
+
+func detectMissingFile(_ context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find("java.nio.file.NoSuchFileException: ")
+	if i < 0 {
+		return Finding{}, false
+	}
+	m := noSuchFile.FindStringSubmatch(line)
+	if m == nil {
+		return Finding{}, false
+	}
+	file := m[1]
+	f := Finding{Kind: KindMissingFile, at: i, Evidence: []string{line}}
+	f.Cause = fmt.Sprintf("the %s needs %s, which does not exist", ev.Component, file)
+	pkg := ""
+	if ev.Config != nil {
+		pkg = ev.Config.PackageNames()[ev.Component]
+	}
+	restore := "put it back from a backup"
+	if pkg != "" {
+		restore += fmt.Sprintf(", or the package's own copy of a configuration file: apt-get install --reinstall -o Dpkg::Options::=--force-confmiss %s (yum reinstall %s)", pkg, pkg)
+	}
+	f.Fix = fmt.Sprintf("%s: %s, then %s", file, restore, start(ev.Component))
+	return f, true
+}
+
+// ---- an address that is not the host's -----------------------------------------------
+
+// KindBindAddress is a host setting (network.host, http.host, transport.host) naming an address
+// this host does not have: "BindException: Cannot assign requested address".
+const KindBindAddress = "bind-address"
+
+func detectBindAddress(_ context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find("Cannot assign requested address")
+	if i < 0 || !strings.Contains(line, "BindException") {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindBindAddress, at: i, Evidence: []string{line}}
+	file := ev.indexerYAMLFile()
+	yml := ev.indexerYAML()
+	var set []string
+	for _, k := range []string{"network.host", "network.bind_host", "http.host", "http.bind_host", "transport.host", "transport.bind_host"} {
+		if v := yml[k]; v != "" {
+			where := ""
+			if n := lineOf(ev.path(file), k); n > 0 {
+				where = fmt.Sprintf(" (line %d)", n)
+			}
+			set = append(set, fmt.Sprintf("%s: %s%s", k, v, where))
+		}
+	}
+	if len(set) == 0 {
+		f.Cause = "the indexer cannot bind an address this host does not have (java.net.BindException: Cannot assign requested address)"
+		f.Fix = fmt.Sprintf("set network.host in %s to an address of this host (ip -br addr shows them), then %s", file, start(ev.Component))
+		return f, true
+	}
+	f.Evidence = append(f.Evidence, file+" sets "+strings.Join(set, ", "))
+	f.Cause = fmt.Sprintf("the indexer cannot bind %s: not an address of this host (%s)", strings.Join(set, ", "), file)
+	f.Fix = fmt.Sprintf("set %s in %s to an address of this host (ip -br addr shows them; indexer.url and the other nodes' discovery settings name it too), then %s",
+		strings.SplitN(set[0], ":", 2)[0], file, start(ev.Component))
+	return f, true
+}
+
+// ---- the dashboard on another port ------------------------------------------------------
+
+// KindDashboardPort is a dashboard that runs on another port than dashboard.url's (server.port
+// changed): it waits for nothing, siemctl looks elsewhere.
+const KindDashboardPort = "dashboard-port"
+
+// dashboardRunning is the dashboard's "listening" line: OpenSearch Dashboards' "Server running at
+// https://0.0.0.0:5601", the lab's "http server running at https://127.0.0.1:5601".
+var dashboardRunning = regexp.MustCompile(`(?i)server running at (https?://[^\s"]+)`)
+
+func detectDashboardPort(_ context.Context, ev *Evidence) (Finding, bool) {
+	if ev.Config == nil || ev.Config.Dashboard.URL == "" || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+		return Finding{}, false
+	}
+	u, err := url.Parse(ev.Config.Dashboard.URL)
+	if err != nil || !localHost(u.Hostname()) {
+		return Finding{}, false
+	}
+	want := u.Port()
+	if want == "" {
+		want = map[string]string{"http": "80"}[u.Scheme]
+		if want == "" {
+			want = "443"
+		}
+	}
+	f := Finding{Kind: KindDashboardPort, at: len(ev.Lines)}
+	listens := ""
+	if i, line := lastMatch(ev.Lines, dashboardRunning); i >= 0 {
+		if ru, err := url.Parse(dashboardRunning.FindStringSubmatch(line)[1]); err == nil && ru.Port() != "" {
+			listens = ru.Port()
+			f.Evidence = append(f.Evidence, clip(line))
+		}
+	}
+	file, conf := "", ""
+	if ev.Config.Dashboard.ConfigDir != "" {
+		if c, err := hostfacts.ReadDashboardConf(ev.path(ev.Config.Dashboard.ConfigDir)); err == nil {
+			file, conf = c.ConfigFile, c.Port
+		}
+	}
+	got := cmpOr(listens, conf)
+	if got == "" || got == want {
+		return Finding{}, false
+	}
+	if conf != "" {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: server.port: %s", file, conf))
+	}
+	f.Cause = fmt.Sprintf("the dashboard listens on port %s (server.port in %s) and siemctl's dashboard.url %s asks port %s", got, cmpOr(file, "its config"), ev.Config.Dashboard.URL, want)
+	f.Fix = fmt.Sprintf("set server.port: %s in %s again and siemctl services restart dashboard; or, if port %s is meant, set dashboard.url to %s in siemctl's config",
+		want, cmpOr(file, "the dashboard's config"), got, withPort(u, got))
+	return f, true
+}

@@ -1,0 +1,83 @@
+package diagnose
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siemctl/siemctl/internal/config"
+	"github.com/siemctl/siemctl/internal/units"
+)
+
+// jvm.options moved away by hand: the launcher's own NoSuchFileException names the file; the
+// fix is to put it back (was "act on the lines above"). Lines from the lab's OpenSearch.
+func TestMissingFile(t *testing.T) {
+	f := newFixture(t)
+	jvm := filepath.Join(f.root, "etc/siem-indexer/jvm.options")
+	r := f.diagnose(t, failed, []string{
+		`Exception in thread "main" java.nio.file.NoSuchFileException: ` + jvm,
+		"\tat java.base/sun.nio.fs.UnixException.translateToIOException(UnixException.java:92)",
+		"\tat org.opensearch.tools.launchers.JvmOptionsParser.readJvmOptionsFiles(JvmOptionsParser.java:180)",
+	})
+	assertFinding(t, r, KindMissingFile, []string{"the indexer needs " + jvm + ", which does not exist"},
+		[]string{jvm + ": put it back from a backup", "siemctl services start indexer"})
+}
+
+// network.host set to an address the host does not have: the setting, its value and line, not
+// the bare BindException (real lines of OpenSearch 2.11).
+func TestBindAddress(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	b, _ := os.ReadFile(conf)
+	f.write(t, conf, strings.Replace(string(b), "network.host: 127.0.0.1", "network.host: 10.255.255.1", 1))
+	r := f.diagnose(t, failed, []string{
+		"org.opensearch.bootstrap.StartupException: BindTransportException[Failed to bind to 10.255.255.1:23670]; nested: BindException[Cannot assign requested address];",
+		"Caused by: java.net.BindException: Cannot assign requested address",
+		"Likely root cause: java.net.BindException: Cannot assign requested address",
+	})
+	assertFinding(t, r, KindBindAddress, []string{"the indexer cannot bind network.host: 10.255.255.1 (line 3): not an address of this host (" + conf + ")"},
+		[]string{"set network.host in " + conf + " to an address of this host", "siemctl services start indexer"})
+}
+
+// server.port changed by hand: the dashboard runs, on another port than dashboard.url's; the cause
+// names both ports (from its own "running at" line) and the fix sets it back (was "still starting").
+func TestDashboardPortMoved(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "etc/siem-dashboard")
+	_ = os.MkdirAll(conf, 0o755)
+	file := filepath.Join(conf, "dashboard.yml")
+	if err := os.WriteFile(file, []byte("server.port: 9972\nserver.host: 127.0.0.1\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(root, "none.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dashboard.ConfigDir, cfg.Dashboard.URL = conf, "https://127.0.0.1:9971"
+	for name, lines := range map[string][]string{
+		"the lab's line":              {`{"time":"2026-12-08T01:57:03.087668732Z","level":"INFO","msg":"http server running at https://127.0.0.1:9972","tags":["listening","info"]}`},
+		"OpenSearch Dashboards' line": {`{"type":"log","@timestamp":"2026-12-08T01:57:03Z","tags":["listening","info"],"pid":61,"message":"Server running at https://127.0.0.1:9972"}`},
+		"no line: the file says it":   nil,
+	} {
+		in := Input{Component: "dashboard", Unit: units.UnitStatus{Name: "siem-dashboard.service", ActiveState: "active", SubState: "running"}, Config: cfg,
+			LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
+		r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")})
+		f := r.Cause()
+		if f.Kind != KindDashboardPort || !strings.Contains(f.Cause, "listens on port 9972 (server.port in "+file+") and siemctl's dashboard.url https://127.0.0.1:9971 asks port 9971") ||
+			!strings.Contains(f.Fix, "set server.port: 9971 in "+file) || !errors.Is(r.Err(), ErrConfigMismatch) {
+			t.Errorf("%s: %+v", name, r.Findings)
+		}
+	}
+	// the port as dashboard.url asks: nothing to say
+	if err := os.WriteFile(file, []byte("server.port: 9971\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Component: "dashboard", Unit: units.UnitStatus{Name: "siem-dashboard.service", ActiveState: "active", SubState: "running"}, Config: cfg,
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return nil, nil }}
+	if r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")}); r.Cause().Kind == KindDashboardPort {
+		t.Errorf("same port: %+v", r.Findings)
+	}
+}
