@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 
@@ -128,5 +129,41 @@ func detectDashboardPort(_ context.Context, ev *Evidence) (Finding, bool) {
 	f.Cause = fmt.Sprintf("the dashboard listens on port %s (server.port in %s) and siemctl's dashboard.url %s asks port %s", got, cmpOr(file, "its config"), ev.Config.Dashboard.URL, want)
 	f.Fix = fmt.Sprintf("set server.port: %s in %s again and siemctl services restart dashboard; or, if port %s is meant, set dashboard.url to %s in siemctl's config",
 		want, cmpOr(file, "the dashboard's config"), got, withPort(u, got))
+	return f, true
+}
+
+// ---- run as root ---------------------------------------------------------------------------
+
+// KindRunAsRoot is OpenSearch refusing to run as root: the unit (a drop-in's ExecStart= or
+// User=) lost its unprivileged user.
+const KindRunAsRoot = "run-as-root"
+
+func detectRunAsRoot(_ context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find("can not run opensearch as root", "can not run elasticsearch as root")
+	if i < 0 {
+		return Finding{}, false
+	}
+	f := Finding{Kind: KindRunAsRoot, at: i, Evidence: []string{line}}
+	var where []string
+	for _, file := range ev.Unit.DropInPaths {
+		b, err := os.ReadFile(ev.path(file))
+		if err != nil {
+			continue
+		}
+		for n, l := range strings.Split(string(b), "\n") {
+			t := strings.TrimSpace(l)
+			if (strings.HasPrefix(t, "ExecStart=") && t != "ExecStart=") || strings.HasPrefix(t, "User=") {
+				where = append(where, fmt.Sprintf("%s:%d (%s)", file, n+1, t))
+			}
+		}
+	}
+	f.Evidence = append(f.Evidence, where...)
+	f.Cause = fmt.Sprintf("OpenSearch refuses to run as root, and %s starts it as root", ev.Unit.Name)
+	if len(where) > 0 {
+		f.Cause += " (set in " + where[len(where)-1] + ")"
+		f.Fix = fmt.Sprintf("remove or correct %s (the package's unit starts OpenSearch as its service user), then systemctl daemon-reload and %s", where[len(where)-1], start(ev.Component))
+	} else {
+		f.Fix = fmt.Sprintf("start OpenSearch as its service user (systemctl cat %s shows what starts it as root), then systemctl daemon-reload and %s", ev.Unit.Name, start(ev.Component))
+	}
 	return f, true
 }

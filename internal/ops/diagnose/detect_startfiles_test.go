@@ -81,3 +81,21 @@ func TestDashboardPortMoved(t *testing.T) {
 		t.Errorf("same port: %+v", r.Findings)
 	}
 }
+
+// A drop-in that starts OpenSearch without the package's setpriv: OpenSearch refuses root; the
+// cause names the drop-in's line (real lines of OpenSearch 2.11.1).
+func TestRunAsRoot(t *testing.T) {
+	f := newFixture(t)
+	dropIn := filepath.Join(f.root, "etc/systemd/system/siem-indexer.service.d/70-root.conf")
+	f.write(t, dropIn, "[Service]\nExecStart=\nExecStart=/usr/share/siem-indexer/bin/opensearch\n")
+	st := failed
+	st.DropInPaths = []string{dropIn}
+	r := f.diagnose(t, st, []string{
+		"[2026-12-08T02:01:51,088][ERROR][o.o.b.OpenSearchUncaughtExceptionHandler] [node-1] uncaught exception in thread [main]",
+		"org.opensearch.bootstrap.StartupException: java.lang.RuntimeException: can not run opensearch as root",
+		"\tat org.opensearch.bootstrap.OpenSearch.init(OpenSearch.java:184) ~[opensearch-2.11.1.jar:2.11.1]",
+		"Caused by: java.lang.RuntimeException: can not run opensearch as root",
+	})
+	assertFinding(t, r, KindRunAsRoot, []string{"OpenSearch refuses to run as root", dropIn + ":3 (ExecStart=/usr/share/siem-indexer/bin/opensearch)"},
+		[]string{"remove or correct " + dropIn + ":3", "systemctl daemon-reload and siemctl services start indexer"})
+}

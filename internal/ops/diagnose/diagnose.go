@@ -200,6 +200,7 @@ func Detectors() []Detector {
 		{Kind: KindTLSFile, Components: []string{"indexer"}, Detect: detectIndexerTLSFile},
 		{Kind: KindHTTPPort, Components: []string{"indexer"}, Detect: detectHTTPPort},
 		{Kind: KindDashboardPort, Components: []string{"dashboard"}, Detect: detectDashboardPort},
+		{Kind: KindRunAsRoot, Components: []string{"indexer"}, Detect: detectRunAsRoot},
 		{Kind: KindMissingFile, Components: []string{"indexer"}, Detect: detectMissingFile},
 		{Kind: KindBindAddress, Components: []string{"indexer"}, Detect: detectBindAddress},
 	}
