@@ -22,7 +22,7 @@ func (f Finding) Class() error {
 		if f.denied {
 			return ErrAccessDenied
 		}
-	case KindHTTPPort, KindDashboardPort:
+	case KindHTTPPort, KindDashboardPort, KindPlainHTTP:
 		return ErrConfigMismatch
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -166,4 +167,45 @@ func detectRunAsRoot(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = fmt.Sprintf("start OpenSearch as its service user (systemctl cat %s shows what starts it as root), then systemctl daemon-reload and %s", ev.Unit.Name, start(ev.Component))
 	}
 	return f, true
+}
+
+// ---- plain HTTP where HTTPS is asked ----------------------------------------------------------
+
+// KindPlainHTTP is an indexer whose HTTP layer serves plain HTTP (the security plugin's
+// plugins.security.ssl.http.enabled: false) while indexer.url asks HTTPS: it answers, but not over
+// TLS ("first record does not look like a TLS handshake"), and no certificate is at fault.
+const KindPlainHTTP = "plain-http"
+
+// IndexerPlainHTTP is that cause read from opensearch.yml in configDir against indexerURL, with
+// its fix; ok is false when the file does not switch TLS off or the URL is not HTTPS. Health's
+// indexer.api and the start's diagnosis both say it from here.
+func IndexerPlainHTTP(configDir, indexerURL string) (cause, fix string, ok bool) {
+	u, err := url.Parse(indexerURL)
+	if err != nil || u.Scheme != "https" || configDir == "" {
+		return "", "", false
+	}
+	file := filepath.Join(configDir, "opensearch.yml")
+	if v := readIndexerYAML(file)["plugins.security.ssl.http.enabled"]; v != "false" {
+		return "", "", false
+	}
+	where := ""
+	if n := lineOf(file, "plugins.security.ssl.http.enabled"); n > 0 {
+		where = fmt.Sprintf(" (line %d)", n)
+	}
+	return fmt.Sprintf("the indexer serves plain HTTP: plugins.security.ssl.http.enabled: false in %s%s, and siemctl's indexer.url %s asks HTTPS", file, where, indexerURL),
+		fmt.Sprintf("set plugins.security.ssl.http.enabled: true in %s%s again and siemctl services restart indexer (the shipper and the dashboard connect over HTTPS too, and the security plugin sends credentials in clear over plain HTTP)", file, where), true
+}
+
+func detectPlainHTTP(_ context.Context, ev *Evidence) (Finding, bool) {
+	if ev.Config == nil || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+		return Finding{}, false
+	}
+	if u, err := url.Parse(ev.Config.Indexer.URL); err != nil || !localHost(u.Hostname()) {
+		return Finding{}, false
+	}
+	cause, fix, ok := IndexerPlainHTTP(ev.path(ev.Config.Indexer.ConfigDir), ev.Config.Indexer.URL)
+	if !ok {
+		return Finding{}, false
+	}
+	return Finding{Kind: KindPlainHTTP, at: len(ev.Lines), Cause: cause, Fix: fix}, true
 }

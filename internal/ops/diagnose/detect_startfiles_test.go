@@ -99,3 +99,25 @@ func TestRunAsRoot(t *testing.T) {
 	assertFinding(t, r, KindRunAsRoot, []string{"OpenSearch refuses to run as root", dropIn + ":3 (ExecStart=/usr/share/siem-indexer/bin/opensearch)"},
 		[]string{"remove or correct " + dropIn + ":3", "systemctl daemon-reload and siemctl services start indexer"})
 }
+
+// TLS switched off on the HTTP layer by hand: the node runs and answers plain HTTP where
+// indexer.url asks HTTPS: the setting and its line, a configuration mismatch (exit 2), not a
+// certificate to renew.
+func TestPlainHTTP(t *testing.T) {
+	f := newFixture(t)
+	conf := filepath.Join(f.root, "etc/siem-indexer/opensearch.yml")
+	b, _ := os.ReadFile(conf)
+	f.write(t, conf, string(b)+"plugins.security.ssl.http.enabled: false\n")
+	active := units.UnitStatus{Name: "siem-indexer.service", LoadState: "loaded", ActiveState: "active", SubState: "running", MainPID: 4242}
+	r := f.diagnose(t, active, []string{"[2026-12-08T01:52:50,001][INFO ][o.o.n.Node               ] [node-1] started"})
+	c := r.Cause()
+	if c.Kind != KindPlainHTTP || !strings.Contains(c.Cause, "plain HTTP: plugins.security.ssl.http.enabled: false in "+conf+" (line 8)") ||
+		!strings.Contains(c.Fix, "set plugins.security.ssl.http.enabled: true in "+conf) || !errors.Is(r.Err(), ErrConfigMismatch) {
+		t.Fatalf("%+v", r)
+	}
+	// TLS on (the file's own default): nothing to say
+	f.write(t, conf, string(b))
+	if r := f.diagnose(t, active, nil); r.Cause().Kind == KindPlainHTTP {
+		t.Errorf("TLS on: %+v", r)
+	}
+}

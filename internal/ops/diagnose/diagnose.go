@@ -201,6 +201,7 @@ func Detectors() []Detector {
 		{Kind: KindHTTPPort, Components: []string{"indexer"}, Detect: detectHTTPPort},
 		{Kind: KindDashboardPort, Components: []string{"dashboard"}, Detect: detectDashboardPort},
 		{Kind: KindRunAsRoot, Components: []string{"indexer"}, Detect: detectRunAsRoot},
+		{Kind: KindPlainHTTP, Components: []string{"indexer"}, Detect: detectPlainHTTP},
 		{Kind: KindMissingFile, Components: []string{"indexer"}, Detect: detectMissingFile},
 		{Kind: KindBindAddress, Components: []string{"indexer"}, Detect: detectBindAddress},
 	}

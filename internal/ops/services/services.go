@@ -546,6 +546,9 @@ func (r *Runner) certificateRefused(ctx context.Context, c Component, st units.U
 		case diagnose.KindPortBound:
 			// the certificate refused is another server's, on the component's port
 			return fmt.Errorf("%s: %w: %s (%v)", c.Unit, ErrNotItself, f.Cause, err)
+		case diagnose.KindPlainHTTP:
+			// no certificate at all: the component's own HTTP without TLS, which no waiting mends
+			return fmt.Errorf("%s: %w: %s (%v)", c.Unit, ErrNotItself, f.Cause, err)
 		}
 	}
 	return nil
