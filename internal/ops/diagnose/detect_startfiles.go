@@ -117,7 +117,8 @@ func detectDashboardPort(_ context.Context, ev *Evidence) (Finding, bool) {
 	file, conf := "", ""
 	if ev.Config.Dashboard.ConfigDir != "" {
 		if c, err := hostfacts.ReadDashboardConf(ev.path(ev.Config.Dashboard.ConfigDir)); err == nil {
-			file, conf = c.ConfigFile, c.Port
+			// named as the operator sees it (the read went through the services' root)
+			file, conf = filepath.Join(ev.Config.Dashboard.ConfigDir, filepath.Base(c.ConfigFile)), c.Port
 		}
 	}
 	got := cmpOr(listens, conf)

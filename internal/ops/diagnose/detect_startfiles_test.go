@@ -66,6 +66,12 @@ func TestDashboardPortMoved(t *testing.T) {
 			LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
 		r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")})
 		f := r.Cause()
+		// read through the services' root (/proc/PID/root), named as the operator sees it
+		inRoot := Diagnose(context.Background(), Input{Component: "dashboard", Unit: in.Unit, Config: withDir(cfg, strings.TrimPrefix(conf, root)), LogLines: in.LogLines},
+			Host{Root: root, ProcRoot: filepath.Join(root, "proc")})
+		if c := inRoot.Cause(); c.Kind != KindDashboardPort || !strings.Contains(c.Cause, "(server.port in /etc/siem-dashboard/dashboard.yml)") {
+			t.Errorf("%s, under a root: %+v", name, inRoot.Findings)
+		}
 		if f.Kind != KindDashboardPort || !strings.Contains(f.Cause, "listens on port 9972 (server.port in "+file+") and siemctl's dashboard.url https://127.0.0.1:9971 asks port 9971") ||
 			!strings.Contains(f.Fix, "set server.port: 9971 in "+file) || !errors.Is(r.Err(), ErrConfigMismatch) {
 			t.Errorf("%s: %+v", name, r.Findings)
@@ -120,4 +126,10 @@ func TestPlainHTTP(t *testing.T) {
 	if r := f.diagnose(t, active, nil); r.Cause().Kind == KindPlainHTTP {
 		t.Errorf("TLS on: %+v", r)
 	}
+}
+
+func withDir(cfg *config.Config, dir string) *config.Config {
+	c := *cfg
+	c.Dashboard.ConfigDir = dir
+	return &c
 }
