@@ -29,8 +29,9 @@ func checkIndexerAPI(ctx context.Context, e *Env) Result {
 	if err != nil {
 		r := crit(errSummary(err), fixFor(err, "indexer", "indexer.ca_file", "indexer.username"), c.Indexer.URL)
 		if errors.Is(err, netclient.ErrTLS) {
-			if cause, fix, plain := diagnose.IndexerPlainHTTP(c.Indexer.ConfigDir, c.Indexer.URL); plain {
+			if cause, fix, plain := diagnose.IndexerPlainHTTP("", c.Indexer.ConfigDir, c.Indexer.URL); plain {
 				r.Summary, r.Fix = r.Summary+": "+cause, fix
+				return r
 			} else if causes := indexerTLSCauses(ctx, e); len(causes) > 0 {
 				r.Summary, r.Fix = r.Summary+": "+causes[0].Summary, causes[0].Fix
 			}

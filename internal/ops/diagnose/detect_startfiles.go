@@ -177,20 +177,21 @@ func detectRunAsRoot(_ context.Context, ev *Evidence) (Finding, bool) {
 // TLS ("first record does not look like a TLS handshake"), and no certificate is at fault.
 const KindPlainHTTP = "plain-http"
 
-// IndexerPlainHTTP is that cause read from opensearch.yml in configDir against indexerURL, with
-// its fix; ok is false when the file does not switch TLS off or the URL is not HTTPS. Health's
-// indexer.api and the start's diagnosis both say it from here.
-func IndexerPlainHTTP(configDir, indexerURL string) (cause, fix string, ok bool) {
+// IndexerPlainHTTP is that cause read from opensearch.yml in configDir (under root: the services'
+// view, "" the host's) against indexerURL, with its fix; ok is false when the file does not switch
+// TLS off or the URL is not HTTPS. Health's indexer.api and the start's diagnosis both say it from
+// here.
+func IndexerPlainHTTP(root, configDir, indexerURL string) (cause, fix string, ok bool) {
 	u, err := url.Parse(indexerURL)
 	if err != nil || u.Scheme != "https" || configDir == "" {
 		return "", "", false
 	}
 	file := filepath.Join(configDir, "opensearch.yml")
-	if v := readIndexerYAML(file)["plugins.security.ssl.http.enabled"]; v != "false" {
+	if v := readIndexerYAML(filepath.Join(root, file))["plugins.security.ssl.http.enabled"]; v != "false" {
 		return "", "", false
 	}
 	where := ""
-	if n := lineOf(file, "plugins.security.ssl.http.enabled"); n > 0 {
+	if n := lineOf(filepath.Join(root, file), "plugins.security.ssl.http.enabled"); n > 0 {
 		where = fmt.Sprintf(" (line %d)", n)
 	}
 	return fmt.Sprintf("the indexer serves plain HTTP: plugins.security.ssl.http.enabled: false in %s%s, and siemctl's indexer.url %s asks HTTPS", file, where, indexerURL),
@@ -204,7 +205,7 @@ func detectPlainHTTP(_ context.Context, ev *Evidence) (Finding, bool) {
 	if u, err := url.Parse(ev.Config.Indexer.URL); err != nil || !localHost(u.Hostname()) {
 		return Finding{}, false
 	}
-	cause, fix, ok := IndexerPlainHTTP(ev.path(ev.Config.Indexer.ConfigDir), ev.Config.Indexer.URL)
+	cause, fix, ok := IndexerPlainHTTP(ev.Host.Root, ev.Config.Indexer.ConfigDir, ev.Config.Indexer.URL)
 	if !ok {
 		return Finding{}, false
 	}

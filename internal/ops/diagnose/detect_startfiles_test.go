@@ -121,6 +121,10 @@ func TestPlainHTTP(t *testing.T) {
 		!strings.Contains(c.Fix, "set plugins.security.ssl.http.enabled: true in "+conf) || !errors.Is(r.Err(), ErrConfigMismatch) {
 		t.Fatalf("%+v", r)
 	}
+	// read under the services' root, named as the operator sees it
+	if cause, _, ok := IndexerPlainHTTP(f.root, "/etc/siem-indexer", "https://127.0.0.1:13300"); !ok || !strings.Contains(cause, "false in /etc/siem-indexer/opensearch.yml (line 8)") {
+		t.Errorf("under a root: %v %q", ok, cause)
+	}
 	// TLS on (the file's own default): nothing to say
 	f.write(t, conf, string(b))
 	if r := f.diagnose(t, active, nil); r.Cause().Kind == KindPlainHTTP {
