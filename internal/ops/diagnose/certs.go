@@ -34,7 +34,10 @@ func detectCertificate(ctx context.Context, ev *Evidence) (Finding, bool) {
 		}
 		// the files are what the node loads now: the latest evidence, ahead of what the
 		// certificate leads to in the log (security not initialised, handshake errors)
-		f := Finding{Cause: cause.Summary, Fix: cause.Fix, Evidence: append([]string{}, cause.Evidence...), at: len(ev.Lines)}
+		f := Finding{Cause: ev.unroot(cause.Summary), Fix: ev.unroot(cause.Fix), at: len(ev.Lines)}
+		for _, e := range cause.Evidence {
+			f.Evidence = append(f.Evidence, ev.unroot(e))
+		}
 		if i, line := ev.find(certLogMarks...); i >= 0 {
 			f.Evidence = append(f.Evidence, strings.TrimSpace(line))
 		}

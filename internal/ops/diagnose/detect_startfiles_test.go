@@ -137,3 +137,13 @@ func withDir(cfg *config.Config, dir string) *config.Config {
 	c.Dashboard.ConfigDir = dir
 	return &c
 }
+
+func TestUnroot(t *testing.T) {
+	ev := &Evidence{Host: Host{Root: "/proc/6435/root"}}
+	if got := ev.unroot("put it at /etc/x.pem (in /proc/6435/root/etc/siem-indexer/opensearch.yml)"); got != "put it at /etc/x.pem (in /etc/siem-indexer/opensearch.yml)" {
+		t.Errorf("unroot: %q", got)
+	}
+	if got := (&Evidence{}).unroot("/proc/1/root/x"); got != "/proc/1/root/x" {
+		t.Errorf("no root: %q", got)
+	}
+}

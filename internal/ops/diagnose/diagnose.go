@@ -393,6 +393,15 @@ func (ev *Evidence) find(subs ...string) (int, string) {
 	return -1, ""
 }
 
+// unroot names the paths in s as the operator sees them: without the services' root (Host.Root)
+// that a read through it put in front of them.
+func (ev *Evidence) unroot(s string) string {
+	if ev.Host.Root == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, strings.TrimSuffix(ev.Host.Root, "/")+"/", "/")
+}
+
 // path is p as the services see it (Host.Root prepended).
 func (ev *Evidence) path(p string) string {
 	if ev.Host.Root == "" || p == "" {
