@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/siemctl/siemctl/internal/health"
 	"github.com/siemctl/siemctl/internal/indexer"
@@ -11,6 +13,7 @@ import (
 	"github.com/siemctl/siemctl/internal/netclient"
 	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
+	"github.com/siemctl/siemctl/internal/shipper"
 	"github.com/siemctl/siemctl/internal/units"
 )
 
@@ -78,6 +81,9 @@ func (s *Clients) Ready() services.Probes {
 			if err != nil {
 				return nil
 			}
+			if err := s.outputMisdirected(ctx, rep); err != nil {
+				return err
+			}
 			if r, refused := rep.Refused(); refused {
 				kind := netclient.ErrUnauthorized
 				if r.Status == 403 {
@@ -139,5 +145,40 @@ func (s *Clients) Diagnoser(logLines func(ctx context.Context, st units.UnitStat
 		in := s.DiagnoseInput(c.Name, st)
 		in.LogLines = logLines
 		return diagnose.Diagnose(ctx, in, diagnose.Host{Root: diagnose.RootOf("", append([]units.UnitStatus{st}, others...))})
+	}
+}
+
+// outputMisdirected is a shipper none of whose output hosts answers while the indexer answers
+// siemctl at indexer.url: not an indexer still starting (which waiting mends, and health judges)
+// but an output pointed elsewhere (a mistyped host or port), named now with its fix.
+func (s *Clients) outputMisdirected(ctx context.Context, rep shipper.Report) error {
+	if rep.OK || len(rep.Hosts) == 0 {
+		return nil
+	}
+	var evidence, urls []string
+	for _, h := range rep.Hosts {
+		st := h.FirstError()
+		switch {
+		case st == nil, st.Group == "TLS":
+			return nil // a host answers, or its TLS fails (health's certs and CA verdicts say why)
+		case st.Name != "parse url" && st.Name != "parse host" && st.Name != "dns lookup" && st.Name != "dial up":
+			return nil // it answered (a refusal of the credentials: Refused says it)
+		}
+		urls = append(urls, h.URL)
+		evidence = append(evidence, fmt.Sprintf("test output: %s %s... ERROR %s", h.URL, st.Name, st.Detail))
+	}
+	ix, err := s.Indexer.Get()
+	if err != nil {
+		return nil
+	}
+	if _, err := ix.Info(ctx); err != nil && !errors.Is(err, indexer.ErrSecurityNotInitialized) {
+		return nil // the indexer does not answer siemctl either: health's to judge
+	}
+	file := filepath.Join(s.Config.Shipper.ConfigDir, "filebeat.yml")
+	return &services.RefusedError{
+		Cause:    fmt.Sprintf("its output %s does not answer while the indexer answers siemctl at %s", strings.Join(urls, ", "), s.Config.Indexer.URL),
+		Evidence: evidence,
+		Fix:      fmt.Sprintf("set output.elasticsearch.hosts in %s to the indexer (%s), then siemctl services restart shipper", file, s.Config.Indexer.URL),
+		Err:      diagnose.ErrConfigMismatch,
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/siemctl/siemctl/internal/cli/clitest"
 	"github.com/siemctl/siemctl/internal/factory"
+	"github.com/siemctl/siemctl/internal/ops/diagnose"
 	"github.com/siemctl/siemctl/internal/ops/services"
 )
 
@@ -98,6 +99,57 @@ func TestIndexerReadyIsItsIdentity(t *testing.T) {
 			}
 			if !errors.Is(err, services.ErrNotItself) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v, want ErrNotItself with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A shipper none of whose output hosts answers (a port mistyped in filebeat.yml, made by hand)
+// while the indexer answers siemctl: not ready, named with filebeat.yml's hosts and exit class
+// config mismatch; with the indexer silent too, or a TLS failure, it is health's to judge.
+func TestShipperReadyNamesAMisdirectedOutput(t *testing.T) {
+	const refused = "elasticsearch: https://127.0.0.1:13571...\n  parse url... OK\n  connection...\n    parse host... OK\n    dns lookup... OK\n    addresses: 127.0.0.1\n    dial up... ERROR dial tcp 127.0.0.1:13571: connect: connection refused\n"
+	const badCA = "elasticsearch: https://127.0.0.1:13570...\n  parse url... OK\n  connection...\n    parse host... OK\n    dns lookup... OK\n    addresses: 127.0.0.1\n    dial up... OK\n  TLS...\n    security: server's certificate chain verification is enabled\n    handshake... ERROR x509: certificate signed by unknown authority\n"
+	for _, tt := range []struct {
+		name, transcript string
+		indexerUp, ready bool
+	}{
+		{"output port mistyped, the indexer answers", refused, true, false},
+		{"output refused, the indexer down too", refused, false, true},
+		{"the output's CA refused", badCA, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+				_, _ = w.Write([]byte(nodeRoot))
+			}))
+			defer srv.Close()
+			url := srv.URL
+			if !tt.indexerUp {
+				srv.Close()
+			}
+			dir := t.TempDir()
+			conf := filepath.Join(dir, "shipper")
+			clitest.WriteFile(t, filepath.Join(conf, "filebeat.yml"), "output.elasticsearch:\n  hosts: [\"127.0.0.1:13571\"]\n", 0o600)
+			bin := filepath.Join(dir, "filebeat")
+			clitest.WriteFile(t, bin, "#!/bin/sh\ncase \"$*\" in *\"test config\"*) echo 'Config OK'; exit 0;; esac\nprintf '%s' '"+tt.transcript+"'\nexit 1\n", 0o755)
+			pw := clitest.WriteSecret(t, dir, "pw", "Generated-1")
+			ca := filepath.Join(dir, "ca.pem")
+			clitest.WriteFile(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})), 0o600)
+			cfg := clitest.LoadConfig(t, dir, "state_dir: \""+dir+"/state\"\nindexer: {url: \""+url+"\", ca_file: \""+ca+"\", password_file: \""+pw+"\"}\nshipper: {binary: \""+bin+"\", config_dir: \""+conf+"\"}\n")
+			p := factory.NewClients(context.Background(), cfg, factory.ClientOptions{}).Ready()
+			err := p.Ready(context.Background(), services.Component{Name: "shipper"})
+			if tt.ready {
+				if err != nil {
+					t.Fatalf("not ready: %v", err)
+				}
+				return
+			}
+			var re *services.RefusedError
+			if !errors.As(err, &re) || !errors.Is(err, diagnose.ErrConfigMismatch) ||
+				!strings.Contains(re.Cause, "its output https://127.0.0.1:13571 does not answer while the indexer answers siemctl at "+url) ||
+				!strings.Contains(re.Fix, "set output.elasticsearch.hosts in "+filepath.Join(conf, "filebeat.yml")) {
+				t.Fatalf("err %v (%+v)", err, re)
 			}
 		})
 	}
