@@ -63,5 +63,8 @@ func detectDashboardIndexer(ctx context.Context, ev *Evidence) (Finding, bool) {
 		return Finding{}, false
 	}
 	cause, fix, evidence := hostfacts.DashboardReachCause(ctx, ev.path(ev.Config.Dashboard.ConfigDir), ev.Config.Indexer.URL)
-	return Finding{Cause: "the dashboard cannot use its indexer: " + cause, Fix: fix, Evidence: append(evidence, line), at: i}, true
+	for k := range evidence {
+		evidence[k] = ev.unroot(evidence[k])
+	}
+	return Finding{Cause: "the dashboard cannot use its indexer: " + ev.unroot(cause), Fix: ev.unroot(fix), Evidence: append(evidence, line), at: i}, true
 }

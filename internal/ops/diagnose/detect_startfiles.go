@@ -211,3 +211,42 @@ func detectPlainHTTP(_ context.Context, ev *Evidence) (Finding, bool) {
 	}
 	return Finding{Kind: KindPlainHTTP, at: len(ev.Lines), Cause: cause, Fix: fix}, true
 }
+
+// ---- a file the shipper's configuration names, missing ---------------------------------------
+
+// shipperOpenMissing is Filebeat's exit on a file filebeat.yml names that is not there (a CA, a
+// certificate, a key): "Exiting: error initializing publisher: 1 error: open PATH: no such file or
+// directory reading <nil>".
+var shipperOpenMissing = regexp.MustCompile(`Exiting: (.*?)open (/\S+): no such file or directory`)
+
+func detectShipperMissingFile(_ context.Context, ev *Evidence) (Finding, bool) {
+	i, line := ev.find("no such file or directory")
+	if i < 0 {
+		return Finding{}, false
+	}
+	m := shipperOpenMissing.FindStringSubmatch(ev.Lines[i])
+	if m == nil {
+		return Finding{}, false
+	}
+	missing := m[2]
+	f := Finding{Kind: KindMissingFile, at: i, Evidence: []string{clip(line)}}
+	file, where, setting := ev.shipperConfigFile(), "", ""
+	if b, err := os.ReadFile(ev.path(file)); err == nil && file != "" {
+		for n, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, missing) {
+				where = fmt.Sprintf("%s:%d", file, n+1)
+				setting, _, _ = strings.Cut(strings.TrimSpace(l), ":")
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s", where, strings.TrimSpace(l)))
+				break
+			}
+		}
+	}
+	if where == "" {
+		f.Cause = fmt.Sprintf("the shipper needs %s, which does not exist", missing)
+		f.Fix = fmt.Sprintf("put %s back (from its backup or the certificates tool's output), then %s", missing, start(ev.Component))
+		return f, true
+	}
+	f.Cause = fmt.Sprintf("%s at %s names %s, which does not exist", setting, where, missing)
+	f.Fix = fmt.Sprintf("put %s back (from its backup or the certificates tool's output) or point %s at %s at where it is, then %s", missing, setting, where, start(ev.Component))
+	return f, true
+}

@@ -147,3 +147,30 @@ func TestUnroot(t *testing.T) {
 		t.Errorf("no root: %q", got)
 	}
 }
+
+// The shipper's CA moved away by hand: Filebeat's own exit line (real, 7.10.2) names the file;
+// the cause names the filebeat.yml line that points at it (was "the log does not name a known cause").
+func TestShipperMissingFile(t *testing.T) {
+	root := t.TempDir()
+	conf := filepath.Join(root, "etc/shipper")
+	ca := filepath.Join(conf, "certs/root-ca.pem")
+	_ = os.MkdirAll(conf, 0o755)
+	if err := os.WriteFile(filepath.Join(conf, "filebeat.yml"), []byte("output.elasticsearch:\n  hosts: [\"127.0.0.1:13570\"]\n  ssl.certificate_authorities: [\""+ca+"\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: filepath.Join(root, "none.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Shipper.ConfigDir = conf
+	lines := []string{"2026-12-08T02:22:58.017Z\tERROR\tinstance/beat.go:956\tExiting: error initializing publisher: 1 error: open " + ca + ": no such file or directory reading <nil>"}
+	in := Input{Component: "shipper", Unit: units.UnitStatus{Name: "shipper.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}, Config: cfg,
+		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
+	r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")})
+	c := r.Cause()
+	yml := filepath.Join(conf, "filebeat.yml")
+	if c.Kind != KindMissingFile || c.Cause != "ssl.certificate_authorities at "+yml+":3 names "+ca+", which does not exist" ||
+		!strings.Contains(c.Fix, "put "+ca+" back") || !strings.Contains(c.Fix, "siemctl services start shipper") {
+		t.Fatalf("%+v", r.Findings)
+	}
+}

@@ -203,6 +203,7 @@ func Detectors() []Detector {
 		{Kind: KindRunAsRoot, Components: []string{"indexer"}, Detect: detectRunAsRoot},
 		{Kind: KindPlainHTTP, Components: []string{"indexer"}, Detect: detectPlainHTTP},
 		{Kind: KindMissingFile, Components: []string{"indexer"}, Detect: detectMissingFile},
+		{Kind: KindMissingFile, Components: []string{"shipper"}, Detect: detectShipperMissingFile},
 		{Kind: KindBindAddress, Components: []string{"indexer"}, Detect: detectBindAddress},
 	}
 }
