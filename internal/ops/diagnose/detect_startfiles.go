@@ -216,19 +216,15 @@ func detectPlainHTTP(_ context.Context, ev *Evidence) (Finding, bool) {
 
 // shipperOpenMissing is Filebeat's exit on a file filebeat.yml names that is not there (a CA, a
 // certificate, a key): "Exiting: error initializing publisher: 1 error: open PATH: no such file or
-// directory reading <nil>".
-var shipperOpenMissing = regexp.MustCompile(`Exiting: (.*?)open (/\S+): no such file or directory`)
+// directory reading <nil>", after its TLS layer's "Failed reading CA certificate: open PATH: …".
+var shipperOpenMissing = regexp.MustCompile(`(?:Exiting: .*?|Failed reading [^:]*: )open (/\S+): no such file or directory`)
 
 func detectShipperMissingFile(_ context.Context, ev *Evidence) (Finding, bool) {
-	i, line := ev.find("no such file or directory")
+	i, line := lastMatch(ev.Lines, shipperOpenMissing)
 	if i < 0 {
 		return Finding{}, false
 	}
-	m := shipperOpenMissing.FindStringSubmatch(ev.Lines[i])
-	if m == nil {
-		return Finding{}, false
-	}
-	missing := m[2]
+	missing := shipperOpenMissing.FindStringSubmatch(line)[1]
 	f := Finding{Kind: KindMissingFile, at: i, Evidence: []string{clip(line)}}
 	file, where, setting := ev.shipperConfigFile(), "", ""
 	if b, err := os.ReadFile(ev.path(file)); err == nil && file != "" {

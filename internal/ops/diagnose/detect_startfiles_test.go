@@ -163,10 +163,20 @@ func TestShipperMissingFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Shipper.ConfigDir = conf
-	lines := []string{"2026-12-08T02:22:58.017Z\tERROR\tinstance/beat.go:956\tExiting: error initializing publisher: 1 error: open " + ca + ": no such file or directory reading <nil>"}
+	for _, lines := range [][]string{
+		{"2026-12-08T02:22:58.017Z\tERROR\tinstance/beat.go:956\tExiting: error initializing publisher: 1 error: open " + ca + ": no such file or directory reading <nil>"},
+		// its log file alone (health reads it after the start): the TLS layer's line
+		{"2026-12-08T02:26:59.280Z\tERROR\t[tls]\ttlscommon/tls.go:154\tFailed reading CA certificate: open " + ca + ": no such file or directory"},
+	} {
+		shipperMissing(t, cfg, lines, conf, ca)
+	}
+}
+
+func shipperMissing(t *testing.T, cfg *config.Config, lines []string, conf, ca string) {
+	t.Helper()
 	in := Input{Component: "shipper", Unit: units.UnitStatus{Name: "shipper.service", ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}, Config: cfg,
 		LogLines: func(context.Context, units.UnitStatus, int) ([]string, error) { return lines, nil }}
-	r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(root, "proc")})
+	r := Diagnose(context.Background(), in, Host{ProcRoot: filepath.Join(filepath.Dir(filepath.Dir(conf)), "proc")})
 	c := r.Cause()
 	yml := filepath.Join(conf, "filebeat.yml")
 	if c.Kind != KindMissingFile || c.Cause != "ssl.certificate_authorities at "+yml+":3 names "+ca+", which does not exist" ||
