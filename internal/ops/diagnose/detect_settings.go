@@ -175,21 +175,9 @@ func detectExecFailed(_ context.Context, ev *Evidence) (Finding, bool) {
 	if st.Result != "exit-code" || st.ExecMainStatus != 203 {
 		return Finding{}, false
 	}
-	var where []string
-	for _, file := range append([]string{st.FragmentPath}, st.DropInPaths...) {
-		if file == "" {
-			continue
-		}
-		b, err := os.ReadFile(ev.path(file))
-		if err != nil {
-			continue
-		}
-		for n, l := range strings.Split(string(b), "\n") {
-			if t := strings.TrimSpace(l); strings.HasPrefix(t, "ExecStart=") && t != "ExecStart=" {
-				where = append(where, fmt.Sprintf("%s:%d (%s)", file, n+1, t))
-			}
-		}
-	}
+	where := ev.unitLines(append([]string{st.FragmentPath}, st.DropInPaths...), func(t string) bool {
+		return strings.HasPrefix(t, "ExecStart=") && t != "ExecStart="
+	})
 	f := Finding{Kind: KindExecFailed, at: len(ev.Lines),
 		Cause:    fmt.Sprintf("systemd could not execute %s's ExecStart (exit status 203/EXEC: the program is missing, not executable or not allowed); %s never ran, its logs are of earlier runs", st.Name, ev.Component),
 		Evidence: append([]string{"systemd: " + st.Failure()}, where...)}
@@ -200,6 +188,27 @@ func detectExecFailed(_ context.Context, ev *Evidence) (Finding, bool) {
 		f.Fix = fmt.Sprintf("correct the unit's ExecStart (systemctl cat %s), then systemctl daemon-reload and %s", st.Name, start(ev.Component))
 	}
 	return f, true
+}
+
+// unitLines are the lines of the unit files (its fragment, its drop-ins) that match, as
+// "file:line (text)", in the order systemd reads them (the last one wins).
+func (ev *Evidence) unitLines(files []string, match func(trimmed string) bool) []string {
+	var where []string
+	for _, file := range files {
+		if file == "" {
+			continue
+		}
+		b, err := os.ReadFile(ev.path(file))
+		if err != nil {
+			continue
+		}
+		for n, l := range strings.Split(string(b), "\n") {
+			if t := strings.TrimSpace(l); match(t) {
+				where = append(where, fmt.Sprintf("%s:%d (%s)", file, n+1, t))
+			}
+		}
+	}
+	return where
 }
 
 // ---- the manager API's api.yaml ----------------------------------------------------------

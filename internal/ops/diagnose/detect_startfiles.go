@@ -146,19 +146,9 @@ func detectRunAsRoot(_ context.Context, ev *Evidence) (Finding, bool) {
 		return Finding{}, false
 	}
 	f := Finding{Kind: KindRunAsRoot, at: i, Evidence: []string{line}}
-	var where []string
-	for _, file := range ev.Unit.DropInPaths {
-		b, err := os.ReadFile(ev.path(file))
-		if err != nil {
-			continue
-		}
-		for n, l := range strings.Split(string(b), "\n") {
-			t := strings.TrimSpace(l)
-			if (strings.HasPrefix(t, "ExecStart=") && t != "ExecStart=") || strings.HasPrefix(t, "User=") {
-				where = append(where, fmt.Sprintf("%s:%d (%s)", file, n+1, t))
-			}
-		}
-	}
+	where := ev.unitLines(ev.Unit.DropInPaths, func(t string) bool {
+		return (strings.HasPrefix(t, "ExecStart=") && t != "ExecStart=") || strings.HasPrefix(t, "User=")
+	})
 	f.Evidence = append(f.Evidence, where...)
 	f.Cause = fmt.Sprintf("OpenSearch refuses to run as root, and %s starts it as root", ev.Unit.Name)
 	if len(where) > 0 {
