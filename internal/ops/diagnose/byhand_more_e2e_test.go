@@ -349,7 +349,14 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		if !strings.Contains(string(orig), from) {
 			t.Fatalf("%s has no %q", yml, from)
 		}
-		// siemctl's snapshot (the hourly timer's) has seen the cluster with its data
+		// siemctl's snapshot (the hourly timer's) has seen the cluster with its data: taken once the
+		// node answers with its indices (the case before may have left its security plugin loading)
+		for deadline := time.Now().Add(3 * time.Minute); ; {
+			if h := l.Siemctl("health", "--check", "indexer.api"); h.Code == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
 		if r := l.Siemctl("snapshot", "capture"); r.Code != 0 {
 			t.Fatalf("snapshot capture: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
