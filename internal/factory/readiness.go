@@ -22,7 +22,8 @@ import (
 // the names its opensearch.yml sets; the security plugin's 503 "not
 // initialised" while it loads included; a 401 is left to health), the manager
 // API's daemons are ready (no 1017), the dashboard's GET / answers below
-// 500, the shipper's `test config` passes.
+// 500, the shipper's `test config` passes and its output neither refuses its
+// credentials nor points away from the indexer that answers siemctl.
 func (s *Clients) Ready() services.Probes {
 	p := services.Probes{}
 	if ix, err := s.Indexer.Get(); err == nil {
@@ -76,7 +77,9 @@ func (s *Clients) Ready() services.Probes {
 				return errors.New("test config: " + msg)
 			}
 			// its output must take its credentials: a 401 or 403 is a named
-			// failure now; an output not answering yet is health's to judge
+			// failure now, and so is an output pointed away from the indexer that
+			// answers siemctl; an output not answering with the indexer silent too
+			// is health's to judge
 			rep, err := sh.TestOutput(ctx)
 			if err != nil {
 				return nil

@@ -251,22 +251,35 @@ const KindHTTPPort = "http-port"
 // httpPublish is OpenSearch's "[o.o.h.AbstractHttpServerTransport] [node-1] publish_address {127.0.0.1:9201}, bound_addresses {…}".
 var httpPublish = regexp.MustCompile(`AbstractHttpServerTransport\s*\].*publish_address \{([^}]+)\}`)
 
+// runningHere is the component's URL (siemctl's config) when the unit runs or is still starting
+// and the URL names this host, with its port (the scheme's default when none); ok is false
+// otherwise: a failed start has its own cause in its log, and another host's component reads
+// another host's files.
+func (ev *Evidence) runningHere(raw string) (u *url.URL, port string, ok bool) {
+	if raw == "" || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+		return nil, "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !localHost(u.Hostname()) {
+		return nil, "", false
+	}
+	port = u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return u, port, true
+}
+
 func detectHTTPPort(ctx context.Context, ev *Evidence) (Finding, bool) {
-	// a node that runs (or is still starting) and that siemctl does not reach: a failed
-	// start has its own cause in its log
-	if ev.Config == nil || ev.Config.Indexer.URL == "" || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+	if ev.Config == nil {
 		return Finding{}, false
 	}
-	u, err := url.Parse(ev.Config.Indexer.URL)
-	if err != nil || !localHost(u.Hostname()) {
-		return Finding{}, false // another host's node: its opensearch.yml is not this one
-	}
-	want := u.Port()
-	if want == "" {
-		want = "443"
-		if u.Scheme == "http" {
-			want = "80"
-		}
+	u, want, ok := ev.runningHere(ev.Config.Indexer.URL)
+	if !ok {
+		return Finding{}, false
 	}
 	y := ev.indexerYAML()
 	conf := y["http.port"]

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/siemctl/siemctl/internal/ops/hostfacts"
-	"github.com/siemctl/siemctl/internal/units"
 )
 
 // ---- a file the indexer needs, missing ----------------------------------------------
@@ -92,19 +91,12 @@ const KindDashboardPort = "dashboard-port"
 var dashboardRunning = regexp.MustCompile(`(?i)server running at (https?://[^\s"]+)`)
 
 func detectDashboardPort(_ context.Context, ev *Evidence) (Finding, bool) {
-	if ev.Config == nil || ev.Config.Dashboard.URL == "" || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+	if ev.Config == nil {
 		return Finding{}, false
 	}
-	u, err := url.Parse(ev.Config.Dashboard.URL)
-	if err != nil || !localHost(u.Hostname()) {
+	u, want, ok := ev.runningHere(ev.Config.Dashboard.URL)
+	if !ok {
 		return Finding{}, false
-	}
-	want := u.Port()
-	if want == "" {
-		want = map[string]string{"http": "80"}[u.Scheme]
-		if want == "" {
-			want = "443"
-		}
 	}
 	f := Finding{Kind: KindDashboardPort, at: len(ev.Lines)}
 	listens := ""
@@ -189,10 +181,10 @@ func IndexerPlainHTTP(root, configDir, indexerURL string) (cause, fix string, ok
 }
 
 func detectPlainHTTP(_ context.Context, ev *Evidence) (Finding, bool) {
-	if ev.Config == nil || !ev.Unit.IsActive() && ev.Unit.ActiveState != units.Activating {
+	if ev.Config == nil {
 		return Finding{}, false
 	}
-	if u, err := url.Parse(ev.Config.Indexer.URL); err != nil || !localHost(u.Hostname()) {
+	if _, _, here := ev.runningHere(ev.Config.Indexer.URL); !here {
 		return Finding{}, false
 	}
 	cause, fix, ok := IndexerPlainHTTP(ev.Host.Root, ev.Config.Indexer.ConfigDir, ev.Config.Indexer.URL)
