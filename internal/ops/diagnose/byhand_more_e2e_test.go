@@ -351,12 +351,7 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		}
 		// siemctl's snapshot (the hourly timer's) has seen the cluster with its data: taken once the
 		// node answers with its indices (the case before may have left its security plugin loading)
-		for deadline := time.Now().Add(3 * time.Minute); ; {
-			if h := l.Siemctl("health", "--check", "indexer.api"); h.Code == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(3 * time.Second)
-		}
+		poll(l, 3*time.Minute, 3*time.Second, func(h e2e.Result) bool { return h.Code == 0 }, "health", "--check", "indexer.api")
 		if r := l.Siemctl("snapshot", "capture"); r.Code != 0 {
 			t.Fatalf("snapshot capture: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -390,14 +385,8 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 			t.Fatalf("services restart on the new directory: exit %d\n%s", r.Code, r.Stderr)
 		}
 		// health: CRIT with the evidence, once the new cluster answers (UNKNOWN while it starts)
-		var h e2e.Result
-		for deadline := time.Now().Add(4 * time.Minute); ; {
-			h = l.Siemctl("health", "--check", "indexer.data", "-o", "json") // with the evidence
-			if h.Code == 2 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Second)
-		}
+		// with the evidence
+		h := poll(l, 4*time.Minute, 5*time.Second, func(h e2e.Result) bool { return h.Code == 2 }, "health", "--check", "indexer.data", "-o", "json")
 		fix := fmt.Sprintf("set path.data back to %s in %s", data, yml)
 		// (from the files while the empty node does not answer, its security index not there either;
 		// from the cluster's answer where it does: the same evidence and fix)
@@ -412,14 +401,7 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		said := health("indexer.data")
 		// indexer.api, once the empty node answers "Security not initialized": not the security
 		// apply (it would initialise the empty directory) but the data's fix
-		var api e2e.Result
-		for deadline := time.Now().Add(3 * time.Minute); ; {
-			api = l.Siemctl("health", "--check", "indexer.api")
-			if strings.Contains(api.Stdout, "not initialised") || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Second)
-		}
+		api := poll(l, 3*time.Minute, 5*time.Second, func(h e2e.Result) bool { return strings.Contains(h.Stdout, "not initialised") }, "health", "--check", "indexer.api")
 		if !strings.Contains(api.Stdout, "the node runs without its data") || !strings.Contains(api.Stdout, fix) || strings.Contains(api.Stdout, "security indexer apply") {
 			t.Errorf("health --check indexer.api on the empty directory: exit %d\n%s", api.Code, api.Stdout)
 		}
@@ -432,14 +414,7 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		if after.Code != 0 && after.Code != 8 {
 			t.Fatalf("services restart indexer after the fix: exit %d\n%s", after.Code, after.Stderr)
 		}
-		var ok e2e.Result
-		for deadline := time.Now().Add(4 * time.Minute); ; {
-			ok = l.Siemctl("health", "--check", "indexer.data")
-			if ok.Code == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(5 * time.Second)
-		}
+		ok := poll(l, 4*time.Minute, 5*time.Second, func(h e2e.Result) bool { return h.Code == 0 }, "health", "--check", "indexer.data")
 		if ok.Code != 0 || !strings.Contains(ok.Stdout, "holds every index and document") {
 			t.Errorf("after the fix: health --check indexer.data exit %d\n%s", ok.Code, ok.Stdout)
 		}
@@ -500,6 +475,19 @@ func moreFaultsByHand(t *testing.T, l *e2e.Lab, httpPort int) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.cause, r.start, r.health, r.fix, r.result)
 	}
 	t.Logf("cause | services start | health | fix followed | result\n%s", b.String())
+}
+
+// poll runs siemctl with args every interval until done says so or limit passes, and returns the
+// last result (the caller asserts on it).
+func poll(l *e2e.Lab, limit, every time.Duration, done func(e2e.Result) bool, args ...string) e2e.Result {
+	deadline := time.Now().Add(limit)
+	for {
+		r := l.Siemctl(args...)
+		if done(r) || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(every)
+	}
 }
 
 // indexerREST calls the lab's indexer as an admin does with curl: over its CA, with a user's
